@@ -1,0 +1,323 @@
+"""pydantic models of the demonstration-log contract (seed 002): episodes, decision steps, sub-events.
+
+The models accept what real logs contain (numeric strings, "true"/"false" strings, tool arguments
+as a JSON string, a missing executed action) and keep every unknown field, so nothing a log holds
+is ever dropped. ``llm_prompt`` stays a string until someone asks for the chat messages.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from replay_tui.actions import ActionError, format_env_action
+
+PROMPT_SIZE_LIMIT = 4 * 1024 * 1024
+"""Largest ``llm_prompt`` (in characters) that :func:`parse_prompt` will evaluate."""
+
+
+def _bool_from_text(value: Any) -> Any:
+    """Accept "true"/"false" (any case, padded) as well as real booleans and 0/1."""
+    if isinstance(value, str):
+        folded = value.strip().lower()
+        if folded in ("true", "1", "yes"):
+            return True
+        if folded in ("false", "0", "no", ""):
+            return False
+    return value
+
+
+def _arguments_from_json(value: Any) -> Any:
+    """Tool arguments arrive as a dict or, OpenAI function-call style, as a JSON string."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return {}
+        try:
+            parsed = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"arguments string is not JSON: {exc}") from None
+        if not isinstance(parsed, dict):
+            raise ValueError(f"arguments JSON must be an object, got {type(parsed).__name__}")
+        return parsed
+    return value
+
+
+def _int_from_text(value: Any) -> Any:
+    """Accept "3" and "3.0" as 3; leave anything else for pydantic to reject."""
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            number = float(text)
+        except ValueError:
+            return value
+        if number.is_integer():
+            return int(number)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+LaxBool = Annotated[bool, BeforeValidator(_bool_from_text)]
+LaxInt = Annotated[int, BeforeValidator(_int_from_text)]
+Arguments = Annotated[dict[str, Any], BeforeValidator(_arguments_from_json)]
+
+
+class ChatMessage(BaseModel):
+    """One message of a parsed ``llm_prompt``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: str = "user"
+    content: str = ""
+
+
+class PromptError(ValueError):
+    """An ``llm_prompt`` that cannot be parsed into chat messages (too big, not a literal, bad shape)."""
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # OpenAI content parts
+        parts = []
+        for part in content:
+            if isinstance(part, dict):
+                parts.append(str(part.get("text", part.get("content", ""))))
+            else:
+                parts.append(str(part))
+        return "\n".join(parts)
+    return str(content)
+
+
+def parse_prompt(text: str | None, *, limit: int = PROMPT_SIZE_LIMIT) -> list[ChatMessage]:
+    """Parse an ``llm_prompt`` (the repr of a list of chat dicts) with ``ast.literal_eval``.
+
+    Never ``eval``. Text longer than ``limit`` is refused. A prompt that is a JSON list, a single
+    dict, or plain prose is accepted too (prose becomes one user message).
+    """
+    if text is None or not text.strip():
+        return []
+    if len(text) > limit:
+        raise PromptError(f"llm_prompt is {len(text):,} characters, over the {limit:,} limit")
+    stripped = text.strip()
+    if stripped[0] not in "[{":
+        return [ChatMessage(role="user", content=text)]
+    try:
+        value = ast.literal_eval(stripped)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            raise PromptError(f"llm_prompt is not a Python or JSON literal: {exc}") from None
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        raise PromptError(f"llm_prompt must be a list of messages, got {type(value).__name__}")
+    messages = []
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise PromptError(f"llm_prompt[{index}] is a {type(item).__name__}, not a message dict")
+        extra = {k: v for k, v in item.items() if k not in ("role", "content")}
+        messages.append(
+            ChatMessage(role=str(item.get("role", "user")), content=_content_text(item.get("content")), **extra)
+        )
+    return messages
+
+
+class DecisionStep(BaseModel):
+    """A top-level decision of the agent: a trajectory entry that has ``step_number``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    step_number: LaxInt
+    observation_before_llm: str = ""
+    llm_prompt: str | None = None
+    llm_thinking: str | None = None
+    llm_action_name: str = ""
+    llm_action_arguments: Arguments = Field(default_factory=dict)
+    state: str | None = None
+    available_actions: list[str] | None = None
+    action_executed_in_env: str | None = None
+    observation_after_action: str = ""
+    reward: float = 0.0
+    done: LaxBool = False
+
+    action_rebuilt: bool = Field(default=False, exclude=True)
+    """True when ``action_executed_in_env`` was empty or missing and was rebuilt from the tool call."""
+
+    @model_validator(mode="after")
+    def _rebuild_action(self) -> DecisionStep:
+        if self.action_executed_in_env is None or not self.action_executed_in_env.strip():
+            try:
+                self.action_executed_in_env = format_env_action(
+                    self.llm_action_name, self.llm_action_arguments
+                )
+            except ActionError as exc:
+                raise ValueError(
+                    f"action_executed_in_env is empty and cannot be rebuilt from the tool call: {exc}"
+                ) from None
+            self.action_rebuilt = True
+        return self
+
+    @property
+    def expected_action(self) -> str:
+        """The recorded env action (rebuilt from the tool call when the log left it empty)."""
+        return self.action_executed_in_env or ""
+
+    def prompt_messages(self, *, limit: int = PROMPT_SIZE_LIMIT) -> list[ChatMessage]:
+        """The prompt as chat messages, parsed on demand (see :func:`parse_prompt`)."""
+        return parse_prompt(self.llm_prompt, limit=limit)
+
+
+class SubEvent(BaseModel):
+    """A non-decision trajectory entry, tagged by ``type``; every field it carries is kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = ""
+    kind: ClassVar[str] = ""
+
+    @property
+    def action(self) -> str | None:
+        """The env action this event recorded, when it has one."""
+        value = (self.model_extra or {}).get("action")
+        return value if isinstance(value, str) else None
+
+    @property
+    def observation(self) -> str:
+        """The most informative observation text the event carries (after, else before)."""
+        extra = self.model_extra or {}
+        for key in ("observation_after_action", "observation", "observation_before_action"):
+            value = getattr(self, key, None) if key in type(self).model_fields else extra.get(key)
+            if isinstance(value, str) and value:
+                return value
+        return ""
+
+
+class LlmAction(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str = ""
+    arguments: Arguments = Field(default_factory=dict)
+
+
+class ItemPageAction(SubEvent):
+    """A decision taken on an item page (Description, Features, Reviews, an option, Buy Now, Prev)."""
+
+    kind: ClassVar[str] = "item_page_action"
+
+    llm_action: LlmAction = Field(default_factory=LlmAction)
+    observation_before_action: str = ""
+    available_options: list[str] | None = None
+    observation_after_action: str = ""
+    reward: float = 0.0
+    done: LaxBool = False
+
+    @property
+    def action(self) -> str | None:
+        """The recorded ``action`` if present, else the env action the tool call maps to."""
+        recorded = (self.model_extra or {}).get("action")
+        if isinstance(recorded, str) and recorded.strip():
+            return recorded
+        try:
+            return format_env_action(self.llm_action.name, self.llm_action.arguments)
+        except ActionError:
+            return None
+
+
+class DetailExploration(SubEvent):
+    kind: ClassVar[str] = "detail_exploration"
+
+
+class BackFromDetail(SubEvent):
+    kind: ClassVar[str] = "back_from_detail"
+
+
+class CustomizationClick(SubEvent):
+    kind: ClassVar[str] = "customization_click"
+
+
+class AgentBuy(SubEvent):
+    kind: ClassVar[str] = "agent_buy"
+
+    reward: float = 0.0
+    done: LaxBool = True
+
+
+class BackupAgentEvent(SubEvent):
+    """Any ``backup_agent_*`` event: the fallback agent that completes an episode."""
+
+    kind: ClassVar[str] = "backup_agent"
+
+
+class UnknownEvent(SubEvent):
+    """A sub-event of a type this version does not know; kept verbatim."""
+
+    kind: ClassVar[str] = "unknown"
+
+
+SUB_EVENT_TYPES: dict[str, type[SubEvent]] = {
+    cls.kind: cls for cls in (ItemPageAction, DetailExploration, BackFromDetail, CustomizationClick, AgentBuy)
+}
+
+
+def sub_event_class(type_name: str) -> type[SubEvent]:
+    """The model for a sub-event ``type``; ``backup_agent_*`` share one, unknown types keep theirs."""
+    if type_name in SUB_EVENT_TYPES:
+        return SUB_EVENT_TYPES[type_name]
+    if type_name.startswith("backup_agent"):
+        return BackupAgentEvent
+    return UnknownEvent
+
+
+TrajectoryEntry = DecisionStep | SubEvent
+
+
+class EpisodeHeader(BaseModel):
+    """The episode-level fields, without the trajectory (what the session browser shows)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    session_id: LaxInt
+    instruction: str = ""
+    final_reward: float | None = None
+    success: LaxBool | None = None
+    completed_by_backup: LaxBool = False
+
+
+class Episode(EpisodeHeader):
+    """One recorded episode: its header plus the ordered trajectory of steps and sub-events."""
+
+    trajectory: list[Any] = Field(default_factory=list)
+
+    @property
+    def decision_steps(self) -> list[DecisionStep]:
+        return [e for e in self.trajectory if isinstance(e, DecisionStep)]
+
+    @property
+    def sub_events(self) -> list[SubEvent]:
+        return [e for e in self.trajectory if isinstance(e, SubEvent)]
+
+    @property
+    def reward(self) -> float:
+        """``final_reward``, or the last reward in the trajectory when the log omits it."""
+        if self.final_reward is not None:
+            return self.final_reward
+        for entry in reversed(self.trajectory):
+            value = getattr(entry, "reward", None)
+            if isinstance(value, (int, float)) and value:
+                return float(value)
+        return 0.0
+
+    @property
+    def succeeded(self) -> bool:
+        """``success``, or reward == 1.0 (LASER's definition) when the log omits it."""
+        return self.success if self.success is not None else self.reward == 1.0

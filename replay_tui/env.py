@@ -1,0 +1,197 @@
+"""OfflineWebshopEnv: a deterministic, file-backed WebShop that replays one recorded episode.
+
+Gym-style ``reset``/``step``; every observation, reward and ``done`` comes from the log. The agent
+must follow the recorded branch: a different action is a mismatch, handled by the mismatch policy
+(``stop`` ends the episode there, ``allow`` forces the recorded action and carries on).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+from replay_tui.actions import CasePolicy, actions_match
+from replay_tui.demos.loader import DemoSet, open_demos
+from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction
+from replay_tui.webshop import ITEM, infer_available_actions, infer_state
+
+MismatchPolicy = Literal["stop", "allow"]
+MISMATCH_POLICIES: tuple[str, ...] = ("stop", "allow")
+
+
+@dataclass(frozen=True)
+class ReplayStep:
+    """One step the env will replay: a decision step, or an item-page action sub-event.
+
+    ``label`` is the decision ``step_number`` ("3"), or "3.1", "3.2"... for item-page actions
+    taken after decision step 3.
+    """
+
+    index: int
+    step_number: int
+    label: str
+    kind: Literal["decision", "item"]
+    state: str
+    available_actions: list[str]
+    observation: str
+    observation_after: str
+    expected: str
+    reward: float
+    done: bool
+    llm_prompt: str | None
+    source: DecisionStep | ItemPageAction = field(repr=False)
+    trajectory_index: int = 0
+    warnings: tuple[str, ...] = ()
+
+    @cached_property
+    def recorded(self) -> dict[str, Any]:
+        """The recorded decision as a plain dict in the decision-step shape (what policies receive)."""
+        if isinstance(self.source, DecisionStep):
+            data = self.source.model_dump()
+        else:
+            data = {
+                "step_number": self.step_number,
+                "llm_action_name": self.source.llm_action.name,
+                "llm_action_arguments": dict(self.source.llm_action.arguments),
+                "observation_before_llm": self.observation,
+                "observation_after_action": self.observation_after,
+                "llm_prompt": None,
+                "reward": self.reward,
+                "done": self.done,
+            }
+        data.update(state=self.state, available_actions=list(self.available_actions),
+                    action_executed_in_env=self.expected)
+        return data
+
+
+def replay_steps(episode: Episode, *, include_item_steps: bool = False) -> list[ReplayStep]:
+    """The steps to replay for an episode, with missing state and actions inferred (and warned)."""
+    steps: list[ReplayStep] = []
+    last_number = -1
+    item_count = 0
+    for position, entry in enumerate(episode.trajectory):
+        warnings: list[str] = []
+        if isinstance(entry, DecisionStep):
+            last_number, item_count = entry.step_number, 0
+            observation = entry.observation_before_llm
+            state = entry.state
+            if not state:
+                state = infer_state(observation)
+                warnings.append(f"state missing; inferred {state!r} from the observation")
+            available = entry.available_actions
+            if available is None:
+                available = infer_available_actions(state, observation)
+                warnings.append("available_actions missing; inferred from the observation")
+            if entry.action_rebuilt:
+                warnings.append("action_executed_in_env empty; rebuilt from the tool call")
+            steps.append(ReplayStep(
+                index=len(steps), step_number=entry.step_number, label=str(entry.step_number),
+                kind="decision", state=state, available_actions=list(available), observation=observation,
+                observation_after=entry.observation_after_action, expected=entry.expected_action,
+                reward=entry.reward, done=entry.done, llm_prompt=entry.llm_prompt, source=entry,
+                trajectory_index=position, warnings=tuple(warnings),
+            ))
+        elif include_item_steps and isinstance(entry, ItemPageAction):
+            expected = entry.action
+            if expected is None:
+                continue  # a tool call we cannot map; nothing to compare against
+            item_count += 1
+            available = entry.available_options
+            if available is None:
+                available = infer_available_actions(ITEM, entry.observation_before_action)
+                warnings.append("available_options missing; inferred from the observation")
+            steps.append(ReplayStep(
+                index=len(steps), step_number=max(last_number, 0), label=f"{max(last_number, 0)}.{item_count}",
+                kind="item", state=ITEM, available_actions=list(available),
+                observation=entry.observation_before_action, observation_after=entry.observation_after_action,
+                expected=expected, reward=entry.reward, done=entry.done, llm_prompt=None, source=entry,
+                trajectory_index=position, warnings=tuple(warnings),
+            ))
+    return steps
+
+
+class EpisodeFinished(RuntimeError):
+    """``step`` was called after the episode ended; call ``reset`` first."""
+
+
+class OfflineWebshopEnv:
+    """A WebShop environment backed by recorded demonstrations.
+
+    ``env = OfflineWebshopEnv("webshop_demonstrations_0-99.json")``; ``obs, info = env.reset(0)``;
+    ``obs, reward, done, info = env.step("search[...]")`` with info ``{match, step_number, state,
+    expected, ...}``.
+    """
+
+    def __init__(
+        self,
+        demos: DemoSet | str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        *,
+        mismatch_policy: MismatchPolicy = "stop",
+        include_item_steps: bool = False,
+        case: CasePolicy = "exact",
+    ):
+        if mismatch_policy not in MISMATCH_POLICIES:
+            raise ValueError(f"mismatch_policy must be one of {MISMATCH_POLICIES}, got {mismatch_policy!r}")
+        self.demos = demos if isinstance(demos, DemoSet) else open_demos(demos)
+        self.mismatch_policy: MismatchPolicy = mismatch_policy
+        self.include_item_steps = include_item_steps
+        self.case: CasePolicy = case
+        self.episode: Episode | None = None
+        self.steps: list[ReplayStep] = []
+        self.cursor = 0
+        self.finished = True
+
+    @property
+    def current(self) -> ReplayStep | None:
+        """The step the next ``step()`` call will be judged against (None when finished)."""
+        if self.finished or self.cursor >= len(self.steps):
+            return None
+        return self.steps[self.cursor]
+
+    def reset(self, session_id: int) -> tuple[str, dict[str, Any]]:
+        """Start the episode ``session_id``; return its first observation and step meta.
+
+        Raises KeyError for an unknown session and EpisodeLoadError for a malformed one.
+        """
+        self.episode = self.demos.episode(session_id)
+        self.steps = replay_steps(self.episode, include_item_steps=self.include_item_steps)
+        self.cursor = 0
+        self.finished = not self.steps
+        first = self.current
+        info: dict[str, Any] = {"step_index": 0, "total_steps": len(self.steps), "session_id": session_id}
+        if first is None:
+            return "", info
+        info.update(state=first.state, available_actions=list(first.available_actions),
+                    step_number=first.step_number, warnings=list(first.warnings))
+        return first.observation, info
+
+    def step(self, action: str) -> tuple[str, float, bool, dict[str, Any]]:
+        """Judge ``action`` against the recorded one and return ``(obs, reward, done, info)``.
+
+        On a match, or a mismatch under ``allow``, the recorded outcome is returned and the cursor
+        advances. A mismatch under ``stop`` ends the episode: the observation is unchanged,
+        reward 0 and ``done`` True, like an action the offline world cannot follow.
+        """
+        step = self.current
+        if step is None:
+            raise EpisodeFinished("the episode is finished; call reset() to start another")
+        match = actions_match(action, step.expected, self.case)
+        info: dict[str, Any] = {
+            "match": match, "step_number": step.step_number, "step_label": step.label,
+            "step_index": step.index, "state": step.state, "expected": step.expected,
+            "predicted": action, "forced": False, "stopped": False, "exhausted": False,
+            "warnings": list(step.warnings),
+        }
+        if not match and self.mismatch_policy == "stop":
+            self.finished = True
+            info["stopped"] = True
+            return step.observation, 0.0, True, info
+        info["forced"] = not match
+        self.cursor += 1
+        if step.done or self.cursor >= len(self.steps):
+            self.finished = True
+            info["exhausted"] = self.cursor >= len(self.steps)
+        return step.observation_after, step.reward, step.done, info

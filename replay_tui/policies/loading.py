@@ -1,0 +1,94 @@
+"""Build policies by name or load any policy object from ``module:attr`` or ``file.py:attr``."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from typing import Any
+
+from replay_tui.policies.base import FunctionPolicy
+from replay_tui.policies.heuristic import HeuristicPolicy
+from replay_tui.policies.stub import StubPolicy
+
+BUILTIN_MODES: tuple[str, ...] = ("stub", "heuristic")
+
+
+class PolicyLoadError(Exception):
+    """A ``--policy`` spec that cannot be loaded; the message is one line."""
+
+
+def builtin_policy(mode: str) -> Any:
+    """The built-in policy for a ``--mode`` name."""
+    if mode == "stub":
+        return StubPolicy()
+    if mode == "heuristic":
+        return HeuristicPolicy()
+    raise PolicyLoadError(f"unknown mode {mode!r}; choose one of {', '.join(BUILTIN_MODES)}")
+
+
+def _import_target(target: str) -> Any:
+    if target.endswith(".py") or "/" in target or "\\" in target:
+        path = Path(target)
+        if not path.is_file():
+            raise PolicyLoadError(f"policy file {target!r} does not exist")
+        module_name = f"replay_tui_user_policy_{abs(hash(str(path.resolve())))}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise PolicyLoadError(f"cannot import {target!r} as a Python file")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            sys.modules.pop(module_name, None)
+            raise PolicyLoadError(f"importing {target!r} failed: {type(exc).__name__}: {exc}") from exc
+        return module
+    try:
+        return importlib.import_module(target)
+    except Exception as exc:
+        raise PolicyLoadError(f"cannot import module {target!r}: {type(exc).__name__}: {exc}") from exc
+
+
+def load_policy(spec: str) -> Any:
+    """Load a policy from ``package.module:attr`` or ``path/to/file.py:attr``.
+
+    ``attr`` may be a policy object, a class (instantiated without arguments), a zero-argument
+    factory returning a policy, or a plain ``predict_action``-shaped function. ``attr`` defaults
+    to ``policy`` when the spec has no colon.
+    """
+    target, _, attr = spec.rpartition(":") if ":" in spec else (spec, ":", "policy")
+    if not target:
+        raise PolicyLoadError(f"policy spec {spec!r} must look like 'module:attr' or 'file.py:attr'")
+    module = _import_target(target)
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise PolicyLoadError(f"{target!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    if inspect.isclass(obj):
+        try:
+            obj = obj()
+        except Exception as exc:
+            raise PolicyLoadError(f"cannot instantiate {spec!r}: {type(exc).__name__}: {exc}") from exc
+    elif callable(obj) and not hasattr(obj, "predict_action"):
+        parameters = _parameter_count(obj)
+        if parameters == 0:
+            try:
+                obj = obj()
+            except Exception as exc:
+                raise PolicyLoadError(f"factory {spec!r} failed: {type(exc).__name__}: {exc}") from exc
+        else:
+            obj = FunctionPolicy(obj)
+    if not callable(getattr(obj, "predict_action", None)):
+        raise PolicyLoadError(f"{spec!r} is a {type(obj).__name__} without a predict_action method")
+    return obj
+
+
+def _parameter_count(function: Any) -> int:
+    try:
+        return len(inspect.signature(function).parameters)
+    except (TypeError, ValueError):
+        return -1

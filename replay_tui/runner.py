@@ -1,0 +1,305 @@
+"""Runner: drives a policy through recorded episodes and scores every step.
+
+The same Runner serves the CLI and the TUI: ``iter_episode`` yields each StepResult as it is
+judged (the TUI shows them live), ``run_episode``/``run_all`` aggregate them into reports.
+Reports are pydantic models whose JSON is deterministic (sorted keys, no timestamps).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, Field
+
+from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
+from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv
+from replay_tui.policies.base import accepts_recorded_step, policy_name
+from replay_tui.sanitize import excerpt
+
+EXCERPT_CHARS = 400
+
+
+class StepResult(BaseModel):
+    """One replayed step: what was expected, what the policy predicted, and the verdict."""
+
+    session_id: int
+    step_index: int
+    step_number: int
+    step_label: str
+    kind: Literal["decision", "item"] = "decision"
+    state: str
+    expected: str
+    predicted: str
+    match: bool
+    reward: float = 0.0
+    done: bool = False
+    forced: bool = False
+    error: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+
+
+class Mismatch(BaseModel):
+    """A step where the predicted action differs from the recorded one."""
+
+    session_id: int
+    step_number: int
+    step_label: str
+    state: str
+    expected: str
+    predicted: str
+    observation_excerpt: str
+    error: str | None = None
+
+
+class EpisodeReport(BaseModel):
+    """The replay of one episode (the seed's fields plus where it came from and why it stopped)."""
+
+    session_id: int
+    file: str = ""
+    instruction: str = ""
+    steps_total: int
+    steps_matched: int
+    accuracy: float
+    steps_recorded: int
+    mismatches: list[Mismatch] = Field(default_factory=list)
+    first_mismatch_step: str | None = None
+    stopped_early: bool = False
+    cancelled: bool = False
+    completed_by_backup: bool = False
+    success: bool = False
+    final_reward: float = 0.0
+    warnings: list[str] = Field(default_factory=list)
+    steps: list[StepResult] = Field(default_factory=list)
+
+    @property
+    def matched(self) -> bool:
+        """True when every replayed step matched."""
+        return not self.mismatches
+
+
+class SummaryReport(BaseModel):
+    """A replay run over many episodes (the seed's fields plus the run's settings)."""
+
+    mode: str
+    mismatch_policy: str
+    include_item_steps: bool = False
+    case: str = "exact"
+    files: list[str] = Field(default_factory=list)
+    episodes_total: int
+    episodes_run: int
+    episodes_matched: int
+    total_steps: int
+    total_matched: int
+    overall_accuracy: float
+    accuracy_by_state: dict[str, float] = Field(default_factory=dict)
+    steps_by_state: dict[str, int] = Field(default_factory=dict)
+    cancelled: bool = False
+    episodes: list[EpisodeReport] = Field(default_factory=list)
+    problems: list[LoadProblem] = Field(default_factory=list)
+
+    @property
+    def total_mismatches(self) -> int:
+        return sum(len(episode.mismatches) for episode in self.episodes)
+
+    def to_dict(self, *, include_steps: bool = False) -> dict[str, Any]:
+        exclude = None if include_steps else {"episodes": {"__all__": {"steps"}}}
+        return self.model_dump(mode="json", exclude=exclude)
+
+    def to_json(self, *, include_steps: bool = False) -> bytes:
+        """Deterministic JSON: sorted keys, two-space indent, trailing newline."""
+        return orjson.dumps(
+            self.to_dict(include_steps=include_steps), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
+        ) + b"\n"
+
+
+class Cancelled(Exception):
+    """Raised inside a run when its cancel event is set."""
+
+
+class Runner:
+    """Replays episodes of ``env`` with ``policy`` and reports step and episode accuracy.
+
+    ``on_step`` is called with every StepResult as soon as it is judged; ``cancel`` (a
+    threading.Event) stops a run between steps.
+    """
+
+    def __init__(
+        self,
+        env: OfflineWebshopEnv,
+        policy: Any,
+        mismatch_policy: MismatchPolicy | None = None,
+        *,
+        mode: str | None = None,
+        on_step: Callable[[StepResult], None] | None = None,
+        cancel: threading.Event | None = None,
+        excerpt_chars: int = EXCERPT_CHARS,
+    ):
+        if mismatch_policy is not None:
+            if mismatch_policy not in MISMATCH_POLICIES:
+                raise ValueError(f"mismatch_policy must be one of {MISMATCH_POLICIES}")
+            env.mismatch_policy = mismatch_policy
+        self.env = env
+        self.policy = policy
+        self.mode = mode or policy_name(policy)
+        self.on_step = on_step
+        self.cancel = cancel or threading.Event()
+        self.excerpt_chars = excerpt_chars
+        self._pass_step = accepts_recorded_step(policy)
+
+    @property
+    def mismatch_policy(self) -> MismatchPolicy:
+        return self.env.mismatch_policy
+
+    def _predict(self, observation: str, step: Any) -> tuple[str, str | None]:
+        kwargs = {"recorded_step": step.recorded} if self._pass_step else {}
+        try:
+            predicted = self.policy.predict_action(
+                observation, step.state, list(step.available_actions), step.llm_prompt, **kwargs
+            )
+        except Exception as exc:  # a policy failure is a verdict on that step, not a crash
+            return "", f"{type(exc).__name__}: {exc}"
+        if not isinstance(predicted, str):
+            return "", f"policy returned {type(predicted).__name__}, not an action string"
+        return predicted, None
+
+    def iter_episode(self, session_id: int) -> Iterator[StepResult]:
+        """Reset the env to ``session_id`` and yield each step's result as it is judged.
+
+        Raises EpisodeLoadError for a malformed episode and Cancelled when cancelled.
+        """
+        observation, _ = self.env.reset(session_id)
+        while (step := self.env.current) is not None:
+            if self.cancel.is_set():
+                raise Cancelled
+            predicted, error = self._predict(observation, step)
+            # A policy error predicts "", which never matches a recorded action.
+            observation, reward, done, info = self.env.step(predicted)
+            result = StepResult(
+                session_id=session_id, step_index=step.index, step_number=step.step_number,
+                step_label=step.label, kind=step.kind, state=step.state, expected=step.expected,
+                predicted=predicted, match=bool(info["match"]), reward=reward, done=done,
+                forced=bool(info["forced"]), error=error, warnings=list(step.warnings),
+            )
+            if self.on_step is not None:
+                self.on_step(result)
+            yield result
+
+    def run_episode(self, session_id: int) -> EpisodeReport:
+        """Replay one episode to the end (or the first mismatch under ``stop``)."""
+        results: list[StepResult] = []
+        cancelled = False
+        try:
+            for result in self.iter_episode(session_id):
+                results.append(result)
+        except Cancelled:
+            cancelled = True
+        return self._episode_report(session_id, results, cancelled)
+
+    def _episode_report(self, session_id: int, results: list[StepResult], cancelled: bool) -> EpisodeReport:
+        env = self.env
+        episode = env.episode
+        assert episode is not None
+        ref = env.demos.ref(session_id)
+        steps_by_index = env.steps
+        mismatches = [
+            Mismatch(
+                session_id=session_id, step_number=r.step_number, step_label=r.step_label, state=r.state,
+                expected=r.expected, predicted=r.predicted, error=r.error,
+                observation_excerpt=excerpt(steps_by_index[r.step_index].observation, self.excerpt_chars),
+            )
+            for r in results
+            if not r.match
+        ]
+        matched = sum(1 for r in results if r.match)
+        warnings = sorted({w for r in results for w in r.warnings})
+        return EpisodeReport(
+            session_id=session_id, file=ref.file.name, instruction=episode.instruction,
+            steps_total=len(results), steps_matched=matched, accuracy=matched / max(1, len(results)),
+            steps_recorded=len(steps_by_index), mismatches=mismatches,
+            first_mismatch_step=mismatches[0].step_label if mismatches else None,
+            stopped_early=len(results) < len(steps_by_index) and not cancelled,
+            cancelled=cancelled, completed_by_backup=episode.completed_by_backup,
+            success=episode.succeeded, final_reward=episode.reward, warnings=warnings, steps=results,
+        )
+
+    def run_all(
+        self,
+        session_ids: Iterable[int] | None = None,
+        *,
+        on_episode: Callable[[EpisodeReport | LoadProblem], None] | None = None,
+    ) -> SummaryReport:
+        """Replay many episodes (all by default); malformed ones become problems, not failures."""
+        demos = self.env.demos
+        ids = list(session_ids) if session_ids is not None else demos.session_ids
+        episodes: list[EpisodeReport] = []
+        cancelled = False
+        for session_id in ids:
+            if self.cancel.is_set():
+                cancelled = True
+                break
+            try:
+                report = self.run_episode(session_id)
+            except EpisodeLoadError as exc:
+                if on_episode is not None:
+                    on_episode(exc.problem)
+                continue
+            episodes.append(report)
+            if on_episode is not None:
+                on_episode(report)
+            if report.cancelled:
+                cancelled = True
+                break
+        return summarize(
+            episodes, demos_problems=demos.problems, episodes_total=episodes_total(demos),
+            mode=self.mode, mismatch_policy=self.mismatch_policy,
+            include_item_steps=self.env.include_item_steps, case=self.env.case,
+            files=[demo.name for demo in demos.files], cancelled=cancelled,
+        )
+
+
+def episodes_total(demos: Any) -> int:
+    """Episodes found in the files: the usable ones plus those rejected while indexing."""
+    rejected = {(p.file, p.index) for p in demos.problems if p.index is not None}
+    usable = {(ref.file.name, ref.index) for ref in demos.refs}
+    return len(usable | rejected)
+
+
+def summarize(
+    episodes: list[EpisodeReport],
+    *,
+    demos_problems: Iterable[LoadProblem] = (),
+    episodes_total: int | None = None,
+    mode: str,
+    mismatch_policy: str,
+    include_item_steps: bool = False,
+    case: str = "exact",
+    files: list[str] | None = None,
+    cancelled: bool = False,
+) -> SummaryReport:
+    """Aggregate episode reports into a SummaryReport (also used by the TUI for partial runs)."""
+    totals: dict[str, int] = {}
+    matches: dict[str, int] = {}
+    for episode in episodes:
+        for step in episode.steps:
+            totals[step.state] = totals.get(step.state, 0) + 1
+            matches[step.state] = matches.get(step.state, 0) + int(step.match)
+    total_steps = sum(e.steps_total for e in episodes)
+    total_matched = sum(e.steps_matched for e in episodes)
+    problems = sorted(
+        {p.one_line(): p for p in demos_problems}.values(),
+        key=lambda p: (p.file, -1 if p.index is None else p.index, p.field or "", p.message),
+    )
+    return SummaryReport(
+        mode=mode, mismatch_policy=mismatch_policy, include_item_steps=include_item_steps, case=case,
+        files=list(files or []),
+        episodes_total=episodes_total if episodes_total is not None else len(episodes),
+        episodes_run=len(episodes), episodes_matched=sum(1 for e in episodes if e.matched),
+        total_steps=total_steps, total_matched=total_matched,
+        overall_accuracy=total_matched / max(1, total_steps),
+        accuracy_by_state={s: matches[s] / totals[s] for s in sorted(totals)},
+        steps_by_state={s: totals[s] for s in sorted(totals)},
+        cancelled=cancelled, episodes=episodes, problems=problems,
+    )

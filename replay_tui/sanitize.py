@@ -1,0 +1,41 @@
+"""Make untrusted text from demo files safe to print: no terminal control sequences.
+
+Demo files are untrusted input. Escape sequences could move the cursor, retitle the terminal
+or hide text; C0/C1 control characters garble output. Rich markup is a separate concern: views
+must build ``rich.text.Text`` objects (never markup strings) from this text.
+"""
+
+from __future__ import annotations
+
+import re
+
+# CSI, OSC, DCS/SOS/PM/APC strings and two-character escapes (ESC + one byte), 7- and 8-bit forms.
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"          # CSI ... final byte
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f]).*?(?:\x07|\x1b\\|\x9c|$)"  # OSC/DCS/SOS/PM/APC ... ST
+    r"|\x1b[@-Z\\-_ -/]?[0-~]?",                 # other ESC sequences
+    re.DOTALL,
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def strip_control(text: str) -> str:
+    """Remove terminal escape sequences and control characters, keeping newlines and tabs."""
+    if not text:
+        return ""
+    return _CONTROLS.sub("", _ESCAPES.sub("", text))
+
+
+def show_control(text: str) -> str:
+    """Make control characters visible instead of removing them (ESC -> '␛', others -> '\\xNN')."""
+    def visible(match: re.Match[str]) -> str:
+        char = match.group()
+        return "␛" if char == "\x1b" else f"\\x{ord(char):02x}"
+
+    return _CONTROLS.sub(visible, text or "")
+
+
+def excerpt(text: str, limit: int = 400) -> str:
+    """A one-paragraph excerpt: control characters stripped, whitespace collapsed, cut at ``limit``."""
+    flat = " ".join(strip_control(text).split())
+    return flat if len(flat) <= limit else flat[: max(0, limit - 1)].rstrip() + "…"
