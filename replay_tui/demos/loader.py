@@ -1,9 +1,11 @@
 """Open and index demo files without building Python objects for every observation.
 
-Indexing memory-maps the file and walks its JSON structure with one regular expression that
-consumes whole strings (and key/value pairs) in C, so a 1 GB file is indexed in seconds while
-observations stay bytes on disk. Each episode keeps its byte span and header fields; the episode
-itself is parsed (orjson + pydantic) only when someone opens it, and cached.
+Indexing memory-maps the file. The fast path lets msgspec split the top-level array into raw,
+zero-copy byte views and decode from each only the header fields and one marker per trajectory
+entry (msgspec skips every other value in C without allocating it), so observations stay bytes
+on disk. A file msgspec rejects (truncated, invalid, JSON Lines) goes through a tolerant
+tokenizer that recovers every complete episode and says where the file broke. An episode is
+parsed in full (msgspec + pydantic) only when someone opens it, and cached.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
+import msgspec
 from pydantic import ValidationError
 
 from replay_tui.demos.models import (
@@ -47,14 +49,36 @@ _STEP_NUMBER = b'"step_number"'
 _CONTAINER = object()
 
 
+class _EntryMarker(msgspec.Struct):
+    """Just enough of a trajectory entry to classify it; every other field is skipped unread."""
+
+    step_number: Any = msgspec.UNSET
+
+
+class _EpisodeIndex(msgspec.Struct):
+    """The header fields of an episode plus one marker per trajectory entry."""
+
+    session_id: Any = msgspec.UNSET
+    instruction: Any = msgspec.UNSET
+    final_reward: Any = msgspec.UNSET
+    success: Any = msgspec.UNSET
+    completed_by_backup: Any = msgspec.UNSET
+    trajectory: list[_EntryMarker] | msgspec.UnsetType = msgspec.UNSET
+
+
+_SPLIT = msgspec.json.Decoder(list[msgspec.Raw])
+_INDEX = msgspec.json.Decoder(_EpisodeIndex)
+_HEADER_FIELDS = ("session_id", "instruction", "final_reward", "success", "completed_by_backup")
+
+
 @dataclass(slots=True)
 class EpisodeRef:
     """Where one episode lives and what the browser needs to know about it before opening it."""
 
-    file: DemoFile
+    file: DemoFile = field(repr=False)
     index: int
-    start: int
-    end: int
+    raw: Any = field(repr=False)
+    """The episode's JSON bytes: a zero-copy view into the memory-mapped file."""
     header: EpisodeHeader
     decision_steps: int
     sub_events: int
@@ -65,7 +89,8 @@ class EpisodeRef:
 
     @property
     def size(self) -> int:
-        return self.end - self.start
+        """Size of the episode's JSON in bytes."""
+        return len(memoryview(self.raw))
 
 
 def _error_text(exc: ValidationError) -> tuple[str, str]:
@@ -133,6 +158,7 @@ class DemoFile:
         self.problems: list[LoadProblem] = []
         self.error: str | None = None
         """A file-level error (truncated, trailing garbage); complete episodes stay usable."""
+        self._decode_error: str | None = None
         try:
             size = self.path.stat().st_size
         except OSError as exc:
@@ -147,10 +173,14 @@ class DemoFile:
         self._index()
 
     def close(self) -> None:
-        """Release the memory map (episodes can no longer be read)."""
+        """Release the memory map; episodes of this file can no longer be read."""
+        self.episodes.clear()
         data, self._data = self._data, b""
         if isinstance(data, mmap.mmap):
-            data.close()
+            try:
+                data.close()
+            except BufferError:  # an EpisodeRef is still held elsewhere; the map closes with it
+                pass
 
     def _problem(self, message: str, *, index: int | None = None, session: Any = None,
                  field_path: str | None = None, severity: str = "error") -> None:
@@ -179,6 +209,55 @@ class DemoFile:
                 f"{self.name}: not a JSON demo file (starts with {shown!r}); expected a JSON array of episodes"
             )
 
+        if base == 1 and self._index_fast():
+            return
+        self._index_tolerant(pos, base)
+
+    def _index_fast(self) -> bool:
+        """Index a well-formed JSON array with msgspec; False when the file needs the tolerant path."""
+        try:
+            raws = _SPLIT.decode(self._data)
+        except msgspec.DecodeError as exc:
+            self._decode_error = str(exc)
+            return False
+        for index, raw in enumerate(raws):
+            try:
+                marker = _INDEX.decode(raw)
+            except msgspec.DecodeError:
+                marker = None  # not an object, or a trajectory of non-objects: parse it to say why
+            if marker is None or marker.trajectory is msgspec.UNSET:
+                self._reject(index, raw)
+                continue
+            values = {name: getattr(marker, name) for name in _HEADER_FIELDS}
+            steps = sum(1 for entry in marker.trajectory if entry.step_number is not msgspec.UNSET)
+            self._add(index, raw, values, steps, len(marker.trajectory) - steps)
+        return True
+
+    def _reject(self, index: int, raw: Any) -> None:
+        """Record why an episode that failed the quick index is malformed (full parse names the field)."""
+        try:
+            parse_episode(msgspec.json.decode(raw), file=self.name, index=index)
+        except EpisodeLoadError as exc:
+            self.problems.append(exc.problem)
+        else:  # pragma: no cover - the quick index only fails on shapes parse_episode rejects
+            self._problem("episode could not be indexed", index=index)
+
+    def _add(self, index: int, raw: Any, values: dict[str, Any], steps: int, events: int) -> None:
+        values = {name: value for name, value in values.items() if value is not msgspec.UNSET}
+        if "session_id" not in values:
+            self._problem("missing", index=index, field_path="session_id")
+            return
+        try:
+            header = EpisodeHeader.model_validate(values)
+        except ValidationError as exc:
+            path, message = _error_text(exc)
+            self._problem(message, index=index, session=values.get("session_id"), field_path=path)
+            return
+        self.episodes.append(EpisodeRef(self, index, raw, header, steps, events))
+
+    def _index_tolerant(self, pos: int, base: int) -> None:
+        """Walk the structure token by token: recovers complete episodes from a broken file."""
+        data = self._data
         ep_level = base + 1
         depth = 0
         index = -1
@@ -281,44 +360,38 @@ class DemoFile:
             trailing = _NON_SPACE.search(data, closed_at)
             if trailing is not None:
                 self.error = f"unexpected data after the JSON array at byte {trailing.start():,}"
+        if not self.error and self._decode_error:
+            self.error = f"invalid JSON ({self._decode_error})"
         if self.error:
             self._problem(self.error)
 
     def _finish_episode(self, index: int, start: int, end: int, header: dict[str, Any],
                         traj_kind: str | None, steps: int, events: int) -> None:
+        raw = memoryview(self._data)[start:end]
         values: dict[str, Any] = {}
-        session_raw = header.get("session_id")
-        for name, raw in header.items():
-            if raw is _CONTAINER:
-                values[name] = {} if name != "instruction" else []
-                continue
+        for name, value in header.items():
             try:
-                values[name] = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                self._problem(f"invalid JSON value {bytes(raw[:40]).decode('utf-8', 'replace')!r}",
+                values[name] = {} if value is _CONTAINER else msgspec.json.decode(value)
+            except msgspec.DecodeError:
+                self._problem(f"invalid JSON value {bytes(value[:40]).decode('utf-8', 'replace')!r}",
                               index=index, field_path=name)
                 return
-        session = values.get("session_id") if session_raw is not None else None
-        if "session_id" not in values:
-            self._problem("missing", index=index, field_path="session_id")
-            return
-        try:
-            parsed = EpisodeHeader.model_validate(values)
-        except ValidationError as exc:
-            path, message = _error_text(exc)
-            self._problem(message, index=index, session=session, field_path=path)
-            return
         if traj_kind != "list":
-            message = "missing" if traj_kind is None else f"must be a list, got a JSON {traj_kind}"
-            self._problem(message, index=index, session=parsed.session_id, field_path="trajectory")
+            if "session_id" in values and traj_kind is None:
+                self._problem("missing", index=index, session=values["session_id"], field_path="trajectory")
+            elif "session_id" in values:
+                self._problem(f"must be a list, got a JSON {traj_kind}", index=index,
+                              session=values["session_id"], field_path="trajectory")
+            else:
+                self._problem("missing", index=index, field_path="session_id")
             return
-        self.episodes.append(EpisodeRef(self, index, start, end, parsed, steps, events))
+        self._add(index, raw, values, steps, events)
 
     def raw_episode(self, ref: EpisodeRef) -> Any:
         """The episode's JSON as Python data (parsed now, not cached)."""
         try:
-            return orjson.loads(self._data[ref.start : ref.end])
-        except orjson.JSONDecodeError as exc:
+            return msgspec.json.decode(ref.raw)
+        except msgspec.DecodeError as exc:
             raise EpisodeLoadError(
                 LoadProblem(file=self.name, index=ref.index, session_id=ref.session_id,
                             message=f"invalid JSON: {exc}")

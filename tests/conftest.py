@@ -1,0 +1,124 @@
+"""Shared builders for demo episodes in the exact contract, and paths to real example files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+SHARED_EXAMPLE = DATA / "synthetic_webshop_demonstrations_3-4.json"
+
+SEARCH_OBS = "Current observation:\nWebShop\nInstruction: \n{instr}\n[button] Search [button_]"
+RESULT_OBS = (
+    "Current observation:\nInstruction:\n{instr}\n[button] Back to Search [button_]\n"
+    "Page {page} (Total results: 50)\n{prev}[button] Next > [button_]\n"
+    "[button] B09C337K8S [button_]\nClip in Hair Extensions, 22 Inch Long Straight\n$19.99 to $29.99\n"
+    "[button] B08XYZ1234 [button_]\nWig Cap 2 Pack\n$5.99"
+)
+ITEM_OBS = (
+    "Instruction:\n{instr}\n[button] Back to Search [button_]\n[button] < Prev [button_]\ncolor\n"
+    "  [button] natural black [button_]\n  [button] dark brown | black [button_]\n"
+    "Clip in Hair Extensions, 22 Inch Long Straight\nPrice: $19.99 to $29.99\nRating: N.A.\n"
+    "[button] Description [button_]\n[button] Features [button_]\n[button] Reviews [button_]\n"
+    "[button] Buy Now [button_]\n"
+)
+INSTRUCTION = "i need a long clip-in hair extension which is natural looking, and price lower than 40.00 dollars"
+
+
+def search_step(number: int = 0, keywords: str = "long clip-in hair extension", **overrides: Any) -> dict:
+    step = {
+        "step_number": number,
+        "observation_before_llm": SEARCH_OBS.format(instr=INSTRUCTION),
+        "llm_prompt": repr([{"role": "system", "content": "You shop."},
+                            {"role": "user", "content": SEARCH_OBS.format(instr=INSTRUCTION)}]),
+        "llm_thinking": "Search for the product.",
+        "llm_action_name": "Search",
+        "llm_action_arguments": {"keywords": keywords, "max_price": "40.00"},
+        "state": "Search",
+        "available_actions": ["Search"],
+        "action_executed_in_env": f"search[{keywords}]",
+        "observation_after_action": RESULT_OBS.format(instr=INSTRUCTION, page=1, prev="")[len("Current observation:\n"):],
+        "reward": 0.0,
+        "done": False,
+    }
+    step.update(overrides)
+    return step
+
+
+def result_step(number: int, name: str = "select_item", arguments: dict | None = None, action: str | None = None,
+                page: int = 1, **overrides: Any) -> dict:
+    arguments = {"item_id": "B09C337K8S"} if arguments is None and name == "select_item" else (arguments or {})
+    if action is None:
+        action = {"select_item": f"click[{arguments.get('item_id')}]", "Next": "click[Next >]",
+                  "Prev": "click[< Prev]", "Back_to_Search": "click[Back to Search]"}[name]
+    prev = "[button] < Prev [button_]\n" if page > 1 else ""
+    observation = RESULT_OBS.format(instr=INSTRUCTION, page=page, prev=prev)
+    step = {
+        "step_number": number,
+        "observation_before_llm": observation,
+        "llm_prompt": repr([{"role": "user", "content": observation}]),
+        "llm_thinking": "Pick the clip-in extension.",
+        "llm_action_name": name,
+        "llm_action_arguments": arguments,
+        "state": "Result",
+        "available_actions": ["select_item", "Next", "Back_to_Search"] + (["Prev"] if page > 1 else []),
+        "action_executed_in_env": action,
+        "observation_after_action": ITEM_OBS.format(instr=INSTRUCTION),
+        "reward": 0.0,
+        "done": False,
+    }
+    step.update(overrides)
+    return step
+
+
+def item_action(name: str, arguments: dict | None = None, *, reward: float = 0.0, done: bool = False) -> dict:
+    return {
+        "type": "item_page_action",
+        "llm_action": {"name": name, "arguments": arguments or {}},
+        "observation_before_action": ITEM_OBS.format(instr=INSTRUCTION),
+        "available_options": ["Description", "Features", "Reviews", "Buy_Now", "Prev"],
+        "reward": reward,
+        "done": done,
+        "observation_after_action": "Thank you for shopping with us!" if done else ITEM_OBS.format(instr=INSTRUCTION),
+    }
+
+
+def episode(session_id: Any, trajectory: list, **overrides: Any) -> dict:
+    data = {
+        "session_id": session_id,
+        "instruction": INSTRUCTION,
+        "trajectory": trajectory,
+        "final_reward": 1.0,
+        "success": True,
+        "completed_by_backup": False,
+    }
+    data.update(overrides)
+    return data
+
+
+def good_episode(session_id: int) -> dict:
+    return episode(session_id, [
+        search_step(0),
+        result_step(1, "Next"),
+        result_step(2, page=2),
+        item_action("Description"),
+        {"type": "detail_exploration", "detail": "description", "action": "click[description]",
+         "observation": "Soft hair."},
+        item_action("Buy_Now", reward=1.0, done=True),
+        {"type": "agent_buy", "action": "click[Buy Now]", "observation_after_action": "Thank you", "reward": 1.0,
+         "done": True},
+    ])
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def demo_file(tmp_path: Path) -> Path:
+    """Three good episodes (sessions 10, 11, 12) in one file."""
+    return write_json(tmp_path / "webshop_demonstrations_10-12.json", [good_episode(i) for i in (10, 11, 12)])
