@@ -170,13 +170,16 @@ class Runner:
 
         Raises EpisodeLoadError for a malformed episode and Cancelled when cancelled.
         """
-        observation, _ = self.env.reset(session_id)
+        self.env.reset(session_id)
         while (step := self.env.current) is not None:
             if self.cancel.is_set():
                 raise Cancelled
-            predicted, error = self._predict(observation, step)
+            # The policy sees what the recorded agent saw: the step's observation_before_llm (its
+            # prompt was built from it), which may differ in form from the previous step's
+            # observation_after_action ("Current observation:" prefix, blank lines collapsed).
+            predicted, error = self._predict(step.observation, step)
             # A policy error predicts "", which never matches a recorded action.
-            observation, reward, done, info = self.env.step(predicted)
+            _, reward, done, info = self.env.step(predicted)
             result = StepResult(
                 session_id=session_id, step_index=step.index, step_number=step.step_number,
                 step_label=step.label, kind=step.kind, state=step.state, expected=step.expected,

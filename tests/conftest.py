@@ -40,7 +40,7 @@ def search_step(number: int = 0, keywords: str = "long clip-in hair extension", 
         "state": "Search",
         "available_actions": ["Search"],
         "action_executed_in_env": f"search[{keywords}]",
-        "observation_after_action": RESULT_OBS.format(instr=INSTRUCTION, page=1, prev="")[len("Current observation:\n"):],
+        "observation_after_action": RESULT_OBS.format(instr=INSTRUCTION, page=1, prev="").split("\n", 1)[1],
         "reward": 0.0,
         "done": False,
     }
