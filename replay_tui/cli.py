@@ -18,14 +18,17 @@ from rich.text import Text
 
 from replay_tui import __version__
 from replay_tui.actions import CASE_POLICIES
+from replay_tui.annotations import AnnotationError, AnnotationStore
 from replay_tui.demos.loader import DemoSet, open_demos
 from replay_tui.demos.problems import DemoFileError, LoadProblem
 from replay_tui.env import MISMATCH_POLICIES, OfflineWebshopEnv
 from replay_tui.examples import example_path
+from replay_tui.export import FORMATS, ExportError, format_for_path, write_report
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.policies import BUILTIN_MODES, PolicyLoadError, builtin_policy, load_policy, policy_name
 from replay_tui.runner import EpisodeReport, Runner, SummaryReport
 from replay_tui.sanitize import strip_control
+from replay_tui.workspace import default_annotations_path
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 PROGRESS_MIN_EPISODES = 20
@@ -73,8 +76,12 @@ def _add_replay_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also replay item-page actions (Description, options, Buy Now) as steps")
     parser.add_argument("--case", choices=CASE_POLICIES, default="exact",
                         help="letter case when comparing actions (default: exact)")
-    parser.add_argument("--report", metavar="OUT.json", help="write the summary report as JSON")
-    parser.add_argument("--report-steps", action="store_true", help="include every step result in the report")
+    parser.add_argument("--report", metavar="OUT.EXT",
+                        help="write a report; the format follows the suffix: .json .md .csv .html .xml (JUnit)")
+    parser.add_argument("--report-steps", action="store_true",
+                        help="with a .json report: include every step result (without annotations)")
+    parser.add_argument("--annotations", metavar="PATH",
+                        help="tags and notes to include in reports (default: the sidecar beside the first file)")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any episode is malformed")
     parser.add_argument("--show", type=int, default=20, metavar="N",
                         help="mismatches to list on the terminal (default 20, 0 for none)")
@@ -92,6 +99,21 @@ def build_parser() -> argparse.ArgumentParser:
     replay = commands.add_parser("replay", help="replay episodes headlessly and report accuracy",
                                  description="Replay recorded episodes through OfflineWebshopEnv.")
     _add_replay_arguments(replay)
+    export = commands.add_parser("export", help="replay, then write a report (exit 0 once it is written)",
+                                 description="Replay episodes and export the report in any format.")
+    _add_replay_arguments(export)
+    export.add_argument("--format", choices=FORMATS, help="report format (default: from the --out suffix)")
+    export.add_argument("--out", metavar="PATH", required=True, help="where to write the report")
+    tui = commands.add_parser("tui", help="open the debugger (the default when no command is given)",
+                              description="Open the Textual debugger on demo files (default: the bundled example).")
+    tui.add_argument("demos", nargs="*", metavar="FILE", help="demo files, directories or globs")
+    tui.add_argument("--annotations", metavar="PATH", help="tags and notes sidecar (default: beside the first file)")
+    tui.add_argument("--config", metavar="PATH", help="config file with labels and [keymap] (default: "
+                     "~/.config/replay-tui/config.toml)")
+    tui.add_argument("--mode", choices=BUILTIN_MODES, default="stub", help="policy for replays started in the app")
+    tui.add_argument("--policy", metavar="SPEC", help="policy spec for replays (module:attr or file.py:attr)")
+    tui.add_argument("--mismatch", choices=MISMATCH_POLICIES, default="stop", help="mismatch policy for replays")
+    tui.add_argument("--item-steps", action="store_true", help="replay item-page actions as steps")
     generate = commands.add_parser("generate", help="write a synthetic demo file in the exact contract")
     generate.add_argument("out", nargs="?", help="output path (default: webshop_demonstrations_START-END.json)")
     generate.add_argument("--start", type=int, default=0, help="first session id")
@@ -168,7 +190,27 @@ def _verdict(summary: SummaryReport) -> str:
     )
 
 
+def _write_report(args: argparse.Namespace, demos: DemoSet, summary: SummaryReport, path: Path,
+                  fmt: str | None) -> None:
+    if args.report_steps and (fmt or format_for_path(path)) == "json":
+        atomic_write_bytes(path, summary.to_json(include_steps=True))
+        return
+    try:
+        store = AnnotationStore.load(args.annotations or default_annotations_path(demos))
+        write_report(path, summary, store, fmt)
+    except (ExportError, AnnotationError) as exc:
+        raise UsageError(str(exc)) from None
+
+
 def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
+    exporting = args.command == "export"
+    report_path = Path(args.out) if exporting else (Path(args.report) if args.report else None)
+    report_format = args.format if exporting else None
+    if report_path is not None and report_format is None:
+        try:
+            format_for_path(report_path)
+        except ExportError as exc:
+            raise UsageError(str(exc)) from None
     demos = _load(args)
     session_ids = parse_sessions(args.sessions) if args.sessions else None
     if session_ids is not None:
@@ -204,11 +246,8 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     else:
         summary = runner.run_all(session_ids, on_episode=on_episode)
 
-    if args.report:
-        path = Path(args.report)
-        if path.suffix.lower() != ".json":
-            raise UsageError(f"--report {args.report}: only .json reports are supported")
-        atomic_write_bytes(path, summary.to_json(include_steps=args.report_steps))
+    if report_path is not None:
+        _write_report(args, demos, summary, report_path, report_format)
     if not args.quiet:
         out.print(_summary_table(summary))
         if summary.total_mismatches and args.show > 0:
@@ -216,8 +255,10 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
             if summary.total_mismatches > args.show:
                 out.print(f"… {summary.total_mismatches - args.show} more mismatches (see --report)")
     out.print(Text(_verdict(summary), style="bold"), soft_wrap=True)
-    if args.report and not args.quiet:
-        out.print(Text(f"report written to {args.report}"))
+    if report_path is not None and not args.quiet:
+        out.print(Text(f"report written to {report_path}"))
+    if exporting:
+        return EXIT_OK
     if summary.total_mismatches:
         return EXIT_MISMATCH
     if args.strict and summary.problems:
@@ -238,17 +279,43 @@ def run_generate(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
+COMMANDS = ("replay", "generate", "tui", "export")
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    from replay_tui.tui.app import make_app
+    from replay_tui.tui.config import ConfigError
+    from replay_tui.workspace import ReplaySettings
+
+    settings = ReplaySettings(mode="custom" if args.policy else args.mode, policy_spec=args.policy,
+                              mismatch=args.mismatch, item_steps=args.item_steps)
+    try:
+        app = make_app(args.demos or None, annotations=args.annotations, config=args.config, settings=settings)
+    except (DemoFileError, AnnotationError, ConfigError) as exc:
+        raise UsageError(str(exc)) from None
+    app.run()
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``replay-tui``; returns the process exit code."""
+    """Entry point of ``replay-tui``; returns the process exit code.
+
+    With no command, the arguments are demo files for the debugger: ``replay-tui FILE...``.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        argv = ["tui", *argv]
     parser = build_parser()
     args = parser.parse_args(argv)
     out = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
     try:
-        if args.command == "replay":
+        if args.command in ("replay", "export"):
             return run_replay(args, out, err)
         if args.command == "generate":
             return run_generate(args, out)
+        if args.command == "tui":
+            return run_tui(args)
         parser.print_help()
         return EXIT_OK
     except UsageError as exc:

@@ -122,3 +122,10 @@ def write_json(path: Path, data: Any) -> Path:
 def demo_file(tmp_path: Path) -> Path:
     """Three good episodes (sessions 10, 11, 12) in one file."""
     return write_json(tmp_path / "webshop_demonstrations_10-12.json", [good_episode(i) for i in (10, 11, 12)])
+
+
+@pytest.fixture(autouse=True)
+def _no_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep every test away from the user's config and data directories."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))

@@ -81,7 +81,7 @@ def test_usage_errors_exit_2(capsys, tmp_path):
     assert run_cli(capsys, "replay", "--sessions", "abc")[0] == 2
     assert run_cli(capsys, "replay", "--sessions", "5000")[0] == 2
     assert run_cli(capsys, "replay", "--policy", "nosuch_mod_q:P")[0] == 2
-    assert run_cli(capsys, "replay", "--report", str(tmp_path / "r.xml"))[0] == 2
+    assert run_cli(capsys, "replay", "--report", str(tmp_path / "r.pdf"))[0] == 2
     with pytest.raises(SystemExit) as info:
         main(["replay", "--mode", "oracle"])
     assert info.value.code == 2

@@ -14,6 +14,7 @@ import glob
 import mmap
 import os
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -443,6 +444,7 @@ class DemoSet:
     cache_size: int = 32
     _cache: OrderedDict[int, Episode] = field(default_factory=OrderedDict, repr=False)
     _bad: dict[int, LoadProblem] = field(default_factory=dict, repr=False)
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     def add_file(self, demo: DemoFile) -> None:
         self.files.append(demo)
@@ -485,7 +487,14 @@ class DemoSet:
             raise KeyError(f"no episode with session_id {session_id}") from None
 
     def episode(self, session_id: int) -> Episode:
-        """The parsed episode (cached); raises :class:`EpisodeLoadError` if malformed, KeyError if absent."""
+        """The parsed episode (cached); raises :class:`EpisodeLoadError` if malformed, KeyError if absent.
+
+        Safe to call from a replay worker thread and the UI thread at once.
+        """
+        with self._lock:
+            return self._episode(session_id)
+
+    def _episode(self, session_id: int) -> Episode:
         cached = self._cache.get(session_id)
         if cached is not None:
             self._cache.move_to_end(session_id)

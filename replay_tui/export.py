@@ -1,0 +1,905 @@
+"""Export a replay run as a report file: JSON, Markdown, CSV, HTML or JUnit XML (no Textual).
+
+The TUI and the CLI both call :func:`write_report`, and rendering is deterministic (same inputs,
+same bytes; no timestamps), so they produce identical files for the same run. Every format
+carries the run's settings, its totals, every mismatch, the tags and notes on the replayed
+episodes and their steps, and the load problems.
+
+Text from demo files (instructions, actions, states, problem messages) and from policies is
+untrusted: terminal control characters are stripped everywhere, characters XML cannot hold are
+replaced, and each format escapes what is left for its own syntax.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import os
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay_tui.annotations import Annotation, AnnotationStore
+from replay_tui.demos.problems import LoadProblem
+from replay_tui.diff import char_diff
+from replay_tui.fileio import atomic_write_bytes
+from replay_tui.runner import EpisodeReport, Mismatch, StepResult, SummaryReport
+from replay_tui.sanitize import strip_control
+
+FORMATS: tuple[str, ...] = ("json", "md", "csv", "html", "junit")
+SUFFIX_FORMATS: dict[str, str] = {
+    ".json": "json",
+    ".md": "md",
+    ".markdown": "md",
+    ".csv": "csv",
+    ".html": "html",
+    ".htm": "html",
+    ".xml": "junit",
+}
+FORMAT_ALIASES: dict[str, str] = {"markdown": "md", "htm": "html", "xml": "junit"}
+DEFAULT_TITLE = "Replay report"
+SUITE_NAME = "replay-tui"
+
+MD_MAX_CHARS = 60_000
+"""A Markdown report stays below this many characters (GitHub comments allow 65,536)."""
+MD_MAX_ROWS = 200
+"""At most this many mismatch rows in a Markdown report; the rest are counted."""
+HTML_DIFF_CHARS = 5_000
+"""Longer expected/predicted texts are shown cut, without a character diff, in HTML."""
+
+CSV_COLUMNS: tuple[str, ...] = (
+    "kind",  # episode | step | problem | run
+    "session_id", "file", "instruction",
+    "steps_recorded", "steps_total", "steps_matched", "accuracy", "mismatches",
+    "first_mismatch_step", "first_expected", "first_predicted",
+    "success", "final_reward", "completed_by_backup", "stopped_early", "cancelled",
+    "tags", "note",
+    "step", "state", "match", "expected", "predicted", "error",
+    "problem_index", "problem_field", "problem_severity", "problem",
+    "name", "value",
+)
+
+
+class ExportError(Exception):
+    """A report that cannot be rendered or written; the message is one line."""
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def normalize_format(fmt: str) -> str:
+    """``"md"``/``"markdown"`` -> ``"md"``, ``"xml"`` -> ``"junit"``...; ExportError for anything else."""
+    name = (fmt or "").strip().lower().lstrip(".")
+    name = FORMAT_ALIASES.get(name, name)
+    if name not in FORMATS:
+        raise ExportError(f"unknown report format {_one_line(fmt)!r}; choose one of {', '.join(FORMATS)}")
+    return name
+
+
+def format_for_path(path: str | os.PathLike[str]) -> str:
+    """The report format a file name asks for, by suffix (``.xml`` is JUnit); ExportError otherwise."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in SUFFIX_FORMATS:
+        known = ", ".join(SUFFIX_FORMATS)
+        raise ExportError(f"cannot tell the report format of {_one_line(str(path))!r}: use a {known} file name")
+    return SUFFIX_FORMATS[suffix]
+
+
+def render_report(
+    summary: SummaryReport,
+    fmt: str,
+    annotations: AnnotationStore | None = None,
+    *,
+    title: str | None = None,
+) -> bytes:
+    """The report of ``summary`` in ``fmt`` (one of :data:`FORMATS`) as UTF-8 bytes.
+
+    Only annotations on sessions of the report (replayed episodes and load problems) are included.
+    """
+    name = normalize_format(fmt)
+    context = _Context(summary, annotations, title)
+    if name == "json":
+        return _render_json(context)
+    if name == "md":
+        return _render_md(context).encode("utf-8")
+    if name == "csv":
+        return _render_csv(context).encode("utf-8")
+    if name == "html":
+        return _render_html(context).encode("utf-8")
+    return _render_junit(context)
+
+
+def write_report(
+    path: str | os.PathLike[str],
+    summary: SummaryReport,
+    annotations: AnnotationStore | None = None,
+    fmt: str | None = None,
+    *,
+    title: str | None = None,
+) -> Path:
+    """Render and atomically write the report; the format comes from the suffix unless ``fmt`` is given."""
+    name = normalize_format(fmt) if fmt else format_for_path(path)
+    data = render_report(summary, name, annotations, title=title)
+    try:
+        return atomic_write_bytes(path, data)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ExportError(f"cannot write {_one_line(str(path))}: {reason}") from exc
+
+
+def verdict(summary: SummaryReport) -> tuple[str, str]:
+    """``(status, sentence)``: status is ``pass``, ``fail`` (mismatches), ``error`` (load errors only) or ``empty``."""
+    mismatches = summary.total_mismatches
+    errors = sum(1 for p in summary.problems if p.severity == "error")
+    if mismatches:
+        status = "fail"
+    elif errors:
+        status = "error"
+    elif not summary.episodes_run:
+        status = "empty"
+    else:
+        status = "pass"
+    parts = [
+        f"{summary.episodes_matched}/{summary.episodes_run} episodes matched",
+        f"{summary.total_matched}/{summary.total_steps} steps ({_pct(summary.overall_accuracy)})",
+        _count(mismatches, "mismatch", "mismatches"),
+        _count(len(summary.problems), "load problem", "load problems"),
+    ]
+    sentence = ", ".join(parts)
+    if summary.episodes_run != summary.episodes_total:
+        sentence += f"; {summary.episodes_run} of {summary.episodes_total} episodes replayed"
+    if summary.cancelled:
+        sentence += "; the run was cancelled"
+    return status, sentence
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+_NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")
+_STATUS_LABELS = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "empty": "NO EPISODES"}
+
+
+def clean(text: Any) -> str:
+    """Untrusted text made safe for any report: control characters stripped, non-XML characters replaced."""
+    if text is None:
+        return ""
+    return _NOT_XML.sub("\ufffd", strip_control(str(text)))
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(clean(text).split())
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
+def _pct(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _num(value: float) -> str:
+    return repr(round(float(value), 6))
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _step_order(label: str | None) -> tuple[int, tuple[int, ...], str]:
+    if label is None:
+        return (0, (), "")
+    try:
+        return (1, tuple(int(part) for part in label.split(".")), label)
+    except ValueError:
+        return (2, (), label)
+
+
+def _clean_tree(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {clean(key) if isinstance(key, str) else key: _clean_tree(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean_tree(item) for item in value]
+    return value
+
+
+class _Context:
+    """A summary plus the annotations that concern it, looked up by session and step."""
+
+    def __init__(self, summary: SummaryReport, store: AnnotationStore | None, title: str | None):
+        self.summary = summary
+        self.title_given = title
+        self.title = _one_line(title or "") or DEFAULT_TITLE
+        self.status, self.sentence = verdict(summary)
+        sessions: set[Any] = {episode.session_id for episode in summary.episodes}
+        sessions |= {p.session_id for p in summary.problems if p.session_id is not None}
+        self.annotations: list[Annotation] = [a for a in (store or ()) if a.session_id in sessions and not a.empty]
+        self._by_key = {a.key: a for a in self.annotations}
+        self._by_session: dict[int, list[Annotation]] = {}
+        for item in sorted(self.annotations, key=lambda a: _step_order(a.step_label)):
+            self._by_session.setdefault(item.session_id, []).append(item)
+        self._tag_order = {label: i for i, label in enumerate(store.labels)} if store is not None else {}
+
+    def iter_mismatches(self) -> Iterator[tuple[EpisodeReport, Mismatch]]:
+        for episode in self.summary.episodes:
+            for mismatch in episode.mismatches:
+                yield episode, mismatch
+
+    def get(self, session_id: Any, step_label: str | None = None) -> Annotation | None:
+        return self._by_key.get((session_id, step_label))
+
+    def tags(self, session_id: Any, step_label: str | None = None) -> list[str]:
+        item = self.get(session_id, step_label)
+        return [clean(tag) for tag in item.tags] if item else []
+
+    def note(self, session_id: Any, step_label: str | None = None) -> str:
+        item = self.get(session_id, step_label)
+        return clean(item.note).strip() if item else ""
+
+    def all_tags(self, session_id: Any) -> list[str]:
+        """The tags on the episode and on any of its steps, each once, in label order."""
+        tags = {tag for a in self.for_session(session_id) for tag in a.tags}
+        ordered = sorted(tags, key=lambda t: (self._tag_order.get(t, len(self._tag_order)), t))
+        return [clean(tag) for tag in ordered]
+
+    def for_session(self, session_id: Any) -> list[Annotation]:
+        """The session's annotations: the episode's own first, then its steps' in step order."""
+        return self._by_session.get(session_id, [])
+
+    def step_labels(self, episode: EpisodeReport) -> list[str]:
+        """The labels of the steps worth a row of their own: mismatched or annotated."""
+        labels = {m.step_label for m in episode.mismatches}
+        labels |= {a.step_label for a in self.for_session(episode.session_id) if a.step_label is not None}
+        return sorted(labels, key=_step_order)
+
+
+def _settings(summary: SummaryReport) -> list[tuple[str, str]]:
+    return [
+        ("mode", clean(summary.mode)),
+        ("mismatch_policy", clean(summary.mismatch_policy)),
+        ("include_item_steps", _bool(summary.include_item_steps)),
+        ("case", clean(summary.case)),
+    ]
+
+
+def _totals(summary: SummaryReport) -> list[tuple[str, str]]:
+    return [
+        ("episodes_total", str(summary.episodes_total)),
+        ("episodes_run", str(summary.episodes_run)),
+        ("episodes_matched", str(summary.episodes_matched)),
+        ("total_steps", str(summary.total_steps)),
+        ("total_matched", str(summary.total_matched)),
+        ("overall_accuracy", _num(summary.overall_accuracy)),
+        ("mismatches", str(summary.total_mismatches)),
+        ("problems", str(len(summary.problems))),
+        ("cancelled", _bool(summary.cancelled)),
+    ]
+
+
+def _states(summary: SummaryReport) -> list[tuple[str, int, float]]:
+    """``(state, steps, accuracy)`` per state, in state order."""
+    return [
+        (clean(state), summary.steps_by_state.get(state, 0), accuracy)
+        for state, accuracy in sorted(summary.accuracy_by_state.items())
+    ]
+
+
+def _problem_where(problem: LoadProblem) -> str:
+    if problem.index is None:
+        return "file"
+    where = f"episode #{problem.index}"
+    if problem.session_id is not None:
+        where += f" (session {_one_line(problem.session_id)})"
+    return where
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _render_json(ctx: _Context) -> bytes:
+    data = ctx.summary.to_dict()
+    data["annotations"] = [a.model_dump(mode="json") for a in ctx.annotations]
+    if ctx.title_given is not None:
+        data["title"] = ctx.title_given
+    return orjson.dumps(_clean_tree(data), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+
+
+# --------------------------------------------------------------------------- Markdown
+
+_MD_PUNCT = re.compile(r"([\\`*_\[\]<>|~&!#$])")
+_MD_ICONS = {"pass": "✅", "fail": "❌", "error": "⚠️", "empty": "➖"}
+_MD_CELL = 300
+_MD_STATES = 40
+_MD_FILES = 20
+
+
+def md_text(text: Any, limit: int = 500) -> str:
+    """Plain text for Markdown: one line, every character with a Markdown meaning backslash-escaped."""
+    return _MD_PUNCT.sub(r"\\\1", _cut(_one_line(text), limit))
+
+
+def md_code(text: Any, limit: int = _MD_CELL, *, table: bool = True) -> str:
+    """Text as an inline code span: a fence longer than any backtick run inside, newlines shown as ⏎.
+
+    In a table cell ``|`` is escaped as ``\\|`` (GFM splits cells before it parses code spans).
+    """
+    body = _cut(clean(text), limit).replace("\n", "⏎")
+    if table:
+        body = body.replace("|", "\\|")
+    if not body:
+        return "*(empty)*"
+    runs = [len(run) for run in re.findall(r"`+", body)]
+    fence = "`" * (max(runs, default=0) + 1)
+    if body.strip(" ") and (body[0] in "` " or body[-1] in "` "):
+        body = f" {body} "
+    return f"{fence}{body}{fence}"
+
+
+def _md_tags(tags: list[str], *, table: bool, limit: int = 10) -> str:
+    shown = " ".join(md_code(tag, 60, table=table) for tag in tags[:limit])
+    return shown + (f" +{len(tags) - limit}" if len(tags) > limit else "")
+
+
+def _md_take(lines: list[str], budget: int, max_items: int | None = None) -> tuple[list[str], int]:
+    """The leading lines that fit in ``budget`` characters (and ``max_items``); and how many were left out."""
+    taken: list[str] = []
+    used = 0
+    for line in lines:
+        if (max_items is not None and len(taken) >= max_items) or used + len(line) + 1 > budget:
+            break
+        taken.append(line)
+        used += len(line) + 1
+    return taken, len(lines) - len(taken)
+
+
+def _render_md(ctx: _Context) -> str:
+    summary = ctx.summary
+    head: list[str] = [f"## {md_text(ctx.title, 200)}", ""]
+    head += [f"**{_MD_ICONS[ctx.status]} {_STATUS_LABELS[ctx.status]}**: {md_text(ctx.sentence)}", ""]
+    settings = (
+        f"Mode {md_code(summary.mode, 80, table=False)} · mismatch policy "
+        f"{md_code(summary.mismatch_policy, 40, table=False)} · item steps "
+        f"{'on' if summary.include_item_steps else 'off'} · case {md_code(summary.case, 40, table=False)}"
+    )
+    head += [settings, ""]
+    files = [md_code(name, 200, table=False) for name in summary.files]
+    if len(files) == 1:
+        head += [f"File: {files[0]}", ""]
+    elif files:
+        head.append(f"Files ({len(files)}):")
+        head += [f"- {name}" for name in files[:_MD_FILES]]
+        if len(files) > _MD_FILES:
+            head.append(f"- … and {len(files) - _MD_FILES} more files")
+        head.append("")
+    head += [
+        "| Metric | Value |",
+        "| --- | --- |",
+        f"| Episodes replayed | {summary.episodes_run} of {summary.episodes_total} |",
+        f"| Episodes matched | {summary.episodes_matched} |",
+        f"| Steps matched | {summary.total_matched} of {summary.total_steps} |",
+        f"| Step accuracy | {_pct(summary.overall_accuracy)} |",
+        f"| Mismatches | {summary.total_mismatches} |",
+        f"| Load problems | {len(summary.problems)} |",
+    ]
+    if summary.cancelled:
+        head.append("| Cancelled | yes |")
+    head.append("")
+    states = _states(summary)
+    if states:
+        head += ["### Accuracy by state", "", "| State | Steps | Accuracy |", "| --- | ---: | ---: |"]
+        head += [f"| {md_code(state, 60)} | {steps} | {_pct(acc)} |" for state, steps, acc in states[:_MD_STATES]]
+        if len(states) > _MD_STATES:
+            head += ["", f"… and {len(states) - _MD_STATES} more states"]
+        head.append("")
+
+    # The sections below share what is left of the budget; what one leaves unused passes on.
+    remaining = MD_MAX_CHARS - sum(len(line) + 1 for line in head) - 2_000
+    mismatch_lines, used = _md_mismatches(ctx, int(remaining * 0.6))
+    remaining -= used
+    note_lines, used = _md_notes(ctx, int(remaining * 0.6))
+    remaining -= used
+    problem_lines, _ = _md_problems(ctx, remaining)
+    text = "\n".join([*head, *mismatch_lines, *note_lines, *problem_lines]).rstrip("\n") + "\n"
+    if len(text) > MD_MAX_CHARS:  # a safety net: the budgets above keep well below the cap
+        cut = text.rfind("\n", 0, MD_MAX_CHARS - 100)
+        text = text[:cut] + "\n\n… report cut to fit the size limit\n"
+    return text
+
+
+def _md_details(summary_line: str, body: list[str], open_: bool) -> list[str]:
+    return [f"<details{' open' if open_ else ''}><summary>{summary_line}</summary>", "", *body, "", "</details>", ""]
+
+
+def _md_mismatches(ctx: _Context, budget: int) -> tuple[list[str], int]:
+    total = ctx.summary.total_mismatches
+    rows: list[str] = []
+    for episode, mismatch in islice(ctx.iter_mismatches(), MD_MAX_ROWS):  # no more rows than could be shown
+        predicted = md_code(mismatch.predicted)
+        if mismatch.error:
+            predicted += f" ⚠️ policy error: {md_code(mismatch.error, 200)}"
+        tags = _md_tags(ctx.tags(episode.session_id, mismatch.step_label), table=True)
+        if ctx.note(episode.session_id, mismatch.step_label):
+            tags = (tags + " 📝").strip()
+        rows.append(
+            f"| {episode.session_id} | {md_code(mismatch.step_label, 20)} | {md_code(mismatch.state, 60)} "
+            f"| {md_code(mismatch.expected)} | {predicted} | {tags} |"
+        )
+    if not rows:
+        return [], 0
+    taken, _ = _md_take(rows, budget - 500, MD_MAX_ROWS)
+    left = total - len(taken)
+    body = ["| Session | Step | State | Expected | Predicted | Tags |", "| ---: | --- | --- | --- | --- | --- |"]
+    body += taken
+    if left:
+        body += ["", f"… and {left} more mismatches"]
+    lines = ["### Mismatches", "", *_md_details(_count(total, "mismatch", "mismatches"), body, total <= 20)]
+    return lines, sum(len(line) + 1 for line in lines)
+
+
+def _md_notes(ctx: _Context, budget: int) -> tuple[list[str], int]:
+    items: list[str] = []
+    for session_id in sorted({a.session_id for a in ctx.annotations}):
+        for item in ctx.for_session(session_id):
+            if item.step_label is None:
+                parts = [f"**session {session_id}**"]
+            else:
+                parts = [f"session {session_id}, step {md_code(item.step_label, 20, table=False)}"]
+            if item.tags:
+                parts.append(_md_tags(item.tags, table=False))
+            if item.note.strip():
+                parts.append(md_text(item.note, 1_000))
+            prefix = "- " if item.step_label is None else "  - "
+            items.append(prefix + " — ".join(parts))
+    if not items:
+        return [], 0
+    taken, left = _md_take(items, budget - 200)
+    lines = ["### Notes", "", *taken]
+    if left:
+        lines.append(f"- … and {left} more annotations")
+    lines.append("")
+    return lines, sum(len(line) + 1 for line in lines)
+
+
+def _md_problems(ctx: _Context, budget: int) -> tuple[list[str], int]:
+    items = []
+    for problem in ctx.summary.problems:
+        severity = "" if problem.severity == "error" else f" ({problem.severity})"
+        items.append(f"- {md_code(problem.one_line(), 400, table=False)}{severity}")
+    if not items:
+        return [], 0
+    taken, left = _md_take(items, budget - 200)
+    if left:
+        taken.append(f"- … and {left} more problems")
+    heading = _count(len(items), "load problem", "load problems")
+    lines = ["### Load problems", "", *_md_details(heading, taken, len(items) <= 10)]
+    return lines, sum(len(line) + 1 for line in lines)
+
+
+# --------------------------------------------------------------------------- CSV
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(text: Any) -> str:
+    """A text cell: cleaned, and prefixed with ``'`` when a spreadsheet would read it as a formula."""
+    value = clean(text)
+    return "'" + value if value.startswith(_FORMULA_START) else value
+
+
+def _render_csv(ctx: _Context) -> str:
+    summary = ctx.summary
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+
+    def row(**cells: str) -> None:
+        writer.writerow([cells.get(column, "") for column in CSV_COLUMNS])
+
+    for episode in summary.episodes:
+        sid = episode.session_id
+        first = episode.mismatches[0] if episode.mismatches else None
+        row(
+            kind="episode", session_id=str(sid), file=csv_cell(episode.file), instruction=csv_cell(episode.instruction),
+            steps_recorded=str(episode.steps_recorded), steps_total=str(episode.steps_total),
+            steps_matched=str(episode.steps_matched), accuracy=_num(episode.accuracy),
+            mismatches=str(len(episode.mismatches)),
+            first_mismatch_step=csv_cell(episode.first_mismatch_step or ""),
+            first_expected=csv_cell(first.expected if first else ""),
+            first_predicted=csv_cell(first.predicted if first else ""),
+            success=_bool(episode.success), final_reward=_num(episode.final_reward),
+            completed_by_backup=_bool(episode.completed_by_backup), stopped_early=_bool(episode.stopped_early),
+            cancelled=_bool(episode.cancelled), tags=csv_cell(";".join(ctx.all_tags(sid))),
+            note=csv_cell(ctx.note(sid)),
+        )
+    for episode in summary.episodes:
+        sid = episode.session_id
+        mismatches = {m.step_label: m for m in episode.mismatches}
+        results: dict[str, StepResult] = {s.step_label: s for s in episode.steps}
+        for label in ctx.step_labels(episode):
+            cells = {"kind": "step", "session_id": str(sid), "file": csv_cell(episode.file), "step": csv_cell(label),
+                     "tags": csv_cell(";".join(ctx.tags(sid, label))), "note": csv_cell(ctx.note(sid, label))}
+            found: Mismatch | StepResult | None = mismatches.get(label) or results.get(label)
+            if found is not None:
+                cells.update(state=csv_cell(found.state), expected=csv_cell(found.expected),
+                             predicted=csv_cell(found.predicted), error=csv_cell(found.error or ""),
+                             match=_bool(label not in mismatches))
+            row(**cells)
+    for problem in summary.problems:
+        sid = problem.session_id
+        row(
+            kind="problem", session_id=csv_cell("" if sid is None else sid), file=csv_cell(problem.file),
+            problem_index="" if problem.index is None else str(problem.index),
+            problem_field=csv_cell(problem.field or ""), problem_severity=problem.severity,
+            problem=csv_cell(problem.message),
+            tags=csv_cell(";".join(ctx.all_tags(sid))) if sid is not None else "",
+            note=csv_cell(ctx.note(sid)) if sid is not None else "",
+        )
+    run: list[tuple[str, str]] = []
+    if ctx.title_given is not None:
+        run.append(("title", ctx.title))
+    run += _settings(summary)
+    run += [("file", name) for name in summary.files]
+    run += _totals(summary)
+    for state, steps, accuracy in _states(summary):
+        run += [(f"accuracy_by_state[{state}]", _num(accuracy)), (f"steps_by_state[{state}]", str(steps))]
+    for name, value in run:
+        row(kind="run", name=csv_cell(name), value=csv_cell(value))
+    return buffer.getvalue()
+
+
+# --------------------------------------------------------------------------- HTML
+
+_CSS = """
+:root { color-scheme: light dark; --ok: #1a7f37; --bad: #cf222e; --warn: #9a6700; --muted: #6e7781;
+  --line: #d0d7de; --card: #f6f8fa; --del: #ffebe9; --ins: #dafbe1; }
+@media (prefers-color-scheme: dark) { :root { --line: #30363d; --card: #161b22; --del: #5a1e22; --ins: #1b4721;
+  --muted: #8b949e; } }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 80rem;
+  padding: 0 1rem; }
+h1 { margin-bottom: .25rem; } h2 { margin-top: 2rem; border-bottom: 1px solid var(--line); }
+.verdict { font-size: 1.1rem; } .status { font-weight: 700; padding: .1rem .5rem; border-radius: .3rem; color: #fff; }
+.status-pass { background: var(--ok); } .status-fail { background: var(--bad); }
+.status-error, .status-empty { background: var(--warn); }
+.cards { display: flex; flex-wrap: wrap; gap: .75rem; margin: 1rem 0; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: .6rem 1rem;
+  min-width: 8rem; }
+.card .value { display: block; font-size: 1.5rem; font-weight: 600; } .card .label { color: var(--muted); }
+table { border-collapse: collapse; width: 100%; margin: .5rem 0; }
+th, td { border: 1px solid var(--line); padding: .3rem .5rem; text-align: left; vertical-align: top; }
+th { background: var(--card); } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.bad td:first-child { border-left: 3px solid var(--bad); } tr.ok td:first-child { border-left: 3px solid var(--ok); }
+.bar { display: inline-block; width: 8rem; height: .6rem; background: var(--line); border-radius: .3rem;
+  vertical-align: middle; margin-right: .4rem; }
+.bar span { display: block; height: 100%; background: var(--ok); border-radius: .3rem; }
+code, .action { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; white-space: pre-wrap;
+  word-break: break-all; }
+.tag { display: inline-block; background: var(--card); border: 1px solid var(--line); border-radius: 1rem;
+  padding: 0 .5rem; margin-right: .25rem; font-size: .85rem; }
+.episode { border: 1px solid var(--line); border-radius: .5rem; padding: .5rem 1rem; margin: 1rem 0; }
+.mismatch { border-top: 1px dashed var(--line); padding: .5rem 0; }
+.mismatch dl { display: grid; grid-template-columns: 7rem 1fr; gap: .2rem .75rem; margin: .25rem 0; }
+.mismatch dt { color: var(--muted); }
+del { background: var(--del); text-decoration: line-through; }
+ins { background: var(--ins); text-decoration: none; }
+.note { white-space: pre-wrap; } .muted { color: var(--muted); } .error { color: var(--bad); }
+#filter { font: inherit; padding: .3rem .5rem; width: 24rem; max-width: 100%; }
+"""
+
+_SCRIPT = """
+(function () {
+  var box = document.getElementById("filter");
+  box.hidden = false;
+  box.addEventListener("input", function () {
+    var query = box.value.toLowerCase();
+    document.querySelectorAll(".filterable").forEach(function (el) {
+      el.hidden = query !== "" && el.textContent.toLowerCase().indexOf(query) < 0;
+    });
+  });
+})();
+"""
+
+
+def _e(text: Any) -> str:
+    return html.escape(clean(text), quote=True)
+
+
+def _html_tags(tags: Iterable[str]) -> str:
+    return "".join(f'<span class="tag">{_e(tag)}</span>' for tag in tags)
+
+
+def _html_diff(expected: str, predicted: str) -> tuple[str, str]:
+    """Expected and predicted as HTML, with what only one side has in ``<del>``/``<ins>``."""
+    expected, predicted = clean(expected), clean(predicted)
+    if len(expected) > HTML_DIFF_CHARS or len(predicted) > HTML_DIFF_CHARS:
+        return _e(_cut(expected, HTML_DIFF_CHARS)), _e(_cut(predicted, HTML_DIFF_CHARS))
+    left: list[str] = []
+    right: list[str] = []
+    for op, text in char_diff(expected, predicted, cleanup=True):
+        escaped = html.escape(text, quote=True)
+        if op == "equal":
+            left.append(escaped)
+            right.append(escaped)
+        elif op == "delete":
+            left.append(f"<del>{escaped}</del>")
+        else:
+            right.append(f"<ins>{escaped}</ins>")
+    return "".join(left), "".join(right)
+
+
+def _render_html(ctx: _Context) -> str:
+    summary = ctx.summary
+    out: list[str] = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(ctx.title)}</title>",
+        f"<style>{_CSS}</style>",
+        "</head>",
+        "<body>",
+        f"<h1>{_e(ctx.title)}</h1>",
+        f'<p class="verdict"><span class="status status-{ctx.status}">{_STATUS_LABELS[ctx.status]}</span> '
+        f"{_e(ctx.sentence)}</p>",
+    ]
+    settings = "".join(f"<tr><th>{_e(name)}</th><td><code>{_e(value)}</code></td></tr>"
+                       for name, value in _settings(summary))
+    files = "".join(f"<li><code>{_e(name)}</code></li>" for name in summary.files) or "<li>none</li>"
+    out += [
+        '<h2 id="settings">Run settings</h2>',
+        f"<table class=\"settings\"><tbody>{settings}<tr><th>files</th><td><ul>{files}</ul></td></tr></tbody></table>",
+    ]
+    cards = [
+        (f"{summary.episodes_run} / {summary.episodes_total}", "episodes replayed"),
+        (str(summary.episodes_matched), "episodes matched"),
+        (f"{summary.total_matched} / {summary.total_steps}", "steps matched"),
+        (_pct(summary.overall_accuracy), "step accuracy"),
+        (str(summary.total_mismatches), "mismatches"),
+        (str(len(summary.problems)), "load problems"),
+    ]
+    if summary.cancelled:
+        cards.append(("yes", "cancelled"))
+    out.append('<div class="cards">' + "".join(
+        f'<div class="card"><span class="value">{_e(value)}</span><span class="label">{_e(label)}</span></div>'
+        for value, label in cards) + "</div>")
+
+    states = _states(summary)
+    if states:
+        rows = "".join(
+            f'<tr><td><code>{_e(state)}</code></td><td class="num">{steps}</td>'
+            f'<td><span class="bar"><span style="width:{acc * 100:.1f}%"></span></span>{_pct(acc)}</td></tr>'
+            for state, steps, acc in states
+        )
+        out += ['<h2 id="states">Accuracy by state</h2>',
+                f"<table><thead><tr><th>State</th><th>Steps</th><th>Accuracy</th></tr></thead><tbody>{rows}</tbody>"
+                "</table>"]
+
+    out += ['<p><input id="filter" type="search" placeholder="Filter episodes and mismatches…" hidden></p>']
+    out += _html_episodes(ctx)
+    out += _html_mismatches(ctx)
+    out += _html_notes(ctx)
+    out += _html_problems(ctx)
+    out += [f"<script>{_SCRIPT}</script>", "</body>", "</html>", ""]
+    return "\n".join(out)
+
+
+def _html_episodes(ctx: _Context) -> list[str]:
+    episodes = ctx.summary.episodes
+    out = [f'<h2 id="episodes">Episodes ({len(episodes)})</h2>']
+    if not episodes:
+        return [*out, '<p class="muted">No episode was replayed.</p>']
+    head = ("<tr><th>Session</th><th>File</th><th>Instruction</th><th>Steps matched</th><th>Accuracy</th>"
+            "<th>Mismatches</th><th>First mismatch</th><th>Success</th><th>Reward</th><th>Tags</th><th>Note</th></tr>")
+    rows: list[str] = []
+    for episode in episodes:
+        sid = episode.session_id
+        flags = []
+        if episode.completed_by_backup:
+            flags.append("completed by backup")
+        if episode.stopped_early:
+            flags.append("stopped early")
+        if episode.cancelled:
+            flags.append("cancelled")
+        extra = f'<br><span class="muted">{_e(", ".join(flags))}</span>' if flags else ""
+        first = (f'<a href="#m-{sid}-{_e(episode.first_mismatch_step)}">step {_e(episode.first_mismatch_step)}</a>'
+                 if episode.first_mismatch_step is not None else "")
+        rows.append(
+            f'<tr id="s-{sid}" class="filterable {"ok" if episode.matched else "bad"}">'
+            f'<td class="num">{sid}</td><td title="{_e(episode.file)}">{_e(Path(clean(episode.file)).name)}</td>'
+            f"<td>{_e(episode.instruction)}</td>"
+            f'<td class="num">{episode.steps_matched} / {episode.steps_total} '
+            f'<span class="muted">({episode.steps_recorded} recorded)</span>{extra}</td>'
+            f'<td class="num">{_pct(episode.accuracy)}</td><td class="num">{len(episode.mismatches)}</td>'
+            f"<td>{first}</td><td>{'yes' if episode.success else 'no'}</td>"
+            f'<td class="num">{_e(_num(episode.final_reward))}</td>'
+            f"<td>{_html_tags(ctx.all_tags(sid))}</td><td class=\"note\">{_e(ctx.note(sid))}</td></tr>"
+        )
+    return [*out, f"<table><thead>{head}</thead><tbody>", *rows, "</tbody></table>"]
+
+
+def _html_mismatches(ctx: _Context) -> list[str]:
+    out = [f'<h2 id="mismatches">Mismatches ({ctx.summary.total_mismatches})</h2>']
+    if not ctx.summary.total_mismatches:
+        return [*out, '<p class="muted">Every replayed step matched.</p>']
+    for episode in ctx.summary.episodes:
+        if not episode.mismatches:
+            continue
+        sid = episode.session_id
+        out.append(f'<section class="episode filterable" id="e-{sid}">')
+        out.append(f'<h3>Session {sid} <span class="muted">{_e(Path(clean(episode.file)).name)}</span> '
+                   f"{_html_tags(ctx.tags(sid))}</h3>")
+        out.append(f"<p>{_e(episode.instruction)}</p>")
+        if note := ctx.note(sid):
+            out.append(f'<p class="note"><strong>Note:</strong> {_e(note)}</p>')
+        for mismatch in episode.mismatches:
+            label = mismatch.step_label
+            expected, predicted = _html_diff(mismatch.expected, mismatch.predicted)
+            out.append(f'<div class="mismatch" id="m-{sid}-{_e(label)}">')
+            out.append(f"<h4>Step {_e(label)} <code>{_e(mismatch.state)}</code> "
+                       f"{_html_tags(ctx.tags(sid, label))}</h4>")
+            out.append("<dl>")
+            out.append(f'<dt>expected</dt><dd class="action">{expected}</dd>')
+            out.append(f'<dt>predicted</dt><dd class="action">{predicted}</dd>')
+            if mismatch.error:
+                out.append(f'<dt>policy error</dt><dd class="error">{_e(mismatch.error)}</dd>')
+            if note := ctx.note(sid, label):
+                out.append(f'<dt>note</dt><dd class="note">{_e(note)}</dd>')
+            if mismatch.observation_excerpt:
+                out.append(f'<dt>observation</dt><dd><details><summary>excerpt</summary>'
+                           f'<p class="muted">{_e(mismatch.observation_excerpt)}</p></details></dd>')
+            out.append("</dl>")
+            out.append("</div>")
+        out.append("</section>")
+    return out
+
+
+def _html_notes(ctx: _Context) -> list[str]:
+    out = [f'<h2 id="notes">Tags and notes ({len(ctx.annotations)})</h2>']
+    if not ctx.annotations:
+        return [*out, '<p class="muted">No tags or notes on these episodes.</p>']
+    rows = []
+    for item in sorted(ctx.annotations, key=lambda a: (str(a.session_id), _step_order(a.step_label))):
+        step = "episode" if item.step_label is None else f"step {_e(item.step_label)}"
+        rows.append(f'<tr class="filterable"><td class="num">{item.session_id}</td><td>{step}</td>'
+                    f'<td>{_html_tags(clean(t) for t in item.tags)}</td><td class="note">{_e(item.note.strip())}</td>'
+                    "</tr>")
+    return [*out, "<table><thead><tr><th>Session</th><th>Where</th><th>Tags</th><th>Note</th></tr></thead><tbody>",
+            *rows, "</tbody></table>"]
+
+
+def _html_problems(ctx: _Context) -> list[str]:
+    problems = ctx.summary.problems
+    out = [f'<h2 id="problems">Load problems ({len(problems)})</h2>']
+    if not problems:
+        return [*out, '<p class="muted">No load problems.</p>']
+    rows = [
+        f'<tr class="filterable"><td><code>{_e(problem.file)}</code></td><td>{_e(_problem_where(problem))}</td>'
+        f"<td><code>{_e(problem.field or '')}</code></td><td>{_e(problem.severity)}</td>"
+        f"<td>{_e(problem.message)}</td></tr>"
+        for problem in problems
+    ]
+    return [*out, "<table><thead><tr><th>File</th><th>Where</th><th>Field</th><th>Severity</th><th>Message</th></tr>"
+            "</thead><tbody>", *rows, "</tbody></table>"]
+
+
+# --------------------------------------------------------------------------- JUnit XML
+
+
+def _x(text: Any) -> str:
+    """Text for XML: cleaned (ElementTree escapes markup itself)."""
+    return clean(text)
+
+
+def _properties(parent: ET.Element, items: Iterable[tuple[str, str]]) -> None:
+    items = list(items)
+    if not items:
+        return
+    properties = ET.SubElement(parent, "properties")
+    for name, value in items:
+        ET.SubElement(properties, "property", name=_x(name), value=_x(value))
+
+
+def _annotation_properties(ctx: _Context, session_id: Any) -> list[tuple[str, str]]:
+    items: list[tuple[str, str]] = []
+    for item in ctx.for_session(session_id):
+        prefix = "" if item.step_label is None else f"step {clean(item.step_label)} "
+        if item.tags:
+            items.append((prefix + "tags", ";".join(clean(tag) for tag in item.tags)))
+        if item.note.strip():
+            items.append((prefix + "note", clean(item.note).strip()))
+    return items
+
+
+def _annotation_lines(ctx: _Context, session_id: Any) -> list[str]:
+    return [f"{name}: {value}" for name, value in _annotation_properties(ctx, session_id)]
+
+
+def _render_junit(ctx: _Context) -> bytes:
+    summary = ctx.summary
+    failing = sum(1 for episode in summary.episodes if episode.mismatches)
+    tests = len(summary.episodes) + len(summary.problems)
+    counts = {"tests": str(tests), "failures": str(failing), "errors": str(len(summary.problems))}
+    root = ET.Element("testsuites", name=SUITE_NAME, **counts)
+    suite = ET.SubElement(root, "testsuite", name=SUITE_NAME, **counts, skipped="0")
+    run: list[tuple[str, str]] = []
+    if ctx.title_given is not None:
+        run.append(("title", ctx.title))
+    run += _settings(summary)
+    run += [("file", name) for name in summary.files]
+    run += _totals(summary)
+    for state, steps, accuracy in _states(summary):
+        run += [(f"accuracy_by_state[{state}]", _num(accuracy)), (f"steps_by_state[{state}]", str(steps))]
+    _properties(suite, run)
+
+    for episode in summary.episodes:
+        sid = episode.session_id
+        case = ET.SubElement(suite, "testcase", classname=_x(Path(clean(episode.file)).stem or "demos"),
+                             name=f"session {sid}", assertions=str(episode.steps_total))
+        _properties(case, _annotation_properties(ctx, sid))
+        for mismatch in episode.mismatches:
+            label = mismatch.step_label
+            got = _cut(_one_line(mismatch.predicted), 300) or "no action"
+            message = (f"step {_one_line(label)} ({_one_line(mismatch.state)}): expected "
+                       f"{_cut(_one_line(mismatch.expected), 300)} got {got}")
+            if mismatch.error:
+                message += f" (policy error: {_cut(_one_line(mismatch.error), 300)})"
+            details = [
+                f"session {sid}, step {clean(label)} ({clean(mismatch.state)})",
+                f"expected:  {clean(mismatch.expected)}",
+                f"predicted: {clean(mismatch.predicted)}",
+            ]
+            if mismatch.error:
+                details.append(f"policy error: {clean(mismatch.error)}")
+            if tags := ctx.tags(sid, label):
+                details.append(f"tags: {';'.join(tags)}")
+            if note := ctx.note(sid, label):
+                details.append(f"note: {note}")
+            if mismatch.observation_excerpt:
+                details.append(f"observation: {clean(mismatch.observation_excerpt)}")
+            failure = ET.SubElement(case, "failure", message=message, type="mismatch")
+            failure.text = "\n".join(details)
+        out = [
+            f"instruction: {clean(episode.instruction)}",
+            f"file: {clean(episode.file)}",
+            f"steps matched: {episode.steps_matched} of {episode.steps_total} ({episode.steps_recorded} recorded)",
+            f"accuracy: {_pct(episode.accuracy)}",
+            f"success: {_bool(episode.success)}, final reward: {_num(episode.final_reward)}, "
+            f"completed by backup: {_bool(episode.completed_by_backup)}",
+        ]
+        if episode.stopped_early:
+            out.append("stopped early at the first mismatch")
+        if episode.cancelled:
+            out.append("cancelled")
+        out += _annotation_lines(ctx, sid)
+        ET.SubElement(case, "system-out").text = "\n".join(out)
+
+    for problem in summary.problems:
+        case = ET.SubElement(suite, "testcase", classname=_x(Path(clean(problem.file)).stem or "demos"),
+                             name=f"load problem: {_problem_where(problem)}")
+        sid = problem.session_id
+        if sid is not None:
+            _properties(case, _annotation_properties(ctx, sid))
+        error = ET.SubElement(case, "error", message=_cut(_one_line(problem.one_line()), 1_000),
+                              type=f"load-{problem.severity}")
+        lines = [f"file: {clean(problem.file)}", f"where: {_problem_where(problem)}"]
+        if problem.field:
+            lines.append(f"field: {clean(problem.field)}")
+        lines.append(f"message: {clean(problem.message)}")
+        if sid is not None:
+            lines += _annotation_lines(ctx, sid)
+        error.text = "\n".join(lines)
+
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"

@@ -1,0 +1,1 @@
+"""The Textual debugger: a thin view over the Textual-free core (see ``make_app``)."""

@@ -1,0 +1,326 @@
+"""The replay-tui App and its factory (shared by the CLI, the tests and the screenshot script).
+
+Threading model: replays run in a thread worker that only posts messages (``messages.py``);
+the handlers on this App own every state change and tell the visible screen to redraw.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Static
+
+from replay_tui.annotations import AnnotationError
+from replay_tui.demos.problems import EpisodeLoadError
+from replay_tui.examples import example_path
+from replay_tui.export import write_report
+from replay_tui.policies import PolicyLoadError
+from replay_tui.runner import Cancelled, StepResult
+from replay_tui.sanitize import strip_control
+from replay_tui.tui.config import Config, load_config
+from replay_tui.tui.messages import EpisodeFailed, EpisodeReplayed, ReplayFinished, ReplayStarted, StepReplayed
+from replay_tui.tui.screens.browser import BrowserScreen
+from replay_tui.tui.screens.help import HelpScreen
+from replay_tui.tui.screens.modals import ExportModal, NoteModal, SettingsModal, TagModal
+from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.workspace import ReplaySettings, Workspace
+
+
+class ReplayApp(App[None]):
+    """Browse recorded episodes, replay them with a policy, judge, triage and export."""
+
+    TITLE = "replay-tui"
+    CSS_PATH = "app.tcss"
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark,f1", "help", "Help", id="app.help"),
+        Binding("p", "settings", "Policy", id="app.settings"),
+        Binding("e", "export", "Export", id="app.export"),
+        Binding("ctrl+x", "cancel_replay", "Cancel replay", show=False, id="app.cancel_replay"),
+        Binding("q", "quit", "Quit", id="app.quit"),
+    ]
+
+    def __init__(self, workspace: Workspace, *, config: Config | None = None, export_dir: Path | None = None):
+        super().__init__()
+        self.workspace = workspace
+        self.config = config or Config()
+        self.export_dir = export_dir or Path.cwd()
+        self.step_results: dict[int, dict[str, StepResult]] = {}
+        self.replaying = False
+        self.cancel_event = threading.Event()
+        self.progress: tuple[int, int] = (0, 0)
+        self.current_replay: tuple[int, str] | None = None
+        self.last_export: Path | None = None
+
+    def on_mount(self) -> None:
+        if self.config.keymap:
+            self.set_keymap(self.config.keymap)
+        self.push_screen(BrowserScreen())
+
+    # -- screens ----------------------------------------------------------------------------
+    @property
+    def browser(self) -> BrowserScreen | None:
+        for screen in self.screen_stack:
+            if isinstance(screen, BrowserScreen):
+                return screen
+        return None
+
+    def stepper_for(self, session_id: int) -> StepperScreen | None:
+        screen = self.screen
+        if isinstance(screen, StepperScreen) and screen.session_id == session_id:
+            return screen
+        return None
+
+    def open_episode(self, session_id: int, *, replay: bool = False) -> None:
+        self.push_screen(StepperScreen(session_id))
+        if replay:
+            self.call_after_refresh(self.start_replay, [session_id])
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        seen: set[str] = set()
+        for owner in (screen, self):
+            for binding in getattr(type(owner), "BINDINGS", []):
+                if not isinstance(binding, Binding) or not binding.description or binding.id in seen:
+                    continue
+                seen.add(binding.id or binding.action)
+                yield SystemCommand(binding.description, f"{binding.id} ({binding.key})",
+                                    self._command_callback(owner, binding.action))
+
+    def _command_callback(self, owner: object, action: str):
+        async def run() -> None:
+            await self.run_action(action, owner)  # type: ignore[arg-type]
+
+        return run
+
+    # -- status -----------------------------------------------------------------------------
+    def update_status(self) -> None:
+        for status in self.screen.query("#status").results(Static):
+            status.update(self.status_text())
+
+    def status_text(self) -> str:
+        ws = self.workspace
+        parts = [f"policy {ws.settings.describe()}"]
+        if self.replaying:
+            done, total = self.progress
+            where = ""
+            if self.current_replay is not None:
+                where = f" · session {self.current_replay[0]} step {self.current_replay[1]}"
+            parts.append(f"replaying {done}/{total}{where} · esc cancels")
+        if ws.results:
+            mismatched = sum(1 for r in ws.results.values() if not r.matched)
+            steps = sum(r.steps_total for r in ws.results.values())
+            matched = sum(r.steps_matched for r in ws.results.values())
+            parts.append(f"{len(ws.results)} replayed · {mismatched} with mismatches · "
+                         f"step accuracy {matched / max(1, steps):.1%}")
+        parts.append(f"notes {ws.annotations.path.name}")
+        return "  │  ".join(parts)
+
+    # -- replay -----------------------------------------------------------------------------
+    def start_replay(self, session_ids: Sequence[int]) -> None:
+        if self.replaying:
+            self.notify("a replay is already running (esc cancels it)", severity="warning")
+            return
+        if not session_ids:
+            self.notify("no episodes to replay", severity="warning")
+            return
+        self.cancel_event = threading.Event()
+        self.replaying = True
+        self.progress = (0, len(session_ids))
+        for session_id in session_ids:
+            self.step_results.pop(session_id, None)
+            self.workspace.results.pop(session_id, None)
+        self._replay_worker(list(session_ids), self.cancel_event)
+        self.update_status()
+
+    @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
+    def _replay_worker(self, session_ids: list[int], cancel: threading.Event) -> None:
+        try:
+            runner = self.workspace.make_runner(on_step=lambda r: self.post_message(StepReplayed(r)), cancel=cancel)
+        except (PolicyLoadError, ValueError) as exc:
+            self.post_message(ReplayFinished(cancelled=False, error=str(exc)))
+            return
+        self.post_message(ReplayStarted(session_ids, self.workspace.settings.describe()))
+        total = len(session_ids)
+        for done, session_id in enumerate(session_ids, start=1):
+            if cancel.is_set():
+                break
+            try:
+                report = runner.run_episode(session_id)
+            except EpisodeLoadError as exc:
+                self.post_message(EpisodeFailed(exc.problem, done, total))
+                continue
+            except Cancelled:  # pragma: no cover - run_episode turns this into a cancelled report
+                break
+            except Exception as exc:  # the UI must survive anything a policy or a file throws
+                self.post_message(ReplayFinished(cancelled=False, error=f"{type(exc).__name__}: {exc}"))
+                return
+            self.post_message(EpisodeReplayed(report, done, total))
+            if report.cancelled:
+                break
+        self.post_message(ReplayFinished(cancelled=cancel.is_set()))
+
+    def action_cancel_replay(self) -> None:
+        if self.replaying:
+            self.cancel_event.set()
+            self.notify("cancelling replay…", timeout=2)
+
+    @on(ReplayStarted)
+    def _replay_started(self, message: ReplayStarted) -> None:
+        self.update_status()
+
+    @on(StepReplayed)
+    def _step_replayed(self, message: StepReplayed) -> None:
+        result = message.result
+        self.step_results.setdefault(result.session_id, {})[result.step_label] = result
+        self.current_replay = (result.session_id, result.step_label)
+        stepper = self.stepper_for(result.session_id)
+        if stepper is not None:
+            stepper.refresh_verdicts()
+        self.update_status()
+
+    @on(EpisodeReplayed)
+    def _episode_replayed(self, message: EpisodeReplayed) -> None:
+        report = message.report
+        self.workspace.record(report)
+        self.step_results[report.session_id] = {step.step_label: step for step in report.steps}
+        self.progress = (message.done, message.total)
+        browser = self.browser
+        if browser is not None and browser.is_current:
+            browser.refresh_rows()
+        stepper = self.stepper_for(report.session_id)
+        if stepper is not None:
+            stepper.refresh_verdicts()
+        self.update_status()
+
+    @on(EpisodeFailed)
+    def _episode_failed(self, message: EpisodeFailed) -> None:
+        self.progress = (message.done, message.total)
+        self.notify(strip_control(message.problem.one_line()), title="Malformed episode", severity="error",
+                    markup=False)
+        self.update_status()
+
+    @on(ReplayFinished)
+    def _replay_finished(self, message: ReplayFinished) -> None:
+        self.replaying = False
+        self.current_replay = None
+        if message.error:
+            self.notify(strip_control(message.error), title="Replay failed", severity="error", markup=False)
+        elif message.cancelled:
+            self.notify("replay cancelled", severity="warning")
+        else:
+            done, total = self.progress
+            bad = sum(1 for r in self.workspace.results.values() if not r.matched)
+            self.notify(f"replayed {done}/{total} · {bad} episodes with mismatches", timeout=3)
+        browser = self.browser
+        if browser is not None:
+            browser.rebuild()
+        if isinstance(self.screen, StepperScreen):
+            self.screen.refresh_verdicts()
+        self.update_status()
+
+    # -- triage -----------------------------------------------------------------------------
+    def _target(self, session_id: int, step_label: str | None) -> str:
+        return f"session {session_id}" + (f" step {step_label}" if step_label else "")
+
+    def tag(self, session_id: int, step_label: str | None) -> None:
+        store = self.workspace.annotations
+        current = store.get(session_id, step_label)
+
+        def apply(label: str | None) -> None:
+            if label is None:
+                return
+            present = store.toggle_tag(session_id, step_label, label)
+            self._save_annotations(f"{'tagged' if present else 'untagged'} {label}")
+
+        self.push_screen(TagModal(self._target(session_id, step_label), store.labels,
+                                  current.tags if current else []), apply)
+
+    def note(self, session_id: int, step_label: str | None) -> None:
+        store = self.workspace.annotations
+        current = store.get(session_id, step_label)
+
+        def apply(text: str | None) -> None:
+            if text is None:
+                return
+            store.set_note(session_id, step_label, text)
+            self._save_annotations("note saved")
+
+        self.push_screen(NoteModal(self._target(session_id, step_label), current.note if current else ""), apply)
+
+    def _save_annotations(self, what: str) -> None:
+        try:
+            path = self.workspace.annotations.save()
+        except OSError as exc:
+            self.notify(f"could not save annotations: {exc}", severity="error", markup=False)
+            return
+        self.notify(f"{what} · saved to {path}", timeout=2, markup=False)
+        if isinstance(self.screen, StepperScreen):
+            self.screen.annotations_changed()
+        browser = self.browser
+        if browser is not None:
+            browser.rebuild()
+        self.update_status()
+
+    # -- app actions ------------------------------------------------------------------------
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def action_settings(self) -> None:
+        def apply(settings: ReplaySettings | None) -> None:
+            if settings is None:
+                return
+            self.workspace.settings = settings
+            self.notify(f"next replay: {settings.describe()}", timeout=2, markup=False)
+            self.update_status()
+            if isinstance(self.screen, StepperScreen):
+                self.screen.show_detail()
+
+        self.push_screen(SettingsModal(self.workspace.settings), apply)
+
+    def action_export(self) -> None:
+        def apply(choice: tuple[str, Path] | None) -> None:
+            if choice is None:
+                return
+            fmt, path = choice
+            try:
+                written = write_report(path, self.workspace.summary(), self.workspace.annotations, fmt)
+            except (OSError, ValueError) as exc:
+                self.notify(f"export failed: {exc}", severity="error", markup=False)
+                return
+            self.last_export = written
+            episodes = len(self.workspace.results)
+            self.notify(f"exported {episodes} replayed episodes to {written}", timeout=3, markup=False)
+
+        if not self.workspace.results:
+            self.notify("nothing replayed yet: the report will list problems only (R replays all)",
+                        severity="warning", timeout=3)
+        self.push_screen(ExportModal(self.export_dir), apply)
+
+
+def make_app(
+    demos: Sequence[str | os.PathLike[str]] | None = None,
+    *,
+    annotations: str | os.PathLike[str] | None = None,
+    config: str | os.PathLike[str] | Config | None = None,
+    settings: ReplaySettings | None = None,
+    export_dir: str | os.PathLike[str] | None = None,
+) -> ReplayApp:
+    """Build the app on demo files (default: the bundled example). Raises DemoFileError,
+    AnnotationError or ConfigError with one-line messages when inputs are unusable."""
+    conf = config if isinstance(config, Config) else load_config(config)
+    specs = list(demos) if demos else [str(example_path())]
+    try:
+        workspace = Workspace.open(specs, annotations_path=annotations, labels=conf.labels, settings=settings)
+    except AnnotationError:
+        raise
+    return ReplayApp(workspace, config=conf, export_dir=Path(export_dir) if export_dir else None)

@@ -1,0 +1,349 @@
+"""The session browser: one row per episode (and per rejected episode), filterable and sortable."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from replay_tui.demos.loader import EpisodeRef
+from replay_tui.demos.problems import LoadProblem
+from replay_tui.sanitize import strip_control
+from replay_tui.tui.widgets.lazy_table import Column, LazyTable
+
+if TYPE_CHECKING:
+    from replay_tui.tui.app import ReplayApp
+    from replay_tui.workspace import Workspace
+
+COLUMNS = (
+    Column("session", "session", 8, justify="right"),
+    Column("instruction", "instruction", flex=True),
+    Column("steps", "steps", 5, justify="right"),
+    Column("reward", "reward", 6, justify="right"),
+    Column("success", "ok", 2),
+    Column("backup", "backup", 6),
+    Column("verdict", "replay", 12),
+    Column("tags", "tags", 18),
+)
+SORTABLE = ("session", "instruction", "steps", "reward", "success", "backup", "verdict", "tags")
+
+
+@dataclass(frozen=True)
+class Row:
+    """A browser row: a usable episode (``ref``) or a problem without an episode."""
+
+    ref: EpisodeRef | None = None
+    problem: LoadProblem | None = None
+
+    @property
+    def session_id(self) -> int | None:
+        return self.ref.session_id if self.ref is not None else None
+
+
+@dataclass
+class Filters:
+    text: str = ""
+    failures: bool = False
+    mismatches: bool = False
+    backup: bool = False
+    tagged: bool = False
+
+    def describe(self) -> str:
+        parts = [name for name in ("failures", "mismatches", "backup", "tagged") if getattr(self, name)]
+        if self.text:
+            parts.append(f"/{self.text}")
+        return " ".join(parts)
+
+
+class BrowserSource:
+    """The rows the browser shows, after filtering and sorting; cells are made on demand."""
+
+    columns: Sequence[Column] = COLUMNS
+
+    def __init__(self, workspace: Workspace, filters: Filters, sort_key: str = "session", reverse: bool = False):
+        self.workspace = workspace
+        self.rows: list[Row] = []
+        self.rebuild(filters, sort_key, reverse)
+
+    def rebuild(self, filters: Filters, sort_key: str, reverse: bool) -> None:
+        ws = self.workspace
+        rows = [Row(ref=ref) for ref in ws.demos.refs] + [Row(problem=p) for p in ws.rejected()]
+        rows = [row for row in rows if self._keep(row, filters)]
+        problems = [row for row in rows if row.ref is None]
+        episodes = [row for row in rows if row.ref is not None]
+        episodes.sort(key=lambda row: self._sort_value(row, sort_key), reverse=reverse)
+        self.rows = episodes + problems
+
+    def _keep(self, row: Row, f: Filters) -> bool:
+        ws = self.workspace
+        if row.ref is None:
+            assert row.problem is not None
+            if f.failures or f.mismatches or f.backup or f.tagged:
+                return False
+            return not f.text or f.text.lower() in row.problem.one_line().lower()
+        ref = row.ref
+        header = ref.header
+        if f.text:
+            needle = f.text.lower()
+            if needle not in header.instruction.lower() and needle not in str(ref.session_id):
+                return False
+        if f.failures and _succeeded(ref):
+            return False
+        if f.backup and not header.completed_by_backup:
+            return False
+        if f.mismatches:
+            report = ws.results.get(ref.session_id)
+            if report is None or report.matched:
+                return False
+        return not (f.tagged and not ws.annotations.episode_tags(ref.session_id))
+
+    def _sort_value(self, row: Row, key: str) -> tuple:
+        ref = row.ref
+        assert ref is not None
+        ws = self.workspace
+        header = ref.header
+        if key == "instruction":
+            return (header.instruction.lower(), ref.session_id)
+        if key == "steps":
+            return (ref.decision_steps, ref.session_id)
+        if key == "reward":
+            return (_reward(ref), ref.session_id)
+        if key == "success":
+            return (_succeeded(ref), ref.session_id)
+        if key == "backup":
+            return (header.completed_by_backup, ref.session_id)
+        if key == "verdict":
+            report = ws.results.get(ref.session_id)
+            rank = 0 if report is None else (2 if report.matched else 1)
+            return (rank, ref.session_id)
+        if key == "tags":
+            return (",".join(ws.annotations.episode_tags(ref.session_id)), ref.session_id)
+        return (ref.session_id,)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def index_of(self, session_id: int | None) -> int | None:
+        for index, row in enumerate(self.rows):
+            if row.session_id == session_id:
+                return index
+        return None
+
+    def row_style(self, index: int) -> str:
+        row = self.rows[index]
+        if row.ref is None or self.workspace.demos.problem_for(row.ref.session_id):
+            return "red"
+        return ""
+
+    def cells(self, index: int) -> Sequence[Text]:
+        row = self.rows[index]
+        if row.ref is None:
+            problem = row.problem
+            assert problem is not None
+            where = "file" if problem.index is None else f"#{problem.index}"
+            message = strip_control(problem.one_line())
+            return [Text(where, style="red"), Text(message, style="red"), Text(""), Text(""), Text(""), Text(""),
+                    Text("problem", style="bold red"), Text("")]
+        ref = row.ref
+        ws = self.workspace
+        header = ref.header
+        reward = _reward(ref)
+        verdict = self._verdict(ref)
+        tags = ws.annotations.episode_tags(ref.session_id)
+        return [
+            Text(str(ref.session_id)),
+            Text(" ".join(strip_control(header.instruction).split())),
+            Text(str(ref.decision_steps)),
+            Text(f"{reward:.2f}", style="green" if reward == 1.0 else ("yellow" if reward > 0 else "red")),
+            Text("✓", style="green") if _succeeded(ref) else Text("✗", style="red"),
+            Text("backup", style="magenta") if header.completed_by_backup else Text(""),
+            verdict,
+            Text(" ".join(tags), style="cyan"),
+        ]
+
+    def _verdict(self, ref: EpisodeRef) -> Text:
+        problem = self.workspace.demos.problem_for(ref.session_id)
+        if problem is not None:
+            return Text("problem", style="bold red")
+        report = self.workspace.results.get(ref.session_id)
+        if report is None:
+            return Text("—", style="dim")
+        if report.cancelled:
+            return Text("cancelled", style="yellow")
+        if report.matched:
+            return Text("✓ matched", style="green")
+        return Text(f"✗ step {report.first_mismatch_step}", style="bold red")
+
+
+def _reward(ref: EpisodeRef) -> float:
+    return ref.header.final_reward if ref.header.final_reward is not None else 0.0
+
+
+def _succeeded(ref: EpisodeRef) -> bool:
+    header = ref.header
+    return header.success if header.success is not None else _reward(ref) == 1.0
+
+
+class BrowserScreen(Screen):
+    """All episodes: open one with enter, replay one or all, filter, sort, tag, export."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter", id="browser.filter"),
+        Binding("s", "sort", "Sort", id="browser.sort"),
+        Binding("S", "reverse_sort", "Reverse", show=False, id="browser.reverse_sort"),
+        Binding("f", "toggle('failures')", "Failures", id="browser.failures"),
+        Binding("m", "toggle('mismatches')", "Mismatches", id="browser.mismatches"),
+        Binding("b", "toggle('backup')", "Backup", show=False, id="browser.backup"),
+        Binding("a", "toggle('tagged')", "Tagged", show=False, id="browser.tagged"),
+        Binding("r", "replay_one", "Replay", id="browser.replay"),
+        Binding("R", "replay_all", "Replay all", id="browser.replay_all"),
+        Binding("t", "tag", "Tag", id="browser.tag"),
+        Binding("n", "note", "Note", show=False, id="browser.note"),
+        Binding("escape", "clear", "Clear", show=False, id="browser.clear"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="browser")
+        self.filters = Filters()
+        self.sort_index = 0
+        self.reverse = False
+
+    @property
+    def replay_app(self) -> ReplayApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="browser-top"):
+            yield Static(id="browser-title")
+            yield Input(placeholder="filter: instruction or session id", id="filter")
+        yield LazyTable(id="episodes")
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.source = BrowserSource(self.replay_app.workspace, self.filters)
+        table = self.query_one("#episodes", LazyTable)
+        table.set_source(self.source, cursor=0)
+        table.focus()
+        self.update_title()
+        self.replay_app.update_status()
+
+    def on_screen_resume(self) -> None:
+        if hasattr(self, "source"):
+            self.rebuild()
+            self.replay_app.update_status()
+
+    @property
+    def table(self) -> LazyTable:
+        return self.query_one("#episodes", LazyTable)
+
+    def current_session(self) -> int | None:
+        if not len(self.source):
+            return None
+        return self.source.rows[self.table.cursor].session_id
+
+    def rebuild(self, keep: int | None = None) -> None:
+        """Re-filter and re-sort, keeping the cursor on the same session when it is still shown."""
+        keep = self.current_session() if keep is None else keep
+        self.source.rebuild(self.filters, SORTABLE[self.sort_index], self.reverse)
+        index = self.source.index_of(keep)
+        self.table.set_source(self.source, cursor=index if index is not None else 0)
+        self.update_title()
+
+    def refresh_rows(self) -> None:
+        self.table.refresh_rows()
+        self.update_title()
+
+    def update_title(self) -> None:
+        ws = self.replay_app.workspace
+        total = len(ws.demos)
+        shown = sum(1 for row in self.source.rows if row.ref is not None)
+        problems = len(ws.rejected()) + sum(1 for ref in ws.demos.refs if ws.demos.problem_for(ref.session_id))
+        text = Text()
+        text.append("replay-tui ", style="bold")
+        text.append(f"{shown}/{total} episodes", style="bold")
+        if problems:
+            text.append(f"  {problems} problems", style="bold red")
+        arrow = "↓" if self.reverse else "↑"
+        text.append(f"  sort: {SORTABLE[self.sort_index]} {arrow}", style="dim")
+        described = self.filters.describe()
+        if described:
+            text.append(f"  filter: {described}", style="cyan")
+        self.query_one("#browser-title", Static).update(text)
+
+    # -- actions ----------------------------------------------------------------------------
+    def action_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filters.text = event.value.strip()
+        self.rebuild()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self) -> None:
+        self.table.focus()
+
+    def action_clear(self) -> None:
+        filter_input = self.query_one("#filter", Input)
+        if self.replay_app.replaying:
+            self.replay_app.action_cancel_replay()
+        elif filter_input.has_focus or filter_input.value:
+            filter_input.value = ""
+            self.table.focus()
+
+    def action_sort(self) -> None:
+        self.sort_index = (self.sort_index + 1) % len(SORTABLE)
+        self.rebuild()
+
+    def action_reverse_sort(self) -> None:
+        self.reverse = not self.reverse
+        self.rebuild()
+
+    @on(LazyTable.HeaderClicked, "#episodes")
+    def _header_clicked(self, event: LazyTable.HeaderClicked) -> None:
+        key = COLUMNS[event.column].key
+        index = SORTABLE.index(key)
+        if index == self.sort_index:
+            self.reverse = not self.reverse
+        self.sort_index = index
+        self.rebuild()
+
+    def action_toggle(self, name: str) -> None:
+        setattr(self.filters, name, not getattr(self.filters, name))
+        self.rebuild()
+
+    @on(LazyTable.Selected, "#episodes")
+    def _open(self, event: LazyTable.Selected) -> None:
+        row = self.source.rows[event.index]
+        if row.ref is not None:
+            self.replay_app.open_episode(row.ref.session_id)
+        elif row.problem is not None:
+            self.notify(strip_control(row.problem.one_line()), title="Load problem", severity="error", markup=False)
+
+    def action_replay_one(self) -> None:
+        session = self.current_session()
+        if session is not None:
+            self.replay_app.open_episode(session, replay=True)
+
+    def action_replay_all(self) -> None:
+        sessions = [row.session_id for row in self.source.rows if row.session_id is not None]
+        self.replay_app.start_replay(sessions)
+
+    def action_tag(self) -> None:
+        session = self.current_session()
+        if session is not None:
+            self.replay_app.tag(session, None)
+
+    def action_note(self) -> None:
+        session = self.current_session()
+        if session is not None:
+            self.replay_app.note(session, None)

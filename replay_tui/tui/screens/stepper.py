@@ -1,0 +1,495 @@
+"""The episode stepper: step list beside observation, prompt and thinking; expected vs predicted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction, PromptError, SubEvent
+from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
+from replay_tui.diff import char_diff
+from replay_tui.env import ReplayStep, replay_steps
+from replay_tui.runner import StepResult
+from replay_tui.sanitize import strip_control
+from replay_tui.tui.widgets.lazy_table import Column, LazyTable
+from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
+
+if TYPE_CHECKING:
+    from replay_tui.tui.app import ReplayApp
+
+STEP_COLUMNS = (
+    Column("mark", "", 1),
+    Column("label", "step", 5),
+    Column("state", "state", 6),
+    Column("action", "recorded action", flex=True),
+)
+ROLE_STYLES = {"system": "bold magenta", "user": "bold cyan", "assistant": "bold green", "tool": "bold yellow"}
+PANES = ("observation", "prompt", "thinking")
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """A row of the step list: a trajectory entry and, when it is replayable, its replay step."""
+
+    position: int
+    entry: Any
+    step: ReplayStep | None
+
+    @property
+    def label(self) -> str | None:
+        return self.step.label if self.step is not None else None
+
+    @property
+    def is_sub_event(self) -> bool:
+        return not isinstance(self.entry, DecisionStep)
+
+
+def build_rows(episode: Episode) -> list[StepRow]:
+    """Every trajectory entry, with item-page actions labelled as the env replays them."""
+    steps = {s.trajectory_index: s for s in replay_steps(episode, include_item_steps=True)}
+    return [StepRow(position, entry, steps.get(position)) for position, entry in enumerate(episode.trajectory)]
+
+
+class StepsSource:
+    columns: Sequence[Column] = STEP_COLUMNS
+
+    def __init__(self, rows: list[StepRow], verdicts: dict[str, StepResult], show_sub_events: bool = True):
+        self.all_rows = rows
+        self.verdicts = verdicts
+        self.rows = rows if show_sub_events else [r for r in rows if not r.is_sub_event]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def verdict(self, index: int) -> StepResult | None:
+        label = self.rows[index].label
+        return self.verdicts.get(label) if label is not None else None
+
+    def row_style(self, index: int) -> str:
+        verdict = self.verdict(index)
+        if verdict is not None and not verdict.match:
+            return "bold red"
+        return "dim" if self.rows[index].is_sub_event and self.rows[index].step is None else ""
+
+    def cells(self, index: int) -> Sequence[Text]:
+        row = self.rows[index]
+        verdict = self.verdict(index)
+        if verdict is None:
+            mark = Text("·", style="dim")
+        elif verdict.match:
+            mark = Text("✓", style="green")
+        else:
+            mark = Text("✗", style="bold red")
+        entry = row.entry
+        if isinstance(entry, DecisionStep):
+            return [mark, Text(row.label or ""), Text(row.step.state if row.step else (entry.state or "")),
+                    Text(strip_control(entry.expected_action))]
+        kind = getattr(entry, "type", "") or type(entry).__name__
+        action = entry.action if isinstance(entry, SubEvent) else None
+        label = Text(f" {row.label}" if row.label else "  ↳", style="dim" if row.label is None else "")
+        text = Text("  " + strip_control(kind), style="italic")
+        if action:
+            text.append(" " + strip_control(action), style="")
+        return [mark, label, Text("Item" if row.step else "", style="dim"), text]
+
+
+def prompt_lines(step: DecisionStep) -> tuple[list[PaneLine], str]:
+    """The prompt as role-labelled lines, or the raw text with the parse error as placeholder."""
+    if not step.llm_prompt:
+        return [], "no prompt recorded"
+    try:
+        messages = step.prompt_messages()
+    except PromptError as exc:
+        lines = [PaneLine(f"⚠ prompt not parsed: {exc}", "bold red"), PaneLine("")]
+        return lines + lines_from_text(step.llm_prompt), ""
+    lines: list[PaneLine] = []
+    for number, message in enumerate(messages):
+        if number:
+            lines.append(PaneLine(""))
+        role = strip_control(message.role)
+        lines.append(PaneLine(f"── {role} ──", ROLE_STYLES.get(role, "bold")))
+        lines.extend(lines_from_text(message.content))
+    return lines, "empty prompt"
+
+
+class StepperScreen(Screen):
+    """One episode, step by step, with the live verdict of the current replay."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "step(1)", "Next step", show=False, id="stepper.next"),
+        Binding("k", "step(-1)", "Prev step", show=False, id="stepper.prev"),
+        Binding("g", "first", "First", show=False, id="stepper.first"),
+        Binding("G", "last", "Last", show=False, id="stepper.last"),
+        Binding("right_square_bracket", "mismatch(1)", "Next mismatch", id="stepper.next_mismatch"),
+        Binding("left_square_bracket", "mismatch(-1)", "Prev mismatch", show=False, id="stepper.prev_mismatch"),
+        Binding("r", "replay", "Replay", id="stepper.replay"),
+        Binding("z", "maximize_pane", "Zoom", id="stepper.zoom"),
+        Binding("ctrl+f", "find", "Find", id="stepper.find"),
+        Binding("f3", "find_next(1)", "Find next", show=False, id="stepper.find_next"),
+        Binding("shift+f3", "find_next(-1)", "Find previous", show=False, id="stepper.find_previous"),
+        Binding("h", "toggle_sub_events", "Sub-events", show=False, id="stepper.sub_events"),
+        Binding("o", "toggle_after", "Obs before/after", show=False, id="stepper.after"),
+        Binding("t", "tag_step", "Tag step", id="stepper.tag_step"),
+        Binding("T", "tag_episode", "Tag episode", show=False, id="stepper.tag_episode"),
+        Binding("n", "note_step", "Note", show=False, id="stepper.note_step"),
+        Binding("N", "note_episode", "Episode note", show=False, id="stepper.note_episode"),
+        Binding("escape", "back", "Back", id="stepper.back"),
+    ]
+
+    def __init__(self, session_id: int):
+        super().__init__(id="stepper")
+        self.session_id = session_id
+        self.episode: Episode | None = None
+        self.problem: LoadProblem | None = None
+        self.rows: list[StepRow] = []
+        self.show_sub_events = True
+        self.show_after = False
+        self.find_hits: list[tuple[str, int]] = []
+        self.find_index = -1
+
+    @property
+    def replay_app(self) -> ReplayApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="episode-title")
+        with Horizontal(id="stepper-body"):
+            yield LazyTable(id="steps")
+            with Vertical(id="stepper-right"):
+                yield Static(id="step-detail")
+                with Horizontal(id="panes"):
+                    yield TextPane("observation", id="observation")
+                    yield TextPane("prompt", id="prompt")
+                    yield TextPane("thinking", id="thinking")
+        yield Input(placeholder="find in panes (enter: next, ↑/↓: previous/next, esc: close)", id="find")
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#find", Input).display = False
+        try:
+            self.episode = self.replay_app.workspace.demos.episode(self.session_id)
+        except EpisodeLoadError as exc:
+            self.problem = exc.problem
+        self.rows = build_rows(self.episode) if self.episode is not None else []
+        self.reload_steps(cursor=0)
+        self.update_title()
+        self.query_one("#steps", LazyTable).focus()
+        self.replay_app.update_status()
+
+    # -- state ------------------------------------------------------------------------------
+    @property
+    def steps_table(self) -> LazyTable:
+        return self.query_one("#steps", LazyTable)
+
+    def verdicts(self) -> dict[str, StepResult]:
+        return self.replay_app.step_results.get(self.session_id, {})
+
+    def reload_steps(self, cursor: int | None = None) -> None:
+        self.source = StepsSource(self.rows, self.verdicts(), self.show_sub_events)
+        self.steps_table.set_source(self.source, cursor=cursor)
+        self.show_current()
+
+    def refresh_verdicts(self) -> None:
+        """A verdict arrived: redraw the marks and the detail of the current step."""
+        self.source.verdicts = self.verdicts()
+        self.steps_table.refresh_rows()
+        self.show_detail()
+        self.update_title()
+
+    def current_row(self) -> StepRow | None:
+        if not len(self.source):
+            return None
+        return self.source.rows[self.steps_table.cursor]
+
+    def update_title(self) -> None:
+        text = Text()
+        text.append(f"session {self.session_id}  ", style="bold")
+        if self.problem is not None:
+            text.append("malformed episode", style="bold red")
+            self.query_one("#episode-title", Static).update(text)
+            return
+        episode = self.episode
+        assert episode is not None
+        reward = episode.reward
+        text.append(f"reward {reward:.2f} ", style="green" if reward == 1.0 else "yellow" if reward else "red")
+        text.append("success  " if episode.succeeded else "failure  ", style="green" if episode.succeeded else "red")
+        if episode.completed_by_backup:
+            text.append("backup  ", style="magenta")
+        verdicts = self.verdicts()
+        if verdicts:
+            bad = sum(1 for v in verdicts.values() if not v.match)
+            text.append(f"{len(verdicts)} replayed, {bad} mismatched  ", style="bold red" if bad else "bold green")
+        tags = self.replay_app.workspace.annotations.episode_tags(self.session_id)
+        if tags:
+            text.append(" ".join(tags) + "  ", style="cyan")
+        text.append("\n")
+        text.append(" ".join(strip_control(episode.instruction).split()), style="italic")
+        self.query_one("#episode-title", Static).update(text)
+
+    @on(LazyTable.Highlighted, "#steps")
+    def _highlighted(self) -> None:
+        self.show_current()
+
+    def show_current(self) -> None:
+        self.show_panes()
+        self.show_detail()
+
+    def show_panes(self) -> None:
+        observation = self.query_one("#observation", TextPane)
+        prompt = self.query_one("#prompt", TextPane)
+        thinking = self.query_one("#thinking", TextPane)
+        row = self.current_row()
+        if self.problem is not None:
+            observation.set_text(None, placeholder="this episode could not be loaded")
+            prompt.set_text(None)
+            thinking.set_text(None)
+            return
+        if row is None:
+            for pane in (observation, prompt, thinking):
+                pane.set_text(None, placeholder="no steps")
+            return
+        entry = row.entry
+        if isinstance(entry, DecisionStep):
+            observation.border_title = "observation after action" if self.show_after else "observation"
+            observation.set_text(entry.observation_after_action if self.show_after else entry.observation_before_llm,
+                                 placeholder="empty observation")
+            lines, placeholder = prompt_lines(entry)
+            prompt.set_lines(lines, placeholder=placeholder)
+            thinking.set_text(entry.llm_thinking, placeholder="no thinking recorded")
+        else:  # a sub-event
+            if isinstance(entry, ItemPageAction):
+                text = entry.observation_after_action if self.show_after else entry.observation_before_action
+                observation.border_title = "observation after action" if self.show_after else "observation"
+            else:
+                text = entry.observation
+                observation.border_title = f"{getattr(entry, 'type', 'event')} observation"
+            observation.set_text(text, placeholder="no observation in this event")
+            prompt.set_text(None, placeholder="sub-events carry no prompt")
+            fields = {k: v for k, v in entry.model_dump().items()
+                      if not k.startswith("observation") and k not in ("type",)}
+            thinking.border_title = "event fields"
+            thinking.set_text("\n".join(f"{k}: {v}" for k, v in fields.items()), placeholder="no fields")
+        if isinstance(entry, DecisionStep):
+            thinking.border_title = "thinking"
+        query = self.query_one("#find", Input).value
+        if query:
+            self.run_find(query)
+
+    def show_detail(self) -> None:
+        detail = self.query_one("#step-detail", Static)
+        if self.problem is not None:
+            text = Text("⚠ ", style="bold red")
+            text.append(strip_control(self.problem.one_line()), style="red")
+            detail.update(text)
+            return
+        row = self.current_row()
+        if row is None:
+            detail.update(Text("this episode has no trajectory entries", style="dim"))
+            return
+        detail.update(self.detail_text(row))
+
+    def detail_text(self, row: StepRow) -> Text:
+        text = Text(no_wrap=False)
+        step = row.step
+        entry = row.entry
+        if step is None:
+            text.append(f"{getattr(entry, 'type', 'event')} ", style="bold")
+            action = entry.action if isinstance(entry, SubEvent) else None
+            if action:
+                text.append("action ", style="dim")
+                text.append(strip_control(action))
+            return text
+        text.append(f"step {step.label}", style="bold")
+        text.append(f"  {step.state}", style="bold cyan")
+        text.append(f"  reward {step.reward:.2f}  done {'yes' if step.done else 'no'}", style="dim")
+        text.append("\navailable  ", style="dim")
+        text.append(strip_control(", ".join(step.available_actions)) or "—")
+        text.append("\nexpected   ", style="dim")
+        text.append(strip_control(step.expected), style="green")
+        verdict = self.verdicts().get(step.label)
+        text.append("\npredicted  ", style="dim")
+        if verdict is None:
+            text.append("— not replayed yet (r replays with " + self.replay_app.workspace.settings.describe() + ")",
+                        style="dim italic")
+        elif verdict.error:
+            text.append(f"policy error: {strip_control(verdict.error)}", style="bold red")
+        elif verdict.match:
+            text.append(strip_control(verdict.predicted), style="green")
+            text.append("  ✓ match", style="bold green")
+        else:
+            for chunk in char_diff(strip_control(step.expected), strip_control(verdict.predicted)):
+                if chunk.op == "equal":
+                    text.append(chunk.text)
+                elif chunk.op == "insert":
+                    text.append(chunk.text, style="bold white on red")
+                else:
+                    text.append(chunk.text, style="strike dim red")
+            text.append("  ✗ mismatch", style="bold red")
+        annotation = self.replay_app.workspace.annotations.get(self.session_id, step.label)
+        if annotation is not None:
+            text.append("\nnotes      ", style="dim")
+            text.append(" ".join(annotation.tags), style="cyan")
+            if annotation.note:
+                text.append("  " + " ".join(strip_control(annotation.note).split()), style="italic")
+        if step.warnings:
+            text.append("\n⚠ " + "; ".join(step.warnings), style="yellow")
+        return text
+
+    # -- navigation -------------------------------------------------------------------------
+    def action_step(self, delta: int) -> None:
+        self.steps_table.set_cursor(self.steps_table.cursor + delta)
+
+    def action_first(self) -> None:
+        self.steps_table.set_cursor(0)
+
+    def action_last(self) -> None:
+        self.steps_table.set_cursor(len(self.source) - 1)
+
+    def action_mismatch(self, direction: int) -> None:
+        cursor = self.steps_table.cursor
+        order = range(cursor + 1, len(self.source)) if direction > 0 else range(cursor - 1, -1, -1)
+        for index in order:
+            verdict = self.source.verdict(index)
+            if verdict is not None and not verdict.match:
+                self.steps_table.set_cursor(index)
+                return
+        self.notify("no further mismatch" if self.verdicts() else "replay first (r) to find mismatches",
+                    severity="warning", timeout=2)
+
+    def action_toggle_sub_events(self) -> None:
+        row = self.current_row()
+        self.show_sub_events = not self.show_sub_events
+        self.reload_steps(cursor=0)
+        if row is not None:
+            for index, candidate in enumerate(self.source.rows):
+                if candidate.position >= row.position:
+                    self.steps_table.set_cursor(index)
+                    break
+
+    def action_toggle_after(self) -> None:
+        self.show_after = not self.show_after
+        self.show_panes()
+
+    def action_maximize_pane(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+            return
+        focused = self.focused
+        if focused is not None and focused.id in (*PANES, "steps"):
+            self.maximize(focused)
+
+    def action_replay(self) -> None:
+        self.replay_app.start_replay([self.session_id])
+
+    def action_back(self) -> None:
+        if self.replay_app.replaying:
+            self.replay_app.action_cancel_replay()
+        elif self.query_one("#find", Input).display:
+            self.close_find()
+        elif self.maximized is not None:
+            self.minimize()
+        else:
+            self.app.pop_screen()
+
+    # -- find -------------------------------------------------------------------------------
+    def action_find(self) -> None:
+        find = self.query_one("#find", Input)
+        find.display = True
+        find.focus()
+
+    def close_find(self) -> None:
+        find = self.query_one("#find", Input)
+        find.value = ""
+        find.display = False
+        self.run_find("")
+        self.steps_table.focus()
+
+    @on(Input.Changed, "#find")
+    def _find_changed(self, event: Input.Changed) -> None:
+        self.run_find(event.value)
+        if self.find_hits:
+            self.action_find_next(1)
+
+    @on(Input.Submitted, "#find")
+    def _find_submitted(self) -> None:
+        self.action_find_next(1)
+
+    def on_key(self, event: Any) -> None:
+        find = self.query_one("#find", Input)
+        if find.has_focus and event.key in ("up", "down"):
+            self.action_find_next(-1 if event.key == "up" else 1)
+            event.stop()
+        elif find.has_focus and event.key == "escape":
+            self.close_find()
+            event.stop()
+
+    def run_find(self, query: str) -> int:
+        self.find_hits = []
+        self.find_index = -1
+        for name in PANES:
+            pane = self.query_one(f"#{name}", TextPane)
+            count = pane.find(query)
+            self.find_hits.extend((name, number) for number in range(count))
+        self.update_find_status()
+        return len(self.find_hits)
+
+    def action_find_next(self, direction: int) -> None:
+        if not self.find_hits:
+            self.update_find_status()
+            return
+        self.find_index = (self.find_index + direction) % len(self.find_hits)
+        current_pane, current_number = self.find_hits[self.find_index]
+        for name in PANES:
+            pane = self.query_one(f"#{name}", TextPane)
+            pane.show_match(current_number if name == current_pane else -1)
+        self.update_find_status()
+
+    def update_find_status(self) -> None:
+        query = self.query_one("#find", Input).value
+        if not query:
+            self.replay_app.update_status()
+            return
+        if not self.find_hits:
+            message = Text(f"find: no match for {query!r}", style="yellow")
+        else:
+            pane, _ = self.find_hits[max(0, self.find_index)]
+            message = Text(f"find: match {max(0, self.find_index) + 1}/{len(self.find_hits)} in {pane}")
+        self.query_one("#status", Static).update(message)
+
+    # -- triage -----------------------------------------------------------------------------
+    def _step_label(self) -> str | None:
+        row = self.current_row()
+        if row is None or row.label is None:
+            self.notify("only steps can be tagged; this row is a sub-event", severity="warning")
+            return None
+        return row.label
+
+    def action_tag_step(self) -> None:
+        label = self._step_label()
+        if label is not None:
+            self.replay_app.tag(self.session_id, label)
+
+    def action_tag_episode(self) -> None:
+        self.replay_app.tag(self.session_id, None)
+
+    def action_note_step(self) -> None:
+        label = self._step_label()
+        if label is not None:
+            self.replay_app.note(self.session_id, label)
+
+    def action_note_episode(self) -> None:
+        self.replay_app.note(self.session_id, None)
+
+    def annotations_changed(self) -> None:
+        self.show_detail()
+        self.update_title()

@@ -1,0 +1,116 @@
+"""Workspace: the demos, their annotations, the replay settings and the latest results.
+
+Textual-free, so the CLI's ``export`` and the TUI build reports from the same object and the same
+functions: for the same run they write the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from replay_tui.actions import CasePolicy
+from replay_tui.annotations import AnnotationStore, data_dir, sidecar_path
+from replay_tui.demos.loader import DemoSet, EpisodeRef, open_demos
+from replay_tui.demos.problems import LoadProblem
+from replay_tui.env import MismatchPolicy, OfflineWebshopEnv
+from replay_tui.policies import builtin_policy, load_policy, policy_name
+from replay_tui.runner import EpisodeReport, Runner, StepResult, SummaryReport, episodes_total, summarize
+
+
+@dataclass
+class ReplaySettings:
+    """Which policy drives a replay and how mismatches and item steps are handled."""
+
+    mode: str = "stub"
+    """``stub``, ``heuristic`` or ``custom`` (the ``policy_spec``)."""
+    policy_spec: str | None = None
+    mismatch: MismatchPolicy = "stop"
+    item_steps: bool = False
+    case: CasePolicy = "exact"
+
+    def make_policy(self) -> tuple[Any, str]:
+        """Build the policy; returns it with the name reports use."""
+        if self.mode == "custom":
+            if not self.policy_spec:
+                raise ValueError("custom mode needs a policy spec (module:attr or file.py:attr)")
+            policy = load_policy(self.policy_spec)
+            return policy, policy_name(policy)
+        return builtin_policy(self.mode), self.mode
+
+    def describe(self) -> str:
+        name = self.policy_spec if self.mode == "custom" else self.mode
+        return f"{name} · {self.mismatch}" + (" · item steps" if self.item_steps else "")
+
+
+def default_annotations_path(demos: DemoSet) -> Path:
+    """The sidecar beside the first demo file; the bundled example's lives in the user data dir."""
+    from replay_tui.examples import example_path
+
+    first = demos.files[0].path if demos.files else Path("replay-tui.json")
+    if first.resolve() == example_path().resolve():
+        return data_dir() / "annotations" / (first.stem + ".annotations.json")
+    return sidecar_path(first)
+
+
+@dataclass
+class Workspace:
+    demos: DemoSet
+    annotations: AnnotationStore
+    settings: ReplaySettings = field(default_factory=ReplaySettings)
+    results: dict[int, EpisodeReport] = field(default_factory=dict)
+    mode_name: str = "stub"
+
+    @classmethod
+    def open(
+        cls,
+        specs: Sequence[str | os.PathLike[str]],
+        *,
+        annotations_path: str | os.PathLike[str] | None = None,
+        labels: Iterable[str] | None = None,
+        settings: ReplaySettings | None = None,
+    ) -> Workspace:
+        """Open demo files and the annotations sidecar (beside the first file unless given)."""
+        demos = open_demos(specs)
+        if annotations_path is None:
+            annotations_path = default_annotations_path(demos)
+        store = AnnotationStore.load(annotations_path, labels)
+        return cls(demos=demos, annotations=store, settings=settings or ReplaySettings())
+
+    # -- replay -----------------------------------------------------------------------------
+    def make_runner(self, *, on_step: Callable[[StepResult], None] | None = None,
+                    cancel: threading.Event | None = None) -> Runner:
+        policy, name = self.settings.make_policy()
+        self.mode_name = name
+        env = OfflineWebshopEnv(self.demos, mismatch_policy=self.settings.mismatch,
+                                include_item_steps=self.settings.item_steps, case=self.settings.case)
+        return Runner(env, policy, mode=name, on_step=on_step, cancel=cancel)
+
+    def record(self, report: EpisodeReport) -> None:
+        self.results[report.session_id] = report
+
+    def clear_results(self) -> None:
+        self.results.clear()
+
+    def summary(self) -> SummaryReport:
+        """The latest results as one report, in demo-file order (what exports write)."""
+        episodes = [self.results[sid] for sid in self.demos.session_ids if sid in self.results]
+        return summarize(
+            episodes, demos_problems=self.demos.problems, episodes_total=episodes_total(self.demos),
+            mode=self.mode_name, mismatch_policy=self.settings.mismatch,
+            include_item_steps=self.settings.item_steps, case=self.settings.case,
+            files=[demo.name for demo in self.demos.files],
+        )
+
+    # -- lookups ----------------------------------------------------------------------------
+    def rejected(self) -> list[LoadProblem]:
+        """Problems of episodes that could not be indexed, and file-level problems (no row of their own)."""
+        usable = {(ref.file.name, ref.index) for ref in self.demos.refs}
+        return [p for p in self.demos.problems if (p.file, p.index) not in usable]
+
+    def ref(self, session_id: int) -> EpisodeRef:
+        return self.demos.ref(session_id)
