@@ -66,8 +66,12 @@ CSV_COLUMNS: tuple[str, ...] = (
 )
 
 
-class ExportError(Exception):
-    """A report that cannot be rendered or written; the message is one line."""
+class ExportError(ValueError):
+    """A report that cannot be rendered or written; the message is one line.
+
+    A ValueError, so callers that catch ``(OSError, ValueError)`` also catch failed writes (which
+    :func:`write_report` re-raises as ExportError).
+    """
 
 
 # --------------------------------------------------------------------------- public API

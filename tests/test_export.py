@@ -548,8 +548,9 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp_files(tmp_path, su
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(fileio.os, "replace", broken_replace)
-    with pytest.raises(ExportError) as info:
+    with pytest.raises(ValueError) as info:  # an ExportError, which callers may catch as ValueError
         write_report(target, summary)
+    assert isinstance(info.value, ExportError) and isinstance(info.value.__cause__, OSError)
     assert "No space left" in str(info.value) and "\n" not in str(info.value)
     assert target.read_text() == "old"
     assert os.listdir(tmp_path) == ["report.json"]

@@ -219,7 +219,8 @@ class ReplayApp(App[None]):
         else:
             done, total = self.progress
             bad = sum(1 for r in self.workspace.results.values() if not r.matched)
-            self.notify(f"replayed {done}/{total} · {bad} episodes with mismatches", timeout=3)
+            self.notify(f"replayed {done}/{total} · {bad} {'episode' if bad == 1 else 'episodes'} with mismatches",
+                        timeout=3)
         browser = self.browser
         if browser is not None:
             browser.rebuild()

@@ -327,7 +327,8 @@ class StepperScreen(Screen):
             text.append(strip_control(verdict.predicted), style="green")
             text.append("  ✓ match", style="bold green")
         else:
-            for chunk in char_diff(strip_control(step.expected), strip_control(verdict.predicted)):
+            text.append("(−expected +predicted) ", style="dim")
+            for chunk in char_diff(strip_control(step.expected), strip_control(verdict.predicted), cleanup=True):
                 if chunk.op == "equal":
                     text.append(chunk.text)
                 elif chunk.op == "insert":

@@ -1,0 +1,63 @@
+"""Write SVG screenshots of the main screens to screenshots/, from the app factory.
+
+    python scripts/screenshots.py
+
+Uses the bundled example, the heuristic policy and a throwaway annotations file, so the
+pictures are reproducible.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from replay_tui.tui.app import ReplayApp, make_app  # noqa: E402
+from replay_tui.workspace import ReplaySettings  # noqa: E402
+
+SIZE = (150, 42)
+OUT = ROOT / "screenshots"
+
+
+async def settle(app: ReplayApp, pilot) -> None:
+    await app.workers.wait_for_complete()
+    for _ in range(100):
+        await pilot.pause(0.02)
+        if not app.replaying:
+            break
+    await pilot.pause(0.1)
+
+
+async def shoot(name: str, keys: list[str], *, mode: str = "heuristic", mismatch: str = "allow") -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        app = make_app(settings=ReplaySettings(mode=mode, mismatch=mismatch),
+                       annotations=Path(scratch) / "demo.annotations.json", export_dir="reports")
+        async with app.run_test(size=SIZE) as pilot:
+            for key in keys:
+                await pilot.press(key)
+                await settle(app, pilot)
+            app.clear_notifications()
+            await pilot.pause(0.1)
+            app.save_screenshot(filename=f"{name}.svg", path=str(OUT))
+    print(f"wrote screenshots/{name}.svg")
+
+
+async def main() -> None:
+    os.environ.setdefault("XDG_DATA_HOME", tempfile.mkdtemp())
+    OUT.mkdir(exist_ok=True)
+    await shoot("browser", [])
+    await shoot("browser-replayed", ["R", "f"])
+    await shoot("stepper-mismatch", ["enter", "r", "g", "right_square_bracket", "right_square_bracket"])
+    await shoot("find", ["enter", "ctrl+f", *"volleyball", "enter"])
+    await shoot("tag", ["enter", "r", "g", "right_square_bracket", "t"])
+    await shoot("export", ["R", "e", "down"])
+    await shoot("help", ["question_mark"])
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,47 @@
+"""SVG snapshots of the main screens (pytest-textual-snapshot; Textual is pinned exactly).
+
+Update after an intended change: ``python -m pytest tests/tui/test_snapshots.py --snapshot-update``.
+"""
+
+from __future__ import annotations
+
+from tests.conftest import episode, good_episode, write_json
+from tests.tui.conftest import SIZE, wait_replay
+
+
+def test_browser(build, snap_compare):
+    assert snap_compare(build(), terminal_size=SIZE)
+
+
+def test_browser_after_replay_all_with_failures_filter(build, snap_compare):
+    async def run_before(pilot):
+        await pilot.press("R")
+        await wait_replay(pilot.app, pilot)
+        await pilot.press("f", "m")
+        await pilot.pause()
+
+    assert snap_compare(build(mode="heuristic"), terminal_size=SIZE, run_before=run_before)
+
+
+def test_stepper_at_first_mismatch(build, snap_compare):
+    async def run_before(pilot):
+        await pilot.press("enter", "r")
+        await wait_replay(pilot.app, pilot)
+        await pilot.press("g", "right_square_bracket", "right_square_bracket")
+        await pilot.pause()
+
+    assert snap_compare(build(mode="heuristic", mismatch="allow"), terminal_size=SIZE, run_before=run_before)
+
+
+def test_help(build, snap_compare):
+    assert snap_compare(build(), terminal_size=SIZE, press=["question_mark"])
+
+
+def test_export_modal(build, snap_compare):
+    assert snap_compare(build(export_dir="reports"), terminal_size=SIZE, press=["e", "down"])
+
+
+def test_problem_rows(build, snap_compare, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # relative paths keep the snapshot free of temp directories
+    write_json(tmp_path / "mixed.json", [good_episode(1), {"trajectory": []}, episode(3, "oops")])
+    assert snap_compare(build(["mixed.json"]), terminal_size=SIZE)
