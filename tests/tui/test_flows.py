@@ -408,3 +408,39 @@ def test_export_dir_default_is_cwd(build, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     app = build(export_dir=None)
     assert app.export_dir == Path.cwd()
+
+
+async def test_acceptance_flow_keys_only(build, tmp_path):
+    """Find a failed episode, replay it with the heuristic, jump to its first mismatch, tag it, export
+    Markdown — using only keys, from the default (stub) start."""
+    app = build()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")  # failures only
+        await pilot.pause()
+        failed = browser_rows(app)[0]
+        assert failed[4] == "✗"
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("p")
+        await pilot.pause()
+        await pilot.press("down", "enter", "ctrl+s")  # heuristic
+        await pilot.pause()
+        assert app.workspace.settings.mode == "heuristic"
+        await pilot.press("r")
+        await wait_replay(app, pilot)
+        await pilot.press("g", "right_square_bracket")
+        screen = app.screen
+        row = screen.current_row()
+        verdict = screen.source.verdict(screen.steps_table.cursor)
+        if verdict is None or verdict.match:  # the first step itself mismatched
+            await pilot.press("g")
+            row = screen.current_row()
+        first_bad = min(label for label, v in app.step_results[int(failed[0])].items() if not v.match)
+        assert row.label == first_bad
+        await pilot.press("t", "1")
+        await pilot.pause()
+        await pilot.press("e", "home", "down", "enter")
+        await pilot.pause()
+    report = (tmp_path / "replay-report.md").read_text()
+    assert f"| {failed[0]} |" in report or f"session {failed[0]}" in report
+    assert "policy-bug" in report
