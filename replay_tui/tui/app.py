@@ -18,7 +18,6 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Static
 
-from replay_tui.annotations import AnnotationError
 from replay_tui.demos.problems import EpisodeLoadError
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
@@ -320,8 +319,5 @@ def make_app(
     AnnotationError or ConfigError with one-line messages when inputs are unusable."""
     conf = config if isinstance(config, Config) else load_config(config)
     specs = list(demos) if demos else [str(example_path())]
-    try:
-        workspace = Workspace.open(specs, annotations_path=annotations, labels=conf.labels, settings=settings)
-    except AnnotationError:
-        raise
+    workspace = Workspace.open(specs, annotations_path=annotations, labels=conf.labels, settings=settings)
     return ReplayApp(workspace, config=conf, export_dir=Path(export_dir) if export_dir else None)
