@@ -140,3 +140,12 @@ def test_generate_writes_a_replayable_file(capsys, tmp_path):
     assert main(["replay", "--demos", str(out), "--item-steps", "--report", str(report), "-q"]) == 0
     data = json.loads(report.read_text())
     assert [e["session_id"] for e in data["episodes"]] == list(range(200, 207))
+
+
+def test_debugger_entry_rejects_unreadable_files_before_starting(capsys, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("not json")
+    code, _, err = run_cli(capsys, str(bad))
+    assert code == 2 and "not a JSON demo file" in err
+    code, _, err = run_cli(capsys, "--config", str(tmp_path / "missing.toml"))
+    assert code == 2 and "no such config file" in err

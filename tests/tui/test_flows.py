@@ -444,3 +444,14 @@ async def test_acceptance_flow_keys_only(build, tmp_path):
     report = (tmp_path / "replay-report.md").read_text()
     assert f"| {failed[0]} |" in report or f"session {failed[0]}" in report
     assert "policy-bug" in report
+
+
+async def test_truncated_file_keeps_its_complete_episodes_and_shows_the_error(build, tmp_path):
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps([good_episode(1), good_episode(2), good_episode(3)])[:-300])
+    app = build([path])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        rows = browser_rows(app)
+        assert [r[0] for r in rows] == ["1", "2", "file"]
+        assert "truncated" in rows[-1][1]
