@@ -68,6 +68,7 @@ class _EpisodeIndex(msgspec.Struct):
 
 
 _SPLIT = msgspec.json.Decoder(list[msgspec.Raw])
+_LINES = msgspec.json.Decoder(msgspec.Raw)
 _INDEX = msgspec.json.Decoder(_EpisodeIndex)
 _HEADER_FIELDS = ("session_id", "instruction", "final_reward", "success", "completed_by_backup")
 
@@ -80,7 +81,7 @@ class EpisodeRef:
     index: int
     raw: Any = field(repr=False)
     """The episode's JSON bytes: a zero-copy view into the memory-mapped file."""
-    header: EpisodeHeader
+    header: HeaderInfo
     decision_steps: int
     sub_events: int
 
@@ -149,6 +150,36 @@ def parse_episode(raw: Any, *, file: str, index: int) -> Episode:
     return Episode.model_validate({**header.model_dump(), "trajectory": entries})
 
 
+@dataclass(slots=True, frozen=True)
+class HeaderInfo:
+    """The episode-level fields the browser shows, validated but without pydantic's per-object cost."""
+
+    session_id: int
+    instruction: str = ""
+    final_reward: float | None = None
+    success: bool | None = None
+    completed_by_backup: bool = False
+
+
+def _header(values: dict[str, Any]) -> HeaderInfo:
+    """Exact types (the common case) are taken as they are; anything else goes through
+    :class:`EpisodeHeader` validation, which coerces numeric strings or raises ValidationError."""
+    reward = values.get("final_reward")
+    if (
+        type(values.get("session_id")) is int
+        and type(values.get("instruction", "")) is str
+        and (reward is None or type(reward) in (float, int))
+        and type(values.get("success", True)) in (bool, type(None))
+        and type(values.get("completed_by_backup", False)) is bool
+    ):
+        return HeaderInfo(values["session_id"], values.get("instruction", ""),
+                          None if reward is None else float(reward), values.get("success"),
+                          values.get("completed_by_backup", False))
+    header = EpisodeHeader.model_validate(values)
+    return HeaderInfo(header.session_id, header.instruction, header.final_reward, header.success,
+                      header.completed_by_backup)
+
+
 class DemoFile:
     """One demo file, memory-mapped and indexed; episodes are parsed on demand."""
 
@@ -212,6 +243,8 @@ class DemoFile:
 
         if base == 1 and self._index_fast():
             return
+        if base == 0 and self._index_lines():
+            return
         self._index_tolerant(pos, base)
 
     def _index_fast(self) -> bool:
@@ -221,6 +254,20 @@ class DemoFile:
         except msgspec.DecodeError as exc:
             self._decode_error = str(exc)
             return False
+        self._index_raws(raws)
+        return True
+
+    def _index_lines(self) -> bool:
+        """Index JSON Lines (one episode object per line); False when a line is not a whole JSON value."""
+        try:
+            raws = _LINES.decode_lines(self._data)
+        except msgspec.DecodeError as exc:
+            self._decode_error = str(exc)
+            return False
+        self._index_raws(raws)
+        return True
+
+    def _index_raws(self, raws: list[Any]) -> None:
         for index, raw in enumerate(raws):
             try:
                 marker = _INDEX.decode(raw)
@@ -232,7 +279,6 @@ class DemoFile:
             values = {name: getattr(marker, name) for name in _HEADER_FIELDS}
             steps = sum(1 for entry in marker.trajectory if entry.step_number is not msgspec.UNSET)
             self._add(index, raw, values, steps, len(marker.trajectory) - steps)
-        return True
 
     def _reject(self, index: int, raw: Any) -> None:
         """Record why an episode that failed the quick index is malformed (full parse names the field)."""
@@ -249,7 +295,7 @@ class DemoFile:
             self._problem("missing", index=index, field_path="session_id")
             return
         try:
-            header = EpisodeHeader.model_validate(values)
+            header = _header(values)
         except ValidationError as exc:
             path, message = _error_text(exc)
             self._problem(message, index=index, session=values.get("session_id"), field_path=path)

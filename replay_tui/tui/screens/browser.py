@@ -71,62 +71,61 @@ class BrowserSource:
     def __init__(self, workspace: Workspace, filters: Filters, sort_key: str = "session", reverse: bool = False):
         self.workspace = workspace
         self.rows: list[Row] = []
+        self._episodes = [Row(ref=ref) for ref in workspace.demos.refs]
+        # What "/" searches, lowercased once: the session id and the instruction.
+        self._haystacks = [f"{ref.session_id} {ref.header.instruction.lower()}" for ref in workspace.demos.refs]
         self.rebuild(filters, sort_key, reverse)
 
     def rebuild(self, filters: Filters, sort_key: str, reverse: bool) -> None:
+        """Filter and sort; work proportional to the rows, no per-row objects created."""
         ws = self.workspace
-        rows = [Row(ref=ref) for ref in ws.demos.refs] + [Row(problem=p) for p in ws.rejected()]
-        rows = [row for row in rows if self._keep(row, filters)]
-        problems = [row for row in rows if row.ref is None]
-        episodes = [row for row in rows if row.ref is not None]
-        episodes.sort(key=lambda row: self._sort_value(row, sort_key), reverse=reverse)
-        self.rows = episodes + problems
+        needle = filters.text.lower()
+        episodes = self._episodes
+        if needle:
+            episodes = [row for row, hay in zip(episodes, self._haystacks, strict=True) if needle in hay]
+        if filters.failures:
+            episodes = [row for row in episodes if not _succeeded(row.ref)]
+        if filters.backup:
+            episodes = [row for row in episodes if row.ref.header.completed_by_backup]
+        if filters.mismatches:
+            results = ws.results
+            episodes = [row for row in episodes
+                        if (report := results.get(row.ref.session_id)) is not None and not report.matched]
+        if filters.tagged:
+            tagged = {a.session_id for a in ws.annotations if a.tags}
+            episodes = [row for row in episodes if row.ref.session_id in tagged]
+        if sort_key != "session" or reverse:
+            episodes = sorted(episodes, key=self._sort_key(sort_key), reverse=reverse)
+        problems = []
+        if not (filters.failures or filters.mismatches or filters.backup or filters.tagged):
+            problems = [Row(problem=p) for p in ws.rejected() if not needle or needle in p.one_line().lower()]
+        self.rows = list(episodes) + problems
 
-    def _keep(self, row: Row, f: Filters) -> bool:
+    def _sort_key(self, key: str):  # a key function for sorted()
         ws = self.workspace
-        if row.ref is None:
-            assert row.problem is not None
-            if f.failures or f.mismatches or f.backup or f.tagged:
-                return False
-            return not f.text or f.text.lower() in row.problem.one_line().lower()
-        ref = row.ref
-        header = ref.header
-        if f.text:
-            needle = f.text.lower()
-            if needle not in header.instruction.lower() and needle not in str(ref.session_id):
-                return False
-        if f.failures and _succeeded(ref):
-            return False
-        if f.backup and not header.completed_by_backup:
-            return False
-        if f.mismatches:
-            report = ws.results.get(ref.session_id)
-            if report is None or report.matched:
-                return False
-        return not (f.tagged and not ws.annotations.episode_tags(ref.session_id))
-
-    def _sort_value(self, row: Row, key: str) -> tuple:
-        ref = row.ref
-        assert ref is not None
-        ws = self.workspace
-        header = ref.header
         if key == "instruction":
-            return (header.instruction.lower(), ref.session_id)
+            return lambda row: (row.ref.header.instruction.lower(), row.ref.session_id)
         if key == "steps":
-            return (ref.decision_steps, ref.session_id)
+            return lambda row: (row.ref.decision_steps, row.ref.session_id)
         if key == "reward":
-            return (_reward(ref), ref.session_id)
+            return lambda row: (_reward(row.ref), row.ref.session_id)
         if key == "success":
-            return (_succeeded(ref), ref.session_id)
+            return lambda row: (_succeeded(row.ref), row.ref.session_id)
         if key == "backup":
-            return (header.completed_by_backup, ref.session_id)
+            return lambda row: (row.ref.header.completed_by_backup, row.ref.session_id)
         if key == "verdict":
-            report = ws.results.get(ref.session_id)
-            rank = 0 if report is None else (2 if report.matched else 1)
-            return (rank, ref.session_id)
+            def verdict_rank(row: Row) -> tuple[int, int]:
+                report = ws.results.get(row.ref.session_id)
+                return (0 if report is None else (2 if report.matched else 1), row.ref.session_id)
+
+            return verdict_rank
         if key == "tags":
-            return (",".join(ws.annotations.episode_tags(ref.session_id)), ref.session_id)
-        return (ref.session_id,)
+            tags: dict[int, str] = {}
+            for annotation in ws.annotations:
+                if annotation.tags:
+                    tags[annotation.session_id] = ",".join(ws.annotations.episode_tags(annotation.session_id))
+            return lambda row: (tags.get(row.ref.session_id, ""), row.ref.session_id)
+        return lambda row: row.ref.session_id
 
     def __len__(self) -> int:
         return len(self.rows)
