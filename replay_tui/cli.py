@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_argument("--policy", metavar="SPEC", help="policy spec for replays (module:attr or file.py:attr)")
     tui.add_argument("--mismatch", choices=MISMATCH_POLICIES, default="stop", help="mismatch policy for replays")
     tui.add_argument("--item-steps", action="store_true", help="replay item-page actions as steps")
+    from replay_tui.verify.cli import register as register_verify
+
+    register_verify(commands)
     generate = commands.add_parser("generate", help="write a synthetic demo file in the exact contract")
     generate.add_argument("out", nargs="?", help="output path (default: webshop_demonstrations_START-END.json)")
     generate.add_argument("--start", type=int, default=0, help="first session id")
@@ -279,7 +282,7 @@ def run_generate(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
-COMMANDS = ("replay", "generate", "tui", "export")
+COMMANDS = ("replay", "generate", "tui", "export", "verify")
 
 
 def run_tui(args: argparse.Namespace) -> int:
@@ -316,6 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_generate(args, out)
         if args.command == "tui":
             return run_tui(args)
+        if hasattr(args, "func"):  # sub-commands registered by their own packages (verify, visual)
+            return args.func(args, out, err)
         parser.print_help()
         return EXIT_OK
     except UsageError as exc:

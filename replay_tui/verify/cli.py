@@ -1,0 +1,192 @@
+"""``replay-tui verify``: check agent answers against WebArena-Verified tasks, deterministically.
+
+    replay-tui verify --tasks TASKS.json --answers ANSWERS.jsonl [--report out.json]
+
+Each answers line is ``{"task_id": N, "response": <object or raw text>}``. Exit codes: 0 when every
+answer succeeds, 1 when any fails (or errors: an unknown task id, a task whose expected answer
+cannot be normalised), 2 on bad input (an unreadable or malformed file, a bad flag value).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from replay_tui.fileio import atomic_write_bytes
+from replay_tui.sanitize import strip_control
+from replay_tui.verify.evaluate import evaluate_many
+from replay_tui.verify.models import Counts, Report, TaskFileError, load_tasks
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+MAX_LISTED = 25
+
+
+class InputError(ValueError):
+    """Bad input for ``verify``: printed as one line, exit code 2."""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``verify`` sub-command to an argparse ``subparsers`` object."""
+    parser = subparsers.add_parser(
+        "verify",
+        help="check agent answers against WebArena-Verified tasks (typed exact matching)",
+        description=(
+            "Check agent answers against the expected answers of WebArena-Verified tasks with "
+            "deterministic, data-type-aware exact matching. Exit 0 when every answer succeeds, "
+            "1 otherwise, 2 on bad input."
+        ),
+    )
+    parser.add_argument("--tasks", required=True, metavar="TASKS.json", help="tasks file (e.g. webarena-verified.json)")
+    parser.add_argument(
+        "--answers",
+        required=True,
+        metavar="ANSWERS.jsonl",
+        help='one answer per line: {"task_id": N, "response": <object or raw text>}',
+    )
+    parser.add_argument("--report", metavar="OUT.json", help="write the full report as JSON (sorted keys)")
+    parser.add_argument(
+        "--site-url",
+        action="append",
+        default=[],
+        metavar="SITE=URL",
+        help="base URL a site was served from (e.g. gitlab=http://localhost:8023), to read URLs in answers "
+        "as __SITE__ placeholders; repeatable",
+    )
+    parser.set_defaults(func=run)
+
+
+def read_answers(path: str | Path) -> list[tuple[int, int, Any]]:
+    """Read an answers JSONL file into ``(line number, task_id, response)`` triples."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    answers: list[tuple[int, int, Any]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
+        if not isinstance(item, dict):
+            raise InputError(f"{path}:{number}: expected an object with task_id and response")
+        task_id = item.get("task_id")
+        if isinstance(task_id, str) and task_id.strip().isdigit():
+            task_id = int(task_id)
+        if isinstance(task_id, bool) or not isinstance(task_id, int):
+            raise InputError(f"{path}:{number}: task_id must be an integer, got {task_id!r}")
+        if "response" not in item:
+            raise InputError(f"{path}:{number}: no 'response' key")
+        answers.append((number, task_id, item["response"]))
+    if not answers:
+        raise InputError(f"{path}: no answers")
+    return answers
+
+
+def parse_site_urls(values: list[str]) -> dict[str, list[str]]:
+    """``["gitlab=http://host:8023", ...]`` -> ``{"gitlab": ["http://host:8023"], ...}``."""
+    urls: dict[str, list[str]] = {}
+    for value in values or []:
+        site, sep, url = value.partition("=")
+        if not sep or not site.strip() or not url.strip():
+            raise InputError(f"--site-url expects SITE=URL, got {value!r}")
+        urls.setdefault(site.strip().strip("_").lower(), []).append(url.strip())
+    return urls
+
+
+def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Run ``verify``; print a summary to ``out``, one-line errors to ``err``; return the exit code."""
+    try:
+        site_urls = parse_site_urls(getattr(args, "site_url", []))
+        tasks = load_tasks(args.tasks)
+        answers = read_answers(args.answers)
+    except (InputError, TaskFileError) as exc:
+        err.print(Text(f"replay-tui verify: error: {strip_control(str(exc))}"), soft_wrap=True)
+        return EXIT_USAGE
+    report = evaluate_many(tasks, answers, site_urls=site_urls)
+    if args.report:
+        try:
+            atomic_write_bytes(args.report, report.to_json_bytes())
+        except OSError as exc:
+            message = f"cannot write report {args.report}: {exc.strerror or exc}"
+            err.print(Text(f"replay-tui verify: error: {strip_control(message)}"), soft_wrap=True)
+            return EXIT_USAGE
+    out.print(render_summary(report, tasks_total=len(tasks)))
+    if args.report:
+        out.print(Text(f"report written to {args.report}"))
+    return EXIT_OK if report.summary.overall.success == report.summary.overall.total else EXIT_FAILED
+
+
+def _counts_table(title: str, label: str, groups: dict[str, Counts]) -> Table:
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    table.add_column(label)
+    for name in ("total", "success", "failure", "error"):
+        table.add_column(name, justify="right")
+    for key in sorted(groups):
+        c = groups[key]
+        table.add_row(
+            Text(strip_control(key)),
+            Text(str(c.total)),
+            Text(str(c.success), style="green" if c.success else ""),
+            Text(str(c.failure), style="red" if c.failure else ""),
+            Text(str(c.error), style="yellow" if c.error else ""),
+        )
+    return table
+
+
+def render_summary(report: Report, tasks_total: int | None = None) -> RenderableType:
+    """A readable summary of a report: totals, per site, per data type, and the failing lines."""
+    overall = report.summary.overall
+    head = Text()
+    head.append(f"verified {overall.total} answer(s)")
+    if tasks_total is not None:
+        head.append(f" against {tasks_total} task(s)")
+    head.append(": ")
+    head.append(f"{overall.success} success", style="green")
+    head.append(", ")
+    head.append(f"{overall.failure} failure", style="red" if overall.failure else "")
+    head.append(", ")
+    head.append(f"{overall.error} error", style="yellow" if overall.error else "")
+    parts: list[RenderableType] = [
+        head,
+        Text(""),
+        _counts_table("per site", "site", report.summary.per_site),
+        Text(""),
+        _counts_table("per data type", "data type", report.summary.per_data_type),
+    ]
+    bad = [r for r in report.results if r.status != "success"]
+    if bad:
+        table = Table(title="not successful", title_justify="left", show_edge=False, pad_edge=False)
+        for column in ("line", "task", "status", "assertion", "detail"):
+            table.add_column(column, overflow="fold")
+        for result in bad[:MAX_LISTED]:
+            specific = [a for a in result.assertions if a.kind != "array_values_mismatch"]
+            first = (specific or result.assertions or [None])[0]
+            name = first.name if first else ""
+            detail = first.message if first else (result.error_msg or "")
+            more = len(result.assertions) - 1
+            if more > 0:
+                detail += f" (+{more} more)"
+            table.add_row(
+                Text(str(result.line if result.line is not None else "")),
+                Text(str(result.task_id)),
+                Text(result.status, style="red" if result.status == "failure" else "yellow"),
+                Text(strip_control(name)),
+                Text(_clip(strip_control(detail))),
+            )
+        parts += [Text(""), table]
+        if len(bad) > MAX_LISTED:
+            parts.append(Text(f"... and {len(bad) - MAX_LISTED} more (see --report)"))
+    return Group(*parts)
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

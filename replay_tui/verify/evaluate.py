@@ -1,0 +1,247 @@
+"""Task + agent answer -> verdict, following upstream's AgentResponseEvaluator flow.
+
+1. Read the answer (:func:`~replay_tui.verify.models.extract_response`).
+2. Normalise the expected answer *strictly* (a failure is an ``error`` verdict: the task is broken).
+3. Normalise the actual answer *leniently*, over the fixed keys ``task_type``, ``status`` and
+   ``retrieved_data`` (``performed_operation`` is the legacy name of ``task_type``; a missing
+   ``retrieved_data`` is null; other keys such as ``error_details`` are ignored).
+4. Compare ``task_type`` and ``status`` (any case), then, for retrieve tasks only, ``retrieved_data``
+   structurally by the task's ``results_schema``.
+
+Only the answer is checked: evaluators that need a network trace (``NetworkEventEvaluator``) are
+listed in ``skipped_evaluators`` and do not change the verdict.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from replay_tui.verify.compare import compare
+from replay_tui.verify.models import (
+    Assertion,
+    EvaluatorResult,
+    Report,
+    Task,
+    TaskResult,
+    TaskType,
+    extract_response,
+)
+from replay_tui.verify.normalize import (
+    Raw,
+    normalize_retrieved_data,
+    schema_data_types,
+    to_display,
+    to_jsonable,
+)
+from replay_tui.verify.types import REGISTRY, STRING, Side
+
+SiteUrls = Mapping[str, Sequence[str]]
+"""Site name (``gitlab``, ``GITLAB`` or ``__GITLAB__``) -> the base URLs it was served from."""
+
+
+def placeholder(site: str) -> str:
+    """``"shopping_admin"`` -> ``"__SHOPPING_ADMIN__"``."""
+    return f"__{site.strip('_').upper()}__"
+
+
+def sides_for(sites: Iterable[str], site_urls: SiteUrls | None = None) -> tuple[Side, Side]:
+    """The expected and actual :class:`Side` for a task, with URL (de)rendering for its sites."""
+    urls = {key.strip("_").lower(): list(values) for key, values in (site_urls or {}).items()}
+    pairs = [(base.rstrip("/"), placeholder(site)) for site in sites for base in urls.get(site.lower(), []) if base]
+    if not pairs:
+        return Side(expected=True), Side(expected=False)
+    pairs.sort(key=lambda pair: -len(pair[0]))
+    bases = {ph: base for base, ph in reversed(pairs)}
+
+    def derender(text: str) -> str:
+        for base, ph in pairs:
+            text = re.sub(re.escape(base), ph, text, flags=re.IGNORECASE)
+        return text
+
+    def render(text: str) -> str:
+        for ph, base in bases.items():
+            if text.startswith(ph):
+                return base + text[len(ph) :]
+        return text
+
+    return (
+        Side(expected=True, derender=derender, render=render),
+        Side(expected=False, derender=derender, render=render),
+    )
+
+
+def _is_empty(value: Any) -> bool:
+    return not value and not isinstance(value, (int, float, bool))
+
+
+def evaluate(task: Task, response: Any, *, site_urls: SiteUrls | None = None, line: int | None = None) -> TaskResult:
+    """Verify one answer (an object, or raw text) to ``task``."""
+    config = task.agent_response_config
+    try:
+        data_types = schema_data_types(config.results_schema)
+    except Exception:
+        data_types = []
+    result = evaluate_agent_response(task, response, site_urls=site_urls)
+    return TaskResult.from_evaluators(
+        [result],
+        line=line,
+        task_id=task.task_id,
+        intent_template_id=task.intent_template_id,
+        sites=list(task.sites),
+        task_revision=task.revision,
+        data_types=data_types,
+        skipped_evaluators=task.other_evaluators,
+    )
+
+
+def evaluate_agent_response(task: Task, response: Any, *, site_urls: SiteUrls | None = None) -> EvaluatorResult:
+    """Run the answer check of ``task`` on ``response``: the ``AgentResponseEvaluator`` result."""
+    config = task.agent_response_config
+    expected_side, actual_side = sides_for(task.sites, site_urls)
+    expected: dict[str, Any] | None = None
+    actual: Any = None
+    try:
+        is_retrieve = config.task_type is TaskType.RETRIEVE
+        expected = {
+            "task_type": STRING.make(config.task_type.value, expected_side),
+            "status": STRING.make(config.status.value, expected_side),
+            "retrieved_data": normalize_retrieved_data(config.retrieved_data, config.results_schema, expected_side),
+        }
+        value = extract_response(response)
+        actual = _normalize_actual(value, is_retrieve, expected["retrieved_data"], config.results_schema, actual_side)
+        assertions = compare(expected, actual, path="agent_response", ignored_keys={"retrieved_data"})
+        if isinstance(actual, dict) and is_retrieve:
+            assertions.extend(
+                _compare_retrieved_data(expected["retrieved_data"], actual["retrieved_data"], config.ordered)
+            )
+        return EvaluatorResult.create(
+            assertions=assertions,
+            actual=to_jsonable(response),
+            actual_normalized=to_display(actual),
+            expected=to_display(expected),
+        )
+    except Exception as exc:  # a broken task (or a bug) is an error verdict, never a crash
+        return EvaluatorResult.create(
+            error_msg=f"task {task.task_id}: {type(exc).__name__}: {exc}",
+            actual=to_jsonable(response),
+            actual_normalized=to_display(actual),
+            expected=to_display(expected),
+        )
+
+
+def _normalize_actual(value: Any, is_retrieve: bool, expected_data: Any, schema: Any, side: Side) -> Any:
+    if not isinstance(value, dict):
+        return value  # compared against an object: agent_response_invalid_format (or _none_mismatch)
+    actual: dict[str, Any] = {}
+    for key in ("task_type", "status"):
+        source = key if key in value else "performed_operation" if key == "task_type" else None
+        if source is None or source not in value:
+            continue  # agent_response_keys_mismatch
+        raw = value[source]
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            actual[key] = None
+        elif isinstance(raw, str):
+            actual[key] = STRING.make(raw.strip(), side)
+        else:
+            actual[key] = Raw(raw, "string", f"expected text, got {type(raw).__name__}")
+    data = value.get("retrieved_data")
+    if not is_retrieve or _is_empty(data):
+        actual["retrieved_data"] = None
+    elif expected_data is None:
+        actual["retrieved_data"] = Raw(data, "null", "no data expected")  # reported as retrieved_data_unexpected
+    else:
+        actual["retrieved_data"] = normalize_retrieved_data(data, schema, side)
+    return actual
+
+
+def _compare_retrieved_data(expected: Any, actual: Any, ordered: bool) -> list[Assertion]:
+    if expected is None and actual is None:
+        return []
+    if expected is None:
+        return [
+            Assertion(
+                name="retrieved_data_unexpected",
+                kind="unexpected",
+                path="retrieved_data",
+                expected=None,
+                actual=to_display(actual),
+                message="expected no retrieved_data, got some",
+            )
+        ]
+    if actual is None:
+        return [
+            Assertion(
+                name="retrieved_data_missing_or_null",
+                kind="missing_or_null",
+                path="retrieved_data",
+                expected=to_display(expected),
+                actual=None,
+                message=f"expected {len(expected)} item(s) of retrieved_data, got none (null or empty)",
+            )
+        ]
+    return compare(expected, actual, path="retrieved_data", ordered=ordered)
+
+
+def evaluate_many(
+    tasks: Mapping[int, Task], answers: Iterable[tuple[Any, ...]], *, site_urls: SiteUrls | None = None
+) -> Report:
+    """Verify answers in order: ``(task_id, response)`` or ``(line, task_id, response)`` tuples.
+
+    An answer to a task id that is not in ``tasks`` is an ``error`` line.
+    """
+    results: list[TaskResult] = []
+    for index, answer in enumerate(answers, start=1):
+        line, task_id, response = answer if len(answer) == 3 else (index, *answer)
+        task = tasks.get(task_id)
+        if task is None:
+            results.append(
+                TaskResult(
+                    line=line, task_id=task_id, status="error", score=0.0, error_msg=f"unknown task_id {task_id}"
+                )
+            )
+            continue
+        results.append(evaluate(task, response, site_urls=site_urls, line=line))
+    return Report.of(results)
+
+
+# --------------------------------------------------------------------------------------------------
+# Reference answers: a task's own expected answer, as an agent would give it
+# --------------------------------------------------------------------------------------------------
+
+
+def reference_response(task: Task, choice: int = 0) -> dict[str, Any]:
+    """The answer a perfect agent would give: the expected answer with one value per alternative.
+
+    ``choice`` picks which alternative (0 = first, -1 = last) wherever the expected answer offers
+    several. Patterns are given as written (an answer equal to a pattern's text matches it).
+    """
+    config = task.agent_response_config
+    data = config.retrieved_data
+    if data is not None:
+        items = config.results_schema.get("items") if config.results_schema else None
+        data = [_pick(item, items or {}, choice) for item in data]
+    return {
+        "task_type": config.task_type.value,
+        "status": config.status.value,
+        "retrieved_data": data,
+        "error_details": None,
+    }
+
+
+def _pick(value: Any, schema: Mapping[str, Any], choice: int) -> Any:
+    kind = schema.get("type") if not schema.get("format") else None
+    if kind == "object":
+        if not isinstance(value, dict):
+            return value
+        props = schema.get("properties") or {}
+        return {k: (None if v is None else _pick(v, props.get(k) or {}, choice)) for k, v in value.items()}
+    if kind == "array":
+        if isinstance(value, list):
+            return [_pick(v, schema.get("items") or {}, choice) for v in value]
+        return value
+    dtype = REGISTRY.get(str(schema.get("format") or schema.get("type") or "string"))
+    if dtype is not None and dtype.is_alternatives(value) and value:
+        return value[choice]
+    return value
