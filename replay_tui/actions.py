@@ -11,14 +11,17 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
-CasePolicy = Literal["exact", "lower", "env"]
-"""How letter case counts when comparing actions.
+CasePolicy = Literal["exact", "lower", "env", "typed"]
+"""How actions are compared.
 
 ``exact`` (the default) keeps case; ``lower`` lowercases both actions entirely; ``env`` lowercases
-only the bracket argument, as the WebShop engine itself does before using it.
+only the bracket argument, as the WebShop engine itself does before using it; ``typed`` compares
+the kind, then the argument by what it is (search keywords as normalised text, item ids exactly,
+buttons and option values without case), with the verifier's machinery
+(:func:`replay_tui.verify.actions.compare_actions`).
 """
 
-CASE_POLICIES: tuple[str, ...] = ("exact", "lower", "env")
+CASE_POLICIES: tuple[str, ...] = ("exact", "lower", "env", "typed")
 
 # Buttons whose text is fixed in WebShop's templates.
 NEXT = "Next >"
@@ -169,6 +172,8 @@ def normalize_action(action: str, case: CasePolicy = "exact") -> str:
     ``" click[ Next  > ] "`` becomes ``"click[Next >]"``. Case follows ``case``. Text that is not
     of the form ``kind[argument]`` is only stripped, collapsed and case-folded.
     """
+    if case == "typed":
+        case = "env"  # the closest string form; typed comparison goes through actions_match
     text = _SPACES.sub(" ", (action or "").strip())
     parsed = try_parse_action(text)
     if parsed is not None:
@@ -182,5 +187,10 @@ def normalize_action(action: str, case: CasePolicy = "exact") -> str:
 
 
 def actions_match(predicted: str, expected: str, case: CasePolicy = "exact") -> bool:
-    """True when two action strings are equal after :func:`normalize_action`."""
+    """True when two action strings are equal after :func:`normalize_action` (or, with ``typed``,
+    when the typed comparison finds no differing part)."""
+    if case == "typed":
+        from replay_tui.verify.actions import compare_actions  # the verifier builds on this module
+
+        return compare_actions(expected, predicted).match
     return normalize_action(predicted, case) == normalize_action(expected, case)

@@ -75,7 +75,8 @@ def _add_replay_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--item-steps", action="store_true",
                         help="also replay item-page actions (Description, options, Buy Now) as steps")
     parser.add_argument("--case", choices=CASE_POLICIES, default="exact",
-                        help="letter case when comparing actions (default: exact)")
+                        help="how actions are compared: exact (default), lower, env (argument case-insensitive), "
+                             "typed (by argument kind: keywords normalised, item ids exact, buttons/options any case)")
     parser.add_argument("--report", metavar="OUT.EXT",
                         help="write a report; the format follows the suffix: .json .md .csv .html .xml (JUnit)")
     parser.add_argument("--report-steps", action="store_true",
@@ -114,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_argument("--policy", metavar="SPEC", help="policy spec for replays (module:attr or file.py:attr)")
     tui.add_argument("--mismatch", choices=MISMATCH_POLICIES, default="stop", help="mismatch policy for replays")
     tui.add_argument("--item-steps", action="store_true", help="replay item-page actions as steps")
+    tui.add_argument("--case", choices=CASE_POLICIES, default="exact", help="how actions are compared")
     from replay_tui.verify.cli import register as register_verify
 
     register_verify(commands)
@@ -291,7 +293,7 @@ def run_tui(args: argparse.Namespace) -> int:
     from replay_tui.workspace import ReplaySettings
 
     settings = ReplaySettings(mode="custom" if args.policy else args.mode, policy_spec=args.policy,
-                              mismatch=args.mismatch, item_steps=args.item_steps)
+                              mismatch=args.mismatch, item_steps=args.item_steps, case=args.case)
     try:
         app = make_app(args.demos or None, annotations=args.annotations, config=args.config, settings=settings)
     except (DemoFileError, AnnotationError, ConfigError) as exc:

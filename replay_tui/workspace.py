@@ -44,7 +44,8 @@ class ReplaySettings:
 
     def describe(self) -> str:
         name = self.policy_spec if self.mode == "custom" else self.mode
-        return f"{name} · {self.mismatch}" + (" · item steps" if self.item_steps else "")
+        return (f"{name} · {self.mismatch}" + (" · item steps" if self.item_steps else "")
+                + ("" if self.case == "exact" else f" · {self.case} comparison"))
 
 
 def default_annotations_path(demos: DemoSet) -> Path:

@@ -76,3 +76,11 @@ def test_case_policy_defaults_to_exact():
 def test_brackets_buttons_must_be_exact():
     assert not actions_match("click[Next]", "click[Next >]")
     assert not actions_match("click[<Prev]", "click[< Prev]")
+
+
+def test_typed_comparison_reads_arguments_by_kind():
+    assert actions_match("search[Long  Clip-In hair extension.]", "search[long clip in hair extension]", case="typed")
+    assert actions_match("click[next >]", "click[Next >]", case="typed")
+    assert actions_match("click[LARGE]", "click[large]", case="typed")
+    assert not actions_match("click[b09c337k8s]", "click[B09C337K8S]", case="typed")  # item ids are exact
+    assert not actions_match("click[Next >]", "search[Next >]", case="typed")

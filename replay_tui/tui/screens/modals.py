@@ -159,6 +159,8 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
                 yield RadioButton("allow: force the recorded action, go on", value=s.mismatch == "allow",
                                   id="mismatch-allow")
             yield Checkbox("replay item-page actions as steps", value=s.item_steps, id="item-steps")
+            yield Checkbox("typed comparison (keywords normalised, item ids exact, buttons any case)",
+                           value=s.case == "typed", id="typed")
             with Horizontal(classes="buttons"):
                 yield Button("Apply", variant="primary", id="apply")
                 yield Button("Cancel", id="cancel")
@@ -174,7 +176,9 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
             return
         self.dismiss(replace(self.settings, mode=mode_name, policy_spec=spec,
                              mismatch=(mismatch or "mismatch-stop").removeprefix("mismatch-"),  # type: ignore[arg-type]
-                             item_steps=self.query_one("#item-steps", Checkbox).value))
+                             item_steps=self.query_one("#item-steps", Checkbox).value,
+                             case="typed" if self.query_one("#typed", Checkbox).value
+                             else ("exact" if self.settings.case == "typed" else self.settings.case)))
 
     @on(Button.Pressed, "#cancel")
     def _cancel(self) -> None:

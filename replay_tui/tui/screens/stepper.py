@@ -22,6 +22,7 @@ from replay_tui.runner import StepResult
 from replay_tui.sanitize import strip_control
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
+from replay_tui.verify.actions import compare_actions
 
 if TYPE_CHECKING:
     from replay_tui.tui.app import ReplayApp
@@ -336,6 +337,9 @@ class StepperScreen(Screen):
                 else:
                     text.append(chunk.text, style="strike dim red")
             text.append("  ✗ mismatch", style="bold red")
+            why = compare_actions(step.expected, verdict.predicted)
+            text.append("\nwhy        ", style="dim")
+            text.append(strip_control(why.message), style="yellow")
         annotation = self.replay_app.workspace.annotations.get(self.session_id, step.label)
         if annotation is not None:
             text.append("\nnotes      ", style="dim")
