@@ -58,6 +58,7 @@ def register(subparsers: Any) -> None:
         help="base URL a site was served from (e.g. gitlab=http://localhost:8023), to read URLs in answers "
         "as __SITE__ placeholders; repeatable",
     )
+    parser.add_argument("--tui", action="store_true", help="browse the verdicts and assertions in the debugger")
     parser.set_defaults(func=run)
 
 
@@ -118,6 +119,10 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             message = f"cannot write report {args.report}: {exc.strerror or exc}"
             err.print(Text(f"replay-tui verify: error: {strip_control(message)}"), soft_wrap=True)
             return EXIT_USAGE
+    if getattr(args, "tui", False):
+        from replay_tui.tui.verify_app import VerifyApp
+
+        VerifyApp(report, tasks).run()
     out.print(render_summary(report, tasks_total=len(tasks)))
     if args.report:
         out.print(Text(f"report written to {args.report}"))

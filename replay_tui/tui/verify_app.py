@@ -1,0 +1,176 @@
+"""The verify browser: tasks and answers with their verdicts and named assertions.
+
+``replay-tui verify --tasks T.json --answers A.jsonl --tui`` opens it on the same report the
+headless command prints, built by the same core (:mod:`replay_tui.verify`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from replay_tui.sanitize import strip_control
+from replay_tui.tui.screens.help import HelpScreen
+from replay_tui.tui.widgets.lazy_table import Column, LazyTable
+from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
+from replay_tui.verify.models import Report, Task, TaskResult
+
+STATUS_STYLES = {"success": "green", "failure": "bold red", "error": "bold yellow"}
+COLUMNS = (
+    Column("line", "line", 5, justify="right"),
+    Column("task", "task", 5, justify="right"),
+    Column("status", "status", 8),
+    Column("assertions", "fails", 5, justify="right"),
+    Column("sites", "sites", 16),
+    Column("types", "data types", 16),
+    Column("intent", "intent", flex=True),
+)
+
+
+class ResultsSource:
+    columns: Sequence[Column] = COLUMNS
+
+    def __init__(self, report: Report, tasks: dict[int, Task], failures_only: bool = False):
+        self.tasks = tasks
+        self.rows = [r for r in report.results if not failures_only or r.status != "success"]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def row_style(self, index: int) -> str:
+        return "" if self.rows[index].status == "success" else "red"
+
+    def cells(self, index: int) -> Sequence[Text]:
+        result = self.rows[index]
+        task = self.tasks.get(result.task_id)
+        count = sum(len(e.assertions) for e in result.evaluators_results)
+        return [
+            Text(str(result.line or "")),
+            Text(str(result.task_id)),
+            Text(result.status, style=STATUS_STYLES.get(result.status, "")),
+            Text(str(count) if count else ""),
+            Text(",".join(result.sites)),
+            Text(",".join(result.data_types), style="cyan"),
+            Text(" ".join(strip_control(task.intent if task else result.error_msg or "").split())),
+        ]
+
+
+def _show(value: Any) -> str:
+    return strip_control(json.dumps(value, ensure_ascii=False, default=str, sort_keys=True))
+
+
+def detail_lines(result: TaskResult, task: Task | None) -> list[PaneLine]:
+    """The verdict of one answer: intent, each evaluator's assertions with path, expected and actual."""
+    lines = [PaneLine(f"task {result.task_id} · {result.status} · score {result.score:.0f}",
+                      STATUS_STYLES.get(result.status, "bold"))]
+    if task is not None:
+        lines += lines_from_text(task.intent, "italic")
+    if result.error_msg:
+        lines.append(PaneLine(f"error: {strip_control(result.error_msg)}", "bold yellow"))
+    for evaluator in result.evaluators_results:
+        lines.append(PaneLine(""))
+        lines.append(PaneLine(f"── {evaluator.evaluator_name}: {evaluator.status} ──", "bold"))
+        if evaluator.error_msg:
+            lines.append(PaneLine(f"error: {strip_control(evaluator.error_msg)}", "yellow"))
+        for assertion in evaluator.assertions:
+            lines.append(PaneLine(f"✗ {assertion.name}  at {assertion.path}", "bold red"))
+            if assertion.message:
+                lines += lines_from_text("  " + assertion.message)
+            lines.append(PaneLine(f"  expected  {_show(assertion.expected)}", "green"))
+            lines.append(PaneLine(f"  actual    {_show(assertion.actual)}", "red"))
+        lines.append(PaneLine("expected (normalised)", "dim"))
+        lines += lines_from_text(_show(evaluator.expected))
+        lines.append(PaneLine("actual (normalised)", "dim"))
+        lines += lines_from_text(_show(evaluator.actual_normalized if evaluator.actual_normalized is not None
+                                       else evaluator.actual))
+    if result.skipped_evaluators:
+        lines.append(PaneLine(""))
+        lines.append(PaneLine("not run here: " + ", ".join(result.skipped_evaluators), "dim"))
+    return lines
+
+
+class VerifyScreen(Screen):
+    """One row per answer line; the selected answer's assertions beside the table."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f", "toggle_failures", "Failures", id="verify.failures"),
+        Binding("escape,q", "app.quit", "Quit", id="verify.quit"),
+    ]
+
+    def __init__(self, report: Report, tasks: dict[int, Task]):
+        super().__init__(id="verify")
+        self.report = report
+        self.tasks = tasks
+        self.failures_only = False
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="verify-title")
+        with Horizontal(id="verify-body"):
+            yield LazyTable(id="results")
+            yield TextPane("assertions", id="assertion-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.reload()
+        self.query_one("#results", LazyTable).focus()
+
+    def reload(self) -> None:
+        self.source = ResultsSource(self.report, self.tasks, self.failures_only)
+        self.query_one("#results", LazyTable).set_source(self.source, cursor=0)
+        overall = self.report.summary.overall
+        title = Text("replay-tui verify  ", style="bold")
+        title.append(f"{overall.total} answers: ")
+        title.append(f"{overall.success} success ", style="green")
+        title.append(f"{overall.failure} failure ", style="bold red" if overall.failure else "dim")
+        title.append(f"{overall.error} error", style="bold yellow" if overall.error else "dim")
+        if self.failures_only:
+            title.append("  showing failures and errors", style="cyan")
+        self.query_one("#verify-title", Static).update(title)
+        self.show_current()
+
+    @on(LazyTable.Highlighted, "#results")
+    def show_current(self) -> None:
+        pane = self.query_one("#assertion-detail", TextPane)
+        if not len(self.source):
+            pane.set_text(None, placeholder="no answers to show")
+            return
+        result = self.source.rows[self.query_one("#results", LazyTable).cursor]
+        pane.set_lines(detail_lines(result, self.tasks.get(result.task_id)))
+
+    def action_toggle_failures(self) -> None:
+        self.failures_only = not self.failures_only
+        self.reload()
+
+
+class VerifyApp(App[None]):
+    TITLE = "replay-tui verify"
+    CSS = """
+    #verify-title { height: 1; padding: 0 1; }
+    #verify-body { height: 1fr; }
+    #results { width: 3fr; }
+    #assertion-detail { width: 2fr; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark,f1", "help", "Help", id="app.help"),
+    ]
+
+    def __init__(self, report: Report, tasks: dict[int, Task]):
+        super().__init__()
+        self.report = report
+        self.tasks = tasks
+
+    def on_mount(self) -> None:
+        self.push_screen(VerifyScreen(self.report, self.tasks))
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
