@@ -57,6 +57,28 @@ async def main() -> None:
     await shoot("tag", ["enter", "r", "g", "right_square_bracket", "t"])
     await shoot("export", ["R", "e", "down"])
     await shoot("help", ["question_mark"])
+    await shoot_verify()
+
+
+async def shoot_verify() -> None:
+    """The verify browser on the bundled test tasks, with one right and two wrong answers."""
+    import copy
+
+    from replay_tui.tui.verify_app import VerifyApp
+    from replay_tui.verify.evaluate import evaluate_many, reference_response
+    from replay_tui.verify.models import load_tasks
+
+    tasks = load_tasks(ROOT / "tests" / "verify" / "data" / "webarena-verified.json")
+    good = reference_response(tasks[108])
+    wrong = copy.deepcopy(good)
+    wrong["retrieved_data"][1]["count"] = 999
+    report = evaluate_many(tasks, [(108, good), (108, wrong), (107, "I could not find it")])
+    app = VerifyApp(report, tasks)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("j")
+        await pilot.pause(0.1)
+        app.save_screenshot(filename="verify.svg", path=str(OUT))
+    print("wrote screenshots/verify.svg")
 
 
 if __name__ == "__main__":
