@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv
-from replay_tui.policies.base import accepts_recorded_step, policy_name
+from replay_tui.policies.base import PolicyFailure, accepts_recorded_step, policy_name
 from replay_tui.sanitize import excerpt
 
 EXCERPT_CHARS = 400
@@ -38,7 +38,11 @@ class StepResult(BaseModel):
     done: bool = False
     forced: bool = False
     error: str | None = None
+    error_kind: str | None = None
+    """Why the policy gave no action: a PolicyFailure's kind, or ``exception``."""
     warnings: list[str] = Field(default_factory=list)
+    trace: dict[str, Any] | None = None
+    """What the policy reported about this call (its ``last_trace``: request, response, tokens...)."""
 
 
 class Mismatch(BaseModel):
@@ -52,6 +56,7 @@ class Mismatch(BaseModel):
     predicted: str
     observation_excerpt: str
     error: str | None = None
+    error_kind: str | None = None
 
 
 class EpisodeReport(BaseModel):
@@ -96,6 +101,8 @@ class SummaryReport(BaseModel):
     overall_accuracy: float
     accuracy_by_state: dict[str, float] = Field(default_factory=dict)
     steps_by_state: dict[str, int] = Field(default_factory=dict)
+    failures_by_kind: dict[str, int] = Field(default_factory=dict)
+    """Steps where the policy produced no action, counted by PolicyFailure kind."""
     cancelled: bool = False
     episodes: list[EpisodeReport] = Field(default_factory=list)
     problems: list[LoadProblem] = Field(default_factory=list)
@@ -153,17 +160,20 @@ class Runner:
     def mismatch_policy(self) -> MismatchPolicy:
         return self.env.mismatch_policy
 
-    def _predict(self, observation: str, step: Any) -> tuple[str, str | None]:
+    def _predict(self, observation: str, step: Any) -> tuple[str, str | None, str | None]:
+        """(predicted action, error message, error kind); a failure is a verdict, never a crash."""
         kwargs = {"recorded_step": step.recorded} if self._pass_step else {}
         try:
             predicted = self.policy.predict_action(
                 observation, step.state, list(step.available_actions), step.llm_prompt, **kwargs
             )
-        except Exception as exc:  # a policy failure is a verdict on that step, not a crash
-            return "", f"{type(exc).__name__}: {exc}"
+        except PolicyFailure as exc:
+            return "", exc.message, exc.kind
+        except Exception as exc:
+            return "", f"{type(exc).__name__}: {exc}", "exception"
         if not isinstance(predicted, str):
-            return "", f"policy returned {type(predicted).__name__}, not an action string"
-        return predicted, None
+            return "", f"policy returned {type(predicted).__name__}, not an action string", "not_a_string"
+        return predicted, None, None
 
     def iter_episode(self, session_id: int) -> Iterator[StepResult]:
         """Reset the env to ``session_id`` and yield each step's result as it is judged.
@@ -177,14 +187,16 @@ class Runner:
             # The policy sees what the recorded agent saw: the step's observation_before_llm (its
             # prompt was built from it), which may differ in form from the previous step's
             # observation_after_action ("Current observation:" prefix, blank lines collapsed).
-            predicted, error = self._predict(step.observation, step)
+            predicted, error, error_kind = self._predict(step.observation, step)
+            trace = getattr(self.policy, "last_trace", None)
             # A policy error predicts "", which never matches a recorded action.
             _, reward, done, info = self.env.step(predicted)
             result = StepResult(
                 session_id=session_id, step_index=step.index, step_number=step.step_number,
                 step_label=step.label, kind=step.kind, state=step.state, expected=step.expected,
                 predicted=predicted, match=bool(info["match"]), reward=reward, done=done,
-                forced=bool(info["forced"]), error=error, warnings=list(step.warnings),
+                forced=bool(info["forced"]), error=error, error_kind=error_kind, warnings=list(step.warnings),
+                trace=dict(trace) if isinstance(trace, dict) else None,
             )
             if self.on_step is not None:
                 self.on_step(result)
@@ -210,7 +222,7 @@ class Runner:
         mismatches = [
             Mismatch(
                 session_id=session_id, step_number=r.step_number, step_label=r.step_label, state=r.state,
-                expected=r.expected, predicted=r.predicted, error=r.error,
+                expected=r.expected, predicted=r.predicted, error=r.error, error_kind=r.error_kind,
                 observation_excerpt=excerpt(steps_by_index[r.step_index].observation, self.excerpt_chars),
             )
             for r in results
@@ -285,10 +297,13 @@ def summarize(
     """Aggregate episode reports into a SummaryReport (also used by the TUI for partial runs)."""
     totals: dict[str, int] = {}
     matches: dict[str, int] = {}
+    failures: dict[str, int] = {}
     for episode in episodes:
         for step in episode.steps:
             totals[step.state] = totals.get(step.state, 0) + 1
             matches[step.state] = matches.get(step.state, 0) + int(step.match)
+            if step.error_kind:
+                failures[step.error_kind] = failures.get(step.error_kind, 0) + 1
     total_steps = sum(e.steps_total for e in episodes)
     total_matched = sum(e.steps_matched for e in episodes)
     problems = sorted(
@@ -304,5 +319,6 @@ def summarize(
         overall_accuracy=total_matched / max(1, total_steps),
         accuracy_by_state={s: matches[s] / totals[s] for s in sorted(totals)},
         steps_by_state={s: totals[s] for s in sorted(totals)},
+        failures_by_kind=dict(sorted(failures.items())),
         cancelled=cancelled, episodes=episodes, problems=problems,
     )

@@ -156,3 +156,30 @@ def test_whitespace_drift_and_json_string_arguments_still_match_in_stub_mode(tmp
     report = Runner(env, StubPolicy()).run_episode(1)
     assert report.accuracy == 1.0 and report.steps_total == 3
     assert any("rebuilt" in w for w in report.warnings)
+
+
+def test_policy_failures_are_counted_by_kind_and_traces_kept(demo_file):
+    from replay_tui.policies import PolicyFailure
+
+    class Flaky:
+        last_trace = None
+
+        def __init__(self):
+            self.calls = 0
+
+        def predict_action(self, observation, state, available_actions, llm_prompt_repr):
+            self.calls += 1
+            self.last_trace = {"call": self.calls, "latency_ms": 5}
+            if self.calls == 2:
+                raise PolicyFailure("timeout", "no answer in 30 s", raw="")
+            if self.calls == 3:
+                raise ValueError("boom")
+            return "search[long clip-in hair extension]"
+
+    runner = Runner(OfflineWebshopEnv(demo_file), Flaky(), mismatch_policy="allow")
+    summary = runner.run_all([10])
+    steps = summary.episodes[0].steps
+    assert [s.error_kind for s in steps] == [None, "timeout", "exception"]
+    assert steps[1].error == "no answer in 30 s" and steps[0].trace == {"call": 1, "latency_ms": 5}
+    assert summary.failures_by_kind == {"exception": 1, "timeout": 1}
+    assert summary.episodes[0].mismatches[0].error_kind == "timeout"

@@ -24,6 +24,20 @@ class Policy(Protocol):
     ) -> str: ...
 
 
+class PolicyFailure(Exception):
+    """A policy could not produce an action, for a reason worth counting (timeout, no tool call...).
+
+    The Runner records ``kind`` on the step and counts failures per kind in the report; the run
+    goes on. ``raw`` is an excerpt of what came back, for the step view.
+    """
+
+    def __init__(self, kind: str, message: str, raw: str | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.raw = raw
+
+
 def takes_recorded_step(function: Callable[..., Any]) -> bool:
     """True when ``function`` accepts a ``recorded_step`` keyword (or ``**kwargs``)."""
     try:
