@@ -1,0 +1,143 @@
+"""A deterministic terminal image: two pixels per cell with the upper half block "▀".
+
+Screenshots are scaled to the widget's width (two pixel rows per terminal row), then boxes are
+drawn on the small image so they stay one pixel wide and visible at any zoom. Only the visible
+rows are turned into segments (Line API), and the scaled image is cached per width and zoom.
+The output is the same in every terminal, so it is what tests and snapshots see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from PIL import Image, ImageDraw
+from rich.color import Color
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+RGB = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class Box:
+    """A rectangle in normalised page coordinates (x, y, w, h in [0, 1]) and how to draw it."""
+
+    x: float
+    y: float
+    w: float
+    h: float
+    color: RGB
+    width: int = 1
+    fill: bool = False
+
+
+def scale_image(image: Image.Image, width_px: int, zoom: float = 1.0) -> Image.Image:
+    """The image resized to ``width_px * zoom`` pixels wide, keeping its aspect ratio."""
+    target_w = max(1, round(width_px * zoom))
+    target_h = max(2, round(image.height * target_w / max(1, image.width)))
+    return image.convert("RGB").resize((target_w, target_h), Image.Resampling.BOX)
+
+
+def draw_boxes(image: Image.Image, boxes: Sequence[Box]) -> Image.Image:
+    """Draw boxes (normalised coordinates) on a copy of ``image``."""
+    out = image.copy()
+    draw = ImageDraw.Draw(out, "RGBA")
+    for box in boxes:
+        x0, y0 = box.x * out.width, box.y * out.height
+        x1 = max(x0 + 1, (box.x + box.w) * out.width - 1)
+        y1 = max(y0 + 1, (box.y + box.h) * out.height - 1)
+        if box.fill:
+            draw.rectangle((x0, y0, x1, y1), fill=(*box.color, 70))
+        draw.rectangle((x0, y0, x1, y1), outline=box.color, width=box.width)
+    return out
+
+
+def image_rows(image: Image.Image) -> list[list[Segment]]:
+    """Segments for every terminal row of an RGB image: upper pixel as foreground, lower as background."""
+    width, height = image.size
+    pixels = image.load()
+    rows: list[list[Segment]] = []
+    for top in range(0, height, 2):
+        segments = []
+        for x in range(width):
+            upper = pixels[x, top]
+            lower = pixels[x, top + 1] if top + 1 < height else (0, 0, 0)
+            style = Style(color=Color.from_rgb(*upper[:3]), bgcolor=Color.from_rgb(*lower[:3]))
+            segments.append(Segment("▀", style))
+        rows.append(list(Segment.simplify(segments)))
+    return rows
+
+
+class HalfBlockImage(ScrollView):
+    """Shows a PIL image with boxes, scaled to the widget width; scrolls vertically."""
+
+    ALLOW_MAXIMIZE = True
+    DEFAULT_CSS = "HalfBlockImage { height: 1fr; }"
+
+    def __init__(self, image: Image.Image | None = None, *, name: str | None = None, id: str | None = None,
+                 classes: str | None = None):
+        super().__init__(name=name, id=id, classes=classes)
+        self.image = image
+        self.boxes: list[Box] = []
+        self.zoom = 1.0
+        self._rows: list[list[Segment]] = []
+        self._key: tuple | None = None
+
+    def set_image(self, image: Image.Image | None, boxes: Sequence[Box] = ()) -> None:
+        self.image = image
+        self.boxes = list(boxes)
+        self._key = None
+        self.refresh()
+
+    def set_boxes(self, boxes: Sequence[Box]) -> None:
+        self.boxes = list(boxes)
+        self._key = None
+        self.refresh()
+
+    def set_zoom(self, zoom: float) -> None:
+        self.zoom = max(1.0, min(8.0, zoom))
+        self._key = None
+        self.refresh()
+
+    def scroll_to_box(self, box: Box) -> None:
+        """Scroll so that ``box`` is in view (vertically centred, horizontally when zoomed)."""
+        self._render_rows()
+        total_rows = len(self._rows)
+        width_cells = self.virtual_size.width
+        row = int((box.y + box.h / 2) * total_rows)
+        col = int((box.x + box.w / 2) * width_cells)
+        region = self.scrollable_content_region
+        self.scroll_to(x=max(0, col - region.width // 2), y=max(0, row - region.height // 2), animate=False,
+                       immediate=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._key = None
+
+    def _render_rows(self) -> None:
+        width = max(1, self.scrollable_content_region.width)
+        key = (width, self.zoom)
+        if key == self._key:
+            return
+        self._key = key
+        if self.image is None:
+            self._rows = []
+            self.virtual_size = Size(width, 0)
+            return
+        small = draw_boxes(scale_image(self.image, width, self.zoom), self.boxes)
+        self._rows = image_rows(small)
+        self.virtual_size = Size(small.width, len(self._rows))
+
+    def render_line(self, y: int) -> Strip:
+        self._render_rows()
+        width = self.scrollable_content_region.width
+        index = round(self.scroll_offset.y) + y
+        if index >= len(self._rows):
+            return Strip([Segment(" " * width)])
+        strip = Strip(self._rows[index])
+        x = round(self.scroll_offset.x)
+        return strip.crop_extend(x, x + width, None)
