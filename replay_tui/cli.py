@@ -26,12 +26,21 @@ from replay_tui.examples import example_path
 from replay_tui.export import FORMATS, ExportError, format_for_path, write_report
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.policies import BUILTIN_MODES, PolicyLoadError, builtin_policy, load_policy, policy_name
-from replay_tui.runner import EpisodeReport, Runner, SummaryReport
+from replay_tui.repeat import RepeatReport, run_repeats
+from replay_tui.runner import EpisodeReport, Runner, SummaryReport, run_all_parallel
 from replay_tui.sanitize import strip_control
-from replay_tui.workspace import default_annotations_path
+from replay_tui.workspace import close_policy, default_annotations_path
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 PROGRESS_MIN_EPISODES = 20
+MODES: tuple[str, ...] = (*BUILTIN_MODES, "llm", "langgraph")
+LLM_MODES = ("llm", "langgraph")
+# argparse dest -> LlmSettings field, for the LLM flags (None when not given).
+_LLM_FLAGS = {
+    "base_url": "base_url", "model": "model", "api_key_env": "api_key_env", "temperature": "temperature",
+    "llm_seed": "seed", "max_tokens": "max_tokens", "tool_choice": "tool_choice", "timeout": "timeout",
+    "retries": "retries", "backoff": "backoff", "cache_dir": "cache_dir", "record": "record", "replay": "replay",
+}
 
 
 class UsageError(Exception):
@@ -66,8 +75,9 @@ def _add_replay_arguments(parser: argparse.ArgumentParser) -> None:
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--sessions", metavar="IDS", help="session ids to replay, e.g. 0,1,2 or 0-9")
     which.add_argument("--all", action="store_true", help="replay every episode (the default)")
-    parser.add_argument("--mode", choices=BUILTIN_MODES, default="stub",
-                        help="built-in policy: stub (recorded decisions) or heuristic (rule-based shopper)")
+    parser.add_argument("--mode", choices=MODES, default="stub",
+                        help="policy: stub (recorded decisions), heuristic (rule-based shopper), llm (an "
+                             "OpenAI-compatible endpoint) or langgraph (a LangGraph graph, see --graph)")
     parser.add_argument("--policy", metavar="SPEC",
                         help="load a policy from package.module:attr or path/to/file.py:attr (overrides --mode)")
     parser.add_argument("--mismatch", choices=MISMATCH_POLICIES, default="stop",
@@ -88,6 +98,43 @@ def _add_replay_arguments(parser: argparse.ArgumentParser) -> None:
                         help="mismatches to list on the terminal (default 20, 0 for none)")
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the one-line verdict")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="replay up to N episodes at once (default 1); reports keep the session order")
+    parser.add_argument("--repeat", type=int, default=1, metavar="K",
+                        help="ask the policy K times for every recorded step and report the agreement with the "
+                             "recording and between runs, per state (JSON reports only)")
+    _add_llm_arguments(parser)
+
+
+def _add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    llm = parser.add_argument_group("LLM and LangGraph modes (--mode llm, --mode langgraph)")
+    llm.add_argument("--base-url", metavar="URL",
+                     help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL, "
+                          "else OpenAI)")
+    llm.add_argument("--model", metavar="NAME", help="model name sent with every request")
+    llm.add_argument("--api-key-env", metavar="VAR",
+                     help="environment variable holding the API key (default OPENAI_API_KEY; local servers need "
+                          "none)")
+    llm.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default 0)")
+    llm.add_argument("--seed", dest="llm_seed", type=int, metavar="N", help="sampling seed sent to the server")
+    llm.add_argument("--max-tokens", type=int, metavar="N", help="answer length limit sent to the server")
+    llm.add_argument("--tool-choice", choices=("required", "auto"), help="tool_choice sent (default required)")
+    llm.add_argument("--timeout", type=float, metavar="SECONDS", help="wait this long for an answer (default 60)")
+    llm.add_argument("--retries", type=int, metavar="N",
+                     help="retries after a timeout, connection error, HTTP 408/409/429/5xx (default 2)")
+    llm.add_argument("--backoff", type=float, metavar="SECONDS",
+                     help="wait before the first retry, doubled each time (default 1)")
+    llm.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
+    llm.add_argument("--cache-dir", metavar="PATH",
+                     help="response cache directory (default $REPLAY_TUI_CACHE_DIR, else ~/.cache/replay-tui/llm)")
+    llm.add_argument("--retry-failures", action="store_true",
+                     help="ask again where the cache holds a timeout, HTTP or connection error")
+    cassette = llm.add_mutually_exclusive_group()
+    cassette.add_argument("--record", metavar="FILE", help="write every LLM exchange of the run to a cassette file")
+    cassette.add_argument("--replay", metavar="FILE",
+                          help="answer only from a recorded cassette: no server, no network")
+    llm.add_argument("--graph", metavar="SPEC",
+                     help="with --mode langgraph: a compiled graph or a factory, as module:attr or file.py:attr")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,11 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_argument("--annotations", metavar="PATH", help="tags and notes sidecar (default: beside the first file)")
     tui.add_argument("--config", metavar="PATH", help="config file with labels and [keymap] (default: "
                      "~/.config/replay-tui/config.toml)")
-    tui.add_argument("--mode", choices=BUILTIN_MODES, default="stub", help="policy for replays started in the app")
+    tui.add_argument("--mode", choices=MODES, default="stub", help="policy for replays started in the app")
     tui.add_argument("--policy", metavar="SPEC", help="policy spec for replays (module:attr or file.py:attr)")
     tui.add_argument("--mismatch", choices=MISMATCH_POLICIES, default="stop", help="mismatch policy for replays")
     tui.add_argument("--item-steps", action="store_true", help="replay item-page actions as steps")
     tui.add_argument("--case", choices=CASE_POLICIES, default="exact", help="how actions are compared")
+    _add_llm_arguments(tui)
     from replay_tui.verify.cli import register as register_verify
 
     register_verify(commands)
@@ -143,6 +191,38 @@ def _load(args: argparse.Namespace) -> DemoSet:
     return demos
 
 
+def _llm_settings(args: argparse.Namespace) -> dict[str, object]:
+    """The LlmSettings fields given on the command line (defaults are the dataclass's)."""
+    settings: dict[str, object] = {
+        field: getattr(args, dest) for dest, field in _LLM_FLAGS.items() if getattr(args, dest, None) is not None
+    }
+    if getattr(args, "no_cache", False):
+        settings["cache"] = False
+    if getattr(args, "retry_failures", False):
+        settings["retry_failures"] = True
+    return settings
+
+
+def _check_llm_flags(args: argparse.Namespace) -> None:
+    mode = None if args.policy else args.mode
+    if mode == "langgraph" and not args.graph:
+        raise UsageError("--mode langgraph needs --graph module:attr or file.py:attr")
+    if args.graph and mode != "langgraph":
+        raise UsageError("--graph is used with --mode langgraph")
+    if mode in LLM_MODES:
+        if mode == "langgraph":
+            for flag, given in (("--record", args.record), ("--replay", args.replay), ("--no-cache", args.no_cache),
+                                ("--cache-dir", args.cache_dir), ("--retry-failures", args.retry_failures)):
+                if given:
+                    raise UsageError(f"{flag} is used with --mode llm (a graph makes its own calls)")
+        return
+    given = [dest for dest in _LLM_FLAGS if getattr(args, dest, None) is not None]
+    given += [dest for dest in ("no_cache", "retry_failures") if getattr(args, dest, False)]
+    if given:
+        flag = "--" + ("seed" if given[0] == "llm_seed" else given[0]).replace("_", "-")
+        raise UsageError(f"{flag} is used with --mode llm or --mode langgraph")
+
+
 def _make_policy(args: argparse.Namespace) -> tuple[object, str]:
     if args.policy:
         try:
@@ -150,7 +230,68 @@ def _make_policy(args: argparse.Namespace) -> tuple[object, str]:
         except PolicyLoadError as exc:
             raise UsageError(str(exc)) from None
         return policy, policy_name(policy)
+    if args.mode == "llm":
+        from replay_tui.policies.llm import LlmConfigError, LlmPolicy
+
+        try:
+            policy = LlmPolicy.from_settings(_llm_settings(args))
+        except LlmConfigError as exc:
+            raise UsageError(str(exc)) from None
+        return policy, policy_name(policy)
+    if args.mode == "langgraph":
+        from replay_tui.policies.langgraph_adapter import LangGraphPolicy, graph_settings
+
+        try:
+            policy = LangGraphPolicy.from_spec(args.graph, graph_settings(_llm_settings(args)))
+        except PolicyLoadError as exc:
+            raise UsageError(str(exc)) from None
+        return policy, policy_name(policy)
     return builtin_policy(args.mode), args.mode
+
+
+class _Policies:
+    """The policies of a run: built-in and LLM policies are thread-safe and shared by every worker;
+    others (a --policy, a LangGraph graph) are built once per worker. ``close`` ends them all."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.first, self.mode = _make_policy(args)
+        self.shared = args.policy is None and args.mode != "langgraph"
+        self.made: list[object] = [self.first]
+        self._first_taken = False
+
+    def take(self) -> object:
+        if not self._first_taken:
+            self._first_taken = True
+            return self.first
+        if self.shared:
+            return self.first
+        policy, _ = _make_policy(self.args)
+        self.made.append(policy)
+        return policy
+
+    def close(self) -> None:
+        from replay_tui.policies.llm import LlmConfigError
+
+        for policy in self.made:
+            try:
+                close_policy(policy)
+            except LlmConfigError as exc:
+                raise UsageError(str(exc)) from None
+
+    def stats_line(self) -> str | None:
+        stats = getattr(self.first, "stats", None)
+        if not callable(stats):
+            return None
+        numbers = stats()
+        sent, hits = numbers["requests_sent"], numbers["cache_hits"]
+        line = (f"llm: {sent} request{'' if sent == 1 else 's'} sent, "
+                f"{hits} answer{'' if hits == 1 else 's'} from the cache")
+        cassette = getattr(self.first, "cassette", None)
+        if cassette is not None:
+            verb = "recorded to" if cassette.mode == "record" else "replayed from"
+            line += f", {len(cassette)} exchanges {verb} {cassette.path}"
+        return line
 
 
 def _print_problem(console: Console, problem: LoadProblem) -> None:
@@ -180,7 +321,8 @@ def _mismatch_table(episodes: list[EpisodeReport], limit: int) -> Table:
         for mismatch in episode.mismatches:
             if shown >= limit:
                 break
-            predicted = mismatch.predicted if mismatch.error is None else f"error: {mismatch.error}"
+            predicted = mismatch.predicted if mismatch.error is None else (
+                f"{mismatch.error_kind or 'error'}: {mismatch.error}")
             table.add_row(str(mismatch.session_id), mismatch.step_label, mismatch.state,
                           Text(strip_control(mismatch.expected)), Text(strip_control(predicted)))
             shown += 1
@@ -224,37 +366,63 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         if missing and all(sid not in bad for sid in missing):
             raise UsageError(f"--sessions: no episode with session_id {', '.join(map(str, missing[:10]))}")
         session_ids = [sid for sid in session_ids if sid in demos]
-    policy, mode = _make_policy(args)
-    env = OfflineWebshopEnv(demos, mismatch_policy=args.mismatch, include_item_steps=args.item_steps,
-                            case=args.case)
-    runner = Runner(env, policy, mode=mode)
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if args.repeat < 1:
+        raise UsageError("--repeat must be at least 1")
+    if args.repeat > 1 and report_path is not None and (report_format or format_for_path(report_path)) != "json":
+        raise UsageError("--repeat writes JSON reports only (use a .json path)")
+    _check_llm_flags(args)
+    policies = _Policies(args)
     for problem in demos.problems:
         _print_problem(err, problem)
     count = len(session_ids) if session_ids is not None else len(demos)
     show_progress = not (args.no_progress or args.quiet) and err.is_terminal and count >= PROGRESS_MIN_EPISODES
 
-    def on_episode(item: EpisodeReport | LoadProblem) -> None:
+    def on_episode(item: object) -> None:
         if isinstance(item, LoadProblem):
             _print_problem(err, item)
         if progress is not None:
             progress.advance(task)
 
-    progress = None
-    if show_progress:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    def make_runner() -> Runner:
+        env = OfflineWebshopEnv(demos, mismatch_policy=args.mismatch, include_item_steps=args.item_steps,
+                                case=args.case)
+        return Runner(env, policies.take(), mode=policies.mode)
 
-        progress = Progress(TextColumn("replaying"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                            console=err, transient=True)
-        task = progress.add_task("replay", total=count)
-        with progress:
-            summary = runner.run_all(session_ids, on_episode=on_episode)
-    else:
-        summary = runner.run_all(session_ids, on_episode=on_episode)
+    def run() -> SummaryReport | RepeatReport:
+        if args.repeat > 1:
+            return run_repeats(policies.take, demos, session_ids, repeats=args.repeat, case=args.case,
+                               include_item_steps=args.item_steps, jobs=args.jobs, mode=policies.mode,
+                               on_episode=on_episode)
+        return run_all_parallel(make_runner, session_ids, jobs=args.jobs, on_episode=on_episode)
+
+    progress = None
+    try:
+        if show_progress:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            progress = Progress(TextColumn("replaying"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                console=err, transient=True)
+            task = progress.add_task("replay", total=count)
+            with progress:
+                summary = run()
+        else:
+            summary = run()
+    finally:
+        policies.close()
+    stats = policies.stats_line()
+    if stats and not args.quiet:
+        err.print(Text(stats), soft_wrap=True)
+    if isinstance(summary, RepeatReport):
+        return _finish_repeat(args, summary, report_path, out, exporting)
 
     if report_path is not None:
         _write_report(args, demos, summary, report_path, report_format)
     if not args.quiet:
         out.print(_summary_table(summary))
+        if summary.failures_by_kind:
+            out.print(Text("failures: " + ", ".join(f"{kind} {n}" for kind, n in summary.failures_by_kind.items())))
         if summary.total_mismatches and args.show > 0:
             out.print(_mismatch_table(summary.episodes, args.show))
             if summary.total_mismatches > args.show:
@@ -269,6 +437,39 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.strict and summary.problems:
         return EXIT_MISMATCH
     return EXIT_OK
+
+
+def _repeat_table(report: RepeatReport) -> Table:
+    table = Table(title=f"Reproducibility ({report.repeats} runs per step)", show_header=True, header_style="bold")
+    for name in ("state", "steps", "runs", "match recording", "agree between runs", "consistent steps"):
+        table.add_column(name, justify="left" if name == "state" else "right")
+    rows = [*report.by_state.items(), ("all", report.overall)]
+    for state, stats in rows:
+        table.add_row(Text(state, style="bold" if state == "all" else ""), str(stats.steps), str(stats.runs),
+                      f"{stats.agreement_with_recording:.1%}", f"{stats.agreement_between_runs:.1%}",
+                      f"{stats.consistent_steps}/{stats.steps}")
+    return table
+
+
+def _finish_repeat(args: argparse.Namespace, report: RepeatReport, report_path: Path | None, out: Console,
+                   exporting: bool) -> int:
+    if report_path is not None:
+        atomic_write_bytes(report_path, report.to_json())
+    overall = report.overall
+    if not args.quiet:
+        out.print(_repeat_table(report))
+        if overall.failures_by_kind:
+            out.print(Text("failures: " + ", ".join(f"{k} {n}" for k, n in overall.failures_by_kind.items())))
+    out.print(Text(
+        f"{report.episodes_run} episodes, {overall.steps} steps x {report.repeats} runs: "
+        f"{overall.agreement_with_recording:.1%} match the recording, {overall.agreement_between_runs:.1%} "
+        f"agree between runs; {overall.consistent_steps}/{overall.steps} steps consistent", style="bold"),
+        soft_wrap=True)
+    if report_path is not None and not args.quiet:
+        out.print(Text(f"report written to {report_path}"))
+    if exporting:
+        return EXIT_OK
+    return EXIT_OK if report.all_matched else EXIT_MISMATCH
 
 
 def run_generate(args: argparse.Namespace, out: Console) -> int:
@@ -292,8 +493,10 @@ def run_tui(args: argparse.Namespace) -> int:
     from replay_tui.tui.config import ConfigError
     from replay_tui.workspace import ReplaySettings
 
+    _check_llm_flags(args)
     settings = ReplaySettings(mode="custom" if args.policy else args.mode, policy_spec=args.policy,
-                              mismatch=args.mismatch, item_steps=args.item_steps, case=args.case)
+                              mismatch=args.mismatch, item_steps=args.item_steps, case=args.case,
+                              llm=_llm_settings(args) or None, graph_spec=args.graph)
     try:
         app = make_app(args.demos or None, annotations=args.annotations, config=args.config, settings=settings)
     except (DemoFileError, AnnotationError, ConfigError) as exc:

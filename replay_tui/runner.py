@@ -7,8 +7,10 @@ Reports are pydantic models whose JSON is deterministic (sorted keys, no timesta
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Literal
 
 import orjson
@@ -273,6 +275,73 @@ class Runner:
             include_item_steps=self.env.include_item_steps, case=self.env.case,
             files=[demo.name for demo in demos.files], cancelled=cancelled,
         )
+
+
+def run_all_parallel(
+    make_runner: Callable[[], Runner],
+    session_ids: Iterable[int] | None = None,
+    *,
+    jobs: int = 1,
+    on_episode: Callable[[EpisodeReport | LoadProblem], None] | None = None,
+) -> SummaryReport:
+    """:meth:`Runner.run_all` with up to ``jobs`` episodes replayed at once, on a thread pool.
+
+    ``make_runner`` builds one Runner per worker (each with its own env over the shared, thread-safe
+    DemoSet; the policy may be shared if it is thread-safe). The report lists episodes in the order
+    of ``session_ids``, whatever order they finish in, so it is the same as a sequential run's.
+    ``on_episode`` is called on the calling thread as episodes finish. Setting the first runner's
+    ``cancel`` event stops every worker between steps.
+    """
+    first = make_runner()
+    if jobs <= 1:
+        return first.run_all(session_ids, on_episode=on_episode)
+    demos = first.env.demos
+    ids = list(session_ids) if session_ids is not None else demos.session_ids
+    runners: queue.SimpleQueue[Runner] = queue.SimpleQueue()
+    runners.put(first)
+    for _ in range(min(jobs, max(1, len(ids))) - 1):
+        runner = make_runner()
+        runner.cancel = first.cancel
+        runners.put(runner)
+
+    def replay(session_id: int) -> EpisodeReport | LoadProblem | None:
+        if first.cancel.is_set():
+            return None
+        runner = runners.get()
+        try:
+            return runner.run_episode(session_id)
+        except EpisodeLoadError as exc:
+            return exc.problem
+        finally:
+            runners.put(runner)
+
+    done: dict[int, EpisodeReport] = {}
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="replay")
+    try:
+        futures = {pool.submit(replay, session_id): session_id for session_id in ids}
+        for future in as_completed(futures):
+            result = future.result()
+            if result is None:
+                continue
+            if isinstance(result, EpisodeReport):
+                done[futures[future]] = result
+                if result.cancelled:
+                    first.cancel.set()
+            if on_episode is not None:
+                on_episode(result)
+    except BaseException:  # Ctrl-C or a failing callback: stop the workers instead of finishing the run
+        first.cancel.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    episodes = [done[session_id] for session_id in ids if session_id in done]
+    cancelled = first.cancel.is_set()
+    return summarize(
+        episodes, demos_problems=demos.problems, episodes_total=episodes_total(demos),
+        mode=first.mode, mismatch_policy=first.mismatch_policy,
+        include_item_steps=first.env.include_item_steps, case=first.env.case,
+        files=[demo.name for demo in demos.files], cancelled=cancelled,
+    )
 
 
 def episodes_total(demos: Any) -> int:

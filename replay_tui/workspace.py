@@ -27,25 +27,66 @@ class ReplaySettings:
     """Which policy drives a replay and how mismatches and item steps are handled."""
 
     mode: str = "stub"
-    """``stub``, ``heuristic`` or ``custom`` (the ``policy_spec``)."""
+    """``stub``, ``heuristic``, ``llm``, ``langgraph`` (the ``graph_spec``) or ``custom`` (the ``policy_spec``)."""
     policy_spec: str | None = None
     mismatch: MismatchPolicy = "stop"
     item_steps: bool = False
     case: CasePolicy = "exact"
+    llm: dict[str, Any] | None = None
+    """LLM settings for ``llm`` and ``langgraph`` modes: the fields of
+    :class:`replay_tui.policies.llm.LlmSettings` (``model``, ``base_url``, ``temperature``, ``seed``,
+    ``timeout``, ``retries``, ``cache``, ``cache_dir``, ``record``, ``replay``...)."""
+    graph_spec: str | None = None
+    """``module:attr`` or ``file.py:attr`` of a compiled LangGraph graph or a factory for one."""
 
     def make_policy(self) -> tuple[Any, str]:
-        """Build the policy; returns it with the name reports use."""
+        """Build the policy; returns it with the name reports use.
+
+        Raises PolicyLoadError or ValueError (LlmConfigError) with a one-line message.
+        """
         if self.mode == "custom":
             if not self.policy_spec:
                 raise ValueError("custom mode needs a policy spec (module:attr or file.py:attr)")
             policy = load_policy(self.policy_spec)
             return policy, policy_name(policy)
+        if self.mode == "llm":
+            from replay_tui.policies.llm import LlmPolicy
+
+            policy = LlmPolicy.from_settings(self.llm or {})
+            return policy, policy_name(policy)
+        if self.mode == "langgraph":
+            from replay_tui.policies.langgraph_adapter import LangGraphPolicy, graph_settings
+
+            if not self.graph_spec:
+                raise ValueError("langgraph mode needs a graph spec (module:attr or file.py:attr)")
+            policy = LangGraphPolicy.from_spec(self.graph_spec, graph_settings(self.llm))
+            return policy, policy_name(policy)
         return builtin_policy(self.mode), self.mode
 
     def describe(self) -> str:
-        name = self.policy_spec if self.mode == "custom" else self.mode
+        if self.mode == "llm":
+            from replay_tui.policies.llm import LlmSettings
+
+            try:
+                name = LlmSettings.from_dict(self.llm).describe()
+            except ValueError:
+                name = "llm"
+        elif self.mode == "langgraph":
+            name = f"langgraph {self.graph_spec}"
+        else:
+            name = self.policy_spec if self.mode == "custom" else self.mode
         return (f"{name} · {self.mismatch}" + (" · item steps" if self.item_steps else "")
                 + ("" if self.case == "exact" else f" · {self.case} comparison"))
+
+
+def close_policy(policy: Any) -> None:
+    """Let a policy finish a run: LlmPolicy writes its ``record`` cassette and closes its client.
+
+    Call it once a run is over (a policy without ``close`` is left alone).
+    """
+    close = getattr(policy, "close", None)
+    if callable(close):
+        close()
 
 
 def default_annotations_path(demos: DemoSet) -> Path:

@@ -1,0 +1,278 @@
+"""Reproducibility: ask a policy K times for every recorded step and measure how often it agrees
+with the recording and with itself, per state.
+
+Every step is judged on its own recorded input (as under ``--mismatch allow``): a step's prompt
+does not depend on earlier predictions, so all recorded steps are asked. A policy whose
+``predict_action`` accepts ``sample=`` (LlmPolicy) gets the run index, so runs after the first are
+distinct cache entries rather than copies of the first answer.
+
+A failed run counts as the prediction ``!kind`` (``!timeout``, ``!no_tool_call``...): it never
+matches the recording, and two failures of the same kind agree with each other.
+"""
+
+from __future__ import annotations
+
+import inspect
+import queue
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from itertools import combinations
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, Field
+
+from replay_tui.actions import CasePolicy, actions_match, normalize_action
+from replay_tui.demos.loader import DemoSet
+from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
+from replay_tui.env import replay_steps
+from replay_tui.policies.base import PolicyFailure, accepts_recorded_step, policy_name
+
+
+class RepeatStep(BaseModel):
+    """One recorded step asked ``repeats`` times."""
+
+    session_id: int
+    step_index: int
+    step_label: str
+    kind: str
+    state: str
+    expected: str
+    predictions: list[str]
+    """One per run: the predicted action, or ``!kind`` for a failed run."""
+    errors: list[str | None] = Field(default_factory=list)
+    matches: int
+    """Runs whose prediction matches the recording."""
+    distinct: int
+    """Different predictions among the runs."""
+    agreement_with_recording: float
+    agreement_between_runs: float
+    """Share of pairs of runs that agree (1.0 for a single run)."""
+
+    @property
+    def consistent(self) -> bool:
+        return self.distinct <= 1
+
+
+class RepeatStats(BaseModel):
+    """Agreement over a set of steps (one state, or all)."""
+
+    steps: int = 0
+    runs: int = 0
+    matched_runs: int = 0
+    agreement_with_recording: float = 0.0
+    """Matched runs / runs."""
+    agreement_between_runs: float = 0.0
+    """Mean over steps of the share of agreeing pairs of runs."""
+    consistent_steps: int = 0
+    """Steps where every run gave the same prediction."""
+    always_matched_steps: int = 0
+    """Steps where every run matched the recording."""
+    failures_by_kind: dict[str, int] = Field(default_factory=dict)
+
+
+class RepeatReport(BaseModel):
+    """A ``--repeat K`` run: agreement with the recording and between runs, overall and per state."""
+
+    mode: str
+    repeats: int
+    case: str = "exact"
+    include_item_steps: bool = False
+    files: list[str] = Field(default_factory=list)
+    episodes_run: int = 0
+    overall: RepeatStats = Field(default_factory=RepeatStats)
+    by_state: dict[str, RepeatStats] = Field(default_factory=dict)
+    cancelled: bool = False
+    steps: list[RepeatStep] = Field(default_factory=list)
+    problems: list[LoadProblem] = Field(default_factory=list)
+
+    @property
+    def all_matched(self) -> bool:
+        return self.overall.matched_runs == self.overall.runs
+
+    def to_json(self) -> bytes:
+        """Deterministic JSON: sorted keys, two-space indent, trailing newline."""
+        return orjson.dumps(self.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+
+
+def _takes_sample(policy: Any) -> bool:
+    try:
+        parameters = inspect.signature(policy.predict_action).parameters
+    except (TypeError, ValueError):
+        return False
+    return "sample" in parameters
+
+
+def _agreeing_pairs(keys: list[str], case: CasePolicy) -> float:
+    pairs = list(combinations(keys, 2))
+    if not pairs:
+        return 1.0
+    agree = sum(1 for a, b in pairs if _same(a, b, case))
+    return agree / len(pairs)
+
+
+def _same(a: str, b: str, case: CasePolicy) -> bool:
+    if a.startswith("!") or b.startswith("!"):
+        return a == b
+    return actions_match(a, b, case)
+
+
+def _distinct(keys: list[str], case: CasePolicy) -> int:
+    groups: list[str] = []
+    for key in keys:
+        if not any(_same(key, other, case) for other in groups):
+            groups.append(key)
+    return len(groups)
+
+
+def repeat_episode(policy: Any, demos: DemoSet, session_id: int, repeats: int, *, case: CasePolicy = "exact",
+                   include_item_steps: bool = False, cancel: threading.Event | None = None) -> list[RepeatStep]:
+    """Ask ``policy`` ``repeats`` times for each recorded step of one episode.
+
+    Raises EpisodeLoadError for a malformed episode.
+    """
+    episode = demos.episode(session_id)
+    pass_step = accepts_recorded_step(policy)
+    pass_sample = _takes_sample(policy)
+    results = []
+    for step in replay_steps(episode, include_item_steps=include_item_steps):
+        keys: list[str] = []
+        errors: list[str | None] = []
+        for run in range(repeats):
+            if cancel is not None and cancel.is_set():
+                return results
+            kwargs: dict[str, Any] = {}
+            if pass_step:
+                kwargs["recorded_step"] = step.recorded
+            if pass_sample:
+                kwargs["sample"] = run
+            try:
+                predicted = policy.predict_action(step.observation, step.state, list(step.available_actions),
+                                                  step.llm_prompt, **kwargs)
+                if not isinstance(predicted, str):
+                    raise PolicyFailure("not_a_string", f"policy returned {type(predicted).__name__}")
+                keys.append(normalize_action(predicted, case if case != "typed" else "exact"))
+                errors.append(None)
+            except PolicyFailure as exc:
+                keys.append(f"!{exc.kind}")
+                errors.append(f"{exc.kind}: {exc.message}")
+            except Exception as exc:
+                keys.append("!exception")
+                errors.append(f"exception: {type(exc).__name__}: {exc}")
+        matches = sum(1 for key in keys if not key.startswith("!") and actions_match(key, step.expected, case))
+        results.append(RepeatStep(
+            session_id=session_id, step_index=step.index, step_label=step.label, kind=step.kind, state=step.state,
+            expected=step.expected, predictions=keys, errors=errors, matches=matches,
+            distinct=_distinct(keys, case), agreement_with_recording=matches / repeats,
+            agreement_between_runs=_agreeing_pairs(keys, case),
+        ))
+    return results
+
+
+def _stats(steps: list[RepeatStep]) -> RepeatStats:
+    failures: dict[str, int] = {}
+    for step in steps:
+        for key in step.predictions:
+            if key.startswith("!"):
+                failures[key[1:]] = failures.get(key[1:], 0) + 1
+    runs = sum(len(step.predictions) for step in steps)
+    matched = sum(step.matches for step in steps)
+    return RepeatStats(
+        steps=len(steps), runs=runs, matched_runs=matched, agreement_with_recording=matched / max(1, runs),
+        agreement_between_runs=sum(s.agreement_between_runs for s in steps) / max(1, len(steps)),
+        consistent_steps=sum(1 for s in steps if s.consistent),
+        always_matched_steps=sum(1 for s in steps if s.matches == len(s.predictions)),
+        failures_by_kind=dict(sorted(failures.items())),
+    )
+
+
+def summarize_repeats(steps: list[RepeatStep], *, mode: str, repeats: int, case: str = "exact",
+                      include_item_steps: bool = False, files: list[str] | None = None, episodes_run: int = 0,
+                      cancelled: bool = False, problems: Iterable[LoadProblem] = ()) -> RepeatReport:
+    states = sorted({step.state for step in steps})
+    return RepeatReport(
+        mode=mode, repeats=repeats, case=case, include_item_steps=include_item_steps, files=list(files or []),
+        episodes_run=episodes_run, overall=_stats(steps),
+        by_state={state: _stats([s for s in steps if s.state == state]) for state in states},
+        cancelled=cancelled, steps=steps,
+        problems=sorted({p.one_line(): p for p in problems}.values(),
+                        key=lambda p: (p.file, -1 if p.index is None else p.index, p.field or "", p.message)),
+    )
+
+
+def run_repeats(
+    make_policy: Callable[[], Any],
+    demos: DemoSet,
+    session_ids: Iterable[int] | None = None,
+    *,
+    repeats: int,
+    case: CasePolicy = "exact",
+    include_item_steps: bool = False,
+    jobs: int = 1,
+    mode: str | None = None,
+    cancel: threading.Event | None = None,
+    on_episode: Callable[[int | LoadProblem], None] | None = None,
+) -> RepeatReport:
+    """Repeat every recorded step of the episodes ``repeats`` times; steps are reported in session order.
+
+    ``make_policy`` is called up to ``jobs`` times, so a policy is never used by two threads at once
+    (return the same object every time to share a thread-safe one); ``on_episode`` gets each finished
+    session id (or the problem of a malformed one), on the calling thread.
+    """
+    if repeats < 1:
+        raise ValueError("repeats must be at least 1")
+    ids = list(session_ids) if session_ids is not None else demos.session_ids
+    cancel = cancel or threading.Event()
+    first = make_policy()
+    idle: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    idle.put(first)
+
+    def one(session_id: int) -> list[RepeatStep] | LoadProblem | None:
+        if cancel.is_set():
+            return None
+        try:
+            policy = idle.get_nowait()
+        except queue.Empty:  # at most ``jobs`` episodes run at once, so at most ``jobs`` policies
+            policy = make_policy()
+        try:
+            return repeat_episode(policy, demos, session_id, repeats, case=case,
+                                  include_item_steps=include_item_steps, cancel=cancel)
+        except EpisodeLoadError as exc:
+            return exc.problem
+        finally:
+            idle.put(policy)
+
+    by_session: dict[int, list[RepeatStep]] = {}
+
+    def collect(session_id: int, result: list[RepeatStep] | LoadProblem) -> None:
+        if isinstance(result, list):
+            by_session[session_id] = result
+        if on_episode is not None:
+            on_episode(session_id if isinstance(result, list) else result)
+
+    if jobs <= 1:
+        for session_id in ids:
+            result = one(session_id)
+            if result is None:
+                break
+            collect(session_id, result)
+    else:
+        pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="repeat")
+        try:
+            futures = {pool.submit(one, session_id): session_id for session_id in ids}
+            for future in as_completed(futures):
+                result = future.result()
+                if result is not None:
+                    collect(futures[future], result)
+        except BaseException:  # Ctrl-C: stop the workers instead of finishing the run
+            cancel.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+    steps = [step for session_id in ids for step in by_session.get(session_id, [])]
+    return summarize_repeats(
+        steps, mode=mode or policy_name(first), repeats=repeats, case=case, include_item_steps=include_item_steps,
+        files=[demo.name for demo in demos.files], episodes_run=len(by_session), cancelled=cancel.is_set(),
+        problems=demos.problems,
+    )
