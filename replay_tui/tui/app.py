@@ -22,7 +22,7 @@ from replay_tui.demos.problems import EpisodeLoadError
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
 from replay_tui.policies import PolicyLoadError
-from replay_tui.runner import Cancelled, StepResult
+from replay_tui.runner import Cancelled, Runner, StepResult
 from replay_tui.sanitize import strip_control
 from replay_tui.tui.config import Config, load_config
 from replay_tui.tui.messages import EpisodeFailed, EpisodeReplayed, ReplayFinished, ReplayStarted, StepReplayed
@@ -30,7 +30,7 @@ from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.help import HelpScreen
 from replay_tui.tui.screens.modals import ExportModal, NoteModal, SettingsModal, TagModal
 from replay_tui.tui.screens.stepper import StepperScreen
-from replay_tui.workspace import ReplaySettings, Workspace
+from replay_tui.workspace import ReplaySettings, Workspace, close_policy
 
 
 class ReplayApp(App[None]):
@@ -148,6 +148,12 @@ class ReplayApp(App[None]):
             self.post_message(ReplayFinished(cancelled=False, error=str(exc)))
             return
         self.post_message(ReplayStarted(session_ids, self.workspace.settings.describe()))
+        try:
+            self._replay_sessions(runner, session_ids, cancel)
+        finally:
+            close_policy(runner.policy)  # writes a --record cassette, closes HTTP clients
+
+    def _replay_sessions(self, runner: Runner, session_ids: list[int], cancel: threading.Event) -> None:
         total = len(session_ids)
         for done, session_id in enumerate(session_ids, start=1):
             if cancel.is_set():

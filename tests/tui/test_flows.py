@@ -171,7 +171,7 @@ async def test_policy_settings_modal_by_keys(build):
         await pilot.press("p")
         await pilot.pause()
         await pilot.press("down", "enter")  # heuristic in the policy radio set
-        await pilot.press("tab", "tab", "down", "enter")  # mismatch: allow
+        await pilot.press("tab", "tab", "tab", "tab", "down", "enter")  # spec, base URL, model, then mismatch: allow
         await pilot.press("ctrl+s")
         await pilot.pause()
         settings = app.workspace.settings

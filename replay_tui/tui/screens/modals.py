@@ -153,7 +153,17 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
                 yield RadioButton("stub — the recorded decisions", value=s.mode == "stub", id="mode-stub")
                 yield RadioButton("heuristic — a rule-based shopper", value=s.mode == "heuristic", id="mode-heuristic")
                 yield RadioButton("custom — module:attr or file.py:attr", value=s.mode == "custom", id="mode-custom")
-            yield Input(s.policy_spec or "", placeholder="policy spec for custom mode", id="policy-spec")
+                yield RadioButton("llm — any OpenAI-compatible endpoint", value=s.mode == "llm", id="mode-llm")
+                yield RadioButton("langgraph — a compiled graph (module:attr or file.py:attr)",
+                                  value=s.mode == "langgraph", id="mode-langgraph")
+            yield Input(s.policy_spec or s.graph_spec or "",
+                        placeholder="policy spec (custom) or graph spec (langgraph)",
+                        id="policy-spec")
+            llm = s.llm or {}
+            with Horizontal(classes="llm-row"):
+                yield Input(str(llm.get("base_url") or ""), placeholder="base URL, e.g. http://127.0.0.1:8000/v1",
+                            id="llm-base-url")
+                yield Input(str(llm.get("model") or ""), placeholder="model", id="llm-model")
             with RadioSet(id="mismatch"):
                 yield RadioButton("stop at the first mismatch", value=s.mismatch == "stop", id="mismatch-stop")
                 yield RadioButton("allow: force the recorded action, go on", value=s.mismatch == "allow",
@@ -171,10 +181,23 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
         mismatch = (self.query_one("#mismatch", RadioSet).pressed_button or RadioButton(id="mismatch-stop")).id
         spec = self.query_one("#policy-spec", Input).value.strip() or None
         mode_name = mode.removeprefix("mode-")
-        if mode_name == "custom" and not spec:
-            self.notify("custom mode needs a policy spec", severity="error")
+        if mode_name in ("custom", "langgraph") and not spec:
+            self.notify(f"{mode_name} mode needs a spec (module:attr or file.py:attr)", severity="error")
             return
-        self.dismiss(replace(self.settings, mode=mode_name, policy_spec=spec,
+        llm = dict(self.settings.llm or {})
+        base_url = self.query_one("#llm-base-url", Input).value.strip()
+        model = self.query_one("#llm-model", Input).value.strip()
+        if base_url:
+            llm["base_url"] = base_url
+        if model:
+            llm["model"] = model
+        if mode_name == "llm" and not llm.get("model"):
+            self.notify("llm mode needs a model name", severity="error")
+            return
+        self.dismiss(replace(self.settings, mode=mode_name,
+                             policy_spec=spec if mode_name == "custom" else self.settings.policy_spec,
+                             graph_spec=spec if mode_name == "langgraph" else self.settings.graph_spec,
+                             llm=llm or None,
                              mismatch=(mismatch or "mismatch-stop").removeprefix("mismatch-"),  # type: ignore[arg-type]
                              item_steps=self.query_one("#item-steps", Checkbox).value,
                              case="typed" if self.query_one("#typed", Checkbox).value

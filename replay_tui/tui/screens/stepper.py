@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -103,6 +104,23 @@ class StepsSource:
         return [mark, label, Text("Item" if row.step else "", style="dim"), text]
 
 
+def trace_summary(trace: dict[str, Any]) -> str:
+    """One line about a policy call: model, latency, tokens, cache (x shows the whole call)."""
+    parts = []
+    if trace.get("model"):
+        parts.append(str(trace["model"]))
+    if isinstance(trace.get("latency_ms"), (int, float)):
+        parts.append(f"{trace['latency_ms']:.0f} ms")
+    tokens = trace.get("tokens")
+    if isinstance(tokens, dict) and tokens:
+        parts.append(f"tokens {tokens.get('prompt', '?')}→{tokens.get('completion', '?')}")
+    if trace.get("cache"):
+        parts.append(f"cache {trace['cache']}")
+    if trace.get("attempts", 1) not in (None, 1):
+        parts.append(f"{trace['attempts']} attempts")
+    return " · ".join(parts) + "  (x: whole call)"
+
+
 def prompt_lines(step: DecisionStep) -> tuple[list[PaneLine], str]:
     """The prompt as role-labelled lines, or the raw text with the parse error as placeholder."""
     if not step.llm_prompt:
@@ -139,6 +157,7 @@ class StepperScreen(Screen):
         Binding("shift+f3", "find_next(-1)", "Find previous", show=False, id="stepper.find_previous"),
         Binding("h", "toggle_sub_events", "Sub-events", show=False, id="stepper.sub_events"),
         Binding("o", "toggle_after", "Obs before/after", show=False, id="stepper.after"),
+        Binding("x", "toggle_trace", "Policy call", show=False, id="stepper.trace"),
         Binding("t", "tag_step", "Tag step", id="stepper.tag_step"),
         Binding("T", "tag_episode", "Tag episode", show=False, id="stepper.tag_episode"),
         Binding("n", "note_step", "Note", show=False, id="stepper.note_step"),
@@ -154,6 +173,7 @@ class StepperScreen(Screen):
         self.rows: list[StepRow] = []
         self.show_sub_events = True
         self.show_after = False
+        self.show_trace = False
         self.find_hits: list[tuple[str, int]] = []
         self.find_index = -1
 
@@ -267,6 +287,8 @@ class StepperScreen(Screen):
             lines, placeholder = prompt_lines(entry)
             prompt.set_lines(lines, placeholder=placeholder)
             thinking.set_text(entry.llm_thinking, placeholder="no thinking recorded")
+            if self.show_trace:
+                self.show_trace_in(thinking, row)
         else:  # a sub-event
             if isinstance(entry, ItemPageAction):
                 text = entry.observation_after_action if self.show_after else entry.observation_before_action
@@ -280,11 +302,24 @@ class StepperScreen(Screen):
                       if not k.startswith("observation") and k not in ("type",)}
             thinking.border_title = "event fields"
             thinking.set_text("\n".join(f"{k}: {v}" for k, v in fields.items()), placeholder="no fields")
-        if isinstance(entry, DecisionStep):
+        if isinstance(entry, DecisionStep) and not self.show_trace:
             thinking.border_title = "thinking"
         query = self.query_one("#find", Input).value
         if query:
             self.run_find(query)
+
+    def show_trace_in(self, pane: TextPane, row: StepRow) -> None:
+        """The policy's own account of this step: request, response, tokens, latency, failure."""
+        verdict = self.verdicts().get(row.label) if row.label else None
+        pane.border_title = "policy call"
+        if verdict is None or not verdict.trace:
+            pane.set_text(None, placeholder="no policy call recorded for this step (x: thinking)")
+            return
+        pane.set_text(json.dumps(verdict.trace, indent=2, ensure_ascii=False, default=str))
+
+    def action_toggle_trace(self) -> None:
+        self.show_trace = not self.show_trace
+        self.show_panes()
 
     def show_detail(self) -> None:
         detail = self.query_one("#step-detail", Static)
@@ -340,6 +375,11 @@ class StepperScreen(Screen):
             why = compare_actions(step.expected, verdict.predicted)
             text.append("\nwhy        ", style="dim")
             text.append(strip_control(why.message), style="yellow")
+        if verdict is not None and verdict.trace:
+            text.append("\ncall       ", style="dim")
+            text.append(strip_control(trace_summary(verdict.trace)), style="cyan")
+        if verdict is not None and verdict.error_kind:
+            text.append(f"  failure: {strip_control(verdict.error_kind)}", style="bold red")
         annotation = self.replay_app.workspace.annotations.get(self.session_id, step.label)
         if annotation is not None:
             text.append("\nnotes      ", style="dim")

@@ -1,0 +1,40 @@
+"""LLM mode from the debugger: choose it by keys, replay against a scripted server, read the call."""
+
+from __future__ import annotations
+
+from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.widgets.text_pane import TextPane
+from tests.llm.conftest import _isolated_llm_env, bundled_calls, oracle, server  # noqa: F401 - fixtures
+from tests.llm.scripted import Reply
+from tests.tui.conftest import SIZE, wait_replay
+
+
+async def test_choose_llm_by_keys_replay_and_inspect_the_call(build, server, oracle):  # noqa: F811
+    oracle.overrides[(0, "1")] = Reply(status=500, body={"error": {"message": "overloaded"}})
+    app = build(mismatch="allow")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("p")
+        await pilot.pause()
+        await pilot.press("down", "down", "down", "enter")  # llm
+        await pilot.press("tab", "tab", *server.url, "tab", *"scripted-model", "ctrl+s")
+        await pilot.pause()
+        settings = app.workspace.settings
+        assert settings.mode == "llm" and settings.llm == {"base_url": server.url, "model": "scripted-model"}
+        await pilot.press("enter", "r")
+        await wait_replay(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, StepperScreen)
+        verdicts = app.step_results[0]
+        assert verdicts["0"].match and verdicts["0"].trace["model"] == "scripted-model"
+        assert verdicts["1"].error_kind == "http_error"
+        assert server.requests  # the real openai client went over HTTP
+        detail = screen.query_one("#step-detail").render().plain
+        assert "scripted-model" in detail and "ms" in detail
+        await pilot.press("x")
+        trace = screen.query_one("#thinking", TextPane)
+        assert trace.border_title == "policy call" and '"request"' in trace.text
+        await pilot.press("j")
+        detail = screen.query_one("#step-detail").render().plain
+        assert "failure: http_error" in detail
+        await pilot.press("x")
+        assert screen.query_one("#thinking", TextPane).border_title == "thinking"
