@@ -106,6 +106,7 @@ class Workspace:
     settings: ReplaySettings = field(default_factory=ReplaySettings)
     results: dict[int, EpisodeReport] = field(default_factory=dict)
     mode_name: str = "stub"
+    _rejected: tuple[int, list[LoadProblem]] | None = field(default=None, repr=False)
 
     @classmethod
     def open(
@@ -150,9 +151,21 @@ class Workspace:
 
     # -- lookups ----------------------------------------------------------------------------
     def rejected(self) -> list[LoadProblem]:
-        """Problems of episodes that could not be indexed, and file-level problems (no row of their own)."""
-        usable = {(ref.file.name, ref.index) for ref in self.demos.refs}
-        return [p for p in self.demos.problems if (p.file, p.index) not in usable]
+        """Problems of episodes that could not be indexed, and file-level problems (no row of their own).
+
+        Cached until the demo set records another problem (problems are only ever appended).
+        """
+        count = len(self.demos.problems)
+        if self._rejected is None or self._rejected[0] != count:
+            usable = {(ref.file.name, ref.index) for ref in self.demos.refs}
+            self._rejected = (count, [p for p in self.demos.problems if (p.file, p.index) not in usable])
+        return self._rejected[1]
+
+    def problem_count(self) -> int:
+        """Rejected episodes and file errors, plus indexed episodes found malformed when opened."""
+        opened_bad = sum(1 for p in self.demos.problems if p.index is not None and p.session_id in self.demos
+                         and self.demos.problem_for(p.session_id) is p)
+        return len(self.rejected()) + opened_bad
 
     def ref(self, session_id: int) -> EpisodeRef:
         return self.demos.ref(session_id)

@@ -265,7 +265,7 @@ class BrowserScreen(Screen):
         ws = self.replay_app.workspace
         total = len(ws.demos)
         shown = sum(1 for row in self.source.rows if row.ref is not None)
-        problems = len(ws.rejected()) + sum(1 for ref in ws.demos.refs if ws.demos.problem_for(ref.session_id))
+        problems = ws.problem_count()
         text = Text()
         text.append("replay-tui ", style="bold")
         text.append(f"{shown}/{total} episodes", style="bold")
