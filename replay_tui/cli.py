@@ -165,8 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_argument("--case", choices=CASE_POLICIES, default="exact", help="how actions are compared")
     _add_llm_arguments(tui)
     from replay_tui.verify.cli import register as register_verify
+    from replay_tui.visual.cli import register as register_visual
 
     register_verify(commands)
+    register_visual(commands)
     generate = commands.add_parser("generate", help="write a synthetic demo file in the exact contract")
     generate.add_argument("out", nargs="?", help="output path (default: webshop_demonstrations_START-END.json)")
     generate.add_argument("--start", type=int, default=0, help="first session id")
@@ -485,7 +487,7 @@ def run_generate(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
-COMMANDS = ("replay", "generate", "tui", "export", "verify")
+COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual")
 
 
 def run_tui(args: argparse.Namespace) -> int:

@@ -1,0 +1,219 @@
+"""Benchmark: the fast visual metrics engine against a straightforward re-implementation of the reference.
+
+Prints, for the same inputs,
+  * matching-only: merge search + matching + sub-scores on identical block lists (synthetic pages of n blocks a
+    side, with 10% of lines split and 10% merged, and the blocks extracted from real page pairs);
+  * end-to-end: HTML pair -> scores, the fast pipeline (one browser, vectorised blocks, incremental matching)
+    against ``replay_tui.visual.reference.evaluate`` (a browser per screenshot, pixel loops, rebuilt matrices);
+and for each row the speed ratio and the largest absolute difference of the four sub-scores.
+
+    python bench/bench_visual.py                 # sizes 25 50 100, bundled pairs + a 120-block page
+    python bench/bench_visual.py --quick         # sizes 25 50, small pairs only (a minute or two)
+    python bench/bench_visual.py --json out.json
+
+The reference side is slow on purpose: at 100 blocks a side its merge search alone takes minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from replay_tui.visual import reference
+from replay_tui.visual.blocks import Block, merge_blocks_by_bbox
+from replay_tui.visual.examples import example_pair
+from replay_tui.visual.match import MergeStats, RatioCache, find_possible_merge
+from replay_tui.visual.pipeline import VisualScorer
+from replay_tui.visual.scores import sub_scores
+
+KEYS = ("block", "text", "position", "color")
+WORDS = ("home about contact news read more services team blog price login cart shop sale new the a of and to in "
+         "for with our your delivery returns account search help order track store gift card offers").split()
+
+
+def synthetic_blocks(n: int, seed: int) -> tuple[list[Block], list[Block]]:
+    rng = random.Random(seed)
+    ref_texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 8))) for _ in range(n)]
+    pred_texts: list[str] = []
+    for text in ref_texts:
+        r, words = rng.random(), text.split()
+        if r < 0.1 and len(words) >= 2:
+            cut = rng.randint(1, len(words) - 1)
+            pred_texts += [" ".join(words[:cut]), " ".join(words[cut:])]
+        elif r < 0.2 and pred_texts:
+            pred_texts[-1] += " " + text
+        else:
+            pred_texts.append(text)
+
+    def blocks(texts):
+        out = []
+        for k, t in enumerate(texts):
+            out.append(Block(t, (rng.randint(0, 50) / 100, k / (n + 5), rng.randint(5, 40) / 100, 0.8 / (n + 5)),
+                             (float(rng.randint(0, 255)), float(rng.randint(0, 255)), float(rng.randint(0, 255))),
+                             [k]))
+        return out
+
+    return blocks(pred_texts), blocks(ref_texts)
+
+
+def fast_match(pred: list[Block], ref: list[Block]):
+    ratio = RatioCache()
+    stats = MergeStats()
+    ref_m = merge_blocks_by_bbox(ref)
+    a, b, matching = find_possible_merge(merge_blocks_by_bbox(pred), [x.copy() for x in ref_m], ratio, stats=stats)
+    return sub_scores(a, b, matching, ratio), stats
+
+
+def dicts(blocks: list[Block]) -> list[dict]:
+    return [{"text": b.text, "bbox": b.bbox, "color": b.color} for b in blocks]
+
+
+def max_diff(fast, ref: dict) -> float:
+    return max(abs(getattr(fast, k) - ref[k]) for k in KEYS)
+
+
+def time_it(fn, *args):
+    started = time.perf_counter()
+    value = fn(*args)
+    return value, time.perf_counter() - started
+
+
+def matching_rows(sizes: list[int], real_pairs: list[tuple]) -> list[dict]:
+    """Synthetic block lists, then the real pages' blocks (whose reference matching time and scores were
+    recorded during the end-to-end run on exactly these blocks, so they are not recomputed)."""
+    rows = []
+    cases = [(f"synthetic n={n}", *synthetic_blocks(n, 7 + n), None) for n in sizes]
+    cases += [(f"real {name}", pred, ref, recorded) for name, pred, ref, recorded in real_pairs]
+    for name, pred, ref, recorded in cases:
+        (fast, stats), t_fast = time_it(fast_match, pred, ref)
+        if recorded is None:
+            expected, t_ref = time_it(reference.score_blocks, dicts(pred), dicts(ref))
+        else:
+            expected, t_ref = recorded, recorded["matching_seconds"]
+        rows.append({"case": name, "pred_blocks": len(pred), "ref_blocks": len(ref), "fast_s": t_fast,
+                     "reference_s": t_ref, "ratio": t_ref / t_fast, "max_score_diff": max_diff(fast, expected),
+                     "lsa_calls": stats.lsa_calls})
+        _print_row("matching", rows[-1])
+    return rows
+
+
+def big_page(path: Path, seed: int, variant: bool) -> None:
+    """A news-index style page with 120 text blocks; the variant splits, joins, rewords and drops some."""
+    rng = random.Random(seed)
+    items = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 12))).capitalize() for _ in range(120)]
+    if variant:
+        vr = random.Random(seed + 1)
+        out = []
+        for text in items:
+            r = vr.random()
+            words = text.split()
+            if r < 0.08 and len(words) > 3:
+                out += [" ".join(words[:2]), " ".join(words[2:])]
+            elif r < 0.14 and out:
+                out[-1] += " " + text
+            elif r < 0.2:
+                continue
+            elif r < 0.3:
+                words[vr.randrange(len(words))] = vr.choice(WORDS)
+                out.append(" ".join(words))
+            else:
+                out.append(text)
+        items = out
+    body = "\n".join(f'<div class="item"><a href="#">{t}</a></div>' if k % 3 == 0 else f"<p>{t}</p>"
+                     for k, t in enumerate(items))
+    path.write_text("<!DOCTYPE html><html><head><style>body{font-family:'Liberation Sans';margin:24px}"
+                    "p{margin:6px 0}.item a{color:#1a4d8f}</style></head><body><h1>Latest stories</h1>\n"
+                    f"{body}\n</body></html>", encoding="utf-8")
+
+
+def end_to_end_rows(pairs: list[tuple[str, Path, Path]], real_out: list) -> list[dict]:
+    rows = []
+    with VisualScorer() as scorer:
+        scorer.score(*pairs[0][1:])  # warm the browser (its launch is paid once per run, not per pair)
+        fast_results = []
+        for name, ref, pred in pairs:
+            result, t_fast = time_it(lambda r=ref, p=pred: scorer.score(r, p)["compat"])
+            fast_results.append((name, result, t_fast))
+    with ThreadPoolExecutor(1) as pool:  # the reference's Playwright per screenshot runs on its own thread
+        for (name, result, t_fast), (_, ref, pred) in zip(fast_results, pairs, strict=True):
+            started = time.perf_counter()
+            expected = pool.submit(reference.evaluate, str(ref), str(pred)).result()
+            t_ref = time.perf_counter() - started
+            same_blocks = (_block_tuples(result.pred.raw_blocks) == _dict_tuples(expected["raw_pred"])
+                           and _block_tuples(result.ref.raw_blocks) == _dict_tuples(expected["raw_ref"]))
+            rows.append({"case": name, "pred_blocks": len(result.pred_bbox_merged),
+                         "ref_blocks": len(result.ref_bbox_merged), "fast_s": t_fast, "reference_s": t_ref,
+                         "ratio": t_ref / t_fast, "max_score_diff": max_diff(result.scores, expected),
+                         "identical_blocks": same_blocks, "fast_render_s": result.seconds.get("render", 0.0)})
+            _print_row("end-to-end", rows[-1])
+            if same_blocks:
+                real_out.append((name, result.pred.raw_blocks, result.ref.raw_blocks, expected))
+    return rows
+
+
+def _block_tuples(blocks):
+    return [(b.text, b.bbox, b.color) for b in blocks]
+
+
+def _dict_tuples(blocks):
+    return [(b["text"], tuple(float(v) for v in b["bbox"]), tuple(float(c) for c in b["color"])) for b in blocks]
+
+
+def _print_row(kind: str, row: dict) -> None:
+    extra = f"  identical blocks: {row['identical_blocks']}" if "identical_blocks" in row else ""
+    print(f"{kind:>10}  {row['case']:<28} {row['pred_blocks']:>4}x{row['ref_blocks']:<4} fast {row['fast_s']:8.3f}s"
+          f"  reference {row['reference_s']:9.2f}s  ratio {row['ratio']:7.1f}x  max |score diff| "
+          f"{row['max_score_diff']:.2e}{extra}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small sizes and small pages only")
+    parser.add_argument("--sizes", type=int, nargs="*", help="synthetic block counts (default 25 50 100)")
+    parser.add_argument("--no-e2e", action="store_true", help="matching-only")
+    parser.add_argument("--json", metavar="OUT", help="write the rows as JSON")
+    args = parser.parse_args(argv)
+    sizes = args.sizes if args.sizes is not None else ([25, 50] if args.quick else [25, 50, 100])
+    e2e: list[dict] = []
+    real: list = []
+    with tempfile.TemporaryDirectory(prefix="bench-visual-") as tmp:
+        pairs = [(f"{page}/{variant}", *example_pair(page, variant))
+                 for page, variant in (("11202", "move"), ("13470", "reword"), ("9656", "drop"))]
+        if not args.quick:
+            ref, pred = Path(tmp) / "big_ref.html", Path(tmp) / "big_pred.html"
+            big_page(ref, 5, False)
+            big_page(pred, 5, True)
+            pairs.append(("120-block page", ref, pred))
+        if not args.no_e2e:
+            e2e = end_to_end_rows(pairs, real)
+    match = matching_rows(sizes, real)
+    big_e2e = [r for r in e2e if min(r["pred_blocks"], r["ref_blocks"]) >= 100]
+    big_match = [r for r in match if min(r["pred_blocks"], r["ref_blocks"]) >= 90]
+    print()
+    print("summary")
+    if e2e:
+        median = statistics.median(r["ratio"] for r in e2e)
+        big = ", ".join("{:.1f}x".format(r["ratio"]) for r in big_e2e)
+        print(f"  end-to-end ratio: median {median:.1f}x over {len(e2e)} pairs"
+              + (f"; pages with 100+ blocks: {big}" if big_e2e else ""))
+    print("  matching-only ratio: " + ", ".join("{}: {:.1f}x".format(r["case"], r["ratio"]) for r in match))
+    if big_match:
+        print("  matching-only, ~100 blocks: " + ", ".join("{:.1f}x".format(r["ratio"]) for r in big_match))
+    worst = max((r["max_score_diff"] for r in e2e + match), default=0.0)
+    print(f"  largest score difference (any row): {worst:.3e}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"end_to_end": e2e, "matching": match}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+"""Visual metrics: Design2Code's automatic scores of a generated web page against a reference page.
+
+    from replay_tui.visual import VisualScorer
+    with VisualScorer() as scorer:
+        result = scorer.score("ref.html", "gen.html")["compat"]
+        result.scores.block, result.scores.text, result.scores.position, result.scores.color, result.final
+
+Modules: :mod:`render` (one headless Chromium per run), :mod:`htmlproc` and :mod:`blocks` (OCR-free text blocks),
+:mod:`match` (merge search and matching), :mod:`scores` and :mod:`color` (sub-scores), :mod:`clip` (optional
+CLIP), :mod:`dedup`, :mod:`pipeline`, :mod:`models`/:mod:`report` (JSON report), :mod:`reference` (a slow,
+straightforward re-implementation used by the tests and the benchmark) and :mod:`cli`.
+"""
+
+from __future__ import annotations
+
+from replay_tui.visual.pipeline import FIXES, MODES, PairResult, VisualScorer
+
+__all__ = ["FIXES", "MODES", "PairResult", "VisualScorer"]

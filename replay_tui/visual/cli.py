@@ -1,0 +1,312 @@
+"""``replay-tui visual``: Design2Code visual scores of a generated page against a reference page.
+
+    replay-tui visual REF.html GEN.html [--json out.json] [--png-dir DIR] [--compat design2code | --mode fixed]
+    replay-tui visual --ref-dir DIR --pred-dir DIR [--json out.json]
+
+Exit codes: 0 when scoring ran (whatever the scores), 2 on a usage error, an unreadable input or no browser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from replay_tui.fileio import atomic_write_bytes
+from replay_tui.sanitize import strip_control
+
+EXIT_OK, EXIT_USAGE = 0, 2
+COLUMNS = ("final", "block", "text", "position", "color", "clip")
+MATCH_ROWS = 15
+
+
+class VisualUsageError(Exception):
+    """Printed as one line, exit code 2."""
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``visual`` sub-command to an argparse sub-parsers object."""
+    parser = subparsers.add_parser(
+        "visual", help="score a generated web page against a reference page (Design2Code metrics)",
+        description="Render both pages in headless Chromium, find text blocks with the colour-perturbation trick, "
+                    "match them and print the Design2Code scores: Block-Match, Text, Position, Color, CLIP and "
+                    "the final score. Default: the reference implementation's numbers (--compat design2code).")
+    parser.add_argument("ref", nargs="?", metavar="REF.html", help="reference page")
+    parser.add_argument("pred", nargs="?", metavar="GEN.html", help="generated page")
+    parser.add_argument("--ref-dir", metavar="DIR", help="batch: folder of reference pages")
+    parser.add_argument("--pred-dir", metavar="DIR", help="batch: folder of generated pages with the same names")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--compat", choices=["design2code"], help="reproduce the reference's numbers, quirks "
+                       "included (the default)")
+    which.add_argument("--mode", choices=["compat", "fixed"], help="fixed: the metric with known defects "
+                       "corrected; the report lists each correction and where the two modes disagree")
+    parser.add_argument("--json", metavar="OUT.json", help="write the full report (blocks, matches, scores)")
+    parser.add_argument("--png-dir", metavar="DIR", help="write the screenshots and an annotated copy of each")
+    parser.add_argument("--clip-weights", metavar="PATH",
+                        help="CLIP ViT-B/32 weights (ViT-B-32.pt); default $REPLAY_TUI_CLIP_WEIGHTS; needs the "
+                             "'clip' extra. Without them CLIP is null and the final score is partial")
+    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                        help="bound on each page's load and capture (default 30)")
+    parser.add_argument("--show-matches", type=int, default=MATCH_ROWS, metavar="N",
+                        help=f"matched pairs to list for a single pair (default {MATCH_ROWS})")
+    parser.set_defaults(func=run)
+
+
+def _mode(args: argparse.Namespace) -> str:
+    return args.mode or "compat"
+
+
+def _txt(value: object, style: str = "") -> Text:
+    return Text(strip_control(str(value)), style=style)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"
+
+
+def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    try:
+        return _run(args, out, err)
+    except VisualUsageError as exc:
+        err.print(_txt(f"visual: {exc}", "red"), soft_wrap=True)
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from replay_tui.visual.clip import ClipUnavailable, load_clip_scorer
+    from replay_tui.visual.render import RenderError
+
+    batch = bool(args.ref_dir or args.pred_dir)
+    if batch and (args.ref or args.pred):
+        raise VisualUsageError("give either REF.html GEN.html or --ref-dir/--pred-dir, not both")
+    if batch and not (args.ref_dir and args.pred_dir):
+        raise VisualUsageError("batch mode needs both --ref-dir and --pred-dir")
+    if not batch and not (args.ref and args.pred):
+        raise VisualUsageError("expected REF.html GEN.html (or --ref-dir DIR --pred-dir DIR)")
+    if args.timeout <= 0:
+        raise VisualUsageError("--timeout must be positive")
+    clip_scorer = None
+    weights = args.clip_weights or os.environ.get("REPLAY_TUI_CLIP_WEIGHTS")
+    if weights:
+        try:
+            clip_scorer = load_clip_scorer(weights)
+        except ClipUnavailable as exc:
+            err.print(_txt(f"visual: CLIP unavailable ({exc}); clip is null and the final score partial",
+                           "yellow"), soft_wrap=True)
+    try:
+        renderer, owned = renderer_factory(int(args.timeout * 1000))
+    except RenderError as exc:
+        raise VisualUsageError(str(exc)) from None
+    try:
+        if batch:
+            return _batch(args, out, err, renderer, clip_scorer)
+        return _single(args, out, err, renderer, clip_scorer)
+    except RenderError as exc:
+        raise VisualUsageError(str(exc)) from None
+    finally:
+        if owned:
+            renderer.close()
+
+
+def _default_renderer(timeout_ms: int):
+    from replay_tui.visual.render import Renderer
+
+    return Renderer(timeout_ms=timeout_ms), True
+
+
+# (timeout_ms) -> (renderer, close it when done); tests swap in a shared browser.
+renderer_factory = _default_renderer
+
+
+def _check_file(path: str, what: str) -> Path:
+    p = Path(path)
+    if not p.is_file():
+        raise VisualUsageError(f"{what} {path!r} is not a readable file")
+    try:
+        with p.open("rb") as handle:
+            handle.read(1)
+    except OSError as exc:
+        raise VisualUsageError(f"{what} {path!r}: {exc.strerror or exc}") from None
+    return p
+
+
+def _modes(mode: str) -> tuple[str, ...]:
+    return ("compat", "fixed") if mode == "fixed" else ("compat",)
+
+
+def _single(args, out: Console, err: Console, renderer, clip_scorer) -> int:
+    from replay_tui.visual.pipeline import VisualScorer
+    from replay_tui.visual.report import pair_report
+
+    ref = _check_file(args.ref, "reference")
+    pred = _check_file(args.pred, "generated page")
+    mode = _mode(args)
+    with VisualScorer(renderer=renderer, clip_scorer=clip_scorer) as scorer:
+        results = scorer.score(ref, pred, modes=_modes(mode))
+    report = pair_report(str(ref), str(pred), results, mode)
+    _print_pair(out, report, args.show_matches)
+    if args.png_dir:
+        _write_pngs(Path(args.png_dir), pred.stem, results[mode])
+        out.print(_txt(f"screenshots written to {args.png_dir}", "dim"))
+    if args.json:
+        atomic_write_bytes(args.json, report.model_dump_json(by_alias=True, indent=2).encode("utf-8"))
+        out.print(_txt(f"report written to {args.json}", "dim"))
+    return EXIT_OK
+
+
+def _scores_table(report) -> Table:
+    result = report.result
+    s = result.scores
+    table = Table(title=f"Design2Code visual scores ({result.mode})", header_style="bold")
+    for name in ("Block-Match", "Text", "Position", "Color", "CLIP", "Final"):
+        table.add_column(name, justify="right")
+    final = _fmt(s.final) + (" (partial)" if s.final_partial else "")
+    table.add_row(_fmt(s.block), _fmt(s.text), _fmt(s.position), _fmt(s.color), _fmt(s.clip),
+                  Text(final, style="bold"))
+    if report.compat is not None:
+        c = report.compat.scores
+        table.add_row(*(Text(_fmt(v), style="dim") for v in (c.block, c.text, c.position, c.color, c.clip)),
+                      Text(_fmt(c.final) + " compat", style="dim"))
+    return table
+
+
+def _print_pair(out: Console, report, show: int) -> None:
+    result = report.result
+    out.print(_scores_table(report))
+    status_style = "green" if result.status == "ok" else "yellow"
+    line = Text()
+    line.append("status: ")
+    line.append(result.status, style=status_style)
+    line.append(f"   blocks: generated {len(result.pred.blocks)} / reference {len(result.ref.blocks)}"
+                f"   matched: {sum(m.kept for m in result.matches)}")
+    out.print(line)
+    if result.error:
+        out.print(_txt(f"error: {result.error}", "red"), soft_wrap=True)
+    if result.scores.final_partial:
+        out.print(_txt("CLIP is not computed (no weights given): the final score counts it as 0 and is partial",
+                       "yellow"))
+    for side, page in (("generated", result.pred), ("reference", result.ref)):
+        for note in page.notes + page.render_errors:
+            out.print(_txt(f"{side}: {note}", "yellow"), soft_wrap=True)
+        if page.blocked_requests:
+            out.print(_txt(f"{side}: {len(page.blocked_requests)} network request(s) blocked", "dim"))
+    if result.corrections:
+        out.print(Text("corrections applied (fixed mode):", style="bold"))
+        for name in result.corrections:
+            out.print(_txt(f"  - {name}"))
+    for d in report.disagreements:
+        out.print(_txt(f"disagrees with compat on {d.score}: {_fmt(d.compat)} -> {_fmt(d.fixed)}: "
+                       + "; ".join(d.reasons), "magenta"), soft_wrap=True)
+    kept = [m for m in result.matches if m.kept]
+    if kept and show > 0:
+        table = Table(title="Matched blocks", header_style="bold")
+        for name in ("generated text", "reference text", "text", "position", "color"):
+            table.add_column(name, overflow="fold", justify="right" if name in ("text", "position", "color")
+                             else "left")
+        for m in kept[:show]:
+            table.add_row(_txt(_short(result.pred.blocks[m.pred].text)), _txt(_short(result.ref.blocks[m.ref].text)),
+                          _fmt(m.text), _fmt(m.position), _fmt(m.color))
+        out.print(table)
+        if len(kept) > show:
+            out.print(_txt(f"... {len(kept) - show} more in --json", "dim"))
+
+
+def _short(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+
+
+def _write_pngs(folder: Path, stem: str, result) -> None:
+    import cv2
+
+    for side, page, blocks in (("pred", result.pred, result.pred_blocks or result.pred_bbox_merged),
+                               ("ref", result.ref, result.ref_blocks or result.ref_bbox_merged)):
+        if page.image is None:
+            continue
+        bgr = page.image[:, :, ::-1]
+        ok, png = cv2.imencode(".png", bgr)
+        if ok:
+            atomic_write_bytes(folder / f"{stem}_{side}.png", png.tobytes())
+        annotated = bgr.copy()
+        h, w = annotated.shape[:2]
+        for block in blocks:
+            x, y, bw, bh = block.bbox
+            cv2.rectangle(annotated, (int(x * w), int(y * h)), (int((x + bw) * w), int((y + bh) * h)),
+                          (40, 160, 40), 1)
+        ok, png = cv2.imencode(".png", annotated)
+        if ok:
+            atomic_write_bytes(folder / f"{stem}_{side}_blocks.png", png.tobytes())
+
+
+def _batch(args, out: Console, err: Console, renderer, clip_scorer) -> int:
+    from replay_tui.visual.models import BatchReport, BatchRow
+    from replay_tui.visual.pipeline import VisualScorer
+    from replay_tui.visual.report import pair_report
+
+    ref_dir, pred_dir = Path(args.ref_dir), Path(args.pred_dir)
+    for what, folder in (("--ref-dir", ref_dir), ("--pred-dir", pred_dir)):
+        if not folder.is_dir():
+            raise VisualUsageError(f"{what} {str(folder)!r} is not a folder")
+    names = sorted(p.name for p in ref_dir.glob("*.html") if not p.name.startswith("."))
+    if not names:
+        raise VisualUsageError(f"no .html files in {ref_dir}")
+    todo = [n for n in names if (pred_dir / n).is_file()]
+    missing = [n for n in names if n not in todo]
+    mode = _mode(args)
+    rows: list[BatchRow] = []
+    pairs = []
+    with VisualScorer(renderer=renderer, clip_scorer=clip_scorer) as scorer, Progress(
+            TextColumn("[bold]scoring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("{task.fields[name]}"), console=err, transient=True) as progress:
+        task = progress.add_task("pairs", total=len(todo), name="")
+        for name in todo:
+            progress.update(task, name=strip_control(name))
+            results = scorer.score(ref_dir / name, pred_dir / name, modes=_modes(mode))
+            report = pair_report(str(ref_dir / name), str(pred_dir / name), results, mode)
+            s = report.result.scores
+            rows.append(BatchRow(name=name, status=report.result.status, final=s.final, block=s.block, text=s.text,
+                                 position=s.position, color=s.color, clip=s.clip))
+            if args.json:
+                pairs.append(report)
+            progress.advance(task)
+    means = _means(rows)
+    table = Table(title=f"Design2Code visual scores ({mode}): {len(rows)} pairs", header_style="bold")
+    table.add_column("file")
+    table.add_column("status")
+    for name in COLUMNS:
+        table.add_column(name, justify="right")
+    for row in rows:
+        table.add_row(_txt(row.name), _txt(row.status, "green" if row.status == "ok" else "yellow"),
+                      *(_fmt(getattr(row, c)) for c in COLUMNS))
+    table.add_row(Text("mean", style="bold"), "", *(Text(_fmt(means[c]), style="bold") for c in COLUMNS))
+    out.print(table)
+    # The reference's runner prints the unweighted per-column means over files, in this order.
+    out.print(Text("means  " + "  ".join(f"{c}={_fmt(means[c])}" for c in COLUMNS)))
+    if any(r.clip is None for r in rows):
+        out.print(_txt("CLIP not computed: final is partial (CLIP counted as 0)", "yellow"))
+    if missing:
+        out.print(_txt(f"{len(missing)} reference page(s) without a generated page, skipped: "
+                       + ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""), "yellow"), soft_wrap=True)
+    if args.json:
+        report = BatchReport(ref_dir=str(ref_dir), pred_dir=str(pred_dir), mode=mode, rows=rows, means=means,
+                             missing=missing, pairs=pairs)
+        atomic_write_bytes(args.json, report.model_dump_json(by_alias=True, indent=2).encode("utf-8"))
+        out.print(_txt(f"report written to {args.json}", "dim"))
+    return EXIT_OK
+
+
+def _means(rows) -> dict[str, float | None]:
+    means: dict[str, float | None] = {}
+    for column in COLUMNS:
+        values = [getattr(r, column) for r in rows]
+        if not values or any(v is None for v in values):
+            means[column] = None
+        else:
+            means[column] = sum(values) / len(values)
+    return means

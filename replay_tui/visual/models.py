@@ -1,0 +1,117 @@
+"""Report models (pydantic): the five scores, the final score, every block and match of a scored pair."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from replay_tui.visual.blocks import Block
+
+SCHEMA = "replay-tui.visual/1"
+
+
+class BlockModel(BaseModel):
+    id: int
+    text: str
+    bbox: tuple[float, float, float, float] = Field(description="normalised (x, y, w, h) of the page screenshot")
+    color: tuple[float, float, float] = Field(description="mean RGB of the original rendering at the text pixels")
+    sources: list[int] = Field(default_factory=list, description="ids of the extracted text items merged into it")
+
+
+class MatchModel(BaseModel):
+    pred: int
+    ref: int
+    kept: bool = Field(description="text similarity >= 0.5; dropped pairs count as unmatched")
+    text: float
+    position: float | None = None
+    color: float | None = None
+    area: float | None = None
+
+
+class PageModel(BaseModel):
+    path: str
+    width: int
+    height: int
+    text_items: int
+    text_tags: int
+    raw_blocks: list[BlockModel] = Field(description="blocks as extracted (one per text item with pixels)")
+    bbox_merged: list[BlockModel] = Field(description="after merge_blocks_by_bbox")
+    blocks: list[BlockModel] = Field(description="after the merge search; match ids refer to these")
+    dedup_cut_at: int | None = None
+    render_errors: list[str] = Field(default_factory=list)
+    blocked_requests: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+
+
+class ScoresModel(BaseModel):
+    block: float
+    text: float
+    position: float
+    color: float
+    clip: float | None
+    final: float = Field(description="0.2 x (block + text + position + color + clip); clip counts 0 when missing")
+    final_partial: bool = Field(description="true when CLIP is missing: final is then not the paper's number")
+
+
+class ModeResultModel(BaseModel):
+    mode: Literal["compat", "fixed"]
+    status: Literal["ok", "no_blocks", "no_match", "reference_crash", "error"]
+    error: str | None = None
+    scores: ScoresModel
+    matches: list[MatchModel]
+    pred: PageModel
+    ref: PageModel
+    corrections: list[str] = Field(default_factory=list)
+    seconds: dict[str, float] = Field(default_factory=dict)
+    merge: dict[str, int] = Field(default_factory=dict)
+
+
+class Disagreement(BaseModel):
+    score: str
+    compat: float | None
+    fixed: float | None
+    reasons: list[str]
+
+
+class PairReport(BaseModel):
+    schema_: str = Field(default=SCHEMA, alias="schema")
+    ref: str
+    pred: str
+    mode: Literal["compat", "fixed"]
+    result: ModeResultModel
+    compat: ModeResultModel | None = Field(default=None, description="fixed mode: the compat result it is "
+                                                                      "compared with")
+    disagreements: list[Disagreement] = Field(default_factory=list)
+
+    model_config = {"populate_by_name": True}
+
+
+class BatchRow(BaseModel):
+    name: str
+    status: str
+    final: float
+    block: float
+    text: float
+    position: float
+    color: float
+    clip: float | None
+
+
+class BatchReport(BaseModel):
+    schema_: str = Field(default=SCHEMA, alias="schema")
+    ref_dir: str
+    pred_dir: str
+    mode: Literal["compat", "fixed"]
+    rows: list[BatchRow]
+    means: dict[str, float | None]
+    missing: list[str] = Field(default_factory=list)
+    pairs: list[PairReport] = Field(default_factory=list)
+
+    model_config = {"populate_by_name": True}
+
+
+def block_models(blocks: list[Block]) -> list[BlockModel]:
+    return [BlockModel(id=k, text=b.text, bbox=tuple(float(v) for v in b.bbox),
+                       color=tuple(float(c) for c in b.color), sources=list(b.sources))
+            for k, b in enumerate(blocks)]

@@ -1,0 +1,363 @@
+"""Score a generated page against a reference page: the whole Design2Code pipeline, compat or fixed.
+
+compat (default) reproduces ``visual_eval_v3_multi`` for one prediction: the prediction is pre-processed (dedup
+cut, ``make_html``, bs4 round trip with repeated-element truncation); the reference is rendered raw; each page
+gets two recoloured renders; blocks; ``merge_blocks_by_bbox``; merge search; the 0.5 cut; sub-scores; CLIP on the
+inpainted screenshots. Inputs on which the reference would crash are reported (``status='reference_crash'``,
+scores 0, as the batch runner records them). A page that fails to render is reported; compat then uses the
+reference's blank 1280x960 stand-in so the numbers stay comparable.
+
+fixed applies the corrections in :data:`FIXES` and reports each one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from replay_tui.visual import htmlproc
+from replay_tui.visual.blocks import Block, BlockError, blocks_from_renders, merge_blocks_by_bbox
+from replay_tui.visual.dedup import DedupResult, check_repetitive_compat, check_repetitive_fixed
+from replay_tui.visual.match import MergeStats, RatioCache, find_possible_merge
+from replay_tui.visual.render import Renderer, RenderResult, blank_image
+from replay_tui.visual.scores import SubScores, final_score, sub_scores
+
+MODES = ("compat", "fixed")
+FIXES = {
+    "no-autojunk": "difflib ratios use autojunk=False: long reference texts no longer lose their frequent "
+                   "characters as match seeds (a 300-char text with one typo scores 0.997, not 0.5)",
+    "dedup-visible-text": "the repetition cut looks only at visible text with whitespace collapsed (no CSS/JS, "
+                          "no prettifier indentation) and maps the cut to a file offset correctly",
+    "ciede2000-sharma": "colour difference uses Sharma, Wu & Dalal's CIEDE2000 (mean hue and zero-chroma cases) "
+                        "instead of python-colormath's variant",
+    "no-page-loss": "no input loses a page or the whole evaluation: more than 4096 text tags are coloured in "
+                    "rounds, unparseable colours fall back to the parent's, pixels outside the original "
+                    "screenshot are ignored instead of dropping every block, render failures are errors",
+    "same-layout-colours": "text colours are sampled from a render of the same bs4 round trip as the recoloured "
+                           "renders, for the reference page too, so layouts agree",
+    "symmetric-clip-masks": "CLIP masks the blocks of both pages as extracted (the reference masks merged "
+                            "prediction boxes but unmerged reference boxes)",
+}
+
+
+@dataclass
+class Page:
+    """One side of a pair after extraction."""
+
+    path: str
+    html: str
+    width: int = 0
+    height: int = 0
+    image: np.ndarray | None = None
+    items: list[tuple[str, str]] = field(default_factory=list)
+    raw_blocks: list[Block] = field(default_factory=list)
+    text_tags: int = 0
+    dedup: DedupResult | None = None
+    render_errors: list[str] = field(default_factory=list)
+    blocked_requests: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    crash: str | None = None  # the reference raises here (compat)
+    error: str | None = None  # unusable page (fixed)
+
+
+@dataclass
+class PairResult:
+    mode: str
+    status: str  # ok | no_blocks | no_match | reference_crash | error
+    scores: SubScores
+    clip: float | None
+    final: float
+    final_partial: bool
+    pred: Page
+    ref: Page
+    pred_blocks: list[Block] = field(default_factory=list)  # after merge_blocks_by_bbox and merge search
+    ref_blocks: list[Block] = field(default_factory=list)
+    pred_bbox_merged: list[Block] = field(default_factory=list)  # after merge_blocks_by_bbox only
+    ref_bbox_merged: list[Block] = field(default_factory=list)
+    matching: list[tuple[int, int]] = field(default_factory=list)
+    error: str | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+    merge_stats: MergeStats | None = None
+    corrections: list[str] = field(default_factory=list)
+
+
+def read_html(path: str | Path) -> tuple[str, bytes]:
+    data = Path(path).read_bytes()
+    return data.decode("utf-8", errors="surrogateescape"), data
+
+
+class RenderCache:
+    """Renders keyed by (content sha256, folder): compat and fixed share identical renders, and a batch of
+    sources is rendered concurrently (:meth:`prefetch`)."""
+
+    def __init__(self, renderer: Renderer) -> None:
+        self.renderer = renderer
+        self._cache: dict[tuple[str, str], RenderResult] = {}
+
+    @staticmethod
+    def _key(source: tuple) -> tuple[str, str]:
+        if source[0] == "file":
+            path = Path(source[1])
+            return hashlib.sha256(path.read_bytes()).hexdigest(), str(path.parent.resolve())
+        _, html, base, _stem = source
+        return (hashlib.sha256(html.encode("utf-8", errors="surrogateescape")).hexdigest(),
+                str(Path(base).resolve()))
+
+    def prefetch(self, sources: list[tuple]) -> None:
+        missing: dict[tuple[str, str], tuple] = {}
+        for source in sources:
+            key = self._key(source)
+            if key not in self._cache and key not in missing:
+                missing[key] = source
+        if not missing:
+            return
+        files = [(k, s) for k, s in missing.items() if s[0] == "file"]
+        texts = [(k, s) for k, s in missing.items() if s[0] == "html"]
+        # one concurrent batch: raw files are rendered through a byte-identical copy beside them
+        items = [(Path(s[1]).read_bytes().decode("utf-8", errors="surrogateescape"), Path(s[1]).parent,
+                  Path(s[1]).stem) for _, s in files]
+        items += [(s[1], s[2], s[3]) for _, s in texts]
+        results = self.renderer.render_texts(items)
+        for (key, _), result in zip(files + texts, results, strict=True):
+            self._cache[key] = result
+
+    def get(self, source: tuple) -> RenderResult:
+        key = self._key(source)
+        if key not in self._cache:
+            self.prefetch([source])
+        return self._cache[key]
+
+
+def _image_or_blank(result: RenderResult, page: Page, what: str, mode: str) -> np.ndarray | None:
+    if result.ok:
+        return result.image
+    page.render_errors.append(f"{what}: {result.error}")
+    if mode == "compat":
+        page.notes.append(f"{what} failed to render; the reference's blank 1280x960 image stands in")
+        return blank_image()
+    return None
+
+
+@dataclass
+class PagePlan:
+    """What a page needs rendered, after the HTML processing (no browser yet)."""
+
+    page: Page
+    mode: str
+    original: tuple | None = None
+    rounds: list[htmlproc.PerturbedHtml] = field(default_factory=list)
+
+    def sources(self) -> list[tuple]:
+        out = [self.original] if self.original else []
+        base, stem = Path(self.page.path).parent, Path(self.page.path).stem
+        for variants in self.rounds:
+            out.append(("html", variants.variant0, base, stem + "_p"))
+            out.append(("html", variants.variant1, base, stem + "_p_1"))
+        return out
+
+
+def plan_page(path: str | Path, *, is_pred: bool, mode: str) -> PagePlan:
+    """Pre-process (predictions only) and build the recoloured variants."""
+    path = Path(path)
+    base = path.parent.resolve()
+    text, _raw = read_html(path)
+    page = Page(path=str(path), html=text)
+    plan = PagePlan(page=page, mode=mode)
+    try:
+        if is_pred:
+            if mode == "compat" and _has_surrogates(text):
+                raise htmlproc.ReferenceCrash("the file is not valid UTF-8 (UnicodeDecodeError in the reference)")
+            page.dedup = (check_repetitive_compat if mode == "compat" else check_repetitive_fixed)(text)
+            if page.dedup.cut:
+                page.notes.append(f"dedup cut the page at offset {page.dedup.cut_at} of {len(text)}")
+                text = text[:page.dedup.cut_at]
+            text = htmlproc.make_html(text)
+            text = htmlproc.truncate_repeated_elements(htmlproc.parse(text))
+        page.html = text
+        # The original screenshot: compat renders the reference raw and the prediction as pre-processed; fixed
+        # renders the same bs4 round trip that the recoloured variants come from.
+        if mode == "fixed":
+            plan.original = ("html", str(htmlproc.parse(text)), base, path.stem)
+        elif is_pred:
+            plan.original = ("html", text, base, path.stem)
+        else:
+            plan.original = ("file", path)
+        if mode == "compat":
+            plan.rounds = [htmlproc.perturb(text, strict_pool=True)]
+        else:
+            first = htmlproc.perturb(text, chunk=0, strict_pool=False)
+            plan.rounds = [first]
+            for k in range(1, (first.total_text_tags + htmlproc.POOL_SIZE - 1) // htmlproc.POOL_SIZE):
+                plan.rounds.append(htmlproc.perturb(text, chunk=k, strict_pool=False))
+    except htmlproc.PoolExhausted as exc:
+        page.crash = f"NotImplementedError in the reference's ColorPool: {exc}"
+    except htmlproc.ReferenceCrash as exc:
+        page.crash = str(exc)
+    except RecursionError as exc:
+        if mode == "fixed":
+            page.error = f"RecursionError while processing the HTML: {exc}"
+        else:
+            page.crash = f"RecursionError while processing the HTML: {exc}"
+    if page.crash or page.error:
+        plan.original, plan.rounds = None, []
+    return plan
+
+
+def finish_page(plan: PagePlan, cache: RenderCache) -> Page:
+    """Screenshots -> blocks (renders come from the cache, fetched in one batch beforehand)."""
+    page, mode = plan.page, plan.mode
+    if plan.original is None:
+        return page
+    original = cache.get(plan.original)
+    page.blocked_requests.extend(original.blocked)
+    image = _image_or_blank(original, page, "screenshot", mode)
+    if image is None:
+        page.error = page.render_errors[-1]
+        return page
+    page.image = image
+    page.height, page.width = image.shape[:2]
+    base, stem = Path(page.path).parent, Path(page.path).stem
+    blocks: list[Block] = []
+    try:
+        for k, variants in enumerate(plan.rounds):
+            page.text_tags += variants.text_tags
+            r0 = cache.get(("html", variants.variant0, base, stem + "_p"))
+            r1 = cache.get(("html", variants.variant1, base, stem + "_p_1"))
+            img0 = _image_or_blank(r0, page, "recoloured render", mode)
+            img1 = _image_or_blank(r1, page, "second recoloured render", mode)
+            if img0 is None or img1 is None:
+                page.error = page.render_errors[-1]
+                return page
+            items = _items(variants.variant0, mode)
+            offset = len(page.items)
+            page.items.extend(items)
+            if img0.shape != img1.shape:
+                page.notes.append("the two recoloured renders differ in size: no blocks (reference behaviour)")
+                continue
+            try:
+                found = blocks_from_renders(items, img0, img1, image, strict=(mode == "compat"))
+            except BlockError as exc:
+                page.notes.append(f"all blocks lost: {exc}")
+                found = []
+            for block in found:
+                block.sources = [offset + s for s in block.sources]
+            if len(plan.rounds) > 1:
+                page.notes.append(f"colour round {k + 1}/{len(plan.rounds)}: {len(found)} blocks")
+            blocks.extend(found)
+    except htmlproc.ReferenceCrash as exc:
+        page.crash = str(exc)
+        return page
+    page.raw_blocks = blocks
+    return page
+
+
+def extract_page(cache: RenderCache, path: str | Path, *, is_pred: bool, mode: str) -> Page:
+    """Pre-process, render the page and its two recoloured variants (concurrently), extract blocks."""
+    plan = plan_page(path, is_pred=is_pred, mode=mode)
+    cache.prefetch(plan.sources())
+    return finish_page(plan, cache)
+
+
+def _has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _items(html: str, mode: str) -> list[tuple[str, str]]:
+    if mode == "compat":
+        return htmlproc.extract_text_with_color(html)
+    return htmlproc.extract_text_with_color(html, lenient=True)
+
+
+def score_pages(pred: Page, ref: Page, mode: str = "compat", clip_scorer=None) -> PairResult:
+    """Match and score two extracted pages."""
+    started = time.perf_counter()
+    ratio = RatioCache(autojunk=(mode == "compat"))
+    colour_formula = "colormath" if mode == "compat" else "sharma"
+    corrections = sorted(FIXES) if mode == "fixed" else []
+
+    def result(status: str, scores: SubScores, clip: float | None, **kw) -> PairResult:
+        out = PairResult(mode=mode, status=status, scores=scores, clip=clip,
+                         final=final_score(scores.block, scores.text, scores.position, scores.color, clip),
+                         final_partial=clip is None, pred=pred, ref=ref, corrections=corrections, **kw)
+        out.seconds["match_and_score"] = time.perf_counter() - started
+        return out
+
+    crash = pred.crash or ref.crash
+    if crash:
+        return result("reference_crash", SubScores(), None, error=crash)
+    error = pred.error or ref.error
+    if error:
+        return result("error", SubScores(), None, error=error)
+    ref_merged = merge_blocks_by_bbox(ref.raw_blocks)
+    if not pred.raw_blocks or not ref_merged:
+        clip = _clip(clip_scorer, pred, ref, pred.raw_blocks, ref_merged)
+        return result("no_blocks", SubScores(), clip, ref_bbox_merged=ref_merged,
+                      pred_bbox_merged=[b.copy() for b in pred.raw_blocks])
+    pred_merged = merge_blocks_by_bbox(pred.raw_blocks)
+    pred_bbox_merged = [b.copy() for b in pred_merged]
+    stats = MergeStats()
+    pred_m, ref_m, matching = find_possible_merge(pred_merged, [b.copy() for b in ref_merged], ratio, stats=stats)
+    scores = sub_scores(pred_m, ref_m, matching, ratio, colour_formula)
+    if mode == "compat":
+        clip = _clip(clip_scorer, pred, ref, pred_m, ref_merged)  # quirk Q7: merged pred boxes, unmerged ref
+    else:
+        clip = _clip(clip_scorer, pred, ref, pred_bbox_merged, ref_merged)
+    status = "ok" if scores.matched else "no_match"
+    return result(status, scores, clip, pred_blocks=pred_m, ref_blocks=ref_m, matching=matching,
+                  pred_bbox_merged=pred_bbox_merged, ref_bbox_merged=ref_merged, merge_stats=stats)
+
+
+def _clip(clip_scorer, pred: Page, ref: Page, pred_blocks: list[Block], ref_blocks: list[Block]) -> float | None:
+    if clip_scorer is None or pred.image is None or ref.image is None:
+        return None
+    return clip_scorer.similarity(pred.image, ref.image, [b.bbox for b in pred_blocks],
+                                  [b.bbox for b in ref_blocks])
+
+
+class VisualScorer:
+    """Scores pairs with one browser for the whole run."""
+
+    def __init__(self, renderer: Renderer | None = None, clip_scorer=None, timeout_ms: int | None = None) -> None:
+        self._own = renderer is None
+        self.renderer = renderer or Renderer(**({"timeout_ms": timeout_ms} if timeout_ms else {}))
+        self.clip_scorer = clip_scorer
+
+    def __enter__(self) -> VisualScorer:
+        self.renderer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._own:
+            self.renderer.close()
+
+    def close(self) -> None:
+        if self._own:
+            self.renderer.close()
+
+    def score(self, ref_path: str | Path, pred_path: str | Path, modes: tuple[str, ...] = ("compat",)
+              ) -> dict[str, PairResult]:
+        cache = RenderCache(self.renderer)
+        out: dict[str, PairResult] = {}
+        for mode in modes:
+            started = time.perf_counter()
+            renders_before = self.renderer.render_seconds
+            pred_plan = plan_page(pred_path, is_pred=True, mode=mode)
+            ref_plan = plan_page(ref_path, is_pred=False, mode=mode)
+            cache.prefetch(pred_plan.sources() + ref_plan.sources())  # both pages' renders in one batch
+            pred = finish_page(pred_plan, cache)
+            ref = finish_page(ref_plan, cache)
+            extracted = time.perf_counter()
+            res = score_pages(pred, ref, mode, self.clip_scorer)
+            res.seconds["render"] = self.renderer.render_seconds - renders_before
+            res.seconds["extract"] = extracted - started - res.seconds["render"]
+            res.seconds["total"] = time.perf_counter() - started
+            out[mode] = res
+        return out

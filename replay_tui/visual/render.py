@@ -1,0 +1,319 @@
+"""Headless Chromium rendering: one browser per run, every network request blocked, bounded page time.
+
+The reference metric takes each screenshot in a new Python process with a new browser (about 1.5 s each, six
+per scored pair). Here one :class:`Renderer` launches Chromium once, drives it with Playwright's async API on a
+private event-loop thread (so it also works when the caller runs an asyncio loop), and renders a batch of pages
+concurrently on a small pool of pages (:meth:`Renderer.render_many`). The
+capture settings are the reference's: viewport 1280x720, device scale factor 1, ``goto`` waits for the load
+event, then a full-page PNG with animations disabled.
+
+Untrusted HTML: every request that is not a ``file:`` URL inside the page's own folder (or a ``data:``/``blob:``
+URL) is aborted, service workers are blocked, navigation and capture are bounded by ``timeout_ms``, and a page
+that fails is reported through :attr:`RenderResult.error` (never silently replaced by a blank image; the compat
+pipeline decides what the reference would have done with it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import cv2
+import numpy as np
+
+VIEWPORT = {"width": 1280, "height": 720}
+DEFAULT_TIMEOUT_MS = 30_000
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--mute-audio",
+    "--font-render-hinting=none",
+]
+# Debian's package first, then the other usual names.
+CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/lib/chromium/chromium", "/usr/bin/chromium-browser")
+
+
+class RenderError(RuntimeError):
+    """The browser could not be started (a page failing to render is a :class:`RenderResult` instead)."""
+
+
+@dataclass
+class RenderResult:
+    """One screenshot: an RGB uint8 array (H, W, 3), or the reason it failed."""
+
+    image: np.ndarray | None
+    error: str | None = None
+    png: bytes | None = None
+    seconds: float = 0.0
+    blocked: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.image is not None
+
+
+def find_chromium(explicit: str | None = None) -> str:
+    """The Chromium executable: ``explicit``, ``$REPLAY_TUI_CHROMIUM``, or a known Debian path."""
+    for candidate in (explicit, os.environ.get("REPLAY_TUI_CHROMIUM"), *CHROMIUM_CANDIDATES):
+        if candidate and Path(candidate).exists():
+            return candidate
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    raise RenderError("no Chromium found: install Debian's `chromium` or set REPLAY_TUI_CHROMIUM")
+
+
+def decode_png(data: bytes) -> np.ndarray:
+    """PNG bytes -> RGB uint8 array, decoded once (alpha dropped, as PIL's ``convert('RGB')`` does)."""
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    bgr = cv2.imdecode(buffer, cv2.IMREAD_COLOR)
+    if bgr is None:
+        raise ValueError("not a decodable PNG")
+    return np.ascontiguousarray(bgr[:, :, ::-1])
+
+
+def blank_image(width: int = 1280, height: int = 960) -> np.ndarray:
+    """The white 1280x960 image the reference writes when a screenshot fails."""
+    return np.full((height, width, 3), 255, dtype=np.uint8)
+
+
+class Renderer:
+    """One Chromium for the whole run. Use as a context manager, or call :meth:`close`.
+
+    ``parallel`` pages render at once (each page of a batch is independent; 2-3 suit two cores).
+    """
+
+    def __init__(self, executable: str | None = None, timeout_ms: int = DEFAULT_TIMEOUT_MS,
+                 keep_png: bool = False, parallel: int = 3) -> None:
+        self.executable = find_chromium(executable)
+        self.timeout_ms = int(timeout_ms)
+        self.keep_png = keep_png
+        self.parallel = max(1, int(parallel))
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._pw = None
+        self._browser = None
+        self._context = None
+        self._idle: list = []
+        self._state: dict = {}
+        self._slots: asyncio.Semaphore | None = None
+        self.renders = 0
+        self.render_seconds = 0.0
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+    def start(self) -> Renderer:
+        if self._browser is not None:
+            return self
+        try:
+            import playwright.async_api  # noqa: F401
+        except ImportError as exc:  # pragma: no cover - playwright is a core dependency
+            raise RenderError(f"playwright is not installed: {exc}") from exc
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="replay-tui-chromium", daemon=True)
+        self._thread.start()
+        try:
+            self._call(self._astart())
+        except Exception as exc:
+            self.close()
+            raise RenderError(f"could not start Chromium ({self.executable}): {exc}") from exc
+        return self
+
+    def _call(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    async def _astart(self) -> None:
+        from playwright.async_api import async_playwright
+
+        self._pw = await async_playwright().start()
+        self._browser = await self._pw.chromium.launch(
+            executable_path=self.executable, headless=True, args=CHROMIUM_ARGS, timeout=60_000)
+        self._context = await self._browser.new_context(
+            viewport=VIEWPORT, device_scale_factor=1, service_workers="block", accept_downloads=False)
+        self._slots = asyncio.Semaphore(self.parallel)
+        self._idle = []
+        self._state = {}
+
+    async def _aclose(self) -> None:
+        for closer in (self._context, self._browser):
+            if closer is not None:
+                try:
+                    await asyncio.wait_for(closer.close(), 20)
+                except Exception:
+                    pass
+        if self._pw is not None:
+            try:
+                await asyncio.wait_for(self._pw.stop(), 20)
+            except Exception:
+                pass
+
+    def close(self) -> None:
+        if self._loop is not None and self._thread is not None and self._thread.is_alive():
+            try:
+                asyncio.run_coroutine_threadsafe(self._aclose(), self._loop).result(timeout=60)
+            except Exception:
+                pass
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+        if self._loop is not None and not self._loop.is_running():
+            self._loop.close()
+        self._loop = self._thread = None
+        self._pw = self._browser = self._context = None
+        self._idle, self._state = [], {}
+
+    def __enter__(self) -> Renderer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- pages and the network policy ----------------------------------------------------------------------------
+    async def _acquire(self):
+        await self._slots.acquire()
+        if self._idle:
+            return self._idle.pop()
+        page = await self._context.new_page()
+        state = {"roots": (), "blocked": []}
+        self._state[page] = state
+
+        await page.route("**/*", _route_handler(state))
+        return page
+
+    async def _release(self, page, healthy: bool) -> None:
+        try:
+            if healthy:
+                self._idle.append(page)
+            else:
+                # A page that failed (e.g. a script that never yields) is thrown away; a good one is reused,
+                # since a new navigation starts from a fresh document anyway.
+                self._state.pop(page, None)
+                try:
+                    await asyncio.wait_for(page.close(run_before_unload=False), 15)
+                except Exception:
+                    pass
+        finally:
+            self._slots.release()
+
+    async def _render_one(self, url: str, root: Path) -> tuple[bytes | None, str | None, list[str], float]:
+        started = time.perf_counter()
+        page = await self._acquire()
+        state = self._state[page]
+        state["roots"] = (os.path.realpath(root),)
+        state["blocked"] = []
+        healthy = False
+        png, error = None, None
+        try:
+            await page.goto(url, timeout=self.timeout_ms, wait_until="load")
+            png = await page.screenshot(full_page=True, animations="disabled", timeout=self.timeout_ms, type="png")
+            healthy = True
+        except Exception as exc:
+            text = str(exc).strip()
+            error = f"{type(exc).__name__}: {text.splitlines()[0] if text else type(exc).__name__}"
+        finally:
+            blocked = list(state["blocked"])
+            await self._release(page, healthy)
+        return png, error, blocked, time.perf_counter() - started
+
+    async def _render_all(self, jobs: list[tuple[str, Path]]):
+        return await asyncio.gather(*(self._render_one(url, root) for url, root in jobs))
+
+    # -- rendering -------------------------------------------------------------------------------------------
+    def render_many(self, jobs: list[tuple[str, Path]]) -> list[RenderResult]:
+        """Render ``(file URL, folder whose files it may load)`` jobs concurrently, results in job order."""
+        self.start()
+        started = time.perf_counter()
+        raw = self._call(self._render_all(list(jobs)))
+        results = []
+        for png, error, blocked, seconds in raw:
+            if png is not None:
+                try:
+                    result = RenderResult(image=decode_png(png), png=png if self.keep_png else None)
+                except ValueError as exc:
+                    result = RenderResult(image=None, error=f"ValueError: {exc}")
+            else:
+                result = RenderResult(image=None, error=error)
+            result.seconds = seconds
+            result.blocked = blocked
+            results.append(result)
+        self.renders += len(results)
+        self.render_seconds += time.perf_counter() - started
+        return results
+
+    def render_file(self, path: str | os.PathLike[str]) -> RenderResult:
+        """Screenshot an HTML file as it is (the reference's raw render)."""
+        target = Path(path).resolve()
+        return self.render_many([(target.as_uri(), target.parent)])[0]
+
+    def render_html(self, html: str, base_dir: str | os.PathLike[str], stem: str = "page") -> RenderResult:
+        """Screenshot HTML text as if it were a file in ``base_dir`` (relative URLs such as ``rick.jpg`` resolve)."""
+        return self.render_texts([(html, base_dir, stem)])[0]
+
+    def render_texts(self, items: list[tuple[str, str | os.PathLike[str], str]]) -> list[RenderResult]:
+        """Render several HTML texts concurrently; each is written UTF-8 (as the reference's Python writes it) to a
+        temporary file beside its original, or to a temporary folder when that folder is read-only (relative
+        resources then fail to load)."""
+        written: list[Path] = []
+        temp_dirs: list[str] = []
+        jobs = []
+        try:
+            for html, base_dir, stem in items:
+                base = Path(base_dir).resolve()
+                data = html.encode("utf-8", errors="surrogateescape")
+                name = f".{stem}.visual-{uuid.uuid4().hex[:12]}.html"
+                target = base / name
+                try:
+                    target.write_bytes(data)
+                except OSError:
+                    temp_dirs.append(tempfile.mkdtemp(prefix="replay-tui-visual-"))
+                    target = Path(temp_dirs[-1]) / name
+                    target.write_bytes(data)
+                written.append(target)
+                jobs.append((target.as_uri(), target.parent))
+            return self.render_many(jobs)
+        finally:
+            for target in written:
+                try:
+                    target.unlink()
+                except OSError:
+                    pass
+            for folder in temp_dirs:
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def _route_handler(state: dict):
+    # One parameter only: Playwright passes (route, request) to handlers that take two.
+    async def handle(route) -> None:
+        url = route.request.url
+        if _allowed(url, state["roots"]):
+            await route.continue_()
+        else:
+            state["blocked"].append(url)
+            await route.abort("blockedbyclient")
+
+    return handle
+
+
+def _allowed(url: str, roots: tuple[str, ...]) -> bool:
+    scheme = url.split(":", 1)[0].lower()
+    if scheme in ("data", "blob", "about"):
+        return True
+    if scheme != "file":
+        return False
+    try:
+        path = os.path.realpath(unquote(urlparse(url).path))
+    except ValueError:
+        return False
+    return any(path == root or path.startswith(root + os.sep) for root in roots)
