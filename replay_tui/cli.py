@@ -169,6 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_verify(commands)
     register_visual(commands)
+    inspect = commands.add_parser("inspect", help="open a visual report (or a page pair) in the inspector",
+                                  description="Open the visual-metric inspector on a saved visual report "
+                                              "(replay-tui visual --json) or on REF.html GEN.html.")
+    inspect.add_argument("paths", nargs="+", metavar="RESULT.json | REF.html GEN.html")
+    inspect.add_argument("--mode", choices=("compat", "fixed"), help="scoring mode (default: the report's)")
     generate = commands.add_parser("generate", help="write a synthetic demo file in the exact contract")
     generate.add_argument("out", nargs="?", help="output path (default: webshop_demonstrations_START-END.json)")
     generate.add_argument("--start", type=int, default=0, help="first session id")
@@ -487,7 +492,7 @@ def run_generate(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
-COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual")
+COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual", "inspect")
 
 
 def run_tui(args: argparse.Namespace) -> int:
@@ -504,6 +509,33 @@ def run_tui(args: argparse.Namespace) -> int:
     except (DemoFileError, AnnotationError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
     app.run()
+    return EXIT_OK
+
+
+def inspect_target(paths: list[str], mode: str | None) -> tuple[str, str, str]:
+    """(reference, generated, mode) from a saved visual report or from two page paths."""
+    if len(paths) == 2:
+        return paths[0], paths[1], mode or "compat"
+    if len(paths) != 1:
+        raise UsageError("inspect takes RESULT.json or REF.html GEN.html")
+    import orjson
+
+    try:
+        data = orjson.loads(Path(paths[0]).read_bytes())
+        ref, pred = data["ref"], data["pred"]
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        raise UsageError(f"{paths[0]}: not a visual report (replay-tui visual --json): {exc}") from None
+    return str(ref), str(pred), mode or str(data.get("mode", "compat"))
+
+
+def run_inspect(args: argparse.Namespace) -> int:
+    ref, pred, mode = inspect_target(args.paths, args.mode)
+    for path in (ref, pred):
+        if not Path(path).is_file():
+            raise UsageError(f"{path}: no such page")
+    from replay_tui.tui.inspector import InspectorApp
+
+    InspectorApp(ref, pred, mode=mode).run()
     return EXIT_OK
 
 
@@ -526,6 +558,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_generate(args, out)
         if args.command == "tui":
             return run_tui(args)
+        if args.command == "inspect":
+            return run_inspect(args)
         if hasattr(args, "func"):  # sub-commands registered by their own packages (verify, visual)
             return args.func(args, out, err)
         parser.print_help()

@@ -58,6 +58,26 @@ async def main() -> None:
     await shoot("export", ["R", "e", "down"])
     await shoot("help", ["question_mark"])
     await shoot_verify()
+    await shoot_inspector()
+
+
+async def shoot_inspector() -> None:
+    """The visual-metric inspector on a bundled pair, at its worst-matched block."""
+    from replay_tui.tui.inspector import InspectorApp
+
+    examples = ROOT / "replay_tui" / "visual" / "examples"
+    app = InspectorApp(examples / "ref" / "13470.html", examples / "reword" / "13470.html",
+                       export_dir=Path(tempfile.mkdtemp()))
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app.done:
+                break
+        await pilot.press("w")
+        await pilot.pause(0.1)
+        app.save_screenshot(filename="inspector.svg", path=str(OUT))
+    print("wrote screenshots/inspector.svg")
 
 
 async def shoot_verify() -> None:

@@ -55,6 +55,8 @@ def register(subparsers: Any) -> None:
                         help="bound on each page's load and capture (default 30)")
     parser.add_argument("--show-matches", type=int, default=MATCH_ROWS, metavar="N",
                         help=f"matched pairs to list for a single pair (default {MATCH_ROWS})")
+    parser.add_argument("--tui", action="store_true",
+                        help="open the pair in the visual-metric inspector (blocks and matches on the screenshots)")
     parser.set_defaults(func=run)
 
 
@@ -147,6 +149,11 @@ def _single(args, out: Console, err: Console, renderer, clip_scorer) -> int:
     ref = _check_file(args.ref, "reference")
     pred = _check_file(args.pred, "generated page")
     mode = _mode(args)
+    if getattr(args, "tui", False):
+        from replay_tui.tui.inspector import InspectorApp
+
+        InspectorApp(ref, pred, mode=mode, timeout_ms=int(args.timeout * 1000)).run()
+        return EXIT_OK
     with VisualScorer(renderer=renderer, clip_scorer=clip_scorer) as scorer:
         results = scorer.score(ref, pred, modes=_modes(mode))
     report = pair_report(str(ref), str(pred), results, mode)
