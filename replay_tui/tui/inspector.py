@@ -32,7 +32,7 @@ from replay_tui.fileio import atomic_write_bytes, atomic_write_text
 from replay_tui.sanitize import strip_control
 from replay_tui.tui.widgets.halfblock import Box, HalfBlockImage, draw_boxes
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
-from replay_tui.visual.models import BlockModel, ModeResultModel
+from replay_tui.visual.models import BlockModel, ModeResultModel, PairReport
 
 PALETTE: tuple[tuple[int, int, int], ...] = (
     (31, 119, 180), (44, 160, 44), (148, 103, 189), (23, 190, 207), (140, 86, 75), (227, 119, 194),
@@ -131,6 +131,7 @@ class RowsSource:
         Column("text", "text", 5, justify="right"),
         Column("position", "pos", 5, justify="right"),
         Column("color", "colour", 6, justify="right"),
+        Column("area", "area", 6, justify="right"),
         Column("swatch", "ref gen", 7),
     )
 
@@ -165,14 +166,16 @@ class RowsSource:
             MISSING if row.kind == "missing" else EXTRA)
         kind = Text("■ ", style="rgb({},{},{})".format(*colour)) if row.kind != "dropped" else Text("  ")
         kind.append(row.kind)
-        return [kind, text(row.ref), text(row.pred), num(row.text), num(row.position), num(row.color), swatch]
+        area = Text("" if row.area is None else f"{row.area:.1%}")
+        return [kind, text(row.ref), text(row.pred), num(row.text), num(row.position), num(row.color), area, swatch]
 
 
 class Scored(Message):
     def __init__(self, result: ModeResultModel | None, ref: Image.Image | None, pred: Image.Image | None,
-                 error: str | None = None):
+                 error: str | None = None, report: PairReport | None = None):
         super().__init__()
         self.result = result
+        self.report = report
         self.ref = ref
         self.pred = pred
         self.error = error
@@ -322,7 +325,9 @@ class InspectorScreen(Screen):
         out = app.export_dir
         out.mkdir(parents=True, exist_ok=True)
         stem = Path(self.result.pred.path).stem
-        atomic_write_text(out / f"{stem}.visual.json", self.result.model_dump_json(indent=2) + "\n")
+        report = app.report.model_dump_json(by_alias=True, indent=2) if app.report else self.result.model_dump_json(
+            indent=2)
+        atomic_write_bytes(out / f"{stem}.visual.json", report.encode("utf-8"))  # as `visual --json` writes it
         atomic_write_text(out / f"{stem}.visual.md", markdown_summary(self.result, self.rows))
         for side in ("ref", "pred"):
             buffer = io.BytesIO()
@@ -352,6 +357,7 @@ class InspectorApp(App[None]):
         self.export_dir = export_dir or Path.cwd()
         self.timeout_ms = timeout_ms
         self.done = False
+        self.report: PairReport | None = None
 
     def on_mount(self) -> None:
         self.push_screen(InspectorScreen())
@@ -360,16 +366,18 @@ class InspectorApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False)
     def _score(self) -> None:
         from replay_tui.visual.pipeline import VisualScorer
-        from replay_tui.visual.report import mode_model
+        from replay_tui.visual.report import pair_report
 
         try:
             modes = ("compat", "fixed") if self.mode == "fixed" else ("compat",)
             with VisualScorer(timeout_ms=self.timeout_ms) as scorer:
-                result = scorer.score(self.ref, self.pred, modes)[self.mode]
+                results = scorer.score(self.ref, self.pred, modes)
+            result = results[self.mode]
             blank = Image.new("RGB", (1280, 720), "white")
             ref_img = Image.fromarray(result.ref.image) if result.ref.image is not None else blank
             pred_img = Image.fromarray(result.pred.image) if result.pred.image is not None else blank
-            self.post_message(Scored(mode_model(result), ref_img, pred_img))
+            report = pair_report(self.ref, self.pred, results, self.mode)
+            self.post_message(Scored(report.result, ref_img, pred_img, report=report))
         except Exception as exc:  # rendering failures are shown, not raised
             self.post_message(Scored(None, None, None, f"{type(exc).__name__}: {exc}"))
 
@@ -380,4 +388,5 @@ class InspectorApp(App[None]):
         if message.error or message.result is None or not isinstance(screen, InspectorScreen):
             self.notify(strip_control(message.error or "scoring failed"), severity="error", markup=False)
             return
+        self.report = message.report
         screen.show(message.result, message.ref, message.pred)

@@ -49,7 +49,8 @@ async def test_open_a_pair_find_the_worst_block_and_export(tmp_path):
         await pilot.press("e")
         await pilot.pause()
     report = json.loads((tmp_path / "13470.visual.json").read_text())
-    assert report["scores"]["final"] == screen.result.scores.final
+    assert report["result"]["scores"]["final"] == screen.result.scores.final
+    assert report["schema"].startswith("replay-tui.visual")  # the same document `visual --json` writes
     assert "Worst pairs" in (tmp_path / "13470.visual.md").read_text()
     assert (tmp_path / "13470.ref.overlay.png").stat().st_size > 1000
 
