@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import threading
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -36,6 +37,24 @@ class PolicyFailure(Exception):
         self.kind = kind
         self.message = message
         self.raw = raw
+
+
+class ThreadLocalTrace:
+    """``last_trace`` kept per thread, so one policy object can serve several replay workers.
+
+    Subclasses create ``self._local = threading.local()`` in ``__init__``.
+    """
+
+    _local: threading.local
+
+    @property
+    def last_trace(self) -> dict[str, Any] | None:
+        """The trace of this thread's latest call (what the Runner copies into ``StepResult.trace``)."""
+        return getattr(self._local, "trace", None)
+
+    @last_trace.setter
+    def last_trace(self, value: dict[str, Any] | None) -> None:
+        self._local.trace = value
 
 
 def takes_recorded_step(function: Callable[..., Any]) -> bool:

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from replay_tui.demos.models import PromptError
-from replay_tui.policies.base import PolicyFailure
+from replay_tui.policies.base import PolicyFailure, ThreadLocalTrace
 from replay_tui.policies.llm import ToolSpec, build_messages, build_tools, decide
 from replay_tui.policies.loading import PolicyLoadError, _import_target
 from replay_tui.sanitize import excerpt
@@ -124,7 +124,7 @@ def _content_of(message: Any) -> str:
     return content if isinstance(content, str) else ("" if content is None else str(content))
 
 
-class LangGraphPolicy:
+class LangGraphPolicy(ThreadLocalTrace):
     """Wraps a compiled graph (anything with ``invoke``) as a policy; see the module docstring.
 
     ``factory`` (called with the accepted ``factory_kwargs``) builds the graph instead; ``config`` is
@@ -183,15 +183,6 @@ class LangGraphPolicy:
         except Exception as exc:
             raise PolicyLoadError(f"building the graph {spec!r} failed: {type(exc).__name__}: {exc}") from None
         raise PolicyLoadError(f"{spec!r} is a {type(obj).__name__}, not a graph or a factory for one")
-
-    # -- trace -----------------------------------------------------------------------------------
-    @property
-    def last_trace(self) -> dict[str, Any] | None:
-        return getattr(self._local, "trace", None)
-
-    @last_trace.setter
-    def last_trace(self, value: dict[str, Any] | None) -> None:
-        self._local.trace = value
 
     # -- the policy protocol ---------------------------------------------------------------------
     def graph_input(self, observation: str, state: str, available_actions: list[str], llm_prompt_repr: str | None,

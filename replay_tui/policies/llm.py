@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from replay_tui.actions import CANONICAL_TOOLS, format_env_action
 from replay_tui.demos.models import PromptError, parse_prompt
-from replay_tui.policies.base import PolicyFailure
+from replay_tui.policies.base import PolicyFailure, ThreadLocalTrace
 from replay_tui.policies.cache import Cassette, CassetteError, ResponseCache, is_transport_failure, request_key
 from replay_tui.sanitize import excerpt
 from replay_tui.webshop import ITEM, RESULT, SEARCH
@@ -456,7 +456,7 @@ def _openai() -> Any:
 
 # -- the policy -------------------------------------------------------------------------------------
 
-class LlmPolicy:
+class LlmPolicy(ThreadLocalTrace):
     """A policy that asks an OpenAI-compatible chat endpoint for each step's tool call.
 
     Thread-safe: one instance may serve several replay workers (``--jobs``); ``last_trace`` is per
@@ -515,16 +515,6 @@ class LlmPolicy:
         if self.settings.base_url or os.environ.get("OPENAI_BASE_URL"):
             return DUMMY_API_KEY
         raise LlmConfigError(f"set {self.settings.api_key_env} (or give --base-url for a local server)")
-
-    # -- trace -----------------------------------------------------------------------------------
-    @property
-    def last_trace(self) -> dict[str, Any] | None:
-        """The trace of this thread's latest call (see the class docstring)."""
-        return getattr(self._local, "trace", None)
-
-    @last_trace.setter
-    def last_trace(self, value: dict[str, Any] | None) -> None:
-        self._local.trace = value
 
     # -- requests --------------------------------------------------------------------------------
     def build_request(self, messages: list[dict[str, Any]], tools: Sequence[ToolSpec]) -> dict[str, Any]:
