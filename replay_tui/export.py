@@ -300,6 +300,19 @@ def _states(summary: SummaryReport) -> list[tuple[str, int, float]]:
     ]
 
 
+def _run_pairs(ctx: _Context, summary: SummaryReport) -> list[tuple[str, str]]:
+    """The run as name/value pairs (title, settings, files, totals, per-state figures): CSV and JUnit."""
+    run: list[tuple[str, str]] = []
+    if ctx.title_given is not None:
+        run.append(("title", ctx.title))
+    run += _settings(summary)
+    run += [("file", name) for name in summary.files]
+    run += _totals(summary)
+    for state, steps, accuracy in _states(summary):
+        run += [(f"accuracy_by_state[{state}]", _num(accuracy)), (f"steps_by_state[{state}]", str(steps))]
+    return run
+
+
 def _problem_where(problem: LoadProblem) -> str:
     if problem.index is None:
         return "file"
@@ -550,14 +563,7 @@ def _render_csv(ctx: _Context) -> str:
             tags=csv_cell(";".join(ctx.all_tags(sid))) if sid is not None else "",
             note=csv_cell(ctx.note(sid)) if sid is not None else "",
         )
-    run: list[tuple[str, str]] = []
-    if ctx.title_given is not None:
-        run.append(("title", ctx.title))
-    run += _settings(summary)
-    run += [("file", name) for name in summary.files]
-    run += _totals(summary)
-    for state, steps, accuracy in _states(summary):
-        run += [(f"accuracy_by_state[{state}]", _num(accuracy)), (f"steps_by_state[{state}]", str(steps))]
+    run = _run_pairs(ctx, summary)
     for name, value in run:
         row(kind="run", name=csv_cell(name), value=csv_cell(value))
     return buffer.getvalue()
@@ -837,14 +843,7 @@ def _render_junit(ctx: _Context) -> bytes:
     counts = {"tests": str(tests), "failures": str(failing), "errors": str(len(summary.problems))}
     root = ET.Element("testsuites", name=SUITE_NAME, **counts)
     suite = ET.SubElement(root, "testsuite", name=SUITE_NAME, **counts, skipped="0")
-    run: list[tuple[str, str]] = []
-    if ctx.title_given is not None:
-        run.append(("title", ctx.title))
-    run += _settings(summary)
-    run += [("file", name) for name in summary.files]
-    run += _totals(summary)
-    for state, steps, accuracy in _states(summary):
-        run += [(f"accuracy_by_state[{state}]", _num(accuracy)), (f"steps_by_state[{state}]", str(steps))]
+    run = _run_pairs(ctx, summary)
     _properties(suite, run)
 
     for episode in summary.episodes:

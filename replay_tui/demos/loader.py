@@ -249,18 +249,15 @@ class DemoFile:
 
     def _index_fast(self) -> bool:
         """Index a well-formed JSON array with msgspec; False when the file needs the tolerant path."""
-        try:
-            raws = _SPLIT.decode(self._data)
-        except msgspec.DecodeError as exc:
-            self._decode_error = str(exc)
-            return False
-        self._index_raws(raws)
-        return True
+        return self._index_with(_SPLIT.decode)
 
     def _index_lines(self) -> bool:
         """Index JSON Lines (one episode object per line); False when a line is not a whole JSON value."""
+        return self._index_with(_LINES.decode_lines)
+
+    def _index_with(self, split: Any) -> bool:
         try:
-            raws = _LINES.decode_lines(self._data)
+            raws = split(self._data)
         except msgspec.DecodeError as exc:
             self._decode_error = str(exc)
             return False
