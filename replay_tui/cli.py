@@ -137,6 +137,14 @@ def _add_llm_arguments(parser: argparse.ArgumentParser) -> None:
                      help="with --mode langgraph: a compiled graph or a factory, as module:attr or file.py:attr")
 
 
+def _add_graphics_argument(parser: argparse.ArgumentParser) -> None:
+    from replay_tui.tui.graphics import GRAPHICS_CHOICES
+
+    parser.add_argument("--graphics", choices=GRAPHICS_CHOICES, default="auto",
+                        help="screenshots: a terminal graphics protocol when the terminal has one (auto), or "
+                             "the half-block renderer everywhere (halfblock)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="replay-tui",
@@ -163,6 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_argument("--mismatch", choices=MISMATCH_POLICIES, default="stop", help="mismatch policy for replays")
     tui.add_argument("--item-steps", action="store_true", help="replay item-page actions as steps")
     tui.add_argument("--case", choices=CASE_POLICIES, default="exact", help="how actions are compared")
+    tui.add_argument("--visual-ref-dir", metavar="DIR", help="the visual screen (v): folder of reference pages "
+                     "(default: the bundled Design2Code pages and their variants)")
+    tui.add_argument("--visual-pred-dir", metavar="DIR", action="append", default=[],
+                     help="the visual screen: folder of generated pages with the same names (repeatable)")
+    _add_graphics_argument(tui)
     _add_llm_arguments(tui)
     from replay_tui.verify.cli import register as register_verify
     from replay_tui.visual.cli import register as register_visual
@@ -172,8 +185,12 @@ def build_parser() -> argparse.ArgumentParser:
     inspect = commands.add_parser("inspect", help="open a visual report (or a page pair) in the inspector",
                                   description="Open the visual-metric inspector on a saved visual report "
                                               "(replay-tui visual --json) or on REF.html GEN.html.")
-    inspect.add_argument("paths", nargs="+", metavar="RESULT.json | REF.html GEN.html")
+    inspect.add_argument("paths", nargs="*", metavar="RESULT.json | REF.html GEN.html",
+                         help="a saved pair or batch report, or two pages (default: the bundled page pairs)")
     inspect.add_argument("--mode", choices=("compat", "fixed"), help="scoring mode (default: the report's)")
+    inspect.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                         help="bound on each page's load and capture (default 30)")
+    _add_graphics_argument(inspect)
     generate = commands.add_parser("generate", help="write a synthetic demo file in the exact contract")
     generate.add_argument("out", nargs="?", help="output path (default: webshop_demonstrations_START-END.json)")
     generate.add_argument("--start", type=int, default=0, help="first session id")
@@ -496,7 +513,7 @@ COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual", "inspect"
 
 
 def run_tui(args: argparse.Namespace) -> int:
-    from replay_tui.tui.app import make_app
+    from replay_tui.tui.app import VisualBatch, make_app
     from replay_tui.tui.config import ConfigError
     from replay_tui.workspace import ReplaySettings
 
@@ -504,38 +521,82 @@ def run_tui(args: argparse.Namespace) -> int:
     settings = ReplaySettings(mode="custom" if args.policy else args.mode, policy_spec=args.policy,
                               mismatch=args.mismatch, item_steps=args.item_steps, case=args.case,
                               llm=_llm_settings(args) or None, graph_spec=args.graph)
+    if args.visual_pred_dir and not args.visual_ref_dir:
+        raise UsageError("--visual-pred-dir needs --visual-ref-dir")
+    ref_dir = Path(args.visual_ref_dir) if args.visual_ref_dir else None
+    pred_dirs = tuple(Path(d) for d in args.visual_pred_dir)
+    if ref_dir is not None and not pred_dirs:
+        raise UsageError("--visual-ref-dir needs at least one --visual-pred-dir")
+    for folder in (ref_dir, *pred_dirs):
+        if folder is not None and not folder.is_dir():
+            raise UsageError(f"{folder}: not a folder")
     try:
-        app = make_app(args.demos or None, annotations=args.annotations, config=args.config, settings=settings)
+        app = make_app(args.demos or None, annotations=args.annotations, config=args.config, settings=settings,
+                       visual=VisualBatch(ref_dir, pred_dirs))
     except (DemoFileError, AnnotationError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
+    _prepare_graphics(args)
     app.run()
     return EXIT_OK
 
 
-def inspect_target(paths: list[str], mode: str | None) -> tuple[str, str, str]:
-    """(reference, generated, mode) from a saved visual report or from two page paths."""
+def _prepare_graphics(args: argparse.Namespace) -> None:
+    """Query the terminal for a graphics protocol now: it cannot be asked once the app has started."""
+    from replay_tui.tui.graphics import prepare
+
+    prepare(getattr(args, "graphics", "auto"))
+
+
+def inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int = 30_000):
+    """The app for ``inspect``: a saved pair report, a saved batch report, or REF.html GEN.html."""
+    from pydantic import ValidationError
+
+    from replay_tui.tui.inspector import InspectorApp
+
+    if not paths:
+        from replay_tui.tui.visual_batch import VisualBatchApp, bundled_pairs
+
+        return VisualBatchApp(bundled_pairs(), mode=mode or "compat", timeout_ms=timeout_ms)
     if len(paths) == 2:
-        return paths[0], paths[1], mode or "compat"
+        for path in paths:
+            if not Path(path).is_file():
+                raise UsageError(f"{path}: no such page")
+        return InspectorApp(paths[0], paths[1], mode=mode or "compat", timeout_ms=timeout_ms)
     if len(paths) != 1:
         raise UsageError("inspect takes RESULT.json or REF.html GEN.html")
     import orjson
 
+    from replay_tui.visual.models import BatchReport, PairReport
+
     try:
         data = orjson.loads(Path(paths[0]).read_bytes())
-        ref, pred = data["ref"], data["pred"]
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
-        raise UsageError(f"{paths[0]}: not a visual report (replay-tui visual --json): {exc}") from None
-    return str(ref), str(pred), mode or str(data.get("mode", "compat"))
+        if not isinstance(data, dict):
+            raise TypeError("the top level is not an object")
+        if "rows" in data:
+            batch = BatchReport.model_validate(data)
+        else:
+            report = PairReport.model_validate(data)
+    except (OSError, orjson.JSONDecodeError, ValidationError, TypeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UsageError(f"{paths[0]}: not a visual report (replay-tui visual --json): {first}") from None
+    if "rows" in data:
+        from replay_tui.tui.visual_batch import VisualBatchApp, pairs_from_report
+
+        return VisualBatchApp(pairs_from_report(batch), mode=mode or batch.mode, timeout_ms=timeout_ms)
+    for path in (report.ref, report.pred):
+        if not Path(path).is_file():
+            raise UsageError(f"{path}: no such page (the report's pages are rendered again for the screenshots)")
+    chosen = mode or report.mode
+    return InspectorApp(report.ref, report.pred, mode=chosen, timeout_ms=timeout_ms,
+                        report=report if chosen == report.mode else None)
 
 
 def run_inspect(args: argparse.Namespace) -> int:
-    ref, pred, mode = inspect_target(args.paths, args.mode)
-    for path in (ref, pred):
-        if not Path(path).is_file():
-            raise UsageError(f"{path}: no such page")
-    from replay_tui.tui.inspector import InspectorApp
-
-    InspectorApp(ref, pred, mode=mode).run()
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    app = inspect_app(args.paths, args.mode, timeout_ms=int(args.timeout * 1000))
+    _prepare_graphics(args)
+    app.run()
     return EXIT_OK
 
 

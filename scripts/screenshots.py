@@ -59,6 +59,25 @@ async def main() -> None:
     await shoot("help", ["question_mark"])
     await shoot_verify()
     await shoot_inspector()
+    await shoot_visual_batch()
+
+
+async def shoot_visual_batch() -> None:
+    """The main app's visual screen (v) on every bundled pair, sorted by final score, worst first."""
+    with tempfile.TemporaryDirectory() as scratch:
+        app = make_app(annotations=Path(scratch) / "demo.annotations.json", export_dir=scratch)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("v")
+            screen = app.screen
+            for _ in range(2400):
+                await pilot.pause(0.05)
+                if not getattr(screen, "scoring", False):
+                    break
+            await pilot.press("s", "g")
+            app.clear_notifications()
+            await pilot.pause(0.1)
+            app.save_screenshot(filename="visual-batch.svg", path=str(OUT))
+    print("wrote screenshots/visual-batch.svg")
 
 
 async def shoot_inspector() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -43,13 +44,16 @@ class ReplayApp(App[None]):
         Binding("question_mark,f1", "help", "Help", id="app.help"),
         Binding("p", "settings", "Policy", id="app.settings"),
         Binding("e", "export", "Export", id="app.export"),
+        Binding("v", "visual", "Visual", id="app.visual"),
         Binding("ctrl+x", "cancel_replay", "Cancel replay", show=False, id="app.cancel_replay"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
-    def __init__(self, workspace: Workspace, *, config: Config | None = None, export_dir: Path | None = None):
+    def __init__(self, workspace: Workspace, *, config: Config | None = None, export_dir: Path | None = None,
+                 visual: VisualBatch | None = None):
         super().__init__()
         self.workspace = workspace
+        self.visual = visual or VisualBatch()
         self.config = config or Config()
         self.export_dir = export_dir or Path.cwd()
         self.step_results: dict[int, dict[str, StepResult]] = {}
@@ -277,6 +281,25 @@ class ReplayApp(App[None]):
         self.update_status()
 
     # -- app actions ------------------------------------------------------------------------
+    def action_visual(self) -> None:
+        """The visual batch screen: page pairs with their Design2Code scores (scored once, kept)."""
+        from replay_tui.tui.visual_batch import VisualBatchScreen
+
+        if isinstance(self.screen, VisualBatchScreen):
+            return
+        if not self.is_screen_installed("visual"):
+            try:
+                pairs, missing = self.visual.pairs()
+            except OSError as exc:
+                self.notify(f"visual batch: {exc}", severity="error", markup=False)
+                return
+            if not pairs:
+                self.notify("visual batch: no page pairs found", severity="warning")
+                return
+            self.install_screen(VisualBatchScreen(pairs, mode=self.visual.mode, export_dir=self.export_dir,
+                                                  missing=missing), name="visual")
+        self.push_screen("visual")
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
@@ -313,6 +336,25 @@ class ReplayApp(App[None]):
         self.push_screen(ExportModal(self.export_dir), apply)
 
 
+@dataclass(frozen=True)
+class VisualBatch:
+    """Where the visual screen's page pairs come from: folders (Design2Code layout) or the bundled pages."""
+
+    ref_dir: Path | None = None
+    pred_dirs: tuple[Path, ...] = ()
+    mode: str = "compat"
+
+    def pairs(self):
+        from replay_tui.tui.visual_batch import bundled_pairs, discover_pairs
+
+        if self.ref_dir is None:
+            return bundled_pairs(), []
+        for folder in (self.ref_dir, *self.pred_dirs):
+            if not folder.is_dir():
+                raise OSError(f"{folder} is not a folder")
+        return discover_pairs(self.ref_dir, self.pred_dirs)
+
+
 def make_app(
     demos: Sequence[str | os.PathLike[str]] | None = None,
     *,
@@ -320,10 +362,11 @@ def make_app(
     config: str | os.PathLike[str] | Config | None = None,
     settings: ReplaySettings | None = None,
     export_dir: str | os.PathLike[str] | None = None,
+    visual: VisualBatch | None = None,
 ) -> ReplayApp:
     """Build the app on demo files (default: the bundled example). Raises DemoFileError,
     AnnotationError or ConfigError with one-line messages when inputs are unusable."""
     conf = config if isinstance(config, Config) else load_config(config)
     specs = list(demos) if demos else [str(example_path())]
     workspace = Workspace.open(specs, annotations_path=annotations, labels=conf.labels, settings=settings)
-    return ReplayApp(workspace, config=conf, export_dir=Path(export_dir) if export_dir else None)
+    return ReplayApp(workspace, config=conf, export_dir=Path(export_dir) if export_dir else None, visual=visual)

@@ -1,27 +1,30 @@
 """The visual-metric inspector: both screenshots with their blocks, and why each pair scored what it did.
 
 Scoring runs in a worker (one Chromium for the pair); the screen shows the reference and the
-generated screenshot side by side (half-block renderer: the same in every terminal and in
-snapshots), matched blocks outlined in one colour on both sides, missing reference blocks in red,
-hallucinated generated blocks in orange, and one table row per pair. Selecting a row highlights
-the pair on both pictures and scrolls them to it.
+generated screenshot side by side, matched blocks outlined in one colour on both sides, missing
+reference blocks dashed red, hallucinated generated blocks solid orange, merged blocks with their
+pieces drawn inside, and one table row per pair. Selecting a row highlights the pair on both
+pictures and scrolls them to it. The screen is self-contained so the standalone
+:class:`InspectorApp` and the main app's visual batch screen push the same thing.
 """
 
 from __future__ import annotations
 
 import io
+import os
+import shlex
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
 from PIL import Image
 from rich.text import Text
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
@@ -30,17 +33,22 @@ from textual.widgets import Footer, Static
 
 from replay_tui.fileio import atomic_write_bytes, atomic_write_text
 from replay_tui.sanitize import strip_control
-from replay_tui.tui.widgets.halfblock import Box, HalfBlockImage, draw_boxes
+from replay_tui.tui.widgets.halfblock import Box, draw_boxes
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
-from replay_tui.visual.models import BlockModel, ModeResultModel, PairReport
+from replay_tui.tui.widgets.shot_view import ShotView
+from replay_tui.visual.models import BlockModel, ModeResultModel, PageModel, PairReport
 
 PALETTE: tuple[tuple[int, int, int], ...] = (
     (31, 119, 180), (44, 160, 44), (148, 103, 189), (23, 190, 207), (140, 86, 75), (227, 119, 194),
     (127, 127, 127), (188, 189, 34), (57, 106, 177), (62, 150, 81),
 )
-MISSING = (214, 39, 40)  # a reference block the generated page lacks
-EXTRA = (255, 127, 14)  # a generated block the reference does not have
+MISSING = (214, 39, 40)  # a reference block the generated page lacks (drawn dashed)
+EXTRA = (255, 127, 14)  # a generated block the reference does not have (drawn solid)
+HALO = (255, 221, 0)  # a frame around the selected pair, so a small block stands out at any zoom
+HALO_MARGIN = 0.012  # of the page width
 SORT_KEYS = ("text", "position", "color", "area")
+VIEWER_ENV = "REPLAY_TUI_VIEWER"
+BBox = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -55,42 +63,90 @@ class PairRow:
     color: float | None = None
     area: float | None = None
     colour_index: int = 0
+    ref_parts: tuple[BBox, ...] = ()
+    pred_parts: tuple[BBox, ...] = ()
 
     def score(self, key: str) -> float:
         value = getattr(self, key)
         return -1.0 if value is None else value
+
+    def block(self, side: str) -> BlockModel | None:
+        return self.ref if side == "ref" else self.pred
+
+    def parts(self, side: str) -> tuple[BBox, ...]:
+        return self.ref_parts if side == "ref" else self.pred_parts
+
+
+def merged_parts(page: PageModel) -> dict[int, tuple[BBox, ...]]:
+    """For each final block made of several extracted items, the boxes of the raw blocks inside it."""
+    raw_by_source: dict[int, BlockModel] = {}
+    for raw in page.raw_blocks:
+        for source in raw.sources:
+            raw_by_source.setdefault(source, raw)
+    out: dict[int, tuple[BBox, ...]] = {}
+    for block in page.blocks:
+        if len(block.sources) < 2:
+            continue
+        seen: dict[int, BBox] = {}
+        for source in block.sources:
+            raw = raw_by_source.get(source)
+            if raw is not None and raw.id not in seen:
+                seen[raw.id] = raw.bbox
+        if len(seen) > 1:
+            out[block.id] = tuple(seen.values())
+    return out
 
 
 def pair_rows(result: ModeResultModel) -> list[PairRow]:
     """Kept matches first (in generated-block order), then dropped pairs, missing and extra blocks."""
     ref_blocks = {b.id: b for b in result.ref.blocks}
     pred_blocks = {b.id: b for b in result.pred.blocks}
+    ref_parts, pred_parts = merged_parts(result.ref), merged_parts(result.pred)
+
+    def row(kind: str, ref: int | None, pred: int | None, **scores: float | int | None) -> PairRow:
+        return PairRow(kind, ref_blocks.get(ref) if ref is not None else None,
+                       pred_blocks.get(pred) if pred is not None else None,
+                       ref_parts=ref_parts.get(ref, ()) if ref is not None else (),
+                       pred_parts=pred_parts.get(pred, ()) if pred is not None else (), **scores)  # type: ignore[arg-type]
+
     rows: list[PairRow] = []
     kept = [m for m in result.matches if m.kept]
     for number, match in enumerate(kept):
-        rows.append(PairRow("match", ref_blocks.get(match.ref), pred_blocks.get(match.pred), match.text,
-                            match.position, match.color, match.area, number))
-    for match in result.matches:
-        if not match.kept:
-            rows.append(PairRow("dropped", ref_blocks.get(match.ref), pred_blocks.get(match.pred), match.text))
+        rows.append(row("match", match.ref, match.pred, text=match.text, position=match.position,
+                        color=match.color, area=match.area, colour_index=number))
+    rows += [row("dropped", m.ref, m.pred, text=m.text) for m in result.matches if not m.kept]
     matched_ref = {m.ref for m in kept}
     matched_pred = {m.pred for m in kept}
-    rows += [PairRow("missing", block, None) for block in result.ref.blocks if block.id not in matched_ref]
-    rows += [PairRow("extra", None, block) for block in result.pred.blocks if block.id not in matched_pred]
+    rows += [row("missing", block.id, None) for block in result.ref.blocks if block.id not in matched_ref]
+    rows += [row("extra", None, block.id) for block in result.pred.blocks if block.id not in matched_pred]
     return rows
 
 
-def boxes_for(rows: Sequence[PairRow], side: str, selected: PairRow | None) -> list[Box]:
-    """The outlines to draw on one side ("ref" or "pred"); the selected pair filled and thicker."""
+def row_colour(row: PairRow) -> tuple[int, int, int]:
+    if row.kind == "match":
+        return PALETTE[row.colour_index % len(PALETTE)]
+    return MISSING if row.kind == "missing" else EXTRA
+
+
+def boxes_for(rows: Sequence[PairRow], side: str, selected: PairRow | None, *, aspect: float = 1.0) -> list[Box]:
+    """The outlines to draw on one side ("ref" or "pred"); the selected pair filled, thicker and framed.
+
+    ``aspect`` is the page's height / width, so the frame is as wide on every side."""
     boxes = []
+    halo = None
     for row in rows:
-        block = row.ref if side == "ref" else row.pred
+        block = row.block(side)
         if block is None or row.kind == "dropped":
             continue
-        colour = PALETTE[row.colour_index % len(PALETTE)] if row.kind == "match" else (
-            MISSING if row.kind == "missing" else EXTRA)
         chosen = row is selected
-        boxes.append(Box(*block.bbox, color=colour, width=2 if chosen else 1, fill=chosen))
+        boxes.append(Box(*block.bbox, color=row_colour(row), width=2 if chosen else 1, fill=chosen,
+                         dashed=row.kind == "missing", parts=row.parts(side)))
+        if chosen:
+            x, y, w, h = block.bbox
+            dx, dy = HALO_MARGIN, HALO_MARGIN / max(aspect, 1e-6)
+            halo = Box(x - dx, y - dy, w + 2 * dx, h + 2 * dy, color=HALO, width=1)
+    if halo is not None:
+        boxes.append(halo)  # drawn last: on top of neighbours
     return boxes
 
 
@@ -125,7 +181,7 @@ def markdown_summary(result: ModeResultModel, rows: Sequence[PairRow], *, worst:
 
 class RowsSource:
     columns: Sequence[Column] = (
-        Column("kind", "kind", 7),
+        Column("kind", "kind", 11),
         Column("ref", "reference text", flex=True),
         Column("pred", "generated text", flex=True),
         Column("text", "text", 5, justify="right"),
@@ -162,42 +218,103 @@ class RowsSource:
             else:
                 r, g, b = (round(c) for c in block.color)
                 swatch.append("██ ", style=f"rgb({r},{g},{b})")
-        colour = PALETTE[row.colour_index % len(PALETTE)] if row.kind == "match" else (
-            MISSING if row.kind == "missing" else EXTRA)
-        kind = Text("■ ", style="rgb({},{},{})".format(*colour)) if row.kind != "dropped" else Text("  ")
+        marker = {"missing": "┄ ", "dropped": "  "}.get(row.kind, "■ ")
+        kind = Text(marker, style="rgb({},{},{})".format(*row_colour(row)))
         kind.append(row.kind)
+        merged = max(len(row.ref_parts), len(row.pred_parts))
+        if merged:
+            kind.append(f" ⊕{merged}", style="dim")
         area = Text("" if row.area is None else f"{row.area:.1%}")
         return [kind, text(row.ref), text(row.pred), num(row.text), num(row.position), num(row.color), area, swatch]
 
 
+@dataclass
+class InspectTarget:
+    """What to inspect: a page pair, optionally with its saved report and already rendered screenshots."""
+
+    ref: str
+    pred: str
+    mode: str = "compat"
+    report: PairReport | None = None  # shown at once; the pages are rendered again only for the screenshots
+    shots: tuple[Path, Path] | None = None  # (reference, generated) screenshot PNGs from the same scoring
+    timeout_ms: int = 30_000
+    clip_scorer: object | None = None
+    export_dir: Path = field(default_factory=Path.cwd)
+
+    @property
+    def name(self) -> str:
+        return Path(self.pred).stem
+
+
 class Scored(Message):
-    def __init__(self, result: ModeResultModel | None, ref: Image.Image | None, pred: Image.Image | None,
-                 error: str | None = None, report: PairReport | None = None):
+    """The worker's result: the report and both screenshots, or an error."""
+
+    def __init__(self, report: PairReport | None, ref: Image.Image | None, pred: Image.Image | None,
+                 error: str | None = None):
         super().__init__()
-        self.result = result
         self.report = report
         self.ref = ref
         self.pred = pred
         self.error = error
 
 
+def score_pair(target: InspectTarget) -> tuple[PairReport, Image.Image, Image.Image]:
+    """Render and score the pair in headless Chromium (blocking; run it in a worker)."""
+    from replay_tui.visual.pipeline import VisualScorer
+    from replay_tui.visual.report import pair_report
+
+    modes = ("compat", "fixed") if target.mode == "fixed" else ("compat",)
+    with VisualScorer(timeout_ms=target.timeout_ms, clip_scorer=target.clip_scorer) as scorer:
+        results = scorer.score(target.ref, target.pred, modes)
+    result = results[target.mode]
+    blank = Image.new("RGB", (1280, 720), "white")
+    ref_img = Image.fromarray(result.ref.image) if result.ref.image is not None else blank
+    pred_img = Image.fromarray(result.pred.image) if result.pred.image is not None else blank
+    return pair_report(target.ref, target.pred, results, target.mode), ref_img, pred_img
+
+
+def viewer_command() -> list[str] | None:
+    """The image viewer: ``$REPLAY_TUI_VIEWER`` (a command line), else xdg-open / open."""
+    configured = os.environ.get(VIEWER_ENV, "").strip()
+    if configured:
+        return shlex.split(configured)
+    opener = shutil.which("xdg-open") or shutil.which("open")
+    return [opener] if opener else None
+
+
 class InspectorScreen(Screen):
+    """One page pair: scores, both screenshots with their blocks, the pair table."""
+
+    DEFAULT_CSS = """
+    InspectorScreen #scores { height: 2; padding: 0 1; }
+    InspectorScreen #shots { height: 3fr; }
+    InspectorScreen #shots Vertical { width: 1fr; }
+    InspectorScreen .shot-title { height: 1; padding: 0 1; }
+    InspectorScreen #pairs { height: 2fr; border-top: hkey $panel; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("w", "worst", "Worst", id="inspector.worst"),
-        Binding("s", "sort", "Sort by", id="inspector.sort"),
+        Binding("W", "worst(-1)", "Previous worst", show=False, id="inspector.previous_worst"),
+        Binding("s", "sort", "Rank by", id="inspector.sort"),
         Binding("z", "zoom", "Zoom", id="inspector.zoom"),
         Binding("o", "open_overlay", "Open PNG", id="inspector.open"),
+        Binding("ctrl+s", "save_overlay", "Save PNG", id="inspector.save"),
         Binding("e", "export", "Export", id="inspector.export"),
-        Binding("escape,q", "app.quit", "Quit", id="inspector.quit"),
+        Binding("escape", "close", "Back", id="inspector.close"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, target: InspectTarget, *, quit_on_close: bool = False) -> None:
         super().__init__(id="inspector")
+        self.target = target
+        self.quit_on_close = quit_on_close
+        self.report: PairReport | None = target.report
         self.result: ModeResultModel | None = None
         self.rows: list[PairRow] = []
         self.images: dict[str, Image.Image] = {}
         self.sort_key = "text"
         self.zoom = 1.0
+        self.done = False
+        self.last_opened: list[Path] = []
         self._worst_position: int | None = None
 
     def compose(self) -> ComposeResult:
@@ -205,26 +322,84 @@ class InspectorScreen(Screen):
         with Horizontal(id="shots"):
             with Vertical():
                 yield Static(Text("reference", style="bold"), classes="shot-title")
-                yield HalfBlockImage(id="ref-image")
+                yield ShotView(id="ref-image")
             with Vertical():
                 yield Static(Text("generated", style="bold"), classes="shot-title")
-                yield HalfBlockImage(id="pred-image")
+                yield ShotView(id="pred-image")
         yield LazyTable(id="pairs")
         yield Footer()
 
+    def on_mount(self) -> None:
+        titles = self.query(".shot-title").results(Static)
+        for title, (label, path) in zip(titles, (("reference", self.target.ref), ("generated", self.target.pred)),
+                                        strict=False):
+            line = Text(label, style="bold")
+            line.append(f"  {strip_control(Path(path).name)}", style="dim")
+            title.update(line)
+        shots = self.target.shots
+        if self.report is not None:
+            images = None
+            if shots is not None:
+                try:
+                    images = (Image.open(shots[0]).convert("RGB"), Image.open(shots[1]).convert("RGB"))
+                except OSError as exc:
+                    self.notify(f"screenshots unreadable, rendering again: {exc}", severity="warning", markup=False)
+            self.show(self.report.result, *(images or (None, None)))
+            if images is not None:
+                self.done = True
+                return
+        self._score()
+
+    # -- scoring ------------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, exit_on_error=False, group="inspector")
+    def _score(self) -> None:
+        try:
+            report, ref_img, pred_img = score_pair(self.target)
+        except Exception as exc:  # rendering failures are shown, not raised
+            self.post_message(Scored(None, None, None, f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(Scored(report, ref_img, pred_img))
+
+    @on(Scored)
+    def _scored(self, message: Scored) -> None:
+        self.done = True
+        if message.error or message.report is None:
+            self.notify(strip_control(message.error or "scoring failed"), severity="error", markup=False)
+            if self.result is None:
+                self.query_one("#scores", Static).update(Text(strip_control(message.error or "scoring failed"),
+                                                              style="bold red"))
+            return
+        if self.result is not None:  # a saved report: keep its numbers, take the screenshots
+            saved, now = self.result.scores.final, message.report.result.scores.final
+            if abs(saved - now) > 1e-9:
+                self.notify(f"the pages changed since the report was written: final {saved:.4f} saved, "
+                            f"{now:.4f} now", severity="warning", timeout=6, markup=False)
+            self.set_images(message.ref, message.pred)
+            return
+        self.report = message.report
+        self.show(message.report.result, message.ref, message.pred)
+
+    # -- display ------------------------------------------------------------------------------
     @property
     def table(self) -> LazyTable:
         return self.query_one("#pairs", LazyTable)
 
-    def show(self, result: ModeResultModel, ref: Image.Image, pred: Image.Image) -> None:
+    def shot(self, side: str) -> ShotView:
+        return self.query_one(f"#{side}-image", ShotView)
+
+    def show(self, result: ModeResultModel, ref: Image.Image | None, pred: Image.Image | None) -> None:
         self.result = result
-        self.images = {"ref": ref, "pred": pred}
         self.rows = pair_rows(result)
-        self.query_one("#ref-image", HalfBlockImage).set_image(ref)
-        self.query_one("#pred-image", HalfBlockImage).set_image(pred)
         self.table.set_source(RowsSource(self.rows), cursor=0)
         self.table.focus()
         self.update_scores()
+        self.set_images(ref, pred)
+
+    def set_images(self, ref: Image.Image | None, pred: Image.Image | None) -> None:
+        self.images = {side: image for side, image in (("ref", ref), ("pred", pred)) if image is not None}
+        for side in ("ref", "pred"):
+            self.shot(side).set_image(self.images.get(side))
+        self._highlight()
 
     def update_scores(self) -> None:
         if self.result is None:
@@ -241,9 +416,19 @@ class InspectorScreen(Screen):
             text.append(" (partial: no CLIP)", style="yellow")
         kinds = {k: sum(1 for r in self.rows if r.kind == k) for k in ("match", "dropped", "missing", "extra")}
         text.append(f"\n{self.result.mode} · {self.result.status} · {kinds['match']} matched, {kinds['missing']} "
-                    f"missing, {kinds['extra']} extra, {kinds['dropped']} dropped · sort: {self.sort_key}",
+                    f"missing, {kinds['extra']} extra, {kinds['dropped']} dropped · rank by: {self.sort_key}",
                     style="dim")
         self.query_one("#scores", Static).update(text)
+
+    def aspect(self, side: str) -> float:
+        """Height / width of one side's screenshot (of the page model until the image is there)."""
+        image = self.images.get(side)
+        if image is not None:
+            return image.height / max(1, image.width)
+        if self.result is not None:
+            page = self.result.ref if side == "ref" else self.result.pred
+            return page.height / max(1, page.width)
+        return 1.0
 
     def selected(self) -> PairRow | None:
         source = self.table.source
@@ -255,19 +440,26 @@ class InspectorScreen(Screen):
     def _highlight(self) -> None:
         row = self.selected()
         for side in ("ref", "pred"):
-            image = self.query_one(f"#{side}-image", HalfBlockImage)
-            image.set_boxes(boxes_for(self.rows, side, row))
-            block = None if row is None else (row.ref if side == "ref" else row.pred)
+            view = self.shot(side)
+            view.set_boxes(boxes_for(self.rows, side, row, aspect=self.aspect(side)))
+            block = None if row is None else row.block(side)
             if block is not None:
-                image.scroll_to_box(Box(*block.bbox, color=(0, 0, 0)))
+                view.scroll_to_box(Box(*block.bbox, color=(0, 0, 0)))
+
+    # -- actions ------------------------------------------------------------------------------
+    def action_close(self) -> None:
+        if self.quit_on_close:
+            self.app.exit()
+        else:
+            self.dismiss()
 
     def action_sort(self) -> None:
         self.sort_key = SORT_KEYS[(SORT_KEYS.index(self.sort_key) + 1) % len(SORT_KEYS)]
         self._worst_position = None
         self.update_scores()
 
-    def action_worst(self) -> None:
-        """Jump to the lowest-scoring pair by the current key (then the next worst on each press)."""
+    def action_worst(self, step: int = 1) -> None:
+        """Jump to the lowest-scoring pair by the current key, then the next worst on each press."""
         source = self.table.source
         if not isinstance(source, RowsSource):
             return
@@ -276,63 +468,91 @@ class InspectorScreen(Screen):
         if not ranked:
             self.notify("no matched pairs", severity="warning")
             return
-        current = self.table.cursor
         position = self._worst_position
-        if position is not None and position < len(ranked) and ranked[position] == current:
-            position = (position + 1) % len(ranked)  # pressed again: the next worst
+        if position is not None and position < len(ranked) and ranked[position] == self.table.cursor:
+            position = (position + step) % len(ranked)  # pressed again: the next (or previous) worst
         else:
-            position = 0
+            position = 0 if step > 0 else len(ranked) - 1
         self._worst_position = position
         self.table.set_cursor(ranked[position])
+        self.notify(f"{position + 1}. worst by {self.sort_key} of {len(ranked)}", timeout=1)
 
     def action_zoom(self) -> None:
         self.zoom = {1.0: 2.0, 2.0: 4.0}.get(self.zoom, 1.0)
         row = self.selected()
         for side in ("ref", "pred"):
-            image = self.query_one(f"#{side}-image", HalfBlockImage)
-            image.set_zoom(self.zoom)
-            block = None if row is None else (row.ref if side == "ref" else row.pred)
+            view = self.shot(side)
+            view.set_zoom(self.zoom)
+            block = None if row is None else row.block(side)
             if block is not None:
-                image.scroll_to_box(Box(*block.bbox, color=(0, 0, 0)))
+                view.scroll_to_box(Box(*block.bbox, color=(0, 0, 0)))
         self.notify(f"zoom {self.zoom:.0f}x", timeout=1)
 
     def overlay(self, side: str) -> Image.Image:
         """The full-resolution screenshot with every block outlined (the selected one filled)."""
-        return draw_boxes(self.images[side], boxes_for(self.rows, side, self.selected()))
+        return draw_boxes(self.images[side], boxes_for(self.rows, side, self.selected(), aspect=self.aspect(side)))
 
-    def action_open_overlay(self) -> None:
-        if not self.images:
-            return
-        directory = Path(tempfile.mkdtemp(prefix="replay-tui-overlay-"))
+    def _write_overlays(self, folder: Path) -> list[Path]:
         paths = []
-        for side in ("ref", "pred"):
-            path = directory / f"{side}.png"
-            self.overlay(side).save(path)
-            paths.append(path)
-        opener = shutil.which("xdg-open") or shutil.which("open")
-        if opener is None:
-            self.notify(f"overlays saved to {directory} (no image viewer found)", timeout=4, markup=False)
-            return
-        with self.app.suspend():
-            for path in paths:
-                subprocess.run([opener, str(path)], check=False)
-
-    def action_export(self) -> None:
-        """Write the JSON report, a Markdown summary and both overlay PNGs to the export folder."""
-        app = self.app
-        if self.result is None or not isinstance(app, InspectorApp):
-            return
-        out = app.export_dir
-        out.mkdir(parents=True, exist_ok=True)
-        stem = Path(self.result.pred.path).stem
-        report = app.report.model_dump_json(by_alias=True, indent=2) if app.report else self.result.model_dump_json(
-            indent=2)
-        atomic_write_bytes(out / f"{stem}.visual.json", report.encode("utf-8"))  # as `visual --json` writes it
-        atomic_write_text(out / f"{stem}.visual.md", markdown_summary(self.result, self.rows))
         for side in ("ref", "pred"):
             buffer = io.BytesIO()
             self.overlay(side).save(buffer, format="PNG")
-            atomic_write_bytes(out / f"{stem}.{side}.overlay.png", buffer.getvalue())
+            paths.append(atomic_write_bytes(folder / f"{self.target.name}.{side}.overlay.png", buffer.getvalue()))
+        return paths
+
+    def action_open_overlay(self) -> None:
+        """Write both full-resolution overlays to a temp folder and open them in the image viewer."""
+        if len(self.images) < 2:
+            self.notify("no screenshots yet", severity="warning")
+            return
+        paths = self._write_overlays(Path(tempfile.mkdtemp(prefix="replay-tui-overlay-")))
+        self.last_opened = paths
+        command = viewer_command()
+        if command is None:
+            self.notify(f"overlays saved to {paths[0].parent} (no image viewer: set ${VIEWER_ENV})", timeout=4,
+                        markup=False)
+            return
+        try:
+            with self.app.suspend():  # a terminal viewer gets the terminal; a GUI one returns at once
+                self._run_viewer(command, paths)
+        except SuspendNotSupported:  # headless or web driver: nothing to hand over
+            self._run_viewer(command, paths)
+
+    def _run_viewer(self, command: list[str], paths: list[Path]) -> None:
+        for path in paths:
+            try:
+                subprocess.run([*command, str(path)], check=False, timeout=120)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                self.notify(f"could not run {command[0]}: {exc}", severity="error", markup=False)
+                return
+
+    def action_save_overlay(self) -> None:
+        if len(self.images) < 2:
+            self.notify("no screenshots yet", severity="warning")
+            return
+        try:
+            paths = self._write_overlays(self.target.export_dir)
+        except OSError as exc:
+            self.notify(f"save failed: {exc}", severity="error", markup=False)
+            return
+        self.notify(f"saved {paths[0].name} and {paths[1].name} to {paths[0].parent}", timeout=3, markup=False)
+
+    def action_export(self) -> None:
+        """Write the JSON report, a Markdown summary and both overlay PNGs to the export folder."""
+        if self.result is None:
+            return
+        out = self.target.export_dir
+        stem = self.target.name
+        report = (self.report.model_dump_json(by_alias=True, indent=2) if self.report
+                  else self.result.model_dump_json(indent=2))
+        try:
+            atomic_write_bytes(out / f"{stem}.visual.json", report.encode("utf-8"))  # as `visual --json` writes it
+            atomic_write_text(out / f"{stem}.visual.md", markdown_summary(self.result, self.rows))
+            if len(self.images) == 2:
+                self._write_overlays(out)
+        except OSError as exc:
+            self.notify(f"export failed: {exc}", severity="error", markup=False)
+            return
         self.notify(f"exported {stem}.visual.json, .md and overlays to {out}", timeout=3, markup=False)
 
 
@@ -340,53 +560,18 @@ class InspectorApp(App[None]):
     """``replay-tui visual REF GEN --tui`` / ``replay-tui inspect RESULT.json``."""
 
     TITLE = "replay-tui visual inspector"
-    CSS = """
-    #scores { height: 2; padding: 0 1; }
-    #shots { height: 3fr; }
-    #shots Vertical { width: 1fr; }
-    .shot-title { height: 1; padding: 0 1; }
-    #pairs { height: 2fr; border-top: hkey $panel; }
-    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "Quit", id="inspector_app.quit")]
 
     def __init__(self, ref: str | Path, pred: str | Path, *, mode: str = "compat", export_dir: Path | None = None,
-                 timeout_ms: int = 30_000):
+                 timeout_ms: int = 30_000, report: PairReport | None = None, clip_scorer: object | None = None):
         super().__init__()
-        self.ref = str(ref)
-        self.pred = str(pred)
-        self.mode = mode
-        self.export_dir = export_dir or Path.cwd()
-        self.timeout_ms = timeout_ms
-        self.done = False
-        self.report: PairReport | None = None
+        self.target = InspectTarget(str(ref), str(pred), mode=mode, report=report, timeout_ms=timeout_ms,
+                                    clip_scorer=clip_scorer, export_dir=export_dir or Path.cwd())
+
+    @property
+    def done(self) -> bool:
+        screen = self.screen
+        return isinstance(screen, InspectorScreen) and screen.done
 
     def on_mount(self) -> None:
-        self.push_screen(InspectorScreen())
-        self._score()
-
-    @work(thread=True, exclusive=True, exit_on_error=False)
-    def _score(self) -> None:
-        from replay_tui.visual.pipeline import VisualScorer
-        from replay_tui.visual.report import pair_report
-
-        try:
-            modes = ("compat", "fixed") if self.mode == "fixed" else ("compat",)
-            with VisualScorer(timeout_ms=self.timeout_ms) as scorer:
-                results = scorer.score(self.ref, self.pred, modes)
-            result = results[self.mode]
-            blank = Image.new("RGB", (1280, 720), "white")
-            ref_img = Image.fromarray(result.ref.image) if result.ref.image is not None else blank
-            pred_img = Image.fromarray(result.pred.image) if result.pred.image is not None else blank
-            report = pair_report(self.ref, self.pred, results, self.mode)
-            self.post_message(Scored(report.result, ref_img, pred_img, report=report))
-        except Exception as exc:  # rendering failures are shown, not raised
-            self.post_message(Scored(None, None, None, f"{type(exc).__name__}: {exc}"))
-
-    @on(Scored)
-    def _scored(self, message: Scored) -> None:
-        self.done = True
-        screen = self.screen
-        if message.error or message.result is None or not isinstance(screen, InspectorScreen):
-            self.notify(strip_control(message.error or "scoring failed"), severity="error", markup=False)
-            return
-        self.report = message.report
-        screen.show(message.result, message.ref, message.pred)
+        self.push_screen(InspectorScreen(self.target, quit_on_close=True))

@@ -56,7 +56,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--show-matches", type=int, default=MATCH_ROWS, metavar="N",
                         help=f"matched pairs to list for a single pair (default {MATCH_ROWS})")
     parser.add_argument("--tui", action="store_true",
-                        help="open the pair in the visual-metric inspector (blocks and matches on the screenshots)")
+                        help="open the pair in the visual-metric inspector (blocks and matches on the "
+                             "screenshots), or a batch in the visual batch screen")
+    from replay_tui.tui.graphics import GRAPHICS_CHOICES
+
+    parser.add_argument("--graphics", choices=GRAPHICS_CHOICES, default="auto",
+                        help="with --tui: a terminal graphics protocol when the terminal has one (auto), or the "
+                             "half-block renderer (halfblock)")
     parser.set_defaults(func=run)
 
 
@@ -101,6 +107,8 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         except ClipUnavailable as exc:
             err.print(_txt(f"visual: CLIP unavailable ({exc}); clip is null and the final score partial",
                            "yellow"), soft_wrap=True)
+    if args.tui:
+        return _tui(args, clip_scorer, batch)
     try:
         renderer, owned = renderer_factory(int(args.timeout * 1000))
     except RenderError as exc:
@@ -149,11 +157,6 @@ def _single(args, out: Console, err: Console, renderer, clip_scorer) -> int:
     ref = _check_file(args.ref, "reference")
     pred = _check_file(args.pred, "generated page")
     mode = _mode(args)
-    if getattr(args, "tui", False):
-        from replay_tui.tui.inspector import InspectorApp
-
-        InspectorApp(ref, pred, mode=mode, timeout_ms=int(args.timeout * 1000)).run()
-        return EXIT_OK
     with VisualScorer(renderer=renderer, clip_scorer=clip_scorer) as scorer:
         results = scorer.score(ref, pred, modes=_modes(mode))
     report = pair_report(str(ref), str(pred), results, mode)
@@ -164,6 +167,34 @@ def _single(args, out: Console, err: Console, renderer, clip_scorer) -> int:
     if args.json:
         atomic_write_bytes(args.json, report.model_dump_json(by_alias=True, indent=2).encode("utf-8"))
         out.print(_txt(f"report written to {args.json}", "dim"))
+    return EXIT_OK
+
+
+def _tui(args: argparse.Namespace, clip_scorer, batch: bool) -> int:
+    """Open the inspector on a pair, or the batch screen on two folders (Chromium starts in the app)."""
+    from replay_tui.tui.graphics import prepare
+
+    timeout_ms = int(args.timeout * 1000)
+    if batch:
+        from replay_tui.tui.visual_batch import VisualBatchApp, discover_pairs
+
+        ref_dir, pred_dir = Path(args.ref_dir), Path(args.pred_dir)
+        for what, folder in (("--ref-dir", ref_dir), ("--pred-dir", pred_dir)):
+            if not folder.is_dir():
+                raise VisualUsageError(f"{what} {str(folder)!r} is not a folder")
+        pairs, missing = discover_pairs(ref_dir, [pred_dir])
+        if not pairs:
+            raise VisualUsageError(f"no page pairs in {ref_dir} and {pred_dir}")
+        app = VisualBatchApp(pairs, mode=_mode(args), timeout_ms=timeout_ms, clip_scorer=clip_scorer,
+                             missing=missing)
+    else:
+        from replay_tui.tui.inspector import InspectorApp
+
+        ref = _check_file(args.ref, "reference")
+        pred = _check_file(args.pred, "generated page")
+        app = InspectorApp(ref, pred, mode=_mode(args), timeout_ms=timeout_ms, clip_scorer=clip_scorer)
+    prepare(args.graphics)
+    app.run()
     return EXIT_OK
 
 

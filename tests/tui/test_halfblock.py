@@ -5,7 +5,7 @@ from __future__ import annotations
 from PIL import Image
 from textual.app import App, ComposeResult
 
-from replay_tui.tui.widgets.halfblock import Box, HalfBlockImage, draw_boxes, image_rows, scale_image
+from replay_tui.tui.widgets.halfblock import Box, HalfBlockImage, draw_boxes, image_rows, scale_image, tint
 
 
 def test_boxes_are_drawn_where_their_normalised_coordinates_say():
@@ -59,3 +59,64 @@ async def test_widget_renders_and_scrolls_to_a_box():
         widget.scroll_to_box(widget.boxes[0])
         await pilot.pause()
         assert widget.scroll_offset.y > 150
+
+
+def _outline(out: Image.Image, box: Box) -> list[tuple[int, int, int]]:
+    """The pixels along the top and left edges of ``box`` as draw_boxes places them."""
+    x0, y0 = int(box.x * out.width), int(box.y * out.height)
+    x1, y1 = int((box.x + box.w) * out.width - 1), int((box.y + box.h) * out.height - 1)
+    return [out.getpixel((x, y0)) for x in range(x0, x1 + 1)] + [out.getpixel((x0, y)) for y in range(y0, y1 + 1)]
+
+
+def _runs(pixels: list[tuple[int, int, int]], colour: tuple[int, int, int]) -> list[int]:
+    runs, length = [], 0
+    for pixel in pixels:
+        if pixel == colour:
+            length += 1
+        elif length:
+            runs.append(length)
+            length = 0
+    return [*runs, length] if length else runs
+
+
+def test_dashed_outline_has_gaps_a_solid_one_has_none():
+    image = Image.new("RGB", (100, 50), (255, 255, 255))
+    red = (255, 0, 0)
+    solid, dashed = Box(0.1, 0.2, 0.6, 0.6, red), Box(0.1, 0.2, 0.6, 0.6, red, dashed=True)
+    assert set(_outline(draw_boxes(image, [solid]), solid)) == {red}
+    edge = _outline(draw_boxes(image, [dashed]), dashed)
+    assert red in edge and (255, 255, 255) in edge
+    assert max(_runs(edge, red)) >= 2  # dashes, not dots
+
+
+def test_dashes_grow_with_the_image_so_they_survive_downscaling():
+    red = (255, 0, 0)
+    box = Box(0.1, 0.1, 0.8, 0.8, red, dashed=True)
+    small = _runs(_outline(draw_boxes(Image.new("RGB", (100, 100), "white"), [box]), box), red)
+    large = _runs(_outline(draw_boxes(Image.new("RGB", (1280, 1280), "white"), [box]), box), red)
+    assert max(large) > max(small)
+
+
+def test_dashed_thick_outline_stays_inside_the_box():
+    image = Image.new("RGB", (100, 100), (255, 255, 255))
+    out = draw_boxes(image, [Box(0.2, 0.2, 0.6, 0.6, (0, 0, 255), width=3, dashed=True)])
+    assert out.getpixel((19, 20)) == (255, 255, 255) and out.getpixel((20, 19)) == (255, 255, 255)
+    assert out.getpixel((20, 20)) == (0, 0, 255) and out.getpixel((22, 21)) == (0, 0, 255)
+
+
+def test_merged_parts_are_inner_lines_in_a_lighter_tint():
+    image = Image.new("RGB", (100, 100), (255, 255, 255))
+    green = (0, 160, 0)
+    box = Box(0.1, 0.1, 0.8, 0.8, green, parts=((0.1, 0.1, 0.8, 0.4), (0.1, 0.5, 0.8, 0.4)))
+    out = draw_boxes(image, [box])
+    seam = out.getpixel((50, 50))  # the top edge of the second part, inside the merged box
+    assert seam == tint(green) and seam != green and seam != (255, 255, 255)
+    assert out.getpixel((50, 10)) == green  # the merged box's own outline stays on top
+    assert out.getpixel((50, 30)) == (255, 255, 255)
+
+
+def test_a_part_equal_to_the_box_adds_nothing():
+    image = Image.new("RGB", (60, 40), (255, 255, 255))
+    plain = Box(0.1, 0.1, 0.5, 0.5, (200, 0, 200))
+    same = Box(0.1, 0.1, 0.5, 0.5, (200, 0, 200), parts=((0.1, 0.1, 0.5, 0.5),))
+    assert draw_boxes(image, [same]).tobytes() == draw_boxes(image, [plain]).tobytes()

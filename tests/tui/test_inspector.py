@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-from replay_tui.tui.inspector import InspectorApp, InspectorScreen
-from replay_tui.tui.widgets.halfblock import HalfBlockImage
+import pytest
+from PIL import Image
+
+from replay_tui.cli import UsageError, inspect_app
+from replay_tui.cli import main as cli_main
+from replay_tui.tui.inspector import VIEWER_ENV, InspectorApp, InspectorScreen, merged_parts, pair_rows
+from replay_tui.tui.widgets.shot_view import ShotView
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "replay_tui" / "visual" / "examples"
 SIZE = (140, 44)
@@ -36,7 +42,7 @@ async def test_open_a_pair_find_the_worst_block_and_export(tmp_path):
         matched = [r for r in screen.rows if r.kind == "match"]
         assert worst.kind == "match" and worst.text == min(r.text for r in matched)
         assert worst.text < 1.0  # a reworded block
-        ref_image = screen.query_one("#ref-image", HalfBlockImage)
+        ref_image = screen.query_one("#ref-image", ShotView)
         chosen = [b for b in ref_image.boxes if b.fill]
         assert len(chosen) == 1 and chosen[0].x == worst.ref.bbox[0]
         await pilot.press("w")
@@ -64,15 +70,6 @@ async def test_missing_and_extra_blocks_are_rows(tmp_path):
         assert len(screen.table.source) == len(screen.rows)
 
 
-def test_inspect_reads_a_saved_report(tmp_path):
-    from replay_tui.cli import inspect_target
-
-    saved = tmp_path / "r.json"
-    saved.write_text(json.dumps({"ref": "a.html", "pred": "b.html", "mode": "fixed"}))
-    assert inspect_target([str(saved)], None) == ("a.html", "b.html", "fixed")
-    assert inspect_target(["x.html", "y.html"], None) == ("x.html", "y.html", "compat")
-
-
 def test_inspector_snapshot(snap_compare, tmp_path):
     async def run_before(pilot):
         await wait_scored(pilot.app, pilot)
@@ -82,3 +79,114 @@ def test_inspector_snapshot(snap_compare, tmp_path):
     app = InspectorApp(Path("replay_tui/visual/examples/ref/13470.html"),
                        Path("replay_tui/visual/examples/reword/13470.html"), export_dir=tmp_path)
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+VIEWER = """
+import pathlib, shutil, sys
+shutil.copy(sys.argv[2], pathlib.Path(sys.argv[1]) / pathlib.Path(sys.argv[2]).name)
+"""
+
+
+async def test_open_the_overlay_in_the_viewer_and_save_it(tmp_path, monkeypatch):
+    viewer, seen = tmp_path / "viewer.py", tmp_path / "seen"
+    viewer.write_text(VIEWER)
+    seen.mkdir()
+    monkeypatch.setenv(VIEWER_ENV, f"{sys.executable} {viewer} {seen}")
+    out = tmp_path / "out"
+    app = InspectorApp(EXAMPLES / "ref" / "11202.html", EXAMPLES / "drop" / "11202.html", export_dir=out)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_scored(app, pilot)
+        screen = app.screen
+        await pilot.press("w")
+        row = screen.selected()
+        await pilot.press("o")  # the viewer gets both full-resolution overlays
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        screenshot = screen.images["ref"]
+    opened = sorted(p.name for p in seen.iterdir())
+    assert opened == ["11202.pred.overlay.png", "11202.ref.overlay.png"]
+    overlay = Image.open(seen / "11202.ref.overlay.png").convert("RGB")
+    assert overlay.size == screenshot.size  # full resolution, not the terminal-sized picture
+    x, y, w, h = row.ref.bbox
+    centre = (int((x + w / 2) * overlay.width), int((y + h / 2) * overlay.height))
+    assert overlay.getpixel(centre) != screenshot.getpixel(centre)  # the selected pair is filled
+    saved = Image.open(out / "11202.ref.overlay.png").convert("RGB")
+    assert saved.tobytes() == overlay.tobytes()  # ctrl+s saves the same picture
+
+
+async def test_a_saved_report_is_shown_as_saved(tmp_path, capsys):
+    ref, gen = EXAMPLES / "ref" / "11202.html", EXAMPLES / "move" / "11202.html"
+    saved = tmp_path / "r.json"
+    assert cli_main(["visual", str(ref), str(gen), "--json", str(saved)]) == 0
+    data = json.loads(saved.read_text())
+    real = data["result"]["scores"]["final"]
+    data["result"]["scores"]["final"] = 0.1234  # as if the page changed after the report was written
+    saved.write_text(json.dumps(data))
+    app = inspect_app([str(saved)], None)
+    assert isinstance(app, InspectorApp)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert "0.1234" in screen.query_one("#scores").render().plain  # before any rendering
+        await wait_scored(app, pilot)
+        assert set(screen.images) == {"ref", "pred"}
+        assert screen.result.scores.final == 0.1234
+        warnings = [n.message for n in app._notifications]
+        assert any("changed since the report" in m and f"{real:.4f}" in m for m in warnings)
+
+
+def test_inspect_rejects_what_is_not_a_report(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"ref": "a.html"}))
+    with pytest.raises(UsageError, match=r"bad\.json: not a visual report"):
+        inspect_app([str(bad)], None)
+    with pytest.raises(UsageError, match="no such page"):
+        inspect_app(["x.html", "y.html"], None)
+    with pytest.raises(UsageError, match="inspect takes"):
+        inspect_app(["a", "b", "c"], None)
+    from replay_tui.tui.visual_batch import VisualBatchApp
+
+    bundled = inspect_app([], None)  # no arguments: the bundled page pairs
+    assert isinstance(bundled, VisualBatchApp) and len(bundled.batch.pairs) == 16
+
+
+def test_merged_blocks_carry_their_pieces():
+    from replay_tui.visual.models import BlockModel, MatchModel, ModeResultModel, PageModel, ScoresModel
+
+    def block(i, bbox, sources):
+        return BlockModel(id=i, text=f"t{i}", bbox=bbox, color=(0, 0, 0), sources=sources)
+
+    raw = [block(0, (0.1, 0.1, 0.2, 0.05), [0]), block(1, (0.1, 0.16, 0.2, 0.05), [1]),
+           block(2, (0.5, 0.5, 0.1, 0.1), [2])]
+    merged = [block(0, (0.1, 0.1, 0.2, 0.11), [0, 1]), block(1, (0.5, 0.5, 0.1, 0.1), [2])]
+    page = PageModel(path="p.html", width=100, height=100, text_items=3, text_tags=3, raw_blocks=raw,
+                     bbox_merged=merged, blocks=merged)
+    assert merged_parts(page) == {0: ((0.1, 0.1, 0.2, 0.05), (0.1, 0.16, 0.2, 0.05))}
+    result = ModeResultModel(mode="compat", status="ok", matches=[MatchModel(pred=0, ref=1, kept=True, text=0.9,
+                             position=0.8, color=0.7, area=0.1)], pred=page, ref=page,
+                             scores=ScoresModel(block=1, text=1, position=1, color=1, clip=None, final=0.8,
+                                                final_partial=True))
+    rows = pair_rows(result)
+    assert rows[0].pred_parts == merged_parts(page)[0] and rows[0].ref_parts == ()
+    missing = [r for r in rows if r.kind == "missing"]
+    assert [r.ref.id for r in missing] == [0] and missing[0].ref_parts == merged_parts(page)[0]
+
+
+def test_the_selected_pair_is_framed_on_both_sides():
+    from replay_tui.tui.inspector import HALO, boxes_for
+    from replay_tui.visual.models import BlockModel
+
+    ref = BlockModel(id=0, text="a", bbox=(0.2, 0.2, 0.1, 0.1), color=(0, 0, 0))
+    pred = BlockModel(id=0, text="a", bbox=(0.5, 0.5, 0.1, 0.1), color=(0, 0, 0))
+    from replay_tui.tui.inspector import PairRow
+
+    row = PairRow("match", ref, pred, text=1.0, position=1.0, color=1.0, area=0.01)
+    other = PairRow("missing", BlockModel(id=1, text="b", bbox=(0, 0, 0.1, 0.1), color=(0, 0, 0)), None)
+    assert [b.color for b in boxes_for([row, other], "ref", None)].count(HALO) == 0
+    ref_boxes = boxes_for([row, other], "ref", row, aspect=2.0)
+    halo = ref_boxes[-1]
+    assert halo.color == HALO and halo.x < 0.2 and halo.y < 0.2 and halo.x + halo.w > 0.3
+    assert abs((0.2 - halo.x) - 2 * (0.2 - halo.y)) < 1e-9  # as wide on every side of a page twice as tall
+    assert [b.dashed for b in ref_boxes[:-1]] == [False, True]  # the missing block is dashed
+    assert boxes_for([row, other], "pred", row)[-1].x < 0.5

@@ -4,12 +4,17 @@ Screenshots are scaled to the widget's width (two pixel rows per terminal row), 
 drawn on the small image so they stay one pixel wide and visible at any zoom. Only the visible
 rows are turned into segments (Line API), and the scaled image is cached per width and zoom.
 The output is the same in every terminal, so it is what tests and snapshots see.
+
+Boxes tell matched, missing and hallucinated blocks apart by colour and by shape (``dashed``), so the
+difference survives a colour-blind reader or a 16-colour terminal; a merged block carries the bboxes
+of its pieces (``parts``), drawn as thin inner lines so it visibly shows what it is made of.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from math import ceil
 
 from PIL import Image, ImageDraw
 from rich.color import Color
@@ -21,11 +26,16 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 RGB = tuple[int, int, int]
+BBox = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
 class Box:
-    """A rectangle in normalised page coordinates (x, y, w, h in [0, 1]) and how to draw it."""
+    """A rectangle in normalised page coordinates (x, y, w, h in [0, 1]) and how to draw it.
+
+    ``dashed`` draws the outline dashed (a missing reference block); ``parts`` are the normalised
+    bboxes of the blocks merged into this one, drawn as thin inner lines in a lighter tint.
+    """
 
     x: float
     y: float
@@ -34,6 +44,8 @@ class Box:
     color: RGB
     width: int = 1
     fill: bool = False
+    dashed: bool = False
+    parts: tuple[BBox, ...] = ()
 
 
 def scale_image(image: Image.Image, width_px: int, zoom: float = 1.0) -> Image.Image:
@@ -43,17 +55,76 @@ def scale_image(image: Image.Image, width_px: int, zoom: float = 1.0) -> Image.I
     return image.convert("RGB").resize((target_w, target_h), Image.Resampling.BOX)
 
 
+def tint(color: RGB) -> RGB:
+    """A lighter shade of ``color`` (halfway to white), for the inner lines of merged blocks."""
+    return (color[0] + 255) // 2, (color[1] + 255) // 2, (color[2] + 255) // 2
+
+
+def _corners(x: float, y: float, w: float, h: float, size: tuple[int, int]) -> tuple[float, float, float, float]:
+    width, height = size
+    x0, y0 = x * width, y * height
+    return x0, y0, max(x0 + 1, (x + w) * width - 1), max(y0 + 1, (y + h) * height - 1)
+
+
+def _dashed_rectangle(draw: ImageDraw.ImageDraw, corners: tuple[float, float, float, float], color: RGB,
+                      line: int, dash: int) -> None:
+    """An outline ``line`` px thick (drawn inwards, like ``ImageDraw.rectangle``) in dashes ``dash`` px long."""
+    x0, y0, x1, y1 = (int(v) for v in corners)  # ImageDraw truncates the same way
+    line = max(1, min(line, (x1 - x0) // 2 + 1, (y1 - y0) // 2 + 1))
+    for x in range(x0, x1 + 1, 2 * dash):
+        end = min(x + dash - 1, x1)
+        draw.rectangle((x, y0, end, y0 + line - 1), fill=color)
+        draw.rectangle((x, y1 - line + 1, end, y1), fill=color)
+    for y in range(y0, y1 + 1, 2 * dash):
+        end = min(y + dash - 1, y1)
+        draw.rectangle((x0, y, x0 + line - 1, end), fill=color)
+        draw.rectangle((x1 - line + 1, y, x1, end), fill=color)
+
+
+def _inner_lines(draw: ImageDraw.ImageDraw, box: Box, corners: tuple[float, float, float, float],
+                 size: tuple[int, int]) -> None:
+    """The edges of ``box.parts`` that fall strictly inside the box's outline, one pixel wide."""
+    x0, y0, x1, y1 = (int(v) for v in corners)
+    line = max(1, box.width)
+    left, top, right, bottom = x0 + line, y0 + line, x1 - line, y1 - line  # the interior, inclusive
+    if left > right or top > bottom:
+        return
+    colour = tint(box.color)
+    whole = (box.x, box.y, box.w, box.h)
+    for part in box.parts:
+        if tuple(part) == whole:
+            continue
+        px0, py0, px1, py1 = (int(v) for v in _corners(*part, size))
+        xs, xe, ys, ye = max(px0, left), min(px1, right), max(py0, top), min(py1, bottom)
+        if xs > xe or ys > ye:
+            continue
+        for y in (py0, py1):
+            if top <= y <= bottom:
+                draw.line((xs, y, xe, y), fill=colour)
+        for x in (px0, px1):
+            if left <= x <= right:
+                draw.line((x, ys, x, ye), fill=colour)
+
+
 def draw_boxes(image: Image.Image, boxes: Sequence[Box]) -> Image.Image:
-    """Draw boxes (normalised coordinates) on a copy of ``image``."""
+    """Draw boxes (normalised coordinates) on a copy of ``image``.
+
+    Dashes are 2 px on small (half-block) images and grow with the image width, so they stay visible
+    after a full-resolution overlay is scaled down for display.
+    """
     out = image.copy()
     draw = ImageDraw.Draw(out, "RGBA")
+    dash_base = max(2, out.width // 200)
     for box in boxes:
-        x0, y0 = box.x * out.width, box.y * out.height
-        x1 = max(x0 + 1, (box.x + box.w) * out.width - 1)
-        y1 = max(y0 + 1, (box.y + box.h) * out.height - 1)
+        corners = _corners(box.x, box.y, box.w, box.h, out.size)
         if box.fill:
-            draw.rectangle((x0, y0, x1, y1), fill=(*box.color, 70))
-        draw.rectangle((x0, y0, x1, y1), outline=box.color, width=box.width)
+            draw.rectangle(corners, fill=(*box.color, 70))
+        if box.parts:
+            _inner_lines(draw, box, corners, out.size)
+        if box.dashed:
+            _dashed_rectangle(draw, corners, box.color, box.width, max(dash_base, ceil(1.5 * box.width)))
+        else:
+            draw.rectangle(corners, outline=box.color, width=box.width)
     return out
 
 

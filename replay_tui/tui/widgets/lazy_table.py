@@ -78,7 +78,7 @@ class LazyTable(ScrollView, can_focus=True):
         "lazy-table--cursor-blurred",
     }
     DEFAULT_CSS = """
-    LazyTable { height: 1fr; }
+    LazyTable { height: 1fr; overflow-x: hidden; }
     LazyTable > .lazy-table--header { text-style: bold; background: $panel; }
     LazyTable > .lazy-table--cursor { background: $accent 60%; text-style: bold; }
     LazyTable > .lazy-table--cursor-blurred { background: $accent 25%; }
@@ -158,7 +158,8 @@ class LazyTable(ScrollView, can_focus=True):
 
     @property
     def _body_height(self) -> int:
-        return max(1, self.size.height - (1 if self.show_header else 0))
+        # the content region, not the widget: borders and a scrollbar must not hide the cursor row
+        return max(1, self.scrollable_content_region.height - (1 if self.show_header else 0))
 
     def scroll_to_cursor(self) -> None:
         top = round(self.scroll_offset.y)

@@ -1,0 +1,444 @@
+"""The visual batch screen: every page pair of a batch with its five scores and final, sortable by each.
+
+Pairs are scored one after another in a thread worker with one Chromium for the whole batch; rows
+fill in as results arrive. Each pair's screenshots are kept as PNGs in a temp folder so opening a
+pair in the inspector (enter) is instant and shows exactly what was scored.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from replay_tui.fileio import atomic_write_bytes, atomic_write_text
+from replay_tui.sanitize import strip_control
+from replay_tui.tui.widgets.lazy_table import Column, LazyTable
+from replay_tui.visual.models import BatchReport, BatchRow, PairReport
+
+SCORES = ("final", "block", "text", "position", "color", "clip")
+SORTABLE = ("pair", *SCORES)
+LABELS = {"final": "Final", "block": "Block", "text": "Text", "position": "Position", "color": "Color",
+          "clip": "CLIP"}
+
+
+@dataclass
+class BatchPair:
+    """One page pair of the batch and, once scored, its report and screenshots."""
+
+    label: str
+    ref: Path
+    pred: Path
+    status: str = "queued"  # queued | scoring | ok | no_blocks | no_match | reference_crash | error
+    report: PairReport | None = None
+    shots: tuple[Path, Path] | None = None
+    error: str | None = None
+
+    def value(self, key: str) -> float | None:
+        if self.report is None:
+            return None
+        return getattr(self.report.result.scores, key)
+
+    def batch_row(self) -> BatchRow | None:
+        if self.report is None:
+            return None
+        s = self.report.result.scores
+        return BatchRow(name=self.label, status=self.report.result.status, final=s.final, block=s.block,
+                        text=s.text, position=s.position, color=s.color, clip=s.clip)
+
+
+def discover_pairs(ref_dir: Path, pred_dirs: Sequence[Path]) -> tuple[list[BatchPair], list[str]]:
+    """Design2Code's layout: ``ref_dir/<name>.html`` against ``pred_dir/<name>.html`` for each pred dir.
+
+    Returns the pairs and the ``pred_dir/name`` entries with no generated page."""
+    names = sorted(p.name for p in Path(ref_dir).glob("*.html") if not p.name.startswith("."))
+    pairs: list[BatchPair] = []
+    missing: list[str] = []
+    for pred_dir in pred_dirs:
+        prefix = f"{Path(pred_dir).name}/" if len(pred_dirs) > 1 else ""
+        for name in names:
+            pred = Path(pred_dir) / name
+            if pred.is_file():
+                pairs.append(BatchPair(f"{prefix}{Path(name).stem}", Path(ref_dir) / name, pred))
+            else:
+                missing.append(f"{Path(pred_dir).name}/{name}")
+    return pairs, missing
+
+
+def bundled_pairs() -> list[BatchPair]:
+    """The bundled Design2Code pages against each of their generated variants."""
+    from replay_tui.visual.examples import EXAMPLES_DIR, VARIANTS
+
+    return discover_pairs(EXAMPLES_DIR / "ref", [EXAMPLES_DIR / v for v in VARIANTS])[0]
+
+
+def pairs_from_report(report: BatchReport) -> list[BatchPair]:
+    """Rows of a saved batch report (``replay-tui visual --ref-dir --pred-dir --json`` or this screen's export).
+
+    Rows and pairs are written in the same order; a report without pairs is scored again."""
+    if len(report.pairs) == len(report.rows):
+        return [BatchPair(Path(row.name).stem if row.name.endswith(".html") else row.name, Path(saved.ref),
+                          Path(saved.pred), status=saved.result.status, report=saved)
+                for row, saved in zip(report.rows, report.pairs, strict=True)]
+    return [BatchPair(Path(row.name).stem, Path(report.ref_dir) / row.name, Path(report.pred_dir) / row.name)
+            for row in report.rows]
+
+
+class PairStarted(Message):
+    def __init__(self, index: int):
+        super().__init__()
+        self.index = index
+
+
+class PairScored(Message):
+    def __init__(self, index: int, report: PairReport | None, shots: tuple[Path, Path] | None,
+                 error: str | None = None):
+        super().__init__()
+        self.index = index
+        self.report = report
+        self.shots = shots
+        self.error = error
+
+
+class BatchDone(Message):
+    def __init__(self, error: str | None = None):
+        super().__init__()
+        self.error = error
+
+
+def _fmt(value: float | None) -> Text:
+    if value is None:
+        return Text("—", style="dim")
+    return Text(f"{value:.3f}", style="bold red" if value < 0.5 else "")
+
+
+class BatchSource:
+    """LazyTable rows: the pairs in display order."""
+
+    columns: Sequence[Column] = (
+        Column("pair", "pair", flex=True),
+        Column("status", "status", 11),
+        *(Column(key, LABELS[key], 8, justify="right") for key in SCORES),
+    )
+
+    def __init__(self, pairs: list[BatchPair], order: list[int]):
+        self.pairs = pairs
+        self.order = order
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def pair(self, index: int) -> BatchPair:
+        return self.pairs[self.order[index]]
+
+    def row_style(self, index: int) -> str:
+        status = self.pair(index).status
+        return "" if status in ("ok", "queued", "scoring") else "yellow"
+
+    def cells(self, index: int) -> Sequence[Text]:
+        pair = self.pair(index)
+        status = Text(pair.status, style={"ok": "green", "scoring": "italic", "queued": "dim"}.get(pair.status,
+                                                                                                  "yellow"))
+        return [Text(strip_control(pair.label)), status, *(_fmt(pair.value(key)) for key in SCORES)]
+
+
+class VisualBatchScreen(Screen):
+    """Page pairs of a batch with the five scores and the final score; enter opens the inspector."""
+
+    DEFAULT_CSS = """
+    VisualBatchScreen #batch-title { height: 2; padding: 0 1; }
+    VisualBatchScreen #batch-pairs { height: 1fr; }
+    VisualBatchScreen #batch-status { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "sort", "Sort", id="visual.sort"),
+        Binding("S", "reverse_sort", "Reverse", show=False, id="visual.reverse_sort"),
+        Binding("r", "rescore", "Score again", id="visual.rescore"),
+        Binding("e", "export", "Export", id="visual.export"),
+        Binding("ctrl+x", "cancel", "Cancel scoring", show=False, id="visual.cancel"),
+        Binding("escape", "close", "Back", id="visual.close"),
+    ]
+
+    def __init__(self, pairs: list[BatchPair], *, mode: str = "compat", export_dir: Path | None = None,
+                 timeout_ms: int = 30_000, clip_scorer: object | None = None, missing: Sequence[str] = (),
+                 quit_on_close: bool = False):
+        super().__init__(id="visual-batch")
+        self.pairs = pairs
+        self.mode = mode
+        self.export_dir = export_dir or Path.cwd()
+        self.timeout_ms = timeout_ms
+        self.clip_scorer = clip_scorer
+        self.missing = list(missing)
+        self.quit_on_close = quit_on_close
+        self.sort_index = 0
+        self.reverse = False
+        self.scoring = False
+        self.cancel_event = threading.Event()
+        self._cache = Path(tempfile.mkdtemp(prefix="replay-tui-visual-"))
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="batch-title")
+        yield LazyTable(id="batch-pairs")
+        yield Static(id="batch-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.rebuild()
+        self.query_one("#batch-pairs", LazyTable).focus()
+        if self.missing:
+            self.notify(f"{len(self.missing)} reference page(s) without a generated page: "
+                        + ", ".join(self.missing[:5]), severity="warning", markup=False)
+        self.start_scoring([i for i, p in enumerate(self.pairs) if p.report is None])
+
+    def on_unmount(self) -> None:
+        self.cancel_event.set()
+        shutil.rmtree(self._cache, ignore_errors=True)
+
+    # -- rows ---------------------------------------------------------------------------------
+    @property
+    def table(self) -> LazyTable:
+        return self.query_one("#batch-pairs", LazyTable)
+
+    @property
+    def sort_key(self) -> str:
+        return SORTABLE[self.sort_index]
+
+    def order(self) -> list[int]:
+        key = self.sort_key
+        indices = list(range(len(self.pairs)))
+        if key == "pair":
+            indices.sort(key=lambda i: self.pairs[i].label, reverse=self.reverse)
+            return indices
+        scored = [i for i in indices if self.pairs[i].value(key) is not None]
+        unscored = [i for i in indices if self.pairs[i].value(key) is None]
+        scored.sort(key=lambda i: (self.pairs[i].value(key), self.pairs[i].label), reverse=self.reverse)
+        return scored + unscored  # worst first; pairs without the score at the end either way
+
+    def selected(self) -> BatchPair | None:
+        source = self.table.source
+        if not isinstance(source, BatchSource) or not len(source):
+            return None
+        return source.pair(self.table.cursor)
+
+    def rebuild(self) -> None:
+        """Re-sort, keeping the cursor on the same pair."""
+        current = self.selected()
+        order = self.order()
+        cursor = 0
+        if current is not None:
+            cursor = order.index(self.pairs.index(current))
+        self.table.set_source(BatchSource(self.pairs, order), cursor=cursor)
+        self.update_title()
+
+    def update_title(self) -> None:
+        scored = [p for p in self.pairs if p.report is not None]
+        text = Text()
+        text.append("Visual batch", style="bold")
+        arrow = "↓" if self.reverse else "↑"
+        text.append(f"  {len(self.pairs)} pairs · {len(scored)} scored · {self.mode} mode · sort: {self.sort_key} "
+                    f"{arrow}", style="dim")
+        text.append("\nmean ", style="dim")
+        for key in SCORES:
+            values = [p.value(key) for p in scored]
+            known = [v for v in values if v is not None]
+            mean = sum(known) / len(known) if known and len(known) == len(values) else None
+            text.append(f"{LABELS[key]} ", style="dim")
+            text.append("—    " if mean is None else f"{mean:.4f}  ", style="bold")
+        self.query_one("#batch-title", Static).update(text)
+        status = "enter opens a pair in the inspector · s sorts · e exports"
+        if self.scoring:
+            status = f"scoring {len(scored)}/{len(self.pairs)} in headless Chromium · ctrl+x cancels"
+        self.query_one("#batch-status", Static).update(status)
+
+    # -- scoring ------------------------------------------------------------------------------
+    def start_scoring(self, indices: list[int]) -> None:
+        if not indices:
+            return
+        if self.scoring:
+            self.notify("scoring is already running (ctrl+x cancels it)", severity="warning")
+            return
+        for index in indices:
+            self.pairs[index].status = "queued"
+        self.cancel_event = threading.Event()
+        self.scoring = True
+        self._score_worker(indices, self.cancel_event)
+        self.update_title()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="visual-batch")
+    def _score_worker(self, indices: list[int], cancel: threading.Event) -> None:
+        from PIL import Image
+
+        from replay_tui.visual.pipeline import VisualScorer
+        from replay_tui.visual.report import pair_report
+
+        modes = ("compat", "fixed") if self.mode == "fixed" else ("compat",)
+        try:
+            with VisualScorer(timeout_ms=self.timeout_ms, clip_scorer=self.clip_scorer) as scorer:
+                for index in indices:
+                    if cancel.is_set():
+                        break
+                    pair = self.pairs[index]
+                    self.post_message(PairStarted(index))
+                    try:
+                        results = scorer.score(pair.ref, pair.pred, modes)
+                        result = results[self.mode]
+                        shots = []
+                        for side, page in (("ref", result.ref), ("pred", result.pred)):
+                            path = self._cache / f"{index}.{side}.png"
+                            image = (Image.fromarray(page.image) if page.image is not None
+                                     else Image.new("RGB", (1280, 720), "white"))
+                            image.save(path, compress_level=1)
+                            shots.append(path)
+                        report = pair_report(str(pair.ref), str(pair.pred), results, self.mode)
+                    except Exception as exc:  # one bad page must not stop the batch
+                        self.post_message(PairScored(index, None, None, f"{type(exc).__name__}: {exc}"))
+                        continue
+                    self.post_message(PairScored(index, report, (shots[0], shots[1])))
+        except Exception as exc:  # Chromium did not start
+            self.post_message(BatchDone(f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(BatchDone())
+
+    @on(PairStarted)
+    def _pair_started(self, message: PairStarted) -> None:
+        self.pairs[message.index].status = "scoring"
+        self.table.refresh_rows()
+
+    @on(PairScored)
+    def _pair_scored(self, message: PairScored) -> None:
+        pair = self.pairs[message.index]
+        if message.error or message.report is None:
+            pair.status, pair.error = "error", message.error
+            self.notify(f"{pair.label}: {strip_control(message.error or 'failed')}", severity="error",
+                        markup=False)
+        else:
+            pair.report, pair.shots, pair.error = message.report, message.shots, None
+            pair.status = message.report.result.status
+        self.rebuild()
+
+    @on(BatchDone)
+    def _batch_done(self, message: BatchDone) -> None:
+        self.scoring = False
+        for pair in self.pairs:
+            if pair.status in ("queued", "scoring"):
+                pair.status = "queued"
+        if message.error:
+            self.notify(strip_control(message.error), title="Scoring failed", severity="error", markup=False)
+        elif self.cancel_event.is_set():
+            self.notify("scoring cancelled", severity="warning")
+        self.rebuild()
+
+    # -- actions ------------------------------------------------------------------------------
+    def action_sort(self) -> None:
+        self.sort_index = (self.sort_index + 1) % len(SORTABLE)
+        self.rebuild()
+
+    def action_reverse_sort(self) -> None:
+        self.reverse = not self.reverse
+        self.rebuild()
+
+    @on(LazyTable.HeaderClicked, "#batch-pairs")
+    def _header_clicked(self, event: LazyTable.HeaderClicked) -> None:
+        key = BatchSource.columns[event.column].key
+        if key not in SORTABLE:
+            return
+        index = SORTABLE.index(key)
+        if index == self.sort_index:
+            self.reverse = not self.reverse
+        self.sort_index = index
+        self.rebuild()
+
+    def action_cancel(self) -> None:
+        if self.scoring:
+            self.cancel_event.set()
+            self.notify("cancelling after the current pair…", timeout=2)
+
+    def action_rescore(self) -> None:
+        pair = self.selected()
+        if pair is not None:
+            self.start_scoring([self.pairs.index(pair)])
+            self.table.refresh_rows()
+
+    def action_close(self) -> None:
+        if self.quit_on_close:
+            self.app.exit()
+        else:
+            self.app.pop_screen()
+
+    @on(LazyTable.Selected, "#batch-pairs")
+    def _open(self) -> None:
+        from replay_tui.tui.inspector import InspectorScreen, InspectTarget
+
+        pair = self.selected()
+        if pair is None:
+            return
+        target = InspectTarget(str(pair.ref), str(pair.pred), mode=self.mode, report=pair.report, shots=pair.shots,
+                               timeout_ms=self.timeout_ms, clip_scorer=self.clip_scorer, export_dir=self.export_dir)
+        self.app.push_screen(InspectorScreen(target))
+
+    def batch_report(self) -> BatchReport:
+        rows = [row for row in (p.batch_row() for p in self.pairs) if row is not None]
+        means: dict[str, float | None] = {}
+        for key in ("block", "text", "position", "color", "clip", "final"):
+            values = [getattr(r, key) for r in rows]
+            means[key] = sum(values) / len(values) if values and None not in values else None
+        ref_dirs = sorted({str(p.ref.parent) for p in self.pairs})
+        pred_dirs = sorted({str(p.pred.parent) for p in self.pairs})
+        return BatchReport(ref_dir=", ".join(ref_dirs), pred_dir=", ".join(pred_dirs), mode=self.mode, rows=rows,
+                           means=means, missing=self.missing,
+                           pairs=[p.report for p in self.pairs if p.report is not None])
+
+    def action_export(self) -> None:
+        """The batch as ``visual --json`` writes it, and a Markdown table in the current order."""
+        report = self.batch_report()
+        if not report.rows:
+            self.notify("nothing scored yet", severity="warning")
+            return
+        lines = ["## Visual batch", "", f"{len(report.rows)} pairs, {self.mode} mode, sorted by {self.sort_key}", "",
+                 "| pair | status | " + " | ".join(LABELS[k] for k in SCORES) + " |",
+                 "| --- | --- | " + " | ".join("---:" for _ in SCORES) + " |"]
+        for index in self.order():
+            pair = self.pairs[index]
+            if pair.report is None:
+                continue
+            cells = ["n/a" if pair.value(k) is None else f"{pair.value(k):.4f}" for k in SCORES]
+            label = strip_control(pair.label).replace("|", "\\|")
+            lines.append(f"| {label} | {pair.status} | " + " | ".join(cells) + " |")
+        mean_cells = ["n/a" if report.means[k] is None else f"{report.means[k]:.4f}" for k in SCORES]
+        lines.append("| **mean** | | " + " | ".join(mean_cells) + " |")
+        try:
+            atomic_write_bytes(self.export_dir / "visual-batch.json",
+                               report.model_dump_json(by_alias=True, indent=2).encode("utf-8"))
+            atomic_write_text(self.export_dir / "visual-batch.md", "\n".join(lines) + "\n")
+        except OSError as exc:
+            self.notify(f"export failed: {exc}", severity="error", markup=False)
+            return
+        self.notify(f"exported visual-batch.json and .md to {self.export_dir}", timeout=3, markup=False)
+
+
+class VisualBatchApp(App[None]):
+    """``replay-tui visual --ref-dir A --pred-dir B --tui`` and ``replay-tui inspect BATCH.json``."""
+
+    TITLE = "replay-tui visual batch"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "Quit", id="visual_app.quit")]
+
+    def __init__(self, pairs: list[BatchPair], *, mode: str = "compat", export_dir: Path | None = None,
+                 timeout_ms: int = 30_000, clip_scorer: object | None = None, missing: Sequence[str] = ()):
+        super().__init__()
+        self.batch = VisualBatchScreen(pairs, mode=mode, export_dir=export_dir, timeout_ms=timeout_ms,
+                                       clip_scorer=clip_scorer, missing=missing, quit_on_close=True)
+
+    def on_mount(self) -> None:
+        self.push_screen(self.batch)

@@ -1,0 +1,141 @@
+"""The visual batch screen in the main app: score bundled pairs in real Chromium, sort, open, export."""
+
+from __future__ import annotations
+
+import json
+
+from replay_tui.cli import inspect_app
+from replay_tui.tui.app import VisualBatch
+from replay_tui.tui.inspector import InspectorScreen
+from replay_tui.tui.screens.browser import BrowserScreen
+from replay_tui.tui.visual_batch import (
+    SCORES,
+    BatchSource,
+    VisualBatchApp,
+    VisualBatchScreen,
+    bundled_pairs,
+    discover_pairs,
+)
+from replay_tui.visual.examples import EXAMPLES_DIR, VARIANTS, example_ids
+
+SIZE = (130, 36)
+
+
+async def wait_batch(screen: VisualBatchScreen, pilot) -> None:
+    for _ in range(600):
+        await pilot.pause(0.05)
+        if not screen.scoring:
+            break
+    await pilot.pause()
+
+
+def shown(screen: VisualBatchScreen) -> list:
+    source = screen.table.source
+    assert isinstance(source, BatchSource)
+    return [source.pair(i) for i in range(len(source))]
+
+
+def test_bundled_pairs_are_every_page_against_every_variant():
+    pairs = bundled_pairs()
+    assert len(pairs) == len(example_ids()) * len(VARIANTS)
+    assert {p.label.split("/")[0] for p in pairs} == set(VARIANTS)
+    assert all(p.ref.parent.name == "ref" and p.pred.name == p.ref.name for p in pairs)
+
+
+def test_discover_pairs_reports_missing_generated_pages(tmp_path):
+    pred = tmp_path / "gen"
+    pred.mkdir()
+    first = example_ids()[0]
+    (pred / f"{first}.html").write_text("<p>hello</p>")
+    pairs, missing = discover_pairs(EXAMPLES_DIR / "ref", [pred])
+    assert [p.label for p in pairs] == [first]
+    assert len(missing) == len(example_ids()) - 1 and all(m.startswith("gen/") for m in missing)
+
+
+async def test_visual_screen_scores_sorts_opens_and_exports(build, tmp_path):
+    app = build(visual=VisualBatch(EXAMPLES_DIR / "ref", (EXAMPLES_DIR / "reword", EXAMPLES_DIR / "drop")))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("v")
+        screen = app.screen
+        assert isinstance(screen, VisualBatchScreen)
+        await wait_batch(screen, pilot)
+        pairs = shown(screen)
+        assert len(pairs) == 2 * len(example_ids())
+        assert all(p.report is not None and p.shots is not None for p in pairs), [p.error for p in pairs]
+        title = screen.query_one("#batch-title").render().plain
+        assert "mean" in title and "Final" in title
+        for key in SCORES:  # s cycles pair -> final -> block -> text -> position -> color -> clip
+            await pilot.press("s")
+            assert screen.sort_key == key
+            values = [p.value(key) for p in shown(screen) if p.value(key) is not None]
+            assert values == sorted(values), key
+        await pilot.press("s", "s")  # back to pair, then final
+        assert screen.sort_key == "final"
+        await pilot.press("S")
+        finals = [p.value("final") for p in shown(screen)]
+        assert finals == sorted(finals, reverse=True)
+        await pilot.press("S", "g")
+        worst = screen.selected()
+        assert worst.value("final") == min(finals)
+        await pilot.press("enter")
+        inspector = app.screen
+        assert isinstance(inspector, InspectorScreen)
+        assert inspector.done and inspector.result == worst.report.result  # shown at once: no second render
+        assert set(inspector.images) == {"ref", "pred"}
+        await pilot.press("escape")
+        assert app.screen is screen
+        while screen.selected().status != "ok":  # the worst pages may have no blocks at all
+            await pilot.press("j")
+        await pilot.press("enter", "w")
+        assert app.screen.selected().kind == "match"
+        await pilot.press("escape")
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowserScreen)
+        await pilot.press("v")  # scored once, kept
+        assert app.screen is screen and not screen.scoring
+    saved = json.loads((tmp_path / "visual-batch.json").read_text())
+    assert len(saved["rows"]) == len(pairs) and len(saved["pairs"]) == len(pairs)
+    assert abs(saved["means"]["final"] - sum(finals) / len(finals)) < 1e-9
+    table = (tmp_path / "visual-batch.md").read_text()
+    assert table.count("\n| ") == len(pairs) + 3  # header, rule, rows, mean
+
+    reopened = inspect_app([str(tmp_path / "visual-batch.json")], None)
+    assert isinstance(reopened, VisualBatchApp)
+    assert [p.label for p in reopened.batch.pairs] == [r["name"] for r in saved["rows"]]
+    assert all(p.report is not None for p in reopened.batch.pairs)
+
+
+async def test_a_page_that_fails_is_a_row_not_a_crash(tmp_path):
+    ref, gen = tmp_path / "ref", tmp_path / "gen"
+    ref.mkdir()
+    gen.mkdir()
+    (ref / "a.html").write_text("<html><body><h1>Title</h1><p>Some text here</p></body></html>")
+    (gen / "a.html").write_text("<html><body><h1>Title</h1><p>Other text here</p></body></html>")
+    (ref / "b.html").write_bytes(b"<html><body><p>fine</p></body></html>")
+    (gen / "b.html").write_bytes(b"\xff\xfe<not html")
+    pairs, _ = discover_pairs(ref, [gen])
+    app = VisualBatchApp(pairs, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.batch
+        await wait_batch(screen, pilot)
+        statuses = {p.label: p.status for p in screen.pairs}
+        assert statuses["a"] == "ok"
+        assert statuses["b"] != "queued"  # scored (perhaps with no blocks), never stuck
+        await pilot.press("escape")
+    assert app.return_code == 0 or app.return_code is None
+
+
+def test_visual_batch_snapshot(snap_compare, tmp_path):
+    """The batch screen sorted by final score, worst first (scores from real renders)."""
+
+    async def run_before(pilot):
+        await wait_batch(pilot.app.batch, pilot)
+        await pilot.press("s", "g")
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    pairs, _ = discover_pairs(EXAMPLES_DIR / "ref", [EXAMPLES_DIR / "reword"])
+    app = VisualBatchApp(pairs, export_dir=tmp_path)
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
