@@ -560,7 +560,17 @@ class InspectorApp(App[None]):
     """``replay-tui visual REF GEN --tui`` / ``replay-tui inspect RESULT.json``."""
 
     TITLE = "replay-tui visual inspector"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "Quit", id="inspector_app.quit")]
+    CSS_PATH = "app.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark,f1", "help", "Help", id="inspector_app.help"),
+        Binding("q", "quit", "Quit", id="inspector_app.quit"),
+    ]
+
+    def action_help(self) -> None:
+        from replay_tui.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
 
     def __init__(self, ref: str | Path, pred: str | Path, *, mode: str = "compat", export_dir: Path | None = None,
                  timeout_ms: int = 30_000, report: PairReport | None = None, clip_scorer: object | None = None):

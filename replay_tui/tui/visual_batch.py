@@ -432,7 +432,17 @@ class VisualBatchApp(App[None]):
     """``replay-tui visual --ref-dir A --pred-dir B --tui`` and ``replay-tui inspect BATCH.json``."""
 
     TITLE = "replay-tui visual batch"
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("q", "quit", "Quit", id="visual_app.quit")]
+    CSS_PATH = "app.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark,f1", "help", "Help", id="visual_app.help"),
+        Binding("q", "quit", "Quit", id="visual_app.quit"),
+    ]
+
+    def action_help(self) -> None:
+        from replay_tui.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
 
     def __init__(self, pairs: list[BatchPair], *, mode: str = "compat", export_dir: Path | None = None,
                  timeout_ms: int = 30_000, clip_scorer: object | None = None, missing: Sequence[str] = ()):

@@ -68,6 +68,18 @@ async def test_missing_and_extra_blocks_are_rows(tmp_path):
         screen = app.screen
         assert any(row.kind == "missing" for row in screen.rows)  # the dropped element
         assert len(screen.table.source) == len(screen.rows)
+        missing = next(i for i, row in enumerate(screen.rows) if row.kind == "missing")
+        await pilot.press(*["j"] * missing)
+        dashed = [b for b in screen.shot("ref").boxes if b.fill]
+        assert len(dashed) == 1 and dashed[0].dashed  # the selected missing block, drawn dashed
+        assert not any(b.fill for b in screen.shot("pred").boxes)  # nothing to show on the generated side
+        await pilot.press("question_mark")
+        from replay_tui.tui.screens.help import HelpScreen
+
+        assert isinstance(app.screen, HelpScreen)
+        assert any(row[3] == "inspector.worst" for row in app.screen.rows)
+        await pilot.press("escape")
+        assert app.screen is screen
 
 
 def test_inspector_snapshot(snap_compare, tmp_path):

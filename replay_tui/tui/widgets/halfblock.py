@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import ceil
 
+import numpy as np
 from PIL import Image, ImageDraw
 from rich.color import Color
 from rich.segment import Segment
@@ -128,24 +129,56 @@ def draw_boxes(image: Image.Image, boxes: Sequence[Box]) -> Image.Image:
     return out
 
 
+_STYLES: dict[tuple[int, ...], Style] = {}
+_STYLE_CACHE_LIMIT = 1 << 16
+
+
+def _style(key: tuple[int, ...]) -> Style:
+    """The style of one cell (upper pixel as foreground, lower as background), cached: screenshots
+    repeat few colours, and building a Style per pixel dominates otherwise."""
+    style = _STYLES.get(key)
+    if style is None:
+        if len(_STYLES) >= _STYLE_CACHE_LIMIT:
+            _STYLES.clear()
+        style = Style(color=Color.from_rgb(key[0], key[1], key[2]), bgcolor=Color.from_rgb(key[3], key[4], key[5]))
+        _STYLES[key] = style
+    return style
+
+
+def row_segments(pixels: np.ndarray, row: int) -> list[Segment]:
+    """Segments for terminal row ``row`` of an (H, W, 3) uint8 array; runs of equal cells merged."""
+    upper = pixels[2 * row]
+    lower = pixels[2 * row + 1] if 2 * row + 1 < pixels.shape[0] else np.zeros_like(upper)
+    cells = np.concatenate([upper[:, :3], lower[:, :3]], axis=1).tolist()
+    segments: list[Segment] = []
+    run_key: tuple[int, ...] | None = None
+    run = 0
+    for cell in cells:
+        key = tuple(cell)
+        if key == run_key:
+            run += 1
+            continue
+        if run_key is not None:
+            segments.append(Segment("▀" * run, _style(run_key)))
+        run_key, run = key, 1
+    if run_key is not None:
+        segments.append(Segment("▀" * run, _style(run_key)))
+    return segments
+
+
 def image_rows(image: Image.Image) -> list[list[Segment]]:
     """Segments for every terminal row of an RGB image: upper pixel as foreground, lower as background."""
-    width, height = image.size
-    pixels = image.load()
-    rows: list[list[Segment]] = []
-    for top in range(0, height, 2):
-        segments = []
-        for x in range(width):
-            upper = pixels[x, top]
-            lower = pixels[x, top + 1] if top + 1 < height else (0, 0, 0)
-            style = Style(color=Color.from_rgb(*upper[:3]), bgcolor=Color.from_rgb(*lower[:3]))
-            segments.append(Segment("▀", style))
-        rows.append(list(Segment.simplify(segments)))
-    return rows
+    pixels = np.asarray(image.convert("RGB"))
+    return [row_segments(pixels, row) for row in range((pixels.shape[0] + 1) // 2)]
 
 
 class HalfBlockImage(ScrollView):
-    """Shows a PIL image with boxes, scaled to the widget width; scrolls vertically."""
+    """Shows a PIL image with boxes, scaled to the widget width; scrolls vertically.
+
+    Three caches keep a selection change cheap on a long page: the scaled screenshot (per image,
+    width and zoom; only a resize or zoom rescales), the scaled picture with the boxes drawn (only a
+    change of boxes redraws, on the small image), and the segments of the rows that were on screen.
+    """
 
     ALLOW_MAXIMIZE = True
     DEFAULT_CSS = "HalfBlockImage { height: 1fr; }"
@@ -156,29 +189,38 @@ class HalfBlockImage(ScrollView):
         self.image = image
         self.boxes: list[Box] = []
         self.zoom = 1.0
-        self._rows: list[list[Segment]] = []
-        self._key: tuple | None = None
+        self._scaled: dict[tuple, Image.Image] = {}  # (image id, width, zoom) -> scaled screenshot
+        self._key: tuple | None = None  # the key the drawn picture was made for
+        self._pixels: np.ndarray | None = None  # scaled picture with boxes, (H, W, 3)
+        self._rows: dict[int, list[Segment]] = {}
 
     def set_image(self, image: Image.Image | None, boxes: Sequence[Box] = ()) -> None:
         self.image = image
         self.boxes = list(boxes)
-        self._key = None
-        self.refresh()
+        self._scaled.clear()
+        self._invalidate()
 
     def set_boxes(self, boxes: Sequence[Box]) -> None:
         self.boxes = list(boxes)
-        self._key = None
-        self.refresh()
+        self._invalidate()
 
     def set_zoom(self, zoom: float) -> None:
         self.zoom = max(1.0, min(8.0, zoom))
+        self._invalidate()
+
+    def _invalidate(self) -> None:
         self._key = None
         self.refresh()
 
+    @property
+    def row_count(self) -> int:
+        """Terminal rows of the whole picture at the current width and zoom."""
+        self._prepare()
+        return 0 if self._pixels is None else (self._pixels.shape[0] + 1) // 2
+
     def scroll_to_box(self, box: Box) -> None:
         """Scroll so that ``box`` is in view (vertically centred, horizontally when zoomed)."""
-        self._render_rows()
-        total_rows = len(self._rows)
+        total_rows = self.row_count
         width_cells = self.virtual_size.width
         row = int((box.y + box.h / 2) * total_rows)
         col = int((box.x + box.w / 2) * width_cells)
@@ -189,26 +231,34 @@ class HalfBlockImage(ScrollView):
     def on_resize(self, event: events.Resize) -> None:
         self._key = None
 
-    def _render_rows(self) -> None:
+    def _prepare(self) -> None:
         width = max(1, self.scrollable_content_region.width)
-        key = (width, self.zoom)
+        key = (id(self.image), width, self.zoom)
         if key == self._key:
             return
         self._key = key
+        self._rows = {}
         if self.image is None:
-            self._rows = []
+            self._pixels = None
             self.virtual_size = Size(width, 0)
             return
-        small = draw_boxes(scale_image(self.image, width, self.zoom), self.boxes)
-        self._rows = image_rows(small)
-        self.virtual_size = Size(small.width, len(self._rows))
+        scaled = self._scaled.get(key)
+        if scaled is None:
+            if len(self._scaled) >= 4:
+                self._scaled.clear()
+            scaled = self._scaled[key] = scale_image(self.image, width, self.zoom)
+        self._pixels = np.asarray(draw_boxes(scaled, self.boxes))
+        self.virtual_size = Size(scaled.width, (scaled.height + 1) // 2)
 
     def render_line(self, y: int) -> Strip:
-        self._render_rows()
+        self._prepare()
         width = self.scrollable_content_region.width
         index = round(self.scroll_offset.y) + y
-        if index >= len(self._rows):
+        pixels = self._pixels
+        if pixels is None or index >= (pixels.shape[0] + 1) // 2:
             return Strip([Segment(" " * width)])
-        strip = Strip(self._rows[index])
+        segments = self._rows.get(index)
+        if segments is None:
+            segments = self._rows[index] = row_segments(pixels, index)
         x = round(self.scroll_offset.x)
-        return strip.crop_extend(x, x + width, None)
+        return Strip(segments).crop_extend(x, x + width, None)
