@@ -24,7 +24,7 @@ from typing import ClassVar
 from PIL import Image
 from rich.text import Text
 from textual import on, work
-from textual.app import App, ComposeResult, SuspendNotSupported
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
@@ -33,6 +33,7 @@ from textual.widgets import Footer, Static
 
 from replay_tui.fileio import atomic_write_bytes, atomic_write_text
 from replay_tui.sanitize import strip_control
+from replay_tui.tui.screens.help import ToolApp
 from replay_tui.tui.widgets.halfblock import Box, draw_boxes
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.shot_view import ShotView
@@ -556,22 +557,10 @@ class InspectorScreen(Screen):
         self.notify(f"exported {stem}.visual.json, .md and overlays to {out}", timeout=3, markup=False)
 
 
-class InspectorApp(App[None]):
+class InspectorApp(ToolApp):
     """``replay-tui visual REF GEN --tui`` / ``replay-tui inspect RESULT.json``."""
 
     TITLE = "replay-tui visual inspector"
-    CSS_PATH = "app.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("question_mark,f1", "help", "Help", id="inspector_app.help"),
-        Binding("q", "quit", "Quit", id="inspector_app.quit"),
-    ]
-
-    def action_help(self) -> None:
-        from replay_tui.tui.screens.help import HelpScreen
-
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.screen))
-
     def __init__(self, ref: str | Path, pred: str | Path, *, mode: str = "compat", export_dir: Path | None = None,
                  timeout_ms: int = 30_000, report: PairReport | None = None, clip_scorer: object | None = None):
         super().__init__()

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
@@ -25,7 +25,8 @@ from textual.widgets import Footer, Static
 
 from replay_tui.fileio import atomic_write_bytes, atomic_write_text
 from replay_tui.sanitize import strip_control
-from replay_tui.tui.widgets.lazy_table import Column, LazyTable
+from replay_tui.tui.screens.help import ToolApp
+from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 from replay_tui.visual.models import BatchReport, BatchRow, PairReport
 
 SCORES = ("final", "block", "text", "position", "color", "clip")
@@ -154,9 +155,10 @@ class BatchSource:
         return [Text(strip_control(pair.label)), status, *(_fmt(pair.value(key)) for key in SCORES)]
 
 
-class VisualBatchScreen(Screen):
+class VisualBatchScreen(SortActions, Screen):
     """Page pairs of a batch with the five scores and the final score; enter opens the inspector."""
 
+    SORT_KEYS = SORTABLE
     DEFAULT_CSS = """
     VisualBatchScreen #batch-title { height: 2; padding: 0 1; }
     VisualBatchScreen #batch-pairs { height: 1fr; }
@@ -182,8 +184,6 @@ class VisualBatchScreen(Screen):
         self.clip_scorer = clip_scorer
         self.missing = list(missing)
         self.quit_on_close = quit_on_close
-        self.sort_index = 0
-        self.reverse = False
         self.scoring = False
         self.cancel_event = threading.Event()
         self._cache = Path(tempfile.mkdtemp(prefix="replay-tui-visual-"))
@@ -210,10 +210,6 @@ class VisualBatchScreen(Screen):
     @property
     def table(self) -> LazyTable:
         return self.query_one("#batch-pairs", LazyTable)
-
-    @property
-    def sort_key(self) -> str:
-        return SORTABLE[self.sort_index]
 
     def order(self) -> list[int]:
         key = self.sort_key
@@ -341,24 +337,9 @@ class VisualBatchScreen(Screen):
         self.rebuild()
 
     # -- actions ------------------------------------------------------------------------------
-    def action_sort(self) -> None:
-        self.sort_index = (self.sort_index + 1) % len(SORTABLE)
-        self.rebuild()
-
-    def action_reverse_sort(self) -> None:
-        self.reverse = not self.reverse
-        self.rebuild()
-
     @on(LazyTable.HeaderClicked, "#batch-pairs")
     def _header_clicked(self, event: LazyTable.HeaderClicked) -> None:
-        key = BatchSource.columns[event.column].key
-        if key not in SORTABLE:
-            return
-        index = SORTABLE.index(key)
-        if index == self.sort_index:
-            self.reverse = not self.reverse
-        self.sort_index = index
-        self.rebuild()
+        self.sort_by(BatchSource.columns[event.column].key)
 
     def action_cancel(self) -> None:
         if self.scoring:
@@ -428,22 +409,10 @@ class VisualBatchScreen(Screen):
         self.notify(f"exported visual-batch.json and .md to {self.export_dir}", timeout=3, markup=False)
 
 
-class VisualBatchApp(App[None]):
+class VisualBatchApp(ToolApp):
     """``replay-tui visual --ref-dir A --pred-dir B --tui`` and ``replay-tui inspect BATCH.json``."""
 
     TITLE = "replay-tui visual batch"
-    CSS_PATH = "app.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("question_mark,f1", "help", "Help", id="visual_app.help"),
-        Binding("q", "quit", "Quit", id="visual_app.quit"),
-    ]
-
-    def action_help(self) -> None:
-        from replay_tui.tui.screens.help import HelpScreen
-
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.screen))
-
     def __init__(self, pairs: list[BatchPair], *, mode: str = "compat", export_dir: Path | None = None,
                  timeout_ms: int = 30_000, clip_scorer: object | None = None, missing: Sequence[str] = ()):
         super().__init__()

@@ -17,7 +17,7 @@ from textual.widgets import Footer, Input, Static
 from replay_tui.demos.loader import EpisodeRef
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.sanitize import strip_control
-from replay_tui.tui.widgets.lazy_table import Column, LazyTable
+from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 
 if TYPE_CHECKING:
     from replay_tui.tui.app import ReplayApp
@@ -191,9 +191,10 @@ def _succeeded(ref: EpisodeRef) -> bool:
     return header.success if header.success is not None else _reward(ref) == 1.0
 
 
-class BrowserScreen(Screen):
+class BrowserScreen(SortActions, Screen):
     """All episodes: open one with enter, replay one or all, filter, sort, tag, export."""
 
+    SORT_KEYS = SORTABLE
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter", id="browser.filter"),
         Binding("s", "sort", "Sort", id="browser.sort"),
@@ -212,8 +213,6 @@ class BrowserScreen(Screen):
     def __init__(self) -> None:
         super().__init__(id="browser")
         self.filters = Filters()
-        self.sort_index = 0
-        self.reverse = False
 
     @property
     def replay_app(self) -> ReplayApp:
@@ -252,7 +251,7 @@ class BrowserScreen(Screen):
     def rebuild(self, keep: int | None = None) -> None:
         """Re-filter and re-sort, keeping the cursor on the same session when it is still shown."""
         keep = self.current_session() if keep is None else keep
-        self.source.rebuild(self.filters, SORTABLE[self.sort_index], self.reverse)
+        self.source.rebuild(self.filters, self.sort_key, self.reverse)
         index = self.source.index_of(keep)
         self.table.set_source(self.source, cursor=index if index is not None else 0)
         self.update_title()
@@ -272,7 +271,7 @@ class BrowserScreen(Screen):
         if problems:
             text.append(f"  {problems} problems", style="bold red")
         arrow = "↓" if self.reverse else "↑"
-        text.append(f"  sort: {SORTABLE[self.sort_index]} {arrow}", style="dim")
+        text.append(f"  sort: {self.sort_key} {arrow}", style="dim")
         described = self.filters.describe()
         if described:
             text.append(f"  filter: {described}", style="cyan")
@@ -299,22 +298,9 @@ class BrowserScreen(Screen):
             filter_input.value = ""
             self.table.focus()
 
-    def action_sort(self) -> None:
-        self.sort_index = (self.sort_index + 1) % len(SORTABLE)
-        self.rebuild()
-
-    def action_reverse_sort(self) -> None:
-        self.reverse = not self.reverse
-        self.rebuild()
-
     @on(LazyTable.HeaderClicked, "#episodes")
     def _header_clicked(self, event: LazyTable.HeaderClicked) -> None:
-        key = COLUMNS[event.column].key
-        index = SORTABLE.index(key)
-        if index == self.sort_index:
-            self.reverse = not self.reverse
-        self.sort_index = index
-        self.rebuild()
+        self.sort_by(COLUMNS[event.column].key)
 
     def action_toggle(self, name: str) -> None:
         setattr(self.filters, name, not getattr(self.filters, name))

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
@@ -56,3 +57,17 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(classes="dialog help-dialog"):
             yield Static(table)
             yield Static(Text("Every action is also in the command palette (ctrl+p).", style="dim"))
+
+
+class ToolApp(App[None]):
+    """Base of the single-purpose apps (inspector, visual batch): the main app's styles, help and quit."""
+
+    CSS_PATH = str(Path(__file__).resolve().parent.parent / "app.tcss")  # absolute: subclasses live elsewhere
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark,f1", "help", "Help", id="tool.help"),
+        Binding("q", "quit", "Quit", id="tool.quit"),
+    ]
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))

@@ -59,6 +59,39 @@ class EmptySource:
         return ""
 
 
+class SortActions:
+    """For a screen over a sorted LazyTable: ``s`` cycles the sort key, ``S`` reverses, a header click
+    sorts by that column (again: reversed). The screen lists ``SORT_KEYS`` and re-sorts in ``rebuild``."""
+
+    SORT_KEYS: ClassVar[tuple[str, ...]] = ()
+    sort_index: int = 0
+    reverse: bool = False
+
+    @property
+    def sort_key(self) -> str:
+        return self.SORT_KEYS[self.sort_index]
+
+    def rebuild(self) -> None:
+        raise NotImplementedError
+
+    def action_sort(self) -> None:
+        self.sort_index = (self.sort_index + 1) % len(self.SORT_KEYS)
+        self.rebuild()
+
+    def action_reverse_sort(self) -> None:
+        self.reverse = not self.reverse
+        self.rebuild()
+
+    def sort_by(self, key: str) -> None:
+        if key not in self.SORT_KEYS:
+            return
+        index = self.SORT_KEYS.index(key)
+        if index == self.sort_index:
+            self.reverse = not self.reverse
+        self.sort_index = index
+        self.rebuild()
+
+
 class LazyTable(ScrollView, can_focus=True):
     """A virtual table over a :class:`TableSource` with a row cursor."""
 
