@@ -561,6 +561,7 @@ class InspectorApp(ToolApp):
     """``replay-tui visual REF GEN --tui`` / ``replay-tui inspect RESULT.json``."""
 
     TITLE = "replay-tui visual inspector"
+
     def __init__(self, ref: str | Path, pred: str | Path, *, mode: str = "compat", export_dir: Path | None = None,
                  timeout_ms: int = 30_000, report: PairReport | None = None, clip_scorer: object | None = None):
         super().__init__()

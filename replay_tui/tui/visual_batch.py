@@ -413,6 +413,7 @@ class VisualBatchApp(ToolApp):
     """``replay-tui visual --ref-dir A --pred-dir B --tui`` and ``replay-tui inspect BATCH.json``."""
 
     TITLE = "replay-tui visual batch"
+
     def __init__(self, pairs: list[BatchPair], *, mode: str = "compat", export_dir: Path | None = None,
                  timeout_ms: int = 30_000, clip_scorer: object | None = None, missing: Sequence[str] = ()):
         super().__init__()
