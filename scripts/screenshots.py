@@ -94,6 +94,7 @@ async def shoot_inspector() -> None:
             if app.done:
                 break
         await pilot.press("w")
+        app.clear_notifications()
         await pilot.pause(0.1)
         app.save_screenshot(filename="inspector.svg", path=str(OUT))
     print("wrote screenshots/inspector.svg")

@@ -151,6 +151,60 @@ def boxes_for(rows: Sequence[PairRow], side: str, selected: PairRow | None, *, a
     return boxes
 
 
+def block_area(block: BlockModel) -> float:
+    return block.bbox[2] * block.bbox[3]
+
+
+def block_match_total(result: ModeResultModel) -> float:
+    """Block-Match's denominator: the area of every block on both pages (matched pairs count both sides)."""
+    return sum(block_area(b) for b in result.ref.blocks) + sum(block_area(b) for b in result.pred.blocks)
+
+
+def centre(block: BlockModel) -> tuple[float, float]:
+    x, y, w, h = block.bbox
+    return x + w / 2, y + h / 2
+
+
+def explain(row: PairRow, total_area: float) -> Text:
+    """Why this row scored what it did, with the numbers each score is made of."""
+    text = Text()
+
+    def weight(area: float) -> str:
+        return f"{area:.1%} of both pages' block area ({area / total_area:.1%} of Block-Match's total)" if \
+            total_area > 0 else f"{area:.1%} of the pages"
+
+    if row.kind == "match" and row.ref and row.pred:
+        (rx, ry), (gx, gy) = centre(row.ref), centre(row.pred)
+        colour = row.color if row.color is not None else 0.0
+        delta = "≥ 100" if colour <= 0 else f"{100 * (1 - colour):.1f}"
+        text.append("text ", style="dim")
+        text.append(f"{row.text:.3f}", style="bold")
+        text.append(" = difflib ratio of the two texts (below 0.5 the pair is dropped) · ", style="dim")
+        text.append("position ", style="dim")
+        text.append(f"{row.position:.3f}", style="bold")
+        text.append(f" = 1 − max(|Δx| {abs(gx - rx):.3f}, |Δy| {abs(gy - ry):.3f}) of the centres\n", style="dim")
+        text.append("colour ", style="dim")
+        text.append(f"{colour:.3f}", style="bold")
+        text.append(f" = 1 − ΔE2000 {delta} / 100 between ", style="dim")
+        for block in (row.ref, row.pred):
+            r, g, b = (round(c) for c in block.color)
+            text.append("██", style=f"rgb({r},{g},{b})")
+            text.append(f" rgb({r},{g},{b}) ", style="dim")
+        text.append(f"· area {weight(row.area or 0.0)}", style="dim")
+    elif row.kind == "dropped":
+        text.append(f"dropped: text similarity {row.text:.3f} < 0.5, so the assignment is undone and both "
+                    "blocks count as unmatched", style="yellow")
+    elif row.kind == "missing" and row.ref:
+        text.append("missing: ", style="bold red")
+        text.append(f"no generated block matches this reference block; its area {weight(block_area(row.ref))} "
+                    "lowers Block-Match", style="dim")
+    elif row.kind == "extra" and row.pred:
+        text.append("hallucinated: ", style="bold dark_orange")
+        text.append(f"the reference has no block for this generated one; its area {weight(block_area(row.pred))} "
+                    "lowers Block-Match", style="dim")
+    return text
+
+
 def markdown_summary(result: ModeResultModel, rows: Sequence[PairRow], *, worst: int = 10) -> str:
     """A Markdown summary: the five scores and the worst pairs by text similarity."""
     s = result.scores
@@ -291,7 +345,8 @@ class InspectorScreen(Screen):
     InspectorScreen #shots { height: 3fr; }
     InspectorScreen #shots Vertical { width: 1fr; }
     InspectorScreen .shot-title { height: 1; padding: 0 1; }
-    InspectorScreen #pairs { height: 2fr; border-top: hkey $panel; }
+    InspectorScreen #why { height: 3; padding: 0 1; border-top: hkey $panel; }
+    InspectorScreen #pairs { height: 2fr; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("w", "worst", "Worst", id="inspector.worst"),
@@ -327,6 +382,7 @@ class InspectorScreen(Screen):
             with Vertical():
                 yield Static(Text("generated", style="bold"), classes="shot-title")
                 yield ShotView(id="pred-image")
+        yield Static(id="why")
         yield LazyTable(id="pairs")
         yield Footer()
 
@@ -440,6 +496,8 @@ class InspectorScreen(Screen):
     @on(LazyTable.Highlighted, "#pairs")
     def _highlight(self) -> None:
         row = self.selected()
+        why = Text() if row is None or self.result is None else explain(row, block_match_total(self.result))
+        self.query_one("#why", Static).update(why)
         for side in ("ref", "pred"):
             view = self.shot(side)
             view.set_boxes(boxes_for(self.rows, side, row, aspect=self.aspect(side)))

@@ -45,6 +45,8 @@ async def test_open_a_pair_find_the_worst_block_and_export(tmp_path):
         ref_image = screen.query_one("#ref-image", ShotView)
         chosen = [b for b in ref_image.boxes if b.fill]
         assert len(chosen) == 1 and chosen[0].x == worst.ref.bbox[0]
+        why = screen.query_one("#why").render().plain  # why the pair scored what it did
+        assert f"text {worst.text:.3f}" in why and f"position {worst.position:.3f}" in why and "ΔE2000" in why
         await pilot.press("w")
         assert screen.selected().text >= worst.text
         await pilot.press("s", "w")  # worst by position
@@ -86,6 +88,7 @@ def test_inspector_snapshot(snap_compare, tmp_path):
     async def run_before(pilot):
         await wait_scored(pilot.app, pilot)
         await pilot.press("w")
+        pilot.app.clear_notifications()  # the "1. worst" toast times out: keep the picture deterministic
         await pilot.pause()
 
     app = InspectorApp(Path("replay_tui/visual/examples/ref/13470.html"),
@@ -202,3 +205,20 @@ def test_the_selected_pair_is_framed_on_both_sides():
     assert abs((0.2 - halo.x) - 2 * (0.2 - halo.y)) < 1e-9  # as wide on every side of a page twice as tall
     assert [b.dashed for b in ref_boxes[:-1]] == [False, True]  # the missing block is dashed
     assert boxes_for([row, other], "pred", row)[-1].x < 0.5
+
+
+def test_explanations_give_the_numbers_each_score_is_made_of():
+    from replay_tui.tui.inspector import PairRow, explain
+    from replay_tui.visual.models import BlockModel
+
+    ref = BlockModel(id=0, text="a", bbox=(0.1, 0.1, 0.2, 0.1), color=(10, 20, 30))
+    pred = BlockModel(id=0, text="a", bbox=(0.1, 0.15, 0.2, 0.1), color=(10, 20, 40))
+    row = PairRow("match", ref, pred, text=0.9, position=0.95, color=0.97, area=0.04)
+    why = explain(row, 0.08).plain
+    assert "|Δx| 0.000" in why and "|Δy| 0.050" in why  # the centres moved down by 0.05
+    assert "ΔE2000 3.0" in why and "rgb(10,20,30)" in why and "rgb(10,20,40)" in why
+    assert "(50.0% of Block-Match's total)" in why
+    missing = explain(PairRow("missing", ref, None), 0.08).plain
+    assert missing.startswith("missing:") and "2.0% of both pages" in missing and "25.0% of Block-Match" in missing
+    assert "0.420 < 0.5" in explain(PairRow("dropped", ref, pred, text=0.42), 0.08).plain
+    assert explain(PairRow("extra", None, pred), 0.08).plain.startswith("hallucinated:")
