@@ -59,6 +59,16 @@ async def test_open_a_pair_find_the_worst_block_and_export(tmp_path):
     report = json.loads((tmp_path / "13470.visual.json").read_text())
     assert report["result"]["scores"]["final"] == screen.result.scores.final
     assert report["schema"].startswith("replay-tui.visual")  # the same document `visual --json` writes
+    cli_json = tmp_path / "cli.json"
+    ref, gen = EXAMPLES / "ref" / "13470.html", EXAMPLES / "reword" / "13470.html"
+    assert cli_main(["visual", str(ref), str(gen), "--json", str(cli_json)]) == 0
+
+    def without_timings(data):
+        if isinstance(data, dict):
+            return {k: without_timings(v) for k, v in data.items() if k != "seconds"}
+        return [without_timings(v) for v in data] if isinstance(data, list) else data
+
+    assert without_timings(report) == without_timings(json.loads(cli_json.read_text()))
     assert "Worst pairs" in (tmp_path / "13470.visual.md").read_text()
     assert (tmp_path / "13470.ref.overlay.png").stat().st_size > 1000
 
