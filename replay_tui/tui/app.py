@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import App, SystemCommand
@@ -32,6 +32,9 @@ from replay_tui.tui.screens.help import HelpScreen
 from replay_tui.tui.screens.modals import ExportModal, NoteModal, SettingsModal, TagModal
 from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.workspace import ReplaySettings, Workspace, close_policy
+
+if TYPE_CHECKING:
+    from replay_tui.tui.visual_batch import BatchPair
 
 
 class ReplayApp(App[None]):
@@ -344,7 +347,7 @@ class VisualBatch:
     pred_dirs: tuple[Path, ...] = ()
     mode: str = "compat"
 
-    def pairs(self):
+    def pairs(self) -> tuple[list[BatchPair], list[str]]:
         from replay_tui.tui.visual_batch import bundled_pairs, discover_pairs
 
         if self.ref_dir is None:
