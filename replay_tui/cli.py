@@ -183,8 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     register_verify(commands)
     register_visual(commands)
     inspect = commands.add_parser("inspect", help="open a visual report (or a page pair) in the inspector",
-                                  description="Open the visual-metric inspector on a saved visual report "
-                                              "(replay-tui visual --json) or on REF.html GEN.html.")
+                                  description="Open the visual-metric inspector on a saved pair report "
+                                              "(replay-tui visual --json) or on REF.html GEN.html; a saved batch "
+                                              "report, or no argument (the bundled page pairs), opens the visual "
+                                              "batch screen.")
     inspect.add_argument("paths", nargs="*", metavar="RESULT.json | REF.html GEN.html",
                          help="a saved pair or batch report, or two pages (default: the bundled page pairs)")
     inspect.add_argument("--mode", choices=("compat", "fixed"), help="scoring mode (default: the report's)")

@@ -87,6 +87,18 @@ def test_usage_errors_exit_2(capsys, tmp_path):
     assert info.value.code == 2
 
 
+def test_visual_screen_flags_are_checked_before_the_app_starts(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "tui", "--visual-pred-dir", str(tmp_path))
+    assert code == 2 and "--visual-pred-dir needs --visual-ref-dir" in err
+    code, _, err = run_cli(capsys, "tui", "--visual-ref-dir", str(tmp_path))
+    assert code == 2 and "at least one --visual-pred-dir" in err
+    code, _, err = run_cli(capsys, "tui", "--visual-ref-dir", str(tmp_path), "--visual-pred-dir",
+                           str(tmp_path / "nope"))
+    assert code == 2 and "nope: not a folder" in err
+    code, _, err = run_cli(capsys, "inspect", str(tmp_path / "missing.json"))
+    assert code == 2 and "not a visual report" in err
+
+
 def test_sessions_selection(capsys, tmp_path):
     report = tmp_path / "s.json"
     assert main(["replay", "--sessions", "0,1,2", "--report", str(report), "-q"]) == 0
