@@ -27,9 +27,9 @@ from replay_tui.fileio import atomic_write_bytes, atomic_write_text
 from replay_tui.sanitize import strip_control
 from replay_tui.tui.screens.help import ToolApp
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
-from replay_tui.visual.models import BatchReport, BatchRow, PairReport
+from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, PairReport, batch_means
 
-SCORES = ("final", "block", "text", "position", "color", "clip")
+SCORES = SCORE_COLUMNS
 SORTABLE = ("pair", *SCORES)
 LABELS = {"final": "Final", "block": "Block", "text": "Text", "position": "Position", "color": "Color",
           "clip": "CLIP"}
@@ -246,10 +246,9 @@ class VisualBatchScreen(SortActions, Screen):
         text.append(f"  {len(self.pairs)} pairs · {len(scored)} scored · {self.mode} mode · sort: {self.sort_key} "
                     f"{arrow}", style="dim")
         text.append("\nmean ", style="dim")
+        means = batch_means([row for row in (p.batch_row() for p in scored) if row is not None])
         for key in SCORES:
-            values = [p.value(key) for p in scored]
-            known = [v for v in values if v is not None]
-            mean = sum(known) / len(known) if known and len(known) == len(values) else None
+            mean = means[key]
             text.append(f"{LABELS[key]} ", style="dim")
             text.append("—    " if mean is None else f"{mean:.4f}  ", style="bold")
         self.query_one("#batch-title", Static).update(text)
@@ -371,14 +370,10 @@ class VisualBatchScreen(SortActions, Screen):
 
     def batch_report(self) -> BatchReport:
         rows = [row for row in (p.batch_row() for p in self.pairs) if row is not None]
-        means: dict[str, float | None] = {}
-        for key in ("block", "text", "position", "color", "clip", "final"):
-            values = [getattr(r, key) for r in rows]
-            means[key] = sum(values) / len(values) if values and None not in values else None
         ref_dirs = sorted({str(p.ref.parent) for p in self.pairs})
         pred_dirs = sorted({str(p.pred.parent) for p in self.pairs})
         return BatchReport(ref_dir=", ".join(ref_dirs), pred_dir=", ".join(pred_dirs), mode=self.mode, rows=rows,
-                           means=means, missing=self.missing,
+                           means=batch_means(rows), missing=self.missing,
                            pairs=[p.report for p in self.pairs if p.report is not None])
 
     def action_export(self) -> None:

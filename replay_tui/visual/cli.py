@@ -22,7 +22,6 @@ from replay_tui.fileio import atomic_write_bytes
 from replay_tui.sanitize import strip_control
 
 EXIT_OK, EXIT_USAGE = 0, 2
-COLUMNS = ("final", "block", "text", "position", "color", "clip")
 MATCH_ROWS = 15
 
 
@@ -283,7 +282,7 @@ def _write_pngs(folder: Path, stem: str, result) -> None:
 
 
 def _batch(args, out: Console, err: Console, renderer, clip_scorer) -> int:
-    from replay_tui.visual.models import BatchReport, BatchRow
+    from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, batch_means
     from replay_tui.visual.pipeline import VisualScorer
     from replay_tui.visual.report import pair_report
 
@@ -313,19 +312,19 @@ def _batch(args, out: Console, err: Console, renderer, clip_scorer) -> int:
             if args.json:
                 pairs.append(report)
             progress.advance(task)
-    means = _means(rows)
+    means = batch_means(rows)
     table = Table(title=f"Design2Code visual scores ({mode}): {len(rows)} pairs", header_style="bold")
     table.add_column("file")
     table.add_column("status")
-    for name in COLUMNS:
+    for name in SCORE_COLUMNS:
         table.add_column(name, justify="right")
     for row in rows:
         table.add_row(_txt(row.name), _txt(row.status, "green" if row.status == "ok" else "yellow"),
-                      *(_fmt(getattr(row, c)) for c in COLUMNS))
-    table.add_row(Text("mean", style="bold"), "", *(Text(_fmt(means[c]), style="bold") for c in COLUMNS))
+                      *(_fmt(getattr(row, c)) for c in SCORE_COLUMNS))
+    table.add_row(Text("mean", style="bold"), "", *(Text(_fmt(means[c]), style="bold") for c in SCORE_COLUMNS))
     out.print(table)
     # The reference's runner prints the unweighted per-column means over files, in this order.
-    out.print(Text("means  " + "  ".join(f"{c}={_fmt(means[c])}" for c in COLUMNS)))
+    out.print(Text("means  " + "  ".join(f"{c}={_fmt(means[c])}" for c in SCORE_COLUMNS)))
     if any(r.clip is None for r in rows):
         out.print(_txt("CLIP not computed: final is partial (CLIP counted as 0)", "yellow"))
     if missing:
@@ -337,14 +336,3 @@ def _batch(args, out: Console, err: Console, renderer, clip_scorer) -> int:
         atomic_write_bytes(args.json, report.model_dump_json(by_alias=True, indent=2).encode("utf-8"))
         out.print(_txt(f"report written to {args.json}", "dim"))
     return EXIT_OK
-
-
-def _means(rows) -> dict[str, float | None]:
-    means: dict[str, float | None] = {}
-    for column in COLUMNS:
-        values = [getattr(r, column) for r in rows]
-        if not values or any(v is None for v in values):
-            means[column] = None
-        else:
-            means[column] = sum(values) / len(values)
-    return means

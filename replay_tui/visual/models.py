@@ -98,6 +98,19 @@ class BatchRow(BaseModel):
     clip: float | None
 
 
+SCORE_COLUMNS = ("final", "block", "text", "position", "color", "clip")
+
+
+def batch_means(rows: list[BatchRow]) -> dict[str, float | None]:
+    """The unweighted mean of each score over the rows (the reference's runner prints these); None when a
+    row lacks the score or there are no rows."""
+    means: dict[str, float | None] = {}
+    for column in SCORE_COLUMNS:
+        values = [getattr(r, column) for r in rows]
+        means[column] = None if not values or any(v is None for v in values) else sum(values) / len(values)
+    return means
+
+
 class BatchReport(BaseModel):
     schema_: str = Field(default=SCHEMA, alias="schema")
     ref_dir: str
