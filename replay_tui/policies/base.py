@@ -56,6 +56,12 @@ class ThreadLocalTrace:
     def last_trace(self, value: dict[str, Any] | None) -> None:
         self._local.trace = value
 
+    def record_failure(self, trace: dict[str, Any], failure: PolicyFailure) -> PolicyFailure:
+        """Keep ``failure`` in ``trace`` as this thread's last trace; returns it for the caller to raise."""
+        trace["failure"] = {"kind": failure.kind, "message": failure.message, "raw": failure.raw}
+        self.last_trace = trace
+        return failure
+
 
 def takes_recorded_step(function: Callable[..., Any]) -> bool:
     """True when ``function`` accepts a ``recorded_step`` keyword (or ``**kwargs``)."""

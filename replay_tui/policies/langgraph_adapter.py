@@ -40,7 +40,7 @@ from typing import Any
 from replay_tui.demos.models import PromptError
 from replay_tui.policies.base import PolicyFailure, ThreadLocalTrace
 from replay_tui.policies.llm import ToolSpec, build_messages, build_tools, decide
-from replay_tui.policies.loading import PolicyLoadError, _import_target
+from replay_tui.policies.loading import PolicyLoadError, _import_target, resolve_attr, split_spec
 from replay_tui.sanitize import excerpt
 
 INSTALL_HINT = "pip install 'replay_tui[langgraph]'"
@@ -154,20 +154,14 @@ class LangGraphPolicy(ThreadLocalTrace):
         """Load ``module:attr`` or ``file.py:attr`` (attr defaults to ``graph``): a compiled graph, a
         StateGraph builder, a LangGraphPolicy, or a factory called with the ``settings`` it accepts
         (see :data:`GRAPH_SETTINGS`). Raises :class:`PolicyLoadError` with one line."""
-        target, _, attr = spec.rpartition(":") if ":" in spec else (spec, ":", "graph")
-        if not target:
-            raise PolicyLoadError(f"graph spec {spec!r} must look like 'module:attr' or 'file.py:attr'")
+        target, attr = split_spec(spec, "graph")
         try:
             module = _import_target(target)
         except PolicyLoadError as exc:
             if not langgraph_available():
                 raise PolicyLoadError(f"cannot load {spec!r}: LangGraph is not installed: {INSTALL_HINT}") from None
             raise exc from None
-        obj: Any = module
-        for part in attr.split("."):
-            if not hasattr(obj, part):
-                raise PolicyLoadError(f"{target!r} has no attribute {attr!r}")
-            obj = getattr(obj, part)
+        obj: Any = resolve_attr(module, target, attr)
         try:
             if isinstance(obj, LangGraphPolicy):
                 return obj
@@ -206,18 +200,19 @@ class LangGraphPolicy(ThreadLocalTrace):
         try:
             data, tools = self.graph_input(observation, state, available_actions, llm_prompt_repr, recorded_step)
         except PromptError as exc:
-            return self._fail(trace, PolicyFailure("bad_prompt", str(exc)))
+            raise self.record_failure(trace, PolicyFailure("bad_prompt", str(exc))) from exc
         trace["request"] = {"messages": data["messages"], "tools": data["tools"]}
         started = time.monotonic()
+        failure: PolicyFailure | None = None
         try:
             output = self.graph.invoke(data, config=self.config or None)
         except PolicyFailure as exc:
-            trace["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
-            return self._fail(trace, exc)
+            failure = exc
         except Exception as exc:
-            trace["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
-            return self._fail(trace, PolicyFailure("graph_error", f"{type(exc).__name__}: {excerpt(str(exc), 300)}"))
+            failure = PolicyFailure("graph_error", f"{type(exc).__name__}: {excerpt(str(exc), 300)}")
         trace["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
+        if failure is not None:
+            raise self.record_failure(trace, failure)
         graph_trace = _get(output, "trace")
         if isinstance(graph_trace, Mapping):
             trace["graph"] = dict(graph_trace)
@@ -227,15 +222,11 @@ class LangGraphPolicy(ThreadLocalTrace):
         try:
             action, tool_call = self._action_from(output, tools)
         except PolicyFailure as exc:
-            return self._fail(trace, exc)
+            self.record_failure(trace, exc)
+            raise
         trace.update(tool_call=tool_call, action=action)
         self.last_trace = trace
         return action
-
-    def _fail(self, trace: dict[str, Any], failure: PolicyFailure) -> str:
-        trace["failure"] = {"kind": failure.kind, "message": failure.message, "raw": failure.raw}
-        self.last_trace = trace
-        raise failure
 
     @staticmethod
     def _action_from(output: Any, tools: list[ToolSpec]) -> tuple[str, dict[str, Any] | None]:

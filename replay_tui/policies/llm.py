@@ -652,9 +652,7 @@ class LlmPolicy(ThreadLocalTrace):
         try:
             messages = build_messages(llm_prompt_repr, observation, state, tools)
         except PromptError as exc:
-            trace["failure"] = {"kind": "bad_prompt", "message": str(exc), "raw": None}
-            self.last_trace = trace
-            raise PolicyFailure("bad_prompt", str(exc)) from None
+            raise self.record_failure(trace, PolicyFailure("bad_prompt", str(exc))) from None
         request = self.build_request(messages, tools)
         key, entry, source = self.exchange(request, sample=sample)
         trace.update(request=request, key=key, cache=source, cache_hit=source in ("hit", "cassette"),
@@ -670,8 +668,7 @@ class LlmPolicy(ThreadLocalTrace):
         try:
             decision = interpret_response(response, tools)
         except PolicyFailure as exc:
-            trace["failure"] = {"kind": exc.kind, "message": exc.message, "raw": exc.raw}
-            self.last_trace = trace
+            self.record_failure(trace, exc)
             raise
         trace.update(tool_call={"name": decision.tool, "arguments": decision.arguments}, action=decision.action,
                      warnings=decision.warnings)

@@ -52,6 +52,25 @@ def _import_target(target: str) -> Any:
         raise PolicyLoadError(f"cannot import module {target!r}: {type(exc).__name__}: {exc}") from exc
 
 
+def split_spec(spec: str, default_attr: str) -> tuple[str, str]:
+    """(module or file, dotted attribute) of ``module:attr`` / ``file.py:attr``; ``default_attr``
+    ("policy", "graph") when there is no colon, and also names the spec in the error."""
+    target, _, attr = spec.rpartition(":") if ":" in spec else (spec, ":", default_attr)
+    if not target:
+        raise PolicyLoadError(f"{default_attr} spec {spec!r} must look like 'module:attr' or 'file.py:attr'")
+    return target, attr
+
+
+def resolve_attr(module: Any, target: str, attr: str) -> Any:
+    """``module.a.b`` for ``attr`` "a.b", with a one-line error naming the missing attribute."""
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise PolicyLoadError(f"{target!r} has no attribute {attr!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
 def load_policy(spec: str) -> Any:
     """Load a policy from ``package.module:attr`` or ``path/to/file.py:attr``.
 
@@ -59,15 +78,8 @@ def load_policy(spec: str) -> Any:
     factory returning a policy, or a plain ``predict_action``-shaped function. ``attr`` defaults
     to ``policy`` when the spec has no colon.
     """
-    target, _, attr = spec.rpartition(":") if ":" in spec else (spec, ":", "policy")
-    if not target:
-        raise PolicyLoadError(f"policy spec {spec!r} must look like 'module:attr' or 'file.py:attr'")
-    module = _import_target(target)
-    obj = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise PolicyLoadError(f"{target!r} has no attribute {attr!r}")
-        obj = getattr(obj, part)
+    target, attr = split_spec(spec, "policy")
+    obj = resolve_attr(_import_target(target), target, attr)
     if inspect.isclass(obj):
         try:
             obj = obj()
