@@ -74,9 +74,6 @@ class ResponseCache:
 
     def __init__(self, directory: str | os.PathLike[str] | None = None):
         self.directory = Path(directory) if directory is not None else default_cache_dir()
-        self.hits = 0
-        self.misses = 0
-        self._lock = threading.Lock()
 
     def path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -86,13 +83,7 @@ class ResponseCache:
             value = orjson.loads(self.path(key).read_bytes())
         except (OSError, orjson.JSONDecodeError):
             value = None
-        found = value if _valid_entry(value) else None
-        with self._lock:
-            if found is None:
-                self.misses += 1
-            else:
-                self.hits += 1
-        return found
+        return value if _valid_entry(value) else None
 
     def put(self, key: str, entry: Mapping[str, Any]) -> None:
         atomic_write_bytes(self.path(key), orjson.dumps(dict(entry), option=orjson.OPT_SORT_KEYS))

@@ -52,7 +52,7 @@ class ResultsSource:
     def cells(self, index: int) -> Sequence[Text]:
         result = self.rows[index]
         task = self.tasks.get(result.task_id)
-        count = sum(len(e.assertions) for e in result.evaluators_results)
+        count = len(result.assertions)
         return [
             Text(str(result.line or "")),
             Text(str(result.task_id)),

@@ -30,12 +30,14 @@ from replay_tui.verify.models import (
 )
 from replay_tui.verify.normalize import (
     Raw,
+    _schema_kind,
+    is_no_data,
     normalize_retrieved_data,
     schema_data_types,
     to_display,
     to_jsonable,
 )
-from replay_tui.verify.types import REGISTRY, STRING, Side
+from replay_tui.verify.types import REGISTRY, STRING, Side, type_name
 
 SiteUrls = Mapping[str, Sequence[str]]
 """Site name (``gitlab``, ``GITLAB`` or ``__GITLAB__``) -> the base URLs it was served from."""
@@ -55,9 +57,11 @@ def sides_for(sites: Iterable[str], site_urls: SiteUrls | None = None) -> tuple[
     pairs.sort(key=lambda pair: -len(pair[0]))
     bases = {ph: base for base, ph in reversed(pairs)}
 
+    patterns = [(re.compile(re.escape(base), re.IGNORECASE), ph) for base, ph in pairs]
+
     def derender(text: str) -> str:
-        for base, ph in pairs:
-            text = re.sub(re.escape(base), ph, text, flags=re.IGNORECASE)
+        for pattern, ph in patterns:
+            text = pattern.sub(ph, text)
         return text
 
     def render(text: str) -> str:
@@ -70,10 +74,6 @@ def sides_for(sites: Iterable[str], site_urls: SiteUrls | None = None) -> tuple[
         Side(expected=True, derender=derender, render=render),
         Side(expected=False, derender=derender, render=render),
     )
-
-
-def _is_empty(value: Any) -> bool:
-    return not value and not isinstance(value, (int, float, bool))
 
 
 def evaluate(task: Task, response: Any, *, site_urls: SiteUrls | None = None, line: int | None = None) -> TaskResult:
@@ -147,7 +147,7 @@ def _normalize_actual(value: Any, is_retrieve: bool, expected_data: Any, schema:
         else:
             actual[key] = Raw(raw, "string", f"expected text, got {type(raw).__name__}")
     data = value.get("retrieved_data")
-    if not is_retrieve or _is_empty(data):
+    if not is_retrieve or is_no_data(data):
         actual["retrieved_data"] = None
     elif expected_data is None:
         actual["retrieved_data"] = Raw(data, "null", "no data expected")  # reported as retrieved_data_unexpected
@@ -231,7 +231,7 @@ def reference_response(task: Task, choice: int = 0) -> dict[str, Any]:
 
 
 def _pick(value: Any, schema: Mapping[str, Any], choice: int) -> Any:
-    kind = schema.get("type") if not schema.get("format") else None
+    kind = _schema_kind(schema)
     if kind == "object":
         if not isinstance(value, dict):
             return value
@@ -241,7 +241,7 @@ def _pick(value: Any, schema: Mapping[str, Any], choice: int) -> Any:
         if isinstance(value, list):
             return [_pick(v, schema.get("items") or {}, choice) for v in value]
         return value
-    dtype = REGISTRY.get(str(schema.get("format") or schema.get("type") or "string"))
+    dtype = REGISTRY.get(type_name(schema))
     if dtype is not None and dtype.is_alternatives(value) and value:
         return value[choice]
     return value

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from enum import StrEnum
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -163,7 +164,7 @@ class Task(BaseModel):
         AgentResponseEvaluatorConfig.model_validate(configs[0])
         return value
 
-    @property
+    @cached_property
     def agent_response_config(self) -> AgentResponseEvaluatorConfig:
         config = next(e for e in self.eval if e.get("evaluator") == "AgentResponseEvaluator")
         return AgentResponseEvaluatorConfig.model_validate(config)
@@ -172,11 +173,6 @@ class Task(BaseModel):
     def other_evaluators(self) -> list[str]:
         """Names of the task's evaluators that answer checking cannot run (e.g. network traces)."""
         return [str(e.get("evaluator")) for e in self.eval if e.get("evaluator") != "AgentResponseEvaluator"]
-
-    @property
-    def site_key(self) -> str:
-        """Sites joined by ``-`` in sorted order, upstream's per-site summary key."""
-        return "-".join(sorted(self.sites)) or "(none)"
 
 
 class TaskFileError(ValueError):
@@ -278,6 +274,7 @@ class TaskResult(BaseModel):
 
     @property
     def site_key(self) -> str:
+        """Sites joined by ``-`` in sorted order, upstream's per-site summary key."""
         return "-".join(sorted(self.sites)) or "(none)"
 
     @classmethod

@@ -51,6 +51,23 @@ def _schema_kind(schema: Mapping[str, Any] | None) -> str:
     return "leaf"
 
 
+def is_no_data(raw: Any) -> bool:
+    """``None``, ``[]``, ``""`` and ``{}`` hold no data; ``0`` and ``false`` are data."""
+    return not raw and not isinstance(raw, (int, float, bool))
+
+
+def _parsed_if(value: Any, kind: type) -> Any:
+    """A JSON string holding a ``kind`` (list or dict) parsed; anything else as given."""
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            return value
+        if isinstance(parsed, kind):
+            return parsed
+    return value
+
+
 def normalize_retrieved_data(raw: Any, schema: Mapping[str, Any] | None, side: Side) -> tuple[Any, ...] | None:
     """Normalise a whole ``retrieved_data`` value against the task's ``results_schema``.
 
@@ -58,7 +75,7 @@ def normalize_retrieved_data(raw: Any, schema: Mapping[str, Any] | None, side: S
     single value is wrapped into a one-item list. A whole ``retrieved_data`` given as a JSON string
     is *not* parsed (upstream rule): it is one item.
     """
-    if not raw and not isinstance(raw, (int, float, bool)):
+    if is_no_data(raw):
         return None
     items = tuple(raw) if isinstance(raw, (list, tuple)) else (raw,)
     if not schema or schema.get("type") != "array":
@@ -68,13 +85,7 @@ def normalize_retrieved_data(raw: Any, schema: Mapping[str, Any] | None, side: S
 
 def normalize_array(value: Any, schema: Mapping[str, Any], side: Side, path: str) -> Any:
     """Normalise a list by its array schema (``items`` gives the item schema)."""
-    if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError:
-            parsed = None
-        if isinstance(parsed, list):
-            value = parsed
+    value = _parsed_if(value, list)
     if not isinstance(value, (list, tuple)):
         if side.expected:
             raise ExpectedValueError(f"{path}: the schema expects an array, got {type(value).__name__}")
@@ -111,13 +122,7 @@ def normalize_object(value: Any, schema: Mapping[str, Any], side: Side, path: st
     The key set is the value's own, so the comparison can report missing and extra keys. ``None``
     properties stay ``None``. An object given as a JSON string is parsed.
     """
-    if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError:
-            parsed = None
-        if isinstance(parsed, dict):
-            value = parsed
+    value = _parsed_if(value, dict)
     if not isinstance(value, Mapping):
         if side.expected:
             raise ExpectedValueError(f"{path}: the schema expects an object, got {type(value).__name__}")
