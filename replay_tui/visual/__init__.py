@@ -13,6 +13,16 @@ straightforward re-implementation used by the tests and the benchmark) and :mod:
 
 from __future__ import annotations
 
-from replay_tui.visual.pipeline import FIXES, MODES, PairResult, VisualScorer
+from typing import Any
 
 __all__ = ["FIXES", "MODES", "PairResult", "VisualScorer"]
+
+
+def __getattr__(name: str) -> Any:
+    """The pipeline (numpy, scipy, OpenCV, bs4) is imported on first use, not whenever a sub-module is:
+    every CLI command registers ``visual`` and must not pay a second for it."""
+    if name in __all__:
+        from replay_tui.visual import pipeline
+
+        return getattr(pipeline, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
