@@ -455,3 +455,21 @@ async def test_truncated_file_keeps_its_complete_episodes_and_shows_the_error(bu
         rows = browser_rows(app)
         assert [r[0] for r in rows] == ["1", "2", "file"]
         assert "truncated" in rows[-1][1]
+
+
+async def test_enter_on_a_step_keeps_the_panes_where_they_are(build):
+    """Selecting a step (enter) is not a new highlight: the panes keep their scroll position."""
+    from replay_tui.tui.screens.stepper import StepperScreen
+    from replay_tui.tui.widgets.text_pane import TextPane
+
+    app = build()
+    async with app.run_test(size=(130, 36)) as pilot:
+        await pilot.press("enter")
+        screen = app.screen
+        assert isinstance(screen, StepperScreen)
+        pane = next(p for p in screen.query(TextPane).results() if p.virtual_size.height > p.size.height)
+        pane.scroll_to(y=3, animate=False, immediate=True)
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert pane.scroll_offset.y == 3

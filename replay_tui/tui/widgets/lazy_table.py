@@ -119,7 +119,9 @@ class LazyTable(ScrollView, can_focus=True):
 
     cursor = reactive(0, init=False)
 
-    class Highlighted(Message):
+    class RowMessage(Message):
+        """A row event: ``index`` of ``table``."""
+
         def __init__(self, table: LazyTable, index: int):
             super().__init__()
             self.table = table
@@ -129,8 +131,12 @@ class LazyTable(ScrollView, can_focus=True):
         def control(self) -> LazyTable:
             return self.table
 
-    class Selected(Highlighted):
-        """Enter (or a double click) on a row."""
+    class Highlighted(RowMessage):
+        """The cursor moved to a row (or the rows were replaced)."""
+
+    class Selected(RowMessage):
+        """Enter (or a double click) on a row. Not a Highlighted: handlers dispatch along the message's
+        class hierarchy, and opening a row must not redo the highlight's work."""
 
     class HeaderClicked(Message):
         def __init__(self, table: LazyTable, column: int):
