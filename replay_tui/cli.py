@@ -25,11 +25,11 @@ from replay_tui.env import MISMATCH_POLICIES, OfflineWebshopEnv
 from replay_tui.examples import example_path
 from replay_tui.export import FORMATS, ExportError, format_for_path, write_report
 from replay_tui.fileio import atomic_write_bytes
-from replay_tui.policies import BUILTIN_MODES, PolicyLoadError, builtin_policy, load_policy, policy_name
+from replay_tui.policies import BUILTIN_MODES, PolicyLoadError
 from replay_tui.repeat import RepeatReport, run_repeats
 from replay_tui.runner import EpisodeReport, Runner, SummaryReport, run_all_parallel
 from replay_tui.sanitize import strip_control
-from replay_tui.workspace import close_policy, default_annotations_path
+from replay_tui.workspace import ReplaySettings, close_policy, default_annotations_path
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 PROGRESS_MIN_EPISODES = 20
@@ -249,30 +249,26 @@ def _check_llm_flags(args: argparse.Namespace) -> None:
         raise UsageError(f"{flag} is used with --mode llm or --mode langgraph")
 
 
+def _replay_settings(args: argparse.Namespace) -> ReplaySettings:
+    """The replay settings the flags ask for (a --policy overrides --mode)."""
+    return ReplaySettings(mode="custom" if args.policy else args.mode, policy_spec=args.policy,
+                          mismatch=args.mismatch, item_steps=args.item_steps, case=args.case,
+                          llm=_llm_settings(args) or None, graph_spec=args.graph)
+
+
 def _make_policy(args: argparse.Namespace) -> tuple[object, str]:
-    if args.policy:
-        try:
-            policy = load_policy(args.policy)
-        except PolicyLoadError as exc:
-            raise UsageError(str(exc)) from None
-        return policy, policy_name(policy)
-    if args.mode == "llm":
-        from replay_tui.policies.llm import LlmConfigError, LlmPolicy
+    settings = _replay_settings(args)
+    usage_errors: tuple[type[Exception], ...] = ()  # a built-in mode's policy cannot fail to load
+    if settings.mode == "llm":
+        from replay_tui.policies.llm import LlmConfigError
 
-        try:
-            policy = LlmPolicy.from_settings(_llm_settings(args))
-        except LlmConfigError as exc:
-            raise UsageError(str(exc)) from None
-        return policy, policy_name(policy)
-    if args.mode == "langgraph":
-        from replay_tui.policies.langgraph_adapter import LangGraphPolicy, graph_settings
-
-        try:
-            policy = LangGraphPolicy.from_spec(args.graph, graph_settings(_llm_settings(args)))
-        except PolicyLoadError as exc:
-            raise UsageError(str(exc)) from None
-        return policy, policy_name(policy)
-    return builtin_policy(args.mode), args.mode
+        usage_errors = (LlmConfigError,)
+    elif settings.mode in ("custom", "langgraph"):
+        usage_errors = (PolicyLoadError,)
+    try:
+        return settings.make_policy()
+    except usage_errors as exc:
+        raise UsageError(str(exc)) from None
 
 
 class _Policies:
@@ -365,7 +361,7 @@ def _verdict(summary: SummaryReport) -> str:
 
 def _write_report(args: argparse.Namespace, demos: DemoSet, summary: SummaryReport, path: Path,
                   fmt: str | None) -> None:
-    if args.report_steps and (fmt or format_for_path(path)) == "json":
+    if args.report_steps and fmt == "json":
         atomic_write_bytes(path, summary.to_json(include_steps=True))
         return
     try:
@@ -381,7 +377,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     report_format = args.format if exporting else None
     if report_path is not None and report_format is None:
         try:
-            format_for_path(report_path)
+            report_format = format_for_path(report_path)
         except ExportError as exc:
             raise UsageError(str(exc)) from None
     demos = _load(args)
@@ -396,7 +392,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--jobs must be at least 1")
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
-    if args.repeat > 1 and report_path is not None and (report_format or format_for_path(report_path)) != "json":
+    if args.repeat > 1 and report_path is not None and report_format != "json":
         raise UsageError("--repeat writes JSON reports only (use a .json path)")
     _check_llm_flags(args)
     policies = _Policies(args)
@@ -517,12 +513,9 @@ COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual", "inspect"
 def run_tui(args: argparse.Namespace) -> int:
     from replay_tui.tui.app import VisualBatch, make_app
     from replay_tui.tui.config import ConfigError
-    from replay_tui.workspace import ReplaySettings
 
     _check_llm_flags(args)
-    settings = ReplaySettings(mode="custom" if args.policy else args.mode, policy_spec=args.policy,
-                              mismatch=args.mismatch, item_steps=args.item_steps, case=args.case,
-                              llm=_llm_settings(args) or None, graph_spec=args.graph)
+    settings = _replay_settings(args)
     if args.visual_pred_dir and not args.visual_ref_dir:
         raise UsageError("--visual-pred-dir needs --visual-ref-dir")
     ref_dir = Path(args.visual_ref_dir) if args.visual_ref_dir else None

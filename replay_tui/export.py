@@ -234,7 +234,7 @@ class _Context:
         self._by_session: dict[int, list[Annotation]] = {}
         for item in sorted(self.annotations, key=lambda a: _step_order(a.step_label)):
             self._by_session.setdefault(item.session_id, []).append(item)
-        self._tag_order = {label: i for i, label in enumerate(store.labels)} if store is not None else {}
+        self.store = store
 
     def iter_mismatches(self) -> Iterator[tuple[EpisodeReport, Mismatch]]:
         for episode in self.summary.episodes:
@@ -254,9 +254,9 @@ class _Context:
 
     def all_tags(self, session_id: Any) -> list[str]:
         """The tags on the episode and on any of its steps, each once, in label order."""
-        tags = {tag for a in self.for_session(session_id) for tag in a.tags}
-        ordered = sorted(tags, key=lambda t: (self._tag_order.get(t, len(self._tag_order)), t))
-        return [clean(tag) for tag in ordered]
+        if self.store is None or not self.for_session(session_id):  # no tags: spare the store's scan
+            return []
+        return [clean(tag) for tag in self.store.episode_tags(session_id)]
 
     def for_session(self, session_id: Any) -> list[Annotation]:
         """The session's annotations: the episode's own first, then its steps' in step order."""
@@ -805,11 +805,7 @@ def _html_problems(ctx: _Context) -> list[str]:
 
 
 # --------------------------------------------------------------------------- JUnit XML
-
-
-def _x(text: Any) -> str:
-    """Text for XML: cleaned (ElementTree escapes markup itself)."""
-    return clean(text)
+# Text goes in through clean() only: ElementTree escapes markup itself.
 
 
 def _properties(parent: ET.Element, items: Iterable[tuple[str, str]]) -> None:
@@ -818,7 +814,7 @@ def _properties(parent: ET.Element, items: Iterable[tuple[str, str]]) -> None:
         return
     properties = ET.SubElement(parent, "properties")
     for name, value in items:
-        ET.SubElement(properties, "property", name=_x(name), value=_x(value))
+        ET.SubElement(properties, "property", name=clean(name), value=clean(value))
 
 
 def _annotation_properties(ctx: _Context, session_id: Any) -> list[tuple[str, str]]:
@@ -848,7 +844,7 @@ def _render_junit(ctx: _Context) -> bytes:
 
     for episode in summary.episodes:
         sid = episode.session_id
-        case = ET.SubElement(suite, "testcase", classname=_x(Path(clean(episode.file)).stem or "demos"),
+        case = ET.SubElement(suite, "testcase", classname=clean(Path(clean(episode.file)).stem or "demos"),
                              name=f"session {sid}", assertions=str(episode.steps_total))
         _properties(case, _annotation_properties(ctx, sid))
         for mismatch in episode.mismatches:
@@ -889,7 +885,7 @@ def _render_junit(ctx: _Context) -> bytes:
         ET.SubElement(case, "system-out").text = "\n".join(out)
 
     for problem in summary.problems:
-        case = ET.SubElement(suite, "testcase", classname=_x(Path(clean(problem.file)).stem or "demos"),
+        case = ET.SubElement(suite, "testcase", classname=clean(Path(clean(problem.file)).stem or "demos"),
                              name=f"load problem: {_problem_where(problem)}")
         sid = problem.session_id
         if sid is not None:

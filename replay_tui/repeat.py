@@ -28,6 +28,7 @@ from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.env import replay_steps
 from replay_tui.policies.base import PolicyFailure, accepts_recorded_step, policy_name
+from replay_tui.runner import unique_problems
 
 
 class RepeatStep(BaseModel):
@@ -196,8 +197,7 @@ def summarize_repeats(steps: list[RepeatStep], *, mode: str, repeats: int, case:
         episodes_run=episodes_run, overall=_stats(steps),
         by_state={state: _stats([s for s in steps if s.state == state]) for state in states},
         cancelled=cancelled, steps=steps,
-        problems=sorted({p.one_line(): p for p in problems}.values(),
-                        key=lambda p: (p.file, -1 if p.index is None else p.index, p.field or "", p.message)),
+        problems=unique_problems(problems),
     )
 
 

@@ -269,11 +269,9 @@ class Runner:
             if report.cancelled:
                 cancelled = True
                 break
-        return summarize(
-            episodes, demos_problems=demos.problems, episodes_total=episodes_total(demos),
-            mode=self.mode, mismatch_policy=self.mismatch_policy,
-            include_item_steps=self.env.include_item_steps, case=self.env.case,
-            files=[demo.name for demo in demos.files], cancelled=cancelled,
+        return summarize_demos(
+            episodes, demos, mode=self.mode, mismatch_policy=self.mismatch_policy,
+            include_item_steps=self.env.include_item_steps, case=self.env.case, cancelled=cancelled,
         )
 
 
@@ -336,11 +334,9 @@ def run_all_parallel(
     pool.shutdown(wait=True)
     episodes = [done[session_id] for session_id in ids if session_id in done]
     cancelled = first.cancel.is_set()
-    return summarize(
-        episodes, demos_problems=demos.problems, episodes_total=episodes_total(demos),
-        mode=first.mode, mismatch_policy=first.mismatch_policy,
-        include_item_steps=first.env.include_item_steps, case=first.env.case,
-        files=[demo.name for demo in demos.files], cancelled=cancelled,
+    return summarize_demos(
+        episodes, demos, mode=first.mode, mismatch_policy=first.mismatch_policy,
+        include_item_steps=first.env.include_item_steps, case=first.env.case, cancelled=cancelled,
     )
 
 
@@ -349,6 +345,32 @@ def episodes_total(demos: Any) -> int:
     rejected = {(p.file, p.index) for p in demos.problems if p.index is not None}
     usable = {(ref.file.name, ref.index) for ref in demos.refs}
     return len(usable | rejected)
+
+
+def unique_problems(problems: Iterable[LoadProblem]) -> list[LoadProblem]:
+    """Each problem once (by its one-line text, the last of equal ones kept), in file and episode order."""
+    return sorted(
+        {p.one_line(): p for p in problems}.values(),
+        key=lambda p: (p.file, -1 if p.index is None else p.index, p.field or "", p.message),
+    )
+
+
+def summarize_demos(
+    episodes: list[EpisodeReport],
+    demos: Any,
+    *,
+    mode: str,
+    mismatch_policy: str,
+    include_item_steps: bool,
+    case: str,
+    cancelled: bool = False,
+) -> SummaryReport:
+    """:func:`summarize` for episodes of a DemoSet: its problems, episode count and file names."""
+    return summarize(
+        episodes, demos_problems=demos.problems, episodes_total=episodes_total(demos),
+        mode=mode, mismatch_policy=mismatch_policy, include_item_steps=include_item_steps, case=case,
+        files=[demo.name for demo in demos.files], cancelled=cancelled,
+    )
 
 
 def summarize(
@@ -375,10 +397,7 @@ def summarize(
                 failures[step.error_kind] = failures.get(step.error_kind, 0) + 1
     total_steps = sum(e.steps_total for e in episodes)
     total_matched = sum(e.steps_matched for e in episodes)
-    problems = sorted(
-        {p.one_line(): p for p in demos_problems}.values(),
-        key=lambda p: (p.file, -1 if p.index is None else p.index, p.field or "", p.message),
-    )
+    problems = unique_problems(demos_problems)
     return SummaryReport(
         mode=mode, mismatch_policy=mismatch_policy, include_item_steps=include_item_steps, case=case,
         files=list(files or []),

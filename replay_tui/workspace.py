@@ -19,7 +19,7 @@ from replay_tui.demos.loader import DemoSet, EpisodeRef, open_demos
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.env import MismatchPolicy, OfflineWebshopEnv
 from replay_tui.policies import builtin_policy, load_policy, policy_name
-from replay_tui.runner import EpisodeReport, Runner, StepResult, SummaryReport, episodes_total, summarize
+from replay_tui.runner import EpisodeReport, Runner, StepResult, SummaryReport, summarize_demos
 
 
 @dataclass
@@ -142,11 +142,9 @@ class Workspace:
     def summary(self) -> SummaryReport:
         """The latest results as one report, in demo-file order (what exports write)."""
         episodes = [self.results[sid] for sid in self.demos.session_ids if sid in self.results]
-        return summarize(
-            episodes, demos_problems=self.demos.problems, episodes_total=episodes_total(self.demos),
-            mode=self.mode_name, mismatch_policy=self.settings.mismatch,
+        return summarize_demos(
+            episodes, self.demos, mode=self.mode_name, mismatch_policy=self.settings.mismatch,
             include_item_steps=self.settings.item_steps, case=self.settings.case,
-            files=[demo.name for demo in self.demos.files],
         )
 
     # -- lookups ----------------------------------------------------------------------------

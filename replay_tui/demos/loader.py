@@ -241,21 +241,16 @@ class DemoFile:
                 f"{self.name}: not a JSON demo file (starts with {shown!r}); expected a JSON array of episodes"
             )
 
-        if base == 1 and self._index_fast():
+        # A well-formed JSON array, or JSON Lines (one episode object per line), is split by msgspec;
+        # anything else (a broken array, a line that is not a whole JSON value) takes the tolerant path.
+        if base == 1 and self._index_with(_SPLIT.decode):
             return
-        if base == 0 and self._index_lines():
+        if base == 0 and self._index_with(_LINES.decode_lines):
             return
         self._index_tolerant(pos, base)
 
-    def _index_fast(self) -> bool:
-        """Index a well-formed JSON array with msgspec; False when the file needs the tolerant path."""
-        return self._index_with(_SPLIT.decode)
-
-    def _index_lines(self) -> bool:
-        """Index JSON Lines (one episode object per line); False when a line is not a whole JSON value."""
-        return self._index_with(_LINES.decode_lines)
-
     def _index_with(self, split: Any) -> bool:
+        """Index the episodes ``split`` cuts the file into; False (and the reason kept) when it cannot."""
         try:
             raws = split(self._data)
         except msgspec.DecodeError as exc:
@@ -548,13 +543,17 @@ class DemoSet:
         try:
             episode = ref.file.read_episode(ref)
         except EpisodeLoadError as exc:
-            self._bad[session_id] = exc.problem
-            self.problems.append(exc.problem)
+            self._record_bad(session_id, exc.problem)
             raise
         self._cache[session_id] = episode
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
         return episode
+
+    def _record_bad(self, session_id: int, problem: LoadProblem) -> None:
+        """Remember a malformed episode's problem (call with the lock held)."""
+        self._bad[session_id] = problem
+        self.problems.append(problem)
 
     def problem_for(self, session_id: int) -> LoadProblem | None:
         """The parse problem found for this session so far, if any."""
@@ -564,14 +563,14 @@ class DemoSet:
         """Parse every episode once (dropping them again) and return the problems found."""
         found = []
         for ref in self.refs:
-            if ref.session_id in self._bad or ref.session_id in self._cache:
-                continue
-            try:
-                ref.file.read_episode(ref)
-            except EpisodeLoadError as exc:
-                self._bad[ref.session_id] = exc.problem
-                self.problems.append(exc.problem)
-                found.append(exc.problem)
+            with self._lock:  # per episode, as :meth:`episode` does, so readers are not held up for the whole file
+                if ref.session_id in self._bad or ref.session_id in self._cache:
+                    continue
+                try:
+                    ref.file.read_episode(ref)
+                except EpisodeLoadError as exc:
+                    self._record_bad(ref.session_id, exc.problem)
+                    found.append(exc.problem)
         return found
 
     def close(self) -> None:
