@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from PIL import Image
 from rich.text import Text
@@ -38,6 +38,11 @@ from replay_tui.tui.widgets.halfblock import Box, draw_boxes
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.visual.models import BlockModel, ModeResultModel, PageModel, PairReport
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from replay_tui.visual.pipeline import PairResult
 
 PALETTE: tuple[tuple[int, int, int], ...] = (
     (31, 119, 180), (44, 160, 44), (148, 103, 189), (23, 190, 207), (140, 86, 75), (227, 119, 194),
@@ -313,19 +318,23 @@ class Scored(Message):
         self.error = error
 
 
+def screenshots(result: PairResult) -> tuple[Image.Image, Image.Image]:
+    """(reference, generated) screenshots of a scored pair; white where a page has none."""
+
+    def image(array: np.ndarray | None) -> Image.Image:
+        return Image.fromarray(array) if array is not None else Image.new("RGB", (1280, 720), "white")
+
+    return image(result.ref.image), image(result.pred.image)
+
+
 def score_pair(target: InspectTarget) -> tuple[PairReport, Image.Image, Image.Image]:
     """Render and score the pair in headless Chromium (blocking; run it in a worker)."""
     from replay_tui.visual.pipeline import VisualScorer
-    from replay_tui.visual.report import pair_report
+    from replay_tui.visual.report import score_and_report
 
-    modes = ("compat", "fixed") if target.mode == "fixed" else ("compat",)
     with VisualScorer(timeout_ms=target.timeout_ms, clip_scorer=target.clip_scorer) as scorer:
-        results = scorer.score(target.ref, target.pred, modes)
-    result = results[target.mode]
-    blank = Image.new("RGB", (1280, 720), "white")
-    ref_img = Image.fromarray(result.ref.image) if result.ref.image is not None else blank
-    pred_img = Image.fromarray(result.pred.image) if result.pred.image is not None else blank
-    return pair_report(target.ref, target.pred, results, target.mode), ref_img, pred_img
+        report, result = score_and_report(scorer, target.ref, target.pred, target.mode)
+    return (report, *screenshots(result))
 
 
 def viewer_command() -> list[str] | None:

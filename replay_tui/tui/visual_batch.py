@@ -55,9 +55,7 @@ class BatchPair:
     def batch_row(self) -> BatchRow | None:
         if self.report is None:
             return None
-        s = self.report.result.scores
-        return BatchRow(name=self.label, status=self.report.result.status, final=s.final, block=s.block,
-                        text=s.text, position=s.position, color=s.color, clip=s.clip)
+        return BatchRow.from_report(self.label, self.report)
 
 
 def discover_pairs(ref_dir: Path, pred_dirs: Sequence[Path]) -> tuple[list[BatchPair], list[str]]:
@@ -273,12 +271,10 @@ class VisualBatchScreen(SortActions, Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="visual-batch")
     def _score_worker(self, indices: list[int], cancel: threading.Event) -> None:
-        from PIL import Image
-
+        from replay_tui.tui.inspector import screenshots
         from replay_tui.visual.pipeline import VisualScorer
-        from replay_tui.visual.report import pair_report
+        from replay_tui.visual.report import score_and_report
 
-        modes = ("compat", "fixed") if self.mode == "fixed" else ("compat",)
         try:
             with VisualScorer(timeout_ms=self.timeout_ms, clip_scorer=self.clip_scorer) as scorer:
                 for index in indices:
@@ -287,16 +283,12 @@ class VisualBatchScreen(SortActions, Screen):
                     pair = self.pairs[index]
                     self.post_message(PairStarted(index))
                     try:
-                        results = scorer.score(pair.ref, pair.pred, modes)
-                        result = results[self.mode]
+                        report, result = score_and_report(scorer, pair.ref, pair.pred, self.mode)
                         shots = []
-                        for side, page in (("ref", result.ref), ("pred", result.pred)):
+                        for side, image in zip(("ref", "pred"), screenshots(result), strict=True):
                             path = self._cache / f"{index}.{side}.png"
-                            image = (Image.fromarray(page.image) if page.image is not None
-                                     else Image.new("RGB", (1280, 720), "white"))
                             image.save(path, compress_level=1)
                             shots.append(path)
-                        report = pair_report(str(pair.ref), str(pair.pred), results, self.mode)
                     except Exception as exc:  # one bad page must not stop the batch
                         self.post_message(PairScored(index, None, None, f"{type(exc).__name__}: {exc}"))
                         continue

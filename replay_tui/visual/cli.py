@@ -145,23 +145,18 @@ def _check_file(path: str, what: str) -> Path:
     return p
 
 
-def _modes(mode: str) -> tuple[str, ...]:
-    return ("compat", "fixed") if mode == "fixed" else ("compat",)
-
-
 def _single(args, out: Console, err: Console, renderer, clip_scorer) -> int:
     from replay_tui.visual.pipeline import VisualScorer
-    from replay_tui.visual.report import pair_report
+    from replay_tui.visual.report import score_and_report
 
     ref = _check_file(args.ref, "reference")
     pred = _check_file(args.pred, "generated page")
     mode = _mode(args)
     with VisualScorer(renderer=renderer, clip_scorer=clip_scorer) as scorer:
-        results = scorer.score(ref, pred, modes=_modes(mode))
-    report = pair_report(str(ref), str(pred), results, mode)
+        report, result = score_and_report(scorer, ref, pred, mode)
     _print_pair(out, report, args.show_matches)
     if args.png_dir:
-        _write_pngs(Path(args.png_dir), pred.stem, results[mode])
+        _write_pngs(Path(args.png_dir), pred.stem, result)
         out.print(_txt(f"screenshots written to {args.png_dir}", "dim"))
     if args.json:
         atomic_write_bytes(args.json, report.model_dump_json(by_alias=True, indent=2).encode("utf-8"))
@@ -284,7 +279,7 @@ def _write_pngs(folder: Path, stem: str, result) -> None:
 def _batch(args, out: Console, err: Console, renderer, clip_scorer) -> int:
     from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, batch_means
     from replay_tui.visual.pipeline import VisualScorer
-    from replay_tui.visual.report import pair_report
+    from replay_tui.visual.report import score_and_report
 
     ref_dir, pred_dir = Path(args.ref_dir), Path(args.pred_dir)
     for what, folder in (("--ref-dir", ref_dir), ("--pred-dir", pred_dir)):
@@ -304,11 +299,8 @@ def _batch(args, out: Console, err: Console, renderer, clip_scorer) -> int:
         task = progress.add_task("pairs", total=len(todo), name="")
         for name in todo:
             progress.update(task, name=strip_control(name))
-            results = scorer.score(ref_dir / name, pred_dir / name, modes=_modes(mode))
-            report = pair_report(str(ref_dir / name), str(pred_dir / name), results, mode)
-            s = report.result.scores
-            rows.append(BatchRow(name=name, status=report.result.status, final=s.final, block=s.block, text=s.text,
-                                 position=s.position, color=s.color, clip=s.clip))
+            report, _ = score_and_report(scorer, ref_dir / name, pred_dir / name, mode)
+            rows.append(BatchRow.from_report(name, report))
             if args.json:
                 pairs.append(report)
             progress.advance(task)

@@ -97,6 +97,12 @@ class BatchRow(BaseModel):
     color: float
     clip: float | None
 
+    @classmethod
+    def from_report(cls, name: str, report: PairReport) -> BatchRow:
+        s = report.result.scores
+        return cls(name=name, status=report.result.status, final=s.final, block=s.block, text=s.text,
+                   position=s.position, color=s.color, clip=s.clip)
+
 
 SCORE_COLUMNS = ("final", "block", "text", "position", "color", "clip")
 

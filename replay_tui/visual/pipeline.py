@@ -27,6 +27,12 @@ from replay_tui.visual.render import Renderer, RenderResult, blank_image
 from replay_tui.visual.scores import SubScores, final_score, sub_scores
 
 MODES = ("compat", "fixed")
+
+
+def modes_for(mode: str) -> tuple[str, ...]:
+    """The modes to run for a report in ``mode``: fixed also runs compat, to say where the two disagree."""
+    return ("compat", "fixed") if mode == "fixed" else ("compat",)
+
 FIXES = {
     "no-autojunk": "difflib ratios use autojunk=False: long reference texts no longer lose their frequent "
                    "characters as match seeds (a 300-char text with one typo scores 0.997, not 0.5)",

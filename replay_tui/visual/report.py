@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from replay_tui.visual.models import (
@@ -13,7 +15,7 @@ from replay_tui.visual.models import (
     ScoresModel,
     block_models,
 )
-from replay_tui.visual.pipeline import Page, PairResult
+from replay_tui.visual.pipeline import Page, PairResult, VisualScorer, modes_for
 
 SCORE_NAMES = ("block", "text", "position", "color", "clip", "final")
 TOLERANCE = 1e-9
@@ -96,6 +98,13 @@ def explain(compat: PairResult, fixed: PairResult) -> list[Disagreement]:
                 reasons.append("unexplained: block or matching differences without a listed cause")
             out.append(Disagreement(score=name, compat=a, fixed=b, reasons=reasons or ["follows the sub-scores"]))
     return out
+
+
+def score_and_report(scorer: VisualScorer, ref: str | Path, pred: str | Path, mode: str
+                     ) -> tuple[PairReport, PairResult]:
+    """Score a pair in ``mode`` with ``scorer``: the report and the mode's result (with its screenshots)."""
+    results = scorer.score(ref, pred, modes_for(mode))
+    return pair_report(str(ref), str(pred), results, mode), results[mode]
 
 
 def pair_report(ref: str, pred: str, results: dict[str, PairResult], mode: str) -> PairReport:
