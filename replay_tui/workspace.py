@@ -99,6 +99,14 @@ def default_annotations_path(demos: DemoSet) -> Path:
     return sidecar_path(first)
 
 
+@dataclass(frozen=True)
+class ResultTotals:
+    episodes: int
+    mismatched: int  # episodes with at least one mismatch
+    steps: int
+    matched: int  # steps
+
+
 @dataclass
 class Workspace:
     demos: DemoSet
@@ -107,6 +115,7 @@ class Workspace:
     results: dict[int, EpisodeReport] = field(default_factory=dict)
     mode_name: str = "stub"
     _rejected: tuple[int, list[LoadProblem]] | None = field(default=None, repr=False)
+    _totals: ResultTotals | None = field(default=None, repr=False)
 
     @classmethod
     def open(
@@ -135,9 +144,26 @@ class Workspace:
 
     def record(self, report: EpisodeReport) -> None:
         self.results[report.session_id] = report
+        self._totals = None
+
+    def forget(self, session_id: int) -> None:
+        """Drop an episode's result (it is about to be replayed again)."""
+        self.results.pop(session_id, None)
+        self._totals = None
 
     def clear_results(self) -> None:
         self.results.clear()
+        self._totals = None
+
+    def totals(self) -> ResultTotals:
+        """Counts over the results, in one pass and only after they changed (the status line asks on every
+        replayed step)."""
+        if self._totals is None:
+            results = self.results.values()
+            self._totals = ResultTotals(
+                episodes=len(self.results), mismatched=sum(1 for r in results if not r.matched),
+                steps=sum(r.steps_total for r in results), matched=sum(r.steps_matched for r in results))
+        return self._totals
 
     def summary(self) -> SummaryReport:
         """The latest results as one report, in demo-file order (what exports write)."""

@@ -26,7 +26,7 @@ from replay_tui.policies import PolicyLoadError
 from replay_tui.runner import Cancelled, Runner, StepResult
 from replay_tui.sanitize import strip_control
 from replay_tui.tui.config import Config, load_config
-from replay_tui.tui.messages import EpisodeFailed, EpisodeReplayed, ReplayFinished, ReplayStarted, StepReplayed
+from replay_tui.tui.messages import EpisodeFailed, EpisodeReplayed, ReplayFinished, StepReplayed
 from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.help import HelpScreen
 from replay_tui.tui.screens.modals import ExportModal, NoteModal, SettingsModal, TagModal
@@ -64,7 +64,6 @@ class ReplayApp(App[None]):
         self.cancel_event = threading.Event()
         self.progress: tuple[int, int] = (0, 0)
         self.current_replay: tuple[int, str] | None = None
-        self.last_export: Path | None = None
 
     def on_mount(self) -> None:
         if self.config.keymap:
@@ -121,12 +120,10 @@ class ReplayApp(App[None]):
             if self.current_replay is not None:
                 where = f" · session {self.current_replay[0]} step {self.current_replay[1]}"
             parts.append(f"replaying {done}/{total}{where} · esc cancels")
-        if ws.results:
-            mismatched = sum(1 for r in ws.results.values() if not r.matched)
-            steps = sum(r.steps_total for r in ws.results.values())
-            matched = sum(r.steps_matched for r in ws.results.values())
-            parts.append(f"{len(ws.results)} replayed · {mismatched} with mismatches · "
-                         f"step accuracy {matched / max(1, steps):.1%}")
+        totals = ws.totals()
+        if totals.episodes:
+            parts.append(f"{totals.episodes} replayed · {totals.mismatched} with mismatches · "
+                         f"step accuracy {totals.matched / max(1, totals.steps):.1%}")
         parts.append(f"notes {ws.annotations.path.name}")
         return "  │  ".join(parts)
 
@@ -143,7 +140,7 @@ class ReplayApp(App[None]):
         self.progress = (0, len(session_ids))
         for session_id in session_ids:
             self.step_results.pop(session_id, None)
-            self.workspace.results.pop(session_id, None)
+            self.workspace.forget(session_id)
         self._replay_worker(list(session_ids), self.cancel_event)
         self.update_status()
 
@@ -154,7 +151,6 @@ class ReplayApp(App[None]):
         except (PolicyLoadError, ValueError) as exc:
             self.post_message(ReplayFinished(cancelled=False, error=str(exc)))
             return
-        self.post_message(ReplayStarted(session_ids, self.workspace.settings.describe()))
         try:
             self._replay_sessions(runner, session_ids, cancel)
         finally:
@@ -184,10 +180,6 @@ class ReplayApp(App[None]):
         if self.replaying:
             self.cancel_event.set()
             self.notify("cancelling replay…", timeout=2)
-
-    @on(ReplayStarted)
-    def _replay_started(self, message: ReplayStarted) -> None:
-        self.update_status()
 
     @on(StepReplayed)
     def _step_replayed(self, message: StepReplayed) -> None:
@@ -230,11 +222,11 @@ class ReplayApp(App[None]):
             self.notify("replay cancelled", severity="warning")
         else:
             done, total = self.progress
-            bad = sum(1 for r in self.workspace.results.values() if not r.matched)
+            bad = self.workspace.totals().mismatched
             self.notify(f"replayed {done}/{total} · {bad} {'episode' if bad == 1 else 'episodes'} with mismatches",
                         timeout=3)
         browser = self.browser
-        if browser is not None:
+        if browser is not None and browser.is_current:  # otherwise it rebuilds when it resumes
             browser.rebuild()
         if isinstance(self.screen, StepperScreen):
             self.screen.refresh_verdicts()
@@ -329,7 +321,6 @@ class ReplayApp(App[None]):
             except (OSError, ValueError) as exc:
                 self.notify(f"export failed: {exc}", severity="error", markup=False)
                 return
-            self.last_export = written
             episodes = len(self.workspace.results)
             self.notify(f"exported {episodes} replayed episodes to {written}", timeout=3, markup=False)
 

@@ -379,7 +379,6 @@ class InspectorScreen(Screen):
         self.sort_key = "text"
         self.zoom = 1.0
         self.done = False
-        self.last_opened: list[Path] = []
         self._worst_position: int | None = None
 
     def compose(self) -> ComposeResult:
@@ -574,7 +573,6 @@ class InspectorScreen(Screen):
             self.notify("no screenshots yet", severity="warning")
             return
         paths = self._write_overlays(Path(tempfile.mkdtemp(prefix="replay-tui-overlay-")))
-        self.last_opened = paths
         command = viewer_command()
         if command is None:
             self.notify(f"overlays saved to {paths[0].parent} (no image viewer: set ${VIEWER_ENV})", timeout=4,

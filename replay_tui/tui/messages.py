@@ -8,13 +8,6 @@ from replay_tui.demos.problems import LoadProblem
 from replay_tui.runner import EpisodeReport, StepResult
 
 
-class ReplayStarted(Message):
-    def __init__(self, session_ids: list[int], description: str):
-        super().__init__()
-        self.session_ids = session_ids
-        self.description = description
-
-
 class StepReplayed(Message):
     """One step's verdict, as soon as it is judged."""
 

@@ -71,6 +71,7 @@ class BrowserSource:
     def __init__(self, workspace: Workspace, filters: Filters, sort_key: str = "session", reverse: bool = False):
         self.workspace = workspace
         self.rows: list[Row] = []
+        self.episode_count = 0  # rows that are episodes (the rest are problems)
         self._episodes = [Row(ref=ref) for ref in workspace.demos.refs]
         # What "/" searches, lowercased once: the session id and the instruction.
         self._haystacks = [f"{ref.session_id} {ref.header.instruction.lower()}" for ref in workspace.demos.refs]
@@ -100,6 +101,7 @@ class BrowserSource:
         if not (filters.failures or filters.mismatches or filters.backup or filters.tagged):
             problems = [Row(problem=p) for p in ws.rejected() if not needle or needle in p.one_line().lower()]
         self.rows = list(episodes) + problems
+        self.episode_count = len(self.rows) - len(problems)
 
     def _sort_key(self, key: str):  # a key function for sorted()
         ws = self.workspace
@@ -263,7 +265,7 @@ class BrowserScreen(SortActions, Screen):
     def update_title(self) -> None:
         ws = self.replay_app.workspace
         total = len(ws.demos)
-        shown = sum(1 for row in self.source.rows if row.ref is not None)
+        shown = self.source.episode_count
         problems = ws.problem_count()
         text = Text()
         text.append("replay-tui ", style="bold")

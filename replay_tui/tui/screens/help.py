@@ -43,7 +43,6 @@ class HelpScreen(ModalScreen[None]):
 
     def __init__(self, below: Screen):
         super().__init__(id="help")
-        self.below = below
         self.rows = binding_rows(below)
 
     def compose(self) -> ComposeResult:

@@ -65,7 +65,6 @@ class StepsSource:
     columns: Sequence[Column] = STEP_COLUMNS
 
     def __init__(self, rows: list[StepRow], verdicts: dict[str, StepResult], show_sub_events: bool = True):
-        self.all_rows = rows
         self.verdicts = verdicts
         self.rows = rows if show_sub_events else [r for r in rows if not r.is_sub_event]
 

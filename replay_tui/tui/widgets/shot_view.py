@@ -91,7 +91,6 @@ class ShotView(Widget):
         self._overlay: Image.Image | None = None
         self._shown: tuple | None = None
         self._window: Viewport | None = None
-        self._widget_px = (0, 0)
 
     @property
     def protocol(self) -> str:
@@ -231,7 +230,6 @@ class ShotView(Widget):
         window = viewport(image.size, widget_px, self._zoom, self._focus)
         left, top, right, bottom = window
         self._window = window
-        self._widget_px = widget_px
         self._focus = ((left + right) / 2, (top + bottom) / 2)  # clamped, so scrolling back is immediate
         overlay = self._overlay_for(image, max(1, ceil((right - left) / widget_px[0])))
         shown = (id(overlay), window)
