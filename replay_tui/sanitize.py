@@ -35,7 +35,12 @@ def show_control(text: str) -> str:
     return _CONTROLS.sub(visible, text or "")
 
 
+def one_line(text: str) -> str:
+    """Control characters stripped and all whitespace (newlines too) collapsed to single spaces."""
+    return " ".join(strip_control(text).split())
+
+
 def excerpt(text: str, limit: int = 400) -> str:
     """A one-paragraph excerpt: control characters stripped, whitespace collapsed, cut at ``limit``."""
-    flat = " ".join(strip_control(text).split())
+    flat = one_line(text)
     return flat if len(flat) <= limit else flat[: max(0, limit - 1)].rstrip() + "…"

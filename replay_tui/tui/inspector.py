@@ -32,7 +32,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from replay_tui.fileio import atomic_write_bytes, atomic_write_text
-from replay_tui.sanitize import strip_control
+from replay_tui.sanitize import one_line, strip_control
 from replay_tui.tui.screens.help import ToolApp
 from replay_tui.tui.widgets.halfblock import Box, draw_boxes
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
@@ -227,7 +227,7 @@ def markdown_summary(result: ModeResultModel, rows: Sequence[PairRow], *, worst:
     ]
 
     def cell(block: BlockModel | None) -> str:
-        text = " ".join(strip_control(block.text).split())[:60] if block else "—"
+        text = one_line(block.text)[:60] if block else "—"
         return text.replace("|", "\\|").replace("`", "'")
 
     def num(value: float | None) -> str:
@@ -265,7 +265,7 @@ class RowsSource:
         row = self.rows[index]
 
         def text(block: BlockModel | None) -> Text:
-            return Text(" ".join(strip_control(block.text).split()) if block else "—")
+            return Text(one_line(block.text) if block else "—")
 
         def num(value: float | None) -> Text:
             return Text("" if value is None else f"{value:.2f}", style="bold red" if value is not None
@@ -458,13 +458,14 @@ class InspectorScreen(Screen):
         self.table.set_source(RowsSource(self.rows), cursor=0)
         self.table.focus()
         self.update_scores()
-        self.set_images(ref, pred)
+        self.set_images(ref, pred, highlight=False)  # set_source posted a Highlighted that draws the boxes
 
-    def set_images(self, ref: Image.Image | None, pred: Image.Image | None) -> None:
+    def set_images(self, ref: Image.Image | None, pred: Image.Image | None, *, highlight: bool = True) -> None:
         self.images = {side: image for side, image in (("ref", ref), ("pred", pred)) if image is not None}
         for side in ("ref", "pred"):
             self.shot(side).set_image(self.images.get(side))
-        self._highlight()
+        if highlight:
+            self._highlight()
 
     def update_scores(self) -> None:
         if self.result is None:
@@ -612,7 +613,7 @@ class InspectorScreen(Screen):
         report = (self.report.model_dump_json(by_alias=True, indent=2) if self.report
                   else self.result.model_dump_json(indent=2))
         try:
-            atomic_write_bytes(out / f"{stem}.visual.json", report.encode("utf-8"))  # as `visual --json` writes it
+            atomic_write_text(out / f"{stem}.visual.json", report)  # as `visual --json` writes it
             atomic_write_text(out / f"{stem}.visual.md", markdown_summary(self.result, self.rows))
             if len(self.images) == 2:
                 self._write_overlays(out)

@@ -18,7 +18,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from replay_tui.sanitize import strip_control
+from replay_tui.sanitize import one_line, strip_control
 from replay_tui.tui.screens.help import HelpScreen
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
@@ -60,7 +60,7 @@ class ResultsSource:
             Text(str(count) if count else ""),
             Text(",".join(result.sites)),
             Text(",".join(result.data_types), style="cyan"),
-            Text(" ".join(strip_control(task.intent if task else result.error_msg or "").split())),
+            Text(one_line(task.intent if task else result.error_msg or "")),
         ]
 
 

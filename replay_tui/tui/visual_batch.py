@@ -23,7 +23,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from replay_tui.fileio import atomic_write_bytes, atomic_write_text
+from replay_tui.fileio import atomic_write_text
 from replay_tui.sanitize import strip_control
 from replay_tui.tui.screens.help import ToolApp
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
@@ -387,8 +387,7 @@ class VisualBatchScreen(SortActions, Screen):
         mean_cells = ["n/a" if report.means[k] is None else f"{report.means[k]:.4f}" for k in SCORES]
         lines.append("| **mean** | | " + " | ".join(mean_cells) + " |")
         try:
-            atomic_write_bytes(self.export_dir / "visual-batch.json",
-                               report.model_dump_json(by_alias=True, indent=2).encode("utf-8"))
+            atomic_write_text(self.export_dir / "visual-batch.json", report.model_dump_json(by_alias=True, indent=2))
             atomic_write_text(self.export_dir / "visual-batch.md", "\n".join(lines) + "\n")
         except OSError as exc:
             self.notify(f"export failed: {exc}", severity="error", markup=False)

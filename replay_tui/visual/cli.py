@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from replay_tui.fileio import atomic_write_bytes
+from replay_tui.fileio import atomic_write_bytes, atomic_write_text
 from replay_tui.sanitize import strip_control
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -159,7 +159,7 @@ def _single(args, out: Console, err: Console, renderer, clip_scorer) -> int:
         _write_pngs(Path(args.png_dir), pred.stem, result)
         out.print(_txt(f"screenshots written to {args.png_dir}", "dim"))
     if args.json:
-        atomic_write_bytes(args.json, report.model_dump_json(by_alias=True, indent=2).encode("utf-8"))
+        atomic_write_text(args.json, report.model_dump_json(by_alias=True, indent=2))
         out.print(_txt(f"report written to {args.json}", "dim"))
     return EXIT_OK
 
@@ -325,6 +325,6 @@ def _batch(args, out: Console, err: Console, renderer, clip_scorer) -> int:
     if args.json:
         report = BatchReport(ref_dir=str(ref_dir), pred_dir=str(pred_dir), mode=mode, rows=rows, means=means,
                              missing=missing, pairs=pairs)
-        atomic_write_bytes(args.json, report.model_dump_json(by_alias=True, indent=2).encode("utf-8"))
+        atomic_write_text(args.json, report.model_dump_json(by_alias=True, indent=2))
         out.print(_txt(f"report written to {args.json}", "dim"))
     return EXIT_OK

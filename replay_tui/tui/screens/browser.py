@@ -16,7 +16,7 @@ from textual.widgets import Footer, Input, Static
 
 from replay_tui.demos.loader import EpisodeRef
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.sanitize import strip_control
+from replay_tui.sanitize import one_line, strip_control
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ class BrowserSource:
         tags = ws.annotations.episode_tags(ref.session_id)
         return [
             Text(str(ref.session_id)),
-            Text(" ".join(strip_control(header.instruction).split())),
+            Text(one_line(header.instruction)),
             Text(str(ref.decision_steps)),
             Text(f"{reward:.2f}", style="green" if reward == 1.0 else ("yellow" if reward > 0 else "red")),
             Text("✓", style="green") if _succeeded(ref) else Text("✗", style="red"),

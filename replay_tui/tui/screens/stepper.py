@@ -20,7 +20,7 @@ from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.diff import char_diff
 from replay_tui.env import ReplayStep, replay_steps
 from replay_tui.runner import StepResult
-from replay_tui.sanitize import strip_control
+from replay_tui.sanitize import one_line, strip_control
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 from replay_tui.verify.actions import compare_actions
@@ -253,7 +253,7 @@ class StepperScreen(Screen):
         if tags:
             text.append(" ".join(tags) + "  ", style="cyan")
         text.append("\n")
-        text.append(" ".join(strip_control(episode.instruction).split()), style="italic")
+        text.append(one_line(episode.instruction), style="italic")
         self.query_one("#episode-title", Static).update(text)
 
     @on(LazyTable.Highlighted, "#steps")
@@ -384,7 +384,7 @@ class StepperScreen(Screen):
             text.append("\nnotes      ", style="dim")
             text.append(" ".join(annotation.tags), style="cyan")
             if annotation.note:
-                text.append("  " + " ".join(strip_control(annotation.note).split()), style="italic")
+                text.append("  " + one_line(annotation.note), style="italic")
         if step.warnings:
             text.append("\n⚠ " + "; ".join(step.warnings), style="yellow")
         return text
