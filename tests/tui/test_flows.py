@@ -473,3 +473,22 @@ async def test_enter_on_a_step_keeps_the_panes_where_they_are(build):
         await pilot.press("enter")
         await pilot.pause()
         assert pane.scroll_offset.y == 3
+
+
+async def test_find_follows_the_step_that_is_shown(build):
+    """With the find bar open, moving to another step re-counts the hits in the new panes."""
+    from replay_tui.tui.widgets.text_pane import TextPane
+
+    app = build()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("ctrl+f", *"the")
+        await pilot.pause()
+        screen = app.screen
+        screen.steps_table.focus()
+        await pilot.press("j")
+        await pilot.pause()
+        expected = sum(pane.text.lower().count("the") for pane in screen.query(TextPane).results())
+        assert screen.steps_table.cursor == 1
+        assert expected > 0 and len(screen.find_hits) == expected

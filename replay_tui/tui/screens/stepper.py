@@ -303,9 +303,8 @@ class StepperScreen(Screen):
             thinking.set_text("\n".join(f"{k}: {v}" for k, v in fields.items()), placeholder="no fields")
         if isinstance(entry, DecisionStep) and not self.show_trace:
             thinking.border_title = "thinking"
-        query = self.query_one("#find", Input).value
-        if query:
-            self.run_find(query)
+        if self.query_one("#find", Input).value:
+            self._collect_hits()  # set_text already searched each pane for the find box's query
 
     def show_trace_in(self, pane: TextPane, row: StepRow) -> None:
         """The policy's own account of this step: request, response, tokens, latency, failure."""
@@ -478,12 +477,17 @@ class StepperScreen(Screen):
             event.stop()
 
     def run_find(self, query: str) -> int:
+        for name in PANES:
+            self.query_one(f"#{name}", TextPane).find(query)
+        return self._collect_hits()
+
+    def _collect_hits(self) -> int:
+        """The matches the panes hold for the current query, in pane order; none is current yet."""
         self.find_hits = []
         self.find_index = -1
         for name in PANES:
             pane = self.query_one(f"#{name}", TextPane)
-            count = pane.find(query)
-            self.find_hits.extend((name, number) for number in range(count))
+            self.find_hits.extend((name, number) for number in range(len(pane.matches)))
         self.update_find_status()
         return len(self.find_hits)
 
