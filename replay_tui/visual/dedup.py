@@ -59,13 +59,11 @@ def _scan(chunks: list[str], similarity: float, repeats: int, on_repeat) -> None
     width = max(1, len(vocab))
     hist = np.zeros((max(1, len(chunks)), width), dtype=np.int32)
     lengths = np.zeros(max(1, len(chunks)), dtype=np.int64)
-    seen_keys: list[str] = []
     groups: list[list[int]] = []
     matchers: list[difflib.SequenceMatcher] = []
-    index_of: dict[str, int] = {}
     for i, chunk in enumerate(chunks):
         h = np.bincount([vocab[c] for c in chunk], minlength=width).astype(np.int32)
-        count = len(seen_keys)
+        count = len(groups)
         hit = -1
         if count:
             matches = np.minimum(hist[:count], h).sum(axis=1)
@@ -82,9 +80,8 @@ def _scan(chunks: list[str], similarity: float, repeats: int, on_repeat) -> None
             group.append(i)
             if len(group) >= repeats:
                 on_repeat(group)
-        elif chunk not in index_of:
-            index_of[chunk] = count
-            seen_keys.append(chunk)
+        else:
+            # new content: a chunk equal to a seen one (< 200 chars, so no autojunk) has ratio 1.0 and always hits
             groups.append([i])
             matchers.append(difflib.SequenceMatcher(None, "", chunk))
             hist[count] = h

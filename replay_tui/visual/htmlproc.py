@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from bs4 import BeautifulSoup, Comment, NavigableString, Tag
 from PIL import ImageColor
@@ -28,14 +29,15 @@ class ReferenceCrash(Exception):
     """An input on which the reference pipeline raises an uncaught exception (the whole evaluation fails)."""
 
 
+@cache
+def _color_pool(offset: int) -> tuple[str, ...]:
+    return tuple(f"{(r + offset) % 256:02X}{(g + offset) % 256:02X}{(b + offset) % 256:02X}"
+                 for r in POOL_VALUES for g in POOL_VALUES for b in POOL_VALUES)
+
+
 def color_pool(offset: int) -> list[str]:
-    """The reference's pool: upper-case hex in nested r->g->b order; callers pop from the end."""
-    out = []
-    for r in POOL_VALUES:
-        for g in POOL_VALUES:
-            for b in POOL_VALUES:
-                out.append(f"{(r + offset) % 256:02X}{(g + offset) % 256:02X}{(b + offset) % 256:02X}")
-    return out
+    """The reference's pool: upper-case hex in nested r->g->b order; callers pop from the end (a fresh list)."""
+    return list(_color_pool(offset))
 
 
 def update_style(element: Tag, prop: str, value: str) -> None:

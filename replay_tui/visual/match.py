@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -226,5 +226,3 @@ def find_possible_merge(pred: list[Block], ref: list[Block], ratio: RatioCache,
     stats.lsa_calls += 1
     return a, b, [(int(i), int(j)) for i, j in zip(rows, cols, strict=True)]
 
-
-RatioFn = Callable[[str, str], float]

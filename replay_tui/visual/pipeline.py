@@ -106,9 +106,6 @@ class RenderCache:
 
     @staticmethod
     def _key(source: tuple) -> tuple[str, str]:
-        if source[0] == "file":
-            path = Path(source[1])
-            return hashlib.sha256(path.read_bytes()).hexdigest(), str(path.parent.resolve())
         _, html, base, _stem = source
         return (hashlib.sha256(html.encode("utf-8", errors="surrogateescape")).hexdigest(),
                 str(Path(base).resolve()))
@@ -121,14 +118,9 @@ class RenderCache:
                 missing[key] = source
         if not missing:
             return
-        files = [(k, s) for k, s in missing.items() if s[0] == "file"]
-        texts = [(k, s) for k, s in missing.items() if s[0] == "html"]
-        # one concurrent batch: raw files are rendered through a byte-identical copy beside them
-        items = [(Path(s[1]).read_bytes().decode("utf-8", errors="surrogateescape"), Path(s[1]).parent,
-                  Path(s[1]).stem) for _, s in files]
-        items += [(s[1], s[2], s[3]) for _, s in texts]
-        results = self.renderer.render_texts(items)
-        for (key, _), result in zip(files + texts, results, strict=True):
+        # one concurrent batch, each text rendered through a copy beside its page
+        results = self.renderer.render_texts([(s[1], s[2], s[3]) for s in missing.values()])
+        for key, result in zip(missing, results, strict=True):
             self._cache[key] = result
 
     def get(self, source: tuple) -> RenderResult:
@@ -157,12 +149,16 @@ class PagePlan:
     original: tuple | None = None
     rounds: list[htmlproc.PerturbedHtml] = field(default_factory=list)
 
+    def round_sources(self, k: int) -> tuple[tuple, tuple]:
+        """The two recoloured renders of colour round ``k``."""
+        base, stem = Path(self.page.path).parent, Path(self.page.path).stem
+        variants = self.rounds[k]
+        return ("html", variants.variant0, base, stem + "_p"), ("html", variants.variant1, base, stem + "_p_1")
+
     def sources(self) -> list[tuple]:
         out = [self.original] if self.original else []
-        base, stem = Path(self.page.path).parent, Path(self.page.path).stem
-        for variants in self.rounds:
-            out.append(("html", variants.variant0, base, stem + "_p"))
-            out.append(("html", variants.variant1, base, stem + "_p_1"))
+        for k in range(len(self.rounds)):
+            out.extend(self.round_sources(k))
         return out
 
 
@@ -184,14 +180,13 @@ def plan_page(path: str | Path, *, is_pred: bool, mode: str) -> PagePlan:
             text = htmlproc.make_html(text)
             text = htmlproc.truncate_repeated_elements(htmlproc.parse(text))
         page.html = text
-        # The original screenshot: compat renders the reference raw and the prediction as pre-processed; fixed
-        # renders the same bs4 round trip that the recoloured variants come from.
+        # The original screenshot: compat renders the reference raw (``text`` is still the file as read, and
+        # surrogateescape gives back its exact bytes) and the prediction as pre-processed; fixed renders the same
+        # bs4 round trip that the recoloured variants come from.
         if mode == "fixed":
             plan.original = ("html", str(htmlproc.parse(text)), base, path.stem)
-        elif is_pred:
-            plan.original = ("html", text, base, path.stem)
         else:
-            plan.original = ("file", path)
+            plan.original = ("html", text, base, path.stem)
         if mode == "compat":
             plan.rounds = [htmlproc.perturb(text, strict_pool=True)]
         else:
@@ -226,13 +221,13 @@ def finish_page(plan: PagePlan, cache: RenderCache) -> Page:
         return page
     page.image = image
     page.height, page.width = image.shape[:2]
-    base, stem = Path(page.path).parent, Path(page.path).stem
     blocks: list[Block] = []
     try:
         for k, variants in enumerate(plan.rounds):
             page.text_tags += variants.text_tags
-            r0 = cache.get(("html", variants.variant0, base, stem + "_p"))
-            r1 = cache.get(("html", variants.variant1, base, stem + "_p_1"))
+            source0, source1 = plan.round_sources(k)
+            r0 = cache.get(source0)
+            r1 = cache.get(source1)
             img0 = _image_or_blank(r0, page, "recoloured render", mode)
             img1 = _image_or_blank(r1, page, "second recoloured render", mode)
             if img0 is None or img1 is None:
@@ -259,13 +254,6 @@ def finish_page(plan: PagePlan, cache: RenderCache) -> Page:
         return page
     page.raw_blocks = blocks
     return page
-
-
-def extract_page(cache: RenderCache, path: str | Path, *, is_pred: bool, mode: str) -> Page:
-    """Pre-process, render the page and its two recoloured variants (concurrently), extract blocks."""
-    plan = plan_page(path, is_pred=is_pred, mode=mode)
-    cache.prefetch(plan.sources())
-    return finish_page(plan, cache)
 
 
 def _has_surrogates(text: str) -> bool:

@@ -57,8 +57,6 @@ class RenderResult:
 
     image: np.ndarray | None
     error: str | None = None
-    png: bytes | None = None
-    seconds: float = 0.0
     blocked: list[str] = field(default_factory=list)
 
     @property
@@ -97,11 +95,10 @@ class Renderer:
     ``parallel`` pages render at once (each page of a batch is independent; 2-3 suit two cores).
     """
 
-    def __init__(self, executable: str | None = None, timeout_ms: int = DEFAULT_TIMEOUT_MS,
-                 keep_png: bool = False, parallel: int = 3) -> None:
+    def __init__(self, executable: str | None = None, timeout_ms: int = DEFAULT_TIMEOUT_MS, parallel: int = 3
+                 ) -> None:
         self.executable = find_chromium(executable)
         self.timeout_ms = int(timeout_ms)
-        self.keep_png = keep_png
         self.parallel = max(1, int(parallel))
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -111,7 +108,6 @@ class Renderer:
         self._idle: list = []
         self._state: dict = {}
         self._slots: asyncio.Semaphore | None = None
-        self.renders = 0
         self.render_seconds = 0.0
 
     # -- lifecycle -------------------------------------------------------------------------------------------
@@ -207,8 +203,7 @@ class Renderer:
         finally:
             self._slots.release()
 
-    async def _render_one(self, url: str, root: Path) -> tuple[bytes | None, str | None, list[str], float]:
-        started = time.perf_counter()
+    async def _render_one(self, url: str, root: Path) -> tuple[bytes | None, str | None, list[str]]:
         page = await self._acquire()
         state = self._state[page]
         state["roots"] = (os.path.realpath(root),)
@@ -225,7 +220,7 @@ class Renderer:
         finally:
             blocked = list(state["blocked"])
             await self._release(page, healthy)
-        return png, error, blocked, time.perf_counter() - started
+        return png, error, blocked
 
     async def _render_all(self, jobs: list[tuple[str, Path]]):
         return await asyncio.gather(*(self._render_one(url, root) for url, root in jobs))
@@ -237,25 +232,18 @@ class Renderer:
         started = time.perf_counter()
         raw = self._call(self._render_all(list(jobs)))
         results = []
-        for png, error, blocked, seconds in raw:
+        for png, error, blocked in raw:
             if png is not None:
                 try:
-                    result = RenderResult(image=decode_png(png), png=png if self.keep_png else None)
+                    result = RenderResult(image=decode_png(png))
                 except ValueError as exc:
                     result = RenderResult(image=None, error=f"ValueError: {exc}")
             else:
                 result = RenderResult(image=None, error=error)
-            result.seconds = seconds
             result.blocked = blocked
             results.append(result)
-        self.renders += len(results)
         self.render_seconds += time.perf_counter() - started
         return results
-
-    def render_file(self, path: str | os.PathLike[str]) -> RenderResult:
-        """Screenshot an HTML file as it is (the reference's raw render)."""
-        target = Path(path).resolve()
-        return self.render_many([(target.as_uri(), target.parent)])[0]
 
     def render_html(self, html: str, base_dir: str | os.PathLike[str], stem: str = "page") -> RenderResult:
         """Screenshot HTML text as if it were a file in ``base_dir`` (relative URLs such as ``rick.jpg`` resolve)."""

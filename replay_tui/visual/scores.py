@@ -56,6 +56,15 @@ def position_similarity(pred: Block, ref: Block) -> float:
     return 1 - max(abs(x2 - x1), abs(y2 - y1))
 
 
+def _unmatched_area(blocks: list[Block], used: set[int]) -> float:
+    """Left-to-right ``+=`` from 0.0 over the blocks not in ``used`` (the reference's float order)."""
+    total = 0.0
+    for k, block in enumerate(blocks):
+        if k not in used:
+            total += area(block)
+    return total
+
+
 def sub_scores(pred: list[Block], ref: list[Block], matching: list[tuple[int, int]],
                ratio: Callable[[str, str], float], color_formula: str = "colormath") -> SubScores:
     kept: list[tuple[int, int, float]] = []
@@ -65,15 +74,7 @@ def sub_scores(pred: list[Block], ref: list[Block], matching: list[tuple[int, in
         (dropped if similarity < MIN_TEXT_SIMILARITY else kept).append((i, j, similarity))
     used_pred = {i for i, _, _ in kept}
     used_ref = {j for _, j, _ in kept}
-    unmatched_pred = 0.0
-    for i, block in enumerate(pred):
-        if i not in used_pred:
-            unmatched_pred += area(block)
-    unmatched_ref = 0.0
-    for j, block in enumerate(ref):
-        if j not in used_ref:
-            unmatched_ref += area(block)
-    sum_areas = [unmatched_pred + unmatched_ref]
+    sum_areas = [_unmatched_area(pred, used_pred) + _unmatched_area(ref, used_ref)]
     matched_areas: list[float] = []
     pairs: list[PairScore] = []
     for i, j, similarity in kept:
@@ -83,9 +84,10 @@ def sub_scores(pred: list[Block], ref: list[Block], matching: list[tuple[int, in
         sum_areas.append(pair_area)
         matched_areas.append(pair_area)
         pairs.append(PairScore(i, j, similarity, pos, col, pair_area))
-    out = SubScores(pairs=pairs, dropped=dropped, sum_areas=float(np.sum(sum_areas)))
+    total_area = np.sum(sum_areas)
+    out = SubScores(pairs=pairs, dropped=dropped, sum_areas=float(total_area))
     if matched_areas:
-        out.block = float(np.sum(matched_areas) / np.sum(sum_areas))
+        out.block = float(np.sum(matched_areas) / total_area)
         out.text = float(np.mean([p.text for p in pairs]))
         out.position = float(np.mean([p.position for p in pairs]))
         out.color = float(np.mean([p.color for p in pairs]))
