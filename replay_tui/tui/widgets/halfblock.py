@@ -49,11 +49,16 @@ class Box:
     parts: tuple[BBox, ...] = ()
 
 
+def as_rgb(image: Image.Image) -> Image.Image:
+    """``image`` itself when it is RGB already (``convert`` would copy a whole screenshot)."""
+    return image if image.mode == "RGB" else image.convert("RGB")
+
+
 def scale_image(image: Image.Image, width_px: int, zoom: float = 1.0) -> Image.Image:
     """The image resized to ``width_px * zoom`` pixels wide, keeping its aspect ratio."""
     target_w = max(1, round(width_px * zoom))
     target_h = max(2, round(image.height * target_w / max(1, image.width)))
-    return image.convert("RGB").resize((target_w, target_h), Image.Resampling.BOX)
+    return as_rgb(image).resize((target_w, target_h), Image.Resampling.BOX)
 
 
 def tint(color: RGB) -> RGB:

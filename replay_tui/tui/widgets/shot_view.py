@@ -22,7 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.widget import Widget
 
 from replay_tui.tui import graphics as graphics_mode
-from replay_tui.tui.widgets.halfblock import Box, HalfBlockImage, draw_boxes
+from replay_tui.tui.widgets.halfblock import Box, HalfBlockImage, as_rgb, draw_boxes
 
 Viewport = tuple[int, int, int, int]
 MIN_ZOOM, MAX_ZOOM = 1.0, 8.0
@@ -207,7 +207,7 @@ class ShotView(Widget):
         key = (id(image), self._boxes, line_scale)
         if key != self._overlay_key or self._overlay is None:
             boxes = [replace(box, width=box.width * line_scale) for box in self._boxes]
-            self._overlay = draw_boxes(image.convert("RGB"), boxes)
+            self._overlay = draw_boxes(as_rgb(image), boxes)  # draw_boxes draws on a copy
             self._overlay_key = key
         return self._overlay
 
