@@ -29,10 +29,19 @@ SIZE = (130, 36)
 def make_file(path: Path, episodes: int) -> None:
     with path.open("w") as handle:
         for sid in range(episodes):
-            handle.write(json.dumps({
-                "session_id": sid, "instruction": f"i need item {sid} in a medium size and natural colour",
-                "trajectory": [], "final_reward": (sid % 4) / 4, "success": sid % 4 == 0,
-                "completed_by_backup": sid % 10 == 0}) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "session_id": sid,
+                        "instruction": f"i need item {sid} in a medium size and natural colour",
+                        "trajectory": [],
+                        "final_reward": (sid % 4) / 4,
+                        "success": sid % 4 == 0,
+                        "completed_by_backup": sid % 10 == 0,
+                    }
+                )
+                + "\n"
+            )
 
 
 async def lazy(path: Path) -> dict[str, float]:
@@ -70,8 +79,14 @@ async def naive(path: Path) -> dict[str, float]:
             for name in ("session", "instruction", "steps", "reward", "ok", "backup"):
                 table.add_column(name, key=name)
             table.add_rows(
-                (ref.session_id, ref.header.instruction, ref.decision_steps, ref.header.final_reward,
-                 ref.header.success, ref.header.completed_by_backup)
+                (
+                    ref.session_id,
+                    ref.header.instruction,
+                    ref.decision_steps,
+                    ref.header.final_reward,
+                    ref.header.success,
+                    ref.header.completed_by_backup,
+                )
                 for ref in demos.refs
             )
 
@@ -98,11 +113,15 @@ async def main() -> None:
         print(f"{args.episodes:,} episodes, {path.stat().st_size / 2**20:.1f} MB")
         ours = await lazy(path)
         base = await naive(path)
-    print(f"lazy browser : first screen {ours['first_screen']:.2f} s, filter keystroke {ours['filter_key']:.3f} s, "
-          f"sort {ours['sort']:.3f} s")
+    print(
+        f"lazy browser : first screen {ours['first_screen']:.2f} s, filter keystroke {ours['filter_key']:.3f} s, "
+        f"sort {ours['sort']:.3f} s"
+    )
     print(f"DataTable    : first screen {base['first_screen']:.2f} s, sort {base['sort']:.3f} s")
-    print(f"ratios       : first screen {base['first_screen'] / ours['first_screen']:.1f}x faster, "
-          f"sort {base['sort'] / ours['sort']:.1f}x faster")
+    print(
+        f"ratios       : first screen {base['first_screen'] / ours['first_screen']:.1f}x faster, "
+        f"sort {base['sort'] / ours['sort']:.1f}x faster"
+    )
 
 
 if __name__ == "__main__":

@@ -47,8 +47,9 @@ def naive_widget():
             for x in range(width):
                 upper = pixels[x, top]
                 lower = pixels[x, top + 1] if top + 1 < height else (0, 0, 0)
-                segments.append(Segment("▀", Style(color=Color.from_rgb(*upper[:3]),
-                                                   bgcolor=Color.from_rgb(*lower[:3]))))
+                segments.append(
+                    Segment("▀", Style(color=Color.from_rgb(*upper[:3]), bgcolor=Color.from_rgb(*lower[:3])))
+                )
             rows.append(list(Segment.simplify(segments)))
         return rows
 
@@ -135,8 +136,10 @@ def main() -> None:
     Image.fromarray(results["compat"].ref.image).save(shots[0])
     Image.fromarray(results["compat"].pred.image).save(shots[1])
     height = results["compat"].ref.image.shape[0]
-    print(f"pair {args.variant}/{args.page}: screenshot 1280x{height}, {len(report.result.matches)} pairs, "
-          f"{args.presses} presses of j, {SIZE[0]}x{SIZE[1]}")
+    print(
+        f"pair {args.variant}/{args.page}: screenshot 1280x{height}, {len(report.result.matches)} pairs, "
+        f"{args.presses} presses of j, {SIZE[0]}x{SIZE[1]}"
+    )
     shipped = shot_view.HalfBlockImage
     for label, keys in (("zoom 1", []), ("zoom 4", ["z", "z"])):
         fast, fast_work = asyncio.run(drive(report, shots, args.presses, keys))
@@ -145,9 +148,11 @@ def main() -> None:
             slow, slow_work = asyncio.run(drive(report, shots, args.presses, keys))
         finally:
             shot_view.HalfBlockImage = shipped
-        print(f"{label}: key press through the Pilot {fast:6.1f} ms vs {slow:6.1f} ms naive ({slow / fast:.1f}x); "
-              f"screenshot work per selection {fast_work:6.2f} ms vs {slow_work:7.2f} ms "
-              f"({slow_work / fast_work:.0f}x)")
+        print(
+            f"{label}: key press through the Pilot {fast:6.1f} ms vs {slow:6.1f} ms naive ({slow / fast:.1f}x); "
+            f"screenshot work per selection {fast_work:6.2f} ms vs {slow_work:7.2f} ms "
+            f"({slow_work / fast_work:.0f}x)"
+        )
     print("(the Pilot floor: a key press in the session browser costs about the same as the shipped inspector)")
 
 

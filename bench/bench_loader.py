@@ -100,7 +100,9 @@ def measure(name: str, path: Path, *, heap_runs: bool) -> dict:
     def child(heap: bool) -> dict:
         out = subprocess.run(
             [sys.executable, __file__, "--phase", name, "--file", str(path)] + (["--heap"] if heap else []),
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -119,8 +121,7 @@ def ensure_file(size_mb: int) -> Path:
     if not path.exists():
         print(f"generating {path} ({size_mb} MB) ...", flush=True)
         start = time.perf_counter()
-        stats = synth.write_demo_file(path, start=0, count=1, seed=7, quirk_rate=0.1,
-                                      target_bytes=size_mb * 2**20)
+        stats = synth.write_demo_file(path, start=0, count=1, seed=7, quirk_rate=0.1, target_bytes=size_mb * 2**20)
         print(f"  {stats.episodes:,} episodes in {time.perf_counter() - start:.1f} s", flush=True)
     return path
 
@@ -147,20 +148,26 @@ def main() -> None:
         results[name] = measure(name, path, heap_runs=not args.no_heap)
         r = results[name]
         heap = f", heap {r['peak_heap_mb']:,.0f} MB" if "peak_heap_mb" in r else ""
-        print(f"{name:>13}: {r['seconds']:7.2f} s  ({size_mb / r['seconds']:6.0f} MB/s), "
-              f"peak RSS {r['peak_rss_mb']:,.0f} MB{heap}; {r['episodes']:,} episodes, {r['steps']:,} steps"
-              + (f", accuracy {r['accuracy']:.3f}" if "accuracy" in r else ""), flush=True)
+        print(
+            f"{name:>13}: {r['seconds']:7.2f} s  ({size_mb / r['seconds']:6.0f} MB/s), "
+            f"peak RSS {r['peak_rss_mb']:,.0f} MB{heap}; {r['episodes']:,} episodes, {r['steps']:,} steps"
+            + (f", accuracy {r['accuracy']:.3f}" if "accuracy" in r else ""),
+            flush=True,
+        )
     if "naive_open" in results:
         ours, naive = results["index"], results["naive_open"]
-        print(f"\ntime to browse (index vs json.load + full validation): "
-              f"{naive['seconds'] / ours['seconds']:.1f}x faster, "
-              f"peak RSS {naive['peak_rss_mb'] / ours['peak_rss_mb']:.1f}x smaller"
-              + (f", heap {naive['peak_heap_mb'] / ours['peak_heap_mb']:.0f}x smaller"
-                 if "peak_heap_mb" in ours else ""))
+        print(
+            f"\ntime to browse (index vs json.load + full validation): "
+            f"{naive['seconds'] / ours['seconds']:.1f}x faster, "
+            f"peak RSS {naive['peak_rss_mb'] / ours['peak_rss_mb']:.1f}x smaller"
+            + (f", heap {naive['peak_heap_mb'] / ours['peak_heap_mb']:.0f}x smaller" if "peak_heap_mb" in ours else "")
+        )
         ours, naive = results["replay"], results["naive_replay"]
-        print(f"index + stub replay of every episode vs naive load + replay: "
-              f"{naive['seconds'] / ours['seconds']:.1f}x faster, "
-              f"peak RSS {naive['peak_rss_mb'] / ours['peak_rss_mb']:.1f}x smaller")
+        print(
+            f"index + stub replay of every episode vs naive load + replay: "
+            f"{naive['seconds'] / ours['seconds']:.1f}x faster, "
+            f"peak RSS {naive['peak_rss_mb'] / ours['peak_rss_mb']:.1f}x smaller"
+        )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,10 @@ from replay_tui.visual.pipeline import VisualScorer
 from replay_tui.visual.scores import sub_scores
 
 KEYS = ("block", "text", "position", "color")
-WORDS = ("home about contact news read more services team blog price login cart shop sale new the a of and to in "
-         "for with our your delivery returns account search help order track store gift card offers").split()
+WORDS = (
+    "home about contact news read more services team blog price login cart shop sale new the a of and to in "
+    "for with our your delivery returns account search help order track store gift card offers"
+).split()
 
 
 def synthetic_blocks(n: int, seed: int) -> tuple[list[Block], list[Block]]:
@@ -57,9 +59,14 @@ def synthetic_blocks(n: int, seed: int) -> tuple[list[Block], list[Block]]:
     def blocks(texts):
         out = []
         for k, t in enumerate(texts):
-            out.append(Block(t, (rng.randint(0, 50) / 100, k / (n + 5), rng.randint(5, 40) / 100, 0.8 / (n + 5)),
-                             (float(rng.randint(0, 255)), float(rng.randint(0, 255)), float(rng.randint(0, 255))),
-                             [k]))
+            out.append(
+                Block(
+                    t,
+                    (rng.randint(0, 50) / 100, k / (n + 5), rng.randint(5, 40) / 100, 0.8 / (n + 5)),
+                    (float(rng.randint(0, 255)), float(rng.randint(0, 255)), float(rng.randint(0, 255))),
+                    [k],
+                )
+            )
         return out
 
     return blocks(pred_texts), blocks(ref_texts)
@@ -99,9 +106,18 @@ def matching_rows(sizes: list[int], real_pairs: list[tuple]) -> list[dict]:
             expected, t_ref = time_it(reference.score_blocks, dicts(pred), dicts(ref))
         else:
             expected, t_ref = recorded, recorded["matching_seconds"]
-        rows.append({"case": name, "pred_blocks": len(pred), "ref_blocks": len(ref), "fast_s": t_fast,
-                     "reference_s": t_ref, "ratio": t_ref / t_fast, "max_score_diff": max_diff(fast, expected),
-                     "lsa_calls": stats.lsa_calls})
+        rows.append(
+            {
+                "case": name,
+                "pred_blocks": len(pred),
+                "ref_blocks": len(ref),
+                "fast_s": t_fast,
+                "reference_s": t_ref,
+                "ratio": t_ref / t_fast,
+                "max_score_diff": max_diff(fast, expected),
+                "lsa_calls": stats.lsa_calls,
+            }
+        )
         _print_row("matching", rows[-1])
     return rows
 
@@ -128,11 +144,15 @@ def big_page(path: Path, seed: int, variant: bool) -> None:
             else:
                 out.append(text)
         items = out
-    body = "\n".join(f'<div class="item"><a href="#">{t}</a></div>' if k % 3 == 0 else f"<p>{t}</p>"
-                     for k, t in enumerate(items))
-    path.write_text("<!DOCTYPE html><html><head><style>body{font-family:'Liberation Sans';margin:24px}"
-                    "p{margin:6px 0}.item a{color:#1a4d8f}</style></head><body><h1>Latest stories</h1>\n"
-                    f"{body}\n</body></html>", encoding="utf-8")
+    body = "\n".join(
+        f'<div class="item"><a href="#">{t}</a></div>' if k % 3 == 0 else f"<p>{t}</p>" for k, t in enumerate(items)
+    )
+    path.write_text(
+        "<!DOCTYPE html><html><head><style>body{font-family:'Liberation Sans';margin:24px}"
+        "p{margin:6px 0}.item a{color:#1a4d8f}</style></head><body><h1>Latest stories</h1>\n"
+        f"{body}\n</body></html>",
+        encoding="utf-8",
+    )
 
 
 def end_to_end_rows(pairs: list[tuple[str, Path, Path]], real_out: list) -> list[dict]:
@@ -148,12 +168,22 @@ def end_to_end_rows(pairs: list[tuple[str, Path, Path]], real_out: list) -> list
             started = time.perf_counter()
             expected = pool.submit(reference.evaluate, str(ref), str(pred)).result()
             t_ref = time.perf_counter() - started
-            same_blocks = (_block_tuples(result.pred.raw_blocks) == _dict_tuples(expected["raw_pred"])
-                           and _block_tuples(result.ref.raw_blocks) == _dict_tuples(expected["raw_ref"]))
-            rows.append({"case": name, "pred_blocks": len(result.pred_bbox_merged),
-                         "ref_blocks": len(result.ref_bbox_merged), "fast_s": t_fast, "reference_s": t_ref,
-                         "ratio": t_ref / t_fast, "max_score_diff": max_diff(result.scores, expected),
-                         "identical_blocks": same_blocks, "fast_render_s": result.seconds.get("render", 0.0)})
+            same_blocks = _block_tuples(result.pred.raw_blocks) == _dict_tuples(expected["raw_pred"]) and _block_tuples(
+                result.ref.raw_blocks
+            ) == _dict_tuples(expected["raw_ref"])
+            rows.append(
+                {
+                    "case": name,
+                    "pred_blocks": len(result.pred_bbox_merged),
+                    "ref_blocks": len(result.ref_bbox_merged),
+                    "fast_s": t_fast,
+                    "reference_s": t_ref,
+                    "ratio": t_ref / t_fast,
+                    "max_score_diff": max_diff(result.scores, expected),
+                    "identical_blocks": same_blocks,
+                    "fast_render_s": result.seconds.get("render", 0.0),
+                }
+            )
             _print_row("end-to-end", rows[-1])
             if same_blocks:
                 real_out.append((name, result.pred.raw_blocks, result.ref.raw_blocks, expected))
@@ -170,9 +200,12 @@ def _dict_tuples(blocks):
 
 def _print_row(kind: str, row: dict) -> None:
     extra = f"  identical blocks: {row['identical_blocks']}" if "identical_blocks" in row else ""
-    print(f"{kind:>10}  {row['case']:<28} {row['pred_blocks']:>4}x{row['ref_blocks']:<4} fast {row['fast_s']:8.3f}s"
-          f"  reference {row['reference_s']:9.2f}s  ratio {row['ratio']:7.1f}x  max |score diff| "
-          f"{row['max_score_diff']:.2e}{extra}", flush=True)
+    print(
+        f"{kind:>10}  {row['case']:<28} {row['pred_blocks']:>4}x{row['ref_blocks']:<4} fast {row['fast_s']:8.3f}s"
+        f"  reference {row['reference_s']:9.2f}s  ratio {row['ratio']:7.1f}x  max |score diff| "
+        f"{row['max_score_diff']:.2e}{extra}",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,8 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     e2e: list[dict] = []
     real: list = []
     with tempfile.TemporaryDirectory(prefix="bench-visual-") as tmp:
-        pairs = [(f"{page}/{variant}", *example_pair(page, variant))
-                 for page, variant in (("11202", "move"), ("13470", "reword"), ("9656", "drop"))]
+        pairs = [
+            (f"{page}/{variant}", *example_pair(page, variant))
+            for page, variant in (("11202", "move"), ("13470", "reword"), ("9656", "drop"))
+        ]
         if not args.quick:
             ref, pred = Path(tmp) / "big_ref.html", Path(tmp) / "big_pred.html"
             big_page(ref, 5, False)
@@ -203,8 +238,10 @@ def main(argv: list[str] | None = None) -> int:
     if e2e:
         median = statistics.median(r["ratio"] for r in e2e)
         big = ", ".join("{:.1f}x".format(r["ratio"]) for r in big_e2e)
-        print(f"  end-to-end ratio: median {median:.1f}x over {len(e2e)} pairs"
-              + (f"; pages with 100+ blocks: {big}" if big_e2e else ""))
+        print(
+            f"  end-to-end ratio: median {median:.1f}x over {len(e2e)} pairs"
+            + (f"; pages with 100+ blocks: {big}" if big_e2e else "")
+        )
     print("  matching-only ratio: " + ", ".join("{}: {:.1f}x".format(r["case"], r["ratio"]) for r in match))
     if big_match:
         print("  matching-only, ~100 blocks: " + ", ".join("{:.1f}x".format(r["ratio"]) for r in big_match))

@@ -41,9 +41,17 @@ class AgentState(TypedDict, total=False):
     trace: dict[str, Any]
 
 
-def build_graph(*, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
-                temperature: float = 0.0, seed: int | None = None, timeout: float = 60.0, retries: int = 1,
-                max_attempts: int = 2) -> Any:
+def build_graph(
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    api_key: str | None = None,
+    temperature: float = 0.0,
+    seed: int | None = None,
+    timeout: float = 60.0,
+    retries: int = 1,
+    max_attempts: int = 2,
+) -> Any:
     """The compiled graph; replay-tui passes ``--base-url``, ``--model``, ``--temperature``... as keywords."""
     model = model or os.environ.get("REPLAY_TUI_MODEL") or ""
     if not model:
@@ -54,8 +62,13 @@ def build_graph(*, base_url: str | None = None, model: str | None = None, api_ke
 
     def agent(state: AgentState) -> dict[str, Any]:
         attempts = state.get("attempts", 0) + 1
-        request: dict[str, Any] = {"model": model, "messages": state["messages"], "tools": state["tools"],
-                                   "tool_choice": "required", "temperature": temperature}
+        request: dict[str, Any] = {
+            "model": model,
+            "messages": state["messages"],
+            "tools": state["tools"],
+            "tool_choice": "required",
+            "temperature": temperature,
+        }
         if seed is not None:
             request["seed"] = seed
         started = time.monotonic()
@@ -64,24 +77,39 @@ def build_graph(*, base_url: str | None = None, model: str | None = None, api_ke
         except openai.APITimeoutError:
             return {"attempts": attempts, "failure": {"kind": "timeout", "message": f"no answer within {timeout:g} s"}}
         except openai.APIStatusError as exc:
-            return {"attempts": attempts,
-                    "failure": {"kind": "http_error", "message": f"HTTP {exc.status_code}: {exc.message}"}}
+            return {
+                "attempts": attempts,
+                "failure": {"kind": "http_error", "message": f"HTTP {exc.status_code}: {exc.message}"},
+            }
         except openai.APIConnectionError as exc:
             return {"attempts": attempts, "failure": {"kind": "connection_error", "message": str(exc)}}
         latency = round((time.monotonic() - started) * 1000, 1)
         usage = completion.usage
-        trace = {"latency_ms": latency, "attempts": attempts, "model": completion.model,
-                 "tokens": {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens,
-                            "total": usage.total_tokens} if usage else None}
+        trace = {
+            "latency_ms": latency,
+            "attempts": attempts,
+            "model": completion.model,
+            "tokens": {
+                "prompt": usage.prompt_tokens,
+                "completion": usage.completion_tokens,
+                "total": usage.total_tokens,
+            }
+            if usage
+            else None,
+        }
         message = completion.choices[0].message if completion.choices else None
         calls = (message.tool_calls or []) if message else []
         if calls:
             function = calls[0].function
-            trace["response"] = {"content": message.content,
-                                 "tool_calls": [{"name": c.function.name, "arguments": c.function.arguments}
-                                                for c in calls]}
-            return {"attempts": attempts, "trace": trace,
-                    "tool_call": {"name": function.name, "arguments": function.arguments}}
+            trace["response"] = {
+                "content": message.content,
+                "tool_calls": [{"name": c.function.name, "arguments": c.function.arguments} for c in calls],
+            }
+            return {
+                "attempts": attempts,
+                "trace": trace,
+                "tool_call": {"name": function.name, "arguments": function.arguments},
+            }
         said = {"role": "assistant", "content": (message.content if message else None) or ""}
         messages = [*state["messages"], said]
         if attempts < max_attempts:
@@ -106,4 +134,3 @@ def policy() -> Any:
     from replay_tui.policies.langgraph_adapter import LangGraphPolicy
 
     return LangGraphPolicy(factory=build_graph, name="langgraph-example")
-

@@ -37,9 +37,19 @@ MODES: tuple[str, ...] = (*BUILTIN_MODES, "llm", "langgraph")
 LLM_MODES = ("llm", "langgraph")
 # argparse dest -> LlmSettings field, for the LLM flags (None when not given).
 _LLM_FLAGS = {
-    "base_url": "base_url", "model": "model", "api_key_env": "api_key_env", "temperature": "temperature",
-    "llm_seed": "seed", "max_tokens": "max_tokens", "tool_choice": "tool_choice", "timeout": "timeout",
-    "retries": "retries", "backoff": "backoff", "cache_dir": "cache_dir", "record": "record", "replay": "replay",
+    "base_url": "base_url",
+    "model": "model",
+    "api_key_env": "api_key_env",
+    "temperature": "temperature",
+    "llm_seed": "seed",
+    "max_tokens": "max_tokens",
+    "tool_choice": "tool_choice",
+    "timeout": "timeout",
+    "retries": "retries",
+    "backoff": "backoff",
+    "cache_dir": "cache_dir",
+    "record": "record",
+    "replay": "replay",
 }
 
 
@@ -70,79 +80,141 @@ def parse_sessions(text: str) -> list[int]:
 
 
 def _add_replay_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--demos", nargs="+", metavar="FILE",
-                        help="demo files, directories or globs (default: the bundled example)")
+    parser.add_argument(
+        "--demos", nargs="+", metavar="FILE", help="demo files, directories or globs (default: the bundled example)"
+    )
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--sessions", metavar="IDS", help="session ids to replay, e.g. 0,1,2 or 0-9")
     which.add_argument("--all", action="store_true", help="replay every episode (the default)")
-    parser.add_argument("--mode", choices=MODES, default="stub",
-                        help="policy: stub (recorded decisions), heuristic (rule-based shopper), llm (an "
-                             "OpenAI-compatible endpoint) or langgraph (a LangGraph graph, see --graph)")
-    parser.add_argument("--policy", metavar="SPEC",
-                        help="load a policy from package.module:attr or path/to/file.py:attr (overrides --mode)")
-    parser.add_argument("--mismatch", choices=MISMATCH_POLICIES, default="stop",
-                        help="on a mismatch: stop the episode, or allow (force the recorded action, go on)")
-    parser.add_argument("--item-steps", action="store_true",
-                        help="also replay item-page actions (Description, options, Buy Now) as steps")
-    parser.add_argument("--case", choices=CASE_POLICIES, default="exact",
-                        help="how actions are compared: exact (default), lower, env (argument case-insensitive), "
-                             "typed (by argument kind: keywords normalised, item ids exact, buttons/options any case)")
-    parser.add_argument("--report", metavar="OUT.EXT",
-                        help="write a report; the format follows the suffix: .json .md .csv .html .xml (JUnit)")
-    parser.add_argument("--report-steps", action="store_true",
-                        help="with a .json report: include every step result (without annotations)")
-    parser.add_argument("--annotations", metavar="PATH",
-                        help="tags and notes to include in reports (default: the sidecar beside the first file)")
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default="stub",
+        help="policy: stub (recorded decisions), heuristic (rule-based shopper), llm (an "
+        "OpenAI-compatible endpoint) or langgraph (a LangGraph graph, see --graph)",
+    )
+    parser.add_argument(
+        "--policy",
+        metavar="SPEC",
+        help="load a policy from package.module:attr or path/to/file.py:attr (overrides --mode)",
+    )
+    parser.add_argument(
+        "--mismatch",
+        choices=MISMATCH_POLICIES,
+        default="stop",
+        help="on a mismatch: stop the episode, or allow (force the recorded action, go on)",
+    )
+    parser.add_argument(
+        "--item-steps",
+        action="store_true",
+        help="also replay item-page actions (Description, options, Buy Now) as steps",
+    )
+    parser.add_argument(
+        "--case",
+        choices=CASE_POLICIES,
+        default="exact",
+        help="how actions are compared: exact (default), lower, env (argument case-insensitive), "
+        "typed (by argument kind: keywords normalised, item ids exact, buttons/options any case)",
+    )
+    parser.add_argument(
+        "--report",
+        metavar="OUT.EXT",
+        help="write a report; the format follows the suffix: .json .md .csv .html .xml (JUnit)",
+    )
+    parser.add_argument(
+        "--report-steps",
+        action="store_true",
+        help="with a .json report: include every step result (without annotations)",
+    )
+    parser.add_argument(
+        "--annotations",
+        metavar="PATH",
+        help="tags and notes to include in reports (default: the sidecar beside the first file)",
+    )
     parser.add_argument("--strict", action="store_true", help="exit 1 when any episode is malformed")
-    parser.add_argument("--show", type=int, default=20, metavar="N",
-                        help="mismatches to list on the terminal (default 20, 0 for none)")
+    parser.add_argument(
+        "--show", type=int, default=20, metavar="N", help="mismatches to list on the terminal (default 20, 0 for none)"
+    )
     parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the one-line verdict")
-    parser.add_argument("--jobs", type=int, default=1, metavar="N",
-                        help="replay up to N episodes at once (default 1); reports keep the session order")
-    parser.add_argument("--repeat", type=int, default=1, metavar="K",
-                        help="ask the policy K times for every recorded step and report the agreement with the "
-                             "recording and between runs, per state (JSON reports only)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="replay up to N episodes at once (default 1); reports keep the session order",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="K",
+        help="ask the policy K times for every recorded step and report the agreement with the "
+        "recording and between runs, per state (JSON reports only)",
+    )
     _add_llm_arguments(parser)
 
 
 def _add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     llm = parser.add_argument_group("LLM and LangGraph modes (--mode llm, --mode langgraph)")
-    llm.add_argument("--base-url", metavar="URL",
-                     help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL, "
-                          "else OpenAI)")
+    llm.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (default: $OPENAI_BASE_URL, else OpenAI)",
+    )
     llm.add_argument("--model", metavar="NAME", help="model name sent with every request")
-    llm.add_argument("--api-key-env", metavar="VAR",
-                     help="environment variable holding the API key (default OPENAI_API_KEY; local servers need "
-                          "none)")
+    llm.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="environment variable holding the API key (default OPENAI_API_KEY; local servers need none)",
+    )
     llm.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default 0)")
     llm.add_argument("--seed", dest="llm_seed", type=int, metavar="N", help="sampling seed sent to the server")
     llm.add_argument("--max-tokens", type=int, metavar="N", help="answer length limit sent to the server")
     llm.add_argument("--tool-choice", choices=("required", "auto"), help="tool_choice sent (default required)")
     llm.add_argument("--timeout", type=float, metavar="SECONDS", help="wait this long for an answer (default 60)")
-    llm.add_argument("--retries", type=int, metavar="N",
-                     help="retries after a timeout, connection error, HTTP 408/409/429/5xx (default 2)")
-    llm.add_argument("--backoff", type=float, metavar="SECONDS",
-                     help="wait before the first retry, doubled each time (default 1)")
+    llm.add_argument(
+        "--retries",
+        type=int,
+        metavar="N",
+        help="retries after a timeout, connection error, HTTP 408/409/429/5xx (default 2)",
+    )
+    llm.add_argument(
+        "--backoff", type=float, metavar="SECONDS", help="wait before the first retry, doubled each time (default 1)"
+    )
     llm.add_argument("--no-cache", action="store_true", help="neither read nor write the response cache")
-    llm.add_argument("--cache-dir", metavar="PATH",
-                     help="response cache directory (default $REPLAY_TUI_CACHE_DIR, else ~/.cache/replay-tui/llm)")
-    llm.add_argument("--retry-failures", action="store_true",
-                     help="ask again where the cache holds a timeout, HTTP or connection error")
+    llm.add_argument(
+        "--cache-dir",
+        metavar="PATH",
+        help="response cache directory (default $REPLAY_TUI_CACHE_DIR, else ~/.cache/replay-tui/llm)",
+    )
+    llm.add_argument(
+        "--retry-failures",
+        action="store_true",
+        help="ask again where the cache holds a timeout, HTTP or connection error",
+    )
     cassette = llm.add_mutually_exclusive_group()
     cassette.add_argument("--record", metavar="FILE", help="write every LLM exchange of the run to a cassette file")
-    cassette.add_argument("--replay", metavar="FILE",
-                          help="answer only from a recorded cassette: no server, no network")
-    llm.add_argument("--graph", metavar="SPEC",
-                     help="with --mode langgraph: a compiled graph or a factory, as module:attr or file.py:attr")
+    cassette.add_argument(
+        "--replay", metavar="FILE", help="answer only from a recorded cassette: no server, no network"
+    )
+    llm.add_argument(
+        "--graph",
+        metavar="SPEC",
+        help="with --mode langgraph: a compiled graph or a factory, as module:attr or file.py:attr",
+    )
 
 
 def _add_graphics_argument(parser: argparse.ArgumentParser) -> None:
     from replay_tui.tui.graphics import GRAPHICS_CHOICES
 
-    parser.add_argument("--graphics", choices=GRAPHICS_CHOICES, default="auto",
-                        help="screenshots: a terminal graphics protocol when the terminal has one (auto), or "
-                             "the half-block renderer everywhere (halfblock)")
+    parser.add_argument(
+        "--graphics",
+        choices=GRAPHICS_CHOICES,
+        default="auto",
+        help="screenshots: a terminal graphics protocol when the terminal has one (auto), or "
+        "the half-block renderer everywhere (halfblock)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -152,29 +224,50 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"replay-tui {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    replay = commands.add_parser("replay", help="replay episodes headlessly and report accuracy",
-                                 description="Replay recorded episodes through OfflineWebshopEnv.")
+    replay = commands.add_parser(
+        "replay",
+        help="replay episodes headlessly and report accuracy",
+        description="Replay recorded episodes through OfflineWebshopEnv.",
+    )
     _add_replay_arguments(replay)
-    export = commands.add_parser("export", help="replay, then write a report (exit 0 once it is written)",
-                                 description="Replay episodes and export the report in any format.")
+    export = commands.add_parser(
+        "export",
+        help="replay, then write a report (exit 0 once it is written)",
+        description="Replay episodes and export the report in any format.",
+    )
     _add_replay_arguments(export)
     export.add_argument("--format", choices=FORMATS, help="report format (default: from the --out suffix)")
     export.add_argument("--out", metavar="PATH", required=True, help="where to write the report")
-    tui = commands.add_parser("tui", help="open the debugger (the default when no command is given)",
-                              description="Open the Textual debugger on demo files (default: the bundled example).")
+    tui = commands.add_parser(
+        "tui",
+        help="open the debugger (the default when no command is given)",
+        description="Open the Textual debugger on demo files (default: the bundled example).",
+    )
     tui.add_argument("demos", nargs="*", metavar="FILE", help="demo files, directories or globs")
     tui.add_argument("--annotations", metavar="PATH", help="tags and notes sidecar (default: beside the first file)")
-    tui.add_argument("--config", metavar="PATH", help="config file with labels and [keymap] (default: "
-                     "~/.config/replay-tui/config.toml)")
+    tui.add_argument(
+        "--config",
+        metavar="PATH",
+        help="config file with labels and [keymap] (default: ~/.config/replay-tui/config.toml)",
+    )
     tui.add_argument("--mode", choices=MODES, default="stub", help="policy for replays started in the app")
     tui.add_argument("--policy", metavar="SPEC", help="policy spec for replays (module:attr or file.py:attr)")
     tui.add_argument("--mismatch", choices=MISMATCH_POLICIES, default="stop", help="mismatch policy for replays")
     tui.add_argument("--item-steps", action="store_true", help="replay item-page actions as steps")
     tui.add_argument("--case", choices=CASE_POLICIES, default="exact", help="how actions are compared")
-    tui.add_argument("--visual-ref-dir", metavar="DIR", help="the visual screen (v): folder of reference pages "
-                     "(default: the bundled Design2Code pages and their variants)")
-    tui.add_argument("--visual-pred-dir", metavar="DIR", action="append", default=[],
-                     help="the visual screen: folder of generated pages with the same names (repeatable)")
+    tui.add_argument(
+        "--visual-ref-dir",
+        metavar="DIR",
+        help="the visual screen (v): folder of reference pages "
+        "(default: the bundled Design2Code pages and their variants)",
+    )
+    tui.add_argument(
+        "--visual-pred-dir",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="the visual screen: folder of generated pages with the same names (repeatable)",
+    )
     _add_graphics_argument(tui)
     _add_llm_arguments(tui)
     from replay_tui.verify.cli import register as register_verify
@@ -182,24 +275,40 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_verify(commands)
     register_visual(commands)
-    inspect = commands.add_parser("inspect", help="open a visual report (or a page pair) in the inspector",
-                                  description="Open the visual-metric inspector on a saved pair report "
-                                              "(replay-tui visual --json) or on REF.html GEN.html; a saved batch "
-                                              "report, or no argument (the bundled page pairs), opens the visual "
-                                              "batch screen.")
-    inspect.add_argument("paths", nargs="*", metavar="RESULT.json | REF.html GEN.html",
-                         help="a saved pair or batch report, or two pages (default: the bundled page pairs)")
+    inspect = commands.add_parser(
+        "inspect",
+        help="open a visual report (or a page pair) in the inspector",
+        description="Open the visual-metric inspector on a saved pair report "
+        "(replay-tui visual --json) or on REF.html GEN.html; a saved batch "
+        "report, or no argument (the bundled page pairs), opens the visual "
+        "batch screen.",
+    )
+    inspect.add_argument(
+        "paths",
+        nargs="*",
+        metavar="RESULT.json | REF.html GEN.html",
+        help="a saved pair or batch report, or two pages (default: the bundled page pairs)",
+    )
     inspect.add_argument("--mode", choices=("compat", "fixed"), help="scoring mode (default: the report's)")
-    inspect.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                         help="bound on each page's load and capture (default 30)")
+    inspect.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="bound on each page's load and capture (default 30)",
+    )
     _add_graphics_argument(inspect)
     generate = commands.add_parser("generate", help="write a synthetic demo file in the exact contract")
     generate.add_argument("out", nargs="?", help="output path (default: webshop_demonstrations_START-END.json)")
     generate.add_argument("--start", type=int, default=0, help="first session id")
     generate.add_argument("--count", type=int, default=100, help="number of episodes")
     generate.add_argument("--seed", type=int, default=0, help="random seed")
-    generate.add_argument("--quirk-rate", type=float, default=0.1,
-                          help="share of episodes with real-log quirks (string numbers, JSON-string args...)")
+    generate.add_argument(
+        "--quirk-rate",
+        type=float,
+        default=0.1,
+        help="share of episodes with real-log quirks (string numbers, JSON-string args...)",
+    )
     generate.add_argument("--target-mb", type=float, help="keep writing episodes until the file is this big")
     return parser
 
@@ -237,8 +346,13 @@ def _check_llm_flags(args: argparse.Namespace) -> None:
         raise UsageError("--graph is used with --mode langgraph")
     if mode in LLM_MODES:
         if mode == "langgraph":
-            for flag, given in (("--record", args.record), ("--replay", args.replay), ("--no-cache", args.no_cache),
-                                ("--cache-dir", args.cache_dir), ("--retry-failures", args.retry_failures)):
+            for flag, given in (
+                ("--record", args.record),
+                ("--replay", args.replay),
+                ("--no-cache", args.no_cache),
+                ("--cache-dir", args.cache_dir),
+                ("--retry-failures", args.retry_failures),
+            ):
                 if given:
                     raise UsageError(f"{flag} is used with --mode llm (a graph makes its own calls)")
         return
@@ -251,9 +365,15 @@ def _check_llm_flags(args: argparse.Namespace) -> None:
 
 def _replay_settings(args: argparse.Namespace) -> ReplaySettings:
     """The replay settings the flags ask for (a --policy overrides --mode)."""
-    return ReplaySettings(mode="custom" if args.policy else args.mode, policy_spec=args.policy,
-                          mismatch=args.mismatch, item_steps=args.item_steps, case=args.case,
-                          llm=_llm_settings(args) or None, graph_spec=args.graph)
+    return ReplaySettings(
+        mode="custom" if args.policy else args.mode,
+        policy_spec=args.policy,
+        mismatch=args.mismatch,
+        item_steps=args.item_steps,
+        case=args.case,
+        llm=_llm_settings(args) or None,
+        graph_spec=args.graph,
+    )
 
 
 def _make_policy(args: argparse.Namespace) -> tuple[object, str]:
@@ -307,8 +427,10 @@ class _Policies:
             return None
         numbers = stats()
         sent, hits = numbers["requests_sent"], numbers["cache_hits"]
-        line = (f"llm: {sent} request{'' if sent == 1 else 's'} sent, "
-                f"{hits} answer{'' if hits == 1 else 's'} from the cache")
+        line = (
+            f"llm: {sent} request{'' if sent == 1 else 's'} sent, "
+            f"{hits} answer{'' if hits == 1 else 's'} from the cache"
+        )
         cassette = getattr(self.first, "cassette", None)
         if cassette is not None:
             verb = "recorded to" if cassette.mode == "record" else "replayed from"
@@ -327,8 +449,11 @@ def _summary_table(summary: SummaryReport) -> Table:
     table.add_column("accuracy", justify="right")
     for state, accuracy in summary.accuracy_by_state.items():
         table.add_row(state, str(summary.steps_by_state[state]), f"{accuracy:.1%}")
-    table.add_row(Text("all", style="bold"), str(summary.total_steps), Text(f"{summary.overall_accuracy:.1%}",
-                  style="bold green" if summary.overall_accuracy == 1.0 else "bold red"))
+    table.add_row(
+        Text("all", style="bold"),
+        str(summary.total_steps),
+        Text(f"{summary.overall_accuracy:.1%}", style="bold green" if summary.overall_accuracy == 1.0 else "bold red"),
+    )
     return table
 
 
@@ -343,10 +468,18 @@ def _mismatch_table(episodes: list[EpisodeReport], limit: int) -> Table:
         for mismatch in episode.mismatches:
             if shown >= limit:
                 break
-            predicted = mismatch.predicted if mismatch.error is None else (
-                f"{mismatch.error_kind or 'error'}: {mismatch.error}")
-            table.add_row(str(mismatch.session_id), mismatch.step_label, mismatch.state,
-                          Text(strip_control(mismatch.expected)), Text(strip_control(predicted)))
+            predicted = (
+                mismatch.predicted
+                if mismatch.error is None
+                else (f"{mismatch.error_kind or 'error'}: {mismatch.error}")
+            )
+            table.add_row(
+                str(mismatch.session_id),
+                mismatch.step_label,
+                mismatch.state,
+                Text(strip_control(mismatch.expected)),
+                Text(strip_control(predicted)),
+            )
             shown += 1
     return table
 
@@ -359,8 +492,9 @@ def _verdict(summary: SummaryReport) -> str:
     )
 
 
-def _write_report(args: argparse.Namespace, demos: DemoSet, summary: SummaryReport, path: Path,
-                  fmt: str | None) -> None:
+def _write_report(
+    args: argparse.Namespace, demos: DemoSet, summary: SummaryReport, path: Path, fmt: str | None
+) -> None:
     if args.report_steps and fmt == "json":
         atomic_write_bytes(path, summary.to_json(include_steps=True))
         return
@@ -408,15 +542,24 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
             progress.advance(task)
 
     def make_runner() -> Runner:
-        env = OfflineWebshopEnv(demos, mismatch_policy=args.mismatch, include_item_steps=args.item_steps,
-                                case=args.case)
+        env = OfflineWebshopEnv(
+            demos, mismatch_policy=args.mismatch, include_item_steps=args.item_steps, case=args.case
+        )
         return Runner(env, policies.take(), mode=policies.mode)
 
     def run() -> SummaryReport | RepeatReport:
         if args.repeat > 1:
-            return run_repeats(policies.take, demos, session_ids, repeats=args.repeat, case=args.case,
-                               include_item_steps=args.item_steps, jobs=args.jobs, mode=policies.mode,
-                               on_episode=on_episode)
+            return run_repeats(
+                policies.take,
+                demos,
+                session_ids,
+                repeats=args.repeat,
+                case=args.case,
+                include_item_steps=args.item_steps,
+                jobs=args.jobs,
+                mode=policies.mode,
+                on_episode=on_episode,
+            )
         return run_all_parallel(make_runner, session_ids, jobs=args.jobs, on_episode=on_episode)
 
     progress = None
@@ -424,8 +567,14 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         if show_progress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-            progress = Progress(TextColumn("replaying"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                                console=err, transient=True)
+            progress = Progress(
+                TextColumn("replaying"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=err,
+                transient=True,
+            )
             task = progress.add_task("replay", total=count)
             with progress:
                 summary = run()
@@ -467,14 +616,20 @@ def _repeat_table(report: RepeatReport) -> Table:
         table.add_column(name, justify="left" if name == "state" else "right")
     rows = [*report.by_state.items(), ("all", report.overall)]
     for state, stats in rows:
-        table.add_row(Text(state, style="bold" if state == "all" else ""), str(stats.steps), str(stats.runs),
-                      f"{stats.agreement_with_recording:.1%}", f"{stats.agreement_between_runs:.1%}",
-                      f"{stats.consistent_steps}/{stats.steps}")
+        table.add_row(
+            Text(state, style="bold" if state == "all" else ""),
+            str(stats.steps),
+            str(stats.runs),
+            f"{stats.agreement_with_recording:.1%}",
+            f"{stats.agreement_between_runs:.1%}",
+            f"{stats.consistent_steps}/{stats.steps}",
+        )
     return table
 
 
-def _finish_repeat(args: argparse.Namespace, report: RepeatReport, report_path: Path | None, out: Console,
-                   exporting: bool) -> int:
+def _finish_repeat(
+    args: argparse.Namespace, report: RepeatReport, report_path: Path | None, out: Console, exporting: bool
+) -> int:
     if report_path is not None:
         atomic_write_bytes(report_path, report.to_json())
     overall = report.overall
@@ -482,11 +637,15 @@ def _finish_repeat(args: argparse.Namespace, report: RepeatReport, report_path: 
         out.print(_repeat_table(report))
         if overall.failures_by_kind:
             out.print(Text("failures: " + ", ".join(f"{k} {n}" for k, n in overall.failures_by_kind.items())))
-    out.print(Text(
-        f"{report.episodes_run} episodes, {overall.steps} steps x {report.repeats} runs: "
-        f"{overall.agreement_with_recording:.1%} match the recording, {overall.agreement_between_runs:.1%} "
-        f"agree between runs; {overall.consistent_steps}/{overall.steps} steps consistent", style="bold"),
-        soft_wrap=True)
+    out.print(
+        Text(
+            f"{report.episodes_run} episodes, {overall.steps} steps x {report.repeats} runs: "
+            f"{overall.agreement_with_recording:.1%} match the recording, {overall.agreement_between_runs:.1%} "
+            f"agree between runs; {overall.consistent_steps}/{overall.steps} steps consistent",
+            style="bold",
+        ),
+        soft_wrap=True,
+    )
     if report_path is not None and not args.quiet:
         out.print(Text(f"report written to {report_path}"))
     if exporting:
@@ -501,8 +660,9 @@ def run_generate(args: argparse.Namespace, out: Console) -> int:
         raise UsageError("--count must be at least 1")
     path = args.out or synth.default_filename(args.start, args.count)
     target = int(args.target_mb * 1024 * 1024) if args.target_mb else None
-    stats = synth.write_demo_file(path, start=args.start, count=args.count, seed=args.seed,
-                                  quirk_rate=args.quirk_rate, target_bytes=target)
+    stats = synth.write_demo_file(
+        path, start=args.start, count=args.count, seed=args.seed, quirk_rate=args.quirk_rate, target_bytes=target
+    )
     out.print(Text(f"wrote {stats.episodes} episodes ({stats.bytes:,} bytes) to {stats.path}"))
     return EXIT_OK
 
@@ -526,8 +686,13 @@ def run_tui(args: argparse.Namespace) -> int:
         if folder is not None and not folder.is_dir():
             raise UsageError(f"{folder}: not a folder")
     try:
-        app = make_app(args.demos or None, annotations=args.annotations, config=args.config, settings=settings,
-                       visual=VisualBatch(ref_dir, pred_dirs))
+        app = make_app(
+            args.demos or None,
+            annotations=args.annotations,
+            config=args.config,
+            settings=settings,
+            visual=VisualBatch(ref_dir, pred_dirs),
+        )
     except (DemoFileError, AnnotationError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
     _prepare_graphics(args)
@@ -582,8 +747,9 @@ def inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int = 30_000)
         if not Path(path).is_file():
             raise UsageError(f"{path}: no such page (the report's pages are rendered again for the screenshots)")
     chosen = mode or report.mode
-    return InspectorApp(report.ref, report.pred, mode=chosen, timeout_ms=timeout_ms,
-                        report=report if chosen == report.mode else None)
+    return InspectorApp(
+        report.ref, report.pred, mode=chosen, timeout_ms=timeout_ms, report=report if chosen == report.mode else None
+    )
 
 
 def run_inspect(args: argparse.Namespace) -> int:

@@ -25,9 +25,7 @@ class DiffChunk(NamedTuple):
     text: str
 
 
-def char_diff(
-    expected: str, predicted: str, *, cleanup: bool = False, max_cells: int = MAX_CELLS
-) -> list[DiffChunk]:
+def char_diff(expected: str, predicted: str, *, cleanup: bool = False, max_cells: int = MAX_CELLS) -> list[DiffChunk]:
     """The character diff of ``expected`` -> ``predicted`` as merged chunks (no empty chunks).
 
     A ``replace`` becomes a ``delete`` followed by an ``insert``; adjacent chunks of the same op
@@ -81,9 +79,7 @@ def cleanup_semantic(chunks: list[DiffChunk]) -> list[DiffChunk]:
                 continue
             size = len(middle[1])
             if size <= max(len(before[1]), len(before[2])) and size <= max(len(after[1]), len(after[2])):
-                segments[i - 1 : i + 2] = [
-                    ["edit", before[1] + middle[1] + after[1], before[2] + middle[1] + after[2]]
-                ]
+                segments[i - 1 : i + 2] = [["edit", before[1] + middle[1] + after[1], before[2] + middle[1] + after[2]]]
                 changed = True
                 break
     result: list[DiffChunk] = []

@@ -62,8 +62,9 @@ class ReplayStep:
                 "reward": self.reward,
                 "done": self.done,
             }
-        data.update(state=self.state, available_actions=list(self.available_actions),
-                    action_executed_in_env=self.expected)
+        data.update(
+            state=self.state, available_actions=list(self.available_actions), action_executed_in_env=self.expected
+        )
         return data
 
 
@@ -87,13 +88,25 @@ def replay_steps(episode: Episode, *, include_item_steps: bool = False) -> list[
                 warnings.append("available_actions missing; inferred from the observation")
             if entry.action_rebuilt:
                 warnings.append("action_executed_in_env empty; rebuilt from the tool call")
-            steps.append(ReplayStep(
-                index=len(steps), step_number=entry.step_number, label=str(entry.step_number),
-                kind="decision", state=state, available_actions=list(available), observation=observation,
-                observation_after=entry.observation_after_action, expected=entry.expected_action,
-                reward=entry.reward, done=entry.done, llm_prompt=entry.llm_prompt, source=entry,
-                trajectory_index=position, warnings=tuple(warnings),
-            ))
+            steps.append(
+                ReplayStep(
+                    index=len(steps),
+                    step_number=entry.step_number,
+                    label=str(entry.step_number),
+                    kind="decision",
+                    state=state,
+                    available_actions=list(available),
+                    observation=observation,
+                    observation_after=entry.observation_after_action,
+                    expected=entry.expected_action,
+                    reward=entry.reward,
+                    done=entry.done,
+                    llm_prompt=entry.llm_prompt,
+                    source=entry,
+                    trajectory_index=position,
+                    warnings=tuple(warnings),
+                )
+            )
         elif include_item_steps and isinstance(entry, ItemPageAction):
             expected = entry.action
             if expected is None:
@@ -103,13 +116,25 @@ def replay_steps(episode: Episode, *, include_item_steps: bool = False) -> list[
             if available is None:
                 available = infer_available_actions(ITEM, entry.observation_before_action)
                 warnings.append("available_options missing; inferred from the observation")
-            steps.append(ReplayStep(
-                index=len(steps), step_number=max(last_number, 0), label=f"{max(last_number, 0)}.{item_count}",
-                kind="item", state=ITEM, available_actions=list(available),
-                observation=entry.observation_before_action, observation_after=entry.observation_after_action,
-                expected=expected, reward=entry.reward, done=entry.done, llm_prompt=None, source=entry,
-                trajectory_index=position, warnings=tuple(warnings),
-            ))
+            steps.append(
+                ReplayStep(
+                    index=len(steps),
+                    step_number=max(last_number, 0),
+                    label=f"{max(last_number, 0)}.{item_count}",
+                    kind="item",
+                    state=ITEM,
+                    available_actions=list(available),
+                    observation=entry.observation_before_action,
+                    observation_after=entry.observation_after_action,
+                    expected=expected,
+                    reward=entry.reward,
+                    done=entry.done,
+                    llm_prompt=None,
+                    source=entry,
+                    trajectory_index=position,
+                    warnings=tuple(warnings),
+                )
+            )
     return steps
 
 
@@ -164,8 +189,12 @@ class OfflineWebshopEnv:
         info: dict[str, Any] = {"step_index": 0, "total_steps": len(self.steps), "session_id": session_id}
         if first is None:
             return "", info
-        info.update(state=first.state, available_actions=list(first.available_actions),
-                    step_number=first.step_number, warnings=list(first.warnings))
+        info.update(
+            state=first.state,
+            available_actions=list(first.available_actions),
+            step_number=first.step_number,
+            warnings=list(first.warnings),
+        )
         return first.observation, info
 
     def step(self, action: str) -> tuple[str, float, bool, dict[str, Any]]:
@@ -180,9 +209,16 @@ class OfflineWebshopEnv:
             raise EpisodeFinished("the episode is finished; call reset() to start another")
         match = actions_match(action, step.expected, self.case)
         info: dict[str, Any] = {
-            "match": match, "step_number": step.step_number, "step_label": step.label,
-            "step_index": step.index, "state": step.state, "expected": step.expected,
-            "predicted": action, "forced": False, "stopped": False, "exhausted": False,
+            "match": match,
+            "step_number": step.step_number,
+            "step_label": step.label,
+            "step_index": step.index,
+            "state": step.state,
+            "expected": step.expected,
+            "predicted": action,
+            "forced": False,
+            "stopped": False,
+            "exhausted": False,
             "warnings": list(step.warnings),
         }
         if not match and self.mismatch_policy == "stop":

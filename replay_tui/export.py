@@ -55,14 +55,36 @@ HTML_DIFF_CHARS = 5_000
 
 CSV_COLUMNS: tuple[str, ...] = (
     "kind",  # episode | step | problem | run
-    "session_id", "file", "instruction",
-    "steps_recorded", "steps_total", "steps_matched", "accuracy", "mismatches",
-    "first_mismatch_step", "first_expected", "first_predicted",
-    "success", "final_reward", "completed_by_backup", "stopped_early", "cancelled",
-    "tags", "note",
-    "step", "state", "match", "expected", "predicted", "error",
-    "problem_index", "problem_field", "problem_severity", "problem",
-    "name", "value",
+    "session_id",
+    "file",
+    "instruction",
+    "steps_recorded",
+    "steps_total",
+    "steps_matched",
+    "accuracy",
+    "mismatches",
+    "first_mismatch_step",
+    "first_expected",
+    "first_predicted",
+    "success",
+    "final_reward",
+    "completed_by_backup",
+    "stopped_early",
+    "cancelled",
+    "tags",
+    "note",
+    "step",
+    "state",
+    "match",
+    "expected",
+    "predicted",
+    "error",
+    "problem_index",
+    "problem_field",
+    "problem_severity",
+    "problem",
+    "name",
+    "value",
 )
 
 
@@ -528,16 +550,24 @@ def _render_csv(ctx: _Context) -> str:
         sid = episode.session_id
         first = episode.mismatches[0] if episode.mismatches else None
         row(
-            kind="episode", session_id=str(sid), file=csv_cell(episode.file), instruction=csv_cell(episode.instruction),
-            steps_recorded=str(episode.steps_recorded), steps_total=str(episode.steps_total),
-            steps_matched=str(episode.steps_matched), accuracy=_num(episode.accuracy),
+            kind="episode",
+            session_id=str(sid),
+            file=csv_cell(episode.file),
+            instruction=csv_cell(episode.instruction),
+            steps_recorded=str(episode.steps_recorded),
+            steps_total=str(episode.steps_total),
+            steps_matched=str(episode.steps_matched),
+            accuracy=_num(episode.accuracy),
             mismatches=str(len(episode.mismatches)),
             first_mismatch_step=csv_cell(episode.first_mismatch_step or ""),
             first_expected=csv_cell(first.expected if first else ""),
             first_predicted=csv_cell(first.predicted if first else ""),
-            success=_bool(episode.success), final_reward=_num(episode.final_reward),
-            completed_by_backup=_bool(episode.completed_by_backup), stopped_early=_bool(episode.stopped_early),
-            cancelled=_bool(episode.cancelled), tags=csv_cell(";".join(ctx.all_tags(sid))),
+            success=_bool(episode.success),
+            final_reward=_num(episode.final_reward),
+            completed_by_backup=_bool(episode.completed_by_backup),
+            stopped_early=_bool(episode.stopped_early),
+            cancelled=_bool(episode.cancelled),
+            tags=csv_cell(";".join(ctx.all_tags(sid))),
             note=csv_cell(ctx.note(sid)),
         )
     for episode in summary.episodes:
@@ -545,20 +575,33 @@ def _render_csv(ctx: _Context) -> str:
         mismatches = {m.step_label: m for m in episode.mismatches}
         results: dict[str, StepResult] = {s.step_label: s for s in episode.steps}
         for label in ctx.step_labels(episode):
-            cells = {"kind": "step", "session_id": str(sid), "file": csv_cell(episode.file), "step": csv_cell(label),
-                     "tags": csv_cell(";".join(ctx.tags(sid, label))), "note": csv_cell(ctx.note(sid, label))}
+            cells = {
+                "kind": "step",
+                "session_id": str(sid),
+                "file": csv_cell(episode.file),
+                "step": csv_cell(label),
+                "tags": csv_cell(";".join(ctx.tags(sid, label))),
+                "note": csv_cell(ctx.note(sid, label)),
+            }
             found: Mismatch | StepResult | None = mismatches.get(label) or results.get(label)
             if found is not None:
-                cells.update(state=csv_cell(found.state), expected=csv_cell(found.expected),
-                             predicted=csv_cell(found.predicted), error=csv_cell(found.error or ""),
-                             match=_bool(label not in mismatches))
+                cells.update(
+                    state=csv_cell(found.state),
+                    expected=csv_cell(found.expected),
+                    predicted=csv_cell(found.predicted),
+                    error=csv_cell(found.error or ""),
+                    match=_bool(label not in mismatches),
+                )
             row(**cells)
     for problem in summary.problems:
         sid = problem.session_id
         row(
-            kind="problem", session_id=csv_cell("" if sid is None else sid), file=csv_cell(problem.file),
+            kind="problem",
+            session_id=csv_cell("" if sid is None else sid),
+            file=csv_cell(problem.file),
             problem_index="" if problem.index is None else str(problem.index),
-            problem_field=csv_cell(problem.field or ""), problem_severity=problem.severity,
+            problem_field=csv_cell(problem.field or ""),
+            problem_severity=problem.severity,
             problem=csv_cell(problem.message),
             tags=csv_cell(";".join(ctx.all_tags(sid))) if sid is not None else "",
             note=csv_cell(ctx.note(sid)) if sid is not None else "",
@@ -664,12 +707,13 @@ def _render_html(ctx: _Context) -> str:
         f'<p class="verdict"><span class="status status-{ctx.status}">{_STATUS_LABELS[ctx.status]}</span> '
         f"{_e(ctx.sentence)}</p>",
     ]
-    settings = "".join(f"<tr><th>{_e(name)}</th><td><code>{_e(value)}</code></td></tr>"
-                       for name, value in _settings(summary))
+    settings = "".join(
+        f"<tr><th>{_e(name)}</th><td><code>{_e(value)}</code></td></tr>" for name, value in _settings(summary)
+    )
     files = "".join(f"<li><code>{_e(name)}</code></li>" for name in summary.files) or "<li>none</li>"
     out += [
         '<h2 id="settings">Run settings</h2>',
-        f"<table class=\"settings\"><tbody>{settings}<tr><th>files</th><td><ul>{files}</ul></td></tr></tbody></table>",
+        f'<table class="settings"><tbody>{settings}<tr><th>files</th><td><ul>{files}</ul></td></tr></tbody></table>',
     ]
     cards = [
         (f"{summary.episodes_run} / {summary.episodes_total}", "episodes replayed"),
@@ -681,9 +725,14 @@ def _render_html(ctx: _Context) -> str:
     ]
     if summary.cancelled:
         cards.append(("yes", "cancelled"))
-    out.append('<div class="cards">' + "".join(
-        f'<div class="card"><span class="value">{_e(value)}</span><span class="label">{_e(label)}</span></div>'
-        for value, label in cards) + "</div>")
+    out.append(
+        '<div class="cards">'
+        + "".join(
+            f'<div class="card"><span class="value">{_e(value)}</span><span class="label">{_e(label)}</span></div>'
+            for value, label in cards
+        )
+        + "</div>"
+    )
 
     states = _states(summary)
     if states:
@@ -692,9 +741,11 @@ def _render_html(ctx: _Context) -> str:
             f'<td><span class="bar"><span style="width:{acc * 100:.1f}%"></span></span>{_pct(acc)}</td></tr>'
             for state, steps, acc in states
         )
-        out += ['<h2 id="states">Accuracy by state</h2>',
-                f"<table><thead><tr><th>State</th><th>Steps</th><th>Accuracy</th></tr></thead><tbody>{rows}</tbody>"
-                "</table>"]
+        out += [
+            '<h2 id="states">Accuracy by state</h2>',
+            f"<table><thead><tr><th>State</th><th>Steps</th><th>Accuracy</th></tr></thead><tbody>{rows}</tbody>"
+            "</table>",
+        ]
 
     out += ['<p><input id="filter" type="search" placeholder="Filter episodes and mismatches…" hidden></p>']
     out += _html_episodes(ctx)
@@ -710,8 +761,10 @@ def _html_episodes(ctx: _Context) -> list[str]:
     out = [f'<h2 id="episodes">Episodes ({len(episodes)})</h2>']
     if not episodes:
         return [*out, '<p class="muted">No episode was replayed.</p>']
-    head = ("<tr><th>Session</th><th>File</th><th>Instruction</th><th>Steps matched</th><th>Accuracy</th>"
-            "<th>Mismatches</th><th>First mismatch</th><th>Success</th><th>Reward</th><th>Tags</th><th>Note</th></tr>")
+    head = (
+        "<tr><th>Session</th><th>File</th><th>Instruction</th><th>Steps matched</th><th>Accuracy</th>"
+        "<th>Mismatches</th><th>First mismatch</th><th>Success</th><th>Reward</th><th>Tags</th><th>Note</th></tr>"
+    )
     rows: list[str] = []
     for episode in episodes:
         sid = episode.session_id
@@ -723,8 +776,11 @@ def _html_episodes(ctx: _Context) -> list[str]:
         if episode.cancelled:
             flags.append("cancelled")
         extra = f'<br><span class="muted">{_e(", ".join(flags))}</span>' if flags else ""
-        first = (f'<a href="#m-{sid}-{_e(episode.first_mismatch_step)}">step {_e(episode.first_mismatch_step)}</a>'
-                 if episode.first_mismatch_step is not None else "")
+        first = (
+            f'<a href="#m-{sid}-{_e(episode.first_mismatch_step)}">step {_e(episode.first_mismatch_step)}</a>'
+            if episode.first_mismatch_step is not None
+            else ""
+        )
         rows.append(
             f'<tr id="s-{sid}" class="filterable {"ok" if episode.matched else "bad"}">'
             f'<td class="num">{sid}</td><td title="{_e(episode.file)}">{_e(Path(clean(episode.file)).name)}</td>'
@@ -734,7 +790,7 @@ def _html_episodes(ctx: _Context) -> list[str]:
             f'<td class="num">{_pct(episode.accuracy)}</td><td class="num">{len(episode.mismatches)}</td>'
             f"<td>{first}</td><td>{'yes' if episode.success else 'no'}</td>"
             f'<td class="num">{_e(_num(episode.final_reward))}</td>'
-            f"<td>{_html_tags(ctx.all_tags(sid))}</td><td class=\"note\">{_e(ctx.note(sid))}</td></tr>"
+            f'<td>{_html_tags(ctx.all_tags(sid))}</td><td class="note">{_e(ctx.note(sid))}</td></tr>'
         )
     return [*out, f"<table><thead>{head}</thead><tbody>", *rows, "</tbody></table>"]
 
@@ -748,8 +804,10 @@ def _html_mismatches(ctx: _Context) -> list[str]:
             continue
         sid = episode.session_id
         out.append(f'<section class="episode filterable" id="e-{sid}">')
-        out.append(f'<h3>Session {sid} <span class="muted">{_e(Path(clean(episode.file)).name)}</span> '
-                   f"{_html_tags(ctx.tags(sid))}</h3>")
+        out.append(
+            f'<h3>Session {sid} <span class="muted">{_e(Path(clean(episode.file)).name)}</span> '
+            f"{_html_tags(ctx.tags(sid))}</h3>"
+        )
         out.append(f"<p>{_e(episode.instruction)}</p>")
         if note := ctx.note(sid):
             out.append(f'<p class="note"><strong>Note:</strong> {_e(note)}</p>')
@@ -757,8 +815,9 @@ def _html_mismatches(ctx: _Context) -> list[str]:
             label = mismatch.step_label
             expected, predicted = _html_diff(mismatch.expected, mismatch.predicted)
             out.append(f'<div class="mismatch" id="m-{sid}-{_e(label)}">')
-            out.append(f"<h4>Step {_e(label)} <code>{_e(mismatch.state)}</code> "
-                       f"{_html_tags(ctx.tags(sid, label))}</h4>")
+            out.append(
+                f"<h4>Step {_e(label)} <code>{_e(mismatch.state)}</code> {_html_tags(ctx.tags(sid, label))}</h4>"
+            )
             out.append("<dl>")
             out.append(f'<dt>expected</dt><dd class="action">{expected}</dd>')
             out.append(f'<dt>predicted</dt><dd class="action">{predicted}</dd>')
@@ -767,8 +826,10 @@ def _html_mismatches(ctx: _Context) -> list[str]:
             if note := ctx.note(sid, label):
                 out.append(f'<dt>note</dt><dd class="note">{_e(note)}</dd>')
             if mismatch.observation_excerpt:
-                out.append(f'<dt>observation</dt><dd><details><summary>excerpt</summary>'
-                           f'<p class="muted">{_e(mismatch.observation_excerpt)}</p></details></dd>')
+                out.append(
+                    f"<dt>observation</dt><dd><details><summary>excerpt</summary>"
+                    f'<p class="muted">{_e(mismatch.observation_excerpt)}</p></details></dd>'
+                )
             out.append("</dl>")
             out.append("</div>")
         out.append("</section>")
@@ -782,11 +843,17 @@ def _html_notes(ctx: _Context) -> list[str]:
     rows = []
     for item in sorted(ctx.annotations, key=lambda a: (str(a.session_id), _step_order(a.step_label))):
         step = "episode" if item.step_label is None else f"step {_e(item.step_label)}"
-        rows.append(f'<tr class="filterable"><td class="num">{item.session_id}</td><td>{step}</td>'
-                    f'<td>{_html_tags(clean(t) for t in item.tags)}</td><td class="note">{_e(item.note.strip())}</td>'
-                    "</tr>")
-    return [*out, "<table><thead><tr><th>Session</th><th>Where</th><th>Tags</th><th>Note</th></tr></thead><tbody>",
-            *rows, "</tbody></table>"]
+        rows.append(
+            f'<tr class="filterable"><td class="num">{item.session_id}</td><td>{step}</td>'
+            f'<td>{_html_tags(clean(t) for t in item.tags)}</td><td class="note">{_e(item.note.strip())}</td>'
+            "</tr>"
+        )
+    return [
+        *out,
+        "<table><thead><tr><th>Session</th><th>Where</th><th>Tags</th><th>Note</th></tr></thead><tbody>",
+        *rows,
+        "</tbody></table>",
+    ]
 
 
 def _html_problems(ctx: _Context) -> list[str]:
@@ -800,8 +867,13 @@ def _html_problems(ctx: _Context) -> list[str]:
         f"<td>{_e(problem.message)}</td></tr>"
         for problem in problems
     ]
-    return [*out, "<table><thead><tr><th>File</th><th>Where</th><th>Field</th><th>Severity</th><th>Message</th></tr>"
-            "</thead><tbody>", *rows, "</tbody></table>"]
+    return [
+        *out,
+        "<table><thead><tr><th>File</th><th>Where</th><th>Field</th><th>Severity</th><th>Message</th></tr>"
+        "</thead><tbody>",
+        *rows,
+        "</tbody></table>",
+    ]
 
 
 # --------------------------------------------------------------------------- JUnit XML
@@ -844,14 +916,21 @@ def _render_junit(ctx: _Context) -> bytes:
 
     for episode in summary.episodes:
         sid = episode.session_id
-        case = ET.SubElement(suite, "testcase", classname=clean(Path(clean(episode.file)).stem or "demos"),
-                             name=f"session {sid}", assertions=str(episode.steps_total))
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=clean(Path(clean(episode.file)).stem or "demos"),
+            name=f"session {sid}",
+            assertions=str(episode.steps_total),
+        )
         _properties(case, _annotation_properties(ctx, sid))
         for mismatch in episode.mismatches:
             label = mismatch.step_label
             got = _cut(_one_line(mismatch.predicted), 300) or "no action"
-            message = (f"step {_one_line(label)} ({_one_line(mismatch.state)}): expected "
-                       f"{_cut(_one_line(mismatch.expected), 300)} got {got}")
+            message = (
+                f"step {_one_line(label)} ({_one_line(mismatch.state)}): expected "
+                f"{_cut(_one_line(mismatch.expected), 300)} got {got}"
+            )
             if mismatch.error:
                 message += f" (policy error: {_cut(_one_line(mismatch.error), 300)})"
             details = [
@@ -885,13 +964,18 @@ def _render_junit(ctx: _Context) -> bytes:
         ET.SubElement(case, "system-out").text = "\n".join(out)
 
     for problem in summary.problems:
-        case = ET.SubElement(suite, "testcase", classname=clean(Path(clean(problem.file)).stem or "demos"),
-                             name=f"load problem: {_problem_where(problem)}")
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=clean(Path(clean(problem.file)).stem or "demos"),
+            name=f"load problem: {_problem_where(problem)}",
+        )
         sid = problem.session_id
         if sid is not None:
             _properties(case, _annotation_properties(ctx, sid))
-        error = ET.SubElement(case, "error", message=_cut(_one_line(problem.one_line()), 1_000),
-                              type=f"load-{problem.severity}")
+        error = ET.SubElement(
+            case, "error", message=_cut(_one_line(problem.one_line()), 1_000), type=f"load-{problem.severity}"
+        )
         lines = [f"file: {clean(problem.file)}", f"where: {_problem_where(problem)}"]
         if problem.field:
             lines.append(f"field: {clean(problem.field)}")

@@ -127,8 +127,16 @@ def _distinct(keys: list[str], case: CasePolicy) -> int:
     return len(groups)
 
 
-def repeat_episode(policy: Any, demos: DemoSet, session_id: int, repeats: int, *, case: CasePolicy = "exact",
-                   include_item_steps: bool = False, cancel: threading.Event | None = None) -> list[RepeatStep]:
+def repeat_episode(
+    policy: Any,
+    demos: DemoSet,
+    session_id: int,
+    repeats: int,
+    *,
+    case: CasePolicy = "exact",
+    include_item_steps: bool = False,
+    cancel: threading.Event | None = None,
+) -> list[RepeatStep]:
     """Ask ``policy`` ``repeats`` times for each recorded step of one episode.
 
     Raises EpisodeLoadError for a malformed episode.
@@ -149,8 +157,9 @@ def repeat_episode(policy: Any, demos: DemoSet, session_id: int, repeats: int, *
             if pass_sample:
                 kwargs["sample"] = run
             try:
-                predicted = policy.predict_action(step.observation, step.state, list(step.available_actions),
-                                                  step.llm_prompt, **kwargs)
+                predicted = policy.predict_action(
+                    step.observation, step.state, list(step.available_actions), step.llm_prompt, **kwargs
+                )
                 if not isinstance(predicted, str):
                     raise PolicyFailure("not_a_string", f"policy returned {type(predicted).__name__}")
                 keys.append(normalize_action(predicted, case if case != "typed" else "exact"))
@@ -162,12 +171,22 @@ def repeat_episode(policy: Any, demos: DemoSet, session_id: int, repeats: int, *
                 keys.append("!exception")
                 errors.append(f"exception: {type(exc).__name__}: {exc}")
         matches = sum(1 for key in keys if not key.startswith("!") and actions_match(key, step.expected, case))
-        results.append(RepeatStep(
-            session_id=session_id, step_index=step.index, step_label=step.label, kind=step.kind, state=step.state,
-            expected=step.expected, predictions=keys, errors=errors, matches=matches,
-            distinct=_distinct(keys, case), agreement_with_recording=matches / repeats,
-            agreement_between_runs=_agreeing_pairs(keys, case),
-        ))
+        results.append(
+            RepeatStep(
+                session_id=session_id,
+                step_index=step.index,
+                step_label=step.label,
+                kind=step.kind,
+                state=step.state,
+                expected=step.expected,
+                predictions=keys,
+                errors=errors,
+                matches=matches,
+                distinct=_distinct(keys, case),
+                agreement_with_recording=matches / repeats,
+                agreement_between_runs=_agreeing_pairs(keys, case),
+            )
+        )
     return results
 
 
@@ -180,7 +199,10 @@ def _stats(steps: list[RepeatStep]) -> RepeatStats:
     runs = sum(len(step.predictions) for step in steps)
     matched = sum(step.matches for step in steps)
     return RepeatStats(
-        steps=len(steps), runs=runs, matched_runs=matched, agreement_with_recording=matched / max(1, runs),
+        steps=len(steps),
+        runs=runs,
+        matched_runs=matched,
+        agreement_with_recording=matched / max(1, runs),
         agreement_between_runs=sum(s.agreement_between_runs for s in steps) / max(1, len(steps)),
         consistent_steps=sum(1 for s in steps if s.consistent),
         always_matched_steps=sum(1 for s in steps if s.matches == len(s.predictions)),
@@ -188,15 +210,30 @@ def _stats(steps: list[RepeatStep]) -> RepeatStats:
     )
 
 
-def summarize_repeats(steps: list[RepeatStep], *, mode: str, repeats: int, case: str = "exact",
-                      include_item_steps: bool = False, files: list[str] | None = None, episodes_run: int = 0,
-                      cancelled: bool = False, problems: Iterable[LoadProblem] = ()) -> RepeatReport:
+def summarize_repeats(
+    steps: list[RepeatStep],
+    *,
+    mode: str,
+    repeats: int,
+    case: str = "exact",
+    include_item_steps: bool = False,
+    files: list[str] | None = None,
+    episodes_run: int = 0,
+    cancelled: bool = False,
+    problems: Iterable[LoadProblem] = (),
+) -> RepeatReport:
     states = sorted({step.state for step in steps})
     return RepeatReport(
-        mode=mode, repeats=repeats, case=case, include_item_steps=include_item_steps, files=list(files or []),
-        episodes_run=episodes_run, overall=_stats(steps),
+        mode=mode,
+        repeats=repeats,
+        case=case,
+        include_item_steps=include_item_steps,
+        files=list(files or []),
+        episodes_run=episodes_run,
+        overall=_stats(steps),
         by_state={state: _stats([s for s in steps if s.state == state]) for state in states},
-        cancelled=cancelled, steps=steps,
+        cancelled=cancelled,
+        steps=steps,
         problems=unique_problems(problems),
     )
 
@@ -236,8 +273,9 @@ def run_repeats(
         except queue.Empty:  # at most ``jobs`` episodes run at once, so at most ``jobs`` policies
             policy = make_policy()
         try:
-            return repeat_episode(policy, demos, session_id, repeats, case=case,
-                                  include_item_steps=include_item_steps, cancel=cancel)
+            return repeat_episode(
+                policy, demos, session_id, repeats, case=case, include_item_steps=include_item_steps, cancel=cancel
+            )
         except EpisodeLoadError as exc:
             return exc.problem
         finally:
@@ -272,7 +310,13 @@ def run_repeats(
         pool.shutdown(wait=True)
     steps = [step for session_id in ids for step in by_session.get(session_id, [])]
     return summarize_repeats(
-        steps, mode=mode or policy_name(first), repeats=repeats, case=case, include_item_steps=include_item_steps,
-        files=[demo.name for demo in demos.files], episodes_run=len(by_session), cancelled=cancel.is_set(),
+        steps,
+        mode=mode or policy_name(first),
+        repeats=repeats,
+        case=case,
+        include_item_steps=include_item_steps,
+        files=[demo.name for demo in demos.files],
+        episodes_run=len(by_session),
+        cancelled=cancel.is_set(),
         problems=demos.problems,
     )

@@ -119,9 +119,10 @@ class SummaryReport(BaseModel):
 
     def to_json(self, *, include_steps: bool = False) -> bytes:
         """Deterministic JSON: sorted keys, two-space indent, trailing newline."""
-        return orjson.dumps(
-            self.to_dict(include_steps=include_steps), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
-        ) + b"\n"
+        return (
+            orjson.dumps(self.to_dict(include_steps=include_steps), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
+            + b"\n"
+        )
 
 
 class Cancelled(Exception):
@@ -194,10 +195,21 @@ class Runner:
             # A policy error predicts "", which never matches a recorded action.
             _, reward, done, info = self.env.step(predicted)
             result = StepResult(
-                session_id=session_id, step_index=step.index, step_number=step.step_number,
-                step_label=step.label, kind=step.kind, state=step.state, expected=step.expected,
-                predicted=predicted, match=bool(info["match"]), reward=reward, done=done,
-                forced=bool(info["forced"]), error=error, error_kind=error_kind, warnings=list(step.warnings),
+                session_id=session_id,
+                step_index=step.index,
+                step_number=step.step_number,
+                step_label=step.label,
+                kind=step.kind,
+                state=step.state,
+                expected=step.expected,
+                predicted=predicted,
+                match=bool(info["match"]),
+                reward=reward,
+                done=done,
+                forced=bool(info["forced"]),
+                error=error,
+                error_kind=error_kind,
+                warnings=list(step.warnings),
                 trace=dict(trace) if isinstance(trace, dict) else None,
             )
             if self.on_step is not None:
@@ -223,8 +235,14 @@ class Runner:
         steps_by_index = env.steps
         mismatches = [
             Mismatch(
-                session_id=session_id, step_number=r.step_number, step_label=r.step_label, state=r.state,
-                expected=r.expected, predicted=r.predicted, error=r.error, error_kind=r.error_kind,
+                session_id=session_id,
+                step_number=r.step_number,
+                step_label=r.step_label,
+                state=r.state,
+                expected=r.expected,
+                predicted=r.predicted,
+                error=r.error,
+                error_kind=r.error_kind,
                 observation_excerpt=excerpt(steps_by_index[r.step_index].observation, self.excerpt_chars),
             )
             for r in results
@@ -233,13 +251,22 @@ class Runner:
         matched = sum(1 for r in results if r.match)
         warnings = sorted({w for r in results for w in r.warnings})
         return EpisodeReport(
-            session_id=session_id, file=ref.file.name, instruction=episode.instruction,
-            steps_total=len(results), steps_matched=matched, accuracy=matched / max(1, len(results)),
-            steps_recorded=len(steps_by_index), mismatches=mismatches,
+            session_id=session_id,
+            file=ref.file.name,
+            instruction=episode.instruction,
+            steps_total=len(results),
+            steps_matched=matched,
+            accuracy=matched / max(1, len(results)),
+            steps_recorded=len(steps_by_index),
+            mismatches=mismatches,
             first_mismatch_step=mismatches[0].step_label if mismatches else None,
             stopped_early=len(results) < len(steps_by_index) and not cancelled,
-            cancelled=cancelled, completed_by_backup=episode.completed_by_backup,
-            success=episode.succeeded, final_reward=episode.reward, warnings=warnings, steps=results,
+            cancelled=cancelled,
+            completed_by_backup=episode.completed_by_backup,
+            success=episode.succeeded,
+            final_reward=episode.reward,
+            warnings=warnings,
+            steps=results,
         )
 
     def run_all(
@@ -270,8 +297,13 @@ class Runner:
                 cancelled = True
                 break
         return summarize_demos(
-            episodes, demos, mode=self.mode, mismatch_policy=self.mismatch_policy,
-            include_item_steps=self.env.include_item_steps, case=self.env.case, cancelled=cancelled,
+            episodes,
+            demos,
+            mode=self.mode,
+            mismatch_policy=self.mismatch_policy,
+            include_item_steps=self.env.include_item_steps,
+            case=self.env.case,
+            cancelled=cancelled,
         )
 
 
@@ -335,8 +367,13 @@ def run_all_parallel(
     episodes = [done[session_id] for session_id in ids if session_id in done]
     cancelled = first.cancel.is_set()
     return summarize_demos(
-        episodes, demos, mode=first.mode, mismatch_policy=first.mismatch_policy,
-        include_item_steps=first.env.include_item_steps, case=first.env.case, cancelled=cancelled,
+        episodes,
+        demos,
+        mode=first.mode,
+        mismatch_policy=first.mismatch_policy,
+        include_item_steps=first.env.include_item_steps,
+        case=first.env.case,
+        cancelled=cancelled,
     )
 
 
@@ -367,9 +404,15 @@ def summarize_demos(
 ) -> SummaryReport:
     """:func:`summarize` for episodes of a DemoSet: its problems, episode count and file names."""
     return summarize(
-        episodes, demos_problems=demos.problems, episodes_total=episodes_total(demos),
-        mode=mode, mismatch_policy=mismatch_policy, include_item_steps=include_item_steps, case=case,
-        files=[demo.name for demo in demos.files], cancelled=cancelled,
+        episodes,
+        demos_problems=demos.problems,
+        episodes_total=episodes_total(demos),
+        mode=mode,
+        mismatch_policy=mismatch_policy,
+        include_item_steps=include_item_steps,
+        case=case,
+        files=[demo.name for demo in demos.files],
+        cancelled=cancelled,
     )
 
 
@@ -399,14 +442,21 @@ def summarize(
     total_matched = sum(e.steps_matched for e in episodes)
     problems = unique_problems(demos_problems)
     return SummaryReport(
-        mode=mode, mismatch_policy=mismatch_policy, include_item_steps=include_item_steps, case=case,
+        mode=mode,
+        mismatch_policy=mismatch_policy,
+        include_item_steps=include_item_steps,
+        case=case,
         files=list(files or []),
         episodes_total=episodes_total if episodes_total is not None else len(episodes),
-        episodes_run=len(episodes), episodes_matched=sum(1 for e in episodes if e.matched),
-        total_steps=total_steps, total_matched=total_matched,
+        episodes_run=len(episodes),
+        episodes_matched=sum(1 for e in episodes if e.matched),
+        total_steps=total_steps,
+        total_matched=total_matched,
         overall_accuracy=total_matched / max(1, total_steps),
         accuracy_by_state={s: matches[s] / totals[s] for s in sorted(totals)},
         steps_by_state={s: totals[s] for s in sorted(totals)},
         failures_by_kind=dict(sorted(failures.items())),
-        cancelled=cancelled, episodes=episodes, problems=problems,
+        cancelled=cancelled,
+        episodes=episodes,
+        problems=problems,
     )

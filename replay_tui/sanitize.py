@@ -11,9 +11,9 @@ import re
 
 # CSI, OSC, DCS/SOS/PM/APC strings and two-character escapes (ESC + one byte), 7- and 8-bit forms.
 _ESCAPES = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"          # CSI ... final byte
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI ... final byte
     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f]).*?(?:\x07|\x1b\\|\x9c|$)"  # OSC/DCS/SOS/PM/APC ... ST
-    r"|\x1b[@-Z\\-_ -/]?[0-~]?",                 # other ESC sequences
+    r"|\x1b[@-Z\\-_ -/]?[0-~]?",  # other ESC sequences
     re.DOTALL,
 )
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -28,6 +28,7 @@ def strip_control(text: str) -> str:
 
 def show_control(text: str) -> str:
     """Make control characters visible instead of removing them (ESC -> '␛', others -> '\\xNN')."""
+
     def visible(match: re.Match[str]) -> str:
         char = match.group()
         return "␛" if char == "\x1b" else f"\\x{ord(char):02x}"

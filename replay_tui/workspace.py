@@ -75,8 +75,11 @@ class ReplaySettings:
             name = f"langgraph {self.graph_spec}"
         else:
             name = self.policy_spec if self.mode == "custom" else self.mode
-        return (f"{name} · {self.mismatch}" + (" · item steps" if self.item_steps else "")
-                + ("" if self.case == "exact" else f" · {self.case} comparison"))
+        return (
+            f"{name} · {self.mismatch}"
+            + (" · item steps" if self.item_steps else "")
+            + ("" if self.case == "exact" else f" · {self.case} comparison")
+        )
 
 
 def close_policy(policy: Any) -> None:
@@ -134,12 +137,17 @@ class Workspace:
         return cls(demos=demos, annotations=store, settings=settings or ReplaySettings())
 
     # -- replay -----------------------------------------------------------------------------
-    def make_runner(self, *, on_step: Callable[[StepResult], None] | None = None,
-                    cancel: threading.Event | None = None) -> Runner:
+    def make_runner(
+        self, *, on_step: Callable[[StepResult], None] | None = None, cancel: threading.Event | None = None
+    ) -> Runner:
         policy, name = self.settings.make_policy()
         self.mode_name = name
-        env = OfflineWebshopEnv(self.demos, mismatch_policy=self.settings.mismatch,
-                                include_item_steps=self.settings.item_steps, case=self.settings.case)
+        env = OfflineWebshopEnv(
+            self.demos,
+            mismatch_policy=self.settings.mismatch,
+            include_item_steps=self.settings.item_steps,
+            case=self.settings.case,
+        )
         return Runner(env, policy, mode=name, on_step=on_step, cancel=cancel)
 
     def record(self, report: EpisodeReport) -> None:
@@ -161,16 +169,23 @@ class Workspace:
         if self._totals is None:
             results = self.results.values()
             self._totals = ResultTotals(
-                episodes=len(self.results), mismatched=sum(1 for r in results if not r.matched),
-                steps=sum(r.steps_total for r in results), matched=sum(r.steps_matched for r in results))
+                episodes=len(self.results),
+                mismatched=sum(1 for r in results if not r.matched),
+                steps=sum(r.steps_total for r in results),
+                matched=sum(r.steps_matched for r in results),
+            )
         return self._totals
 
     def summary(self) -> SummaryReport:
         """The latest results as one report, in demo-file order (what exports write)."""
         episodes = [self.results[sid] for sid in self.demos.session_ids if sid in self.results]
         return summarize_demos(
-            episodes, self.demos, mode=self.mode_name, mismatch_policy=self.settings.mismatch,
-            include_item_steps=self.settings.item_steps, case=self.settings.case,
+            episodes,
+            self.demos,
+            mode=self.mode_name,
+            mismatch_policy=self.settings.mismatch,
+            include_item_steps=self.settings.item_steps,
+            case=self.settings.case,
         )
 
     # -- lookups ----------------------------------------------------------------------------
@@ -187,8 +202,11 @@ class Workspace:
 
     def problem_count(self) -> int:
         """Rejected episodes and file errors, plus indexed episodes found malformed when opened."""
-        opened_bad = sum(1 for p in self.demos.problems if p.index is not None and p.session_id in self.demos
-                         and self.demos.problem_for(p.session_id) is p)
+        opened_bad = sum(
+            1
+            for p in self.demos.problems
+            if p.index is not None and p.session_id in self.demos and self.demos.problem_for(p.session_id) is p
+        )
         return len(self.rejected()) + opened_bad
 
     def ref(self, session_id: int) -> EpisodeRef:

@@ -35,8 +35,11 @@ async def settle(app: ReplayApp, pilot) -> None:
 
 async def shoot(name: str, keys: list[str], *, mode: str = "heuristic", mismatch: str = "allow") -> None:
     with tempfile.TemporaryDirectory() as scratch:
-        app = make_app(settings=ReplaySettings(mode=mode, mismatch=mismatch),
-                       annotations=Path(scratch) / "demo.annotations.json", export_dir="reports")
+        app = make_app(
+            settings=ReplaySettings(mode=mode, mismatch=mismatch),
+            annotations=Path(scratch) / "demo.annotations.json",
+            export_dir="reports",
+        )
         async with app.run_test(size=SIZE) as pilot:
             for key in keys:
                 await pilot.press(key)
@@ -85,8 +88,9 @@ async def shoot_inspector() -> None:
     from replay_tui.tui.inspector import InspectorApp
 
     examples = ROOT / "replay_tui" / "visual" / "examples"
-    app = InspectorApp(examples / "ref" / "13470.html", examples / "reword" / "13470.html",
-                       export_dir=Path(tempfile.mkdtemp()))
+    app = InspectorApp(
+        examples / "ref" / "13470.html", examples / "reword" / "13470.html", export_dir=Path(tempfile.mkdtemp())
+    )
     async with app.run_test(size=SIZE) as pilot:
         await app.workers.wait_for_complete()
         for _ in range(100):

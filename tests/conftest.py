@@ -32,8 +32,12 @@ def search_step(number: int = 0, keywords: str = "long clip-in hair extension", 
     step = {
         "step_number": number,
         "observation_before_llm": SEARCH_OBS.format(instr=INSTRUCTION),
-        "llm_prompt": repr([{"role": "system", "content": "You shop."},
-                            {"role": "user", "content": SEARCH_OBS.format(instr=INSTRUCTION)}]),
+        "llm_prompt": repr(
+            [
+                {"role": "system", "content": "You shop."},
+                {"role": "user", "content": SEARCH_OBS.format(instr=INSTRUCTION)},
+            ]
+        ),
         "llm_thinking": "Search for the product.",
         "llm_action_name": "Search",
         "llm_action_arguments": {"keywords": keywords, "max_price": "40.00"},
@@ -48,12 +52,22 @@ def search_step(number: int = 0, keywords: str = "long clip-in hair extension", 
     return step
 
 
-def result_step(number: int, name: str = "select_item", arguments: dict | None = None, action: str | None = None,
-                page: int = 1, **overrides: Any) -> dict:
+def result_step(
+    number: int,
+    name: str = "select_item",
+    arguments: dict | None = None,
+    action: str | None = None,
+    page: int = 1,
+    **overrides: Any,
+) -> dict:
     arguments = {"item_id": "B09C337K8S"} if arguments is None and name == "select_item" else (arguments or {})
     if action is None:
-        action = {"select_item": f"click[{arguments.get('item_id')}]", "Next": "click[Next >]",
-                  "Prev": "click[< Prev]", "Back_to_Search": "click[Back to Search]"}[name]
+        action = {
+            "select_item": f"click[{arguments.get('item_id')}]",
+            "Next": "click[Next >]",
+            "Prev": "click[< Prev]",
+            "Back_to_Search": "click[Back to Search]",
+        }[name]
     prev = "[button] < Prev [button_]\n" if page > 1 else ""
     observation = RESULT_OBS.format(instr=INSTRUCTION, page=page, prev=prev)
     step = {
@@ -100,17 +114,29 @@ def episode(session_id: Any, trajectory: list, **overrides: Any) -> dict:
 
 
 def good_episode(session_id: int) -> dict:
-    return episode(session_id, [
-        search_step(0),
-        result_step(1, "Next"),
-        result_step(2, page=2),
-        item_action("Description"),
-        {"type": "detail_exploration", "detail": "description", "action": "click[description]",
-         "observation": "Soft hair."},
-        item_action("Buy_Now", reward=1.0, done=True),
-        {"type": "agent_buy", "action": "click[Buy Now]", "observation_after_action": "Thank you", "reward": 1.0,
-         "done": True},
-    ])
+    return episode(
+        session_id,
+        [
+            search_step(0),
+            result_step(1, "Next"),
+            result_step(2, page=2),
+            item_action("Description"),
+            {
+                "type": "detail_exploration",
+                "detail": "description",
+                "action": "click[description]",
+                "observation": "Soft hair.",
+            },
+            item_action("Buy_Now", reward=1.0, done=True),
+            {
+                "type": "agent_buy",
+                "action": "click[Buy Now]",
+                "observation_after_action": "Thank you",
+                "reward": 1.0,
+                "done": True,
+            },
+        ],
+    )
 
 
 def write_json(path: Path, data: Any) -> Path:

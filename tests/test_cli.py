@@ -17,8 +17,9 @@ def run_cli(capsys, *argv):
 
 def test_bundled_example_stub_replays_at_full_accuracy(capsys, tmp_path):
     report = tmp_path / "r.json"
-    code, out, _ = run_cli(capsys, "replay", "--demos", str(example_path()), "--all", "--mode", "stub",
-                           "--report", str(report))
+    code, out, _ = run_cli(
+        capsys, "replay", "--demos", str(example_path()), "--all", "--mode", "stub", "--report", str(report)
+    )
     assert code == 0
     data = json.loads(report.read_text())
     assert data["overall_accuracy"] == 1.0
@@ -44,10 +45,16 @@ def test_heuristic_mode_exits_1_and_lists_mismatches(capsys, tmp_path):
 
 
 def test_malformed_episodes_are_listed_and_good_ones_replay(capsys, tmp_path):
-    path = write_json(tmp_path / "mixed.json", [
-        good_episode(1), {"instruction": "no id", "trajectory": []}, good_episode(2),
-        episode(3, "not a list"), episode(4, [search_step(0, reward="lots")]),
-    ])
+    path = write_json(
+        tmp_path / "mixed.json",
+        [
+            good_episode(1),
+            {"instruction": "no id", "trajectory": []},
+            good_episode(2),
+            episode(3, "not a list"),
+            episode(4, [search_step(0, reward="lots")]),
+        ],
+    )
     report = tmp_path / "m.json"
     code, _, err = run_cli(capsys, "replay", "--demos", str(path), "--report", str(report))
     assert code == 0
@@ -92,8 +99,9 @@ def test_visual_screen_flags_are_checked_before_the_app_starts(capsys, tmp_path)
     assert code == 2 and "--visual-pred-dir needs --visual-ref-dir" in err
     code, _, err = run_cli(capsys, "tui", "--visual-ref-dir", str(tmp_path))
     assert code == 2 and "at least one --visual-pred-dir" in err
-    code, _, err = run_cli(capsys, "tui", "--visual-ref-dir", str(tmp_path), "--visual-pred-dir",
-                           str(tmp_path / "nope"))
+    code, _, err = run_cli(
+        capsys, "tui", "--visual-ref-dir", str(tmp_path), "--visual-pred-dir", str(tmp_path / "nope")
+    )
     assert code == 2 and "nope: not a folder" in err
     code, _, err = run_cli(capsys, "inspect", str(tmp_path / "missing.json"))
     assert code == 2 and "not a visual report" in err
@@ -135,12 +143,15 @@ def test_python_dash_m_entry_points(tmp_path):
     report = tmp_path / "r.json"
     proc = subprocess.run(
         [sys.executable, "-m", "replay_tui.replay", "--sessions", "0-4", "--mode", "stub", "--report", str(report)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(report.read_text())["episodes_run"] == 5
-    proc = subprocess.run([sys.executable, "-m", "replay_tui", "--version"], capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "replay_tui", "--version"], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0 and "replay-tui" in proc.stdout
 
 

@@ -73,7 +73,10 @@ def test_empty_sides():
 
 def test_a_replacement_is_a_delete_then_an_insert():
     assert char_diff("abc", "axc") == [
-        DiffChunk("equal", "a"), DiffChunk("delete", "b"), DiffChunk("insert", "x"), DiffChunk("equal", "c"),
+        DiffChunk("equal", "a"),
+        DiffChunk("delete", "b"),
+        DiffChunk("insert", "x"),
+        DiffChunk("equal", "c"),
     ]
     assert char_diff("click[Next >]", "click[B01]")[0] == DiffChunk("equal", "click[")
 
@@ -102,7 +105,9 @@ def test_large_inputs_fall_back_to_a_cheap_diff_that_still_rebuilds(expected, pr
 def test_large_input_fallback_keeps_common_ends():
     chunks = char_diff("pre" + "x" * 400 + "post", "pre" + "y" * 500 + "post", max_cells=1_000)
     assert chunks == [
-        DiffChunk("equal", "pre"), DiffChunk("delete", "x" * 400), DiffChunk("insert", "y" * 500),
+        DiffChunk("equal", "pre"),
+        DiffChunk("delete", "x" * 400),
+        DiffChunk("insert", "y" * 500),
         DiffChunk("equal", "post"),
     ]
 
@@ -111,7 +116,9 @@ def test_cleanup_folds_coincidental_single_letters_into_the_change():
     raw = char_diff("click[Next >]", "click[Description]")
     assert DiffChunk("equal", "e") in raw  # the raw diff matches stray letters
     assert char_diff("click[Next >]", "click[Description]", cleanup=True) == [
-        DiffChunk("equal", "click["), DiffChunk("delete", "Next >"), DiffChunk("insert", "Description"),
+        DiffChunk("equal", "click["),
+        DiffChunk("delete", "Next >"),
+        DiffChunk("insert", "Description"),
         DiffChunk("equal", "]"),
     ]
     assert cleanup_semantic(raw) == char_diff("click[Next >]", "click[Description]", cleanup=True)

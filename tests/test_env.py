@@ -88,10 +88,17 @@ def test_item_steps_replay_item_page_actions_in_state_item(tmp_path):
     _, info = env.reset(1)
     assert info["total_steps"] == 5
     labels = [(s.label, s.state, s.expected) for s in env.steps]
-    assert labels[2:] == [("1.1", "Item", "click[description]"), ("1.2", "Item", "click[natural black]"),
-                          ("1.3", "Item", "click[Buy Now]")]
-    for action in ("search[long clip-in hair extension]", "click[B09C337K8S]", "click[description]",
-                   "click[natural black]"):
+    assert labels[2:] == [
+        ("1.1", "Item", "click[description]"),
+        ("1.2", "Item", "click[natural black]"),
+        ("1.3", "Item", "click[Buy Now]"),
+    ]
+    for action in (
+        "search[long clip-in hair extension]",
+        "click[B09C337K8S]",
+        "click[description]",
+        "click[natural black]",
+    ):
         assert env.step(action)[3]["match"]
     obs, reward, done, info = env.step("click[Buy Now]")
     assert done and reward == 1.0 and info["match"] and obs.startswith("Thank you")

@@ -73,11 +73,14 @@ class HostilePolicy:
 def hostile(tmp_path_factory):
     """A run over a demo file whose instruction, actions, a session id and a policy error are hostile."""
     path = tmp_path_factory.mktemp("hostile") / "hostile_demos_1-3.json"
-    write_json(path, [
-        episode(1, [search_step(0, keywords=HOSTILE), result_step(1, "Next")], instruction="instr " + HOSTILE),
-        {"session_id": "<script>\x1b]0;title\x07", "instruction": HOSTILE, "trajectory": "nope"},
-        episode(3, [search_step(0)], instruction="=HYPERLINK(\"http://evil\") " + HOSTILE),
-    ])
+    write_json(
+        path,
+        [
+            episode(1, [search_step(0, keywords=HOSTILE), result_step(1, "Next")], instruction="instr " + HOSTILE),
+            {"session_id": "<script>\x1b]0;title\x07", "instruction": HOSTILE, "trajectory": "nope"},
+            episode(3, [search_step(0)], instruction='=HYPERLINK("http://evil") ' + HOSTILE),
+        ],
+    )
     env = OfflineWebshopEnv(open_demos(path), mismatch_policy="allow")
     report = Runner(env, HostilePolicy(), mode="hostile \x1b[2J<b>mode</b>").run_all()
     store = AnnotationStore(tmp_path_factory.mktemp("notes") / "x.annotations.json")
@@ -183,7 +186,7 @@ def md_table_rows(text: str, header_start: str) -> list[list[str]]:
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
     rows = []
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         rows.append([cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]])
@@ -205,10 +208,20 @@ def all_strings(value):
 # --------------------------------------------------------------------------- format selection
 
 
-@pytest.mark.parametrize(("name", "fmt"), [
-    ("r.json", "json"), ("r.JSON", "json"), ("r.md", "md"), ("r.markdown", "md"), ("r.csv", "csv"),
-    ("r.html", "html"), ("r.htm", "html"), ("r.xml", "junit"), ("dir.d/report.Xml", "junit"),
-])
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("r.json", "json"),
+        ("r.JSON", "json"),
+        ("r.md", "md"),
+        ("r.markdown", "md"),
+        ("r.csv", "csv"),
+        ("r.html", "html"),
+        ("r.htm", "html"),
+        ("r.xml", "junit"),
+        ("dir.d/report.Xml", "junit"),
+    ],
+)
 def test_format_for_path(name, fmt):
     assert format_for_path(name) == fmt
     assert format_for_path(Path(name)) == fmt
@@ -291,8 +304,12 @@ def test_json_is_the_summary_plus_sorted_annotations(summary, store):
     expected = summary.to_dict()
     assert {k: v for k, v in data.items() if k != "annotations"} == expected
     assert [(a["session_id"], a["step_label"]) for a in data["annotations"]] == [(0, None), (0, "1")]
-    assert data["annotations"][1] == {"session_id": 0, "step_label": "1", "tags": ["data-issue"],
-                                      "note": "step-note-words"}
+    assert data["annotations"][1] == {
+        "session_id": 0,
+        "step_label": "1",
+        "tags": ["data-issue"],
+        "note": "step-note-words",
+    }
     raw = render_report(summary, "json", store).decode()
     assert raw == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -345,10 +362,27 @@ def test_markdown_escapes_hostile_text(hostile):
     assert "policy error" in text and "boom" in text
 
 
-@pytest.mark.parametrize("text", [
-    "click[Buy Now]", "`x`", "``", "a ` b", "a``b```c", " lead", "trail ", " both ", "   ", "a|b", "\\|", "x\\",
-    "<script>alert(1)</script>", "two\nlines", "\x1b[31mred\x1b[0m", "",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "click[Buy Now]",
+        "`x`",
+        "``",
+        "a ` b",
+        "a``b```c",
+        " lead",
+        "trail ",
+        " both ",
+        "   ",
+        "a|b",
+        "\\|",
+        "x\\",
+        "<script>alert(1)</script>",
+        "two\nlines",
+        "\x1b[31mred\x1b[0m",
+        "",
+    ],
+)
 @pytest.mark.parametrize("table", [True, False])
 def test_md_code_spans_hold_any_text(text, table):
     rendered = md_code(text, table=table)
@@ -370,14 +404,30 @@ def big_summary(episodes: int = 400, per_episode: int = 5, width: int = 2_000):
     reports = []
     for sid in range(episodes):
         mismatches = [
-            Mismatch(session_id=sid, step_number=n, step_label=str(n), state="Result",
-                     expected="click[" + "x|`" * width + "]", predicted="click[" + "<y>" * width + "]",
-                     observation_excerpt="obs")
+            Mismatch(
+                session_id=sid,
+                step_number=n,
+                step_label=str(n),
+                state="Result",
+                expected="click[" + "x|`" * width + "]",
+                predicted="click[" + "<y>" * width + "]",
+                observation_excerpt="obs",
+            )
             for n in range(per_episode)
         ]
-        reports.append(EpisodeReport(session_id=sid, file="big.json", instruction="buy", steps_total=per_episode,
-                                     steps_matched=0, accuracy=0.0, steps_recorded=per_episode,
-                                     mismatches=mismatches, first_mismatch_step="0"))
+        reports.append(
+            EpisodeReport(
+                session_id=sid,
+                file="big.json",
+                instruction="buy",
+                steps_total=per_episode,
+                steps_matched=0,
+                accuracy=0.0,
+                steps_recorded=per_episode,
+                mismatches=mismatches,
+                first_mismatch_step="0",
+            )
+        )
     return summarize(reports, mode="big", mismatch_policy="allow", files=[f"f{i}.json" for i in range(50)])
 
 
@@ -466,9 +516,41 @@ def test_html_escapes_hostile_text(hostile):
     page = parse_html(render_report(report, "html", store))
     assert [tag for tag, _ in page.tags].count("script") == 1
     assert {tag for tag, _ in page.tags} <= {
-        "html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "h4", "p", "span", "table", "thead",
-        "tbody", "tr", "th", "td", "ul", "li", "code", "div", "section", "dl", "dt", "dd", "del", "ins", "details",
-        "summary", "strong", "br", "a", "input", "script",
+        "html",
+        "head",
+        "meta",
+        "title",
+        "style",
+        "body",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "p",
+        "span",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "ul",
+        "li",
+        "code",
+        "div",
+        "section",
+        "dl",
+        "dt",
+        "dd",
+        "del",
+        "ins",
+        "details",
+        "summary",
+        "strong",
+        "br",
+        "a",
+        "input",
+        "script",
     }
     text = "".join(page.text)
     assert "<script>alert(1)</script>" in text and "[bold red]x[/]" in text and "&amp;" in text
@@ -495,11 +577,16 @@ def test_junit_counts_match_the_summary(summary, store):
     failure = first.find("failure")
     mismatch = summary.episodes[0].mismatches[0]
     assert failure.get("type") == "mismatch"
-    assert failure.get("message") == (f"step {mismatch.step_label} ({mismatch.state}): expected {mismatch.expected} "
-                                      f"got {mismatch.predicted}")
+    assert failure.get("message") == (
+        f"step {mismatch.step_label} ({mismatch.state}): expected {mismatch.expected} got {mismatch.predicted}"
+    )
     properties = {p.get("name"): p.get("value") for p in first.iter("property")}
-    assert properties == {"tags": "policy-bug", "note": "episode-note-words", "step 1 tags": "data-issue",
-                          "step 1 note": "step-note-words"}
+    assert properties == {
+        "tags": "policy-bug",
+        "note": "episode-note-words",
+        "step 1 tags": "data-issue",
+        "step 1 note": "step-note-words",
+    }
     suite_properties = {p.get("name"): p.get("value") for p in suite.find("properties")}
     assert suite_properties["mode"] == "heuristic" and suite_properties["mismatch_policy"] == "allow"
 

@@ -36,7 +36,9 @@ def test_many_files_globs_and_directories(tmp_path):
     assert open_demos(str(tmp_path / "*.json")).session_ids == [1, 2, 3]
     assert open_demos([tmp_path / "b.json", tmp_path / "a.json"]).session_ids == [2, 3, 1]
     assert resolve_demo_paths([tmp_path / "a.json", str(tmp_path / "*.json")]) == [
-        tmp_path / "a.json", tmp_path / "b.json"]
+        tmp_path / "a.json",
+        tmp_path / "b.json",
+    ]
     with pytest.raises(DemoFileError, match="no such file"):
         open_demos(tmp_path / "missing.json")
     with pytest.raises(DemoFileError, match="no file matches"):
@@ -87,7 +89,15 @@ def test_bad_episode_raises_on_open_and_others_stay_usable(tmp_path):
 
 def test_duplicate_session_id_keeps_the_first(tmp_path):
     write_json(tmp_path / "a.json", [good_episode(1), good_episode(2)])
-    write_json(tmp_path / "b.json", [good_episode(2, ), good_episode(3)])
+    write_json(
+        tmp_path / "b.json",
+        [
+            good_episode(
+                2,
+            ),
+            good_episode(3),
+        ],
+    )
     demos = open_demos(tmp_path)
     assert demos.session_ids == [1, 2, 3]
     assert demos.ref(2).file.name.endswith("a.json")
@@ -118,7 +128,7 @@ def test_truncated_file_recovers_complete_episodes(tmp_path):
     text = json.dumps([good_episode(i) for i in range(5)])
     cut = text.index('"session_id": 3')
     path = tmp_path / "cut.json"
-    path.write_text(text[:cut + 40])
+    path.write_text(text[: cut + 40])
     demos = open_demos(path)
     assert demos.session_ids == [0, 1, 2]
     [error] = demos.file_errors

@@ -16,8 +16,13 @@ from tests.conftest import result_step, search_step
 
 def test_real_log_quirks_are_accepted():
     step = DecisionStep.model_validate(
-        search_step("3", reward="0.5", done="true", llm_action_arguments='{"keywords": "red shoes"}',
-                    action_executed_in_env="search[red shoes]")
+        search_step(
+            "3",
+            reward="0.5",
+            done="true",
+            llm_action_arguments='{"keywords": "red shoes"}',
+            action_executed_in_env="search[red shoes]",
+        )
     )
     assert step.step_number == 3
     assert step.reward == 0.5

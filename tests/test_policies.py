@@ -14,7 +14,7 @@ from replay_tui.policies import (
 from replay_tui.policies.heuristic import search_keywords
 from tests.conftest import INSTRUCTION, ITEM_OBS, RESULT_OBS, SEARCH_OBS
 
-POLICY_FILE = textwrap.dedent('''
+POLICY_FILE = textwrap.dedent("""
     class Echo:
         name = "echo"
 
@@ -30,7 +30,7 @@ POLICY_FILE = textwrap.dedent('''
         return recorded_step["action_executed_in_env"] if recorded_step else "search[x]"
 
     not_a_policy = 42
-''')
+""")
 
 
 @pytest.fixture
@@ -102,11 +102,13 @@ def test_heuristic_reads_only_the_observation():
 
 
 def test_heuristic_pages_on_when_nothing_fits():
-    obs = RESULT_OBS.format(instr="i want a stainless steel garlic press, and price lower than 20.00 dollars",
-                            page=1, prev="")
+    obs = RESULT_OBS.format(
+        instr="i want a stainless steel garlic press, and price lower than 20.00 dollars", page=1, prev=""
+    )
     assert HeuristicPolicy().predict_action(obs, "Result", ["select_item", "Next"], None) == "click[Next >]"
 
 
 def test_search_keywords_drop_filler_and_price():
     assert search_keywords("I am looking for a red dress with pockets, and price lower than 50.00 dollars") == (
-        "red dress pockets")
+        "red dress pockets"
+    )

@@ -107,16 +107,38 @@ def test_json_report_is_deterministic_and_has_the_seed_fields(demo_file):
     first, second = run(), run()
     assert first == second
     data = json.loads(first)
-    for key in ("episodes_total", "episodes_run", "total_steps", "total_matched", "overall_accuracy",
-                "accuracy_by_state", "episodes", "problems"):
+    for key in (
+        "episodes_total",
+        "episodes_run",
+        "total_steps",
+        "total_matched",
+        "overall_accuracy",
+        "accuracy_by_state",
+        "episodes",
+        "problems",
+    ):
         assert key in data
     ep = data["episodes"][0]
-    for key in ("session_id", "steps_total", "steps_matched", "accuracy", "mismatches", "completed_by_backup",
-                "success", "final_reward"):
+    for key in (
+        "session_id",
+        "steps_total",
+        "steps_matched",
+        "accuracy",
+        "mismatches",
+        "completed_by_backup",
+        "success",
+        "final_reward",
+    ):
         assert key in ep
     assert "steps" not in ep
-    assert set(ep["mismatches"][0]) >= {"session_id", "step_number", "state", "expected", "predicted",
-                                        "observation_excerpt"}
+    assert set(ep["mismatches"][0]) >= {
+        "session_id",
+        "step_number",
+        "state",
+        "expected",
+        "predicted",
+        "observation_excerpt",
+    }
     assert list(data) == sorted(data)
 
 
@@ -135,10 +157,18 @@ def test_cancel_stops_a_run_between_steps(demo_file):
 
 
 def test_backup_episodes_are_flagged(tmp_path):
-    ep = episode(4, [search_step(0), result_step(1, "Next"),
-                     {"type": "backup_agent_search", "action": "search[x]", "observation_after_action": "y"},
-                     {"type": "backup_agent_buy", "action": "click[Buy Now]", "reward": 0.5, "done": True}],
-                 completed_by_backup=True, final_reward=0.5, success=False)
+    ep = episode(
+        4,
+        [
+            search_step(0),
+            result_step(1, "Next"),
+            {"type": "backup_agent_search", "action": "search[x]", "observation_after_action": "y"},
+            {"type": "backup_agent_buy", "action": "click[Buy Now]", "reward": 0.5, "done": True},
+        ],
+        completed_by_backup=True,
+        final_reward=0.5,
+        success=False,
+    )
     env = OfflineWebshopEnv(write_json(tmp_path / "b.json", [ep]))
     report = Runner(env, StubPolicy()).run_episode(4)
     assert report.completed_by_backup and not report.success and report.final_reward == 0.5
@@ -147,8 +177,11 @@ def test_backup_episodes_are_flagged(tmp_path):
 
 def test_whitespace_drift_and_json_string_arguments_still_match_in_stub_mode(tmp_path):
     steps = [
-        search_step(0, llm_action_arguments='{"keywords": "long clip-in hair extension"}',
-                    action_executed_in_env="  search[long   clip-in hair extension ] "),
+        search_step(
+            0,
+            llm_action_arguments='{"keywords": "long clip-in hair extension"}',
+            action_executed_in_env="  search[long   clip-in hair extension ] ",
+        ),
         result_step(1, "Next", action="click[Next  >]", step_number="1"),
         result_step(2, action=""),
     ]

@@ -361,6 +361,4 @@ def test_bundled_example_is_reproducible(tmp_path: Path) -> None:
     assert regenerated.path.read_bytes() == bundled.read_bytes()
     assert regenerated.bytes < 5_000_000
     data = json.loads(bundled.read_text("utf-8"))
-    assert data == list(
-        synth.iter_episodes(0, 100, synth.BUNDLED_SEED, quirk_rate=synth.BUNDLED_QUIRK_RATE)
-    )
+    assert data == list(synth.iter_episodes(0, 100, synth.BUNDLED_SEED, quirk_rate=synth.BUNDLED_QUIRK_RATE))

@@ -172,12 +172,17 @@ def _header(values: dict[str, Any]) -> HeaderInfo:
         and type(values.get("success", True)) in (bool, type(None))
         and type(values.get("completed_by_backup", False)) is bool
     ):
-        return HeaderInfo(values["session_id"], values.get("instruction", ""),
-                          None if reward is None else float(reward), values.get("success"),
-                          values.get("completed_by_backup", False))
+        return HeaderInfo(
+            values["session_id"],
+            values.get("instruction", ""),
+            None if reward is None else float(reward),
+            values.get("success"),
+            values.get("completed_by_backup", False),
+        )
     header = EpisodeHeader.model_validate(values)
-    return HeaderInfo(header.session_id, header.instruction, header.final_reward, header.success,
-                      header.completed_by_backup)
+    return HeaderInfo(
+        header.session_id, header.instruction, header.final_reward, header.success, header.completed_by_backup
+    )
 
 
 class DemoFile:
@@ -214,11 +219,19 @@ class DemoFile:
             except BufferError:  # an EpisodeRef is still held elsewhere; the map closes with it
                 pass
 
-    def _problem(self, message: str, *, index: int | None = None, session: Any = None,
-                 field_path: str | None = None, severity: str = "error") -> None:
+    def _problem(
+        self,
+        message: str,
+        *,
+        index: int | None = None,
+        session: Any = None,
+        field_path: str | None = None,
+        severity: str = "error",
+    ) -> None:
         self.problems.append(
-            LoadProblem(file=self.name, index=index, session_id=session, field=field_path,
-                        message=message, severity=severity)  # type: ignore[arg-type]
+            LoadProblem(
+                file=self.name, index=index, session_id=session, field=field_path, message=message, severity=severity
+            )  # type: ignore[arg-type]
         )
 
     def _index(self) -> None:
@@ -344,8 +357,10 @@ class DemoFile:
                     gap = bytes(data[prev_end:start]).strip()
                     if gap not in (b"", b","):
                         index += 1
-                        self._problem(f"top-level value {gap[:40].decode('utf-8', 'replace')!r} is not an "
-                                      "episode object", index=index)
+                        self._problem(
+                            f"top-level value {gap[:40].decode('utf-8', 'replace')!r} is not an episode object",
+                            index=index,
+                        )
                     index += 1
                     if char == _LBRACK:
                         skipping = True
@@ -404,23 +419,29 @@ class DemoFile:
         if self.error:
             self._problem(self.error)
 
-    def _finish_episode(self, index: int, start: int, end: int, header: dict[str, Any],
-                        traj_kind: str | None, steps: int, events: int) -> None:
+    def _finish_episode(
+        self, index: int, start: int, end: int, header: dict[str, Any], traj_kind: str | None, steps: int, events: int
+    ) -> None:
         raw = memoryview(self._data)[start:end]
         values: dict[str, Any] = {}
         for name, value in header.items():
             try:
                 values[name] = {} if value is _CONTAINER else msgspec.json.decode(value)
             except msgspec.DecodeError:
-                self._problem(f"invalid JSON value {bytes(value[:40]).decode('utf-8', 'replace')!r}",
-                              index=index, field_path=name)
+                self._problem(
+                    f"invalid JSON value {bytes(value[:40]).decode('utf-8', 'replace')!r}", index=index, field_path=name
+                )
                 return
         if traj_kind != "list":
             if "session_id" in values and traj_kind is None:
                 self._problem("missing", index=index, session=values["session_id"], field_path="trajectory")
             elif "session_id" in values:
-                self._problem(f"must be a list, got a JSON {traj_kind}", index=index,
-                              session=values["session_id"], field_path="trajectory")
+                self._problem(
+                    f"must be a list, got a JSON {traj_kind}",
+                    index=index,
+                    session=values["session_id"],
+                    field_path="trajectory",
+                )
             else:
                 self._problem("missing", index=index, field_path="session_id")
             return
@@ -432,8 +453,7 @@ class DemoFile:
             return msgspec.json.decode(ref.raw)
         except msgspec.DecodeError as exc:
             raise EpisodeLoadError(
-                LoadProblem(file=self.name, index=ref.index, session_id=ref.session_id,
-                            message=f"invalid JSON: {exc}")
+                LoadProblem(file=self.name, index=ref.index, session_id=ref.session_id, message=f"invalid JSON: {exc}")
             ) from None
 
     def read_episode(self, ref: EpisodeRef) -> Episode:
@@ -492,7 +512,10 @@ class DemoSet:
             if first is not None:
                 self.problems.append(
                     LoadProblem(
-                        file=demo.name, index=ref.index, session_id=ref.session_id, field="session_id",
+                        file=demo.name,
+                        index=ref.index,
+                        session_id=ref.session_id,
+                        field="session_id",
                         message=f"duplicate session_id (first seen in {first.file.name} episode #{first.index})",
                     )
                 )

@@ -157,9 +157,7 @@ class DecisionStep(BaseModel):
     def _rebuild_action(self) -> DecisionStep:
         if self.action_executed_in_env is None or not self.action_executed_in_env.strip():
             try:
-                self.action_executed_in_env = format_env_action(
-                    self.llm_action_name, self.llm_action_arguments
-                )
+                self.action_executed_in_env = format_env_action(self.llm_action_name, self.llm_action_arguments)
             except ActionError as exc:
                 raise ValueError(
                     f"action_executed_in_env is empty and cannot be rebuilt from the tool call: {exc}"

@@ -64,24 +64,129 @@ _OUTCOMES: tuple[tuple[str, float], ...] = (("success", 0.55), ("partial", 0.30)
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 _BRANDS = (
-    "Lumora", "KASTELL", "Brightfield", "NovaHome", "Zephyr & Co.", "PURELEAF", "Hollis", "OAKRIDGE",
-    "Veloce", "Mirabel", "Tidewell", "QUNMEI", "AURORA LANE", "Greystone", "Pinecrest", "Sundew",
-    "Kindred Kitchen", "Altura", "BLISSO", "Fernhill", "Copperline", "YOUNGSTAR", "Everwell",
-    "Harbor & Pine", "VIVREAL", "Maple Row", "ZENKO", "Solvane", "Norvik", "Bellarosa", "TRUEMADE",
-    "Wildgrain", "Coastline", "HEXWARE", "Ardent", "Moss & Fern", "ELEVOR", "Quillon", "Saffire",
-    "Kettle Creek", "OMNIVOLT", "Linden Lane", "Petalique", "RIVERSTONE", "Gallant", "Yuzuki",
+    "Lumora",
+    "KASTELL",
+    "Brightfield",
+    "NovaHome",
+    "Zephyr & Co.",
+    "PURELEAF",
+    "Hollis",
+    "OAKRIDGE",
+    "Veloce",
+    "Mirabel",
+    "Tidewell",
+    "QUNMEI",
+    "AURORA LANE",
+    "Greystone",
+    "Pinecrest",
+    "Sundew",
+    "Kindred Kitchen",
+    "Altura",
+    "BLISSO",
+    "Fernhill",
+    "Copperline",
+    "YOUNGSTAR",
+    "Everwell",
+    "Harbor & Pine",
+    "VIVREAL",
+    "Maple Row",
+    "ZENKO",
+    "Solvane",
+    "Norvik",
+    "Bellarosa",
+    "TRUEMADE",
+    "Wildgrain",
+    "Coastline",
+    "HEXWARE",
+    "Ardent",
+    "Moss & Fern",
+    "ELEVOR",
+    "Quillon",
+    "Saffire",
+    "Kettle Creek",
+    "OMNIVOLT",
+    "Linden Lane",
+    "Petalique",
+    "RIVERSTONE",
+    "Gallant",
+    "Yuzuki",
 )
 
 _SMALL_WORDS = frozenset({"for", "with", "and", "of", "in", "to", "or", "on", "by", "a", "the", "at"})
-_UPPER_WORDS = frozenset({
-    "hdmi", "usb", "led", "hd", "uhd", "4k", "tv", "ssd", "ram", "lcd", "bpa", "gmo", "usda", "uv", "spf",
-    "ac", "dc", "pc", "xl", "xxl", "diy", "rgb", "ipad", "gps", "cpu", "hdr", "oz",
-})
-_FILLER = frozenset({
-    "i", "im", "i'm", "id", "i'd", "need", "want", "looking", "please", "cheap", "me", "my", "some", "a",
-    "an", "the", "that", "is", "are", "which", "also", "choose", "would", "like", "get", "find", "buy",
-    "dollars", "dollar", "price", "thats", "it", "its", "should", "be", "can", "you", "this", "something",
-})
+_UPPER_WORDS = frozenset(
+    {
+        "hdmi",
+        "usb",
+        "led",
+        "hd",
+        "uhd",
+        "4k",
+        "tv",
+        "ssd",
+        "ram",
+        "lcd",
+        "bpa",
+        "gmo",
+        "usda",
+        "uv",
+        "spf",
+        "ac",
+        "dc",
+        "pc",
+        "xl",
+        "xxl",
+        "diy",
+        "rgb",
+        "ipad",
+        "gps",
+        "cpu",
+        "hdr",
+        "oz",
+    }
+)
+_FILLER = frozenset(
+    {
+        "i",
+        "im",
+        "i'm",
+        "id",
+        "i'd",
+        "need",
+        "want",
+        "looking",
+        "please",
+        "cheap",
+        "me",
+        "my",
+        "some",
+        "a",
+        "an",
+        "the",
+        "that",
+        "is",
+        "are",
+        "which",
+        "also",
+        "choose",
+        "would",
+        "like",
+        "get",
+        "find",
+        "buy",
+        "dollars",
+        "dollar",
+        "price",
+        "thats",
+        "it",
+        "its",
+        "should",
+        "be",
+        "can",
+        "you",
+        "this",
+        "something",
+    }
+)
 _EDGE_WORDS = frozenset({"for", "with", "and", "of", "in", "to", "or", "on", "by", "at", "from"})
 _PRICE_PHRASE = re.compile(
     r"\b(?:up to|under|less than|lower than|below|within|max|around)\s*\$?\s*\d+(?:\.\d+)?\s*(?:dollars?|usd)?",
@@ -91,38 +196,246 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9.'&+/-]*")
 
 _CATEGORY_KEYWORDS: dict[str, tuple[str, ...]] = {
     "fashion": (
-        "shoe", "shoes", "sneaker", "sneakers", "boot", "boots", "sandal", "sandals", "slipper", "slippers",
-        "dress", "shirt", "t-shirt", "shirts", "pants", "jeans", "jacket", "coat", "hoodie", "sweater",
-        "pullover", "underwear", "bra", "socks", "sock", "jumpsuit", "leggings", "shorts", "skirt",
-        "blouse", "tank", "hat", "sweatshirt", "womens", "mens", "sleeve", "waist", "fit", "loafers",
-        "heels", "swimsuit", "pajama", "pajamas", "vest", "tunic", "polo", "romper", "cardigan", "tops",
+        "shoe",
+        "shoes",
+        "sneaker",
+        "sneakers",
+        "boot",
+        "boots",
+        "sandal",
+        "sandals",
+        "slipper",
+        "slippers",
+        "dress",
+        "shirt",
+        "t-shirt",
+        "shirts",
+        "pants",
+        "jeans",
+        "jacket",
+        "coat",
+        "hoodie",
+        "sweater",
+        "pullover",
+        "underwear",
+        "bra",
+        "socks",
+        "sock",
+        "jumpsuit",
+        "leggings",
+        "shorts",
+        "skirt",
+        "blouse",
+        "tank",
+        "hat",
+        "sweatshirt",
+        "womens",
+        "mens",
+        "sleeve",
+        "waist",
+        "fit",
+        "loafers",
+        "heels",
+        "swimsuit",
+        "pajama",
+        "pajamas",
+        "vest",
+        "tunic",
+        "polo",
+        "romper",
+        "cardigan",
+        "tops",
     ),
     "beauty": (
-        "hair", "shampoo", "conditioner", "lipstick", "lip", "makeup", "nail", "serum", "cream", "lotion",
-        "mask", "perfume", "deodorant", "brush", "wig", "extension", "extensions", "toothpaste", "skin",
-        "face", "eye", "spray", "foundation", "toothbrush", "teeth", "beauty", "salon", "oil", "scrub",
-        "soap", "polish", "eyeliner", "mascara", "moisturizer", "fragrance", "cosmetic", "dye",
+        "hair",
+        "shampoo",
+        "conditioner",
+        "lipstick",
+        "lip",
+        "makeup",
+        "nail",
+        "serum",
+        "cream",
+        "lotion",
+        "mask",
+        "perfume",
+        "deodorant",
+        "brush",
+        "wig",
+        "extension",
+        "extensions",
+        "toothpaste",
+        "skin",
+        "face",
+        "eye",
+        "spray",
+        "foundation",
+        "toothbrush",
+        "teeth",
+        "beauty",
+        "salon",
+        "oil",
+        "scrub",
+        "soap",
+        "polish",
+        "eyeliner",
+        "mascara",
+        "moisturizer",
+        "fragrance",
+        "cosmetic",
+        "dye",
     ),
     "grocery": (
-        "snack", "snacks", "cookie", "cookies", "candy", "chocolate", "tea", "coffee", "sauce", "cereal",
-        "granola", "chips", "cheese", "nuts", "protein", "gluten", "keto", "flavor", "flavored", "syrup",
-        "juice", "jerky", "bars", "seasoning", "cupcake", "cake", "sugar", "organic", "drink", "fruit",
-        "butter", "salt", "honey", "crackers", "popcorn", "spice", "gum", "toppers", "almond", "vegan",
-        "raspberry", "snackbar", "nut", "sodium", "food", "meal", "bar", "jelly", "oatmeal", "pasta", "rice",
-        "soup", "water", "milk", "creamer", "beef", "chicken", "dessert",
+        "snack",
+        "snacks",
+        "cookie",
+        "cookies",
+        "candy",
+        "chocolate",
+        "tea",
+        "coffee",
+        "sauce",
+        "cereal",
+        "granola",
+        "chips",
+        "cheese",
+        "nuts",
+        "protein",
+        "gluten",
+        "keto",
+        "flavor",
+        "flavored",
+        "syrup",
+        "juice",
+        "jerky",
+        "bars",
+        "seasoning",
+        "cupcake",
+        "cake",
+        "sugar",
+        "organic",
+        "drink",
+        "fruit",
+        "butter",
+        "salt",
+        "honey",
+        "crackers",
+        "popcorn",
+        "spice",
+        "gum",
+        "toppers",
+        "almond",
+        "vegan",
+        "raspberry",
+        "snackbar",
+        "nut",
+        "sodium",
+        "food",
+        "meal",
+        "bar",
+        "jelly",
+        "oatmeal",
+        "pasta",
+        "rice",
+        "soup",
+        "water",
+        "milk",
+        "creamer",
+        "beef",
+        "chicken",
+        "dessert",
     ),
     "home": (
-        "table", "chair", "sofa", "bed", "desk", "lamp", "light", "lights", "curtain", "curtains", "rug",
-        "shelf", "cabinet", "bench", "mattress", "pillow", "storage", "wall", "decor", "ottoman", "stool",
-        "room", "living", "dining", "bedroom", "blanket", "throw", "vanity", "sconce", "pendant", "mirror",
-        "towel", "shower", "bathroom", "kitchen", "candle", "candles", "frame", "furniture", "nightstand",
-        "finish", "nickel", "metal", "wood", "wooden", "mount", "hanging", "coasters", "cushion", "cushions",
+        "table",
+        "chair",
+        "sofa",
+        "bed",
+        "desk",
+        "lamp",
+        "light",
+        "lights",
+        "curtain",
+        "curtains",
+        "rug",
+        "shelf",
+        "cabinet",
+        "bench",
+        "mattress",
+        "pillow",
+        "storage",
+        "wall",
+        "decor",
+        "ottoman",
+        "stool",
+        "room",
+        "living",
+        "dining",
+        "bedroom",
+        "blanket",
+        "throw",
+        "vanity",
+        "sconce",
+        "pendant",
+        "mirror",
+        "towel",
+        "shower",
+        "bathroom",
+        "kitchen",
+        "candle",
+        "candles",
+        "frame",
+        "furniture",
+        "nightstand",
+        "finish",
+        "nickel",
+        "metal",
+        "wood",
+        "wooden",
+        "mount",
+        "hanging",
+        "coasters",
+        "cushion",
+        "cushions",
     ),
     "electronics": (
-        "camera", "cable", "hdmi", "charger", "headphone", "headphones", "earbuds", "speaker", "tv",
-        "projector", "laptop", "computer", "usb", "bluetooth", "wireless", "router", "phone", "case",
-        "keyboard", "mouse", "monitor", "battery", "batteries", "amplifier", "adapter", "tablet", "desktop",
-        "intel", "core", "ram", "ssd", "gb", "samsung", "galaxy", "iphone", "charging", "remote", "screen",
+        "camera",
+        "cable",
+        "hdmi",
+        "charger",
+        "headphone",
+        "headphones",
+        "earbuds",
+        "speaker",
+        "tv",
+        "projector",
+        "laptop",
+        "computer",
+        "usb",
+        "bluetooth",
+        "wireless",
+        "router",
+        "phone",
+        "case",
+        "keyboard",
+        "mouse",
+        "monitor",
+        "battery",
+        "batteries",
+        "amplifier",
+        "adapter",
+        "tablet",
+        "desktop",
+        "intel",
+        "core",
+        "ram",
+        "ssd",
+        "gb",
+        "samsung",
+        "galaxy",
+        "iphone",
+        "charging",
+        "remote",
+        "screen",
     ),
 }
 _CATEGORIES = tuple(_CATEGORY_KEYWORDS)
@@ -132,35 +445,103 @@ _PRICE_RANGE = {"fashion": (9, 75), "beauty": (5, 55), "grocery": (4, 45), "home
 
 _FEATURES: dict[str, tuple[str, ...]] = {
     "fashion": (
-        "Casual Comfortable Fit", "Lightweight & Breathable", "Gift for Women", "Men's Classic Style",
-        "Soft Stretch Fabric", "Everyday Wear", "Slip-On Design", "Regular Fit", "All-Season",
-        "Athletic Workout Gear", "Women's Fashion", "Non-Slip Outsole", "Vintage Look", "Daily Outfit",
+        "Casual Comfortable Fit",
+        "Lightweight & Breathable",
+        "Gift for Women",
+        "Men's Classic Style",
+        "Soft Stretch Fabric",
+        "Everyday Wear",
+        "Slip-On Design",
+        "Regular Fit",
+        "All-Season",
+        "Athletic Workout Gear",
+        "Women's Fashion",
+        "Non-Slip Outsole",
+        "Vintage Look",
+        "Daily Outfit",
     ),
     "beauty": (
-        "Cruelty Free", "For All Skin Types", "Travel Size", "Salon Quality", "Gift Set for Women",
-        "Vegan Formula", "Paraben Free", "Professional Use", "Dermatologist Tested", "Gentle & Soothing",
-        "Fast Absorbing", "Lightweight Formula", "Made with Botanicals",
+        "Cruelty Free",
+        "For All Skin Types",
+        "Travel Size",
+        "Salon Quality",
+        "Gift Set for Women",
+        "Vegan Formula",
+        "Paraben Free",
+        "Professional Use",
+        "Dermatologist Tested",
+        "Gentle & Soothing",
+        "Fast Absorbing",
+        "Lightweight Formula",
+        "Made with Botanicals",
     ),
     "grocery": (
-        "Healthy Snack", "Resealable Bag", "Family Size", "Keto Friendly", "No Artificial Flavors",
-        "Individually Wrapped", "Great for Gifting", "Made in USA", "Kosher", "Non-GMO Project Verified",
-        "Low Sodium", "Party Favor", "Breakfast & Brunch",
+        "Healthy Snack",
+        "Resealable Bag",
+        "Family Size",
+        "Keto Friendly",
+        "No Artificial Flavors",
+        "Individually Wrapped",
+        "Great for Gifting",
+        "Made in USA",
+        "Kosher",
+        "Non-GMO Project Verified",
+        "Low Sodium",
+        "Party Favor",
+        "Breakfast & Brunch",
     ),
     "home": (
-        "Modern Design", "Easy Assembly", "for Living Room Bedroom", "Space Saving", "Heavy Duty",
-        "Home Decor", "Farmhouse Style", "Mid-Century", "Non-Slip Feet", "Rustic Brown Finish",
-        "Office & Dorm", "Sturdy Metal Frame", "Decorative Accent",
+        "Modern Design",
+        "Easy Assembly",
+        "for Living Room Bedroom",
+        "Space Saving",
+        "Heavy Duty",
+        "Home Decor",
+        "Farmhouse Style",
+        "Mid-Century",
+        "Non-Slip Feet",
+        "Rustic Brown Finish",
+        "Office & Dorm",
+        "Sturdy Metal Frame",
+        "Decorative Accent",
     ),
     "electronics": (
-        "Plug and Play", "Fast Charging", "4K@60Hz", "Gold Plated Connectors",
-        "Compatible with iPhone & Android", "Noise Cancelling", "Long Battery Life", "Bluetooth 5.0",
-        "1 Year Warranty", "USB-C", "Durable Nylon Braided", "Ultra Slim", "Low Latency",
+        "Plug and Play",
+        "Fast Charging",
+        "4K@60Hz",
+        "Gold Plated Connectors",
+        "Compatible with iPhone & Android",
+        "Noise Cancelling",
+        "Long Battery Life",
+        "Bluetooth 5.0",
+        "1 Year Warranty",
+        "USB-C",
+        "Durable Nylon Braided",
+        "Ultra Slim",
+        "Low Latency",
     ),
 }
 
 _ALT_WORDS = (
-    "Premium", "Classic", "Deluxe", "Mini", "Pro", "Vintage", "Compact", "Plus", "Original", "Ultra",
-    "Essential", "Signature", "Everyday", "Elite", "Basic", "Travel", "Kids", "Outdoor", "Studio",
+    "Premium",
+    "Classic",
+    "Deluxe",
+    "Mini",
+    "Pro",
+    "Vintage",
+    "Compact",
+    "Plus",
+    "Original",
+    "Ultra",
+    "Essential",
+    "Signature",
+    "Everyday",
+    "Elite",
+    "Basic",
+    "Travel",
+    "Kids",
+    "Outdoor",
+    "Studio",
 )
 
 _DEFAULT_ATTRS = {
@@ -172,30 +553,134 @@ _DEFAULT_ATTRS = {
 }
 
 _ATTRIBUTE_PHRASES = (
-    "gluten free", "sugar free", "dairy free", "soy free", "fat free", "non gmo", "usda organic",
-    "organic", "keto", "low carb", "low fat", "low calorie", "zero sugar", "plant based", "vegan",
-    "caffeine free", "ready to eat", "individually wrapped", "natural ingredients", "high protein",
-    "long lasting", "natural looking", "easy to use", "easy to clean", "easy to install",
-    "easy to assemble", "easy to apply", "easy to carry", "high quality", "high speed",
-    "high resolution", "optical zoom", "wireless", "bluetooth", "noise cancelling", "fast charging",
-    "water resistant", "waterproof", "non slip", "anti slip", "rubber sole", "arch support",
-    "machine wash", "machine washable", "hand wash", "quick drying", "loose fit", "relaxed fit",
-    "slim fit", "high waist", "elastic waist", "long sleeve", "short sleeve", "button closure",
-    "memory foam", "solid wood", "living room", "dining room", "storage space", "stainless steel",
-    "heavy duty", "lightweight", "portable", "dust proof", "gold plated", "brushed nickel",
-    "tempered glass", "cruelty free", "paraben free", "alcohol free", "fragrance free",
-    "sensitive skin", "dry skin", "hair loss", "hair growth", "bad breath", "fine mist",
-    "clinically proven", "highly pigmented", "faux fur", "mid century", "plug and play", "dual band",
-    "super soft", "daily wear", "nut free", "low sodium", "bpa free", "dishwasher safe", "fully assembled", "non toxic",
+    "gluten free",
+    "sugar free",
+    "dairy free",
+    "soy free",
+    "fat free",
+    "non gmo",
+    "usda organic",
+    "organic",
+    "keto",
+    "low carb",
+    "low fat",
+    "low calorie",
+    "zero sugar",
+    "plant based",
+    "vegan",
+    "caffeine free",
+    "ready to eat",
+    "individually wrapped",
+    "natural ingredients",
+    "high protein",
+    "long lasting",
+    "natural looking",
+    "easy to use",
+    "easy to clean",
+    "easy to install",
+    "easy to assemble",
+    "easy to apply",
+    "easy to carry",
+    "high quality",
+    "high speed",
+    "high resolution",
+    "optical zoom",
+    "wireless",
+    "bluetooth",
+    "noise cancelling",
+    "fast charging",
+    "water resistant",
+    "waterproof",
+    "non slip",
+    "anti slip",
+    "rubber sole",
+    "arch support",
+    "machine wash",
+    "machine washable",
+    "hand wash",
+    "quick drying",
+    "loose fit",
+    "relaxed fit",
+    "slim fit",
+    "high waist",
+    "elastic waist",
+    "long sleeve",
+    "short sleeve",
+    "button closure",
+    "memory foam",
+    "solid wood",
+    "living room",
+    "dining room",
+    "storage space",
+    "stainless steel",
+    "heavy duty",
+    "lightweight",
+    "portable",
+    "dust proof",
+    "gold plated",
+    "brushed nickel",
+    "tempered glass",
+    "cruelty free",
+    "paraben free",
+    "alcohol free",
+    "fragrance free",
+    "sensitive skin",
+    "dry skin",
+    "hair loss",
+    "hair growth",
+    "bad breath",
+    "fine mist",
+    "clinically proven",
+    "highly pigmented",
+    "faux fur",
+    "mid century",
+    "plug and play",
+    "dual band",
+    "super soft",
+    "daily wear",
+    "nut free",
+    "low sodium",
+    "bpa free",
+    "dishwasher safe",
+    "fully assembled",
+    "non toxic",
 )
 _ATTR_RE = re.compile(
     r"\b(" + "|".join(re.escape(p) for p in sorted(_ATTRIBUTE_PHRASES, key=len, reverse=True)) + r")\b"
 )
 
 _COLOR_WORDS = (
-    "black", "white", "grey", "gray", "navy", "red", "pink", "blue", "green", "brown", "beige", "ivory",
-    "silver", "yellow", "orange", "purple", "khaki", "tan", "cream", "burgundy", "teal", "charcoal",
-    "multicolor", "olive", "coral", "mint", "lavender", "turquoise", "maroon", "walnut", "espresso",
+    "black",
+    "white",
+    "grey",
+    "gray",
+    "navy",
+    "red",
+    "pink",
+    "blue",
+    "green",
+    "brown",
+    "beige",
+    "ivory",
+    "silver",
+    "yellow",
+    "orange",
+    "purple",
+    "khaki",
+    "tan",
+    "cream",
+    "burgundy",
+    "teal",
+    "charcoal",
+    "multicolor",
+    "olive",
+    "coral",
+    "mint",
+    "lavender",
+    "turquoise",
+    "maroon",
+    "walnut",
+    "espresso",
 )
 _COLOR_RE = re.compile(
     r"\b((?:dark|light|deep|pale|hot|navy|royal|sky|rose|off|bright|baby)\s)?(" + "|".join(_COLOR_WORDS) + r")\b"
@@ -214,31 +699,95 @@ _MEASURE_RE = re.compile(
 )
 
 _APPAREL_SIZES = ("x-small", "small", "medium", "large", "x-large", "xx-large", "3x-large")
-_SHOE_WORDS = frozenset({"shoe", "shoes", "sneaker", "sneakers", "boot", "boots", "sandal", "sandals",
-                         "slipper", "slippers", "loafers", "heels"})
+_SHOE_WORDS = frozenset(
+    {
+        "shoe",
+        "shoes",
+        "sneaker",
+        "sneakers",
+        "boot",
+        "boots",
+        "sandal",
+        "sandals",
+        "slipper",
+        "slippers",
+        "loafers",
+        "heels",
+    }
+)
 
 _GROUP_POOLS: dict[str, dict[str, tuple[str, ...]]] = {
     "fashion": {
-        "color": ("black", "white", "navy blue", "grey", "beige", "red", "pink", "dark brown", "light blue",
-                  "green", "khaki", "burgundy", "black | white", "brown | tan", "olive"),
+        "color": (
+            "black",
+            "white",
+            "navy blue",
+            "grey",
+            "beige",
+            "red",
+            "pink",
+            "dark brown",
+            "light blue",
+            "green",
+            "khaki",
+            "burgundy",
+            "black | white",
+            "brown | tan",
+            "olive",
+        ),
         "size": _APPAREL_SIZES,
     },
     "beauty": {
-        "color": ("natural black", "dark brown", "light brown", "blonde", "#02 nude", "#05 rose", "ruby red",
-                  "clear", "ash brown | blonde"),
-        "size": ("0.5 fl oz", "1 fl oz (pack of 1)", "1.7 fl oz", "3.4 fl oz", "8 fl oz (pack of 2)",
-                 "travel size"),
+        "color": (
+            "natural black",
+            "dark brown",
+            "light brown",
+            "blonde",
+            "#02 nude",
+            "#05 rose",
+            "ruby red",
+            "clear",
+            "ash brown | blonde",
+        ),
+        "size": ("0.5 fl oz", "1 fl oz (pack of 1)", "1.7 fl oz", "3.4 fl oz", "8 fl oz (pack of 2)", "travel size"),
         "scent": ("lavender", "unscented", "vanilla", "coconut", "fresh linen", "eucalyptus mint", "rose"),
     },
     "grocery": {
-        "flavor name": ("original", "honey", "chocolate", "vanilla", "sea salt", "cinnamon", "strawberry",
-                        "variety pack", "peanut butter", "sea salt & vinegar"),
-        "size": ("4 ounce (pack of 1)", "6 ounce (pack of 6)", "12 ounce (pack of 12)", "1 pound (pack of 1)",
-                 "2 pound", "24 count", "16 count (pack of 2)"),
+        "flavor name": (
+            "original",
+            "honey",
+            "chocolate",
+            "vanilla",
+            "sea salt",
+            "cinnamon",
+            "strawberry",
+            "variety pack",
+            "peanut butter",
+            "sea salt & vinegar",
+        ),
+        "size": (
+            "4 ounce (pack of 1)",
+            "6 ounce (pack of 6)",
+            "12 ounce (pack of 12)",
+            "1 pound (pack of 1)",
+            "2 pound",
+            "24 count",
+            "16 count (pack of 2)",
+        ),
     },
     "home": {
-        "color": ("walnut", "oak", "espresso", "white", "black", "grey wash", "rustic brown", "natural",
-                  "navy", "beige | cream"),
+        "color": (
+            "walnut",
+            "oak",
+            "espresso",
+            "white",
+            "black",
+            "grey wash",
+            "rustic brown",
+            "natural",
+            "navy",
+            "beige | cream",
+        ),
         "size": ('24" x 36"', "30 inch", "36 inch", "48 inch", "small", "large", "queen", "king", "2 pack"),
         "style": ("modern", "farmhouse", "industrial", "mid-century", "contemporary", "classic"),
     },
@@ -284,29 +833,44 @@ _DESCRIPTIONS: dict[str, tuple[str, ...]] = {
 
 _BULLETS: dict[str, tuple[str, ...]] = {
     "fashion": (
-        "Soft, breathable material that is gentle on skin", "Reinforced stitching for everyday durability",
-        "Machine wash cold, tumble dry low", "True to size; see the size chart in the images",
-        "Versatile look for work, travel and weekends", "Imported",
+        "Soft, breathable material that is gentle on skin",
+        "Reinforced stitching for everyday durability",
+        "Machine wash cold, tumble dry low",
+        "True to size; see the size chart in the images",
+        "Versatile look for work, travel and weekends",
+        "Imported",
     ),
     "beauty": (
-        "Gentle formula suitable for daily use", "Free of parabens, sulfates and phthalates",
-        "Dermatologist tested and cruelty free", "Compact packaging that is easy to carry",
-        "Apply to clean skin or hair for best results", "Satisfaction guaranteed",
+        "Gentle formula suitable for daily use",
+        "Free of parabens, sulfates and phthalates",
+        "Dermatologist tested and cruelty free",
+        "Compact packaging that is easy to carry",
+        "Apply to clean skin or hair for best results",
+        "Satisfaction guaranteed",
     ),
     "grocery": (
-        "Made with simple, high-quality ingredients", "No artificial colors, flavors or preservatives",
-        "Resealable packaging keeps it fresh", "A satisfying snack between meals",
-        "Produced in a facility that also handles tree nuts", "Store in a cool, dry place",
+        "Made with simple, high-quality ingredients",
+        "No artificial colors, flavors or preservatives",
+        "Resealable packaging keeps it fresh",
+        "A satisfying snack between meals",
+        "Produced in a facility that also handles tree nuts",
+        "Store in a cool, dry place",
     ),
     "home": (
-        "Sturdy construction supports everyday use", "Easy to assemble with the included tools",
-        "Timeless design that fits most room styles", "Scratch-resistant finish that wipes clean",
-        "Dimensions are listed in the product images", "Backed by a 1-year limited warranty",
+        "Sturdy construction supports everyday use",
+        "Easy to assemble with the included tools",
+        "Timeless design that fits most room styles",
+        "Scratch-resistant finish that wipes clean",
+        "Dimensions are listed in the product images",
+        "Backed by a 1-year limited warranty",
     ),
     "electronics": (
-        "Plug and play with no additional software", "Compatible with most laptops, TVs and consoles",
-        "Durable housing protects internal components", "Supports fast, stable data transfer",
-        "Compact size that is easy to carry", "12-month worry-free warranty",
+        "Plug and play with no additional software",
+        "Compatible with most laptops, TVs and consoles",
+        "Durable housing protects internal components",
+        "Supports fast, stable data transfer",
+        "Compact size that is easy to carry",
+        "12-month worry-free warranty",
     ),
 }
 
@@ -806,8 +1370,16 @@ class _Episode:
         feats += rng.sample(_FEATURES[g.category], 2)
         title = _style_title(rng, rng.choice(_BRANDS), _title_case(core), feats[:2], g.category)
         return _Product(
-            self._asin(), title, self.target_low, self.target_high, "target", g.category,
-            len(g.attributes), 1.0, g.noun, goal_values=True,
+            self._asin(),
+            title,
+            self.target_low,
+            self.target_high,
+            "target",
+            g.category,
+            len(g.attributes),
+            1.0,
+            g.noun,
+            goal_values=True,
         )
 
     def _make_near(self, in_budget: bool | None = None) -> _Product:
@@ -821,8 +1393,9 @@ class _Episode:
         low, high = _price_pair(rng, amount, 0.0 if in_budget else 0.25)
         if in_budget and high >= self.budget:
             low = high = max(1.0, self.budget - 1.01)
-        return _Product(self._asin(), title, low, high, "near", g.category, hits, 1.0, noun,
-                        goal_values=rng.random() < 0.6)
+        return _Product(
+            self._asin(), title, low, high, "near", g.category, hits, 1.0, noun, goal_values=rng.random() < 0.6
+        )
 
     def _make_off(self) -> _Product:
         # The hot path of generation (most search results are unrelated items): keep it lean.
@@ -865,8 +1438,9 @@ class _Episode:
             bullets = [f"【{b.split()[0].upper()}】 {b}" for b in bullets]
         p.bullets = tuple(bullets)
 
-    def _result_set(self, query: str, target_at: tuple[int, int] | None = None,
-                    pinned: _Product | None = None) -> _ResultSet:
+    def _result_set(
+        self, query: str, target_at: tuple[int, int] | None = None, pinned: _Product | None = None
+    ) -> _ResultSet:
         rs = self.rsets.get(query)
         if rs is None:
             rs = self.rsets[query] = _ResultSet(query, target_at, pinned)
@@ -936,7 +1510,7 @@ class _Episode:
         attrs, opts = list(g.stated), self._opts()
         reqs = _join([*attrs, *opts]) or "nothing beyond the product type"
         templates = (
-            f'The customer wants {self.what}{", " + _join(attrs) if attrs else ""}, with a budget of '
+            f"The customer wants {self.what}{', ' + _join(attrs) if attrs else ''}, with a budget of "
             f'{self._budget()}. I\'ll search for "{query}" and compare the results against these requirements.',
             f"Key requirements from the instruction: {reqs}. The price must stay below {self._budget()}. "
             f'A concise keyword search should surface the right product type first: "{query}".',
@@ -944,9 +1518,12 @@ class _Episode:
             f"Options to pick on the product page: {_join(opts) or 'none'}. Max price: {self.budget:.2f} dollars. "
             "Starting with a keyword search.",
             f"I need to find {self.what} for less than {self._budget()}. "
-            + (f"Options such as {_join(opts, 'or')} are chosen later on the product page, so I'll keep the "
-               "query focused on the product itself." if opts else
-               f"The important detail is {_join(attrs)}, which I'll verify on the product page.")
+            + (
+                f"Options such as {_join(opts, 'or')} are chosen later on the product page, so I'll keep the "
+                "query focused on the product itself."
+                if opts
+                else f"The important detail is {_join(attrs)}, which I'll verify on the product page."
+            )
             + f' Query: "{query}".',
         )
         return rng.choice(templates)
@@ -954,12 +1531,14 @@ class _Episode:
     def _think_research(self, query: str) -> str:
         off = [p for p in self.left_results if p.kind == "off"][:2]
         seen = _join([p.short(4) for p in off]) or "unrelated products"
-        return self.rng.choice((
-            f'The previous results were dominated by items like {seen}. I\'ll rephrase the query as "{query}" '
-            f"to get closer to {self.what}.",
-            f'Back on the search page. This time I\'ll use "{query}", which should match {self.what} better '
-            f"while keeping the budget of {self._budget()} in mind.",
-        ))
+        return self.rng.choice(
+            (
+                f'The previous results were dominated by items like {seen}. I\'ll rephrase the query as "{query}" '
+                f"to get closer to {self.what}.",
+                f'Back on the search page. This time I\'ll use "{query}", which should match {self.what} better '
+                f"while keeping the budget of {self._budget()} in mind.",
+            )
+        )
 
     def _think_select(self, p: _Product, products: Sequence[_Product]) -> str:
         rng = self.rng
@@ -988,12 +1567,14 @@ class _Episode:
         lead = self._lead()
         if len(pair) == 2:
             a, b = pair
-            body = rng.choice((
-                f"Nothing on page {self.page} is a convincing match: {a.asin} is {self._reason(a)}, and "
-                f"{b.asin} is {self._reason(b)}. I'll check page {self.page + 1}.",
-                f"Page {self.page} shows {a.short(4)} and {b.short(4)} among others, but none of them clearly "
-                f"is {self.what} under {self._budget()}. Moving to the next page.",
-            ))
+            body = rng.choice(
+                (
+                    f"Nothing on page {self.page} is a convincing match: {a.asin} is {self._reason(a)}, and "
+                    f"{b.asin} is {self._reason(b)}. I'll check page {self.page + 1}.",
+                    f"Page {self.page} shows {a.short(4)} and {b.short(4)} among others, but none of them clearly "
+                    f"is {self.what} under {self._budget()}. Moving to the next page.",
+                )
+            )
         else:
             body = f"No good candidate on page {self.page}; let me see the next page of results."
         return lead + body
@@ -1002,21 +1583,26 @@ class _Episode:
         prev = self.rs.pages.get(self.page - 1, []) if self.rs else []
         best = max(prev, key=lambda p: len(self._overlap(p)), default=None)
         hint = f"; {best.asin} there looked closer" if best is not None else ""
-        return (f"{self._lead()}Page {self.page} is less relevant than page {self.page - 1}{hint}. "
-                "Going back to the previous page.")
+        return (
+            f"{self._lead()}Page {self.page} is less relevant than page {self.page - 1}{hint}. "
+            "Going back to the previous page."
+        )
 
     def _think_back(self, products: Sequence[_Product]) -> str:
         off = [p.short(4) for p in products if p.kind == "off"][:2]
-        return self._lead() + self.rng.choice((
-            f"These results don't fit: most items are things like {_join(off) or 'unrelated products'}. "
-            "Better to go back and search with different keywords.",
-            f"I'm not finding {self.what} with this query. I'll return to the search page and try again.",
-        ))
+        return self._lead() + self.rng.choice(
+            (
+                f"These results don't fit: most items are things like {_join(off) or 'unrelated products'}. "
+                "Better to go back and search with different keywords.",
+                f"I'm not finding {self.what} with this query. I'll return to the search page and try again.",
+            )
+        )
 
     # ---- decision steps -------------------------------------------------------------------------
 
-    def _emit(self, ctx: tuple[str, str, int, str], name: str, args: dict[str, Any], thinking: str,
-              new_raw: str) -> None:
+    def _emit(
+        self, ctx: tuple[str, str, int, str], name: str, args: dict[str, Any], thinking: str, new_raw: str
+    ) -> None:
         obs, state, page, prompt = ctx
         if state == "Search":
             available = ["Search"]
@@ -1025,20 +1611,22 @@ class _Episode:
         else:
             available = ["select_item", "Next", "Back_to_Search"]
         action = format_env_action(name, args)
-        self.trajectory.append({
-            "step_number": self.n_steps,
-            "observation_before_llm": obs,
-            "llm_prompt": prompt,
-            "llm_thinking": thinking,
-            "llm_action_name": name,
-            "llm_action_arguments": args,
-            "state": state,
-            "available_actions": available,
-            "action_executed_in_env": action,
-            "observation_after_action": new_raw,
-            "reward": 0.0,
-            "done": False,
-        })
+        self.trajectory.append(
+            {
+                "step_number": self.n_steps,
+                "observation_before_llm": obs,
+                "llm_prompt": prompt,
+                "llm_thinking": thinking,
+                "llm_action_name": name,
+                "llm_action_arguments": args,
+                "state": state,
+                "available_actions": available,
+                "action_executed_in_env": action,
+                "observation_after_action": new_raw,
+                "reward": 0.0,
+                "done": False,
+            }
+        )
         self.n_steps += 1
         self.history.append(action)
         self.raw = new_raw
@@ -1069,8 +1657,7 @@ class _Episode:
         ctx = self._ctx()
         self.rs = self._result_set(query, target_at)
         self.page, self.visited = 1, []
-        self._emit(ctx, "Search", {"keywords": query, "max_price": f"{self.budget:.2f}"}, thinking,
-                   self._results_raw())
+        self._emit(ctx, "Search", {"keywords": query, "max_price": f"{self.budget:.2f}"}, thinking, self._results_raw())
 
     def next_page(self) -> None:
         assert self.rs is not None
@@ -1102,36 +1689,40 @@ class _Episode:
         self.item, self.selected = p, {}
         if p.asin not in self.visited:
             self.visited.append(p.asin)
-        self._emit(ctx, "select_item", {"item_id": p.asin}, thinking,
-                   _render_item(self.instruction, p, self.selected))
+        self._emit(ctx, "select_item", {"item_id": p.asin}, thinking, _render_item(self.instruction, p, self.selected))
 
     # ---- item-page sub-events -------------------------------------------------------------------
 
-    def _item_action(self, name: str, args: dict[str, Any], new_raw: str, reward: float = 0.0,
-                     done: bool = False) -> None:
+    def _item_action(
+        self, name: str, args: dict[str, Any], new_raw: str, reward: float = 0.0, done: bool = False
+    ) -> None:
         assert self.item is not None
         options = ["Description", "Features", "Reviews", "Buy_Now", "Prev"]
         options += [v for _, values in self.item.groups or () for v in values]
-        self.trajectory.append({
-            "type": "item_page_action",
-            "llm_action": {"name": name, "arguments": args},
-            "observation_before_action": self.raw,
-            "available_options": options,
-            "observation_after_action": new_raw,
-            "reward": reward,
-            "done": done,
-        })
+        self.trajectory.append(
+            {
+                "type": "item_page_action",
+                "llm_action": {"name": name, "arguments": args},
+                "observation_before_action": self.raw,
+                "available_options": options,
+                "observation_after_action": new_raw,
+                "reward": reward,
+                "done": done,
+            }
+        )
         self.history.append(format_env_action(name, args))
 
     def detail(self, detail: str) -> None:
         assert self.item is not None
         page = _render_detail(self.instruction, self.item, detail)
         self._item_action(detail.capitalize(), {}, page)
-        self.trajectory.append({"type": "detail_exploration", "detail": detail, "action": f"click[{detail}]",
-                                "observation": page})
+        self.trajectory.append(
+            {"type": "detail_exploration", "detail": detail, "action": f"click[{detail}]", "observation": page}
+        )
         item_raw = _render_item(self.instruction, self.item, self.selected)
-        self.trajectory.append({"type": "back_from_detail", "action": "click[< Prev]",
-                                "observation_after_action": item_raw})
+        self.trajectory.append(
+            {"type": "back_from_detail", "action": "click[< Prev]", "observation_after_action": item_raw}
+        )
         self.history.append("click[< Prev]")
         self.raw = item_raw
 
@@ -1140,8 +1731,15 @@ class _Episode:
         self.selected[group] = value
         new_raw = _render_item(self.instruction, self.item, self.selected, clicked=value)
         self._item_action("select_option", {"value": value}, new_raw)
-        self.trajectory.append({"type": "customization_click", "option_type": group, "option_value": value,
-                                "action": f"click[{value}]", "observation_after_action": new_raw})
+        self.trajectory.append(
+            {
+                "type": "customization_click",
+                "option_type": group,
+                "option_value": value,
+                "action": f"click[{value}]",
+                "observation_after_action": new_raw,
+            }
+        )
         self.raw = new_raw
 
     def leave_item(self) -> None:
@@ -1161,8 +1759,15 @@ class _Episode:
         r = self.reward(self.item, self.selected)
         done_raw = _render_done(self.item.asin, self.selected, r)
         self._item_action("Buy_Now", {}, done_raw, r, True)
-        self.trajectory.append({"type": "agent_buy", "action": "click[Buy Now]", "observation_after_action": done_raw,
-                                "reward": r, "done": True})
+        self.trajectory.append(
+            {
+                "type": "agent_buy",
+                "action": "click[Buy Now]",
+                "observation_after_action": done_raw,
+                "reward": r,
+                "done": True,
+            }
+        )
         self.raw = done_raw
         return r
 
@@ -1189,11 +1794,13 @@ class _Episode:
         rng, g = self.rng, self.info
         p = rng.choice(candidates)
         ov = _join(self._overlap(p)[:4]) or "some of the keywords"
-        thinking = self._lead() + rng.choice((
-            f"{p.asin} ({p.short(6)}, {p.price}) mentions {ov}. I should check its details before deciding.",
-            f"Let me inspect {p.asin}; the title looks related to {self.what}, but I'm not sure it is "
-            f"{g.stated[0] if g.stated else 'the right product'}.",
-        ))
+        thinking = self._lead() + rng.choice(
+            (
+                f"{p.asin} ({p.short(6)}, {p.price}) mentions {ov}. I should check its details before deciding.",
+                f"Let me inspect {p.asin}; the title looks related to {self.what}, but I'm not sure it is "
+                f"{g.stated[0] if g.stated else 'the right product'}.",
+            )
+        )
         self.select(p, thinking)
         if rng.random() < 0.5:
             self.detail(rng.choice(("description", "features", "features")))
@@ -1324,16 +1931,27 @@ class _Episode:
             near = [p for p in self.seen.values() if p.kind == "near"] or list(self.seen.values())
             candidate = max(near, key=lambda p: len(self._overlap(p)))
         search_raw = _render_search(self.instruction)
-        self.trajectory.append({"type": "backup_agent_reset", "action": "click[Back to Search]",
-                                "observation_after_action": search_raw})
+        self.trajectory.append(
+            {"type": "backup_agent_reset", "action": "click[Back to Search]", "observation_after_action": search_raw}
+        )
         rs = _ResultSet(candidate.title, None, candidate)
         self.rs, self.page, self.visited = rs, 1, []
-        self.trajectory.append({"type": "backup_agent_search", "action": f"search[{candidate.title}]",
-                                "observation_after_action": self._results_raw()})
+        self.trajectory.append(
+            {
+                "type": "backup_agent_search",
+                "action": f"search[{candidate.title}]",
+                "observation_after_action": self._results_raw(),
+            }
+        )
         self._details(candidate)
         self.item, self.selected = candidate, {}
-        self.trajectory.append({"type": "backup_agent_click", "action": f"click[{candidate.asin}]",
-                                "observation_after_action": _render_item(self.instruction, candidate, {})})
+        self.trajectory.append(
+            {
+                "type": "backup_agent_click",
+                "action": f"click[{candidate.asin}]",
+                "observation_after_action": _render_item(self.instruction, candidate, {}),
+            }
+        )
         goal = dict(g.options)
         for group, values in candidate.groups or ():
             if group in goal and goal[group] in values and rng.random() < 0.75:
@@ -1343,15 +1961,25 @@ class _Episode:
             else:
                 continue
             self.selected[group] = value
-            self.trajectory.append({
-                "type": "backup_agent_option", "option_type": group, "option_value": value,
-                "action": f"click[{value}]",
-                "observation_after_action": _render_item(self.instruction, candidate, self.selected, clicked=value),
-            })
+            self.trajectory.append(
+                {
+                    "type": "backup_agent_option",
+                    "option_type": group,
+                    "option_value": value,
+                    "action": f"click[{value}]",
+                    "observation_after_action": _render_item(self.instruction, candidate, self.selected, clicked=value),
+                }
+            )
         r = self.reward(candidate, self.selected)
-        self.trajectory.append({"type": "backup_agent_buy", "action": "click[Buy Now]",
-                                "observation_after_action": _render_done(candidate.asin, self.selected, r),
-                                "reward": r, "done": True})
+        self.trajectory.append(
+            {
+                "type": "backup_agent_buy",
+                "action": "click[Buy Now]",
+                "observation_after_action": _render_done(candidate.asin, self.selected, r),
+                "reward": r,
+                "done": True,
+            }
+        )
         return r
 
 
@@ -1533,8 +2161,9 @@ def write_bundled_example(path: str | os.PathLike[str] | None = None) -> DemoFil
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: without arguments, regenerate the bundled example; with ``--out``, write a custom file."""
-    parser = argparse.ArgumentParser(prog="python -m replay_tui.demos.synth",
-                                     description="Generate synthetic WebShop demonstration logs.")
+    parser = argparse.ArgumentParser(
+        prog="python -m replay_tui.demos.synth", description="Generate synthetic WebShop demonstration logs."
+    )
     parser.add_argument("--out", type=Path, help="output file or directory (default: the bundled example)")
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--count", type=int, default=100)
@@ -1551,12 +2180,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if out.is_dir():
             out = out / default_filename(args.start, args.count)
         target = int(args.target_mb * 1_000_000) if args.target_mb else None
-        stats = write_demo_file(out, args.start, args.count, args.seed, quirk_rate=args.quirk_rate,
-                                target_bytes=target, indent=args.indent)
+        stats = write_demo_file(
+            out, args.start, args.count, args.seed, quirk_rate=args.quirk_rate, target_bytes=target, indent=args.indent
+        )
     elapsed = time.perf_counter() - began
     rate = stats.bytes / 1e6 / elapsed if elapsed > 0 else float("inf")
-    print(f"wrote {stats.path} ({stats.episodes} episodes, {stats.bytes:,} bytes, {elapsed:.2f}s, {rate:.1f} MB/s)",
-          file=sys.stderr)
+    print(
+        f"wrote {stats.path} ({stats.episodes} episodes, {stats.bytes:,} bytes, {elapsed:.2f}s, {rate:.1f} MB/s)",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -70,8 +70,7 @@ def takes_recorded_step(function: Callable[..., Any]) -> bool:
     except (TypeError, ValueError):
         return False
     return any(
-        (p.name == "recorded_step" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
-        or p.kind is p.VAR_KEYWORD
+        (p.name == "recorded_step" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)) or p.kind is p.VAR_KEYWORD
         for p in parameters
     )
 
@@ -104,6 +103,5 @@ class FunctionPolicy:
         recorded_step: dict[str, Any] | None = None,
     ) -> str:
         if self._takes_step:
-            return self.function(observation, state, available_actions, llm_prompt_repr,
-                                 recorded_step=recorded_step)
+            return self.function(observation, state, available_actions, llm_prompt_repr, recorded_step=recorded_step)
         return self.function(observation, state, available_actions, llm_prompt_repr)

@@ -100,8 +100,14 @@ class Cassette:
     same bytes and a cassette diffs well in version control.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, mode: str, model: str | None = None,
-                 entries: dict[str, dict[str, Any]] | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        mode: str,
+        model: str | None = None,
+        entries: dict[str, dict[str, Any]] | None = None,
+    ):
         if mode not in ("record", "replay"):
             raise ValueError("cassette mode must be 'record' or 'replay'")
         self.path = Path(path)
@@ -143,8 +149,12 @@ class Cassette:
 
     def to_bytes(self) -> bytes:
         with self._lock:
-            data = {"format": CASSETTE_FORMAT, "version": CACHE_FORMAT_VERSION, "model": self.model,
-                    "entries": dict(self.entries)}
+            data = {
+                "format": CASSETTE_FORMAT,
+                "version": CACHE_FORMAT_VERSION,
+                "model": self.model,
+                "entries": dict(self.entries),
+            }
         return orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
 
     def save(self) -> Path:

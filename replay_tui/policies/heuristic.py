@@ -25,9 +25,26 @@ from replay_tui.webshop import (
 
 _PRICE_CLAUSE = re.compile(r",?\s*and\s+price\s+(?:lower|less)\s+than.*$", re.I)
 _LEADS = (
-    "i am looking for", "i'm looking for", "im looking for", "looking for", "i would like to buy",
-    "i would like", "i'd like to buy", "id like to buy", "i'd like", "id like", "i want to buy", "i want",
-    "i need to buy", "i need", "find me", "get me", "please find", "buy me", "search for", "show me",
+    "i am looking for",
+    "i'm looking for",
+    "im looking for",
+    "looking for",
+    "i would like to buy",
+    "i would like",
+    "i'd like to buy",
+    "id like to buy",
+    "i'd like",
+    "id like",
+    "i want to buy",
+    "i want",
+    "i need to buy",
+    "i need",
+    "find me",
+    "get me",
+    "please find",
+    "buy me",
+    "search for",
+    "show me",
 )
 _STOPWORDS = frozenset(
     "a an the that which is are be it its with for and or of in to my me some please should has have i "

@@ -132,9 +132,15 @@ class LangGraphPolicy(ThreadLocalTrace):
     (a compiled graph without a checkpointer is); ``last_trace`` is per thread.
     """
 
-    def __init__(self, graph: Any = None, *, factory: Callable[..., Any] | None = None,
-                 factory_kwargs: Mapping[str, Any] | None = None, config: Mapping[str, Any] | None = None,
-                 name: str = "langgraph"):
+    def __init__(
+        self,
+        graph: Any = None,
+        *,
+        factory: Callable[..., Any] | None = None,
+        factory_kwargs: Mapping[str, Any] | None = None,
+        config: Mapping[str, Any] | None = None,
+        name: str = "langgraph",
+    ):
         if (graph is None) == (factory is None):
             raise ValueError("give a compiled graph or a factory for one, not both")
         if graph is None:
@@ -179,22 +185,39 @@ class LangGraphPolicy(ThreadLocalTrace):
         raise PolicyLoadError(f"{spec!r} is a {type(obj).__name__}, not a graph or a factory for one")
 
     # -- the policy protocol ---------------------------------------------------------------------
-    def graph_input(self, observation: str, state: str, available_actions: list[str], llm_prompt_repr: str | None,
-                    recorded_step: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], list[ToolSpec]]:
+    def graph_input(
+        self,
+        observation: str,
+        state: str,
+        available_actions: list[str],
+        llm_prompt_repr: str | None,
+        recorded_step: Mapping[str, Any] | None = None,
+    ) -> tuple[dict[str, Any], list[ToolSpec]]:
         """The graph's input state for a step, and the tools offered (raises PromptError)."""
         tools = build_tools(available_actions, state)
         messages = build_messages(llm_prompt_repr, observation, state, tools)
         step = recorded_step or {}
         label = step.get("step_label", step.get("step_number"))
         data = {
-            "observation": observation, "state": state, "available_actions": list(available_actions),
-            "llm_prompt": llm_prompt_repr, "messages": messages, "tools": [tool.schema() for tool in tools],
-            "session_id": step.get("session_id"), "step_label": None if label is None else str(label),
+            "observation": observation,
+            "state": state,
+            "available_actions": list(available_actions),
+            "llm_prompt": llm_prompt_repr,
+            "messages": messages,
+            "tools": [tool.schema() for tool in tools],
+            "session_id": step.get("session_id"),
+            "step_label": None if label is None else str(label),
         }
         return data, tools
 
-    def predict_action(self, observation: str, state: str, available_actions: list[str],
-                       llm_prompt_repr: str | None, recorded_step: dict[str, Any] | None = None) -> str:
+    def predict_action(
+        self,
+        observation: str,
+        state: str,
+        available_actions: list[str],
+        llm_prompt_repr: str | None,
+        recorded_step: dict[str, Any] | None = None,
+    ) -> str:
         self.last_trace = None
         trace: dict[str, Any] = {"policy": "langgraph", "graph": type(self.graph).__name__}
         try:
@@ -234,8 +257,9 @@ class LangGraphPolicy(ThreadLocalTrace):
             return output, None
         failure = _get(output, "failure")
         if isinstance(failure, Mapping) and failure.get("kind"):
-            raise PolicyFailure(str(failure["kind"]), str(failure.get("message") or failure["kind"]),
-                                failure.get("raw"))
+            raise PolicyFailure(
+                str(failure["kind"]), str(failure.get("message") or failure["kind"]), failure.get("raw")
+            )
         call = _get(output, "tool_call")
         if call:
             function = _get(call, "function")
@@ -253,8 +277,9 @@ class LangGraphPolicy(ThreadLocalTrace):
             if not calls:
                 content = _content_of(message)
                 said = f"; it said: {excerpt(content, 120)}" if content else ""
-                raise PolicyFailure("no_tool_call", f"the graph's last answer has no tool call{said}",
-                                    excerpt(content, 1000) or None)
+                raise PolicyFailure(
+                    "no_tool_call", f"the graph's last answer has no tool call{said}", excerpt(content, 1000) or None
+                )
             decision = decide(calls[0][0], calls[0][1], tools)
             return decision.action, {"name": decision.tool, "arguments": decision.arguments}
         action = _get(output, "action")

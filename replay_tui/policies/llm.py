@@ -45,8 +45,16 @@ RAW_CHARS = 1000
 """How much of a raw response a failure or a trace keeps."""
 
 FAILURE_KINDS: tuple[str, ...] = (
-    "timeout", "http_error", "connection_error", "bad_response", "api_error",
-    "no_tool_call", "unknown_tool", "invalid_arguments", "bad_prompt", "not_recorded",
+    "timeout",
+    "http_error",
+    "connection_error",
+    "bad_response",
+    "api_error",
+    "no_tool_call",
+    "unknown_tool",
+    "invalid_arguments",
+    "bad_prompt",
+    "not_recorded",
 )
 
 
@@ -131,7 +139,8 @@ def _strip_titles(node: Any) -> Any:
 def _option_model(values: tuple[str, ...]) -> type[BaseModel]:
     choice = Literal[values]  # type: ignore[valid-type]
     return create_model(
-        "OptionChoice", __base__=_Arguments,
+        "OptionChoice",
+        __base__=_Arguments,
         value=(choice, Field(description="one of the option values shown on the page, exactly")),
     )
 
@@ -155,8 +164,10 @@ class ToolSpec:
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI ``tools`` entry."""
-        return {"type": "function",
-                "function": {"name": self.name, "description": self.description, "parameters": self.parameters()}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters()},
+        }
 
     def validate(self, arguments: Any) -> dict[str, Any]:
         """The validated arguments (None values dropped); raises pydantic's ValidationError."""
@@ -224,13 +235,17 @@ def default_messages(observation: str, state: str | None, tools: Sequence[ToolSp
         "- Call exactly one of the available tools per turn; do not answer in plain text.",
         "- Base every decision on the current observation.",
     ]
-    text = observation if observation.lstrip().startswith("Current observation:") else (
-        f"Current observation:\n{observation}")
+    text = (
+        observation
+        if observation.lstrip().startswith("Current observation:")
+        else (f"Current observation:\n{observation}")
+    )
     return [{"role": "system", "content": "\n".join(lines)}, {"role": "user", "content": text}]
 
 
-def build_messages(llm_prompt_repr: str | None, observation: str, state: str | None,
-                   tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+def build_messages(
+    llm_prompt_repr: str | None, observation: str, state: str | None, tools: Sequence[ToolSpec]
+) -> list[dict[str, Any]]:
     """The chat messages for a step: the recorded prompt when there is one, else :func:`default_messages`.
 
     Raises :class:`~replay_tui.demos.models.PromptError` for a prompt that cannot be parsed.
@@ -248,6 +263,7 @@ def build_messages(llm_prompt_repr: str | None, observation: str, state: str | N
 
 
 # -- reading a response -----------------------------------------------------------------------------
+
 
 @dataclass
 class Decision:
@@ -305,7 +321,8 @@ def decide(name: Any, arguments: Any, tools: Sequence[ToolSpec]) -> Decision:
     call_raw = _raw({"name": name, "arguments": arguments})
     if not isinstance(name, str) or name not in offered:
         raise PolicyFailure(
-            "unknown_tool", f"the model called {name!r}, not one of the offered tools ({', '.join(offered)})",
+            "unknown_tool",
+            f"the model called {name!r}, not one of the offered tools ({', '.join(offered)})",
             call_raw,
         )
     tool = offered[name]
@@ -317,8 +334,9 @@ def decide(name: Any, arguments: Any, tools: Sequence[ToolSpec]) -> Decision:
         except ValueError as exc:
             raise PolicyFailure("invalid_arguments", f"{name}: arguments are not JSON ({exc})", call_raw) from None
     if not isinstance(arguments, Mapping):
-        raise PolicyFailure("invalid_arguments", f"{name}: arguments must be a JSON object, "
-                            f"got {type(arguments).__name__}", call_raw)
+        raise PolicyFailure(
+            "invalid_arguments", f"{name}: arguments must be a JSON object, got {type(arguments).__name__}", call_raw
+        )
     try:
         validated = tool.validate(dict(arguments))
     except ValidationError as exc:
@@ -329,8 +347,9 @@ def decide(name: Any, arguments: Any, tools: Sequence[ToolSpec]) -> Decision:
 def interpret_response(response: Any, tools: Sequence[ToolSpec]) -> Decision:
     """Turn a chat completion body into a :class:`Decision`, or raise :class:`PolicyFailure`."""
     if not isinstance(response, dict):
-        raise PolicyFailure("bad_response", f"the answer is a JSON {type(response).__name__}, not an object",
-                            _raw(response))
+        raise PolicyFailure(
+            "bad_response", f"the answer is a JSON {type(response).__name__}, not an object", _raw(response)
+        )
     if "choices" not in response and isinstance(response.get("error"), (dict, str)):
         error = response["error"]
         message = error.get("message", error) if isinstance(error, dict) else error
@@ -343,8 +362,9 @@ def interpret_response(response: Any, tools: Sequence[ToolSpec]) -> Decision:
     if not calls:
         content = message.get("content")
         said = f"; it said: {excerpt(str(content), 120)}" if content else ""
-        raise PolicyFailure("no_tool_call", f"the model answered without a tool call{said}",
-                            _raw(content if content else response))
+        raise PolicyFailure(
+            "no_tool_call", f"the model answered without a tool call{said}", _raw(content if content else response)
+        )
     name, arguments = calls[0]
     decision = decide(name, arguments, tools)
     if len(calls) > 1:
@@ -364,19 +384,25 @@ def response_summary(response: Any) -> dict[str, Any]:
     """What a trace keeps of a response: id, finish reason, content excerpt, tool calls, usage."""
     message = response_message(response)
     choices = response.get("choices") if isinstance(response, dict) else None
-    finish = choices[0].get("finish_reason") if isinstance(choices, list) and choices and isinstance(
-        choices[0], dict) else None
+    finish = (
+        choices[0].get("finish_reason")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict)
+        else None
+    )
     content = message.get("content")
     return {
         "id": response.get("id") if isinstance(response, dict) else None,
         "finish_reason": finish,
         "content": _raw(content, 2000) if content else None,
-        "tool_calls": [{"name": name, "arguments": _raw(args, 2000) if args is not None else None}
-                       for name, args in _tool_calls(message)],
+        "tool_calls": [
+            {"name": name, "arguments": _raw(args, 2000) if args is not None else None}
+            for name, args in _tool_calls(message)
+        ],
     }
 
 
 # -- settings ---------------------------------------------------------------------------------------
+
 
 @dataclass
 class LlmSettings:
@@ -448,13 +474,12 @@ def _openai() -> Any:
     try:
         import openai
     except ImportError:
-        raise LlmConfigError(
-            "LLM mode needs the openai package: pip install 'replay_tui[llm]'"
-        ) from None
+        raise LlmConfigError("LLM mode needs the openai package: pip install 'replay_tui[llm]'") from None
     return openai
 
 
 # -- the policy -------------------------------------------------------------------------------------
+
 
 class LlmPolicy(ThreadLocalTrace):
     """A policy that asks an OpenAI-compatible chat endpoint for each step's tool call.
@@ -471,8 +496,14 @@ class LlmPolicy(ThreadLocalTrace):
     (the validated name and arguments), ``action``, ``failure`` (kind, message, raw) and ``warnings``.
     """
 
-    def __init__(self, settings: LlmSettings | Mapping[str, Any] | None = None, *, client: Any = None,
-                 sleep: Any = time.sleep, **overrides: Any):
+    def __init__(
+        self,
+        settings: LlmSettings | Mapping[str, Any] | None = None,
+        *,
+        client: Any = None,
+        sleep: Any = time.sleep,
+        **overrides: Any,
+    ):
         base = settings.to_dict() if isinstance(settings, LlmSettings) else dict(settings or {})
         settings = LlmSettings.from_dict({**base, **overrides})  # a copy: the caller's object is never changed
         self.settings = settings
@@ -498,8 +529,9 @@ class LlmPolicy(ThreadLocalTrace):
         self.client = client
         if client is None and not settings.replay:
             self._openai = _openai()
-            self.client = self._openai.OpenAI(api_key=self._api_key(), base_url=settings.base_url,
-                                              timeout=settings.timeout, max_retries=0)
+            self.client = self._openai.OpenAI(
+                api_key=self._api_key(), base_url=settings.base_url, timeout=settings.timeout, max_retries=0
+            )
         elif client is not None:
             self._openai = _openai()
 
@@ -521,8 +553,11 @@ class LlmPolicy(ThreadLocalTrace):
         """The request body (``chat.completions.create`` keyword arguments) for a step."""
         s = self.settings
         request: dict[str, Any] = {
-            "model": s.model, "messages": messages, "tools": [tool.schema() for tool in tools],
-            "tool_choice": s.tool_choice, "temperature": float(s.temperature),
+            "model": s.model,
+            "messages": messages,
+            "tools": [tool.schema() for tool in tools],
+            "tool_choice": s.tool_choice,
+            "temperature": float(s.temperature),
         }
         if s.seed is not None:
             request["seed"] = s.seed
@@ -538,16 +573,21 @@ class LlmPolicy(ThreadLocalTrace):
             material["sample"] = sample
         return request_key(material)
 
-    def _failure_entry(self, kind: str, message: str, raw: str | None, started: float, attempts: int,
-                       **extra: Any) -> dict[str, Any]:
-        return {"outcome": "failure", "failure": {"kind": kind, "message": message, "raw": raw, **extra},
-                "latency_ms": round((time.monotonic() - started) * 1000, 1), "attempts": attempts}
+    def _failure_entry(
+        self, kind: str, message: str, raw: str | None, started: float, attempts: int, **extra: Any
+    ) -> dict[str, Any]:
+        return {
+            "outcome": "failure",
+            "failure": {"kind": kind, "message": message, "raw": raw, **extra},
+            "latency_ms": round((time.monotonic() - started) * 1000, 1),
+            "attempts": attempts,
+        }
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         s = self.settings
         if retry_after is not None and retry_after >= 0:
             return min(retry_after, s.max_backoff)
-        return min(s.backoff * (2 ** attempt), s.max_backoff)
+        return min(s.backoff * (2**attempt), s.max_backoff)
 
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
         """Send one request with retries; return the cache entry for its outcome (never raises)."""
@@ -570,24 +610,32 @@ class LlmPolicy(ThreadLocalTrace):
                 retryable = status in (408, 409, 429) or status >= 500
                 body = _raw(exc.response.text) if getattr(exc, "response", None) is not None else None
                 detail = exc.message if isinstance(getattr(exc, "message", None), str) else str(exc)
-                entry = self._failure_entry("http_error", f"HTTP {status}: {excerpt(detail, 200)}", body, started,
-                                            attempt + 1, status=status)
+                entry = self._failure_entry(
+                    "http_error", f"HTTP {status}: {excerpt(detail, 200)}", body, started, attempt + 1, status=status
+                )
                 retry_after = _retry_after(exc)
             except openai.APIConnectionError as exc:
-                entry = self._failure_entry("connection_error", f"cannot reach the server: {excerpt(str(exc), 200)}",
-                                            None, started, attempt + 1)
+                entry = self._failure_entry(
+                    "connection_error", f"cannot reach the server: {excerpt(str(exc), 200)}", None, started, attempt + 1
+                )
             except openai.OpenAIError as exc:
                 retryable = False
-                entry = self._failure_entry("api_error", f"{type(exc).__name__}: {excerpt(str(exc), 200)}", None,
-                                            started, attempt + 1)
+                entry = self._failure_entry(
+                    "api_error", f"{type(exc).__name__}: {excerpt(str(exc), 200)}", None, started, attempt + 1
+                )
             else:
                 try:
                     response = json.loads(text)
                 except ValueError:
-                    return self._failure_entry("bad_response", "the server's answer is not JSON", _raw(text),
-                                               started, attempt + 1)
-                return {"outcome": "response", "response": response,
-                        "latency_ms": round((time.monotonic() - started) * 1000, 1), "attempts": attempt + 1}
+                    return self._failure_entry(
+                        "bad_response", "the server's answer is not JSON", _raw(text), started, attempt + 1
+                    )
+                return {
+                    "outcome": "response",
+                    "response": response,
+                    "latency_ms": round((time.monotonic() - started) * 1000, 1),
+                    "attempts": attempt + 1,
+                }
             if not retryable or attempt >= s.retries:
                 break
             self._sleep(self._delay(attempt, retry_after))
@@ -604,8 +652,9 @@ class LlmPolicy(ThreadLocalTrace):
             entry = cassette.get(key)
             if entry is None:
                 now = time.monotonic()
-                entry = self._failure_entry("not_recorded", "this request is not in the replayed cassette "
-                                            f"{str(cassette.path)!r}", None, now, 0)
+                entry = self._failure_entry(
+                    "not_recorded", f"this request is not in the replayed cassette {str(cassette.path)!r}", None, now, 0
+                )
                 entry["latency_ms"] = 0.0
             return key, entry, "cassette"
         entry = None
@@ -655,14 +704,22 @@ class LlmPolicy(ThreadLocalTrace):
             raise self.record_failure(trace, PolicyFailure("bad_prompt", str(exc))) from None
         request = self.build_request(messages, tools)
         key, entry, source = self.exchange(request, sample=sample)
-        trace.update(request=request, key=key, cache=source, cache_hit=source in ("hit", "cassette"),
-                     latency_ms=entry.get("latency_ms"), attempts=entry.get("attempts"), warnings=[])
+        trace.update(
+            request=request,
+            key=key,
+            cache=source,
+            cache_hit=source in ("hit", "cassette"),
+            latency_ms=entry.get("latency_ms"),
+            attempts=entry.get("attempts"),
+            warnings=[],
+        )
         if entry.get("outcome") == "failure":
             failure = dict(entry.get("failure") or {})
             trace.update(response=None, tokens=None, failure=failure)
             self.last_trace = trace
-            raise PolicyFailure(str(failure.get("kind") or "api_error"), str(failure.get("message") or "failed"),
-                                failure.get("raw"))
+            raise PolicyFailure(
+                str(failure.get("kind") or "api_error"), str(failure.get("message") or "failed"), failure.get("raw")
+            )
         response = entry.get("response")
         trace.update(response=response_summary(response), tokens=_tokens(response))
         try:
@@ -670,8 +727,11 @@ class LlmPolicy(ThreadLocalTrace):
         except PolicyFailure as exc:
             self.record_failure(trace, exc)
             raise
-        trace.update(tool_call={"name": decision.tool, "arguments": decision.arguments}, action=decision.action,
-                     warnings=decision.warnings)
+        trace.update(
+            tool_call={"name": decision.tool, "arguments": decision.arguments},
+            action=decision.action,
+            warnings=decision.warnings,
+        )
         self.last_trace = trace
         return decision.action
 

@@ -52,8 +52,14 @@ class ReplayApp(App[None]):
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
 
-    def __init__(self, workspace: Workspace, *, config: Config | None = None, export_dir: Path | None = None,
-                 visual: VisualBatch | None = None):
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        config: Config | None = None,
+        export_dir: Path | None = None,
+        visual: VisualBatch | None = None,
+    ):
         super().__init__()
         self.workspace = workspace
         self.visual = visual or VisualBatch()
@@ -97,8 +103,9 @@ class ReplayApp(App[None]):
                 if not isinstance(binding, Binding) or not binding.description or binding.id in seen:
                     continue
                 seen.add(binding.id or binding.action)
-                yield SystemCommand(binding.description, f"{binding.id} ({binding.key})",
-                                    self._command_callback(owner, binding.action))
+                yield SystemCommand(
+                    binding.description, f"{binding.id} ({binding.key})", self._command_callback(owner, binding.action)
+                )
 
     def _command_callback(self, owner: object, action: str):
         async def run() -> None:
@@ -122,8 +129,10 @@ class ReplayApp(App[None]):
             parts.append(f"replaying {done}/{total}{where} · esc cancels")
         totals = ws.totals()
         if totals.episodes:
-            parts.append(f"{totals.episodes} replayed · {totals.mismatched} with mismatches · "
-                         f"step accuracy {totals.matched / max(1, totals.steps):.1%}")
+            parts.append(
+                f"{totals.episodes} replayed · {totals.mismatched} with mismatches · "
+                f"step accuracy {totals.matched / max(1, totals.steps):.1%}"
+            )
         parts.append(f"notes {ws.annotations.path.name}")
         return "  │  ".join(parts)
 
@@ -208,8 +217,9 @@ class ReplayApp(App[None]):
     @on(EpisodeFailed)
     def _episode_failed(self, message: EpisodeFailed) -> None:
         self.progress = (message.done, message.total)
-        self.notify(strip_control(message.problem.one_line()), title="Malformed episode", severity="error",
-                    markup=False)
+        self.notify(
+            strip_control(message.problem.one_line()), title="Malformed episode", severity="error", markup=False
+        )
         self.update_status()
 
     @on(ReplayFinished)
@@ -223,8 +233,9 @@ class ReplayApp(App[None]):
         else:
             done, total = self.progress
             bad = self.workspace.totals().mismatched
-            self.notify(f"replayed {done}/{total} · {bad} {'episode' if bad == 1 else 'episodes'} with mismatches",
-                        timeout=3)
+            self.notify(
+                f"replayed {done}/{total} · {bad} {'episode' if bad == 1 else 'episodes'} with mismatches", timeout=3
+            )
         browser = self.browser
         if browser is not None and browser.is_current:  # otherwise it rebuilds when it resumes
             browser.rebuild()
@@ -246,8 +257,9 @@ class ReplayApp(App[None]):
             present = store.toggle_tag(session_id, step_label, label)
             self._save_annotations(f"{'tagged' if present else 'untagged'} {label}")
 
-        self.push_screen(TagModal(self._target(session_id, step_label), store.labels,
-                                  current.tags if current else []), apply)
+        self.push_screen(
+            TagModal(self._target(session_id, step_label), store.labels, current.tags if current else []), apply
+        )
 
     def note(self, session_id: int, step_label: str | None) -> None:
         store = self.workspace.annotations
@@ -291,8 +303,10 @@ class ReplayApp(App[None]):
             if not pairs:
                 self.notify("visual batch: no page pairs found", severity="warning")
                 return
-            self.install_screen(VisualBatchScreen(pairs, mode=self.visual.mode, export_dir=self.export_dir,
-                                                  missing=missing), name="visual")
+            self.install_screen(
+                VisualBatchScreen(pairs, mode=self.visual.mode, export_dir=self.export_dir, missing=missing),
+                name="visual",
+            )
         self.push_screen("visual")
 
     def action_help(self) -> None:
@@ -325,8 +339,11 @@ class ReplayApp(App[None]):
             self.notify(f"exported {episodes} replayed episodes to {written}", timeout=3, markup=False)
 
         if not self.workspace.results:
-            self.notify("nothing replayed yet: the report will list problems only (R replays all)",
-                        severity="warning", timeout=3)
+            self.notify(
+                "nothing replayed yet: the report will list problems only (R replays all)",
+                severity="warning",
+                timeout=3,
+            )
         self.push_screen(ExportModal(self.export_dir), apply)
 
 

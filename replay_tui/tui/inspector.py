@@ -45,8 +45,16 @@ if TYPE_CHECKING:
     from replay_tui.visual.pipeline import PairResult
 
 PALETTE: tuple[tuple[int, int, int], ...] = (
-    (31, 119, 180), (44, 160, 44), (148, 103, 189), (23, 190, 207), (140, 86, 75), (227, 119, 194),
-    (127, 127, 127), (188, 189, 34), (57, 106, 177), (62, 150, 81),
+    (31, 119, 180),
+    (44, 160, 44),
+    (148, 103, 189),
+    (23, 190, 207),
+    (140, 86, 75),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (57, 106, 177),
+    (62, 150, 81),
 )
 MISSING = (214, 39, 40)  # a reference block the generated page lacks (drawn dashed)
 EXTRA = (255, 127, 14)  # a generated block the reference does not have (drawn solid)
@@ -110,16 +118,30 @@ def pair_rows(result: ModeResultModel) -> list[PairRow]:
     ref_parts, pred_parts = merged_parts(result.ref), merged_parts(result.pred)
 
     def row(kind: str, ref: int | None, pred: int | None, **scores: float | int | None) -> PairRow:
-        return PairRow(kind, ref_blocks.get(ref) if ref is not None else None,
-                       pred_blocks.get(pred) if pred is not None else None,
-                       ref_parts=ref_parts.get(ref, ()) if ref is not None else (),
-                       pred_parts=pred_parts.get(pred, ()) if pred is not None else (), **scores)  # type: ignore[arg-type]
+        return PairRow(
+            kind,
+            ref_blocks.get(ref) if ref is not None else None,
+            pred_blocks.get(pred) if pred is not None else None,
+            ref_parts=ref_parts.get(ref, ()) if ref is not None else (),
+            pred_parts=pred_parts.get(pred, ()) if pred is not None else (),
+            **scores,
+        )  # type: ignore[arg-type]
 
     rows: list[PairRow] = []
     kept = [m for m in result.matches if m.kept]
     for number, match in enumerate(kept):
-        rows.append(row("match", match.ref, match.pred, text=match.text, position=match.position,
-                        color=match.color, area=match.area, colour_index=number))
+        rows.append(
+            row(
+                "match",
+                match.ref,
+                match.pred,
+                text=match.text,
+                position=match.position,
+                color=match.color,
+                area=match.area,
+                colour_index=number,
+            )
+        )
     rows += [row("dropped", m.ref, m.pred, text=m.text) for m in result.matches if not m.kept]
     matched_ref = {m.ref for m in kept}
     matched_pred = {m.pred for m in kept}
@@ -145,8 +167,16 @@ def boxes_for(rows: Sequence[PairRow], side: str, selected: PairRow | None, *, a
         if block is None or row.kind == "dropped":
             continue
         chosen = row is selected
-        boxes.append(Box(*block.bbox, color=row_colour(row), width=2 if chosen else 1, fill=chosen,
-                         dashed=row.kind == "missing", parts=row.parts(side)))
+        boxes.append(
+            Box(
+                *block.bbox,
+                color=row_colour(row),
+                width=2 if chosen else 1,
+                fill=chosen,
+                dashed=row.kind == "missing",
+                parts=row.parts(side),
+            )
+        )
         if chosen:
             x, y, w, h = block.bbox
             dx, dy = HALO_MARGIN, HALO_MARGIN / max(aspect, 1e-6)
@@ -175,8 +205,11 @@ def explain(row: PairRow, total_area: float) -> Text:
     text = Text()
 
     def weight(area: float) -> str:
-        return f"{area:.1%} of both pages' block area ({area / total_area:.1%} of Block-Match's total)" if \
-            total_area > 0 else f"{area:.1%} of the pages"
+        return (
+            f"{area:.1%} of both pages' block area ({area / total_area:.1%} of Block-Match's total)"
+            if total_area > 0
+            else f"{area:.1%} of the pages"
+        )
 
     if row.kind == "match" and row.ref and row.pred:
         (rx, ry), (gx, gy) = centre(row.ref), centre(row.pred)
@@ -197,16 +230,25 @@ def explain(row: PairRow, total_area: float) -> Text:
             text.append(f" rgb({r},{g},{b}) ", style="dim")
         text.append(f"· area {weight(row.area or 0.0)}", style="dim")
     elif row.kind == "dropped":
-        text.append(f"dropped: text similarity {row.text:.3f} < 0.5, so the assignment is undone and both "
-                    "blocks count as unmatched", style="yellow")
+        text.append(
+            f"dropped: text similarity {row.text:.3f} < 0.5, so the assignment is undone and both "
+            "blocks count as unmatched",
+            style="yellow",
+        )
     elif row.kind == "missing" and row.ref:
         text.append("missing: ", style="bold red")
-        text.append(f"no generated block matches this reference block; its area {weight(block_area(row.ref))} "
-                    "lowers Block-Match", style="dim")
+        text.append(
+            f"no generated block matches this reference block; its area {weight(block_area(row.ref))} "
+            "lowers Block-Match",
+            style="dim",
+        )
     elif row.kind == "extra" and row.pred:
         text.append("hallucinated: ", style="bold dark_orange")
-        text.append(f"the reference has no block for this generated one; its area {weight(block_area(row.pred))} "
-                    "lowers Block-Match", style="dim")
+        text.append(
+            f"the reference has no block for this generated one; its area {weight(block_area(row.pred))} "
+            "lowers Block-Match",
+            style="dim",
+        )
     return text
 
 
@@ -215,14 +257,19 @@ def markdown_summary(result: ModeResultModel, rows: Sequence[PairRow], *, worst:
     s = result.scores
     clip = "n/a" if s.clip is None else f"{s.clip:.4f}"
     lines = [
-        "## Visual scores", "",
+        "## Visual scores",
+        "",
         f"`{strip_control(result.ref.path)}` vs `{strip_control(result.pred.path)}` "
         f"({result.mode} mode, {result.status})",
-        "", "| Block-Match | Text | Position | Color | CLIP | Final |",
+        "",
+        "| Block-Match | Text | Position | Color | CLIP | Final |",
         "| ---: | ---: | ---: | ---: | ---: | ---: |",
         f"| {s.block:.4f} | {s.text:.4f} | {s.position:.4f} | {s.color:.4f} | {clip} | {s.final:.4f}"
-        f"{' (partial)' if s.final_partial else ''} |", "",
-        "### Worst pairs", "", "| kind | reference | generated | text | position | colour |",
+        f"{' (partial)' if s.final_partial else ''} |",
+        "",
+        "### Worst pairs",
+        "",
+        "| kind | reference | generated | text | position | colour |",
         "| --- | --- | --- | ---: | ---: | ---: |",
     ]
 
@@ -234,8 +281,10 @@ def markdown_summary(result: ModeResultModel, rows: Sequence[PairRow], *, worst:
         return "" if value is None else f"{value:.3f}"
 
     for row in sorted(rows, key=lambda r: (r.kind == "match", r.score("text")))[:worst]:
-        lines.append(f"| {row.kind} | {cell(row.ref)} | {cell(row.pred)} | {num(row.text)} | {num(row.position)} "
-                     f"| {num(row.color)} |")
+        lines.append(
+            f"| {row.kind} | {cell(row.ref)} | {cell(row.pred)} | {num(row.text)} | {num(row.position)} "
+            f"| {num(row.color)} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -268,8 +317,9 @@ class RowsSource:
             return Text(one_line(block.text) if block else "—")
 
         def num(value: float | None) -> Text:
-            return Text("" if value is None else f"{value:.2f}", style="bold red" if value is not None
-                        and value < 0.5 else "")
+            return Text(
+                "" if value is None else f"{value:.2f}", style="bold red" if value is not None and value < 0.5 else ""
+            )
 
         swatch = Text()
         for block in (row.ref, row.pred):
@@ -309,8 +359,9 @@ class InspectTarget:
 class Scored(Message):
     """The worker's result: the report and both screenshots, or an error."""
 
-    def __init__(self, report: PairReport | None, ref: Image.Image | None, pred: Image.Image | None,
-                 error: str | None = None):
+    def __init__(
+        self, report: PairReport | None, ref: Image.Image | None, pred: Image.Image | None, error: str | None = None
+    ):
         super().__init__()
         self.report = report
         self.ref = ref
@@ -396,8 +447,9 @@ class InspectorScreen(Screen):
 
     def on_mount(self) -> None:
         titles = self.query(".shot-title").results(Static)
-        for title, (label, path) in zip(titles, (("reference", self.target.ref), ("generated", self.target.pred)),
-                                        strict=False):
+        for title, (label, path) in zip(
+            titles, (("reference", self.target.ref), ("generated", self.target.pred)), strict=False
+        ):
             line = Text(label, style="bold")
             line.append(f"  {strip_control(Path(path).name)}", style="dim")
             title.update(line)
@@ -431,14 +483,19 @@ class InspectorScreen(Screen):
         if message.error or message.report is None:
             self.notify(strip_control(message.error or "scoring failed"), severity="error", markup=False)
             if self.result is None:
-                self.query_one("#scores", Static).update(Text(strip_control(message.error or "scoring failed"),
-                                                              style="bold red"))
+                self.query_one("#scores", Static).update(
+                    Text(strip_control(message.error or "scoring failed"), style="bold red")
+                )
             return
         if self.result is not None:  # a saved report: keep its numbers, take the screenshots
             saved, now = self.result.scores.final, message.report.result.scores.final
             if abs(saved - now) > 1e-9:
-                self.notify(f"the pages changed since the report was written: final {saved:.4f} saved, "
-                            f"{now:.4f} now", severity="warning", timeout=6, markup=False)
+                self.notify(
+                    f"the pages changed since the report was written: final {saved:.4f} saved, {now:.4f} now",
+                    severity="warning",
+                    timeout=6,
+                    markup=False,
+                )
             self.set_images(message.ref, message.pred)
             return
         self.report = message.report
@@ -472,8 +529,13 @@ class InspectorScreen(Screen):
             return
         s = self.result.scores
         text = Text()
-        for name, value in (("Block-Match", s.block), ("Text", s.text), ("Position", s.position),
-                            ("Color", s.color), ("CLIP", s.clip)):
+        for name, value in (
+            ("Block-Match", s.block),
+            ("Text", s.text),
+            ("Position", s.position),
+            ("Color", s.color),
+            ("CLIP", s.clip),
+        ):
             text.append(f"{name} ", style="dim")
             text.append("n/a  " if value is None else f"{value:.4f}  ", style="bold")
         text.append("Final ", style="dim")
@@ -481,9 +543,11 @@ class InspectorScreen(Screen):
         if s.final_partial:
             text.append(" (partial: no CLIP)", style="yellow")
         kinds = {k: sum(1 for r in self.rows if r.kind == k) for k in ("match", "dropped", "missing", "extra")}
-        text.append(f"\n{self.result.mode} · {self.result.status} · {kinds['match']} matched, {kinds['missing']} "
-                    f"missing, {kinds['extra']} extra, {kinds['dropped']} dropped · rank by: {self.sort_key}",
-                    style="dim")
+        text.append(
+            f"\n{self.result.mode} · {self.result.status} · {kinds['match']} matched, {kinds['missing']} "
+            f"missing, {kinds['extra']} extra, {kinds['dropped']} dropped · rank by: {self.sort_key}",
+            style="dim",
+        )
         self.query_one("#scores", Static).update(text)
 
     def aspect(self, side: str) -> float:
@@ -531,8 +595,10 @@ class InspectorScreen(Screen):
         source = self.table.source
         if not isinstance(source, RowsSource):
             return
-        ranked = sorted((i for i, r in enumerate(source.rows) if r.kind == "match"),
-                        key=lambda i: (source.rows[i].score(self.sort_key), i))
+        ranked = sorted(
+            (i for i, r in enumerate(source.rows) if r.kind == "match"),
+            key=lambda i: (source.rows[i].score(self.sort_key), i),
+        )
         if not ranked:
             self.notify("no matched pairs", severity="warning")
             return
@@ -576,8 +642,9 @@ class InspectorScreen(Screen):
         paths = self._write_overlays(Path(tempfile.mkdtemp(prefix="replay-tui-overlay-")))
         command = viewer_command()
         if command is None:
-            self.notify(f"overlays saved to {paths[0].parent} (no image viewer: set ${VIEWER_ENV})", timeout=4,
-                        markup=False)
+            self.notify(
+                f"overlays saved to {paths[0].parent} (no image viewer: set ${VIEWER_ENV})", timeout=4, markup=False
+            )
             return
         try:
             with self.app.suspend():  # a terminal viewer gets the terminal; a GUI one returns at once
@@ -610,8 +677,11 @@ class InspectorScreen(Screen):
             return
         out = self.target.export_dir
         stem = self.target.name
-        report = (self.report.model_dump_json(by_alias=True, indent=2) if self.report
-                  else self.result.model_dump_json(indent=2))
+        report = (
+            self.report.model_dump_json(by_alias=True, indent=2)
+            if self.report
+            else self.result.model_dump_json(indent=2)
+        )
         try:
             atomic_write_text(out / f"{stem}.visual.json", report)  # as `visual --json` writes it
             atomic_write_text(out / f"{stem}.visual.md", markdown_summary(self.result, self.rows))
@@ -628,11 +698,27 @@ class InspectorApp(ToolApp):
 
     TITLE = "replay-tui visual inspector"
 
-    def __init__(self, ref: str | Path, pred: str | Path, *, mode: str = "compat", export_dir: Path | None = None,
-                 timeout_ms: int = 30_000, report: PairReport | None = None, clip_scorer: object | None = None):
+    def __init__(
+        self,
+        ref: str | Path,
+        pred: str | Path,
+        *,
+        mode: str = "compat",
+        export_dir: Path | None = None,
+        timeout_ms: int = 30_000,
+        report: PairReport | None = None,
+        clip_scorer: object | None = None,
+    ):
         super().__init__()
-        self.target = InspectTarget(str(ref), str(pred), mode=mode, report=report, timeout_ms=timeout_ms,
-                                    clip_scorer=clip_scorer, export_dir=export_dir or Path.cwd())
+        self.target = InspectTarget(
+            str(ref),
+            str(pred),
+            mode=mode,
+            report=report,
+            timeout_ms=timeout_ms,
+            clip_scorer=clip_scorer,
+            export_dir=export_dir or Path.cwd(),
+        )
 
     @property
     def done(self) -> bool:

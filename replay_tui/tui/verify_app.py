@@ -70,8 +70,12 @@ def _show(value: Any) -> str:
 
 def detail_lines(result: TaskResult, task: Task | None) -> list[PaneLine]:
     """The verdict of one answer: intent, each evaluator's assertions with path, expected and actual."""
-    lines = [PaneLine(f"task {result.task_id} · {result.status} · score {result.score:.0f}",
-                      STATUS_STYLES.get(result.status, "bold"))]
+    lines = [
+        PaneLine(
+            f"task {result.task_id} · {result.status} · score {result.score:.0f}",
+            STATUS_STYLES.get(result.status, "bold"),
+        )
+    ]
     if task is not None:
         lines += lines_from_text(task.intent, "italic")
     if result.error_msg:
@@ -90,8 +94,9 @@ def detail_lines(result: TaskResult, task: Task | None) -> list[PaneLine]:
         lines.append(PaneLine("expected (normalised)", "dim"))
         lines += lines_from_text(_show(evaluator.expected))
         lines.append(PaneLine("actual (normalised)", "dim"))
-        lines += lines_from_text(_show(evaluator.actual_normalized if evaluator.actual_normalized is not None
-                                       else evaluator.actual))
+        lines += lines_from_text(
+            _show(evaluator.actual_normalized if evaluator.actual_normalized is not None else evaluator.actual)
+        )
     if result.skipped_evaluators:
         lines.append(PaneLine(""))
         lines.append(PaneLine("not run here: " + ", ".join(result.skipped_evaluators), "dim"))

@@ -31,8 +31,7 @@ from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, PairR
 
 SCORES = SCORE_COLUMNS
 SORTABLE = ("pair", *SCORES)
-LABELS = {"final": "Final", "block": "Block", "text": "Text", "position": "Position", "color": "Color",
-          "clip": "CLIP"}
+LABELS = {"final": "Final", "block": "Block", "text": "Text", "position": "Position", "color": "Color", "clip": "CLIP"}
 
 
 @dataclass
@@ -88,11 +87,20 @@ def pairs_from_report(report: BatchReport) -> list[BatchPair]:
 
     Rows and pairs are written in the same order; a report without pairs is scored again."""
     if len(report.pairs) == len(report.rows):
-        return [BatchPair(Path(row.name).stem if row.name.endswith(".html") else row.name, Path(saved.ref),
-                          Path(saved.pred), status=saved.result.status, report=saved)
-                for row, saved in zip(report.rows, report.pairs, strict=True)]
-    return [BatchPair(Path(row.name).stem, Path(report.ref_dir) / row.name, Path(report.pred_dir) / row.name)
-            for row in report.rows]
+        return [
+            BatchPair(
+                Path(row.name).stem if row.name.endswith(".html") else row.name,
+                Path(saved.ref),
+                Path(saved.pred),
+                status=saved.result.status,
+                report=saved,
+            )
+            for row, saved in zip(report.rows, report.pairs, strict=True)
+        ]
+    return [
+        BatchPair(Path(row.name).stem, Path(report.ref_dir) / row.name, Path(report.pred_dir) / row.name)
+        for row in report.rows
+    ]
 
 
 class PairStarted(Message):
@@ -102,8 +110,9 @@ class PairStarted(Message):
 
 
 class PairScored(Message):
-    def __init__(self, index: int, report: PairReport | None, shots: tuple[Path, Path] | None,
-                 error: str | None = None):
+    def __init__(
+        self, index: int, report: PairReport | None, shots: tuple[Path, Path] | None, error: str | None = None
+    ):
         super().__init__()
         self.index = index
         self.report = report
@@ -148,8 +157,9 @@ class BatchSource:
 
     def cells(self, index: int) -> Sequence[Text]:
         pair = self.pair(index)
-        status = Text(pair.status, style={"ok": "green", "scoring": "italic", "queued": "dim"}.get(pair.status,
-                                                                                                  "yellow"))
+        status = Text(
+            pair.status, style={"ok": "green", "scoring": "italic", "queued": "dim"}.get(pair.status, "yellow")
+        )
         return [Text(strip_control(pair.label)), status, *(_fmt(pair.value(key)) for key in SCORES)]
 
 
@@ -171,9 +181,17 @@ class VisualBatchScreen(SortActions, Screen):
         Binding("escape", "close", "Back", id="visual.close"),
     ]
 
-    def __init__(self, pairs: list[BatchPair], *, mode: str = "compat", export_dir: Path | None = None,
-                 timeout_ms: int = 30_000, clip_scorer: object | None = None, missing: Sequence[str] = (),
-                 quit_on_close: bool = False):
+    def __init__(
+        self,
+        pairs: list[BatchPair],
+        *,
+        mode: str = "compat",
+        export_dir: Path | None = None,
+        timeout_ms: int = 30_000,
+        clip_scorer: object | None = None,
+        missing: Sequence[str] = (),
+        quit_on_close: bool = False,
+    ):
         super().__init__(id="visual-batch")
         self.pairs = pairs
         self.mode = mode
@@ -196,8 +214,11 @@ class VisualBatchScreen(SortActions, Screen):
         self.rebuild()
         self.query_one("#batch-pairs", LazyTable).focus()
         if self.missing:
-            self.notify(f"{len(self.missing)} reference page(s) without a generated page: "
-                        + ", ".join(self.missing[:5]), severity="warning", markup=False)
+            self.notify(
+                f"{len(self.missing)} reference page(s) without a generated page: " + ", ".join(self.missing[:5]),
+                severity="warning",
+                markup=False,
+            )
         self.start_scoring([i for i, p in enumerate(self.pairs) if p.report is None])
 
     def on_unmount(self) -> None:
@@ -241,8 +262,10 @@ class VisualBatchScreen(SortActions, Screen):
         text = Text()
         text.append("Visual batch", style="bold")
         arrow = "↓" if self.reverse else "↑"
-        text.append(f"  {len(self.pairs)} pairs · {len(scored)} scored · {self.mode} mode · sort: {self.sort_key} "
-                    f"{arrow}", style="dim")
+        text.append(
+            f"  {len(self.pairs)} pairs · {len(scored)} scored · {self.mode} mode · sort: {self.sort_key} {arrow}",
+            style="dim",
+        )
         text.append("\nmean ", style="dim")
         means = batch_means([row for row in (p.batch_row() for p in scored) if row is not None])
         for key in SCORES:
@@ -308,8 +331,7 @@ class VisualBatchScreen(SortActions, Screen):
         pair = self.pairs[message.index]
         if message.error or message.report is None:
             pair.status, pair.error = "error", message.error
-            self.notify(f"{pair.label}: {strip_control(message.error or 'failed')}", severity="error",
-                        markup=False)
+            self.notify(f"{pair.label}: {strip_control(message.error or 'failed')}", severity="error", markup=False)
         else:
             pair.report, pair.shots, pair.error = message.report, message.shots, None
             pair.status = message.report.result.status
@@ -356,17 +378,31 @@ class VisualBatchScreen(SortActions, Screen):
         pair = self.selected()
         if pair is None:
             return
-        target = InspectTarget(str(pair.ref), str(pair.pred), mode=self.mode, report=pair.report, shots=pair.shots,
-                               timeout_ms=self.timeout_ms, clip_scorer=self.clip_scorer, export_dir=self.export_dir)
+        target = InspectTarget(
+            str(pair.ref),
+            str(pair.pred),
+            mode=self.mode,
+            report=pair.report,
+            shots=pair.shots,
+            timeout_ms=self.timeout_ms,
+            clip_scorer=self.clip_scorer,
+            export_dir=self.export_dir,
+        )
         self.app.push_screen(InspectorScreen(target))
 
     def batch_report(self) -> BatchReport:
         rows = [row for row in (p.batch_row() for p in self.pairs) if row is not None]
         ref_dirs = sorted({str(p.ref.parent) for p in self.pairs})
         pred_dirs = sorted({str(p.pred.parent) for p in self.pairs})
-        return BatchReport(ref_dir=", ".join(ref_dirs), pred_dir=", ".join(pred_dirs), mode=self.mode, rows=rows,
-                           means=batch_means(rows), missing=self.missing,
-                           pairs=[p.report for p in self.pairs if p.report is not None])
+        return BatchReport(
+            ref_dir=", ".join(ref_dirs),
+            pred_dir=", ".join(pred_dirs),
+            mode=self.mode,
+            rows=rows,
+            means=batch_means(rows),
+            missing=self.missing,
+            pairs=[p.report for p in self.pairs if p.report is not None],
+        )
 
     def action_export(self) -> None:
         """The batch as ``visual --json`` writes it, and a Markdown table in the current order."""
@@ -374,9 +410,14 @@ class VisualBatchScreen(SortActions, Screen):
         if not report.rows:
             self.notify("nothing scored yet", severity="warning")
             return
-        lines = ["## Visual batch", "", f"{len(report.rows)} pairs, {self.mode} mode, sorted by {self.sort_key}", "",
-                 "| pair | status | " + " | ".join(LABELS[k] for k in SCORES) + " |",
-                 "| --- | --- | " + " | ".join("---:" for _ in SCORES) + " |"]
+        lines = [
+            "## Visual batch",
+            "",
+            f"{len(report.rows)} pairs, {self.mode} mode, sorted by {self.sort_key}",
+            "",
+            "| pair | status | " + " | ".join(LABELS[k] for k in SCORES) + " |",
+            "| --- | --- | " + " | ".join("---:" for _ in SCORES) + " |",
+        ]
         for index in self.order():
             pair = self.pairs[index]
             if pair.report is None:
@@ -400,11 +441,26 @@ class VisualBatchApp(ToolApp):
 
     TITLE = "replay-tui visual batch"
 
-    def __init__(self, pairs: list[BatchPair], *, mode: str = "compat", export_dir: Path | None = None,
-                 timeout_ms: int = 30_000, clip_scorer: object | None = None, missing: Sequence[str] = ()):
+    def __init__(
+        self,
+        pairs: list[BatchPair],
+        *,
+        mode: str = "compat",
+        export_dir: Path | None = None,
+        timeout_ms: int = 30_000,
+        clip_scorer: object | None = None,
+        missing: Sequence[str] = (),
+    ):
         super().__init__()
-        self.batch = VisualBatchScreen(pairs, mode=mode, export_dir=export_dir, timeout_ms=timeout_ms,
-                                       clip_scorer=clip_scorer, missing=missing, quit_on_close=True)
+        self.batch = VisualBatchScreen(
+            pairs,
+            mode=mode,
+            export_dir=export_dir,
+            timeout_ms=timeout_ms,
+            clip_scorer=clip_scorer,
+            missing=missing,
+            quit_on_close=True,
+        )
 
     def on_mount(self) -> None:
         self.push_screen(self.batch)

@@ -51,7 +51,7 @@ def diff_mask(img0: np.ndarray, img1: np.ndarray) -> np.ndarray | None:
 def parse_hex_bgr(colour: str) -> tuple[int, int, int]:
     """The reference's ``hex_to_bgr``: ``lstrip('#')``, then ``int(s[i:i+2], 16)`` for i in 0, 2, 4."""
     digits = colour.lstrip("#")
-    rgb = tuple(int(digits[i:i + 2], 16) for i in (0, 2, 4))
+    rgb = tuple(int(digits[i : i + 2], 16) for i in (0, 2, 4))
     return rgb[2], rgb[1], rgb[0]
 
 
@@ -95,12 +95,14 @@ def _group(img_p: np.ndarray, mask: np.ndarray, original: np.ndarray) -> _Colour
     orig = original[safe_rows, safe_cols].astype(np.float64) * inside[:, None]
     sums = np.stack([np.bincount(inverse, weights=orig[:, k], minlength=u) for k in range(3)], axis=1)
     colours = np.stack([(uniq >> 16) & 255, (uniq >> 8) & 255, uniq & 255], axis=1).astype(np.int16)
-    return _ColourGroups(uniq.astype(np.int64), colours, count, row_min, row_max, col_min, col_max, sums,
-                         out_of_range, inside_count)
+    return _ColourGroups(
+        uniq.astype(np.int64), colours, count, row_min, row_max, col_min, col_max, sums, out_of_range, inside_count
+    )
 
 
-def blocks_from_renders(items: list[tuple[str, str]], img_p: np.ndarray, img_p1: np.ndarray,
-                        original: np.ndarray, strict: bool = True) -> list[Block]:
+def blocks_from_renders(
+    items: list[tuple[str, str]], img_p: np.ndarray, img_p1: np.ndarray, original: np.ndarray, strict: bool = True
+) -> list[Block]:
     """Blocks for the (text, colour) items of a page.
 
     Raises :class:`BlockError` where the reference's bare ``except`` returns no blocks; returns [] where it finds
@@ -161,9 +163,14 @@ def _select_all(groups: _ColourGroups, colours: list[tuple[int, int, int]], stri
         if count == 0:
             continue
         mean = tuple(float(int(v)) for v in (groups.sums[idx].sum(axis=0) / count))
-        out[colour] = (int(groups.row_min[idx].min()), int(groups.row_max[idx].max()),
-                       int(groups.col_min[idx].min()), int(groups.col_max[idx].max()), mean,
-                       strict and bool(groups.out_of_range[idx].any()))
+        out[colour] = (
+            int(groups.row_min[idx].min()),
+            int(groups.row_max[idx].max()),
+            int(groups.col_min[idx].min()),
+            int(groups.col_max[idx].max()),
+            mean,
+            strict and bool(groups.out_of_range[idx].any()),
+        )
     return out
 
 

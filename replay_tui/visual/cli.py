@@ -32,36 +32,63 @@ class VisualUsageError(Exception):
 def register(subparsers: Any) -> None:
     """Add the ``visual`` sub-command to an argparse sub-parsers object."""
     parser = subparsers.add_parser(
-        "visual", help="score a generated web page against a reference page (Design2Code metrics)",
+        "visual",
+        help="score a generated web page against a reference page (Design2Code metrics)",
         description="Render both pages in headless Chromium, find text blocks with the colour-perturbation trick, "
-                    "match them and print the Design2Code scores: Block-Match, Text, Position, Color, CLIP and "
-                    "the final score. Default: the reference implementation's numbers (--compat design2code).")
+        "match them and print the Design2Code scores: Block-Match, Text, Position, Color, CLIP and "
+        "the final score. Default: the reference implementation's numbers (--compat design2code).",
+    )
     parser.add_argument("ref", nargs="?", metavar="REF.html", help="reference page")
     parser.add_argument("pred", nargs="?", metavar="GEN.html", help="generated page")
     parser.add_argument("--ref-dir", metavar="DIR", help="batch: folder of reference pages")
     parser.add_argument("--pred-dir", metavar="DIR", help="batch: folder of generated pages with the same names")
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--compat", choices=["design2code"], help="reproduce the reference's numbers, quirks "
-                       "included (the default)")
-    which.add_argument("--mode", choices=["compat", "fixed"], help="fixed: the metric with known defects "
-                       "corrected; the report lists each correction and where the two modes disagree")
+    which.add_argument(
+        "--compat", choices=["design2code"], help="reproduce the reference's numbers, quirks included (the default)"
+    )
+    which.add_argument(
+        "--mode",
+        choices=["compat", "fixed"],
+        help="fixed: the metric with known defects "
+        "corrected; the report lists each correction and where the two modes disagree",
+    )
     parser.add_argument("--json", metavar="OUT.json", help="write the full report (blocks, matches, scores)")
     parser.add_argument("--png-dir", metavar="DIR", help="write the screenshots and an annotated copy of each")
-    parser.add_argument("--clip-weights", metavar="PATH",
-                        help="CLIP ViT-B/32 weights (ViT-B-32.pt); default $REPLAY_TUI_CLIP_WEIGHTS; needs the "
-                             "'clip' extra. Without them CLIP is null and the final score is partial")
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                        help="bound on each page's load and capture (default 30)")
-    parser.add_argument("--show-matches", type=int, default=MATCH_ROWS, metavar="N",
-                        help=f"matched pairs to list for a single pair (default {MATCH_ROWS})")
-    parser.add_argument("--tui", action="store_true",
-                        help="open the pair in the visual-metric inspector (blocks and matches on the "
-                             "screenshots), or a batch in the visual batch screen")
+    parser.add_argument(
+        "--clip-weights",
+        metavar="PATH",
+        help="CLIP ViT-B/32 weights (ViT-B-32.pt); default $REPLAY_TUI_CLIP_WEIGHTS; needs the "
+        "'clip' extra. Without them CLIP is null and the final score is partial",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="bound on each page's load and capture (default 30)",
+    )
+    parser.add_argument(
+        "--show-matches",
+        type=int,
+        default=MATCH_ROWS,
+        metavar="N",
+        help=f"matched pairs to list for a single pair (default {MATCH_ROWS})",
+    )
+    parser.add_argument(
+        "--tui",
+        action="store_true",
+        help="open the pair in the visual-metric inspector (blocks and matches on the "
+        "screenshots), or a batch in the visual batch screen",
+    )
     from replay_tui.tui.graphics import GRAPHICS_CHOICES
 
-    parser.add_argument("--graphics", choices=GRAPHICS_CHOICES, default="auto",
-                        help="with --tui: a terminal graphics protocol when the terminal has one (auto), or the "
-                             "half-block renderer (halfblock)")
+    parser.add_argument(
+        "--graphics",
+        choices=GRAPHICS_CHOICES,
+        default="auto",
+        help="with --tui: a terminal graphics protocol when the terminal has one (auto), or the "
+        "half-block renderer (halfblock)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -104,8 +131,10 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         try:
             clip_scorer = load_clip_scorer(weights)
         except ClipUnavailable as exc:
-            err.print(_txt(f"visual: CLIP unavailable ({exc}); clip is null and the final score partial",
-                           "yellow"), soft_wrap=True)
+            err.print(
+                _txt(f"visual: CLIP unavailable ({exc}); clip is null and the final score partial", "yellow"),
+                soft_wrap=True,
+            )
     if args.tui:
         return _tui(args, clip_scorer, batch)
     try:
@@ -179,8 +208,7 @@ def _tui(args: argparse.Namespace, clip_scorer, batch: bool) -> int:
         pairs, missing = discover_pairs(ref_dir, [pred_dir])
         if not pairs:
             raise VisualUsageError(f"no page pairs in {ref_dir} and {pred_dir}")
-        app = VisualBatchApp(pairs, mode=_mode(args), timeout_ms=timeout_ms, clip_scorer=clip_scorer,
-                             missing=missing)
+        app = VisualBatchApp(pairs, mode=_mode(args), timeout_ms=timeout_ms, clip_scorer=clip_scorer, missing=missing)
     else:
         from replay_tui.tui.inspector import InspectorApp
 
@@ -199,12 +227,13 @@ def _scores_table(report) -> Table:
     for name in ("Block-Match", "Text", "Position", "Color", "CLIP", "Final"):
         table.add_column(name, justify="right")
     final = _fmt(s.final) + (" (partial)" if s.final_partial else "")
-    table.add_row(_fmt(s.block), _fmt(s.text), _fmt(s.position), _fmt(s.color), _fmt(s.clip),
-                  Text(final, style="bold"))
+    table.add_row(_fmt(s.block), _fmt(s.text), _fmt(s.position), _fmt(s.color), _fmt(s.clip), Text(final, style="bold"))
     if report.compat is not None:
         c = report.compat.scores
-        table.add_row(*(Text(_fmt(v), style="dim") for v in (c.block, c.text, c.position, c.color, c.clip)),
-                      Text(_fmt(c.final) + " compat", style="dim"))
+        table.add_row(
+            *(Text(_fmt(v), style="dim") for v in (c.block, c.text, c.position, c.color, c.clip)),
+            Text(_fmt(c.final) + " compat", style="dim"),
+        )
     return table
 
 
@@ -215,14 +244,17 @@ def _print_pair(out: Console, report, show: int) -> None:
     line = Text()
     line.append("status: ")
     line.append(result.status, style=status_style)
-    line.append(f"   blocks: generated {len(result.pred.blocks)} / reference {len(result.ref.blocks)}"
-                f"   matched: {sum(m.kept for m in result.matches)}")
+    line.append(
+        f"   blocks: generated {len(result.pred.blocks)} / reference {len(result.ref.blocks)}"
+        f"   matched: {sum(m.kept for m in result.matches)}"
+    )
     out.print(line)
     if result.error:
         out.print(_txt(f"error: {result.error}", "red"), soft_wrap=True)
     if result.scores.final_partial:
-        out.print(_txt("CLIP is not computed (no weights given): the final score counts it as 0 and is partial",
-                       "yellow"))
+        out.print(
+            _txt("CLIP is not computed (no weights given): the final score counts it as 0 and is partial", "yellow")
+        )
     for side, page in (("generated", result.pred), ("reference", result.ref)):
         for note in page.notes + page.render_errors:
             out.print(_txt(f"{side}: {note}", "yellow"), soft_wrap=True)
@@ -233,17 +265,28 @@ def _print_pair(out: Console, report, show: int) -> None:
         for name in result.corrections:
             out.print(_txt(f"  - {name}"))
     for d in report.disagreements:
-        out.print(_txt(f"disagrees with compat on {d.score}: {_fmt(d.compat)} -> {_fmt(d.fixed)}: "
-                       + "; ".join(d.reasons), "magenta"), soft_wrap=True)
+        out.print(
+            _txt(
+                f"disagrees with compat on {d.score}: {_fmt(d.compat)} -> {_fmt(d.fixed)}: " + "; ".join(d.reasons),
+                "magenta",
+            ),
+            soft_wrap=True,
+        )
     kept = [m for m in result.matches if m.kept]
     if kept and show > 0:
         table = Table(title="Matched blocks", header_style="bold")
         for name in ("generated text", "reference text", "text", "position", "color"):
-            table.add_column(name, overflow="fold", justify="right" if name in ("text", "position", "color")
-                             else "left")
+            table.add_column(
+                name, overflow="fold", justify="right" if name in ("text", "position", "color") else "left"
+            )
         for m in kept[:show]:
-            table.add_row(_txt(_short(result.pred.blocks[m.pred].text)), _txt(_short(result.ref.blocks[m.ref].text)),
-                          _fmt(m.text), _fmt(m.position), _fmt(m.color))
+            table.add_row(
+                _txt(_short(result.pred.blocks[m.pred].text)),
+                _txt(_short(result.ref.blocks[m.ref].text)),
+                _fmt(m.text),
+                _fmt(m.position),
+                _fmt(m.color),
+            )
         out.print(table)
         if len(kept) > show:
             out.print(_txt(f"... {len(kept) - show} more in --json", "dim"))
@@ -251,14 +294,16 @@ def _print_pair(out: Console, report, show: int) -> None:
 
 def _short(text: str, limit: int = 60) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _write_pngs(folder: Path, stem: str, result) -> None:
     import cv2
 
-    for side, page, blocks in (("pred", result.pred, result.pred_blocks or result.pred_bbox_merged),
-                               ("ref", result.ref, result.ref_blocks or result.ref_bbox_merged)):
+    for side, page, blocks in (
+        ("pred", result.pred, result.pred_blocks or result.pred_bbox_merged),
+        ("ref", result.ref, result.ref_blocks or result.ref_bbox_merged),
+    ):
         if page.image is None:
             continue
         bgr = page.image[:, :, ::-1]
@@ -269,8 +314,7 @@ def _write_pngs(folder: Path, stem: str, result) -> None:
         h, w = annotated.shape[:2]
         for block in blocks:
             x, y, bw, bh = block.bbox
-            cv2.rectangle(annotated, (int(x * w), int(y * h)), (int((x + bw) * w), int((y + bh) * h)),
-                          (40, 160, 40), 1)
+            cv2.rectangle(annotated, (int(x * w), int(y * h)), (int((x + bw) * w), int((y + bh) * h)), (40, 160, 40), 1)
         ok, png = cv2.imencode(".png", annotated)
         if ok:
             atomic_write_bytes(folder / f"{stem}_{side}_blocks.png", png.tobytes())
@@ -293,9 +337,18 @@ def _batch(args, out: Console, err: Console, renderer, clip_scorer) -> int:
     mode = _mode(args)
     rows: list[BatchRow] = []
     pairs = []
-    with VisualScorer(renderer=renderer, clip_scorer=clip_scorer) as scorer, Progress(
-            TextColumn("[bold]scoring"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("{task.fields[name]}"), console=err, transient=True) as progress:
+    with (
+        VisualScorer(renderer=renderer, clip_scorer=clip_scorer) as scorer,
+        Progress(
+            TextColumn("[bold]scoring"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[name]}"),
+            console=err,
+            transient=True,
+        ) as progress,
+    ):
         task = progress.add_task("pairs", total=len(todo), name="")
         for name in todo:
             progress.update(task, name=strip_control(name))
@@ -311,8 +364,11 @@ def _batch(args, out: Console, err: Console, renderer, clip_scorer) -> int:
     for name in SCORE_COLUMNS:
         table.add_column(name, justify="right")
     for row in rows:
-        table.add_row(_txt(row.name), _txt(row.status, "green" if row.status == "ok" else "yellow"),
-                      *(_fmt(getattr(row, c)) for c in SCORE_COLUMNS))
+        table.add_row(
+            _txt(row.name),
+            _txt(row.status, "green" if row.status == "ok" else "yellow"),
+            *(_fmt(getattr(row, c)) for c in SCORE_COLUMNS),
+        )
     table.add_row(Text("mean", style="bold"), "", *(Text(_fmt(means[c]), style="bold") for c in SCORE_COLUMNS))
     out.print(table)
     # The reference's runner prints the unweighted per-column means over files, in this order.
@@ -320,11 +376,25 @@ def _batch(args, out: Console, err: Console, renderer, clip_scorer) -> int:
     if any(r.clip is None for r in rows):
         out.print(_txt("CLIP not computed: final is partial (CLIP counted as 0)", "yellow"))
     if missing:
-        out.print(_txt(f"{len(missing)} reference page(s) without a generated page, skipped: "
-                       + ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""), "yellow"), soft_wrap=True)
+        out.print(
+            _txt(
+                f"{len(missing)} reference page(s) without a generated page, skipped: "
+                + ", ".join(missing[:10])
+                + (" ..." if len(missing) > 10 else ""),
+                "yellow",
+            ),
+            soft_wrap=True,
+        )
     if args.json:
-        report = BatchReport(ref_dir=str(ref_dir), pred_dir=str(pred_dir), mode=mode, rows=rows, means=means,
-                             missing=missing, pairs=pairs)
+        report = BatchReport(
+            ref_dir=str(ref_dir),
+            pred_dir=str(pred_dir),
+            mode=mode,
+            rows=rows,
+            means=means,
+            missing=missing,
+            pairs=pairs,
+        )
         atomic_write_text(args.json, report.model_dump_json(by_alias=True, indent=2))
         out.print(_txt(f"report written to {args.json}", "dim"))
     return EXIT_OK

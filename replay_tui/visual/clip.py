@@ -43,7 +43,7 @@ def mask_and_inpaint(image: np.ndarray, bboxes: Sequence[tuple[float, float, flo
         y = int(y_ratio * height)
         w = int(w_ratio * width)
         h = int(h_ratio * height)
-        mask[y:y + h, x:x + w] = 255
+        mask[y : y + h, x : x + w] = 255
     painted = cv2.inpaint(bgr, mask, 3, cv2.INPAINT_TELEA)
     return cv2.cvtColor(painted, cv2.COLOR_BGR2RGB)
 
@@ -95,8 +95,10 @@ def load_clip_scorer(weights: str | Path, expected_sha256: str | None = VIT_B32_
     if expected_sha256:
         actual = sha256_of(path)
         if actual != expected_sha256:
-            raise ClipUnavailable(f"sha256 of {path.name} is {actual[:16]}..., expected the published "
-                                  f"{expected_sha256[:16]}... (ViT-B-32.pt)")
+            raise ClipUnavailable(
+                f"sha256 of {path.name} is {actual[:16]}..., expected the published "
+                f"{expected_sha256[:16]}... (ViT-B-32.pt)"
+            )
     try:
         import torch
     except ImportError as exc:

@@ -14,9 +14,9 @@ from functools import lru_cache
 
 import numpy as np
 
-_RGB_TO_XYZ = np.array(((0.412424, 0.357579, 0.180464),
-                        (0.212656, 0.715158, 0.0721856),
-                        (0.0193324, 0.119193, 0.950444)))
+_RGB_TO_XYZ = np.array(
+    ((0.412424, 0.357579, 0.180464), (0.212656, 0.715158, 0.0721856), (0.0193324, 0.119193, 0.950444))
+)
 _WHITE_D65 = (0.95047, 1.00000, 1.08883)
 _CIE_E = 216.0 / 24389.0
 
@@ -57,8 +57,13 @@ def delta_e_colormath(lab1: tuple[float, float, float], lab2: tuple[float, float
     h2p = np.degrees(np.arctan2(m2[:, 2], a2p))
     h2p += (h2p < 0) * 360
     avg_hp = (((np.fabs(h1p - h2p) > 180) * 360) + h1p + h2p) / 2.0
-    t = (1 - 0.17 * np.cos(np.radians(avg_hp - 30)) + 0.24 * np.cos(np.radians(2 * avg_hp))
-         + 0.32 * np.cos(np.radians(3 * avg_hp + 6)) - 0.2 * np.cos(np.radians(4 * avg_hp - 63)))
+    t = (
+        1
+        - 0.17 * np.cos(np.radians(avg_hp - 30))
+        + 0.24 * np.cos(np.radians(2 * avg_hp))
+        + 0.32 * np.cos(np.radians(3 * avg_hp + 6))
+        - 0.2 * np.cos(np.radians(4 * avg_hp - 63))
+    )
     diff = h2p - h1p
     delta_hp = diff + (np.fabs(diff) > 180) * 360
     delta_hp -= (h2p > h1p) * 720
@@ -71,8 +76,12 @@ def delta_e_colormath(lab1: tuple[float, float, float], lab2: tuple[float, float
     delta_ro = 30 * np.exp(-(np.power(((avg_hp - 275) / 25), 2.0)))
     r_c = np.sqrt((np.power(avg_cp, 7.0)) / (np.power(avg_cp, 7.0) + np.power(25.0, 7.0)))
     r_t = -2 * r_c * np.sin(2 * np.radians(delta_ro))
-    result = np.sqrt(np.power(delta_lp / s_l, 2) + np.power(delta_cp / s_c, 2) + np.power(delta_hhp / s_h, 2)
-                     + r_t * (delta_cp / s_c) * (delta_hhp / s_h))
+    result = np.sqrt(
+        np.power(delta_lp / s_l, 2)
+        + np.power(delta_cp / s_c, 2)
+        + np.power(delta_hhp / s_h, 2)
+        + r_t * (delta_cp / s_c) * (delta_hhp / s_h)
+    )
     return float(result[0])
 
 
@@ -83,7 +92,7 @@ def delta_e_sharma(lab1: tuple[float, float, float], lab2: tuple[float, float, f
     c1 = math.hypot(a1, b1)
     c2 = math.hypot(a2, b2)
     c_bar7 = ((c1 + c2) / 2.0) ** 7
-    g = 0.5 * (1 - math.sqrt(c_bar7 / (c_bar7 + 25.0 ** 7)))
+    g = 0.5 * (1 - math.sqrt(c_bar7 / (c_bar7 + 25.0**7)))
     a1p, a2p = (1 + g) * a1, (1 + g) * a2
     c1p, c2p = math.hypot(a1p, b1), math.hypot(a2p, b2)
     h1p = math.degrees(math.atan2(b1, a1p)) % 360 if (a1p or b1) else 0.0
@@ -109,10 +118,15 @@ def delta_e_sharma(lab1: tuple[float, float, float], lab2: tuple[float, float, f
         hbarp = (h1p + h2p + 360) / 2
     else:
         hbarp = (h1p + h2p - 360) / 2
-    t = (1 - 0.17 * math.cos(math.radians(hbarp - 30)) + 0.24 * math.cos(math.radians(2 * hbarp))
-         + 0.32 * math.cos(math.radians(3 * hbarp + 6)) - 0.20 * math.cos(math.radians(4 * hbarp - 63)))
+    t = (
+        1
+        - 0.17 * math.cos(math.radians(hbarp - 30))
+        + 0.24 * math.cos(math.radians(2 * hbarp))
+        + 0.32 * math.cos(math.radians(3 * hbarp + 6))
+        - 0.20 * math.cos(math.radians(4 * hbarp - 63))
+    )
     dtheta = 30 * math.exp(-(((hbarp - 275) / 25) ** 2))
-    rc = 2 * math.sqrt(cbarp ** 7 / (cbarp ** 7 + 25.0 ** 7))
+    rc = 2 * math.sqrt(cbarp**7 / (cbarp**7 + 25.0**7))
     sl = 1 + (0.015 * (lbar - 50) ** 2) / math.sqrt(20 + (lbar - 50) ** 2)
     sc = 1 + 0.045 * cbarp
     sh = 1 + 0.015 * cbarp * t
@@ -121,8 +135,9 @@ def delta_e_sharma(lab1: tuple[float, float, float], lab2: tuple[float, float, f
 
 
 @lru_cache(maxsize=65536)
-def color_similarity(rgb_pred: tuple[float, float, float], rgb_ref: tuple[float, float, float],
-                     formula: str = "colormath") -> float:
+def color_similarity(
+    rgb_pred: tuple[float, float, float], rgb_ref: tuple[float, float, float], formula: str = "colormath"
+) -> float:
     """``max(0, 1 - dE00/100)``, prediction first as in the reference."""
     lab1, lab2 = srgb_to_lab(rgb_pred), srgb_to_lab(rgb_ref)
     delta = delta_e_colormath(lab1, lab2) if formula == "colormath" else delta_e_sharma(lab1, lab2)

@@ -92,7 +92,7 @@ def check_repetitive_compat(content: str) -> DedupResult:
     """Where the reference cuts ``content`` (a file offset), or None."""
     clean = re.sub("<.*?>", "", content)
     positions = _position_map(clean, content)
-    chunks = [clean[i:i + CHUNK] for i in range(0, len(clean), CHUNK)]
+    chunks = [clean[i : i + CHUNK] for i in range(0, len(clean), CHUNK)]
     state = {"start": len(clean)}
 
     def on_repeat(indexes: list[int]) -> None:
@@ -106,8 +106,9 @@ def check_repetitive_compat(content: str) -> DedupResult:
     return DedupResult(cut_at=start if start != len(clean) else None, original_length=len(content))
 
 
-_INVISIBLE = re.compile(r"<(script|style|template|noscript)\b[^>]*>.*?</\1\s*>|<!--.*?-->|<[^>]*>",
-                        re.IGNORECASE | re.DOTALL)
+_INVISIBLE = re.compile(
+    r"<(script|style|template|noscript)\b[^>]*>.*?</\1\s*>|<!--.*?-->|<[^>]*>", re.IGNORECASE | re.DOTALL
+)
 
 
 def check_repetitive_fixed(content: str) -> DedupResult:
@@ -115,7 +116,7 @@ def check_repetitive_fixed(content: str) -> DedupResult:
     words: list[tuple[str, int]] = []  # (word, file offset)
     position = 0
     for match in _INVISIBLE.finditer(content + "<x>"):
-        segment = content[position:match.start()]
+        segment = content[position : match.start()]
         for word in re.finditer(r"\S+", segment):
             words.append((word.group(), position + word.start()))
         position = match.end()
@@ -127,7 +128,7 @@ def check_repetitive_fixed(content: str) -> DedupResult:
             offsets.append(offset)
         text += word
         offsets.extend(range(offset, offset + len(word)))
-    chunks = [text[i:i + CHUNK] for i in range(0, len(text), CHUNK)]
+    chunks = [text[i : i + CHUNK] for i in range(0, len(text), CHUNK)]
     state: dict[str, int | None] = {"second": None}
 
     def on_repeat(indexes: list[int]) -> None:

@@ -14,8 +14,27 @@ from functools import cache
 from bs4 import BeautifulSoup, Comment, NavigableString, Tag
 from PIL import ImageColor
 
-TEXT_TAGS = ["p", "h1", "h2", "h3", "h4", "h5", "h6", "div", "span", "a", "b", "li", "table", "td", "th",
-             "button", "footer", "header", "figcaption"]
+TEXT_TAGS = [
+    "p",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "div",
+    "span",
+    "a",
+    "b",
+    "li",
+    "table",
+    "td",
+    "th",
+    "button",
+    "footer",
+    "header",
+    "figcaption",
+]
 POOL_VALUES = tuple(range(10, 251, 16))  # 16 values: 10, 26, ..., 250
 POOL_SIZE = len(POOL_VALUES) ** 3  # 4096
 TRANSPARENT = "rgba(0, 0, 0, 0)"
@@ -31,8 +50,12 @@ class ReferenceCrash(Exception):
 
 @cache
 def _color_pool(offset: int) -> tuple[str, ...]:
-    return tuple(f"{(r + offset) % 256:02X}{(g + offset) % 256:02X}{(b + offset) % 256:02X}"
-                 for r in POOL_VALUES for g in POOL_VALUES for b in POOL_VALUES)
+    return tuple(
+        f"{(r + offset) % 256:02X}{(g + offset) % 256:02X}{(b + offset) % 256:02X}"
+        for r in POOL_VALUES
+        for g in POOL_VALUES
+        for b in POOL_VALUES
+    )
 
 
 def color_pool(offset: int) -> list[str]:
@@ -62,8 +85,9 @@ class PerturbedHtml:
     total_text_tags: int = 0
 
 
-def perturb(html: str, *, chunk: int | None = None, chunk_size: int = POOL_SIZE, strict_pool: bool = True
-            ) -> PerturbedHtml:
+def perturb(
+    html: str, *, chunk: int | None = None, chunk_size: int = POOL_SIZE, strict_pool: bool = True
+) -> PerturbedHtml:
     """Both colour variants (offset 0 and 50) from one parse.
 
     ``strict_pool`` (compat): more than 4096 text tags raises :class:`PoolExhausted`, like the reference.

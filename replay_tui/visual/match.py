@@ -73,8 +73,12 @@ def merge_pair(first: Block, second: Block) -> Block:
     x_max = max(x1 + w1, x2 + w2)
     y_max = max(y1 + h1, y2 + h2)
     colour = tuple((a + b) // 2 for a, b in zip(first.color, second.color, strict=True))
-    return Block(first.text + " " + second.text, (x_min, y_min, x_max - x_min, y_max - y_min), colour,
-                 first.sources + second.sources)
+    return Block(
+        first.text + " " + second.text,
+        (x_min, y_min, x_max - x_min, y_max - y_min),
+        colour,
+        first.sources + second.sources,
+    )
 
 
 def merge_by_list(blocks: list[Block], candidates: list[list]) -> list[Block]:
@@ -126,8 +130,15 @@ def adjust_for_context(cost: np.ndarray, bonus: float = CONSECUTIVE_BONUS, windo
     n, m = cost.shape
     padded = np.full((n + 2, m + 2), np.inf)
     padded[1:-1, 1:-1] = cost
-    neighbours = np.stack([padded[1 + di:1 + di + n, 1 + dj:1 + dj + m]
-                           for di in (-1, 0, 1) for dj in (-1, 0, 1) if (di, dj) != (0, 0)], axis=-1)
+    neighbours = np.stack(
+        [
+            padded[1 + di : 1 + di + n, 1 + dj : 1 + dj + m]
+            for di in (-1, 0, 1)
+            for dj in (-1, 0, 1)
+            if (di, dj) != (0, 0)
+        ],
+        axis=-1,
+    )
     neighbours.sort(axis=-1)
     smallest = neighbours[..., 0]
     second = neighbours[..., 1]
@@ -150,10 +161,10 @@ def adjust_for_context_loop(cost: np.ndarray, bonus: float, window: int) -> np.n
         for j in range(m):
             if adjusted[i][j] >= -0.5:
                 continue
-            near = cost[max(0, i - window):min(n, i + window + 1), max(0, j - window):min(m, j + window + 1)]
+            near = cost[max(0, i - window) : min(n, i + window + 1), max(0, j - window) : min(m, j + window + 1)]
             ordered = np.sort(near.flatten())[::-1]
             ordered = np.delete(ordered, np.where(ordered == cost[i, j])[0][0])
-            adjusted[i][j] += bonus * np.sum(ordered[-window * 2:])
+            adjusted[i][j] += bonus * np.sum(ordered[-window * 2 :])
     return adjusted
 
 
@@ -164,9 +175,14 @@ class MergeStats:
         self.lsa_calls = 0
 
 
-def find_possible_merge(pred: list[Block], ref: list[Block], ratio: RatioCache,
-                        bonus: float = CONSECUTIVE_BONUS, window: int = WINDOW,
-                        stats: MergeStats | None = None) -> tuple[list[Block], list[Block], list[tuple[int, int]]]:
+def find_possible_merge(
+    pred: list[Block],
+    ref: list[Block],
+    ratio: RatioCache,
+    bonus: float = CONSECUTIVE_BONUS,
+    window: int = WINDOW,
+    stats: MergeStats | None = None,
+) -> tuple[list[Block], list[Block], list[tuple[int, int]]]:
     """Greedy merging of neighbouring blocks on both sides, then the final context-bonus matching.
 
     ``pred`` is modified in place (the reference's quirk Q7: CLIP later masks the merged prediction boxes);
@@ -186,7 +202,7 @@ def find_possible_merge(pred: list[Block], ref: list[Block], ratio: RatioCache,
             candidates = []
             for i in range(len(a) - 1):
                 row = ratio.row(a_texts[i] + " " + a_texts[i + 1], b_texts)
-                trial = np.concatenate((cost[:i], row[None, :], cost[i + 2:]), axis=0)
+                trial = np.concatenate((cost[:i], row[None, :], cost[i + 2 :]), axis=0)
                 gain = difference_of_means(current, assigned_costs(trial))
                 stats.trials += 1
                 stats.lsa_calls += 1
@@ -204,7 +220,7 @@ def find_possible_merge(pred: list[Block], ref: list[Block], ratio: RatioCache,
             candidates = []
             for j in range(len(b) - 1):
                 col = ratio.col(a_texts, b_texts[j] + " " + b_texts[j + 1])
-                trial = np.concatenate((cost[:, :j], col[:, None], cost[:, j + 2:]), axis=1)
+                trial = np.concatenate((cost[:, :j], col[:, None], cost[:, j + 2 :]), axis=1)
                 gain = difference_of_means(current, assigned_costs(trial))
                 stats.trials += 1
                 stats.lsa_calls += 1
@@ -225,4 +241,3 @@ def find_possible_merge(pred: list[Block], ref: list[Block], ratio: RatioCache,
     rows, cols = linear_sum_assignment(adjusted)
     stats.lsa_calls += 1
     return a, b, [(int(i), int(j)) for i, j in zip(rows, cols, strict=True)]
-

@@ -80,8 +80,9 @@ class PairReport(BaseModel):
     pred: str
     mode: Literal["compat", "fixed"]
     result: ModeResultModel
-    compat: ModeResultModel | None = Field(default=None, description="fixed mode: the compat result it is "
-                                                                      "compared with")
+    compat: ModeResultModel | None = Field(
+        default=None, description="fixed mode: the compat result it is compared with"
+    )
     disagreements: list[Disagreement] = Field(default_factory=list)
 
     model_config = {"populate_by_name": True}
@@ -100,8 +101,16 @@ class BatchRow(BaseModel):
     @classmethod
     def from_report(cls, name: str, report: PairReport) -> BatchRow:
         s = report.result.scores
-        return cls(name=name, status=report.result.status, final=s.final, block=s.block, text=s.text,
-                   position=s.position, color=s.color, clip=s.clip)
+        return cls(
+            name=name,
+            status=report.result.status,
+            final=s.final,
+            block=s.block,
+            text=s.text,
+            position=s.position,
+            color=s.color,
+            clip=s.clip,
+        )
 
 
 SCORE_COLUMNS = ("final", "block", "text", "position", "color", "clip")
@@ -131,6 +140,13 @@ class BatchReport(BaseModel):
 
 
 def block_models(blocks: list[Block]) -> list[BlockModel]:
-    return [BlockModel(id=k, text=b.text, bbox=tuple(float(v) for v in b.bbox),
-                       color=tuple(float(c) for c in b.color), sources=list(b.sources))
-            for k, b in enumerate(blocks)]
+    return [
+        BlockModel(
+            id=k,
+            text=b.text,
+            bbox=tuple(float(v) for v in b.bbox),
+            color=tuple(float(c) for c in b.color),
+            sources=list(b.sources),
+        )
+        for k, b in enumerate(blocks)
+    ]

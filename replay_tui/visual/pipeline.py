@@ -33,20 +33,21 @@ def modes_for(mode: str) -> tuple[str, ...]:
     """The modes to run for a report in ``mode``: fixed also runs compat, to say where the two disagree."""
     return ("compat", "fixed") if mode == "fixed" else ("compat",)
 
+
 FIXES = {
     "no-autojunk": "difflib ratios use autojunk=False: long reference texts no longer lose their frequent "
-                   "characters as match seeds (a 300-char text with one typo scores 0.997, not 0.5)",
+    "characters as match seeds (a 300-char text with one typo scores 0.997, not 0.5)",
     "dedup-visible-text": "the repetition cut looks only at visible text with whitespace collapsed (no CSS/JS, "
-                          "no prettifier indentation) and maps the cut to a file offset correctly",
+    "no prettifier indentation) and maps the cut to a file offset correctly",
     "ciede2000-sharma": "colour difference uses Sharma, Wu & Dalal's CIEDE2000 (mean hue and zero-chroma cases) "
-                        "instead of python-colormath's variant",
+    "instead of python-colormath's variant",
     "no-page-loss": "no input loses a page or the whole evaluation: more than 4096 text tags are coloured in "
-                    "rounds, unparseable colours fall back to the parent's, pixels outside the original "
-                    "screenshot are ignored instead of dropping every block, render failures are errors",
+    "rounds, unparseable colours fall back to the parent's, pixels outside the original "
+    "screenshot are ignored instead of dropping every block, render failures are errors",
     "same-layout-colours": "text colours are sampled from a render of the same bs4 round trip as the recoloured "
-                           "renders, for the reference page too, so layouts agree",
+    "renders, for the reference page too, so layouts agree",
     "symmetric-clip-masks": "CLIP masks the blocks of both pages as extracted (the reference masks merged "
-                            "prediction boxes but unmerged reference boxes)",
+    "prediction boxes but unmerged reference boxes)",
 }
 
 
@@ -107,8 +108,7 @@ class RenderCache:
     @staticmethod
     def _key(source: tuple) -> tuple[str, str]:
         _, html, base, _stem = source
-        return (hashlib.sha256(html.encode("utf-8", errors="surrogateescape")).hexdigest(),
-                str(Path(base).resolve()))
+        return (hashlib.sha256(html.encode("utf-8", errors="surrogateescape")).hexdigest(), str(Path(base).resolve()))
 
     def prefetch(self, sources: list[tuple]) -> None:
         missing: dict[tuple[str, str], tuple] = {}
@@ -176,7 +176,7 @@ def plan_page(path: str | Path, *, is_pred: bool, mode: str) -> PagePlan:
             page.dedup = (check_repetitive_compat if mode == "compat" else check_repetitive_fixed)(text)
             if page.dedup.cut:
                 page.notes.append(f"dedup cut the page at offset {page.dedup.cut_at} of {len(text)}")
-                text = text[:page.dedup.cut_at]
+                text = text[: page.dedup.cut_at]
             text = htmlproc.make_html(text)
             text = htmlproc.truncate_repeated_elements(htmlproc.parse(text))
         page.html = text
@@ -278,9 +278,18 @@ def score_pages(pred: Page, ref: Page, mode: str = "compat", clip_scorer=None) -
     corrections = sorted(FIXES) if mode == "fixed" else []
 
     def result(status: str, scores: SubScores, clip: float | None, **kw) -> PairResult:
-        out = PairResult(mode=mode, status=status, scores=scores, clip=clip,
-                         final=final_score(scores.block, scores.text, scores.position, scores.color, clip),
-                         final_partial=clip is None, pred=pred, ref=ref, corrections=corrections, **kw)
+        out = PairResult(
+            mode=mode,
+            status=status,
+            scores=scores,
+            clip=clip,
+            final=final_score(scores.block, scores.text, scores.position, scores.color, clip),
+            final_partial=clip is None,
+            pred=pred,
+            ref=ref,
+            corrections=corrections,
+            **kw,
+        )
         out.seconds["match_and_score"] = time.perf_counter() - started
         return out
 
@@ -293,8 +302,13 @@ def score_pages(pred: Page, ref: Page, mode: str = "compat", clip_scorer=None) -
     ref_merged = merge_blocks_by_bbox(ref.raw_blocks)
     if not pred.raw_blocks or not ref_merged:
         clip = _clip(clip_scorer, pred, ref, pred.raw_blocks, ref_merged)
-        return result("no_blocks", SubScores(), clip, ref_bbox_merged=ref_merged,
-                      pred_bbox_merged=[b.copy() for b in pred.raw_blocks])
+        return result(
+            "no_blocks",
+            SubScores(),
+            clip,
+            ref_bbox_merged=ref_merged,
+            pred_bbox_merged=[b.copy() for b in pred.raw_blocks],
+        )
     pred_merged = merge_blocks_by_bbox(pred.raw_blocks)
     pred_bbox_merged = [b.copy() for b in pred_merged]
     stats = MergeStats()
@@ -305,15 +319,23 @@ def score_pages(pred: Page, ref: Page, mode: str = "compat", clip_scorer=None) -
     else:
         clip = _clip(clip_scorer, pred, ref, pred_bbox_merged, ref_merged)
     status = "ok" if scores.matched else "no_match"
-    return result(status, scores, clip, pred_blocks=pred_m, ref_blocks=ref_m, matching=matching,
-                  pred_bbox_merged=pred_bbox_merged, ref_bbox_merged=ref_merged, merge_stats=stats)
+    return result(
+        status,
+        scores,
+        clip,
+        pred_blocks=pred_m,
+        ref_blocks=ref_m,
+        matching=matching,
+        pred_bbox_merged=pred_bbox_merged,
+        ref_bbox_merged=ref_merged,
+        merge_stats=stats,
+    )
 
 
 def _clip(clip_scorer, pred: Page, ref: Page, pred_blocks: list[Block], ref_blocks: list[Block]) -> float | None:
     if clip_scorer is None or pred.image is None or ref.image is None:
         return None
-    return clip_scorer.similarity(pred.image, ref.image, [b.bbox for b in pred_blocks],
-                                  [b.bbox for b in ref_blocks])
+    return clip_scorer.similarity(pred.image, ref.image, [b.bbox for b in pred_blocks], [b.bbox for b in ref_blocks])
 
 
 class VisualScorer:
@@ -336,8 +358,9 @@ class VisualScorer:
         if self._own:
             self.renderer.close()
 
-    def score(self, ref_path: str | Path, pred_path: str | Path, modes: tuple[str, ...] = ("compat",)
-              ) -> dict[str, PairResult]:
+    def score(
+        self, ref_path: str | Path, pred_path: str | Path, modes: tuple[str, ...] = ("compat",)
+    ) -> dict[str, PairResult]:
         cache = RenderCache(self.renderer)
         out: dict[str, PairResult] = {}
         for mode in modes:

@@ -40,8 +40,9 @@ def screenshot(html_path: str, png_path: str, executable: str | None = None) -> 
             browser = p.chromium.launch(executable_path=find_chromium(executable), args=CHROMIUM_ARGS)
             try:
                 context = browser.new_context(viewport=VIEWPORT)
-                context.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
-                              else route.abort())
+                context.route(
+                    "**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort()
+                )
                 page = context.new_page()
                 page.goto("file://" + os.path.abspath(html_path), timeout=60000)
                 page.screenshot(path=png_path, full_page=True, animations="disabled", timeout=60000)
@@ -56,8 +57,9 @@ def screenshot(html_path: str, png_path: str, executable: str | None = None) -> 
 # -- dedup (no quick-ratio filter) ----------------------------------------------------------------------------------
 
 
-def check_repetitive_content(content: str, chunk_size: int = 100, repetition_threshold: int = 5,
-                             similarity_threshold: float = 0.8) -> int | None:
+def check_repetitive_content(
+    content: str, chunk_size: int = 100, repetition_threshold: int = 5, similarity_threshold: float = 0.8
+) -> int | None:
     import re
 
     clean = re.sub("<.*?>", "", content)
@@ -68,7 +70,7 @@ def check_repetitive_content(content: str, chunk_size: int = 100, repetition_thr
             index += 1
         position_map.append(index)
         index += 1
-    chunks = [clean[i:i + chunk_size] for i in range(0, len(clean), chunk_size)]
+    chunks = [clean[i : i + chunk_size] for i in range(0, len(clean), chunk_size)]
     seen: dict[str, list[int]] = {}
     start = len(clean)
     for i, chunk in enumerate(chunks):
@@ -103,8 +105,7 @@ def find_different_pixels(png0: str, png1: str):
         for y in range(img1.size[1]):
             r1, g1, b1 = p1[x, y]
             r2, g2, b2 = p2[x, y]
-            if (abs((r1 + 50) % 256 - r2) <= 8 and abs((g1 + 50) % 256 - g2) <= 8
-                    and abs((b1 + 50) % 256 - b2) <= 8):
+            if abs((r1 + 50) % 256 - r2) <= 8 and abs((g1 + 50) % 256 - g2) <= 8 and abs((b1 + 50) % 256 - b2) <= 8:
                 out.append((y, x))
     return np.stack(out) if out else None
 
@@ -129,7 +130,7 @@ def blocks_from_pngs(png_p: str, png_original: str, items, diff) -> list[dict]:
     for text, colour in items:
         try:
             digits = colour.lstrip("#")
-            rgb = tuple(int(digits[i:i + 2], 16) for i in (0, 2, 4))
+            rgb = tuple(int(digits[i : i + 2], 16) for i in (0, 2, 4))
             bgr = np.array(rgb[::-1], dtype="uint8")
         except Exception:
             continue
@@ -143,14 +144,19 @@ def blocks_from_pngs(png_p: str, png_original: str, items, diff) -> list[dict]:
         r_min, c_min = np.min(coords, axis=0)
         r_max, c_max = np.max(coords, axis=0)
         mean = average_color(png_original, coords)
-        blocks.append({"text": text.lower(),
-                       "bbox": (c_min / cols, r_min / rows, (c_max - c_min + 1) / cols, (r_max - r_min + 1) / rows),
-                       "color": mean})
+        blocks.append(
+            {
+                "text": text.lower(),
+                "bbox": (c_min / cols, r_min / rows, (c_max - c_min + 1) / cols, (r_max - r_min + 1) / rows),
+                "color": mean,
+            }
+        )
     return blocks
 
 
-def get_blocks(html_text: str, png_original: str, workdir: str, base_dir: str, executable: str | None = None
-               ) -> list[dict]:
+def get_blocks(
+    html_text: str, png_original: str, workdir: str, base_dir: str, executable: str | None = None
+) -> list[dict]:
     """Everything after the original screenshot: two recoloured files, two browsers, pixel loop, blocks."""
     variants = htmlproc.perturb(html_text)
     paths = []
@@ -193,10 +199,10 @@ def adjust_cost_for_context(cost: np.ndarray, bonus: float, window: int) -> np.n
         for j in range(m):
             if adjusted[i][j] >= -0.5:
                 continue
-            near = cost[max(0, i - window):min(n, i + window + 1), max(0, j - window):min(m, j + window + 1)]
+            near = cost[max(0, i - window) : min(n, i + window + 1), max(0, j - window) : min(m, j + window + 1)]
             ordered = np.sort(near.flatten())[::-1]
             ordered = np.delete(ordered, np.where(ordered == cost[i, j])[0][0])
-            adjusted[i][j] += bonus * np.sum(ordered[-window * 2:])
+            adjusted[i][j] += bonus * np.sum(ordered[-window * 2 :])
     return adjusted
 
 
@@ -211,8 +217,11 @@ def merge_two(b1: dict, b2: dict) -> dict:
     y_min = min(b1["bbox"][1], b2["bbox"][1])
     x_max = max(b1["bbox"][0] + b1["bbox"][2], b2["bbox"][0] + b2["bbox"][2])
     y_max = max(b1["bbox"][1] + b1["bbox"][3], b2["bbox"][1] + b2["bbox"][3])
-    return {"text": b1["text"] + " " + b2["text"], "bbox": (x_min, y_min, x_max - x_min, y_max - y_min),
-            "color": tuple((c1 + c2) // 2 for c1, c2 in zip(b1["color"], b2["color"], strict=True))}
+    return {
+        "text": b1["text"] + " " + b2["text"],
+        "bbox": (x_min, y_min, x_max - x_min, y_max - y_min),
+        "color": tuple((c1 + c2) // 2 for c1, c2 in zip(b1["color"], b2["color"], strict=True)),
+    }
 
 
 def merge_by_list(blocks, merge_list):
@@ -307,8 +316,15 @@ def score_blocks(pred_blocks: list[dict], ref_blocks: list[dict], autojunk: bool
     """
     pred_blocks = deepcopy(pred_blocks)
     ref_blocks = merge_blocks_by_bbox(deepcopy(ref_blocks))
-    zero = {"block": 0.0, "text": 0.0, "position": 0.0, "color": 0.0, "pairs": [], "pred": pred_blocks,
-            "ref": ref_blocks}
+    zero = {
+        "block": 0.0,
+        "text": 0.0,
+        "position": 0.0,
+        "color": 0.0,
+        "pairs": [],
+        "pred": pred_blocks,
+        "ref": ref_blocks,
+    }
     if not pred_blocks or not ref_blocks:
         return zero
     pred_blocks = merge_blocks_by_bbox(pred_blocks)
@@ -344,9 +360,16 @@ def score_blocks(pred_blocks: list[dict], ref_blocks: list[dict], autojunk: bool
         pairs.append((int(i), int(j), sim, position, colour))
     if not matched_areas:
         return {**zero, "pred": pred_m, "ref": ref_m, "matching": matching}
-    return {"block": float(np.sum(matched_areas) / np.sum(sum_areas)), "text": float(np.mean(texts)),
-            "position": float(np.mean(positions)), "color": float(np.mean(colours)), "pairs": pairs,
-            "pred": pred_m, "ref": ref_m, "matching": [(int(i), int(j)) for i, j in matching]}
+    return {
+        "block": float(np.sum(matched_areas) / np.sum(sum_areas)),
+        "text": float(np.mean(texts)),
+        "position": float(np.mean(positions)),
+        "color": float(np.mean(colours)),
+        "pairs": pairs,
+        "pred": pred_m,
+        "ref": ref_m,
+        "matching": [(int(i), int(j)) for i, j in matching],
+    }
 
 
 # -- whole pipeline ------------------------------------------------------------------------------------------------

@@ -95,8 +95,7 @@ class Renderer:
     ``parallel`` pages render at once (each page of a batch is independent; 2-3 suit two cores).
     """
 
-    def __init__(self, executable: str | None = None, timeout_ms: int = DEFAULT_TIMEOUT_MS, parallel: int = 3
-                 ) -> None:
+    def __init__(self, executable: str | None = None, timeout_ms: int = DEFAULT_TIMEOUT_MS, parallel: int = 3) -> None:
         self.executable = find_chromium(executable)
         self.timeout_ms = int(timeout_ms)
         self.parallel = max(1, int(parallel))
@@ -136,9 +135,11 @@ class Renderer:
 
         self._pw = await async_playwright().start()
         self._browser = await self._pw.chromium.launch(
-            executable_path=self.executable, headless=True, args=CHROMIUM_ARGS, timeout=60_000)
+            executable_path=self.executable, headless=True, args=CHROMIUM_ARGS, timeout=60_000
+        )
         self._context = await self._browser.new_context(
-            viewport=VIEWPORT, device_scale_factor=1, service_workers="block", accept_downloads=False)
+            viewport=VIEWPORT, device_scale_factor=1, service_workers="block", accept_downloads=False
+        )
         self._slots = asyncio.Semaphore(self.parallel)
         self._idle = []
         self._state = {}

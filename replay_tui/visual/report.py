@@ -22,30 +22,56 @@ TOLERANCE = 1e-9
 
 
 def page_model(page: Page, blocks, bbox_merged) -> PageModel:
-    return PageModel(path=page.path, width=page.width, height=page.height, text_items=len(page.items),
-                     text_tags=page.text_tags, raw_blocks=block_models(page.raw_blocks),
-                     bbox_merged=block_models(bbox_merged), blocks=block_models(blocks),
-                     dedup_cut_at=page.dedup.cut_at if page.dedup else None, render_errors=page.render_errors,
-                     blocked_requests=page.blocked_requests[:50], notes=page.notes)
+    return PageModel(
+        path=page.path,
+        width=page.width,
+        height=page.height,
+        text_items=len(page.items),
+        text_tags=page.text_tags,
+        raw_blocks=block_models(page.raw_blocks),
+        bbox_merged=block_models(bbox_merged),
+        blocks=block_models(blocks),
+        dedup_cut_at=page.dedup.cut_at if page.dedup else None,
+        render_errors=page.render_errors,
+        blocked_requests=page.blocked_requests[:50],
+        notes=page.notes,
+    )
 
 
 def mode_model(result: PairResult) -> ModeResultModel:
     s = result.scores
-    matches = [MatchModel(pred=p.pred, ref=p.ref, kept=True, text=p.text, position=p.position, color=p.color,
-                          area=p.area) for p in s.pairs]
+    matches = [
+        MatchModel(pred=p.pred, ref=p.ref, kept=True, text=p.text, position=p.position, color=p.color, area=p.area)
+        for p in s.pairs
+    ]
     matches += [MatchModel(pred=i, ref=j, kept=False, text=t) for i, j, t in s.dropped]
     matches.sort(key=lambda m: (m.pred, m.ref))
     stats = result.merge_stats
-    merge = ({"outer_iterations": stats.outer_iterations, "trials": stats.trials, "lsa_calls": stats.lsa_calls}
-             if stats else {})
+    merge = (
+        {"outer_iterations": stats.outer_iterations, "trials": stats.trials, "lsa_calls": stats.lsa_calls}
+        if stats
+        else {}
+    )
     return ModeResultModel(
-        mode=result.mode, status=result.status, error=result.error,
-        scores=ScoresModel(block=s.block, text=s.text, position=s.position, color=s.color, clip=result.clip,
-                           final=result.final, final_partial=result.final_partial),
+        mode=result.mode,
+        status=result.status,
+        error=result.error,
+        scores=ScoresModel(
+            block=s.block,
+            text=s.text,
+            position=s.position,
+            color=s.color,
+            clip=result.clip,
+            final=result.final,
+            final_partial=result.final_partial,
+        ),
         matches=matches,
         pred=page_model(result.pred, result.pred_blocks, result.pred_bbox_merged),
         ref=page_model(result.ref, result.ref_blocks, result.ref_bbox_merged),
-        corrections=result.corrections, seconds={k: round(v, 4) for k, v in result.seconds.items()}, merge=merge)
+        corrections=result.corrections,
+        seconds={k: round(v, 4) for k, v in result.seconds.items()},
+        merge=merge,
+    )
 
 
 def _value(result: PairResult, name: str) -> float | None:
@@ -74,15 +100,20 @@ def explain(compat: PairResult, fixed: PairResult) -> list[Disagreement]:
     lost = [n for page in (compat.pred, compat.ref) for n in page.notes if "lost" in n or "blank" in n]
     if lost:
         active.append("no-page-loss: " + "; ".join(lost))
-    long_texts = [b.text for b in (compat.ref_blocks or compat.ref_bbox_merged) + (fixed.ref_blocks or [])
-                  if len(b.text) >= 200]
+    long_texts = [
+        b.text for b in (compat.ref_blocks or compat.ref_bbox_merged) + (fixed.ref_blocks or []) if len(b.text) >= 200
+    ]
     if long_texts:
         active.append(f"no-autojunk: {len(long_texts)} reference block text(s) of 200+ characters")
-    relaid = [side for side, a, b in (("generated", compat.pred, fixed.pred), ("reference", compat.ref, fixed.ref))
-              if a.html == b.html and not _same_image(a.image, b.image)]
+    relaid = [
+        side
+        for side, a, b in (("generated", compat.pred, fixed.pred), ("reference", compat.ref, fixed.ref))
+        if a.html == b.html and not _same_image(a.image, b.image)
+    ]
     if relaid:
-        active.append("same-layout-colours: the bs4 round trip renders differently from the raw page ("
-                      + ", ".join(relaid) + ")")
+        active.append(
+            "same-layout-colours: the bs4 round trip renders differently from the raw page (" + ", ".join(relaid) + ")"
+        )
     out = []
     for name in SCORE_NAMES:
         a, b = _value(compat, name), _value(fixed, name)
@@ -100,8 +131,9 @@ def explain(compat: PairResult, fixed: PairResult) -> list[Disagreement]:
     return out
 
 
-def score_and_report(scorer: VisualScorer, ref: str | Path, pred: str | Path, mode: str
-                     ) -> tuple[PairReport, PairResult]:
+def score_and_report(
+    scorer: VisualScorer, ref: str | Path, pred: str | Path, mode: str
+) -> tuple[PairReport, PairResult]:
     """Score a pair in ``mode`` with ``scorer``: the report and the mode's result (with its screenshots)."""
     results = scorer.score(ref, pred, modes_for(mode))
     return pair_report(str(ref), str(pred), results, mode), results[mode]

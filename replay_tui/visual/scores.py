@@ -65,8 +65,13 @@ def _unmatched_area(blocks: list[Block], used: set[int]) -> float:
     return total
 
 
-def sub_scores(pred: list[Block], ref: list[Block], matching: list[tuple[int, int]],
-               ratio: Callable[[str, str], float], color_formula: str = "colormath") -> SubScores:
+def sub_scores(
+    pred: list[Block],
+    ref: list[Block],
+    matching: list[tuple[int, int]],
+    ratio: Callable[[str, str], float],
+    color_formula: str = "colormath",
+) -> SubScores:
     kept: list[tuple[int, int, float]] = []
     dropped: list[tuple[int, int, float]] = []
     for i, j in matching:

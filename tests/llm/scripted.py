@@ -31,17 +31,28 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-def completion(name: str | None = None, arguments: Any = None, *, content: str | None = None,
-               more_calls: int = 0, model: str = "scripted") -> dict[str, Any]:
+def completion(
+    name: str | None = None,
+    arguments: Any = None,
+    *,
+    content: str | None = None,
+    more_calls: int = 0,
+    model: str = "scripted",
+) -> dict[str, Any]:
     """A chat completion body; ``name`` None gives an answer without a tool call."""
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if name is not None:
         text = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
-        calls = [{"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": text}}
-                 for i in range(1 + more_calls)]
+        calls = [
+            {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": text}}
+            for i in range(1 + more_calls)
+        ]
         message["tool_calls"] = calls
     return {
-        "id": "chatcmpl-scripted", "object": "chat.completion", "created": 0, "model": model,
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if name else "stop"}],
         "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
     }
@@ -156,8 +167,12 @@ def recorded_calls(demo_paths: list[Any], *, item_steps: bool = True) -> dict[st
             tools = build_tools(step.available_actions, step.state)
             messages = build_messages(step.llm_prompt, step.observation, step.state, tools)
             recorded = step.recorded
-            call = RecordedCall(session_id, step.label, recorded["llm_action_name"],
-                                _arguments_from_json(recorded.get("llm_action_arguments")))
+            call = RecordedCall(
+                session_id,
+                step.label,
+                recorded["llm_action_name"],
+                _arguments_from_json(recorded.get("llm_action_arguments")),
+            )
             by_key.setdefault(messages_key(messages, [t.schema() for t in tools]), []).append(call)
     return by_key
 

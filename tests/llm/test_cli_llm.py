@@ -14,44 +14,83 @@ SESSIONS = "0-2,4-6,9-10"
 
 def script_deviations(oracle):
     """Make some recorded steps go wrong, one way each (the others answer as recorded)."""
-    oracle.overrides.update({
-        (0, "2"): tool_reply("select_item", {"item_id": "B0LGSS1NIJ"}),          # a different item: mismatch
-        (1, "1"): tool_reply(None, content="B0SE3DDUJM looks right."),           # no_tool_call
-        (2, "0"): tool_reply("Checkout", {}),                                   # unknown_tool
-        (4, "3"): tool_reply("Next", '{"page": '),                              # invalid_arguments
-        (5, "1"): Reply(status=500, body={"error": {"message": "overloaded"}}),  # http_error
-        (6, "0"): Reply(delay=1.5, body={}),                                    # timeout
-    })
+    oracle.overrides.update(
+        {
+            (0, "2"): tool_reply("select_item", {"item_id": "B0LGSS1NIJ"}),  # a different item: mismatch
+            (1, "1"): tool_reply(None, content="B0SE3DDUJM looks right."),  # no_tool_call
+            (2, "0"): tool_reply("Checkout", {}),  # unknown_tool
+            (4, "3"): tool_reply("Next", '{"page": '),  # invalid_arguments
+            (5, "1"): Reply(status=500, body={"error": {"message": "overloaded"}}),  # http_error
+            (6, "0"): Reply(delay=1.5, body={}),  # timeout
+        }
+    )
 
 
 def replay(server_url, tmp_path, report, *extra, capsys=None):
-    argv = ["replay", "--demos", BUNDLED, "--sessions", SESSIONS, "--mode", "llm", "--base-url", server_url,
-            "--model", "M", "--cache-dir", str(tmp_path / "cache"), "--timeout", "0.3", "--retries", "1",
-            "--backoff", "0", "--report", str(report), *extra]
+    argv = [
+        "replay",
+        "--demos",
+        BUNDLED,
+        "--sessions",
+        SESSIONS,
+        "--mode",
+        "llm",
+        "--base-url",
+        server_url,
+        "--model",
+        "M",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--timeout",
+        "0.3",
+        "--retries",
+        "1",
+        "--backoff",
+        "0",
+        "--report",
+        str(report),
+        *extra,
+    ]
     code = main(argv)
     out = capsys.readouterr() if capsys is not None else None
     return code, out
 
 
 def test_scripted_run_reports_matches_mismatches_and_failure_kinds_then_reruns_from_the_cache(
-        server, oracle, tmp_path, capsys):
+    server, oracle, tmp_path, capsys
+):
     script_deviations(oracle)
     first = tmp_path / "first.json"
     code, (out, err) = replay(server.url, tmp_path, first, capsys=capsys)
     assert code == 1
     data = json.loads(first.read_text())
     assert data["mode"] == "llm:M"
-    assert data["failures_by_kind"] == {"http_error": 1, "invalid_arguments": 1, "no_tool_call": 1,
-                                        "timeout": 1, "unknown_tool": 1}
+    assert data["failures_by_kind"] == {
+        "http_error": 1,
+        "invalid_arguments": 1,
+        "no_tool_call": 1,
+        "timeout": 1,
+        "unknown_tool": 1,
+    }
     by_session = {e["session_id"]: e for e in data["episodes"]}
     assert {sid: (e["steps_total"], e["steps_matched"]) for sid, e in by_session.items()} == {
-        0: (3, 2), 1: (2, 1), 2: (1, 0), 4: (4, 3), 5: (2, 1), 6: (1, 0), 9: (3, 3), 10: (by_session[10]["steps_total"],
-                                                                                  by_session[10]["steps_total"])}
+        0: (3, 2),
+        1: (2, 1),
+        2: (1, 0),
+        4: (4, 3),
+        5: (2, 1),
+        6: (1, 0),
+        9: (3, 3),
+        10: (by_session[10]["steps_total"], by_session[10]["steps_total"]),
+    }
     assert data["episodes_matched"] == 2 and data["episodes_run"] == 8
     assert data["total_steps"] == data["total_matched"] + 6
     mismatch = by_session[0]["mismatches"][0]
     assert (mismatch["expected"], mismatch["predicted"], mismatch["error_kind"]) == (
-        "click[B0W4BSJ513]", "click[B0LGSS1NIJ]", None)
+        "click[B0W4BSJ513]",
+        "click[B0LGSS1NIJ]",
+        None,
+    )
     failure = by_session[4]["mismatches"][0]
     assert failure["error_kind"] == "invalid_arguments" and failure["predicted"] == ""
     assert "failures: http_error 1, invalid_arguments 1" in out
@@ -71,8 +110,26 @@ def test_scripted_run_reports_matches_mismatches_and_failure_kinds_then_reruns_f
 
 def test_step_reports_carry_the_trace(server, tmp_path, capsys):
     report = tmp_path / "steps.json"
-    code = main(["replay", "--demos", BUNDLED, "--sessions", "9", "--mode", "llm", "--base-url", server.url,
-                 "--model", "M", "--cache-dir", str(tmp_path / "c"), "--report", str(report), "--report-steps"])
+    code = main(
+        [
+            "replay",
+            "--demos",
+            BUNDLED,
+            "--sessions",
+            "9",
+            "--mode",
+            "llm",
+            "--base-url",
+            server.url,
+            "--model",
+            "M",
+            "--cache-dir",
+            str(tmp_path / "c"),
+            "--report",
+            str(report),
+            "--report-steps",
+        ]
+    )
     assert code == 0
     step = json.loads(report.read_text())["episodes"][0]["steps"][0]
     trace = step["trace"]
@@ -91,9 +148,30 @@ def test_jobs_run_episodes_concurrently_with_an_identical_report(server, oracle,
 
 def test_the_oracle_reproduces_every_recorded_step_including_item_pages(server, tmp_path, capsys):
     report = tmp_path / "all.json"
-    code = main(["replay", "--demos", BUNDLED, "--sessions", "0-11", "--mode", "llm", "--base-url", server.url,
-                 "--model", "M", "--no-cache", "--item-steps", "--mismatch", "allow", "--jobs", "2",
-                 "--report", str(report), "-q"])
+    code = main(
+        [
+            "replay",
+            "--demos",
+            BUNDLED,
+            "--sessions",
+            "0-11",
+            "--mode",
+            "llm",
+            "--base-url",
+            server.url,
+            "--model",
+            "M",
+            "--no-cache",
+            "--item-steps",
+            "--mismatch",
+            "allow",
+            "--jobs",
+            "2",
+            "--report",
+            str(report),
+            "-q",
+        ]
+    )
     data = json.loads(report.read_text())
     assert code == 0 and data["overall_accuracy"] == 1.0
     assert data["steps_by_state"]["Item"] > 0 and data["failures_by_kind"] == {}
@@ -105,25 +183,79 @@ def test_record_then_replay_offline_gives_the_same_report(server, oracle, tmp_pa
     recorded, replayed = tmp_path / "rec.json", tmp_path / "rep.json"
     assert replay(server.url, tmp_path, recorded, "--no-cache", "--record", str(cassette))[0] == 1
     server.reset()
-    code = main(["replay", "--demos", BUNDLED, "--sessions", SESSIONS, "--mode", "llm", "--replay", str(cassette),
-                 "--report", str(replayed)])
+    code = main(
+        [
+            "replay",
+            "--demos",
+            BUNDLED,
+            "--sessions",
+            SESSIONS,
+            "--mode",
+            "llm",
+            "--replay",
+            str(cassette),
+            "--report",
+            str(replayed),
+        ]
+    )
     assert code == 1 and server.requests == []
     assert replayed.read_bytes() == recorded.read_bytes()
     # A run the cassette does not cover fails step by step as not_recorded, without a server.
     other = tmp_path / "other.json"
-    assert main(["replay", "--demos", BUNDLED, "--sessions", "20", "--mode", "llm", "--replay", str(cassette),
-                 "--report", str(other), "-q"]) == 1
+    assert (
+        main(
+            [
+                "replay",
+                "--demos",
+                BUNDLED,
+                "--sessions",
+                "20",
+                "--mode",
+                "llm",
+                "--replay",
+                str(cassette),
+                "--report",
+                str(other),
+                "-q",
+            ]
+        )
+        == 1
+    )
     assert json.loads(other.read_text())["failures_by_kind"] == {"not_recorded": 1}
 
 
 def test_repeat_reports_agreement_with_the_recording_and_between_runs(server, oracle, tmp_path, capsys):
-    answers = iter([{"keywords": "volleyball shorts"}, {"keywords": "02navy volleyball shorts in large and low rise"},
-                    {"keywords": "volleyball shorts"}])
+    answers = iter(
+        [
+            {"keywords": "volleyball shorts"},
+            {"keywords": "02navy volleyball shorts in large and low rise"},
+            {"keywords": "volleyball shorts"},
+        ]
+    )
     oracle.overrides[(0, "0")] = lambda call: tool_reply("Search", next(answers))
     oracle.overrides[(1, "1")] = Reply(status=400, body={"error": {"message": "no"}})
     report = tmp_path / "repeat.json"
-    code = main(["replay", "--demos", BUNDLED, "--sessions", "0,1", "--mode", "llm", "--base-url", server.url,
-                 "--model", "M", "--cache-dir", str(tmp_path / "cache"), "--repeat", "3", "--report", str(report)])
+    code = main(
+        [
+            "replay",
+            "--demos",
+            BUNDLED,
+            "--sessions",
+            "0,1",
+            "--mode",
+            "llm",
+            "--base-url",
+            server.url,
+            "--model",
+            "M",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--repeat",
+            "3",
+            "--report",
+            str(report),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 1
     data = json.loads(report.read_text())
@@ -141,25 +273,47 @@ def test_repeat_reports_agreement_with_the_recording_and_between_runs(server, or
     assert "Reproducibility (3 runs per step)" in out
     server.reset()
     again = tmp_path / "again.json"
-    main(["replay", "--demos", BUNDLED, "--sessions", "0,1", "--mode", "llm", "--base-url", server.url,
-          "--model", "M", "--cache-dir", str(tmp_path / "cache"), "--repeat", "3", "--report", str(again)])
+    main(
+        [
+            "replay",
+            "--demos",
+            BUNDLED,
+            "--sessions",
+            "0,1",
+            "--mode",
+            "llm",
+            "--base-url",
+            server.url,
+            "--model",
+            "M",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--repeat",
+            "3",
+            "--report",
+            str(again),
+        ]
+    )
     assert server.requests == [] and again.read_bytes() == report.read_bytes()
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--mode", "llm"], "needs a model name"),
-    (["--mode", "llm", "--model", "M"], "set OPENAI_API_KEY"),
-    (["--mode", "stub", "--model", "M"], "--model is used with --mode llm"),
-    (["--mode", "heuristic", "--seed", "3"], "--seed is used with --mode llm"),
-    (["--mode", "langgraph"], "needs --graph"),
-    (["--graph", "x.py:g"], "--graph is used with --mode langgraph"),
-    (["--mode", "langgraph", "--graph", "x.py:g", "--record", "c.json"], "--record is used with --mode llm"),
-    (["--mode", "llm", "--replay", "missing.json"], "does not exist"),
-    (["--jobs", "0"], "--jobs must be at least 1"),
-    (["--repeat", "0"], "--repeat must be at least 1"),
-    (["--repeat", "2", "--report", "r.md"], "JSON reports only"),
-    (["--mode", "llm", "--model", "M", "--base-url", "http://127.0.0.1:9/v1", "--timeout", "0"], "--timeout"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--mode", "llm"], "needs a model name"),
+        (["--mode", "llm", "--model", "M"], "set OPENAI_API_KEY"),
+        (["--mode", "stub", "--model", "M"], "--model is used with --mode llm"),
+        (["--mode", "heuristic", "--seed", "3"], "--seed is used with --mode llm"),
+        (["--mode", "langgraph"], "needs --graph"),
+        (["--graph", "x.py:g"], "--graph is used with --mode langgraph"),
+        (["--mode", "langgraph", "--graph", "x.py:g", "--record", "c.json"], "--record is used with --mode llm"),
+        (["--mode", "llm", "--replay", "missing.json"], "does not exist"),
+        (["--jobs", "0"], "--jobs must be at least 1"),
+        (["--repeat", "0"], "--repeat must be at least 1"),
+        (["--repeat", "2", "--report", "r.md"], "JSON reports only"),
+        (["--mode", "llm", "--model", "M", "--base-url", "http://127.0.0.1:9/v1", "--timeout", "0"], "--timeout"),
+    ],
+)
 def test_usage_errors_exit_2_with_one_line(argv, message, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["replay", "--sessions", "0", *argv]) == 2
@@ -179,8 +333,12 @@ def test_tui_settings_carry_the_llm_flags(monkeypatch, tmp_path):
         return FakeApp()
 
     monkeypatch.setattr("replay_tui.tui.app.make_app", fake_make_app)
-    assert main(["tui", "--mode", "llm", "--model", "M", "--base-url", "http://127.0.0.1:9/v1", "--seed", "4",
-                 "--no-cache"]) == 0
+    assert (
+        main(
+            ["tui", "--mode", "llm", "--model", "M", "--base-url", "http://127.0.0.1:9/v1", "--seed", "4", "--no-cache"]
+        )
+        == 0
+    )
     settings = captured["settings"]
     assert settings.mode == "llm"
     assert settings.llm == {"model": "M", "base_url": "http://127.0.0.1:9/v1", "seed": 4, "cache": False}

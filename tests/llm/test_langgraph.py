@@ -37,8 +37,12 @@ def predict(policy, actions=("select_item", "Next")):
 
 
 def test_the_graph_gets_messages_tools_and_state_and_its_tool_call_is_validated():
-    graph = FakeGraph({"tool_call": {"name": "select_item", "arguments": '{"item_id": "B0ABCDEFGH"}'},
-                       "trace": {"tokens": {"total": 5}}})
+    graph = FakeGraph(
+        {
+            "tool_call": {"name": "select_item", "arguments": '{"item_id": "B0ABCDEFGH"}'},
+            "trace": {"tokens": {"total": 5}},
+        }
+    )
     policy = LangGraphPolicy(graph)
     assert predict(policy) == "click[B0ABCDEFGH]"
     data = graph.inputs[0]
@@ -61,15 +65,18 @@ def test_tool_calls_are_read_from_langchain_messages_and_openai_dicts():
     assert predict(LangGraphPolicy(FakeGraph({"action": "click[Next >]"}))) == "click[Next >]"
 
 
-@pytest.mark.parametrize(("output", "kind"), [
-    ({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Next!"}]}, "no_tool_call"),
-    ({"messages": [{"role": "user", "content": "hi"}]}, "no_tool_call"),
-    ({"tool_call": {"name": "Buy_Now", "arguments": {}}}, "unknown_tool"),
-    ({"tool_call": {"name": "select_item", "args": {"id": "B0"}}}, "invalid_arguments"),
-    ({"failure": {"kind": "timeout", "message": "slow"}}, "timeout"),
-    (RuntimeError("node exploded"), "graph_error"),
-    (PolicyFailure("rate_limited", "429"), "rate_limited"),
-])
+@pytest.mark.parametrize(
+    ("output", "kind"),
+    [
+        ({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Next!"}]}, "no_tool_call"),
+        ({"messages": [{"role": "user", "content": "hi"}]}, "no_tool_call"),
+        ({"tool_call": {"name": "Buy_Now", "arguments": {}}}, "unknown_tool"),
+        ({"tool_call": {"name": "select_item", "args": {"id": "B0"}}}, "invalid_arguments"),
+        ({"failure": {"kind": "timeout", "message": "slow"}}, "timeout"),
+        (RuntimeError("node exploded"), "graph_error"),
+        (PolicyFailure("rate_limited", "429"), "rate_limited"),
+    ],
+)
 def test_graph_failures_have_kinds(output, kind):
     policy = LangGraphPolicy(FakeGraph(output))
     with pytest.raises(PolicyFailure) as caught:
@@ -94,9 +101,26 @@ def test_factories_get_the_settings_they_accept():
 
 def test_the_example_graph_replays_against_the_scripted_server(server, oracle, tmp_path, capsys):
     report = tmp_path / "lg.json"
-    code = main(["replay", "--demos", str(example_path()), "--sessions", "0,1,9", "--mode", "langgraph",
-                 "--graph", f"{EXAMPLE}:build_graph", "--base-url", server.url, "--model", "M",
-                 "--report", str(report), "-q"])
+    code = main(
+        [
+            "replay",
+            "--demos",
+            str(example_path()),
+            "--sessions",
+            "0,1,9",
+            "--mode",
+            "langgraph",
+            "--graph",
+            f"{EXAMPLE}:build_graph",
+            "--base-url",
+            server.url,
+            "--model",
+            "M",
+            "--report",
+            str(report),
+            "-q",
+        ]
+    )
     data = json.loads(report.read_text())
     assert code == 0 and data["overall_accuracy"] == 1.0 and data["mode"] == "langgraph"
     assert all(body["tool_choice"] == "required" and body["model"] == "M" for body in server.requests)
@@ -106,9 +130,28 @@ def test_the_example_graph_replays_against_the_scripted_server(server, oracle, t
     oracle.unknown = tool_reply(None, content="still hmm")  # the reminder's prompt is no recorded one
     oracle.overrides[(1, "1")] = Reply(status=404, body={"error": {"message": "no such model"}})
     server.reset()
-    code = main(["replay", "--demos", str(example_path()), "--sessions", "1,9", "--mode", "langgraph",
-                 "--graph", f"{EXAMPLE}:build_graph", "--base-url", server.url, "--model", "M",
-                 "--report", str(report), "-q", "--jobs", "2"])
+    code = main(
+        [
+            "replay",
+            "--demos",
+            str(example_path()),
+            "--sessions",
+            "1,9",
+            "--mode",
+            "langgraph",
+            "--graph",
+            f"{EXAMPLE}:build_graph",
+            "--base-url",
+            server.url,
+            "--model",
+            "M",
+            "--report",
+            str(report),
+            "-q",
+            "--jobs",
+            "2",
+        ]
+    )
     data = json.loads(report.read_text())
     assert code == 1 and data["failures_by_kind"] == {"http_error": 1, "no_tool_call": 1}
     reminders = [body for body in server.requests if body["messages"][-1]["content"].startswith("Call exactly")]
@@ -123,8 +166,9 @@ def test_the_example_also_loads_as_a_plain_policy_configured_from_the_environmen
 
 
 def test_workspace_settings_build_the_langgraph_policy(server):
-    settings = ReplaySettings(mode="langgraph", graph_spec=f"{EXAMPLE}:build_graph",
-                              llm={"model": "M", "base_url": server.url})
+    settings = ReplaySettings(
+        mode="langgraph", graph_spec=f"{EXAMPLE}:build_graph", llm={"model": "M", "base_url": server.url}
+    )
     policy, name = settings.make_policy()
     assert isinstance(policy, LangGraphPolicy) and name == "langgraph"
     assert settings.describe().startswith("langgraph ")
@@ -139,15 +183,21 @@ def test_a_missing_langgraph_is_explained(monkeypatch, capsys):
     assert not langgraph_available()
     with pytest.raises(PolicyLoadError, match=r"LangGraph is not installed: pip install 'replay_tui\[langgraph\]'"):
         LangGraphPolicy.from_spec(f"{EXAMPLE}:build_graph", {"model": "M"})
-    assert main(["replay", "--sessions", "0", "--mode", "langgraph", "--graph", f"{EXAMPLE}:build_graph",
-                 "--model", "M"]) == 2
+    assert (
+        main(["replay", "--sessions", "0", "--mode", "langgraph", "--graph", f"{EXAMPLE}:build_graph", "--model", "M"])
+        == 2
+    )
     assert "pip install 'replay_tui[langgraph]'" in capsys.readouterr().err
 
 
 def test_bad_graph_specs_are_one_line_errors(tmp_path):
     target = tmp_path / "graphs.py"
     target.write_text("answer = 42\n\ndef broken(model):\n    raise RuntimeError('no graph today')\n")
-    for spec, message in ((f"{target}:nothing", "has no attribute"), (f"{target}:answer", "not a graph"),
-                          (f"{target}:broken", "no graph today"), (":x", "must look like")):
+    for spec, message in (
+        (f"{target}:nothing", "has no attribute"),
+        (f"{target}:answer", "not a graph"),
+        (f"{target}:broken", "no graph today"),
+        (":x", "must look like"),
+    ):
         with pytest.raises(PolicyLoadError, match=message):
             LangGraphPolicy.from_spec(spec, {"model": "M"})

@@ -20,8 +20,15 @@ def ask(policy, prompt=PROMPT, actions=RESULT_ACTIONS, **kwargs):
 
 
 def make(server, tmp_path, **settings):
-    settings = {"model": "M", "base_url": server.url, "cache_dir": str(tmp_path / "cache"), "timeout": 5.0,
-                "retries": 0, "backoff": 0.0, **settings}
+    settings = {
+        "model": "M",
+        "base_url": server.url,
+        "cache_dir": str(tmp_path / "cache"),
+        "timeout": 5.0,
+        "retries": 0,
+        "backoff": 0.0,
+        **settings,
+    }
     return LlmPolicy(settings)
 
 
@@ -38,8 +45,10 @@ def test_a_tool_call_becomes_the_env_action_and_the_trace_tells_everything(tmp_p
         body = server.requests[0]
         assert body["model"] == "M" and body["tool_choice"] == "required" and body["temperature"] == 0
         assert body["seed"] == 7 and body["max_tokens"] == 64
-        assert body["messages"] == [{"role": "system", "content": "You shop."},
-                                    {"role": "user", "content": "Page 1 of results"}]
+        assert body["messages"] == [
+            {"role": "system", "content": "You shop."},
+            {"role": "user", "content": "Page 1 of results"},
+        ]
         assert [t["function"]["name"] for t in body["tools"]] == RESULT_ACTIONS
         assert server.headers[0]["authorization"] == f"Bearer {DUMMY_API_KEY}"
 
@@ -71,14 +80,16 @@ def test_the_api_key_comes_from_the_environment(tmp_path, monkeypatch):
 
 
 def test_answers_without_a_valid_call_are_failures_of_their_kind(tmp_path):
-    replies = iter([
-        tool_reply(None, content="Next looks right"),
-        tool_reply("Buy_Now", {}),
-        tool_reply("select_item", '{"item_id": '),
-        tool_reply("select_item", {"asin": "B0ABCDEFGH"}),
-        Reply(body="<html>gateway</html>"),
-        Reply(body={"error": {"message": "model is loading"}}),
-    ])
+    replies = iter(
+        [
+            tool_reply(None, content="Next looks right"),
+            tool_reply("Buy_Now", {}),
+            tool_reply("select_item", '{"item_id": '),
+            tool_reply("select_item", {"asin": "B0ABCDEFGH"}),
+            Reply(body="<html>gateway</html>"),
+            Reply(body={"error": {"message": "model is loading"}}),
+        ]
+    )
     with ScriptedServer(lambda body: next(replies)) as server:
         policy = make(server, tmp_path, cache=False)
         kinds = []
@@ -86,15 +97,22 @@ def test_answers_without_a_valid_call_are_failures_of_their_kind(tmp_path):
             failure = fail(policy)
             kinds.append(failure.kind)
             assert policy.last_trace["failure"]["kind"] == failure.kind
-        assert kinds == ["no_tool_call", "unknown_tool", "invalid_arguments", "invalid_arguments", "bad_response",
-                         "api_error"]
+        assert kinds == [
+            "no_tool_call",
+            "unknown_tool",
+            "invalid_arguments",
+            "invalid_arguments",
+            "bad_response",
+            "api_error",
+        ]
 
 
 def test_timeouts_are_retried_with_backoff_then_reported(tmp_path):
     sleeps = []
     with ScriptedServer(lambda body: Reply(delay=1.0, body=completion("Next", {}))) as server:
-        policy = LlmPolicy(model="M", base_url=server.url, cache=False, timeout=0.2, retries=2, backoff=0.05,
-                           sleep=sleeps.append)
+        policy = LlmPolicy(
+            model="M", base_url=server.url, cache=False, timeout=0.2, retries=2, backoff=0.05, sleep=sleeps.append
+        )
         failure = fail(policy)
         assert failure.kind == "timeout" and "0.2 s" in failure.message
         assert len(server.requests) == 3 and policy.last_trace["attempts"] == 3
@@ -102,8 +120,12 @@ def test_timeouts_are_retried_with_backoff_then_reported(tmp_path):
 
 
 def test_server_errors_are_retried_client_errors_are_not(tmp_path):
-    replies = iter([Reply(status=503, body={"error": {"message": "busy"}}, headers={"retry-after": "0.01"}),
-                    tool_reply("Next", {})])
+    replies = iter(
+        [
+            Reply(status=503, body={"error": {"message": "busy"}}, headers={"retry-after": "0.01"}),
+            tool_reply("Next", {}),
+        ]
+    )
     sleeps = []
     with ScriptedServer(lambda body: next(replies)) as server:
         policy = make(server, tmp_path, retries=2, backoff=5.0)
@@ -158,8 +180,10 @@ def test_the_cache_key_covers_model_messages_tools_and_parameters(tmp_path):
 
 def test_record_then_replay_a_cassette_without_any_server(tmp_path):
     cassette = tmp_path / "run.cassette.json"
-    with ScriptedServer(lambda body: tool_reply("Next", {})) as server, \
-            make(server, tmp_path, record=str(cassette), cache=False) as policy:
+    with (
+        ScriptedServer(lambda body: tool_reply("Next", {})) as server,
+        make(server, tmp_path, record=str(cassette), cache=False) as policy,
+    ):
         assert ask(policy) == "click[Next >]"
         assert ask(policy, actions=["Next"]) == "click[Next >]"
     data = json.loads(cassette.read_text())

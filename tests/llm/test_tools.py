@@ -45,38 +45,48 @@ def test_option_values_become_one_select_option_tool_with_an_enum():
 
 def test_button_labels_and_case_name_tools_and_empty_lists_fall_back_to_the_state():
     assert names(build_tools(["Back to Search", "buy now", "< Prev", "Next >"])) == [
-        "Back_to_Search", "Buy_Now", "Prev", "Next"]
+        "Back_to_Search",
+        "Buy_Now",
+        "Prev",
+        "Next",
+    ]
     assert names(build_tools([], "Search")) == ["Search"]
     assert names(build_tools([], "Result")) == ["select_item", "Next", "Prev", "Back_to_Search"]
 
 
-@pytest.mark.parametrize(("name", "arguments", "action"), [
-    ("Search", '{"keywords": "red shoes", "max_price": "70.00"}', "search[red shoes]"),
-    ("Search", {"keywords": "  red shoes "}, "search[red shoes]"),
-    ("select_item", '{"item_id": "B0ABCDEFGH"}', "click[B0ABCDEFGH]"),
-    ("Next", "", "click[Next >]"),
-    ("Prev", None, "click[< Prev]"),
-    ("Back_to_Search", "{}", "click[Back to Search]"),
-    ("select_option", '{"value": "x-large"}', "click[x-large]"),
-])
+@pytest.mark.parametrize(
+    ("name", "arguments", "action"),
+    [
+        ("Search", '{"keywords": "red shoes", "max_price": "70.00"}', "search[red shoes]"),
+        ("Search", {"keywords": "  red shoes "}, "search[red shoes]"),
+        ("select_item", '{"item_id": "B0ABCDEFGH"}', "click[B0ABCDEFGH]"),
+        ("Next", "", "click[Next >]"),
+        ("Prev", None, "click[< Prev]"),
+        ("Back_to_Search", "{}", "click[Back to Search]"),
+        ("select_option", '{"value": "x-large"}', "click[x-large]"),
+    ],
+)
 def test_valid_calls_format_the_recorded_action(name, arguments, action):
     tools = build_tools(["Search", "select_item", "Next", "Prev", "Back_to_Search", "small", "x-large"])
     assert decide(name, arguments, tools).action == action
 
 
-@pytest.mark.parametrize(("name", "arguments", "kind", "fragment"), [
-    ("Buy_Now", "{}", "unknown_tool", "not one of the offered tools"),
-    ("search", '{"keywords": "x"}', "unknown_tool", "'search'"),
-    (None, "{}", "unknown_tool", "None"),
-    ("Search", '{"keywords": "red', "invalid_arguments", "not JSON"),
-    ("Search", '["red"]', "invalid_arguments", "JSON object"),
-    ("Search", "{}", "invalid_arguments", "keywords: Field required"),
-    ("Search", '{"keywords": "   "}', "invalid_arguments", "keywords"),
-    ("Search", '{"keywords": "x", "color": "red"}', "invalid_arguments", "color: Extra inputs"),
-    ("Search", '{"keywords": "x", "max_price": "cheap"}', "invalid_arguments", "max_price"),
-    ("Next", '{"page": 2}', "invalid_arguments", "page"),
-    ("select_option", '{"value": "XL"}', "invalid_arguments", "value: Input should be"),
-])
+@pytest.mark.parametrize(
+    ("name", "arguments", "kind", "fragment"),
+    [
+        ("Buy_Now", "{}", "unknown_tool", "not one of the offered tools"),
+        ("search", '{"keywords": "x"}', "unknown_tool", "'search'"),
+        (None, "{}", "unknown_tool", "None"),
+        ("Search", '{"keywords": "red', "invalid_arguments", "not JSON"),
+        ("Search", '["red"]', "invalid_arguments", "JSON object"),
+        ("Search", "{}", "invalid_arguments", "keywords: Field required"),
+        ("Search", '{"keywords": "   "}', "invalid_arguments", "keywords"),
+        ("Search", '{"keywords": "x", "color": "red"}', "invalid_arguments", "color: Extra inputs"),
+        ("Search", '{"keywords": "x", "max_price": "cheap"}', "invalid_arguments", "max_price"),
+        ("Next", '{"page": 2}', "invalid_arguments", "page"),
+        ("select_option", '{"value": "XL"}', "invalid_arguments", "value: Input should be"),
+    ],
+)
 def test_invalid_calls_are_failures_of_their_kind(name, arguments, kind, fragment):
     tools = build_tools(["Search", "Next", "small", "x-large"])
     with pytest.raises(PolicyFailure) as caught:
@@ -100,8 +110,11 @@ def test_reading_responses():
     legacy = {"choices": [{"message": {"role": "assistant", "function_call": {"name": "Next", "arguments": "{}"}}}]}
     assert interpret_response(legacy, tools).action == "click[Next >]"
 
-    for body, kind in (({"choices": []}, "bad_response"), ([1, 2], "bad_response"),
-                       ({"error": {"message": "model overloaded"}}, "api_error")):
+    for body, kind in (
+        ({"choices": []}, "bad_response"),
+        ([1, 2], "bad_response"),
+        ({"error": {"message": "model overloaded"}}, "api_error"),
+    ):
         with pytest.raises(PolicyFailure) as caught:
             interpret_response(body, tools)
         assert caught.value.kind == kind
@@ -109,15 +122,21 @@ def test_reading_responses():
 
 def test_response_summary_keeps_content_and_calls():
     summary = response_summary(completion("Next", {}, content="thinking"))
-    assert summary == {"id": "chatcmpl-scripted", "finish_reason": "tool_calls", "content": "thinking",
-                       "tool_calls": [{"name": "Next", "arguments": "{}"}]}
+    assert summary == {
+        "id": "chatcmpl-scripted",
+        "finish_reason": "tool_calls",
+        "content": "thinking",
+        "tool_calls": [{"name": "Next", "arguments": "{}"}],
+    }
 
 
 def test_messages_come_from_the_recorded_prompt_and_never_from_eval():
     prompt = repr([{"role": "system", "content": "You shop."}, {"role": "user", "content": "Page 1"}])
     tools = build_tools(["Next"])
     assert build_messages(prompt, "obs", "Result", tools) == [
-        {"role": "system", "content": "You shop."}, {"role": "user", "content": "Page 1"}]
+        {"role": "system", "content": "You shop."},
+        {"role": "user", "content": "Page 1"},
+    ]
     with pytest.raises(PromptError):
         build_messages("[__import__('os').system('echo pwned')]", "obs", "Result", tools)
 

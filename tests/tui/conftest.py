@@ -22,10 +22,18 @@ def _no_cursor_blink(monkeypatch: pytest.MonkeyPatch) -> None:
 def build(tmp_path: Path):
     """make_app with annotations and exports inside tmp_path."""
 
-    def factory(demos=None, *, mode: str = "stub", mismatch: str = "stop", policy: str | None = None,
-                item_steps: bool = False, **kwargs) -> ReplayApp:
-        settings = ReplaySettings(mode="custom" if policy else mode, policy_spec=policy, mismatch=mismatch,
-                                  item_steps=item_steps)
+    def factory(
+        demos=None,
+        *,
+        mode: str = "stub",
+        mismatch: str = "stop",
+        policy: str | None = None,
+        item_steps: bool = False,
+        **kwargs,
+    ) -> ReplayApp:
+        settings = ReplaySettings(
+            mode="custom" if policy else mode, policy_spec=policy, mismatch=mismatch, item_steps=item_steps
+        )
         kwargs.setdefault("annotations", tmp_path / "notes.annotations.json")
         kwargs.setdefault("export_dir", tmp_path)
         return make_app(demos, settings=settings, **kwargs)

@@ -261,10 +261,15 @@ async def test_export_matches_the_cli_for_the_same_run(build, tmp_path):
 
 
 async def test_problem_rows_and_a_bad_episode_do_not_crash(build, tmp_path):
-    path = write_json(tmp_path / "mixed.json", [
-        good_episode(1), {"instruction": "no id", "trajectory": []}, good_episode(2),
-        episode(3, [search_step(0, done=[1])]),
-    ])
+    path = write_json(
+        tmp_path / "mixed.json",
+        [
+            good_episode(1),
+            {"instruction": "no id", "trajectory": []},
+            good_episode(2),
+            episode(3, [search_step(0, done=[1])]),
+        ],
+    )
     app = build([path])
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -372,8 +377,18 @@ async def test_100k_episodes_open_and_navigate(build, tmp_path):
     path = tmp_path / "many.jsonl"
     with path.open("w") as handle:
         for sid in range(100_000):
-            handle.write(json.dumps({"session_id": sid, "instruction": f"item {sid}", "trajectory": [],
-                                     "final_reward": (sid % 4) / 4, "success": sid % 4 == 0}) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "session_id": sid,
+                        "instruction": f"item {sid}",
+                        "trajectory": [],
+                        "final_reward": (sid % 4) / 4,
+                        "success": sid % 4 == 0,
+                    }
+                )
+                + "\n"
+            )
     app = build([path])
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

@@ -101,8 +101,11 @@ def test_inspector_snapshot(snap_compare, tmp_path):
         pilot.app.clear_notifications()  # the "1. worst" toast times out: keep the picture deterministic
         await pilot.pause()
 
-    app = InspectorApp(Path("replay_tui/visual/examples/ref/13470.html"),
-                       Path("replay_tui/visual/examples/reword/13470.html"), export_dir=tmp_path)
+    app = InspectorApp(
+        Path("replay_tui/visual/examples/ref/13470.html"),
+        Path("replay_tui/visual/examples/reword/13470.html"),
+        export_dir=tmp_path,
+    )
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
@@ -182,16 +185,31 @@ def test_merged_blocks_carry_their_pieces():
     def block(i, bbox, sources):
         return BlockModel(id=i, text=f"t{i}", bbox=bbox, color=(0, 0, 0), sources=sources)
 
-    raw = [block(0, (0.1, 0.1, 0.2, 0.05), [0]), block(1, (0.1, 0.16, 0.2, 0.05), [1]),
-           block(2, (0.5, 0.5, 0.1, 0.1), [2])]
+    raw = [
+        block(0, (0.1, 0.1, 0.2, 0.05), [0]),
+        block(1, (0.1, 0.16, 0.2, 0.05), [1]),
+        block(2, (0.5, 0.5, 0.1, 0.1), [2]),
+    ]
     merged = [block(0, (0.1, 0.1, 0.2, 0.11), [0, 1]), block(1, (0.5, 0.5, 0.1, 0.1), [2])]
-    page = PageModel(path="p.html", width=100, height=100, text_items=3, text_tags=3, raw_blocks=raw,
-                     bbox_merged=merged, blocks=merged)
+    page = PageModel(
+        path="p.html",
+        width=100,
+        height=100,
+        text_items=3,
+        text_tags=3,
+        raw_blocks=raw,
+        bbox_merged=merged,
+        blocks=merged,
+    )
     assert merged_parts(page) == {0: ((0.1, 0.1, 0.2, 0.05), (0.1, 0.16, 0.2, 0.05))}
-    result = ModeResultModel(mode="compat", status="ok", matches=[MatchModel(pred=0, ref=1, kept=True, text=0.9,
-                             position=0.8, color=0.7, area=0.1)], pred=page, ref=page,
-                             scores=ScoresModel(block=1, text=1, position=1, color=1, clip=None, final=0.8,
-                                                final_partial=True))
+    result = ModeResultModel(
+        mode="compat",
+        status="ok",
+        matches=[MatchModel(pred=0, ref=1, kept=True, text=0.9, position=0.8, color=0.7, area=0.1)],
+        pred=page,
+        ref=page,
+        scores=ScoresModel(block=1, text=1, position=1, color=1, clip=None, final=0.8, final_partial=True),
+    )
     rows = pair_rows(result)
     assert rows[0].pred_parts == merged_parts(page)[0] and rows[0].ref_parts == ()
     missing = [r for r in rows if r.kind == "missing"]

@@ -108,8 +108,10 @@ def test_environment_forces_half_block(monkeypatch: pytest.MonkeyPatch):
     assert graphics.ENV_VAR in graphics.reason()
 
 
-@pytest.mark.parametrize(("detected", "expected"), [("SixelImage", "sixel"), ("TGPImage", "tgp"),
-                                                    ("HalfcellImage", "halfblock"), ("UnicodeImage", "halfblock")])
+@pytest.mark.parametrize(
+    ("detected", "expected"),
+    [("SixelImage", "sixel"), ("TGPImage", "tgp"), ("HalfcellImage", "halfblock"), ("UnicodeImage", "halfblock")],
+)
 def test_auto_uses_what_textual_image_detected(monkeypatch: pytest.MonkeyPatch, detected: str, expected: str):
     _fake_terminal(monkeypatch)
     _fake_textual_image(monkeypatch, detected)

@@ -26,8 +26,9 @@ SIXEL_START = b"\x1bP"  # a DCS sequence; sixel data is ESC P <params> q ...
 HALF_BLOCK = "▀".encode()
 
 
-def run_in_pty(args: list[str], answer: bytes | None, done: bytes, *, timeout: float = 120.0
-               ) -> tuple[int, bytes, bool]:
+def run_in_pty(
+    args: list[str], answer: bytes | None, done: bytes, *, timeout: float = 120.0
+) -> tuple[int, bytes, bool]:
     """Run ``replay-tui ARGS`` on a 140x40 pty; answer ESC[c with ``answer``; press q once ``done`` shows."""
     ref, gen = example_pair("11202", "move")
     pid, fd = pty.fork()

@@ -65,8 +65,11 @@ def recolour(html: str) -> str:
 
 def reword(html: str) -> str:
     soup = soup_of(html)
-    nodes = [s for s in soup.body.find_all(string=True)
-             if isinstance(s, NavigableString) and type(s) is NavigableString and s.strip()]
+    nodes = [
+        s
+        for s in soup.body.find_all(string=True)
+        if isinstance(s, NavigableString) and type(s) is NavigableString and s.strip()
+    ]
     for index, node in enumerate(nodes):
         if index % 3 == 0:
             words = node.split(" ")

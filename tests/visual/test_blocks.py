@@ -38,10 +38,19 @@ def _synthetic(seed=0, h=40, w=60):
             for dx in range(5):
                 jitter = np.array([(dx + dy) % 5 - 2, dy - 1, 0], dtype=np.int16)
                 img0[y0 + dy, x0 + dx] = np.clip(rgb + jitter, 0, 255).astype(np.uint8)
-                img1[y0 + dy, x0 + dx] = ((img0[y0 + dy, x0 + dx].astype(np.int16) + 50 + dy - 1) % 256)
+                img1[y0 + dy, x0 + dx] = (img0[y0 + dy, x0 + dx].astype(np.int16) + 50 + dy - 1) % 256
     original = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
-    items = [("Hello", "#0A0A0A"), ("World", "#FAFA9A"), ("again", "#FAFA9A"), ("x", "#1A2A3A"),
-             ("wrap", "#FEFEFE"), ("wrap-low", "#020202"), ("bad", "#ccc"), ("name", "#zzzzzz"), ("none", "#000000")]
+    items = [
+        ("Hello", "#0A0A0A"),
+        ("World", "#FAFA9A"),
+        ("again", "#FAFA9A"),
+        ("x", "#1A2A3A"),
+        ("wrap", "#FEFEFE"),
+        ("wrap-low", "#020202"),
+        ("bad", "#ccc"),
+        ("name", "#zzzzzz"),
+        ("none", "#000000"),
+    ]
     return img0, img1, original, items
 
 
@@ -61,7 +70,8 @@ def test_blocks_equal_reference_loop(tmp_path):
     expected = reference.blocks_from_pngs(p0, porig, items, reference.find_different_pixels(p0, p1))
     got = blocks_from_renders(items, img0, img1, original)
     assert [(b.text, b.bbox, b.color) for b in got] == [
-        (e["text"], tuple(float(v) for v in e["bbox"]), tuple(float(c) for c in e["color"])) for e in expected]
+        (e["text"], tuple(float(v) for v in e["bbox"]), tuple(float(c) for c in e["color"])) for e in expected
+    ]
     texts = [b.text for b in got]
     assert texts == ["hello", "world", "again", "x"]  # lower-cased; wrap/bad hex/default black dropped
 
@@ -105,21 +115,29 @@ def test_colour_pool_and_update_style():
     htmlproc.update_style(tag, "background-color", "rgba(255, 255, 255, 0.0)")
     htmlproc.update_style(tag, "color", "#FAFAFA")
     # entries keep their leading space, so re-joining with "; " doubles it (harmless, but it is what bs4 writes)
-    assert tag["style"] == ("border-color:#ccc;  background-color: rgba(255, 255, 255, 0.0) !important; "
-                            "color: #FAFAFA !important")
+    assert tag["style"] == (
+        "border-color:#ccc;  background-color: rgba(255, 255, 255, 0.0) !important; color: #FAFAFA !important"
+    )
 
 
 def test_perturb_and_extract_quirks():
-    html = ('<html><head><title>t</title></head><body><div style="color: rgb(1, 2, 3)">Top<!-- c -->'
-            '<strong>bold</strong><script>var a=1;</script></div><em style="color: #abc">em</em>'
-            '<i style="color: rgba(1,2,3,0.5)">it</i></body></html>')
+    html = (
+        '<html><head><title>t</title></head><body><div style="color: rgb(1, 2, 3)">Top<!-- c -->'
+        '<strong>bold</strong><script>var a=1;</script></div><em style="color: #abc">em</em>'
+        '<i style="color: rgba(1,2,3,0.5)">it</i></body></html>'
+    )
     variants = htmlproc.perturb(html)
     assert variants.text_tags == 1
     assert "color: #FAFAFA !important; opacity: 1.0 !important" in variants.variant0
     assert "color: #2C2C2C !important; opacity: 1.0 !important" in variants.variant1
     items = htmlproc.extract_text_with_color(variants.variant0)
-    assert items == [("Top", "#FAFAFA"), ("bold", "#FAFAFA"), ("var a=1;", "#FAFAFA"), ("em", "#abc"),
-                     ("it", "#000000")]
+    assert items == [
+        ("Top", "#FAFAFA"),
+        ("bold", "#FAFAFA"),
+        ("var a=1;", "#FAFAFA"),
+        ("em", "#abc"),
+        ("it", "#000000"),
+    ]
     assert htmlproc.extract_text_with_color("<p>no body</p>") == []
 
 
@@ -131,13 +149,14 @@ def test_pool_exhausted_and_crashing_colour():
     assert chunked.text_tags == 1
     with pytest.raises(htmlproc.ReferenceCrash):
         htmlproc.extract_text_with_color('<body><p style="color:">x</p></body>')
-    assert htmlproc.extract_text_with_color('<body><p style="color:">x</p></body>', lenient=True) == [
-        ("x", "#000000")]
+    assert htmlproc.extract_text_with_color('<body><p style="color:">x</p></body>', lenient=True) == [("x", "#000000")]
 
 
 def test_real_page_blocks(renderer, tmp_path):
-    html = ('<html><body style="margin:20px;font-family:Liberation Sans"><h1 style="color:#336699">Title here</h1>'
-            '<p>First paragraph of text.</p><p>Second <b>bold</b> words.</p><div></div></body></html>')
+    html = (
+        '<html><body style="margin:20px;font-family:Liberation Sans"><h1 style="color:#336699">Title here</h1>'
+        "<p>First paragraph of text.</p><p>Second <b>bold</b> words.</p><div></div></body></html>"
+    )
     original = renderer.render_html(html, tmp_path, "page")
     variants = htmlproc.perturb(html)
     r0 = renderer.render_html(variants.variant0, tmp_path, "p0")

@@ -27,8 +27,9 @@ def _run(args, renderer, monkeypatch):
 def test_single_pair_prints_scores_and_writes_json(renderer, monkeypatch, tmp_path):
     ref, pred = example_pair("11202", "drop")
     report = tmp_path / "out.json"
-    code, out, _ = _run([str(ref), str(pred), "--json", str(report), "--png-dir", str(tmp_path / "png")],
-                        renderer, monkeypatch)
+    code, out, _ = _run(
+        [str(ref), str(pred), "--json", str(report), "--png-dir", str(tmp_path / "png")], renderer, monkeypatch
+    )
     assert code == 0
     for name in ("Block-Match", "Text", "Position", "Color", "CLIP", "Final", "partial"):
         assert name in out
@@ -67,8 +68,9 @@ def test_batch_prints_table_and_means(renderer, monkeypatch, tmp_path):
     (preds / "a.html").write_text("<html><body><h1>Alpha page</h1><p>Some words.</p></body></html>")
     (preds / "b.html").write_text("<html><body><p>Beta \x1b[31mpage</p></body></html>")
     report = tmp_path / "batch.json"
-    code, out, _ = _run(["--ref-dir", str(refs), "--pred-dir", str(preds), "--json", str(report)], renderer,
-                        monkeypatch)
+    code, out, _ = _run(
+        ["--ref-dir", str(refs), "--pred-dir", str(preds), "--json", str(report)], renderer, monkeypatch
+    )
     assert code == 0
     assert "a.html" in out and "b.html" in out and "mean" in out and "c.html" in out  # c listed as skipped
     assert "\x1b[31m" not in out
@@ -78,8 +80,17 @@ def test_batch_prints_table_and_means(renderer, monkeypatch, tmp_path):
     assert data["means"]["clip"] is None
 
 
-@pytest.mark.parametrize("args", [[], ["only_one.html"], ["--ref-dir", "x"], ["a.html", "b.html", "--ref-dir", "x"],
-                                  ["missing_ref.html", "missing_pred.html"], ["--ref-dir", "nope", "--pred-dir", "n"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["only_one.html"],
+        ["--ref-dir", "x"],
+        ["a.html", "b.html", "--ref-dir", "x"],
+        ["missing_ref.html", "missing_pred.html"],
+        ["--ref-dir", "nope", "--pred-dir", "n"],
+    ],
+)
 def test_usage_errors_exit_2(renderer, monkeypatch, args):
     code, _, err = _run(args, renderer, monkeypatch)
     assert code == 2 and "visual:" in err

@@ -76,6 +76,6 @@ def test_pipeline_feeds_clip_and_final_is_complete(renderer):
     assert result.clip == 0.9 and not result.final_partial
     expected = 0.2 * (result.scores.block + result.scores.text + result.scores.position + result.scores.color + 0.9)
     assert result.final == pytest.approx(expected)
-    (shape1, _shape2, boxes1, boxes2), = seen
+    ((shape1, _shape2, boxes1, boxes2),) = seen
     assert shape1[1] == 1280 and boxes1 == [b.bbox for b in result.pred_blocks]  # merged prediction boxes (Q7)
     assert boxes2 == [b.bbox for b in result.ref_bbox_merged]

@@ -20,15 +20,21 @@ from replay_tui.visual.match import (
 )
 from replay_tui.visual.scores import sub_scores
 
-WORDS = ("home about contact news read more services team blog price login cart shop sale new "
-         "the a of and to in for with our your").split()
+WORDS = (
+    "home about contact news read more services team blog price login cart shop sale new "
+    "the a of and to in for with our your"
+).split()
 
 
 def _block(text, k, page_rows=40, colour=None):
     rng = random.Random(hash((text, k)) & 0xFFFF)
     y = k / page_rows
-    return Block(text, (rng.randint(0, 50) / 100, y, rng.randint(5, 40) / 100, 0.02),
-                 colour or (float(rng.randint(0, 255)), float(rng.randint(0, 255)), float(rng.randint(0, 255))), [k])
+    return Block(
+        text,
+        (rng.randint(0, 50) / 100, y, rng.randint(5, 40) / 100, 0.02),
+        colour or (float(rng.randint(0, 255)), float(rng.randint(0, 255)), float(rng.randint(0, 255))),
+        [k],
+    )
 
 
 def synthetic_pair(n, seed, split=0.1, join=0.1, noise=0.1):
@@ -109,8 +115,12 @@ def test_hand_computable_merge():
     assert scores.text == 1.0
     x1, y1, w1, h1 = pred[0].bbox
     x2, y2, w2, h2 = pred[1].bbox
-    assert a[0].bbox == (min(x1, x2), min(y1, y2), max(x1 + w1, x2 + w2) - min(x1, x2),
-                         max(y1 + h1, y2 + h2) - min(y1, y2))
+    assert a[0].bbox == (
+        min(x1, x2),
+        min(y1, y2),
+        max(x1 + w1, x2 + w2) - min(x1, x2),
+        max(y1 + h1, y2 + h2) - min(y1, y2),
+    )
     assert a[0].color == tuple((c1 + c2) // 2 for c1, c2 in zip(pred[0].color, pred[1].color, strict=True))
     assert_same(pred, ref)
 
@@ -149,8 +159,9 @@ def test_merge_pair_and_ratio_cache_orientation():
     ratio = RatioCache()
     assert ratio("abc", "abd") == pytest.approx(2 / 3)
     assert ratio.computed == 1 and ratio("abc", "abd") == pytest.approx(2 / 3) and ratio.computed == 1
-    merged = merge_pair(Block("a", (0.1, 0.2, 0.1, 0.1), (1.0, 3.0, 5.0)), Block("b", (0.3, 0.1, 0.1, 0.05),
-                                                                                (2.0, 4.0, 7.0)))
+    merged = merge_pair(
+        Block("a", (0.1, 0.2, 0.1, 0.1), (1.0, 3.0, 5.0)), Block("b", (0.3, 0.1, 0.1, 0.05), (2.0, 4.0, 7.0))
+    )
     assert merged.text == "a b" and merged.color == (1.0, 3.0, 6.0)
     assert merged.bbox == (0.1, 0.1, pytest.approx(0.3), pytest.approx(0.2))
 

@@ -34,8 +34,9 @@ def test_identical_copy_scores_full(scorer):
     assert result.final == pytest.approx(0.8, abs=1e-12)
 
 
-@pytest.mark.parametrize(("page", "variant"), [("11202", "move"), ("11202", "drop"), ("11202", "recolour"),
-                                               ("11202", "reword")])
+@pytest.mark.parametrize(
+    ("page", "variant"), [("11202", "move"), ("11202", "drop"), ("11202", "recolour"), ("11202", "reword")]
+)
 def test_compat_scores_equal_reference_on_same_blocks(scorer, page, variant):
     ref, pred = example_pair(page, variant)
     result = scorer.score(ref, pred)["compat"]
@@ -47,16 +48,25 @@ def test_compat_scores_equal_reference_on_same_blocks(scorer, page, variant):
 
 
 def test_end_to_end_equals_reference_pipeline(scorer, tmp_path):
-    ref = _write(tmp_path, "ref.html", '<html><body><h1 style="color:#225588">Fresh bread</h1><p>Baked daily '
-                 'since 1920.</p><ul><li>Rye</li><li>Spelt</li></ul></body></html>')
-    pred = _write(tmp_path, "pred.html", '<html><body><h2>Fresh bread!</h2><p>Baked daily since</p><p>1920.</p>'
-                  '<ul><li>Spelt</li><li>Rye</li></ul></body></html>')
+    ref = _write(
+        tmp_path,
+        "ref.html",
+        '<html><body><h1 style="color:#225588">Fresh bread</h1><p>Baked daily '
+        "since 1920.</p><ul><li>Rye</li><li>Spelt</li></ul></body></html>",
+    )
+    pred = _write(
+        tmp_path,
+        "pred.html",
+        "<html><body><h2>Fresh bread!</h2><p>Baked daily since</p><p>1920.</p>"
+        "<ul><li>Spelt</li><li>Rye</li></ul></body></html>",
+    )
     result = scorer.score(ref, pred)["compat"]
     with ThreadPoolExecutor(1) as pool:  # its own Playwright per screenshot, on another thread
         expected = pool.submit(reference.evaluate, str(ref), str(pred)).result()
     assert [(b.text, b.bbox, b.color) for b in result.pred.raw_blocks] == [
         (b["text"], tuple(float(v) for v in b["bbox"]), tuple(float(c) for c in b["color"]))
-        for b in expected["raw_pred"]]
+        for b in expected["raw_pred"]
+    ]
     for key in ("block", "text", "position", "color"):
         assert abs(getattr(result.scores, key) - expected[key]) <= 1e-6, key
 
@@ -64,8 +74,9 @@ def test_end_to_end_equals_reference_pipeline(scorer, tmp_path):
 def test_empty_page_and_page_without_text(scorer, tmp_path):
     ref, _ = example_pair("11202", "ref")
     empty = _write(tmp_path, "empty.html", "")
-    images = _write(tmp_path, "img.html", '<html><body><div style="width:300px;height:200px;background:#39c">'
-                    '</div></body></html>')
+    images = _write(
+        tmp_path, "img.html", '<html><body><div style="width:300px;height:200px;background:#39c"></div></body></html>'
+    )
     for pred in (empty, images):
         for mode, res in scorer.score(ref, pred, modes=("compat", "fixed")).items():
             assert res.status == "no_blocks", mode
@@ -136,9 +147,11 @@ def test_render_failure_is_reported(scorer, tmp_path):
 def test_fixed_mode_flags_autojunk_disagreement(scorer, tmp_path):
     from replay_tui.visual.report import pair_report
 
-    sentence = ("Our bakery opened in nineteen twenty and has baked rye, spelt and wheat loaves every morning since "
-                "then, using flour from the mill down the road and water from the old well behind the shop, "
-                "which the family still owns and keeps clean.")
+    sentence = (
+        "Our bakery opened in nineteen twenty and has baked rye, spelt and wheat loaves every morning since "
+        "then, using flour from the mill down the road and water from the old well behind the shop, "
+        "which the family still owns and keeps clean."
+    )
     assert len(sentence) > 200
     typo = sentence.replace("spelt", "spelk").replace("morning", "mornings")
     ref = _write(tmp_path, "ref.html", f"<html><body><p>{sentence}</p></body></html>")
@@ -156,8 +169,15 @@ def test_compat_dedup_equals_reference_scan():
     import random
 
     rng = random.Random(4)
-    pieces = ["<div>\n   <p>\n    ", "Lorem ipsum dolor sit amet ", "</p>\n  </div>\n", "<style>.a{color:red}</style>",
-              "Buy now! ", "        ", "Unique words %d here. "]
+    pieces = [
+        "<div>\n   <p>\n    ",
+        "Lorem ipsum dolor sit amet ",
+        "</p>\n  </div>\n",
+        "<style>.a{color:red}</style>",
+        "Buy now! ",
+        "        ",
+        "Unique words %d here. ",
+    ]
     for trial in range(25):
         page = "".join(rng.choice(pieces).replace("%d", str(rng.randint(0, 99))) for _ in range(rng.randint(5, 120)))
         assert check_repetitive_compat(page).cut_at == reference.check_repetitive_content(page), trial

@@ -30,8 +30,10 @@ def test_network_is_blocked_and_local_images_load(renderer, tmp_path):
     Image.new("RGB", (40, 40), (0, 0, 255)).save(tmp_path / "blue.png")
     outside = tmp_path.parent / f"{tmp_path.name}-outside.png"
     Image.new("RGB", (40, 40), (0, 255, 0)).save(outside)
-    html = ('<html><body style="margin:0"><img src="blue.png"><img src="http://198.51.100.7/x.png">'
-            f'<img src="{outside.as_uri()}"><script>fetch("https://example.invalid/")</script></body></html>')
+    html = (
+        '<html><body style="margin:0"><img src="blue.png"><img src="http://198.51.100.7/x.png">'
+        f'<img src="{outside.as_uri()}"><script>fetch("https://example.invalid/")</script></body></html>'
+    )
     result = renderer.render_html(html, tmp_path, "net")
     assert result.ok, result.error
     assert tuple(result.image[10, 10]) == (0, 0, 255)  # same-folder image rendered
@@ -44,8 +46,7 @@ def test_page_that_never_loads_is_reported_and_renderer_recovers(renderer, tmp_p
     saved = renderer.timeout_ms
     renderer.timeout_ms = 1500
     try:
-        bad = renderer.render_html("<html><body><p>x</p><script>while(true){}</script></body></html>",
-                                   tmp_path, "loop")
+        bad = renderer.render_html("<html><body><p>x</p><script>while(true){}</script></body></html>", tmp_path, "loop")
     finally:
         renderer.timeout_ms = saved
     assert not bad.ok

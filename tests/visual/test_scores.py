@@ -25,8 +25,10 @@ def test_colormath_port_matches_recorded_outputs_exactly():
 
 
 def test_sharma_differs_from_colormath_somewhere_but_slightly():
-    diffs = [abs(delta_e_sharma(srgb_to_lab(tuple(c["pred"])), srgb_to_lab(tuple(c["ref"]))) - c["delta_e"])
-             for c in GOLDEN["pairs"]]
+    diffs = [
+        abs(delta_e_sharma(srgb_to_lab(tuple(c["pred"])), srgb_to_lab(tuple(c["ref"]))) - c["delta_e"])
+        for c in GOLDEN["pairs"]
+    ]
     assert max(diffs) > 1e-9 and max(diffs) < 0.01
     # Sharma et al. (2005) test data, pair 1: dE00 = 2.0425
     assert delta_e_sharma((50.0, 2.6772, -79.7751), (50.0, 0.0, -82.7485)) == pytest.approx(2.0425, abs=1e-4)
@@ -44,10 +46,16 @@ def _b(text, bbox, colour=(0.0, 0.0, 0.0)):
 
 def test_hand_computable_scores():
     ratio = RatioCache()
-    pred = [_b("hello", (0.1, 0.1, 0.2, 0.1)), _b("abcd", (0.5, 0.5, 0.1, 0.1), (255.0, 0.0, 0.0)),
-            _b("zzzz", (0.0, 0.9, 0.5, 0.1))]
-    ref = [_b("hello", (0.2, 0.1, 0.2, 0.1)), _b("abce", (0.5, 0.6, 0.1, 0.1), (255.0, 0.0, 0.0)),
-           _b("qqqq", (0.0, 0.0, 0.1, 0.1))]
+    pred = [
+        _b("hello", (0.1, 0.1, 0.2, 0.1)),
+        _b("abcd", (0.5, 0.5, 0.1, 0.1), (255.0, 0.0, 0.0)),
+        _b("zzzz", (0.0, 0.9, 0.5, 0.1)),
+    ]
+    ref = [
+        _b("hello", (0.2, 0.1, 0.2, 0.1)),
+        _b("abce", (0.5, 0.6, 0.1, 0.1), (255.0, 0.0, 0.0)),
+        _b("qqqq", (0.0, 0.0, 0.1, 0.1)),
+    ]
     scores = sub_scores(pred, ref, [(0, 0), (1, 1), (2, 2)], ratio)
     # pair (2, 2) has ratio 0 < 0.5: dropped, both blocks unmatched
     assert [(p.pred, p.ref) for p in scores.pairs] == [(0, 0), (1, 1)]
@@ -70,8 +78,10 @@ def test_perfect_copy_block_score_is_not_exactly_one_like_reference():
     blocks = [_b(f"text {k}", (0.1 * (k % 3), 0.05 * k, 0.1 + 0.01 * k, 0.03)) for k in range(9)]
     ratio = RatioCache()
     scores = sub_scores(blocks, blocks, [(k, k) for k in range(9)], ratio)
-    expected = reference.score_blocks([{"text": b.text, "bbox": b.bbox, "color": b.color} for b in blocks],
-                                      [{"text": b.text, "bbox": b.bbox, "color": b.color} for b in blocks])
+    expected = reference.score_blocks(
+        [{"text": b.text, "bbox": b.bbox, "color": b.color} for b in blocks],
+        [{"text": b.text, "bbox": b.bbox, "color": b.color} for b in blocks],
+    )
     assert scores.block == expected["block"]
     assert float(np.sum([0.1, 0.2, 0.3])) == np.sum([0.1, 0.2, 0.3])
 

@@ -90,8 +90,11 @@ class BrowserSource:
             episodes = [row for row in episodes if row.ref.header.completed_by_backup]
         if filters.mismatches:
             results = ws.results
-            episodes = [row for row in episodes
-                        if (report := results.get(row.ref.session_id)) is not None and not report.matched]
+            episodes = [
+                row
+                for row in episodes
+                if (report := results.get(row.ref.session_id)) is not None and not report.matched
+            ]
         if filters.tagged:
             tagged = {a.session_id for a in ws.annotations if a.tags}
             episodes = [row for row in episodes if row.ref.session_id in tagged]
@@ -116,6 +119,7 @@ class BrowserSource:
         if key == "backup":
             return lambda row: (row.ref.header.completed_by_backup, row.ref.session_id)
         if key == "verdict":
+
             def verdict_rank(row: Row) -> tuple[int, int]:
                 report = ws.results.get(row.ref.session_id)
                 return (0 if report is None else (2 if report.matched else 1), row.ref.session_id)
@@ -151,8 +155,16 @@ class BrowserSource:
             assert problem is not None
             where = "file" if problem.index is None else f"#{problem.index}"
             message = strip_control(problem.one_line())
-            return [Text(where, style="red"), Text(message, style="red"), Text(""), Text(""), Text(""), Text(""),
-                    Text("problem", style="bold red"), Text("")]
+            return [
+                Text(where, style="red"),
+                Text(message, style="red"),
+                Text(""),
+                Text(""),
+                Text(""),
+                Text(""),
+                Text("problem", style="bold red"),
+                Text(""),
+            ]
         ref = row.ref
         ws = self.workspace
         header = ref.header

@@ -154,23 +154,35 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
                 yield RadioButton("heuristic — a rule-based shopper", value=s.mode == "heuristic", id="mode-heuristic")
                 yield RadioButton("custom — module:attr or file.py:attr", value=s.mode == "custom", id="mode-custom")
                 yield RadioButton("llm — any OpenAI-compatible endpoint", value=s.mode == "llm", id="mode-llm")
-                yield RadioButton("langgraph — a compiled graph (module:attr or file.py:attr)",
-                                  value=s.mode == "langgraph", id="mode-langgraph")
-            yield Input(s.policy_spec or s.graph_spec or "",
-                        placeholder="policy spec (custom) or graph spec (langgraph)",
-                        id="policy-spec")
+                yield RadioButton(
+                    "langgraph — a compiled graph (module:attr or file.py:attr)",
+                    value=s.mode == "langgraph",
+                    id="mode-langgraph",
+                )
+            yield Input(
+                s.policy_spec or s.graph_spec or "",
+                placeholder="policy spec (custom) or graph spec (langgraph)",
+                id="policy-spec",
+            )
             llm = s.llm or {}
             with Horizontal(classes="llm-row"):
-                yield Input(str(llm.get("base_url") or ""), placeholder="base URL, e.g. http://127.0.0.1:8000/v1",
-                            id="llm-base-url")
+                yield Input(
+                    str(llm.get("base_url") or ""),
+                    placeholder="base URL, e.g. http://127.0.0.1:8000/v1",
+                    id="llm-base-url",
+                )
                 yield Input(str(llm.get("model") or ""), placeholder="model", id="llm-model")
             with RadioSet(id="mismatch"):
                 yield RadioButton("stop at the first mismatch", value=s.mismatch == "stop", id="mismatch-stop")
-                yield RadioButton("allow: force the recorded action, go on", value=s.mismatch == "allow",
-                                  id="mismatch-allow")
+                yield RadioButton(
+                    "allow: force the recorded action, go on", value=s.mismatch == "allow", id="mismatch-allow"
+                )
             yield Checkbox("replay item-page actions as steps", value=s.item_steps, id="item-steps")
-            yield Checkbox("typed comparison (keywords normalised, item ids exact, buttons any case)",
-                           value=s.case == "typed", id="typed")
+            yield Checkbox(
+                "typed comparison (keywords normalised, item ids exact, buttons any case)",
+                value=s.case == "typed",
+                id="typed",
+            )
             with Horizontal(classes="buttons"):
                 yield Button("Apply", variant="primary", id="apply")
                 yield Button("Cancel", id="cancel")
@@ -194,14 +206,20 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
         if mode_name == "llm" and not llm.get("model"):
             self.notify("llm mode needs a model name", severity="error")
             return
-        self.dismiss(replace(self.settings, mode=mode_name,
-                             policy_spec=spec if mode_name == "custom" else self.settings.policy_spec,
-                             graph_spec=spec if mode_name == "langgraph" else self.settings.graph_spec,
-                             llm=llm or None,
-                             mismatch=(mismatch or "mismatch-stop").removeprefix("mismatch-"),  # type: ignore[arg-type]
-                             item_steps=self.query_one("#item-steps", Checkbox).value,
-                             case="typed" if self.query_one("#typed", Checkbox).value
-                             else ("exact" if self.settings.case == "typed" else self.settings.case)))
+        self.dismiss(
+            replace(
+                self.settings,
+                mode=mode_name,
+                policy_spec=spec if mode_name == "custom" else self.settings.policy_spec,
+                graph_spec=spec if mode_name == "langgraph" else self.settings.graph_spec,
+                llm=llm or None,
+                mismatch=(mismatch or "mismatch-stop").removeprefix("mismatch-"),  # type: ignore[arg-type]
+                item_steps=self.query_one("#item-steps", Checkbox).value,
+                case="typed"
+                if self.query_one("#typed", Checkbox).value
+                else ("exact" if self.settings.case == "typed" else self.settings.case),
+            )
+        )
 
     @on(Button.Pressed, "#cancel")
     def _cancel(self) -> None:

@@ -92,8 +92,12 @@ class StepsSource:
             mark = Text("✗", style="bold red")
         entry = row.entry
         if isinstance(entry, DecisionStep):
-            return [mark, Text(row.label or ""), Text(row.step.state if row.step else (entry.state or "")),
-                    Text(strip_control(entry.expected_action))]
+            return [
+                mark,
+                Text(row.label or ""),
+                Text(row.step.state if row.step else (entry.state or "")),
+                Text(strip_control(entry.expected_action)),
+            ]
         kind = getattr(entry, "type", "") or type(entry).__name__
         action = entry.action if isinstance(entry, SubEvent) else None
         label = Text(f" {row.label}" if row.label else "  ↳", style="dim" if row.label is None else "")
@@ -281,8 +285,10 @@ class StepperScreen(Screen):
         entry = row.entry
         if isinstance(entry, DecisionStep):
             observation.border_title = "observation after action" if self.show_after else "observation"
-            observation.set_text(entry.observation_after_action if self.show_after else entry.observation_before_llm,
-                                 placeholder="empty observation")
+            observation.set_text(
+                entry.observation_after_action if self.show_after else entry.observation_before_llm,
+                placeholder="empty observation",
+            )
             lines, placeholder = prompt_lines(entry)
             prompt.set_lines(lines, placeholder=placeholder)
             thinking.set_text(entry.llm_thinking, placeholder="no thinking recorded")
@@ -297,8 +303,9 @@ class StepperScreen(Screen):
                 observation.border_title = f"{getattr(entry, 'type', 'event')} observation"
             observation.set_text(text, placeholder="no observation in this event")
             prompt.set_text(None, placeholder="sub-events carry no prompt")
-            fields = {k: v for k, v in entry.model_dump().items()
-                      if not k.startswith("observation") and k not in ("type",)}
+            fields = {
+                k: v for k, v in entry.model_dump().items() if not k.startswith("observation") and k not in ("type",)
+            }
             thinking.border_title = "event fields"
             thinking.set_text("\n".join(f"{k}: {v}" for k, v in fields.items()), placeholder="no fields")
         if isinstance(entry, DecisionStep) and not self.show_trace:
@@ -353,8 +360,10 @@ class StepperScreen(Screen):
         verdict = self.verdicts().get(step.label)
         text.append("\npredicted  ", style="dim")
         if verdict is None:
-            text.append("— not replayed yet (r replays with " + self.replay_app.workspace.settings.describe() + ")",
-                        style="dim italic")
+            text.append(
+                "— not replayed yet (r replays with " + self.replay_app.workspace.settings.describe() + ")",
+                style="dim italic",
+            )
         elif verdict.error:
             text.append(f"policy error: {strip_control(verdict.error)}", style="bold red")
         elif verdict.match:
@@ -406,8 +415,11 @@ class StepperScreen(Screen):
             if verdict is not None and not verdict.match:
                 self.steps_table.set_cursor(index)
                 return
-        self.notify("no further mismatch" if self.verdicts() else "replay first (r) to find mismatches",
-                    severity="warning", timeout=2)
+        self.notify(
+            "no further mismatch" if self.verdicts() else "replay first (r) to find mismatches",
+            severity="warning",
+            timeout=2,
+        )
 
     def action_toggle_sub_events(self) -> None:
         row = self.current_row()

@@ -72,8 +72,9 @@ def _corners(x: float, y: float, w: float, h: float, size: tuple[int, int]) -> t
     return x0, y0, max(x0 + 1, (x + w) * width - 1), max(y0 + 1, (y + h) * height - 1)
 
 
-def _dashed_rectangle(draw: ImageDraw.ImageDraw, corners: tuple[float, float, float, float], color: RGB,
-                      line: int, dash: int) -> None:
+def _dashed_rectangle(
+    draw: ImageDraw.ImageDraw, corners: tuple[float, float, float, float], color: RGB, line: int, dash: int
+) -> None:
     """An outline ``line`` px thick (drawn inwards, like ``ImageDraw.rectangle``) in dashes ``dash`` px long."""
     x0, y0, x1, y1 = (int(v) for v in corners)  # ImageDraw truncates the same way
     line = max(1, min(line, (x1 - x0) // 2 + 1, (y1 - y0) // 2 + 1))
@@ -87,8 +88,9 @@ def _dashed_rectangle(draw: ImageDraw.ImageDraw, corners: tuple[float, float, fl
         draw.rectangle((x1 - line + 1, y, x1, end), fill=color)
 
 
-def _inner_lines(draw: ImageDraw.ImageDraw, box: Box, corners: tuple[float, float, float, float],
-                 size: tuple[int, int]) -> None:
+def _inner_lines(
+    draw: ImageDraw.ImageDraw, box: Box, corners: tuple[float, float, float, float], size: tuple[int, int]
+) -> None:
     """The edges of ``box.parts`` that fall strictly inside the box's outline, one pixel wide."""
     x0, y0, x1, y1 = (int(v) for v in corners)
     line = max(1, box.width)
@@ -188,8 +190,14 @@ class HalfBlockImage(ScrollView):
     ALLOW_MAXIMIZE = True
     DEFAULT_CSS = "HalfBlockImage { height: 1fr; }"
 
-    def __init__(self, image: Image.Image | None = None, *, name: str | None = None, id: str | None = None,
-                 classes: str | None = None):
+    def __init__(
+        self,
+        image: Image.Image | None = None,
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ):
         super().__init__(name=name, id=id, classes=classes)
         self.image = image
         self.boxes: list[Box] = []
@@ -230,8 +238,9 @@ class HalfBlockImage(ScrollView):
         row = int((box.y + box.h / 2) * total_rows)
         col = int((box.x + box.w / 2) * width_cells)
         region = self.scrollable_content_region
-        self.scroll_to(x=max(0, col - region.width // 2), y=max(0, row - region.height // 2), animate=False,
-                       immediate=True)
+        self.scroll_to(
+            x=max(0, col - region.width // 2), y=max(0, row - region.height // 2), animate=False, immediate=True
+        )
 
     def on_resize(self, event: events.Resize) -> None:
         self._key = None

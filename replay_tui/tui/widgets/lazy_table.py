@@ -148,8 +148,15 @@ class LazyTable(ScrollView, can_focus=True):
         def control(self) -> LazyTable:
             return self.table
 
-    def __init__(self, source: TableSource | None = None, *, header: bool = True, name: str | None = None,
-                 id: str | None = None, classes: str | None = None):
+    def __init__(
+        self,
+        source: TableSource | None = None,
+        *,
+        header: bool = True,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ):
         super().__init__(name=name, id=id, classes=classes)
         self.source: TableSource = source or EmptySource()
         self.show_header = header

@@ -29,8 +29,9 @@ MIN_ZOOM, MAX_ZOOM = 1.0, 8.0
 WHEEL_ROWS = 3
 
 
-def viewport(image_size: tuple[int, int], widget_px: tuple[int, int], zoom: float,
-             focus: tuple[float, float]) -> Viewport:
+def viewport(
+    image_size: tuple[int, int], widget_px: tuple[int, int], zoom: float, focus: tuple[float, float]
+) -> Viewport:
     """The window (left, top, right, bottom) of the image to show, centred on ``focus`` (image pixels).
 
     It is ``image width / zoom`` wide with the widget's aspect ratio, clamped inside the image. When
@@ -73,8 +74,9 @@ class ShotView(Widget):
         Binding("end", "pan(0, 1000000)", "Bottom", show=False),
     ]
 
-    def __init__(self, *, graphics: str | None = None, name: str | None = None, id: str | None = None,
-                 classes: str | None = None) -> None:
+    def __init__(
+        self, *, graphics: str | None = None, name: str | None = None, id: str | None = None, classes: str | None = None
+    ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         protocol = graphics or graphics_mode.current()
         self._graphics_class = None if protocol == "halfblock" else _graphics_widget(protocol)

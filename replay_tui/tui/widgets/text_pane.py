@@ -80,8 +80,7 @@ class TextPane(ScrollView, can_focus=True):
     TextPane > .text-pane--empty { color: $text-muted; text-style: italic; }
     """
 
-    def __init__(self, title: str = "", *, name: str | None = None, id: str | None = None,
-                 classes: str | None = None):
+    def __init__(self, title: str = "", *, name: str | None = None, id: str | None = None, classes: str | None = None):
         super().__init__(name=name, id=id, classes=classes)
         self.border_title = title
         self._lines: list[PaneLine] = []
