@@ -70,6 +70,10 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         return Config()
     try:
         return Config.model_validate(tomllib.loads(target.read_text(encoding="utf-8")))
-    except (OSError, tomllib.TOMLDecodeError, ValidationError) as exc:
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "config"
+        raise ConfigError(f"{target}: {where}: {error['msg']}") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"{target}: {first}") from None
