@@ -472,8 +472,8 @@ def _print_problem(console: Console, problem: LoadProblem) -> None:
 
 def _summary_table(summary: SummaryReport) -> Table:
     tolerant = summary.matching is not None
-    title = "Replay summary" + (f" (matching: {summary.matching_label})" if tolerant else "")
-    table = Table(title=title, show_header=True, header_style="bold")
+    title = f"Replay summary (matching: {summary.matching_label})"
+    table = Table(title=title, show_header=True, header_style="bold", min_width=len(title) + 2)
     table.add_column("state")
     table.add_column("steps", justify="right")
     table.add_column("accuracy", justify="right")

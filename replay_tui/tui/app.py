@@ -380,5 +380,7 @@ def make_app(
     AnnotationError or ConfigError with one-line messages when inputs are unusable."""
     conf = config if isinstance(config, Config) else load_config(config)
     specs = list(demos) if demos else [str(example_path())]
+    if settings is None:
+        settings = ReplaySettings(matching=conf.matching())
     workspace = Workspace.open(specs, annotations_path=annotations, labels=conf.labels, settings=settings)
     return ReplayApp(workspace, config=conf, export_dir=Path(export_dir) if export_dir else None, visual=visual)
