@@ -231,7 +231,7 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
         """The chosen policy per state; states not shown keep the current default."""
         chosen = {state: str(self.query_one(f"#match-{state}", Select).value) for state in MATCH_STATES}
         current = self.settings.matching
-        by_state = {s: p for s, p in current.by_state if s not in chosen}
+        by_state: dict[str, str] = {s: p for s, p in current.by_state if s not in chosen}
         by_state.update(chosen)
         return MatchSettings.build(current.default, by_state)
 
