@@ -22,7 +22,7 @@ from textual.widgets import Static
 from replay_tui.demos.problems import EpisodeLoadError
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
-from replay_tui.policies import PolicyLoadError
+from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies
 from replay_tui.runner import Cancelled, Runner, StepResult
 from replay_tui.sanitize import strip_control
 from replay_tui.tui.config import Config, load_config
@@ -31,7 +31,7 @@ from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.help import HelpScreen
 from replay_tui.tui.screens.modals import ExportModal, NoteModal, SettingsModal, TagModal
 from replay_tui.tui.screens.stepper import StepperScreen
-from replay_tui.workspace import ReplaySettings, Workspace, close_policy
+from replay_tui.workspace import ReplaySettings, Workspace
 
 if TYPE_CHECKING:
     from replay_tui.tui.visual_batch import BatchPair
@@ -157,13 +157,13 @@ class ReplayApp(App[None]):
     def _replay_worker(self, session_ids: list[int], cancel: threading.Event) -> None:
         try:
             runner = self.workspace.make_runner(on_step=lambda r: self.post_message(StepReplayed(r)), cancel=cancel)
-        except (PolicyLoadError, ValueError) as exc:
+        except POLICY_BUILD_ERRORS as exc:
             self.post_message(ReplayFinished(cancelled=False, error=str(exc)))
             return
         try:
             self._replay_sessions(runner, session_ids, cancel)
         finally:
-            close_policy(runner.policy)  # writes a --record cassette, closes HTTP clients
+            close_policies(runner.policy)  # writes a --record cassette, closes HTTP clients
 
     def _replay_sessions(self, runner: Runner, session_ids: list[int], cancel: threading.Event) -> None:
         total = len(session_ids)
