@@ -114,8 +114,9 @@ class Workspace:
     def make_runner(
         self, *, on_step: Callable[[StepResult], None] | None = None, cancel: threading.Event | None = None
     ) -> Runner:
+        """A Runner with the settings' policy. Its ``mode`` is the name reports use: pass it to
+        :meth:`record` with the results (a replay worker only builds the runner, the App records)."""
         policy, name = self.settings.make_policy()
-        self.mode_name = name
         env = OfflineWebshopEnv(
             self.demos,
             mismatch_policy=self.settings.mismatch,
@@ -124,8 +125,12 @@ class Workspace:
         )
         return Runner(env, policy, mode=name, on_step=on_step, cancel=cancel)
 
-    def record(self, report: EpisodeReport) -> None:
+    def record(self, report: EpisodeReport, mode: str | None = None) -> None:
+        """Keep an episode's result; ``mode`` names the policy that replayed it (the runner's
+        ``mode``), which :meth:`summary` reports."""
         self.results[report.session_id] = report
+        if mode is not None:
+            self.mode_name = mode
         self._totals = None
 
     def forget(self, session_id: int) -> None:

@@ -180,7 +180,7 @@ class ReplayApp(App[None]):
             except Exception as exc:  # the UI must survive anything a policy or a file throws
                 self.post_message(ReplayFinished(cancelled=False, error=f"{type(exc).__name__}: {exc}"))
                 return
-            self.post_message(EpisodeReplayed(report, done, total))
+            self.post_message(EpisodeReplayed(report, done, total, runner.mode))
             if report.cancelled:
                 break
         self.post_message(ReplayFinished(cancelled=cancel.is_set()))
@@ -203,7 +203,7 @@ class ReplayApp(App[None]):
     @on(EpisodeReplayed)
     def _episode_replayed(self, message: EpisodeReplayed) -> None:
         report = message.report
-        self.workspace.record(report)
+        self.workspace.record(report, message.mode)
         self.step_results[report.session_id] = {step.step_label: step for step in report.steps}
         self.progress = (message.done, message.total)
         browser = self.browser
