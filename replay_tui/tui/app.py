@@ -23,7 +23,7 @@ from replay_tui.config import Config, load_config
 from replay_tui.demos.problems import EpisodeLoadError
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
-from replay_tui.policies import PolicyLoadError
+from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies
 from replay_tui.runner import Cancelled, Runner, StepResult
 from replay_tui.sanitize import strip_control
 from replay_tui.tui.messages import EpisodeFailed, EpisodeReplayed, ReplayFinished, StepReplayed
@@ -31,7 +31,7 @@ from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.help import HelpScreen
 from replay_tui.tui.screens.modals import ExportModal, NoteModal, SettingsModal, TagModal
 from replay_tui.tui.screens.stepper import StepperScreen
-from replay_tui.workspace import ReplaySettings, Workspace, close_policy
+from replay_tui.workspace import ReplaySettings, Workspace
 
 if TYPE_CHECKING:
     from replay_tui.tui.visual_batch import BatchPair
@@ -158,13 +158,13 @@ class ReplayApp(App[None]):
     def _replay_worker(self, session_ids: list[int], cancel: threading.Event) -> None:
         try:
             runner = self.workspace.make_runner(on_step=lambda r: self.post_message(StepReplayed(r)), cancel=cancel)
-        except (PolicyLoadError, ValueError) as exc:
+        except POLICY_BUILD_ERRORS as exc:
             self.post_message(ReplayFinished(cancelled=False, error=str(exc)))
             return
         try:
             self._replay_sessions(runner, session_ids, cancel)
         finally:
-            close_policy(runner.policy)  # writes a --record cassette, closes HTTP clients
+            close_policies(runner.policy)  # writes a --record cassette, closes HTTP clients
 
     def _replay_sessions(self, runner: Runner, session_ids: list[int], cancel: threading.Event) -> None:
         total = len(session_ids)
@@ -181,7 +181,7 @@ class ReplayApp(App[None]):
             except Exception as exc:  # the UI must survive anything a policy or a file throws
                 self.post_message(ReplayFinished(cancelled=False, error=f"{type(exc).__name__}: {exc}"))
                 return
-            self.post_message(EpisodeReplayed(report, done, total))
+            self.post_message(EpisodeReplayed(report, done, total, runner.mode))
             if report.cancelled:
                 break
         self.post_message(ReplayFinished(cancelled=cancel.is_set()))
@@ -204,7 +204,7 @@ class ReplayApp(App[None]):
     @on(EpisodeReplayed)
     def _episode_replayed(self, message: EpisodeReplayed) -> None:
         report = message.report
-        self.workspace.record(report)
+        self.workspace.record(report, message.mode)
         self.step_results[report.session_id] = {step.step_label: step for step in report.steps}
         self.progress = (message.done, message.total)
         browser = self.browser

@@ -17,11 +17,14 @@ class StepReplayed(Message):
 
 
 class EpisodeReplayed(Message):
-    def __init__(self, report: EpisodeReport, done: int, total: int):
+    """An episode's report; ``mode`` names the policy that replayed it (what reports say)."""
+
+    def __init__(self, report: EpisodeReport, done: int, total: int, mode: str | None = None):
         super().__init__()
         self.report = report
         self.done = done
         self.total = total
+        self.mode = mode
 
 
 class EpisodeFailed(Message):
