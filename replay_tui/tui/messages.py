@@ -20,47 +20,37 @@ if TYPE_CHECKING:
     from replay_tui.workspace import Workspace
 
 
-class ReplayState(Protocol):
-    """What the replay screens read and never change (the App implements it)."""
-
-    @property
-    def workspace(self) -> Workspace: ...
-
-    @property
-    def step_results(self) -> Mapping[int, dict[str, StepResult]]: ...
-
-    @property
-    def replaying(self) -> bool: ...
-
-
-# -- from the replay worker ---------------------------------------------------------------------
-@dataclass
 class StepReplayed(Message):
     """One step's verdict, as soon as it is judged."""
 
-    result: StepResult
+    def __init__(self, result: StepResult):
+        super().__init__()
+        self.result = result
 
 
-@dataclass
 class EpisodeReplayed(Message):
-    report: EpisodeReport
-    done: int
-    total: int
+    def __init__(self, report: EpisodeReport, done: int, total: int):
+        super().__init__()
+        self.report = report
+        self.done = done
+        self.total = total
 
 
-@dataclass
 class EpisodeFailed(Message):
     """An episode turned out malformed while replaying; its problem is shown instead."""
 
-    problem: LoadProblem
-    done: int
-    total: int
+    def __init__(self, problem: LoadProblem, done: int, total: int):
+        super().__init__()
+        self.problem = problem
+        self.done = done
+        self.total = total
 
 
-@dataclass
 class ReplayFinished(Message):
-    cancelled: bool
-    error: str | None = None
+    def __init__(self, cancelled: bool, error: str | None = None):
+        super().__init__()
+        self.cancelled = cancelled
+        self.error = error
 
 
 # -- from the screens ---------------------------------------------------------------------------
@@ -102,3 +92,16 @@ class StatusRefreshRequested(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, StatusRefreshRequested)
+
+
+class ReplayState(Protocol):
+    """What the replay screens read and never change (the App implements it)."""
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+    @property
+    def step_results(self) -> Mapping[int, dict[str, StepResult]]: ...
+
+    @property
+    def replaying(self) -> bool: ...
