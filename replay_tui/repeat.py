@@ -148,7 +148,7 @@ def repeat_episode(
     episode = demos.episode(session_id)
     pass_step = accepts_recorded_step(policy)
     pass_sample = _takes_sample(policy)
-    results = []
+    results: list[RepeatStep] = []
     for step in replay_steps(episode, include_item_steps=include_item_steps):
         case = settings.policy_for(step.state)
         keys: list[str] = []

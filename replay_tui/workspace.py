@@ -193,7 +193,10 @@ class Workspace:
         opened_bad = sum(
             1
             for p in self.demos.problems
-            if p.index is not None and p.session_id in self.demos and self.demos.problem_for(p.session_id) is p
+            if p.index is not None
+            and isinstance(p.session_id, int)
+            and p.session_id in self.demos
+            and self.demos.problem_for(p.session_id) is p
         )
         return len(self.rejected()) + opened_bad
 

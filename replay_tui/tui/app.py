@@ -170,10 +170,14 @@ class ReplayApp(AppBase):
         self._replay_worker(list(session_ids), self.cancel_event)
         self.update_status()
 
+    def _post_step(self, result: StepResult) -> None:
+        """Called on the worker thread with each judged step."""
+        self.post_message(StepReplayed(result))
+
     @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
     def _replay_worker(self, session_ids: list[int], cancel: threading.Event) -> None:
         try:
-            runner = self.workspace.make_runner(on_step=lambda r: self.post_message(StepReplayed(r)), cancel=cancel)
+            runner = self.workspace.make_runner(on_step=self._post_step, cancel=cancel)
         except POLICY_BUILD_ERRORS as exc:
             self.post_message(ReplayFinished(cancelled=False, error=str(exc)))
             return

@@ -8,7 +8,7 @@ Each app adds its own stylesheet from ``styles/`` after ``base.tcss``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import ClassVar
 
 from textual.app import App, SystemCommand
@@ -21,7 +21,7 @@ from replay_tui.tui.screens.help import HelpScreen, bound_keys, own_bindings
 STYLES = Path(__file__).resolve().parent / "styles"
 
 
-def stylesheets(*names: str) -> list[Path]:
+def stylesheets(*names: str) -> list[str | PurePath]:
     """``base.tcss`` then the named files of ``styles/``: an app's CSS_PATH (absolute, so subclasses
     anywhere find them)."""
     return [STYLES / "base.tcss", *(STYLES / name for name in names)]

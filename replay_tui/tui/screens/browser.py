@@ -45,15 +45,30 @@ SORTABLE = ("session", "instruction", "steps", "reward", "success", "backup", "v
 
 
 @dataclass(frozen=True)
-class Row:
-    """A browser row: a usable episode (``ref``) or a problem without an episode."""
+class EpisodeRow:
+    """A browser row for a usable episode."""
 
-    ref: EpisodeRef | None = None
-    problem: LoadProblem | None = None
+    ref: EpisodeRef
+    problem: None = None
 
     @property
-    def session_id(self) -> int | None:
-        return self.ref.session_id if self.ref is not None else None
+    def session_id(self) -> int:
+        return self.ref.session_id
+
+
+@dataclass(frozen=True)
+class ProblemRow:
+    """A browser row for a problem without an episode of its own (a rejected record, a file error)."""
+
+    problem: LoadProblem
+    ref: None = None
+
+    @property
+    def session_id(self) -> None:
+        return None
+
+
+Row = EpisodeRow | ProblemRow
 
 
 @dataclass
@@ -80,7 +95,7 @@ class BrowserSource:
         self.workspace = workspace
         self.rows: list[Row] = []
         self.episode_count = 0  # rows that are episodes (the rest are problems)
-        self._episodes = [Row(ref=ref) for ref in workspace.demos.refs]
+        self._episodes = [EpisodeRow(ref) for ref in workspace.demos.refs]
         # What "/" searches, lowercased once: the session id and the instruction.
         self._haystacks = [f"{ref.session_id} {ref.header.instruction.lower()}" for ref in workspace.demos.refs]
         self.rebuild(filters, sort_key, reverse)
@@ -108,10 +123,10 @@ class BrowserSource:
             episodes = [row for row in episodes if row.ref.session_id in tagged]
         if sort_key != "session" or reverse:
             episodes = sorted(episodes, key=self._sort_key(sort_key), reverse=reverse)
-        problems = []
+        problems: list[Row] = []
         if not (filters.failures or filters.mismatches or filters.backup or filters.tagged):
-            problems = [Row(problem=p) for p in ws.rejected() if not needle or needle in p.one_line().lower()]
-        self.rows = list(episodes) + problems
+            problems = [ProblemRow(p) for p in ws.rejected() if not needle or needle in p.one_line().lower()]
+        self.rows = [*episodes, *problems]
         self.episode_count = len(self.rows) - len(problems)
 
     def _sort_key(self, key: str):  # a key function for sorted()
@@ -128,7 +143,7 @@ class BrowserSource:
             return lambda row: (row.ref.header.completed_by_backup, row.ref.session_id)
         if key == "verdict":
 
-            def verdict_rank(row: Row) -> tuple[int, int]:
+            def verdict_rank(row: EpisodeRow) -> tuple[int, int]:
                 report = ws.results.get(row.ref.session_id)
                 return (0 if report is None else (2 if report.matched else 1), row.ref.session_id)
 
@@ -223,10 +238,10 @@ class BrowserScreen(SortActions, Screen):
         Binding("slash", "filter", "Filter", id="browser.filter"),
         Binding("s", "sort", "Sort", id="browser.sort"),
         Binding("S", "reverse_sort", "Reverse", show=False, id="browser.reverse_sort"),
-        Binding("f", "toggle('failures')", "Failures", id="browser.failures"),
-        Binding("m", "toggle('mismatches')", "Mismatches", id="browser.mismatches"),
-        Binding("b", "toggle('backup')", "Backup", show=False, id="browser.backup"),
-        Binding("a", "toggle('tagged')", "Tagged", show=False, id="browser.tagged"),
+        Binding("f", "toggle_filter('failures')", "Failures", id="browser.failures"),
+        Binding("m", "toggle_filter('mismatches')", "Mismatches", id="browser.mismatches"),
+        Binding("b", "toggle_filter('backup')", "Backup", show=False, id="browser.backup"),
+        Binding("a", "toggle_filter('tagged')", "Tagged", show=False, id="browser.tagged"),
         Binding("r", "replay_one", "Replay", id="browser.replay"),
         Binding("R", "replay_all", "Replay all", id="browser.replay_all"),
         Binding("t", "tag", "Tag", id="browser.tag"),
@@ -323,7 +338,7 @@ class BrowserScreen(SortActions, Screen):
     def _header_clicked(self, event: LazyTable.HeaderClicked) -> None:
         self.sort_by(COLUMNS[event.column].key)
 
-    def action_toggle(self, name: str) -> None:
+    def action_toggle_filter(self, name: str) -> None:
         setattr(self.filters, name, not getattr(self.filters, name))
         self.rebuild()
 

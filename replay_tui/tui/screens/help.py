@@ -48,7 +48,10 @@ def binding_rows(screen: Screen, keymap: Mapping[str, str] | None = None) -> lis
 
     rows: list[tuple[str, str, str, str]] = []
     app = screen.app
-    groups = [("app", list(own_bindings(app))), (screen.id or "screen", list(own_bindings(screen)))]
+    groups: list[tuple[str, list[BindingType]]] = [
+        ("app", list(own_bindings(app))),
+        (screen.id or "screen", list(own_bindings(screen))),
+    ]
     groups += [("tables", LazyTable.BINDINGS), ("panes", TextPane.BINDINGS)]
     for group, bindings in groups:
         for binding in bindings:

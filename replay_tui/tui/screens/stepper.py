@@ -137,8 +137,8 @@ def prompt_lines(step: DecisionStep) -> tuple[list[PaneLine], str]:
     try:
         messages = step.prompt_messages()
     except PromptError as exc:
-        lines = [PaneLine(f"⚠ prompt not parsed: {exc}", "bold red"), PaneLine("")]
-        return lines + lines_from_text(step.llm_prompt), ""
+        warning = [PaneLine(f"⚠ prompt not parsed: {exc}", "bold red"), PaneLine("")]
+        return warning + lines_from_text(step.llm_prompt), ""
     lines: list[PaneLine] = []
     for number, message in enumerate(messages):
         if number:
