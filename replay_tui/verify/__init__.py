@@ -6,7 +6,7 @@
 - :mod:`~replay_tui.verify.evaluate`: task + answer -> verdict (upstream's flow).
 - :mod:`~replay_tui.verify.models`: answers, tasks, assertions, results and reports.
 - :mod:`~replay_tui.verify.actions`: typed comparison of WebShop actions for the replay debugger.
-- :mod:`~replay_tui.verify.cli`: the ``replay-tui verify`` sub-command.
+- The ``replay-tui verify`` sub-command is :mod:`replay_tui.cli.verify`.
 """
 
 from replay_tui.verify.actions import ActionVerdict, compare_actions

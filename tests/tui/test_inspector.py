@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from replay_tui.cli import UsageError, inspect_app
 from replay_tui.cli import main as cli_main
+from replay_tui.cli.main import UsageError, inspect_app
 from replay_tui.tui.inspector import VIEWER_ENV, InspectorApp, InspectorScreen, merged_parts, pair_rows
 from replay_tui.tui.widgets.shot_view import ShotView
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from replay_tui.cli import inspect_app
+from replay_tui.cli.main import inspect_app
 from replay_tui.tui.app import VisualBatch
 from replay_tui.tui.inspector import InspectorScreen
 from replay_tui.tui.screens.browser import BrowserScreen

@@ -9,7 +9,7 @@ import json
 import pytest
 from rich.console import Console
 
-from replay_tui.visual import cli
+from replay_tui.cli import visual as cli
 from replay_tui.visual.examples import example_pair
 
 

@@ -270,8 +270,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_graphics_argument(tui)
     _add_llm_arguments(tui)
-    from replay_tui.verify.cli import register as register_verify
-    from replay_tui.visual.cli import register as register_visual
+    from replay_tui.cli.verify import register as register_verify
+    from replay_tui.cli.visual import register as register_visual
 
     register_verify(commands)
     register_visual(commands)
