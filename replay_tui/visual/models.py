@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+import orjson
+from pydantic import BaseModel, Field, ValidationError
 
 from replay_tui.visual.blocks import Block
 
@@ -137,6 +140,24 @@ class BatchReport(BaseModel):
     pairs: list[PairReport] = Field(default_factory=list)
 
     model_config = {"populate_by_name": True}
+
+
+class ReportFileError(ValueError):
+    """A file that is not a saved visual report; the message is one line that names the file."""
+
+
+def read_report(path: str | os.PathLike[str]) -> PairReport | BatchReport:
+    """A saved ``replay-tui visual --json`` report: a pair report, or a batch report (it has ``rows``)."""
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+        if not isinstance(data, dict):
+            raise TypeError("the top level is not an object")
+        if "rows" in data:
+            return BatchReport.model_validate(data)
+        return PairReport.model_validate(data)
+    except (OSError, orjson.JSONDecodeError, ValidationError, TypeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ReportFileError(f"{path}: not a visual report (replay-tui visual --json): {first}") from None
 
 
 def block_models(blocks: list[Block]) -> list[BlockModel]:
