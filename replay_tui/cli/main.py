@@ -659,6 +659,7 @@ def _finish_repeat(
 
 
 def run_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """``generate``: a synthetic demo file (unset flags take the bundled example's values), or the bundled one."""
     from replay_tui.demos import synth
 
     if args.bundled:
