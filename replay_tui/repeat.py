@@ -23,10 +23,11 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, Field
 
-from replay_tui.actions import CasePolicy, actions_match, normalize_action
+from replay_tui.actions import normalize_action
 from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.env import replay_steps
+from replay_tui.matching import CasePolicy, actions_match
 from replay_tui.policies.base import PolicyFailure, accepts_recorded_step, policy_name
 from replay_tui.runner import unique_problems
 
@@ -162,7 +163,7 @@ def repeat_episode(
                 )
                 if not isinstance(predicted, str):
                     raise PolicyFailure("not_a_string", f"policy returned {type(predicted).__name__}")
-                keys.append(normalize_action(predicted, case if case != "typed" else "exact"))
+                keys.append(normalize_action(predicted, case if case not in ("typed", "tolerant") else "exact"))
                 errors.append(None)
             except PolicyFailure as exc:
                 keys.append(f"!{exc.kind}")

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replay_tui.actions import CasePolicy
 from replay_tui.annotations import AnnotationStore, data_dir, sidecar_path
 from replay_tui.demos.loader import DemoSet, EpisodeRef, open_demos
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.env import MismatchPolicy, OfflineWebshopEnv
+from replay_tui.matching import MatchPolicy, MatchSettings
 from replay_tui.policies import builtin_policy, load_policy, policy_name
 from replay_tui.runner import EpisodeReport, Runner, StepResult, SummaryReport, summarize_demos
 
@@ -31,7 +31,8 @@ class ReplaySettings:
     policy_spec: str | None = None
     mismatch: MismatchPolicy = "stop"
     item_steps: bool = False
-    case: CasePolicy = "exact"
+    matching: MatchSettings = field(default_factory=MatchSettings)
+    """Which matching policy judges each state's steps (:mod:`replay_tui.matching`)."""
     llm: dict[str, Any] | None = None
     """LLM settings for ``llm`` and ``langgraph`` modes: the fields of
     :class:`replay_tui.policies.llm.LlmSettings` (``model``, ``base_url``, ``temperature``, ``seed``,
@@ -63,6 +64,11 @@ class ReplaySettings:
             return policy, policy_name(policy)
         return builtin_policy(self.mode), self.mode
 
+    @property
+    def case(self) -> MatchPolicy:
+        """The default matching policy (the earlier name of the setting)."""
+        return self.matching.default
+
     def describe(self) -> str:
         if self.mode == "llm":
             from replay_tui.policies.llm import LlmSettings
@@ -78,7 +84,7 @@ class ReplaySettings:
         return (
             f"{name} · {self.mismatch}"
             + (" · item steps" if self.item_steps else "")
-            + ("" if self.case == "exact" else f" · {self.case} comparison")
+            + ("" if self.matching.is_default else f" · match {self.matching.describe()}")
         )
 
 
@@ -108,6 +114,7 @@ class ResultTotals:
     mismatched: int  # episodes with at least one mismatch
     steps: int
     matched: int  # steps
+    equivalent: int = 0  # steps whose difference the matching policy tolerated
 
 
 @dataclass
@@ -146,7 +153,7 @@ class Workspace:
             self.demos,
             mismatch_policy=self.settings.mismatch,
             include_item_steps=self.settings.item_steps,
-            case=self.settings.case,
+            matching=self.settings.matching,
         )
         return Runner(env, policy, mode=name, on_step=on_step, cancel=cancel)
 
@@ -173,6 +180,7 @@ class Workspace:
                 mismatched=sum(1 for r in results if not r.matched),
                 steps=sum(r.steps_total for r in results),
                 matched=sum(r.steps_matched for r in results),
+                equivalent=sum(r.steps_equivalent for r in results),
             )
         return self._totals
 
@@ -186,6 +194,7 @@ class Workspace:
             mismatch_policy=self.settings.mismatch,
             include_item_steps=self.settings.item_steps,
             case=self.settings.case,
+            matching=self.settings.matching,
         )
 
     # -- lookups ----------------------------------------------------------------------------

@@ -21,7 +21,6 @@ from rich.table import Table
 from rich.text import Text
 
 from replay_tui import __version__
-from replay_tui.actions import CASE_POLICIES
 from replay_tui.annotations import AnnotationError, AnnotationStore
 from replay_tui.cli.common import (
     EXIT_MISMATCH,
@@ -42,6 +41,7 @@ from replay_tui.env import MISMATCH_POLICIES, OfflineWebshopEnv
 from replay_tui.examples import example_path
 from replay_tui.export import FORMATS, ExportError, format_for_path, write_report
 from replay_tui.fileio import atomic_write_bytes
+from replay_tui.matching import CASE_POLICIES, MatchSettings, MatchSpecError
 from replay_tui.policies import BUILTIN_MODES, PolicyLoadError
 from replay_tui.repeat import RepeatReport, run_repeats
 from replay_tui.runner import EpisodeReport, Runner, SummaryReport, run_all_parallel
@@ -122,13 +122,7 @@ def _add_replay_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also replay item-page actions (Description, options, Buy Now) as steps",
     )
-    parser.add_argument(
-        "--case",
-        choices=CASE_POLICIES,
-        default="exact",
-        help="how actions are compared: exact (default), lower, env (argument case-insensitive), "
-        "typed (by argument kind: keywords normalised, item ids exact, buttons/options any case)",
-    )
+    _add_match_arguments(parser)
     parser.add_argument(
         "--report",
         metavar="OUT.EXT",
@@ -166,6 +160,40 @@ def _add_replay_arguments(parser: argparse.ArgumentParser) -> None:
         "recording and between runs, per state (JSON reports only)",
     )
     _add_llm_arguments(parser)
+
+
+def _add_match_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--match",
+        action="append",
+        default=[],
+        metavar="[STATE=]POLICY",
+        help="matching policy, for one state (Search=tolerant) or every state (typed); repeatable. "
+        "exact (default: every character), lower, env (argument case), typed (keywords normalised, "
+        "buttons/options any case, item ids exact), tolerant (typed + keyword order, plurals, stop words; "
+        "item ids any case). Tolerated differences are counted as equivalent (≈), apart from matches",
+    )
+    parser.add_argument(
+        "--case",
+        choices=CASE_POLICIES,
+        default=None,
+        help="the policy for every state (the same as --match POLICY)",
+    )
+
+
+def _matching(args: argparse.Namespace) -> MatchSettings:
+    """config.toml's [match], then --case, then each --match (a later one wins)."""
+    from replay_tui.config import ConfigError, load_config
+
+    try:
+        base = load_config(getattr(args, "config", None)).matching()
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    specs = [*base.specs(), *([args.case] if args.case else []), *args.match]
+    try:
+        return MatchSettings.parse(specs)
+    except MatchSpecError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _add_llm_arguments(parser: argparse.ArgumentParser) -> None:
@@ -257,7 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_argument("--policy", metavar="SPEC", help="policy spec for replays (module:attr or file.py:attr)")
     tui.add_argument("--mismatch", choices=MISMATCH_POLICIES, default="stop", help="mismatch policy for replays")
     tui.add_argument("--item-steps", action="store_true", help="replay item-page actions as steps")
-    tui.add_argument("--case", choices=CASE_POLICIES, default="exact", help="how actions are compared")
+    _add_match_arguments(tui)
     tui.add_argument(
         "--visual-ref-dir",
         metavar="DIR",
@@ -375,7 +403,7 @@ def _replay_settings(args: argparse.Namespace) -> ReplaySettings:
         policy_spec=args.policy,
         mismatch=args.mismatch,
         item_steps=args.item_steps,
-        case=args.case,
+        matching=_matching(args),
         llm=_llm_settings(args) or None,
         graph_spec=args.graph,
     )
@@ -448,17 +476,31 @@ def _print_problem(console: Console, problem: LoadProblem) -> None:
 
 
 def _summary_table(summary: SummaryReport) -> Table:
-    table = Table(title="Replay summary", show_header=True, header_style="bold")
+    tolerant = summary.matching is not None
+    title = f"Replay summary (matching: {summary.matching_label})"
+    table = Table(title=title, show_header=True, header_style="bold", min_width=len(title) + 2)
     table.add_column("state")
     table.add_column("steps", justify="right")
     table.add_column("accuracy", justify="right")
+    if tolerant:
+        table.add_column("≈ equivalent", justify="right")
+        table.add_column("with ≈", justify="right")
     for state, accuracy in summary.accuracy_by_state.items():
-        table.add_row(state, str(summary.steps_by_state[state]), f"{accuracy:.1%}")
-    table.add_row(
+        row = [state, str(summary.steps_by_state[state]), f"{accuracy:.1%}"]
+        if tolerant:
+            row += [
+                str(summary.equivalent_by_state.get(state, 0)),
+                f"{summary.accepted_accuracy_by_state.get(state, 0.0):.1%}",
+            ]
+        table.add_row(*row)
+    total: list[str | Text] = [
         Text("all", style="bold"),
         str(summary.total_steps),
         Text(f"{summary.overall_accuracy:.1%}", style="bold green" if summary.overall_accuracy == 1.0 else "bold red"),
-    )
+    ]
+    if tolerant:
+        total += [str(summary.total_equivalent), Text(f"{summary.accepted_accuracy:.1%}", style="bold")]
+    table.add_row(*total)
     return table
 
 
@@ -493,7 +535,9 @@ def _verdict(summary: SummaryReport) -> str:
     return (
         f"{summary.episodes_run} episodes, {summary.total_steps} steps, "
         f"{summary.total_matched} matched ({summary.overall_accuracy:.1%}); "
-        f"{summary.total_mismatches} mismatches; {len(summary.problems)} problems"
+        + (f"{summary.total_equivalent} equivalent; " if summary.matching is not None else "")
+        + f"{summary.total_mismatches} mismatches; {len(summary.problems)} problems"
+        + (f" (matching: {summary.matching_label})" if summary.matching is not None else "")
     )
 
 
@@ -534,6 +578,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.repeat > 1 and report_path is not None and report_format != "json":
         raise UsageError("--repeat writes JSON reports only (use a .json path)")
     _check_llm_flags(args)
+    matching = _matching(args)
     policies = _Policies(args)
     for problem in demos.problems:
         _print_problem(err, problem)
@@ -548,7 +593,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     def make_runner() -> Runner:
         env = OfflineWebshopEnv(
-            demos, mismatch_policy=args.mismatch, include_item_steps=args.item_steps, case=args.case
+            demos, mismatch_policy=args.mismatch, include_item_steps=args.item_steps, matching=matching
         )
         return Runner(env, policies.take(), mode=policies.mode)
 
@@ -559,7 +604,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
                 demos,
                 session_ids,
                 repeats=args.repeat,
-                case=args.case,
+                case=matching.default,
                 include_item_steps=args.item_steps,
                 jobs=args.jobs,
                 mode=policies.mode,
@@ -706,8 +751,8 @@ COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual", "inspect"
 
 
 def run_tui(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from replay_tui.config import ConfigError
     from replay_tui.tui.app import VisualBatch, make_app
-    from replay_tui.tui.config import ConfigError
 
     _check_llm_flags(args)
     settings = _replay_settings(args)

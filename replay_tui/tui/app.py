@@ -19,13 +19,13 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Static
 
+from replay_tui.config import Config, load_config
 from replay_tui.demos.problems import EpisodeLoadError
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
 from replay_tui.policies import PolicyLoadError
 from replay_tui.runner import Cancelled, Runner, StepResult
 from replay_tui.sanitize import strip_control
-from replay_tui.tui.config import Config, load_config
 from replay_tui.tui.messages import EpisodeFailed, EpisodeReplayed, ReplayFinished, StepReplayed
 from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.help import HelpScreen
@@ -132,6 +132,7 @@ class ReplayApp(App[None]):
             parts.append(
                 f"{totals.episodes} replayed · {totals.mismatched} with mismatches · "
                 f"step accuracy {totals.matched / max(1, totals.steps):.1%}"
+                + (f" · {totals.equivalent} ≈ equivalent" if totals.equivalent else "")
             )
         parts.append(f"notes {ws.annotations.path.name}")
         return "  │  ".join(parts)
@@ -379,5 +380,7 @@ def make_app(
     AnnotationError or ConfigError with one-line messages when inputs are unusable."""
     conf = config if isinstance(config, Config) else load_config(config)
     specs = list(demos) if demos else [str(example_path())]
+    if settings is None:
+        settings = ReplaySettings(matching=conf.matching())
     workspace = Workspace.open(specs, annotations_path=annotations, labels=conf.labels, settings=settings)
     return ReplayApp(workspace, config=conf, export_dir=Path(export_dir) if export_dir else None, visual=visual)

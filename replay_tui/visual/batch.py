@@ -104,9 +104,9 @@ def score_pairs(
     *,
     indices: Iterable[int] | None = None,
     cancel: threading.Event | None = None,
-    on_start: Callable[[int], None] | None = None,
-    on_scored: Callable[[int, PairReport, PairResult], None] | None = None,
-    on_error: Callable[[int, Exception], None] | None = None,
+    on_start: Callable[[int], object] | None = None,
+    on_scored: Callable[[int, PairReport, PairResult], object] | None = None,
+    on_error: Callable[[int, Exception], object] | None = None,
 ) -> None:
     """Score ``pairs`` (or those at ``indices``) one after another with ``scorer``, in order.
 

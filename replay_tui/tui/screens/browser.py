@@ -192,6 +192,8 @@ class BrowserSource:
         if report.cancelled:
             return Text("cancelled", style="yellow")
         if report.matched:
+            if report.steps_equivalent:
+                return Text(f"≈ {report.steps_equivalent} equiv.", style="yellow")
             return Text("✓ matched", style="green")
         return Text(f"✗ step {report.first_mismatch_step}", style="bold red")
 

@@ -23,7 +23,6 @@ from replay_tui.runner import StepResult
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
-from replay_tui.verify.actions import compare_actions
 
 if TYPE_CHECKING:
     from replay_tui.tui.app import ReplayApp
@@ -77,7 +76,7 @@ class StepsSource:
 
     def row_style(self, index: int) -> str:
         verdict = self.verdict(index)
-        if verdict is not None and not verdict.match:
+        if verdict is not None and verdict.is_mismatch:
             return "bold red"
         return "dim" if self.rows[index].is_sub_event and self.rows[index].step is None else ""
 
@@ -88,6 +87,8 @@ class StepsSource:
             mark = Text("·", style="dim")
         elif verdict.match:
             mark = Text("✓", style="green")
+        elif verdict.is_equivalent:
+            mark = Text("≈", style="bold yellow")
         else:
             mark = Text("✗", style="bold red")
         entry = row.entry
@@ -153,6 +154,20 @@ class StepperScreen(Screen):
         Binding("G", "last", "Last", show=False, id="stepper.last"),
         Binding("right_square_bracket", "mismatch(1)", "Next mismatch", id="stepper.next_mismatch"),
         Binding("left_square_bracket", "mismatch(-1)", "Prev mismatch", show=False, id="stepper.prev_mismatch"),
+        Binding(
+            "right_curly_bracket",
+            "mismatch(1, True)",
+            "Next difference (≈ too)",
+            show=False,
+            id="stepper.next_difference",
+        ),
+        Binding(
+            "left_curly_bracket",
+            "mismatch(-1, True)",
+            "Prev difference (≈ too)",
+            show=False,
+            id="stepper.prev_difference",
+        ),
         Binding("r", "replay", "Replay", id="stepper.replay"),
         Binding("z", "maximize_pane", "Zoom", id="stepper.zoom"),
         Binding("ctrl+f", "find", "Find", id="stepper.find"),
@@ -251,8 +266,12 @@ class StepperScreen(Screen):
             text.append("backup  ", style="magenta")
         verdicts = self.verdicts()
         if verdicts:
-            bad = sum(1 for v in verdicts.values() if not v.match)
-            text.append(f"{len(verdicts)} replayed, {bad} mismatched  ", style="bold red" if bad else "bold green")
+            bad = sum(1 for v in verdicts.values() if v.is_mismatch)
+            same = sum(1 for v in verdicts.values() if v.is_equivalent)
+            text.append(
+                f"{len(verdicts)} replayed, " + (f"{same} equivalent, " if same else "") + f"{bad} mismatched  ",
+                style="bold red" if bad else "bold green",
+            )
         tags = self.replay_app.workspace.annotations.episode_tags(self.session_id)
         if tags:
             text.append(" ".join(tags) + "  ", style="cyan")
@@ -370,6 +389,7 @@ class StepperScreen(Screen):
             text.append(strip_control(verdict.predicted), style="green")
             text.append("  ✓ match", style="bold green")
         else:
+            equivalent = verdict.is_equivalent
             text.append("(−expected +predicted) ", style="dim")
             for chunk in char_diff(strip_control(step.expected), strip_control(verdict.predicted), cleanup=True):
                 if chunk.op == "equal":
@@ -378,10 +398,15 @@ class StepperScreen(Screen):
                     text.append(chunk.text, style="bold white on red")
                 else:
                     text.append(chunk.text, style="strike dim red")
-            text.append("  ✗ mismatch", style="bold red")
-            why = compare_actions(step.expected, verdict.predicted)
-            text.append("\nwhy        ", style="dim")
-            text.append(strip_control(why.message), style="yellow")
+            if equivalent:
+                text.append(f"  ≈ equivalent under {verdict.policy}", style="bold yellow")
+            else:
+                text.append("  ✗ mismatch", style="bold red")
+                if verdict.policy != "exact":
+                    text.append(f" under {verdict.policy}", style="bold red")
+            if verdict.reason:
+                text.append("\nwhy        ", style="dim")
+                text.append(strip_control(verdict.reason), style="yellow")
         if verdict is not None and verdict.trace:
             text.append("\ncall       ", style="dim")
             text.append(strip_control(trace_summary(verdict.trace)), style="cyan")
@@ -407,16 +432,18 @@ class StepperScreen(Screen):
     def action_last(self) -> None:
         self.steps_table.set_cursor(len(self.source) - 1)
 
-    def action_mismatch(self, direction: int) -> None:
+    def action_mismatch(self, direction: int, equivalents: bool = False) -> None:
+        """Move to the next (previous) mismatch; with ``equivalents``, also stop at tolerated steps."""
         cursor = self.steps_table.cursor
         order = range(cursor + 1, len(self.source)) if direction > 0 else range(cursor - 1, -1, -1)
         for index in order:
             verdict = self.source.verdict(index)
-            if verdict is not None and not verdict.match:
+            if verdict is not None and (verdict.is_mismatch or (equivalents and verdict.is_equivalent)):
                 self.steps_table.set_cursor(index)
                 return
+        what = "mismatch or equivalent step" if equivalents else "mismatch"
         self.notify(
-            "no further mismatch" if self.verdicts() else "replay first (r) to find mismatches",
+            f"no further {what}" if self.verdicts() else "replay first (r) to find mismatches",
             severity="warning",
             timeout=2,
         )
