@@ -49,7 +49,6 @@ from replay_tui.sanitize import strip_control
 from replay_tui.workspace import ReplaySettings, close_policy, default_annotations_path
 
 PROGRESS_MIN_EPISODES = 20
-BYTES_PER_MB = 1_000_000  # generate --target-mb: megabytes as in "MB", not mebibytes
 MODES: tuple[str, ...] = (*BUILTIN_MODES, "llm", "langgraph")
 LLM_MODES = ("llm", "langgraph")
 # argparse dest -> LlmSettings field, for the LLM flags (None when not given).
@@ -701,6 +700,9 @@ def _finish_repeat(
     if exporting:
         return EXIT_OK
     return EXIT_OK if report.all_matched else EXIT_MISMATCH
+
+
+BYTES_PER_MB = 1_000_000  # generate --target-mb: megabytes as in "MB", not mebibytes
 
 
 def run_generate(args: argparse.Namespace, out: Console, err: Console) -> int:

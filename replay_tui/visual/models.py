@@ -129,19 +129,6 @@ def batch_means(rows: list[BatchRow]) -> dict[str, float | None]:
     return means
 
 
-class BatchReport(BaseModel):
-    schema_: str = Field(default=SCHEMA, alias="schema")
-    ref_dir: str
-    pred_dir: str
-    mode: Literal["compat", "fixed"]
-    rows: list[BatchRow]
-    means: dict[str, float | None]
-    missing: list[str] = Field(default_factory=list)
-    pairs: list[PairReport] = Field(default_factory=list)
-
-    model_config = {"populate_by_name": True}
-
-
 class ReportFileError(ValueError):
     """A file that is not a saved visual report; the message is one line that names the file."""
 
@@ -158,6 +145,19 @@ def read_report(path: str | os.PathLike[str]) -> PairReport | BatchReport:
     except (OSError, orjson.JSONDecodeError, ValidationError, TypeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ReportFileError(f"{path}: not a visual report (replay-tui visual --json): {first}") from None
+
+
+class BatchReport(BaseModel):
+    schema_: str = Field(default=SCHEMA, alias="schema")
+    ref_dir: str
+    pred_dir: str
+    mode: Literal["compat", "fixed"]
+    rows: list[BatchRow]
+    means: dict[str, float | None]
+    missing: list[str] = Field(default_factory=list)
+    pairs: list[PairReport] = Field(default_factory=list)
+
+    model_config = {"populate_by_name": True}
 
 
 def block_models(blocks: list[Block]) -> list[BlockModel]:
