@@ -685,17 +685,17 @@ def _render_csv(ctx: _Context) -> str:
                 cells.update(verdict=verdict, reason=csv_cell(found.reason or ""))
             row(**cells)
     for problem in summary.problems:
-        sid = problem.session_id
+        problem_sid = problem.session_id
         row(
             kind="problem",
-            session_id=csv_cell("" if sid is None else sid),
+            session_id=csv_cell("" if problem_sid is None else problem_sid),
             file=csv_cell(problem.file),
             problem_index="" if problem.index is None else str(problem.index),
             problem_field=csv_cell(problem.field or ""),
             problem_severity=problem.severity,
             problem=csv_cell(problem.message),
-            tags=csv_cell(";".join(ctx.all_tags(sid))) if sid is not None else "",
-            note=csv_cell(ctx.note(sid)) if sid is not None else "",
+            tags=csv_cell(";".join(ctx.all_tags(problem_sid))) if problem_sid is not None else "",
+            note=csv_cell(ctx.note(problem_sid)) if problem_sid is not None else "",
         )
     run = _run_pairs(ctx, summary)
     for name, value in run:
@@ -1046,8 +1046,8 @@ def _render_junit(ctx: _Context) -> bytes:
     failing = sum(1 for episode in summary.episodes if episode.mismatches)
     tests = len(summary.episodes) + len(summary.problems)
     counts = {"tests": str(tests), "failures": str(failing), "errors": str(len(summary.problems))}
-    root = ET.Element("testsuites", name=SUITE_NAME, **counts)
-    suite = ET.SubElement(root, "testsuite", name=SUITE_NAME, **counts, skipped="0")
+    root = ET.Element("testsuites", {"name": SUITE_NAME, **counts})
+    suite = ET.SubElement(root, "testsuite", {"name": SUITE_NAME, **counts, "skipped": "0"})
     run = _run_pairs(ctx, summary)
     _properties(suite, run)
 
@@ -1116,9 +1116,9 @@ def _render_junit(ctx: _Context) -> bytes:
             classname=clean(Path(clean(problem.file)).stem or "demos"),
             name=f"load problem: {_problem_where(problem)}",
         )
-        sid = problem.session_id
-        if sid is not None:
-            _properties(case, _annotation_properties(ctx, sid))
+        problem_sid = problem.session_id
+        if problem_sid is not None:
+            _properties(case, _annotation_properties(ctx, problem_sid))
         error = ET.SubElement(
             case, "error", message=_cut(_one_line(problem.one_line()), 1_000), type=f"load-{problem.severity}"
         )
@@ -1126,8 +1126,8 @@ def _render_junit(ctx: _Context) -> bytes:
         if problem.field:
             lines.append(f"field: {clean(problem.field)}")
         lines.append(f"message: {clean(problem.message)}")
-        if sid is not None:
-            lines += _annotation_lines(ctx, sid)
+        if problem_sid is not None:
+            lines += _annotation_lines(ctx, problem_sid)
         error.text = "\n".join(lines)
 
     ET.indent(root)

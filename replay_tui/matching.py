@@ -476,4 +476,4 @@ def _policy_name(policy: str, spec: str) -> MatchPolicy:
     name = policy.strip().lower()
     if name not in MATCH_POLICIES:
         raise MatchSpecError(f"--match {spec!r}: unknown policy {policy!r}; choose one of {', '.join(MATCH_POLICIES)}")
-    return cast(MatchPolicy, name)
+    return name  # narrowed to MatchPolicy by the membership test

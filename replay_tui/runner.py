@@ -7,19 +7,18 @@ Reports are pydantic models whose JSON is deterministic (sorted keys, no timesta
 
 from __future__ import annotations
 
-import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, Field, model_validator
 
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
-from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv
+from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv, ReplayStep
+from replay_tui.jobs import fan_out
 from replay_tui.matching import MatchSettings, Verdict
-from replay_tui.policies.base import PolicyFailure, accepts_recorded_step, policy_name
+from replay_tui.policies.base import Policy, Prediction, accepts_recorded_step, call_policy, policy_name
 from replay_tui.sanitize import excerpt
 
 EXCERPT_CHARS = 400
@@ -210,7 +209,7 @@ class Runner:
     def __init__(
         self,
         env: OfflineWebshopEnv,
-        policy: Any,
+        policy: Policy,
         mismatch_policy: MismatchPolicy | None = None,
         *,
         mode: str | None = None,
@@ -234,20 +233,11 @@ class Runner:
     def mismatch_policy(self) -> MismatchPolicy:
         return self.env.mismatch_policy
 
-    def _predict(self, observation: str, step: Any) -> tuple[str, str | None, str | None]:
-        """(predicted action, error message, error kind); a failure is a verdict, never a crash."""
-        kwargs = {"recorded_step": step.recorded} if self._pass_step else {}
-        try:
-            predicted = self.policy.predict_action(
-                observation, step.state, list(step.available_actions), step.llm_prompt, **kwargs
-            )
-        except PolicyFailure as exc:
-            return "", exc.message, exc.kind
-        except Exception as exc:
-            return "", f"{type(exc).__name__}: {exc}", "exception"
-        if not isinstance(predicted, str):
-            return "", f"policy returned {type(predicted).__name__}, not an action string", "not_a_string"
-        return predicted, None, None
+    def _predict(self, observation: str, step: ReplayStep) -> Prediction:
+        """(predicted action, error message, error kind); a failure is a verdict, never a crash.
+
+        The policy is asked about ``step`` (``observation`` is its ``step.observation``)."""
+        return call_policy(self.policy, step, pass_step=self._pass_step)
 
     def iter_episode(self, session_id: int) -> Iterator[StepResult]:
         """Reset the env to ``session_id`` and yield each step's result as it is judged.
@@ -398,52 +388,35 @@ def run_all_parallel(
     DemoSet; the policy may be shared if it is thread-safe). The report lists episodes in the order
     of ``session_ids``, whatever order they finish in, so it is the same as a sequential run's.
     ``on_episode`` is called on the calling thread as episodes finish. Setting the first runner's
-    ``cancel`` event stops every worker between steps.
+    ``cancel`` event stops every worker between steps (see :func:`replay_tui.jobs.fan_out`).
     """
     first = make_runner()
     if jobs <= 1:
         return first.run_all(session_ids, on_episode=on_episode)
     demos = first.env.demos
     ids = list(session_ids) if session_ids is not None else demos.session_ids
-    runners: queue.SimpleQueue[Runner] = queue.SimpleQueue()
-    runners.put(first)
-    for _ in range(min(jobs, max(1, len(ids))) - 1):
+
+    def worker_runner() -> Runner:
         runner = make_runner()
         runner.cancel = first.cancel
-        runners.put(runner)
+        return runner
 
-    def replay(session_id: int) -> EpisodeReport | LoadProblem | None:
-        if first.cancel.is_set():
-            return None
-        runner = runners.get()
+    def replay(runner: Runner, session_id: int) -> EpisodeReport | LoadProblem:
         try:
             return runner.run_episode(session_id)
         except EpisodeLoadError as exc:
             return exc.problem
-        finally:
-            runners.put(runner)
 
-    done: dict[int, EpisodeReport] = {}
-    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="replay")
-    try:
-        futures = {pool.submit(replay, session_id): session_id for session_id in ids}
-        for future in as_completed(futures):
-            result = future.result()
-            if result is None:
-                continue
-            if isinstance(result, EpisodeReport):
-                done[futures[future]] = result
-                if result.cancelled:
-                    first.cancel.set()
-            if on_episode is not None:
-                on_episode(result)
-    except BaseException:  # Ctrl-C or a failing callback: stop the workers instead of finishing the run
-        first.cancel.set()
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
-    episodes = [done[session_id] for session_id in ids if session_id in done]
-    cancelled = first.cancel.is_set()
+    def finished(session_id: int, result: EpisodeReport | LoadProblem) -> None:
+        if isinstance(result, EpisodeReport) and result.cancelled:
+            first.cancel.set()
+        if on_episode is not None:
+            on_episode(result)
+
+    results = fan_out(
+        ids, replay, first, worker_runner, jobs=jobs, cancel=first.cancel, on_result=finished, name="replay"
+    )
+    episodes = [result for _, result in results if isinstance(result, EpisodeReport)]
     return summarize_demos(
         episodes,
         demos,
@@ -452,7 +425,7 @@ def run_all_parallel(
         include_item_steps=first.env.include_item_steps,
         case=first.env.case,
         matching=first.env.matching,
-        cancelled=cancelled,
+        cancelled=first.cancel.is_set(),
     )
 
 

@@ -42,15 +42,15 @@ from replay_tui.examples import example_path
 from replay_tui.export import FORMATS, ExportError, format_for_path, write_report
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.matching import CASE_POLICIES, MatchSettings, MatchSpecError
-from replay_tui.policies import BUILTIN_MODES, PolicyLoadError
+from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies, policy_mode
+from replay_tui.policies.registry import LLM_MODES, MODE_FLAGS
 from replay_tui.repeat import RepeatReport, run_repeats
 from replay_tui.runner import EpisodeReport, Runner, SummaryReport, run_all_parallel
 from replay_tui.sanitize import strip_control
-from replay_tui.workspace import ReplaySettings, close_policy, default_annotations_path
+from replay_tui.workspace import ReplaySettings, default_annotations_path
 
 PROGRESS_MIN_EPISODES = 20
-MODES: tuple[str, ...] = (*BUILTIN_MODES, "llm", "langgraph")
-LLM_MODES = ("llm", "langgraph")
+MODES: tuple[str, ...] = MODE_FLAGS
 # argparse dest -> LlmSettings field, for the LLM flags (None when not given).
 _LLM_FLAGS = {
     "base_url": "base_url",
@@ -408,29 +408,21 @@ def _replay_settings(args: argparse.Namespace) -> ReplaySettings:
     )
 
 
-def _make_policy(args: argparse.Namespace) -> tuple[object, str]:
-    settings = _replay_settings(args)
-    usage_errors: tuple[type[Exception], ...] = ()  # a built-in mode's policy cannot fail to load
-    if settings.mode == "llm":
-        from replay_tui.policies.llm import LlmConfigError
-
-        usage_errors = (LlmConfigError,)
-    elif settings.mode in ("custom", "langgraph"):
-        usage_errors = (PolicyLoadError,)
+def _make_policy(settings: ReplaySettings) -> tuple[object, str]:
     try:
         return settings.make_policy()
-    except usage_errors as exc:
+    except POLICY_BUILD_ERRORS as exc:
         raise UsageError(str(exc)) from None
 
 
 class _Policies:
-    """The policies of a run: built-in and LLM policies are thread-safe and shared by every worker;
-    others (a --policy, a LangGraph graph) are built once per worker. ``close`` ends them all."""
+    """The policies of a run: a shareable mode's policy (built-in, LLM) serves every worker; others
+    (a --policy, a LangGraph graph) are built once per worker. ``close`` ends them all."""
 
     def __init__(self, args: argparse.Namespace):
-        self.args = args
-        self.first, self.mode = _make_policy(args)
-        self.shared = args.policy is None and args.mode != "langgraph"
+        self.settings = _replay_settings(args)
+        self.first, self.mode = _make_policy(self.settings)
+        self.shared = policy_mode(self.settings.mode).shareable
         self.made: list[object] = [self.first]
         self._first_taken = False
 
@@ -440,18 +432,17 @@ class _Policies:
             return self.first
         if self.shared:
             return self.first
-        policy, _ = _make_policy(self.args)
+        policy, _ = _make_policy(self.settings)
         self.made.append(policy)
         return policy
 
     def close(self) -> None:
         from replay_tui.policies.llm import LlmConfigError
 
-        for policy in self.made:
-            try:
-                close_policy(policy)
-            except LlmConfigError as exc:
-                raise UsageError(str(exc)) from None
+        try:
+            close_policies(*self.made)
+        except LlmConfigError as exc:
+            raise UsageError(str(exc)) from None
 
     def stats_line(self) -> str | None:
         stats = getattr(self.first, "stats", None)
@@ -603,7 +594,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
                 demos,
                 session_ids,
                 repeats=args.repeat,
-                case=matching.default,
+                matching=matching,
                 include_item_steps=args.item_steps,
                 jobs=args.jobs,
                 mode=policies.mode,

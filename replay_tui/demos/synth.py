@@ -1243,10 +1243,10 @@ def _sibling_values(group: str, value: str, category: str, rng: random.Random, k
     if value in _APPAREL_SIZES:
         return list(_APPAREL_SIZES[: max(k + 1, _APPAREL_SIZES.index(value) + 1)])
     pools = _GROUP_POOLS[category]
-    pool = list(pools.get(group) or pools.get("color") or ())
+    names = list(pools.get(group) or pools.get("color") or ())
     if group == "color":
-        pool += ["black", "white", "grey", "navy", "brown", "beige"]
-    others = [v for v in dict.fromkeys(pool) if v != value]
+        names += ["black", "white", "grey", "navy", "brown", "beige"]
+    others = [v for v in dict.fromkeys(names) if v != value]
     values = [*rng.sample(others, min(k, len(others))), value]
     rng.shuffle(values)
     return values

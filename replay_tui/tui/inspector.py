@@ -34,7 +34,7 @@ from textual.widgets import Footer, Static
 
 from replay_tui.fileio import atomic_write_bytes, atomic_write_text
 from replay_tui.sanitize import one_line, strip_control
-from replay_tui.tui.screens.help import ToolApp
+from replay_tui.tui.app_base import ToolApp
 from replay_tui.tui.widgets.halfblock import Box, draw_boxes
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.shot_view import ShotView
@@ -190,14 +190,7 @@ def viewer_command() -> list[str] | None:
 class InspectorScreen(Screen):
     """One page pair: scores, both screenshots with their blocks, the pair table."""
 
-    DEFAULT_CSS = """
-    InspectorScreen #scores { height: 2; padding: 0 1; }
-    InspectorScreen #shots { height: 3fr; }
-    InspectorScreen #shots Vertical { width: 1fr; }
-    InspectorScreen .shot-title { height: 1; padding: 0 1; }
-    InspectorScreen #why { height: 3; padding: 0 1; border-top: hkey $panel; }
-    InspectorScreen #pairs { height: 2fr; }
-    """
+    CSS_PATH = "styles/inspector.tcss"  # relative to this module
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("w", "worst", "Worst", id="inspector.worst"),
         Binding("W", "worst(-1)", "Previous worst", show=False, id="inspector.previous_worst"),

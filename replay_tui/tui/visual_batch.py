@@ -25,7 +25,7 @@ from textual.widgets import Footer, Static
 
 from replay_tui.fileio import atomic_write_text
 from replay_tui.sanitize import strip_control
-from replay_tui.tui.screens.help import ToolApp
+from replay_tui.tui.app_base import ToolApp
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 from replay_tui.visual.batch import LABELS, BatchPair, batch_markdown, batch_report, score_pairs
 from replay_tui.visual.explain import screenshots
@@ -102,11 +102,7 @@ class VisualBatchScreen(SortActions, Screen):
     """Page pairs of a batch with the five scores and the final score; enter opens the inspector."""
 
     SORT_KEYS = SORTABLE
-    DEFAULT_CSS = """
-    VisualBatchScreen #batch-title { height: 2; padding: 0 1; }
-    VisualBatchScreen #batch-pairs { height: 1fr; }
-    VisualBatchScreen #batch-status { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
-    """
+    CSS_PATH = "styles/batch.tcss"  # relative to this module
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "sort", "Sort", id="visual.sort"),
         Binding("S", "reverse_sort", "Reverse", show=False, id="visual.reverse_sort"),

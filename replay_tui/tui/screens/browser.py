@@ -17,10 +17,18 @@ from textual.widgets import Footer, Input, Static
 from replay_tui.demos.loader import EpisodeRef
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.sanitize import one_line, strip_control
+from replay_tui.tui.messages import (
+    EpisodeOpenRequested,
+    NoteRequested,
+    ReplayCancelRequested,
+    ReplayRequested,
+    ReplayState,
+    StatusRefreshRequested,
+    TagRequested,
+)
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 
 if TYPE_CHECKING:
-    from replay_tui.tui.app import ReplayApp
     from replay_tui.workspace import Workspace
 
 COLUMNS = (
@@ -226,13 +234,10 @@ class BrowserScreen(SortActions, Screen):
         Binding("escape", "clear", "Clear", show=False, id="browser.clear"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, replay_app: ReplayState) -> None:
         super().__init__(id="browser")
+        self.replay_app = replay_app  # read only: changes are asked for with messages
         self.filters = Filters()
-
-    @property
-    def replay_app(self) -> ReplayApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="browser-top"):
@@ -248,12 +253,12 @@ class BrowserScreen(SortActions, Screen):
         table.set_source(self.source, cursor=0)
         table.focus()
         self.update_title()
-        self.replay_app.update_status()
+        self.post_message(StatusRefreshRequested())
 
     def on_screen_resume(self) -> None:
         if hasattr(self, "source"):
             self.rebuild()
-            self.replay_app.update_status()
+            self.post_message(StatusRefreshRequested())
 
     @property
     def table(self) -> LazyTable:
@@ -309,7 +314,7 @@ class BrowserScreen(SortActions, Screen):
     def action_clear(self) -> None:
         filter_input = self.query_one("#filter", Input)
         if self.replay_app.replaying:
-            self.replay_app.action_cancel_replay()
+            self.post_message(ReplayCancelRequested())
         elif filter_input.has_focus or filter_input.value:
             filter_input.value = ""
             self.table.focus()
@@ -326,25 +331,25 @@ class BrowserScreen(SortActions, Screen):
     def _open(self, event: LazyTable.Selected) -> None:
         row = self.source.rows[event.index]
         if row.ref is not None:
-            self.replay_app.open_episode(row.ref.session_id)
+            self.post_message(EpisodeOpenRequested(row.ref.session_id))
         elif row.problem is not None:
             self.notify(strip_control(row.problem.one_line()), title="Load problem", severity="error", markup=False)
 
     def action_replay_one(self) -> None:
         session = self.current_session()
         if session is not None:
-            self.replay_app.open_episode(session, replay=True)
+            self.post_message(EpisodeOpenRequested(session, replay=True))
 
     def action_replay_all(self) -> None:
         sessions = [row.session_id for row in self.source.rows if row.session_id is not None]
-        self.replay_app.start_replay(sessions)
+        self.post_message(ReplayRequested(sessions))
 
     def action_tag(self) -> None:
         session = self.current_session()
         if session is not None:
-            self.replay_app.tag(session, None)
+            self.post_message(TagRequested(session))
 
     def action_note(self) -> None:
         session = self.current_session()
         if session is not None:
-            self.replay_app.note(session, None)
+            self.post_message(NoteRequested(session))

@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 
 from replay_tui.export import FORMATS
 from replay_tui.matching import MATCH_POLICIES, MATCH_STATES, POLICY_DESCRIPTIONS, MatchSettings
+from replay_tui.policies.registry import POLICY_MODES
 from replay_tui.workspace import ReplaySettings
 
 FORMAT_SUFFIX = {"json": ".json", "md": ".md", "csv": ".csv", "html": ".html", "junit": ".xml"}
@@ -151,15 +152,8 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
         with Vertical(classes="dialog"):
             yield Label(Text("Replay settings", style="bold"))
             with RadioSet(id="policy"):
-                yield RadioButton("stub — the recorded decisions", value=s.mode == "stub", id="mode-stub")
-                yield RadioButton("heuristic — a rule-based shopper", value=s.mode == "heuristic", id="mode-heuristic")
-                yield RadioButton("custom — module:attr or file.py:attr", value=s.mode == "custom", id="mode-custom")
-                yield RadioButton("llm — any OpenAI-compatible endpoint", value=s.mode == "llm", id="mode-llm")
-                yield RadioButton(
-                    "langgraph — a compiled graph (module:attr or file.py:attr)",
-                    value=s.mode == "langgraph",
-                    id="mode-langgraph",
-                )
+                for mode in POLICY_MODES:
+                    yield RadioButton(mode.label, value=s.mode == mode.name, id=f"mode-{mode.name}")
             yield Input(
                 s.policy_spec or s.graph_spec or "",
                 placeholder="policy spec (custom) or graph spec (langgraph)",
@@ -231,7 +225,7 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
         """The chosen policy per state; states not shown keep the current default."""
         chosen = {state: str(self.query_one(f"#match-{state}", Select).value) for state in MATCH_STATES}
         current = self.settings.matching
-        by_state = {s: p for s, p in current.by_state if s not in chosen}
+        by_state: dict[str, str] = {s: p for s, p in current.by_state if s not in chosen}
         by_state.update(chosen)
         return MatchSettings.build(current.default, by_state)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -21,11 +21,16 @@ from replay_tui.diff import char_diff
 from replay_tui.env import ReplayStep, replay_steps
 from replay_tui.runner import StepResult
 from replay_tui.sanitize import one_line, strip_control
+from replay_tui.tui.messages import (
+    NoteRequested,
+    ReplayCancelRequested,
+    ReplayRequested,
+    ReplayState,
+    StatusRefreshRequested,
+    TagRequested,
+)
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
-
-if TYPE_CHECKING:
-    from replay_tui.tui.app import ReplayApp
 
 STEP_COLUMNS = (
     Column("mark", "", 1),
@@ -183,9 +188,10 @@ class StepperScreen(Screen):
         Binding("escape", "back", "Back", id="stepper.back"),
     ]
 
-    def __init__(self, session_id: int):
+    def __init__(self, session_id: int, replay_app: ReplayState):
         super().__init__(id="stepper")
         self.session_id = session_id
+        self.replay_app = replay_app  # read only: changes are asked for with messages
         self.episode: Episode | None = None
         self.problem: LoadProblem | None = None
         self.rows: list[StepRow] = []
@@ -194,10 +200,6 @@ class StepperScreen(Screen):
         self.show_trace = False
         self.find_hits: list[tuple[str, int]] = []
         self.find_index = -1
-
-    @property
-    def replay_app(self) -> ReplayApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield Static(id="episode-title")
@@ -223,7 +225,7 @@ class StepperScreen(Screen):
         self.reload_steps(cursor=0)
         self.update_title()
         self.query_one("#steps", LazyTable).focus()
-        self.replay_app.update_status()
+        self.post_message(StatusRefreshRequested())
 
     # -- state ------------------------------------------------------------------------------
     @property
@@ -471,11 +473,11 @@ class StepperScreen(Screen):
             self.maximize(focused)
 
     def action_replay(self) -> None:
-        self.replay_app.start_replay([self.session_id])
+        self.post_message(ReplayRequested([self.session_id]))
 
     def action_back(self) -> None:
         if self.replay_app.replaying:
-            self.replay_app.action_cancel_replay()
+            self.post_message(ReplayCancelRequested())
         elif self.query_one("#find", Input).display:
             self.close_find()
         elif self.maximized is not None:
@@ -544,7 +546,7 @@ class StepperScreen(Screen):
     def update_find_status(self) -> None:
         query = self.query_one("#find", Input).value
         if not query:
-            self.replay_app.update_status()
+            self.post_message(StatusRefreshRequested())
             return
         if not self.find_hits:
             message = Text(f"find: no match for {query!r}", style="yellow")
@@ -564,18 +566,18 @@ class StepperScreen(Screen):
     def action_tag_step(self) -> None:
         label = self._step_label()
         if label is not None:
-            self.replay_app.tag(self.session_id, label)
+            self.post_message(TagRequested(self.session_id, label))
 
     def action_tag_episode(self) -> None:
-        self.replay_app.tag(self.session_id, None)
+        self.post_message(TagRequested(self.session_id))
 
     def action_note_step(self) -> None:
         label = self._step_label()
         if label is not None:
-            self.replay_app.note(self.session_id, label)
+            self.post_message(NoteRequested(self.session_id, label))
 
     def action_note_episode(self) -> None:
-        self.replay_app.note(self.session_id, None)
+        self.post_message(NoteRequested(self.session_id))
 
     def annotations_changed(self) -> None:
         self.show_detail()
