@@ -42,7 +42,7 @@ from replay_tui.examples import example_path
 from replay_tui.export import FORMATS, ExportError, format_for_path, write_report
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.matching import CASE_POLICIES, MatchSettings, MatchSpecError
-from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies, policy_mode
+from replay_tui.policies import POLICY_BUILD_ERRORS, Policy, close_policies, policy_mode
 from replay_tui.policies.registry import LLM_MODES, MODE_FLAGS
 from replay_tui.repeat import RepeatReport, run_repeats
 from replay_tui.runner import EpisodeReport, Runner, SummaryReport, run_all_parallel
@@ -408,7 +408,7 @@ def _replay_settings(args: argparse.Namespace) -> ReplaySettings:
     )
 
 
-def _make_policy(settings: ReplaySettings) -> tuple[object, str]:
+def _make_policy(settings: ReplaySettings) -> tuple[Policy, str]:
     try:
         return settings.make_policy()
     except POLICY_BUILD_ERRORS as exc:
@@ -423,10 +423,10 @@ class _Policies:
         self.settings = _replay_settings(args)
         self.first, self.mode = _make_policy(self.settings)
         self.shared = policy_mode(self.settings.mode).shareable
-        self.made: list[object] = [self.first]
+        self.made: list[Policy] = [self.first]
         self._first_taken = False
 
-    def take(self) -> object:
+    def take(self) -> Policy:
         if not self._first_taken:
             self._first_taken = True
             return self.first

@@ -173,7 +173,8 @@ def render_summary(report: Report, tasks_total: int | None = None) -> Renderable
             table.add_column(column, overflow="fold")
         for result in bad[:MAX_LISTED]:
             specific = [a for a in result.assertions if a.kind != "array_values_mismatch"]
-            first = (specific or result.assertions or [None])[0]
+            candidates = specific or result.assertions
+            first = candidates[0] if candidates else None
             name = first.name if first else ""
             detail = first.message if first else (result.error_msg or "")
             more = len(result.assertions) - 1

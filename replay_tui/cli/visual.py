@@ -357,7 +357,7 @@ def _write_pngs(folder: Path, stem: str, result) -> None:
 
 def _batch(args, out: Console, err: Console, renderer, clip_scorer, ref_dir: Path, pred_dir: Path) -> int:
     from replay_tui.visual.batch import discover_pairs, page_names, score_pairs
-    from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, batch_means
+    from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, as_mode, batch_means
     from replay_tui.visual.pipeline import VisualScorer
 
     names = page_names(ref_dir)
@@ -425,7 +425,7 @@ def _batch(args, out: Console, err: Console, renderer, clip_scorer, ref_dir: Pat
         report = BatchReport(
             ref_dir=str(ref_dir),
             pred_dir=str(pred_dir),
-            mode=mode,
+            mode=as_mode(mode),
             rows=rows,
             means=means,
             missing=missing,

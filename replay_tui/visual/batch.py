@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from replay_tui.sanitize import strip_control
-from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, PairReport, batch_means
+from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, PairReport, as_mode, batch_means
 
 if TYPE_CHECKING:
     from replay_tui.visual.pipeline import PairResult, VisualScorer
@@ -141,7 +141,7 @@ def batch_report(pairs: Sequence[BatchPair], mode: str, missing: Sequence[str] =
     return BatchReport(
         ref_dir=", ".join(ref_dirs),
         pred_dir=", ".join(pred_dirs),
-        mode=mode,
+        mode=as_mode(mode),
         rows=rows,
         means=batch_means(rows),
         missing=list(missing),

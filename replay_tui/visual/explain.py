@@ -65,9 +65,9 @@ def merged_parts(page: PageModel) -> dict[int, tuple[BBox, ...]]:
             continue
         seen: dict[int, BBox] = {}
         for source in block.sources:
-            raw = raw_by_source.get(source)
-            if raw is not None and raw.id not in seen:
-                seen[raw.id] = raw.bbox
+            piece = raw_by_source.get(source)
+            if piece is not None and piece.id not in seen:
+                seen[piece.id] = piece.bbox
         if len(seen) > 1:
             out[block.id] = tuple(seen.values())
     return out
@@ -79,15 +79,29 @@ def pair_rows(result: ModeResultModel) -> list[PairRow]:
     pred_blocks = {b.id: b for b in result.pred.blocks}
     ref_parts, pred_parts = merged_parts(result.ref), merged_parts(result.pred)
 
-    def row(kind: str, ref: int | None, pred: int | None, **scores: float | int | None) -> PairRow:
+    def row(
+        kind: str,
+        ref: int | None,
+        pred: int | None,
+        *,
+        text: float | None = None,
+        position: float | None = None,
+        color: float | None = None,
+        area: float | None = None,
+        colour_index: int = 0,
+    ) -> PairRow:
         return PairRow(
             kind,
             ref_blocks.get(ref) if ref is not None else None,
             pred_blocks.get(pred) if pred is not None else None,
+            text=text,
+            position=position,
+            color=color,
+            area=area,
+            colour_index=colour_index,
             ref_parts=ref_parts.get(ref, ()) if ref is not None else (),
             pred_parts=pred_parts.get(pred, ()) if pred is not None else (),
-            **scores,
-        )  # type: ignore[arg-type]
+        )
 
     rows: list[PairRow] = []
     kept = [m for m in result.matches if m.kept]
