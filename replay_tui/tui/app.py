@@ -44,7 +44,7 @@ from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.workspace import ReplaySettings, Workspace
 
 if TYPE_CHECKING:
-    from replay_tui.tui.visual_batch import BatchPair
+    from replay_tui.visual.batch import BatchPair
 
 
 class ReplayApp(AppBase):
@@ -373,13 +373,13 @@ class VisualBatch:
     mode: str = "compat"
 
     def pairs(self) -> tuple[list[BatchPair], list[str]]:
-        from replay_tui.tui.visual_batch import bundled_pairs, discover_pairs
+        from replay_tui.fileio import require_folder
+        from replay_tui.visual.batch import bundled_pairs, discover_pairs
 
         if self.ref_dir is None:
             return bundled_pairs(), []
         for folder in (self.ref_dir, *self.pred_dirs):
-            if not folder.is_dir():
-                raise OSError(f"{folder} is not a folder")
+            require_folder(folder)
         return discover_pairs(self.ref_dir, self.pred_dirs)
 
 

@@ -5,7 +5,7 @@
 - :mod:`~replay_tui.verify.compare`: structural comparison into named assertions with paths.
 - :mod:`~replay_tui.verify.evaluate`: task + answer -> verdict (upstream's flow).
 - :mod:`~replay_tui.verify.models`: answers, tasks, assertions, results and reports.
-- :mod:`~replay_tui.verify.cli`: the ``replay-tui verify`` sub-command.
+- The ``replay-tui verify`` sub-command is :mod:`replay_tui.cli.verify`.
 """
 
 from replay_tui.verify.evaluate import evaluate, evaluate_many, reference_response

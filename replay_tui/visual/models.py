@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+import orjson
+from pydantic import BaseModel, Field, ValidationError
 
 from replay_tui.visual.blocks import Block
 
@@ -136,6 +139,24 @@ def batch_means(rows: list[BatchRow]) -> dict[str, float | None]:
         values = [getattr(r, column) for r in rows]
         means[column] = None if not values or any(v is None for v in values) else sum(values) / len(values)
     return means
+
+
+class ReportFileError(ValueError):
+    """A file that is not a saved visual report; the message is one line that names the file."""
+
+
+def read_report(path: str | os.PathLike[str]) -> PairReport | BatchReport:
+    """A saved ``replay-tui visual --json`` report: a pair report, or a batch report (it has ``rows``)."""
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+        if not isinstance(data, dict):
+            raise TypeError("the top level is not an object")
+        if "rows" in data:
+            return BatchReport.model_validate(data)
+        return PairReport.model_validate(data)
+    except (OSError, orjson.JSONDecodeError, ValidationError, TypeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ReportFileError(f"{path}: not a visual report (replay-tui visual --json): {first}") from None
 
 
 class BatchReport(BaseModel):
