@@ -8,7 +8,7 @@ Reports are pydantic models whose JSON is deterministic (sorted keys, no timesta
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 import orjson
@@ -294,46 +294,24 @@ class Runner:
         env = self.env
         episode = env.episode
         assert episode is not None
-        ref = env.demos.ref(session_id)
-        steps_by_index = env.steps
-
-        def record(r: StepResult) -> Mismatch:
-            return Mismatch(
+        steps = env.steps
+        return episode_report(
+            EpisodeReport(
                 session_id=session_id,
-                step_number=r.step_number,
-                step_label=r.step_label,
-                state=r.state,
-                expected=r.expected,
-                predicted=r.predicted,
-                error=r.error,
-                error_kind=r.error_kind,
-                reason=r.reason or None,
-                observation_excerpt=excerpt(steps_by_index[r.step_index].observation, self.excerpt_chars),
-            )
-
-        mismatches = [record(r) for r in results if r.is_mismatch]
-        equivalents = [record(r) for r in results if r.is_equivalent]
-        matched = sum(1 for r in results if r.match)
-        warnings = sorted({w for r in results for w in r.warnings})
-        return EpisodeReport(
-            session_id=session_id,
-            file=ref.file.name,
-            instruction=episode.instruction,
-            steps_total=len(results),
-            steps_matched=matched,
-            accuracy=matched / max(1, len(results)),
-            steps_recorded=len(steps_by_index),
-            mismatches=mismatches,
-            steps_equivalent=len(equivalents),
-            equivalents=equivalents,
-            first_mismatch_step=mismatches[0].step_label if mismatches else None,
-            stopped_early=len(results) < len(steps_by_index) and not cancelled,
-            cancelled=cancelled,
-            completed_by_backup=episode.completed_by_backup,
-            success=episode.succeeded,
-            final_reward=episode.reward,
-            warnings=warnings,
-            steps=results,
+                file=env.demos.ref(session_id).file.name,
+                instruction=episode.instruction,
+                steps_total=0,
+                steps_matched=0,
+                accuracy=0.0,
+                steps_recorded=len(steps),
+                completed_by_backup=episode.completed_by_backup,
+                success=episode.succeeded,
+                final_reward=episode.reward,
+                cancelled=cancelled,
+            ),
+            results,
+            lambda r: steps[r.step_index].observation,
+            self.excerpt_chars,
         )
 
     def run_all(
@@ -373,6 +351,89 @@ class Runner:
             matching=self.env.matching,
             cancelled=cancelled,
         )
+
+
+def episode_report(
+    base: EpisodeReport,
+    results: list[StepResult],
+    observation_of: Callable[[StepResult], str],
+    excerpt_chars: int = EXCERPT_CHARS,
+) -> EpisodeReport:
+    """``base`` (an episode's identity and outcome) with the counts and records of ``results``.
+
+    The one place the verdicts stored on the steps become an episode's mismatches, equivalents and
+    accuracy: a replay and a re-judgement build their reports the same way.
+    """
+
+    def record(r: StepResult) -> Mismatch:
+        return Mismatch(
+            session_id=base.session_id,
+            step_number=r.step_number,
+            step_label=r.step_label,
+            state=r.state,
+            expected=r.expected,
+            predicted=r.predicted,
+            error=r.error,
+            error_kind=r.error_kind,
+            reason=r.reason or None,
+            observation_excerpt=excerpt(observation_of(r), excerpt_chars),
+        )
+
+    mismatches = [record(r) for r in results if r.is_mismatch]
+    equivalents = [record(r) for r in results if r.is_equivalent]
+    matched = sum(1 for r in results if r.match)
+    return base.model_copy(
+        update={
+            "steps_total": len(results),
+            "steps_matched": matched,
+            "accuracy": matched / max(1, len(results)),
+            "mismatches": mismatches,
+            "steps_equivalent": len(equivalents),
+            "equivalents": equivalents,
+            "first_mismatch_step": mismatches[0].step_label if mismatches else None,
+            "stopped_early": len(results) < base.steps_recorded and not base.cancelled,
+            "warnings": sorted({w for r in results for w in r.warnings}),
+            "steps": results,
+        }
+    )
+
+
+def rejudge(
+    report: EpisodeReport,
+    matching: MatchSettings,
+    observations: Mapping[str, str],
+    excerpt_chars: int = EXCERPT_CHARS,
+) -> EpisodeReport:
+    """The same predictions judged again under other matching policies, without calling any policy.
+
+    ``observations`` maps step labels to what the policy saw (for the excerpts of new mismatch
+    records). An episode replayed with ``stop`` keeps the steps it ran: a step judged a mismatch now
+    may be followed by steps it would have prevented, and one accepted now does not bring back the
+    steps a mismatch had stopped.
+    """
+    steps = []
+    last = len(report.steps) - 1
+    for position, step in enumerate(report.steps):
+        verdict = matching.judge(step.expected, step.predicted, step.state)
+        # a mismatch with steps after it was forced (allow); the last step keeps what the run said
+        forced = verdict.verdict == "mismatch" and (step.forced or position < last)
+        steps.append(
+            step.model_copy(
+                update={
+                    "verdict": verdict.verdict,
+                    "match": verdict.match,
+                    "reason": verdict.reason,
+                    "policy": verdict.policy,
+                    "forced": forced,
+                }
+            )
+        )
+    previous = {m.step_label: m.observation_excerpt for m in (*report.mismatches, *report.equivalents)}
+
+    def observation_of(step: StepResult) -> str:
+        return observations.get(step.step_label) or previous.get(step.step_label, "")
+
+    return episode_report(report, steps, observation_of, excerpt_chars)
 
 
 def run_all_parallel(

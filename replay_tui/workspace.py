@@ -15,12 +15,12 @@ from typing import Any
 
 from replay_tui.annotations import AnnotationStore, data_dir, sidecar_path
 from replay_tui.demos.loader import DemoSet, EpisodeRef, open_demos
-from replay_tui.demos.problems import LoadProblem
-from replay_tui.env import MismatchPolicy, OfflineWebshopEnv
+from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
+from replay_tui.env import MismatchPolicy, OfflineWebshopEnv, replay_steps
 from replay_tui.matching import MatchPolicy, MatchSettings
 from replay_tui.policies import policy_name
 from replay_tui.policies.registry import MODES_BY_NAME, policy_mode
-from replay_tui.runner import EpisodeReport, Runner, StepResult, SummaryReport, summarize_demos
+from replay_tui.runner import EpisodeReport, Runner, StepResult, SummaryReport, rejudge, summarize_demos
 
 
 @dataclass
@@ -144,6 +144,25 @@ class Workspace:
         """Drop an episode's result (it is about to be replayed again)."""
         self.results.pop(session_id, None)
         self._totals = None
+
+    def rejudged(self, cancel: threading.Event | None = None) -> tuple[dict[int, EpisodeReport], int]:
+        """The stored predictions judged again under the current matching settings (no policy call),
+        and how many step verdicts changed. Matching is deterministic and cheap, so a new policy
+        applies to what was already replayed. Pure: :meth:`record` the reports to keep them."""
+        reports: dict[int, EpisodeReport] = {}
+        changed = 0
+        for session_id, report in list(self.results.items()):
+            if cancel is not None and cancel.is_set():
+                break
+            try:
+                episode = self.demos.episode(session_id)
+            except EpisodeLoadError:
+                continue
+            observations = {s.label: s.observation for s in replay_steps(episode, include_item_steps=True)}
+            new = rejudge(report, self.settings.matching, observations)
+            changed += sum(a.verdict != b.verdict for a, b in zip(report.steps, new.steps, strict=True))
+            reports[session_id] = new
+        return reports, changed
 
     def clear_results(self) -> None:
         self.results.clear()

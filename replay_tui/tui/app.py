@@ -31,6 +31,7 @@ from replay_tui.tui.messages import (
     EpisodeOpenRequested,
     EpisodeReplayed,
     NoteRequested,
+    Rejudged,
     ReplayCancelRequested,
     ReplayFinished,
     ReplayRequested,
@@ -211,6 +212,30 @@ class ReplayApp(AppBase):
             self.cancel_event.set()
             self.notify("cancelling replay…", timeout=2)
 
+    @work(thread=True, exclusive=True, group="rejudge", exit_on_error=False)
+    def _rejudge_worker(self) -> None:
+        """Judge the stored predictions again under the new matching settings (no policy call)."""
+        reports, changed = self.workspace.rejudged()
+        self.post_message(Rejudged(reports, changed, self.workspace.settings.matching.describe()))
+
+    @on(Rejudged)
+    def _rejudged(self, message: Rejudged) -> None:
+        if self.replaying:  # a replay started meanwhile: its verdicts win
+            return
+        for report in message.reports.values():
+            self.workspace.record(report)
+            self.step_results[report.session_id] = {step.step_label: step for step in report.steps}
+        browser = self.browser
+        if browser is not None and browser.is_current:
+            browser.refresh_rows()
+        for session_id in message.reports:
+            stepper = self.stepper_for(session_id)
+            if stepper is not None:
+                stepper.refresh_verdicts()
+        steps = "step verdict" if message.changed == 1 else "step verdicts"
+        self.notify(f"judged again under {message.matching}: {message.changed} {steps} changed", timeout=3)
+        self.update_status()
+
     @on(StepReplayed)
     def _step_replayed(self, message: StepReplayed) -> None:
         result = message.result
@@ -334,8 +359,14 @@ class ReplayApp(AppBase):
         def apply(settings: ReplaySettings | None) -> None:
             if settings is None:
                 return
+            previous = self.workspace.settings
             self.workspace.settings = settings
             self.notify(f"next replay: {settings.describe()}", timeout=2, markup=False)
+            if settings.matching != previous.matching and self.workspace.results:
+                if self.replaying:
+                    self.notify("the new matching policies judge the next replay", timeout=3)
+                else:
+                    self._rejudge_worker()
             self.update_status()
             if isinstance(self.screen, StepperScreen):
                 self.screen.show_detail()

@@ -56,6 +56,16 @@ class ReplayFinished(Message):
         self.error = error
 
 
+class Rejudged(Message):
+    """Stored predictions were judged again under new matching settings (worker -> App)."""
+
+    def __init__(self, reports: dict[int, EpisodeReport], changed: int, matching: str):
+        super().__init__()
+        self.reports = reports
+        self.changed = changed
+        self.matching = matching
+
+
 # -- from the screens ---------------------------------------------------------------------------
 @dataclass
 class EpisodeOpenRequested(Message):

@@ -103,3 +103,33 @@ async def test_next_difference_stops_at_equivalents_and_next_mismatch_skips_them
         await pilot.pause()
         assert screen.source.verdict(screen.steps_table.cursor).verdict == "equivalent"
         assert screen.source.rows[screen.steps_table.cursor].label == "1"
+
+
+async def test_changing_the_matching_policy_judges_stored_predictions_again(build) -> None:
+    app = build(mode="heuristic", mismatch="allow")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("down", "down", "down", "enter", "r")  # session 3: its search drops stop words
+        await wait_replay(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, StepperScreen)
+        await pilot.press("g")
+        await pilot.pause()
+        assert screen.source.cells(screen.steps_table.cursor)[0].plain == "✗"
+        before = app.workspace.results[3]
+        await pilot.press("p")
+        await pilot.pause()
+        await pilot.press(*["tab"] * 6, "enter", *["down"] * 4, "enter", "ctrl+s")  # Search: exact -> tolerant
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.pause()
+        assert app.workspace.settings.matching.policy_for("Search") == "tolerant"
+        after = app.workspace.results[3]
+        assert after.steps[0].verdict == "equivalent" and after.steps_equivalent == 1
+        assert len(after.mismatches) == len(before.mismatches) - 1
+        assert [s.predicted for s in after.steps] == [s.predicted for s in before.steps]  # the same predictions
+        assert screen.source.cells(screen.steps_table.cursor)[0].plain == "≈"
+        assert "same search keywords up to stop words" in str(screen.query_one("#step-detail", Static).content)
+        await pilot.press("escape")
+        await pilot.pause()
+        replay_cell = next(c.plain for c in app.screen.source.cells(3) if "equiv" in c.plain or "step" in c.plain)
+        assert replay_cell.startswith("✗")  # Result steps still mismatch
