@@ -33,6 +33,7 @@ from replay_tui.workspace import ReplaySettings, close_policy, default_annotatio
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 PROGRESS_MIN_EPISODES = 20
+MAX_SESSION_RANGE = 1_000_000
 MODES: tuple[str, ...] = (*BUILTIN_MODES, "llm", "langgraph")
 LLM_MODES = ("llm", "langgraph")
 # argparse dest -> LlmSettings field, for the LLM flags (None when not given).
@@ -67,6 +68,8 @@ def parse_sessions(text: str) -> list[int]:
             low, high = int(match.group(1)), int(match.group(2))
             if high < low:
                 raise UsageError(f"--sessions range {part!r} runs backwards")
+            if high - low >= MAX_SESSION_RANGE:
+                raise UsageError(f"--sessions range {part!r} spans more than {MAX_SESSION_RANGE:,} ids")
             values = range(low, high + 1)
         elif re.fullmatch(r"-?\d+", part):
             values = range(int(part), int(part) + 1)
@@ -321,8 +324,10 @@ def _load(args: argparse.Namespace) -> DemoSet:
         raise UsageError(str(exc)) from None
     if demos.file_errors:
         raise UsageError(demos.file_errors[0])
-    if not demos.refs and not demos.problems:
-        raise UsageError(f"{', '.join(specs)}: no episodes found")
+    if not demos.refs:  # nothing to replay: exit 2, naming the first reason
+        first = f"; {demos.problems[0].one_line()}" if demos.problems else ""
+        more = f" (and {len(demos.problems) - 1} more problems)" if len(demos.problems) > 1 else ""
+        raise UsageError(f"{', '.join(map(str, specs))}: no usable episodes{first}{more}")
     return demos
 
 
@@ -603,6 +608,8 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(Text(f"report written to {report_path}"))
     if exporting:
         return EXIT_OK
+    if not summary.episodes_run and summary.problems:
+        raise UsageError(f"no episode could be replayed: {len(summary.problems)} problems (listed above)")
     if summary.total_mismatches:
         return EXIT_MISMATCH
     if args.strict and summary.problems:
@@ -786,12 +793,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             return args.func(args, out, err)
         parser.print_help()
         return EXIT_OK
-    except UsageError as exc:
-        err.print(Text(f"replay-tui: error: {strip_control(str(exc))}", style="red"), soft_wrap=True)
+    except (UsageError, DemoFileError, OSError) as exc:  # an unreadable input or an unwritable output
+        message = str(exc) if not isinstance(exc, OSError) or not exc.filename else _os_error_line(exc)
+        err.print(Text(f"replay-tui: error: {strip_control(message)}", style="red"), soft_wrap=True)
         return EXIT_USAGE
     except KeyboardInterrupt:
         err.print(Text("interrupted", style="red"))
         return 130
+
+
+def _os_error_line(exc: OSError) -> str:
+    return f"{exc.filename}: {exc.strerror or type(exc).__name__}"
 
 
 def replay_main(argv: Sequence[str] | None = None) -> int:
