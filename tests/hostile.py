@@ -236,6 +236,10 @@ def _cases() -> list[Case]:
 
     # -- encodings --------------------------------------------------------------------------
     row = "encodings"
+
+    def with_instruction(raw: bytes) -> bytes:
+        return array(g1, splice(good(2, instruction="@"), "@", raw), g3)
+
     text = array(g1, good(2, instruction="café crème brûlée"), g3).decode("utf-8")
     add("utf8_bom", b"\xef\xbb\xbf" + text.encode("utf-8"), {1, 2, 3}, row=row)
     add("utf8_bom_jsonl", b"\xef\xbb\xbf" + lines(g1, good(2, instruction="café"), g3), {1, 2, 3}, row=row)
@@ -259,16 +263,18 @@ def _cases() -> list[Case]:
     add("latin1_file", text.encode("latin-1"), {1, 3}, row=row)
     add(
         "latin1_everywhere",
-        array(good(1, instruction="thé"), good(2, instruction="café"), good(3, instruction="crème")).decode().encode("latin-1"),
+        array(*(good(i, instruction=word) for i, word in ((1, "thé"), (2, "café"), (3, "crème"))))
+        .decode()
+        .encode("latin-1"),
         set(),
         row=row,
     )
     add("cp1252_quotes", array(g1, good(2, instruction="“quoted”"), g3).decode().encode("cp1252"), {1, 3}, row=row)
     invalid_obs = good(2)
     invalid_obs["trajectory"][1]["observation_before_llm"] = "@"
-    add("invalid_utf8_in_observation", array(g1, splice(invalid_obs, "@", b'"bad \xff\xfe bytes"'), g3), {1, 3}, row=row)
-    add("invalid_utf8_in_instruction", array(g1, splice(good(2, instruction="@"), "@", b'"caf\xe9"'), g3), {1, 3}, row=row)
-    add("invalid_utf8_in_key", array(g1, js(good(2)).replace(b'"instruction"', b'"instr\xc3uction"'), g3), {1, 3}, row=row)
+    add("invalid_utf8_in_observation", array(g1, splice(invalid_obs, "@", b'"bad \xff\xfe"'), g3), {1, 3}, row=row)
+    add("invalid_utf8_in_instruction", with_instruction(b'"caf\xe9"'), {1, 3}, row=row)
+    add("invalid_utf8_in_key", array(g1, js(good(2)).replace(b'"instruction"', b'"in\xc3x"'), g3), {1, 3}, row=row)
     add("invalid_utf8_jsonl", lines(g1, splice(good(2, instruction="@"), "@", b'"caf\xe9"'), g3), {1, 3}, row=row)
     add(
         "invalid_utf8_truncated",
@@ -277,11 +283,11 @@ def _cases() -> list[Case]:
         2,
         row=row,
     )
-    add("overlong_utf8", array(g1, splice(good(2, instruction="@"), "@", b'"\xc0\xaf"'), g3), {1, 3}, row=row)
-    add("utf8_encoded_surrogate", array(g1, splice(good(2, instruction="@"), "@", b'"\xed\xa0\x80"'), g3), {1, 3}, row=row)
-    add("lone_surrogate_escape", array(g1, splice(good(2, instruction="@"), "@", b'"\\ud800"'), g3), {1, 3}, 2, row=row)
+    add("overlong_utf8", with_instruction(b'"\xc0\xaf"'), {1, 3}, row=row)
+    add("utf8_encoded_surrogate", with_instruction(b'"\xed\xa0\x80"'), {1, 3}, row=row)
+    add("lone_surrogate_escape", with_instruction(b'"\\ud800"'), {1, 3}, 2, row=row)
     add("garbage_byte_between_episodes", array(g1, g3).replace(b",\n", b",\xff\n", 1), {1, 3}, 2, row=row)
-    add("nul_bytes_in_string", array(g1, splice(good(2, instruction="@"), "@", b'"a\x00b"'), g3), {1, 3}, 2, row=row)
+    add("nul_bytes_in_string", with_instruction(b'"a\x00b"'), {1, 3}, 2, row=row)
     add("gzip_named_json", b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xab\xae\x05\x00", row=row)
     add("binary_after_bracket", b"[" + bytes(range(256)), row=row)
     add("unknown_bom_like_bytes", b"\xfe\xfe\xfe" + text.encode(), row=row)
@@ -330,7 +336,8 @@ def _cases() -> list[Case]:
     add("success_maybe", array(g1, good(2, success="maybe"), g3), {1, 3}, row=row)
     add("backup_number", array(g1, good(2, completed_by_backup=2), g3), {1, 3}, row=row)
     add("final_reward_text", array(g1, good(2, final_reward="lots"), g3), {1, 3}, row=row)
-    add("sub_event_type_number", array(g1, good(2, trajectory=[*good(2)["trajectory"], {"type": 5}]), g3), {1, 3}, row=row)
+    odd_event = good(2, trajectory=[*good(2)["trajectory"], {"type": 5}])
+    add("sub_event_type_number", array(g1, odd_event, g3), {1, 3}, row=row)
     add("long_instruction", array(g1, good(2, instruction="x" * 200_000), g3), {1, 2, 3}, row=row)
     return cases
 

@@ -331,11 +331,8 @@ class DemoFile:
         # A well-formed JSON array, or JSON Lines (one episode object per line), is split by msgspec;
         # anything else (a broken array, a line that is not a whole JSON value) takes the tolerant path.
         source = memoryview(data)[bom:] if bom else data
-        if deep is None and base == 1 and self._index_with(_SPLIT.decode, source):
-            pass
-        elif deep is None and base == 0 and self._index_with(_LINES.decode_lines, source):
-            pass
-        else:
+        split = _SPLIT.decode if base == 1 else _LINES.decode_lines
+        if deep is not None or not self._index_with(split, source):
             self._index_tolerant(pos, base)
         if self._encoding_error:
             self.error = f"{self._encoding_error}; {len(self.episodes)} complete episodes are usable"
@@ -533,7 +530,10 @@ class DemoFile:
                     prev_end = match.end()
                     if not skipping and ep_start >= 0:
                         if deep_at >= 0:
-                            self._problem(f"nested more than {MAX_DEPTH} levels deep (at byte {deep_at:,}); not parsed", index=index)
+                            self._problem(
+                                f"nested more than {MAX_DEPTH} levels deep (at byte {deep_at:,}); not parsed",
+                                index=index,
+                            )
                         else:
                             self._finish_episode(index, ep_start, prev_end, header, traj_kind, steps, events)
                     ep_start = -1

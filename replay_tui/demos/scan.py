@@ -159,9 +159,7 @@ def transcode(data: Any, codec: str, bom: int) -> tuple[bytes, str | None]:
     try:
         return raw.decode(codec).encode("utf-8"), None
     except UnicodeDecodeError as exc:
-        reason = (
-            f"not valid {codec.upper()} at byte {bom + exc.start:,} ({exc.reason}); the file is read up to there"
-        )
+        reason = f"not valid {codec.upper()} at byte {bom + exc.start:,} ({exc.reason}); the file is read up to there"
         return raw[: exc.start].decode(codec).encode("utf-8"), reason
 
 
@@ -225,9 +223,7 @@ def find_bad_value(raw: Any) -> tuple[str | None, str] | None:
     """
     try:
         text = bytes(raw).decode("utf-8", "surrogateescape")
-        value = json.loads(
-            text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant
-        )
+        value = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
     except (ValueError, RecursionError):
         return None
     stack: list[tuple[str, Any]] = [("", value)]
