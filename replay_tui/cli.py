@@ -699,6 +699,7 @@ def run_tui(args: argparse.Namespace) -> int:
             config=args.config,
             settings=settings,
             visual=VisualBatch(ref_dir, pred_dirs),
+            require_readable=True,
         )
     except (DemoFileError, AnnotationError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
