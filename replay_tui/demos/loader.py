@@ -338,6 +338,8 @@ class DemoFile:
             self.error = f"{self._encoding_error}; {len(self.episodes)} complete episodes are usable"
         if self.error:
             self._problem(self.error)
+        elif not self.episodes and not self.problems:
+            self._problem("the file holds no episodes (an empty JSON array)")
 
     def _index_with(self, split: Any, source: Any) -> bool:
         """Index the episodes ``split`` cuts the file into; False (and the reason kept) when it cannot."""
