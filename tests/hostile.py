@@ -339,6 +339,14 @@ def _cases() -> list[Case]:
     odd_event = good(2, trajectory=[*good(2)["trajectory"], {"type": 5}])
     add("sub_event_type_number", array(g1, odd_event, g3), {1, 3}, row=row)
     add("long_instruction", array(g1, good(2, instruction="x" * 200_000), g3), {1, 2, 3}, row=row)
+    deep_arguments = step(0, llm_action_arguments="[" * DEEP + "]" * DEEP)
+    add("arguments_deep_json_string", array(g1, good(2, trajectory=[deep_arguments]), g3), {1, 3}, row=row)
+    odd_prompt = "[{1: 2}, 'text', {'role': 'user', 'content': 'x', 'model_config': 1}]"
+    add("prompt_not_a_message", array(g1, good(2, trajectory=[step(0, llm_prompt=odd_prompt)]), g3), {1, 2, 3}, row=row)
+    big_prompt = "[{'role': 'user', 'content': 1" + "0" * DIGITS + "}]"
+    add("prompt_huge_integer", array(g1, good(2, trajectory=[step(0, llm_prompt=big_prompt)]), g3), {1, 2, 3}, row=row)
+    message_prompt = "[{'role': ['a'], 'content': {'text': 5}}]"
+    add("prompt_odd_types", array(g1, good(2, trajectory=[step(0, llm_prompt=message_prompt)]), g3), {1, 2, 3}, row=row)
     return cases
 
 
