@@ -314,10 +314,10 @@ class DemoFile:
             raise DemoFileError(f"{self.name}: empty file, expected a JSON array of episodes")
         pos = first.start()
         lead = data[pos]
-        if lead == _LBRACK:
+        if lead == _LBRACK and self.path.suffix.lower() != ".jsonl":
             base = 1  # a JSON array of episodes
-        elif lead == _LBRACE:
-            base = 0  # JSON Lines, or one episode object per top-level value
+        elif lead in (_LBRACE, _LBRACK):
+            base = 0  # JSON Lines (a .jsonl file may start with a line that is not an object), or one object
         else:
             shown = (bytes(data[pos : pos + 20]).decode("utf-8", "replace").splitlines() or [""])[0]
             hint = ", not UTF-8 text" if lead >= 0x80 else ""
@@ -462,8 +462,8 @@ class DemoFile:
             if char == _QUOTE:
                 key = match.group(1)
                 if key is None:  # a bare string value
-                    if depth == base and base == 1:
-                        index += 1
+                    if depth == base:
+                        index = self._scalars(prev_end, start, index, base) + 1
                         self._problem("episode is a JSON string, not an object", index=index)
                         prev_end = match.end()
                     elif depth == traj_depth:
@@ -486,14 +486,7 @@ class DemoFile:
                     entry_is_step = True
             elif char in (_LBRACE, _LBRACK):
                 if depth == base:
-                    gap = bytes(data[prev_end:start]).strip()
-                    if gap not in (b"", b","):
-                        index += 1
-                        self._problem(
-                            f"top-level value {gap[:40].decode('utf-8', 'replace')!r} is not an episode object",
-                            index=index,
-                        )
-                    index += 1
+                    index = self._scalars(prev_end, start, index, base) + 1
                     if char == _LBRACK:
                         skipping = True
                         self._problem("episode is a JSON array, not an object", index=index)
@@ -541,8 +534,13 @@ class DemoFile:
                     ep_start = -1
                     skipping = False
                 if depth < base or depth < 0:
+                    if depth == base - 1:
+                        index = self._scalars(prev_end, start, index, base)
                     closed_at = match.end()
                     break
+        else:
+            if depth == base:
+                index = self._scalars(prev_end, len(data), index, base)
 
         if (base == 1 and closed_at < 0) or (depth > 0 and base == 0):
             where = "inside an episode" if ep_start >= 0 else "between episodes"
@@ -557,6 +555,24 @@ class DemoFile:
                 self.error = f"unexpected data after the JSON array at byte {trailing.start():,}"
         if not self.error and self._decode_error:
             self.error = f"invalid JSON ({self._decode_error})"
+
+    def _scalars(self, start: int, end: int, index: int, base: int) -> int:
+        """One problem per top-level value between ``start`` and ``end`` (numbers, literals, garbage:
+        anything the tokenizer does not see); returns the index of the last one."""
+        gap = bytes(self._data[start:end])
+        for piece in gap.split(b"," if base == 1 else b"\n"):
+            piece = piece.strip().strip(b",").strip()
+            if not piece:
+                continue
+            index += 1
+            try:
+                kind = _json_kind(_ANY.decode(piece))
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                shown = piece[:40].decode("utf-8", "replace")
+                self._problem(f"top-level value {shown!r} is not an episode object", index=index)
+            else:
+                self._problem(f"episode is a JSON {kind}, not an object", index=index)
+        return index
 
     def _finish_episode(
         self,

@@ -20,9 +20,9 @@ _NUMPY_FROM = 4 * 1024 * 1024
 """Inputs at least this big are scanned with numpy (its import costs more than scanning a small file)."""
 _CHUNK = 1 << 24
 
-# A backslash escapes the next byte wherever it is, and a string runs to its closing quote (or the
-# end of the input): the rule both scanners follow, so they agree on invalid JSON too.
-_LEXEME = re.compile(rb'\\[\s\S]?|"[^"\\]*(?:\\[\s\S][^"\\]*)*(?:"|\\?\Z)|([\[{])|([\]}])')
+# A quote after an odd run of backslashes is escaped, wherever it is, and a string runs to its
+# closing quote (or the end of the input): the rule both scanners follow, so they agree on any bytes.
+_LEXEME = re.compile(rb'\\[\\"]?|"[^"\\]*(?:\\[\s\S][^"\\]*)*(?:"|\\?\Z)|([\[{])|([\]}])')
 
 
 def first_too_deep(data: Any, limit: int = MAX_DEPTH, start: int = 0) -> int | None:
