@@ -16,15 +16,14 @@ from pathlib import Path
 
 
 def _process_start() -> float:
-    """When this process started: from /proc on Linux (to the second, rounded down), else now."""
+    """When this process started: from /proc on Linux (to a clock tick, rounded down), else now."""
     now = time.time()
     try:
         with open("/proc/self/stat", encoding="ascii") as handle:
-            ticks = int(handle.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime
-        with open("/proc/stat", encoding="ascii") as handle:
-            boot = next(int(line.split()[1]) for line in handle if line.startswith("btime "))
-        return min(now, boot + ticks / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError, StopIteration):
+            ticks = int(handle.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime since boot
+        since_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
+        return min(now, now - since_boot + ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
         return now
 
 
