@@ -68,7 +68,8 @@ def phase_naive_open(path: str) -> dict:
 
 def phase_naive_replay(path: str) -> dict:
     """The seed's pseudo-code: load everything, then format and compare each recorded decision."""
-    from replay_tui.actions import actions_match, format_env_action
+    from replay_tui.actions import format_env_action
+    from replay_tui.matching import actions_match
 
     episodes = _naive_load(path)
     steps = matched = 0

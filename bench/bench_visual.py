@@ -4,7 +4,7 @@ Prints, for the same inputs,
   * matching-only: merge search + matching + sub-scores on identical block lists (synthetic pages of n blocks a
     side, with 10% of lines split and 10% merged, and the blocks extracted from real page pairs);
   * end-to-end: HTML pair -> scores, the fast pipeline (one browser, vectorised blocks, incremental matching)
-    against ``replay_tui.visual.reference.evaluate`` (a browser per screenshot, pixel loops, rebuilt matrices);
+    against ``tests.visual.reference_impl.evaluate`` (a browser per screenshot, pixel loops, rebuilt matrices);
 and for each row the speed ratio and the largest absolute difference of the four sub-scores.
 
     python bench/bench_visual.py                 # sizes 25 50 100, bundled pairs + a 120-block page
@@ -28,12 +28,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from replay_tui.visual import reference
 from replay_tui.visual.blocks import Block, merge_blocks_by_bbox
 from replay_tui.visual.examples import example_pair
 from replay_tui.visual.match import MergeStats, RatioCache, find_possible_merge
 from replay_tui.visual.pipeline import VisualScorer
 from replay_tui.visual.scores import sub_scores
+from tests.visual import reference_impl as reference
 
 KEYS = ("block", "text", "position", "color")
 WORDS = (

@@ -2,7 +2,7 @@
 
 Actions look like ``search[<keywords>]`` or ``click[<button or item>]``. Agents speak in tool
 calls (``Search {"keywords": ...}``, ``select_item {"item_id": ...}``); the recorded logs store
-both, and replay compares action strings after a deterministic normalization.
+both; :mod:`replay_tui.matching` compares them after this module's normalization.
 """
 
 from __future__ import annotations
@@ -11,17 +11,10 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
-CasePolicy = Literal["exact", "lower", "env", "typed"]
-"""How actions are compared.
-
-``exact`` (the default) keeps case; ``lower`` lowercases both actions entirely; ``env`` lowercases
-only the bracket argument, as the WebShop engine itself does before using it; ``typed`` compares
-the kind, then the argument by what it is (search keywords as normalised text, item ids exactly,
-buttons and option values without case), with the verifier's machinery
-(:func:`replay_tui.verify.actions.compare_actions`).
-"""
-
-CASE_POLICIES: tuple[str, ...] = ("exact", "lower", "env", "typed")
+StringCase = Literal["exact", "lower", "env", "typed", "tolerant"]
+"""How :func:`normalize_action` folds case: ``exact`` keeps it, ``lower`` lowercases everything,
+``env`` (and the typed policies, whose string form it is) lowercases only the bracket argument.
+Verdicts are made in :mod:`replay_tui.matching`, not here."""
 
 # Buttons whose text is fixed in WebShop's templates.
 NEXT = "Next >"
@@ -165,15 +158,15 @@ def try_parse_action(action: str) -> ParsedAction | None:
 _SPACES = re.compile(r"\s+")
 
 
-def normalize_action(action: str, case: CasePolicy = "exact") -> str:
+def normalize_action(action: str, case: StringCase = "exact") -> str:
     """Normalize an action string for comparison, as the seed specifies.
 
     Strips, collapses every whitespace run to one space, and strips inside the brackets, so
     ``" click[ Next  > ] "`` becomes ``"click[Next >]"``. Case follows ``case``. Text that is not
     of the form ``kind[argument]`` is only stripped, collapsed and case-folded.
     """
-    if case == "typed":
-        case = "env"  # the closest string form; typed comparison goes through actions_match
+    if case in ("typed", "tolerant"):
+        case = "env"  # the closest string form; the typed comparisons live in replay_tui.matching
     text = _SPACES.sub(" ", (action or "").strip())
     parsed = try_parse_action(text)
     if parsed is not None:
@@ -184,13 +177,3 @@ def normalize_action(action: str, case: CasePolicy = "exact") -> str:
     if case == "lower":
         text = text.lower()
     return text
-
-
-def actions_match(predicted: str, expected: str, case: CasePolicy = "exact") -> bool:
-    """True when two action strings are equal after :func:`normalize_action` (or, with ``typed``,
-    when the typed comparison finds no differing part)."""
-    if case == "typed":
-        from replay_tui.verify.actions import compare_actions  # the verifier builds on this module
-
-        return compare_actions(expected, predicted).match
-    return normalize_action(predicted, case) == normalize_action(expected, case)

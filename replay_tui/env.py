@@ -1,8 +1,11 @@
 """OfflineWebshopEnv: a deterministic, file-backed WebShop that replays one recorded episode.
 
 Gym-style ``reset``/``step``; every observation, reward and ``done`` comes from the log. The agent
-must follow the recorded branch: a different action is a mismatch, handled by the mismatch policy
-(``stop`` ends the episode there, ``allow`` forces the recorded action and carries on).
+must follow the recorded branch: each action is judged by :mod:`replay_tui.matching` (match,
+equivalent or mismatch, under the matching policy of the step's state). A match or an
+equivalent follows the branch; a mismatch is handled by the mismatch policy (``stop`` ends the
+episode there, ``allow`` forces the recorded action and carries on). ``info["match"]`` is true
+when the branch is followed; ``info["verdict"]`` and ``info["reason"]`` say how it was judged.
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-from replay_tui.actions import CasePolicy, actions_match
 from replay_tui.demos.loader import DemoSet, open_demos
 from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction
+from replay_tui.matching import MatchPolicy, MatchSettings
 from replay_tui.webshop import ITEM, infer_available_actions, infer_state
 
 MismatchPolicy = Literal["stop", "allow"]
@@ -156,18 +159,24 @@ class OfflineWebshopEnv:
         *,
         mismatch_policy: MismatchPolicy = "stop",
         include_item_steps: bool = False,
-        case: CasePolicy = "exact",
+        case: MatchPolicy = "exact",
+        matching: MatchSettings | None = None,
     ):
         if mismatch_policy not in MISMATCH_POLICIES:
             raise ValueError(f"mismatch_policy must be one of {MISMATCH_POLICIES}, got {mismatch_policy!r}")
         self.demos = demos if isinstance(demos, DemoSet) else open_demos(demos)
         self.mismatch_policy: MismatchPolicy = mismatch_policy
         self.include_item_steps = include_item_steps
-        self.case: CasePolicy = case
+        self.matching: MatchSettings = matching if matching is not None else MatchSettings(case)
         self.episode: Episode | None = None
         self.steps: list[ReplayStep] = []
         self.cursor = 0
         self.finished = True
+
+    @property
+    def case(self) -> MatchPolicy:
+        """The default matching policy (every state without its own in ``matching``)."""
+        return self.matching.default
 
     @property
     def current(self) -> ReplayStep | None:
@@ -207,9 +216,13 @@ class OfflineWebshopEnv:
         step = self.current
         if step is None:
             raise EpisodeFinished("the episode is finished; call reset() to start another")
-        match = actions_match(action, step.expected, self.case)
+        verdict = self.matching.judge(step.expected, action, step.state)
+        match = verdict.accepted
         info: dict[str, Any] = {
             "match": match,
+            "verdict": verdict.verdict,
+            "reason": verdict.reason,
+            "policy": verdict.policy,
             "step_number": step.step_number,
             "step_label": step.label,
             "step_index": step.index,

@@ -53,6 +53,8 @@ MD_MAX_ROWS = 200
 HTML_DIFF_CHARS = 5_000
 """Longer expected/predicted texts are shown cut, without a character diff, in HTML."""
 
+CSV_VERDICT_COLUMNS: tuple[str, ...] = ("steps_equivalent", "verdict", "reason")
+"""Appended to CSV_COLUMNS when a matching policy other than exact judged the run."""
 CSV_COLUMNS: tuple[str, ...] = (
     "kind",  # episode | step | problem | run
     "session_id",
@@ -174,10 +176,13 @@ def verdict(summary: SummaryReport) -> tuple[str, str]:
     parts = [
         f"{summary.episodes_matched}/{summary.episodes_run} episodes matched",
         f"{summary.total_matched}/{summary.total_steps} steps ({_pct(summary.overall_accuracy)})",
+        *([f"{summary.total_equivalent} equivalent"] if summary.matching is not None else []),
         _count(mismatches, "mismatch", "mismatches"),
         _count(len(summary.problems), "load problem", "load problems"),
     ]
     sentence = ", ".join(parts)
+    if summary.matching is not None:
+        sentence += f" (matching: {summary.matching_label})"
     if summary.episodes_run != summary.episodes_total:
         sentence += f"; {summary.episodes_run} of {summary.episodes_total} episodes replayed"
     if summary.cancelled:
@@ -285,8 +290,8 @@ class _Context:
         return self._by_session.get(session_id, [])
 
     def step_labels(self, episode: EpisodeReport) -> list[str]:
-        """The labels of the steps worth a row of their own: mismatched or annotated."""
-        labels = {m.step_label for m in episode.mismatches}
+        """The labels of the steps worth a row of their own: mismatched, equivalent or annotated."""
+        labels = {m.step_label for m in episode.mismatches} | {e.step_label for e in episode.equivalents}
         labels |= {a.step_label for a in self.for_session(episode.session_id) if a.step_label is not None}
         return sorted(labels, key=_step_order)
 
@@ -297,6 +302,7 @@ def _settings(summary: SummaryReport) -> list[tuple[str, str]]:
         ("mismatch_policy", clean(summary.mismatch_policy)),
         ("include_item_steps", _bool(summary.include_item_steps)),
         ("case", clean(summary.case)),
+        *([("matching", clean(summary.matching_label))] if summary.matching is not None else []),
     ]
 
 
@@ -309,6 +315,14 @@ def _totals(summary: SummaryReport) -> list[tuple[str, str]]:
         ("total_matched", str(summary.total_matched)),
         ("overall_accuracy", _num(summary.overall_accuracy)),
         ("mismatches", str(summary.total_mismatches)),
+        *(
+            [
+                ("total_equivalent", str(summary.total_equivalent)),
+                ("accepted_accuracy", _num(summary.accepted_accuracy)),
+            ]
+            if summary.matching is not None
+            else []
+        ),
         ("problems", str(len(summary.problems))),
         ("cancelled", _bool(summary.cancelled)),
     ]
@@ -332,7 +346,21 @@ def _run_pairs(ctx: _Context, summary: SummaryReport) -> list[tuple[str, str]]:
     run += _totals(summary)
     for state, steps, accuracy in _states(summary):
         run += [(f"accuracy_by_state[{state}]", _num(accuracy)), (f"steps_by_state[{state}]", str(steps))]
+    if summary.matching is not None:
+        for state, equivalent, accepted in _equivalent_states(summary):
+            run += [
+                (f"equivalent_by_state[{state}]", str(equivalent)),
+                (f"accepted_accuracy_by_state[{state}]", _num(accepted)),
+            ]
     return run
+
+
+def _equivalent_states(summary: SummaryReport) -> list[tuple[str, int, float]]:
+    """``(state, equivalent steps, accuracy with equivalents)`` per state, in state order."""
+    return [
+        (clean(state), summary.equivalent_by_state.get(state, 0), summary.accepted_accuracy_by_state.get(state, 0.0))
+        for state in sorted(summary.accuracy_by_state)
+    ]
 
 
 def _problem_where(problem: LoadProblem) -> str:
@@ -412,6 +440,8 @@ def _render_md(ctx: _Context) -> str:
         f"{md_code(summary.mismatch_policy, 40, table=False)} · item steps "
         f"{'on' if summary.include_item_steps else 'off'} · case {md_code(summary.case, 40, table=False)}"
     )
+    if summary.matching is not None:
+        settings += f" · matching {md_code(summary.matching_label, 200, table=False)}"
     head += [settings, ""]
     files = [md_code(name, 200, table=False) for name in summary.files]
     if len(files) == 1:
@@ -432,11 +462,32 @@ def _render_md(ctx: _Context) -> str:
         f"| Mismatches | {summary.total_mismatches} |",
         f"| Load problems | {len(summary.problems)} |",
     ]
+    tolerant = summary.matching is not None
+    if tolerant:
+        head[-2:-2] = [
+            f"| Equivalent steps (≈) | {summary.total_equivalent} |",
+            f"| Step accuracy with ≈ | {_pct(summary.accepted_accuracy)} |",
+        ]
     if summary.cancelled:
         head.append("| Cancelled | yes |")
     head.append("")
     states = _states(summary)
-    if states:
+    if states and tolerant:
+        extra = {state: (eq, acc) for state, eq, acc in _equivalent_states(summary)}
+        head += [
+            "### Accuracy by state",
+            "",
+            "| State | Steps | Accuracy | ≈ Equivalent | With ≈ |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
+        head += [
+            f"| {md_code(state, 60)} | {steps} | {_pct(acc)} | {extra[state][0]} | {_pct(extra[state][1])} |"
+            for state, steps, acc in states[:_MD_STATES]
+        ]
+        if len(states) > _MD_STATES:
+            head += ["", f"… and {len(states) - _MD_STATES} more states"]
+        head.append("")
+    elif states:
         head += ["### Accuracy by state", "", "| State | Steps | Accuracy |", "| --- | ---: | ---: |"]
         head += [f"| {md_code(state, 60)} | {steps} | {_pct(acc)} |" for state, steps, acc in states[:_MD_STATES]]
         if len(states) > _MD_STATES:
@@ -447,10 +498,12 @@ def _render_md(ctx: _Context) -> str:
     remaining = MD_MAX_CHARS - sum(len(line) + 1 for line in head) - 2_000
     mismatch_lines, used = _md_mismatches(ctx, int(remaining * 0.6))
     remaining -= used
+    equivalent_lines, used = _md_equivalents(ctx, int(remaining * 0.5))
+    remaining -= used
     note_lines, used = _md_notes(ctx, int(remaining * 0.6))
     remaining -= used
     problem_lines, _ = _md_problems(ctx, remaining)
-    text = "\n".join([*head, *mismatch_lines, *note_lines, *problem_lines]).rstrip("\n") + "\n"
+    text = "\n".join([*head, *mismatch_lines, *equivalent_lines, *note_lines, *problem_lines]).rstrip("\n") + "\n"
     if len(text) > MD_MAX_CHARS:  # a safety net: the budgets above keep well below the cap
         cut = text.rfind("\n", 0, MD_MAX_CHARS - 100)
         text = text[:cut] + "\n\n… report cut to fit the size limit\n"
@@ -463,6 +516,7 @@ def _md_details(summary_line: str, body: list[str], open_: bool) -> list[str]:
 
 def _md_mismatches(ctx: _Context, budget: int) -> tuple[list[str], int]:
     total = ctx.summary.total_mismatches
+    tolerant = ctx.summary.matching is not None
     rows: list[str] = []
     for episode, mismatch in islice(ctx.iter_mismatches(), MD_MAX_ROWS):  # no more rows than could be shown
         predicted = md_code(mismatch.predicted)
@@ -471,19 +525,49 @@ def _md_mismatches(ctx: _Context, budget: int) -> tuple[list[str], int]:
         tags = _md_tags(ctx.tags(episode.session_id, mismatch.step_label), table=True)
         if ctx.note(episode.session_id, mismatch.step_label):
             tags = (tags + " 📝").strip()
+        why = f" {md_text(mismatch.reason or '', 300)} |" if tolerant else ""
         rows.append(
             f"| {episode.session_id} | {md_code(mismatch.step_label, 20)} | {md_code(mismatch.state, 60)} "
-            f"| {md_code(mismatch.expected)} | {predicted} | {tags} |"
+            f"| {md_code(mismatch.expected)} | {predicted} | {tags} |{why}"
         )
     if not rows:
         return [], 0
     taken, _ = _md_take(rows, budget - 500, MD_MAX_ROWS)
     left = total - len(taken)
     body = ["| Session | Step | State | Expected | Predicted | Tags |", "| ---: | --- | --- | --- | --- | --- |"]
+    if tolerant:
+        body = [body[0] + " Why |", body[1] + " --- |"]
     body += taken
     if left:
         body += ["", f"… and {left} more mismatches"]
     lines = ["### Mismatches", "", *_md_details(_count(total, "mismatch", "mismatches"), body, total <= 20)]
+    return lines, sum(len(line) + 1 for line in lines)
+
+
+def _md_equivalents(ctx: _Context, budget: int) -> tuple[list[str], int]:
+    """Steps the matching policy tolerated (only when a policy other than exact judged the run)."""
+    summary = ctx.summary
+    if summary.matching is None or not summary.total_equivalent:
+        return [], 0
+    rows = [
+        f"| {episode.session_id} | {md_code(e.step_label, 20)} | {md_code(e.state, 60)} | {md_code(e.expected)} "
+        f"| {md_code(e.predicted)} | {md_text(e.reason or '', 300)} |"
+        for episode in summary.episodes
+        for e in episode.equivalents
+    ][:MD_MAX_ROWS]
+    taken, _ = _md_take(rows, budget - 500, MD_MAX_ROWS)
+    left = summary.total_equivalent - len(taken)
+    body = ["| Session | Step | State | Expected | Predicted | Why |", "| ---: | --- | --- | --- | --- | --- |", *taken]
+    if left:
+        body += ["", f"… and {left} more equivalent steps"]
+    total = summary.total_equivalent
+    lines = [
+        "### Equivalent steps (≈)",
+        "",
+        f"Differences tolerated by matching {md_code(summary.matching_label, 200, table=False)}.",
+        "",
+        *_md_details(_count(total, "equivalent step", "equivalent steps"), body, total <= 20),
+    ]
     return lines, sum(len(line) + 1 for line in lines)
 
 
@@ -541,10 +625,13 @@ def _render_csv(ctx: _Context) -> str:
     summary = ctx.summary
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(CSV_COLUMNS)
+    tolerant = summary.matching is not None
+    # A run judged by a policy other than exact adds its verdict columns (exact reports keep their form).
+    columns = CSV_COLUMNS + CSV_VERDICT_COLUMNS if tolerant else CSV_COLUMNS
+    writer.writerow(columns)
 
     def row(**cells: str) -> None:
-        writer.writerow([cells.get(column, "") for column in CSV_COLUMNS])
+        writer.writerow([cells.get(column, "") for column in columns])
 
     for episode in summary.episodes:
         sid = episode.session_id
@@ -569,10 +656,12 @@ def _render_csv(ctx: _Context) -> str:
             cancelled=_bool(episode.cancelled),
             tags=csv_cell(";".join(ctx.all_tags(sid))),
             note=csv_cell(ctx.note(sid)),
+            steps_equivalent=str(episode.steps_equivalent),
         )
     for episode in summary.episodes:
         sid = episode.session_id
         mismatches = {m.step_label: m for m in episode.mismatches}
+        equivalents = {e.step_label: e for e in episode.equivalents}
         results: dict[str, StepResult] = {s.step_label: s for s in episode.steps}
         for label in ctx.step_labels(episode):
             cells = {
@@ -583,28 +672,30 @@ def _render_csv(ctx: _Context) -> str:
                 "tags": csv_cell(";".join(ctx.tags(sid, label))),
                 "note": csv_cell(ctx.note(sid, label)),
             }
-            found: Mismatch | StepResult | None = mismatches.get(label) or results.get(label)
+            found: Mismatch | StepResult | None = mismatches.get(label) or equivalents.get(label) or results.get(label)
             if found is not None:
                 cells.update(
                     state=csv_cell(found.state),
                     expected=csv_cell(found.expected),
                     predicted=csv_cell(found.predicted),
                     error=csv_cell(found.error or ""),
-                    match=_bool(label not in mismatches),
+                    match=_bool(label not in mismatches and label not in equivalents),
                 )
+                verdict = "mismatch" if label in mismatches else "equivalent" if label in equivalents else "match"
+                cells.update(verdict=verdict, reason=csv_cell(found.reason or ""))
             row(**cells)
     for problem in summary.problems:
-        sid = problem.session_id
+        problem_sid = problem.session_id
         row(
             kind="problem",
-            session_id=csv_cell("" if sid is None else sid),
+            session_id=csv_cell("" if problem_sid is None else problem_sid),
             file=csv_cell(problem.file),
             problem_index="" if problem.index is None else str(problem.index),
             problem_field=csv_cell(problem.field or ""),
             problem_severity=problem.severity,
             problem=csv_cell(problem.message),
-            tags=csv_cell(";".join(ctx.all_tags(sid))) if sid is not None else "",
-            note=csv_cell(ctx.note(sid)) if sid is not None else "",
+            tags=csv_cell(";".join(ctx.all_tags(problem_sid))) if problem_sid is not None else "",
+            note=csv_cell(ctx.note(problem_sid)) if problem_sid is not None else "",
         )
     run = _run_pairs(ctx, summary)
     for name, value in run:
@@ -723,6 +814,11 @@ def _render_html(ctx: _Context) -> str:
         (str(summary.total_mismatches), "mismatches"),
         (str(len(summary.problems)), "load problems"),
     ]
+    if summary.matching is not None:
+        cards[4:4] = [
+            (str(summary.total_equivalent), "equivalent steps (≈)"),
+            (_pct(summary.accepted_accuracy), "step accuracy with ≈"),
+        ]
     if summary.cancelled:
         cards.append(("yes", "cancelled"))
     out.append(
@@ -735,7 +831,20 @@ def _render_html(ctx: _Context) -> str:
     )
 
     states = _states(summary)
-    if states:
+    if states and summary.matching is not None:
+        extra = {state: (eq, acc) for state, eq, acc in _equivalent_states(summary)}
+        rows = "".join(
+            f'<tr><td><code>{_e(state)}</code></td><td class="num">{steps}</td>'
+            f'<td><span class="bar"><span style="width:{acc * 100:.1f}%"></span></span>{_pct(acc)}</td>'
+            f'<td class="num">{extra[state][0]}</td><td class="num">{_pct(extra[state][1])}</td></tr>'
+            for state, steps, acc in states
+        )
+        out += [
+            '<h2 id="states">Accuracy by state</h2>',
+            "<table><thead><tr><th>State</th><th>Steps</th><th>Accuracy</th><th>≈ Equivalent</th>"
+            f"<th>With ≈</th></tr></thead><tbody>{rows}</tbody></table>",
+        ]
+    elif states:
         rows = "".join(
             f'<tr><td><code>{_e(state)}</code></td><td class="num">{steps}</td>'
             f'<td><span class="bar"><span style="width:{acc * 100:.1f}%"></span></span>{_pct(acc)}</td></tr>'
@@ -750,6 +859,7 @@ def _render_html(ctx: _Context) -> str:
     out += ['<p><input id="filter" type="search" placeholder="Filter episodes and mismatches…" hidden></p>']
     out += _html_episodes(ctx)
     out += _html_mismatches(ctx)
+    out += _html_equivalents(ctx)
     out += _html_notes(ctx)
     out += _html_problems(ctx)
     out += [f"<script>{_SCRIPT}</script>", "</body>", "</html>", ""]
@@ -823,6 +933,8 @@ def _html_mismatches(ctx: _Context) -> list[str]:
             out.append(f'<dt>predicted</dt><dd class="action">{predicted}</dd>')
             if mismatch.error:
                 out.append(f'<dt>policy error</dt><dd class="error">{_e(mismatch.error)}</dd>')
+            if mismatch.reason and ctx.summary.matching is not None:
+                out.append(f"<dt>why</dt><dd>{_e(mismatch.reason)}</dd>")
             if note := ctx.note(sid, label):
                 out.append(f'<dt>note</dt><dd class="note">{_e(note)}</dd>')
             if mismatch.observation_excerpt:
@@ -833,6 +945,31 @@ def _html_mismatches(ctx: _Context) -> list[str]:
             out.append("</dl>")
             out.append("</div>")
         out.append("</section>")
+    return out
+
+
+def _html_equivalents(ctx: _Context) -> list[str]:
+    """Steps the matching policy tolerated (only when a policy other than exact judged the run)."""
+    summary = ctx.summary
+    if summary.matching is None:
+        return []
+    out = [
+        f'<h2 id="equivalents">Equivalent steps ({summary.total_equivalent})</h2>',
+        f'<p class="muted">Differences tolerated by matching {_e(summary.matching_label)}: '
+        "neither matches nor mismatches.</p>",
+    ]
+    rows = [
+        f'<tr class="filterable"><td class="num">{episode.session_id}</td><td>{_e(e.step_label)}</td>'
+        f'<td><code>{_e(e.state)}</code></td><td class="action">{_e(e.expected)}</td>'
+        f'<td class="action">{_e(e.predicted)}</td><td>{_e(e.reason or "")}</td></tr>'
+        for episode in summary.episodes
+        for e in episode.equivalents
+    ]
+    if rows:
+        out.append(
+            "<table><thead><tr><th>Session</th><th>Step</th><th>State</th><th>Expected</th><th>Predicted</th>"
+            f"<th>Why</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
     return out
 
 
@@ -909,8 +1046,8 @@ def _render_junit(ctx: _Context) -> bytes:
     failing = sum(1 for episode in summary.episodes if episode.mismatches)
     tests = len(summary.episodes) + len(summary.problems)
     counts = {"tests": str(tests), "failures": str(failing), "errors": str(len(summary.problems))}
-    root = ET.Element("testsuites", name=SUITE_NAME, **counts)
-    suite = ET.SubElement(root, "testsuite", name=SUITE_NAME, **counts, skipped="0")
+    root = ET.Element("testsuites", {"name": SUITE_NAME, **counts})
+    suite = ET.SubElement(root, "testsuite", {"name": SUITE_NAME, **counts, "skipped": "0"})
     run = _run_pairs(ctx, summary)
     _properties(suite, run)
 
@@ -940,6 +1077,8 @@ def _render_junit(ctx: _Context) -> bytes:
             ]
             if mismatch.error:
                 details.append(f"policy error: {clean(mismatch.error)}")
+            if mismatch.reason and summary.matching is not None:
+                details.append(f"why: {clean(mismatch.reason)}")
             if tags := ctx.tags(sid, label):
                 details.append(f"tags: {';'.join(tags)}")
             if note := ctx.note(sid, label):
@@ -956,6 +1095,13 @@ def _render_junit(ctx: _Context) -> bytes:
             f"success: {_bool(episode.success)}, final reward: {_num(episode.final_reward)}, "
             f"completed by backup: {_bool(episode.completed_by_backup)}",
         ]
+        if summary.matching is not None:
+            out.append(f"equivalent steps (≈, {clean(summary.matching_label)}): {episode.steps_equivalent}")
+            out += [
+                f"≈ step {clean(e.step_label)} ({clean(e.state)}): expected {clean(e.expected)} got "
+                f"{clean(e.predicted)}: {clean(e.reason or '')}"
+                for e in episode.equivalents
+            ]
         if episode.stopped_early:
             out.append("stopped early at the first mismatch")
         if episode.cancelled:
@@ -970,9 +1116,9 @@ def _render_junit(ctx: _Context) -> bytes:
             classname=clean(Path(clean(problem.file)).stem or "demos"),
             name=f"load problem: {_problem_where(problem)}",
         )
-        sid = problem.session_id
-        if sid is not None:
-            _properties(case, _annotation_properties(ctx, sid))
+        problem_sid = problem.session_id
+        if problem_sid is not None:
+            _properties(case, _annotation_properties(ctx, problem_sid))
         error = ET.SubElement(
             case, "error", message=_cut(_one_line(problem.one_line()), 1_000), type=f"load-{problem.severity}"
         )
@@ -980,8 +1126,8 @@ def _render_junit(ctx: _Context) -> bytes:
         if problem.field:
             lines.append(f"field: {clean(problem.field)}")
         lines.append(f"message: {clean(problem.message)}")
-        if sid is not None:
-            lines += _annotation_lines(ctx, sid)
+        if problem_sid is not None:
+            lines += _annotation_lines(ctx, problem_sid)
         error.text = "\n".join(lines)
 
     ET.indent(root)

@@ -106,3 +106,13 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
     """:func:`atomic_write_bytes` for UTF-8 text."""
     return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def require_folder(path: str | os.PathLike[str], what: str | None = None) -> Path:
+    """``path`` as a Path when it is a folder, else ``NotADirectoryError("[WHAT ]PATH: not a folder")``.
+
+    The one folder check of the command lines and the app; ``what`` names the flag that gave the path."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise NotADirectoryError(f"{what + ' ' if what else ''}{folder}: not a folder")
+    return folder

@@ -13,21 +13,21 @@ matches the recording, and two failures of the same kind agree with each other.
 from __future__ import annotations
 
 import inspect
-import queue
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from itertools import combinations
 from typing import Any
 
 import orjson
 from pydantic import BaseModel, Field
 
-from replay_tui.actions import CasePolicy, actions_match, normalize_action
+from replay_tui.actions import normalize_action
 from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.env import replay_steps
-from replay_tui.policies.base import PolicyFailure, accepts_recorded_step, policy_name
+from replay_tui.jobs import fan_out
+from replay_tui.matching import CasePolicy, MatchSettings, actions_match
+from replay_tui.policies.base import accepts_recorded_step, call_policy, policy_name
 from replay_tui.runner import unique_problems
 
 
@@ -134,42 +134,35 @@ def repeat_episode(
     repeats: int,
     *,
     case: CasePolicy = "exact",
+    matching: MatchSettings | None = None,
     include_item_steps: bool = False,
     cancel: threading.Event | None = None,
 ) -> list[RepeatStep]:
     """Ask ``policy`` ``repeats`` times for each recorded step of one episode.
 
+    A prediction agrees when :mod:`replay_tui.matching` accepts it (match or equivalent) under the
+    step's state policy in ``matching`` (default: ``case`` for every state).
     Raises EpisodeLoadError for a malformed episode.
     """
+    settings = matching if matching is not None else MatchSettings.build(case)
     episode = demos.episode(session_id)
     pass_step = accepts_recorded_step(policy)
     pass_sample = _takes_sample(policy)
-    results = []
+    results: list[RepeatStep] = []
     for step in replay_steps(episode, include_item_steps=include_item_steps):
+        case = settings.policy_for(step.state)
         keys: list[str] = []
         errors: list[str | None] = []
         for run in range(repeats):
             if cancel is not None and cancel.is_set():
                 return results
-            kwargs: dict[str, Any] = {}
-            if pass_step:
-                kwargs["recorded_step"] = step.recorded
-            if pass_sample:
-                kwargs["sample"] = run
-            try:
-                predicted = policy.predict_action(
-                    step.observation, step.state, list(step.available_actions), step.llm_prompt, **kwargs
-                )
-                if not isinstance(predicted, str):
-                    raise PolicyFailure("not_a_string", f"policy returned {type(predicted).__name__}")
-                keys.append(normalize_action(predicted, case if case != "typed" else "exact"))
+            predicted, error, kind = call_policy(policy, step, pass_step=pass_step, sample=run if pass_sample else None)
+            if kind is None:
+                keys.append(normalize_action(predicted, case if case not in ("typed", "tolerant") else "exact"))
                 errors.append(None)
-            except PolicyFailure as exc:
-                keys.append(f"!{exc.kind}")
-                errors.append(f"{exc.kind}: {exc.message}")
-            except Exception as exc:
-                keys.append("!exception")
-                errors.append(f"exception: {type(exc).__name__}: {exc}")
+            else:
+                keys.append(f"!{kind}")
+                errors.append(f"{kind}: {error}")
         matches = sum(1 for key in keys if not key.startswith("!") and actions_match(key, step.expected, case))
         results.append(
             RepeatStep(
@@ -245,6 +238,7 @@ def run_repeats(
     *,
     repeats: int,
     case: CasePolicy = "exact",
+    matching: MatchSettings | None = None,
     include_item_steps: bool = False,
     jobs: int = 1,
     mode: str | None = None,
@@ -255,68 +249,45 @@ def run_repeats(
 
     ``make_policy`` is called up to ``jobs`` times, so a policy is never used by two threads at once
     (return the same object every time to share a thread-safe one); ``on_episode`` gets each finished
-    session id (or the problem of a malformed one), on the calling thread.
+    session id (or the problem of a malformed one), on the calling thread (see
+    :func:`replay_tui.jobs.fan_out`).
     """
     if repeats < 1:
         raise ValueError("repeats must be at least 1")
     ids = list(session_ids) if session_ids is not None else demos.session_ids
     cancel = cancel or threading.Event()
     first = make_policy()
-    idle: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    idle.put(first)
 
-    def one(session_id: int) -> list[RepeatStep] | LoadProblem | None:
-        if cancel.is_set():
-            return None
-        try:
-            policy = idle.get_nowait()
-        except queue.Empty:  # at most ``jobs`` episodes run at once, so at most ``jobs`` policies
-            policy = make_policy()
+    def one(policy: Any, session_id: int) -> list[RepeatStep] | LoadProblem:
         try:
             return repeat_episode(
-                policy, demos, session_id, repeats, case=case, include_item_steps=include_item_steps, cancel=cancel
+                policy,
+                demos,
+                session_id,
+                repeats,
+                case=case,
+                matching=matching,
+                include_item_steps=include_item_steps,
+                cancel=cancel,
             )
         except EpisodeLoadError as exc:
             return exc.problem
-        finally:
-            idle.put(policy)
 
-    by_session: dict[int, list[RepeatStep]] = {}
-
-    def collect(session_id: int, result: list[RepeatStep] | LoadProblem) -> None:
-        if isinstance(result, list):
-            by_session[session_id] = result
+    def finished(session_id: int, result: list[RepeatStep] | LoadProblem) -> None:
         if on_episode is not None:
             on_episode(session_id if isinstance(result, list) else result)
 
-    if jobs <= 1:
-        for session_id in ids:
-            result = one(session_id)
-            if result is None:
-                break
-            collect(session_id, result)
-    else:
-        pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="repeat")
-        try:
-            futures = {pool.submit(one, session_id): session_id for session_id in ids}
-            for future in as_completed(futures):
-                result = future.result()
-                if result is not None:
-                    collect(futures[future], result)
-        except BaseException:  # Ctrl-C: stop the workers instead of finishing the run
-            cancel.set()
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
-    steps = [step for session_id in ids for step in by_session.get(session_id, [])]
+    results = fan_out(ids, one, first, make_policy, jobs=jobs, cancel=cancel, on_result=finished, name="repeat")
+    episodes = [result for _, result in results if isinstance(result, list)]
+    steps = [step for episode in episodes for step in episode]
     return summarize_repeats(
         steps,
         mode=mode or policy_name(first),
         repeats=repeats,
-        case=case,
+        case=matching.describe() if matching is not None else case,
         include_item_steps=include_item_steps,
         files=[demo.name for demo in demos.files],
-        episodes_run=len(by_session),
+        episodes_run=len(episodes),
         cancelled=cancel.is_set(),
         problems=demos.problems,
     )

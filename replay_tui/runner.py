@@ -7,18 +7,18 @@ Reports are pydantic models whose JSON is deterministic (sorted keys, no timesta
 
 from __future__ import annotations
 
-import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
-from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv
-from replay_tui.policies.base import PolicyFailure, accepts_recorded_step, policy_name
+from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv, ReplayStep
+from replay_tui.jobs import fan_out
+from replay_tui.matching import MatchSettings, Verdict
+from replay_tui.policies.base import Policy, Prediction, accepts_recorded_step, call_policy, policy_name
 from replay_tui.sanitize import excerpt
 
 EXCERPT_CHARS = 400
@@ -35,7 +35,14 @@ class StepResult(BaseModel):
     state: str
     expected: str
     predicted: str
-    match: bool
+    match: bool = False
+    """True only when the verdict is ``match``."""
+    verdict: Verdict = "mismatch"
+    """The verdict :mod:`replay_tui.matching` gave (match, equivalent or mismatch); views show it as stored."""
+    reason: str = ""
+    """Why, in one line (which part differed, or which difference was tolerated)."""
+    policy: str = "exact"
+    """The matching policy that judged the step."""
     reward: float = 0.0
     done: bool = False
     forced: bool = False
@@ -45,6 +52,25 @@ class StepResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     trace: dict[str, Any] | None = None
     """What the policy reported about this call (its ``last_trace``: request, response, tokens...)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict_or_match(cls, data: Any) -> Any:
+        """Results written before verdicts existed carry only ``match``; ``match`` follows a verdict."""
+        if isinstance(data, dict):
+            if data.get("verdict") is None:
+                data = {**data, "verdict": "match" if data.get("match") else "mismatch"}
+            else:
+                data = {**data, "match": data["verdict"] == "match"}
+        return data
+
+    @property
+    def is_mismatch(self) -> bool:
+        return self.verdict == "mismatch"
+
+    @property
+    def is_equivalent(self) -> bool:
+        return self.verdict == "equivalent"
 
 
 class Mismatch(BaseModel):
@@ -59,6 +85,8 @@ class Mismatch(BaseModel):
     observation_excerpt: str
     error: str | None = None
     error_kind: str | None = None
+    reason: str | None = None
+    """Why the step was judged so (reports show it when a matching policy other than exact ran)."""
 
 
 class EpisodeReport(BaseModel):
@@ -72,6 +100,9 @@ class EpisodeReport(BaseModel):
     accuracy: float
     steps_recorded: int
     mismatches: list[Mismatch] = Field(default_factory=list)
+    steps_equivalent: int = 0
+    """Steps whose difference the matching policy tolerated: neither matched nor mismatched."""
+    equivalents: list[Mismatch] = Field(default_factory=list)
     first_mismatch_step: str | None = None
     stopped_early: bool = False
     cancelled: bool = False
@@ -105,6 +136,14 @@ class SummaryReport(BaseModel):
     steps_by_state: dict[str, int] = Field(default_factory=dict)
     failures_by_kind: dict[str, int] = Field(default_factory=dict)
     """Steps where the policy produced no action, counted by PolicyFailure kind."""
+    matching: dict[str, Any] | None = None
+    """The matching policies (``{"default": ..., "by_state": {...}}``) when any is not ``exact``;
+    None for the seed's exact matching, whose reports keep their earlier form byte for byte."""
+    total_equivalent: int = 0
+    equivalent_by_state: dict[str, int] = Field(default_factory=dict)
+    accepted_accuracy: float = 0.0
+    """(matched + equivalent) / steps: the accuracy when tolerated differences count as right."""
+    accepted_accuracy_by_state: dict[str, float] = Field(default_factory=dict)
     cancelled: bool = False
     episodes: list[EpisodeReport] = Field(default_factory=list)
     problems: list[LoadProblem] = Field(default_factory=list)
@@ -113,9 +152,30 @@ class SummaryReport(BaseModel):
     def total_mismatches(self) -> int:
         return sum(len(episode.mismatches) for episode in self.episodes)
 
+    @property
+    def matching_settings(self) -> MatchSettings:
+        if not self.matching:
+            return MatchSettings.build(self.case)
+        return MatchSettings.build(self.matching.get("default", "exact"), self.matching.get("by_state") or {})
+
+    @property
+    def matching_label(self) -> str:
+        """Which policies produced the figures, e.g. ``exact`` or ``exact, Search=tolerant``."""
+        return self.matching_settings.describe()
+
     def to_dict(self, *, include_steps: bool = False) -> dict[str, Any]:
-        exclude = None if include_steps else {"episodes": {"__all__": {"steps"}}}
-        return self.model_dump(mode="json", exclude=exclude)
+        episode_exclude: dict[str, Any] = {} if include_steps else {"steps": True}
+        exclude: dict[str, Any] = {}
+        if self.matching is None:
+            # exact matching: no verdict fields, so the report is the one the seed's harness wrote
+            exclude = {key: True for key in _MATCHING_SUMMARY_FIELDS}
+            episode_exclude.update({key: True for key in _MATCHING_EPISODE_FIELDS})
+            episode_exclude["mismatches"] = {"__all__": {"reason"}}
+            if include_steps:
+                episode_exclude["steps"] = {"__all__": {"verdict", "reason", "policy"}}
+        if episode_exclude:
+            exclude["episodes"] = {"__all__": episode_exclude}
+        return self.model_dump(mode="json", exclude=exclude or None)
 
     def to_json(self, *, include_steps: bool = False) -> bytes:
         """Deterministic JSON: sorted keys, two-space indent, trailing newline."""
@@ -123,6 +183,16 @@ class SummaryReport(BaseModel):
             orjson.dumps(self.to_dict(include_steps=include_steps), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
             + b"\n"
         )
+
+
+_MATCHING_SUMMARY_FIELDS = (
+    "matching",
+    "total_equivalent",
+    "equivalent_by_state",
+    "accepted_accuracy",
+    "accepted_accuracy_by_state",
+)
+_MATCHING_EPISODE_FIELDS = ("steps_equivalent", "equivalents")
 
 
 class Cancelled(Exception):
@@ -139,7 +209,7 @@ class Runner:
     def __init__(
         self,
         env: OfflineWebshopEnv,
-        policy: Any,
+        policy: Policy,
         mismatch_policy: MismatchPolicy | None = None,
         *,
         mode: str | None = None,
@@ -163,20 +233,11 @@ class Runner:
     def mismatch_policy(self) -> MismatchPolicy:
         return self.env.mismatch_policy
 
-    def _predict(self, observation: str, step: Any) -> tuple[str, str | None, str | None]:
-        """(predicted action, error message, error kind); a failure is a verdict, never a crash."""
-        kwargs = {"recorded_step": step.recorded} if self._pass_step else {}
-        try:
-            predicted = self.policy.predict_action(
-                observation, step.state, list(step.available_actions), step.llm_prompt, **kwargs
-            )
-        except PolicyFailure as exc:
-            return "", exc.message, exc.kind
-        except Exception as exc:
-            return "", f"{type(exc).__name__}: {exc}", "exception"
-        if not isinstance(predicted, str):
-            return "", f"policy returned {type(predicted).__name__}, not an action string", "not_a_string"
-        return predicted, None, None
+    def _predict(self, observation: str, step: ReplayStep) -> Prediction:
+        """(predicted action, error message, error kind); a failure is a verdict, never a crash.
+
+        The policy is asked about ``step`` (``observation`` is its ``step.observation``)."""
+        return call_policy(self.policy, step, pass_step=self._pass_step)
 
     def iter_episode(self, session_id: int) -> Iterator[StepResult]:
         """Reset the env to ``session_id`` and yield each step's result as it is judged.
@@ -203,7 +264,9 @@ class Runner:
                 state=step.state,
                 expected=step.expected,
                 predicted=predicted,
-                match=bool(info["match"]),
+                verdict=info["verdict"],
+                reason=info["reason"],
+                policy=info["policy"],
                 reward=reward,
                 done=done,
                 forced=bool(info["forced"]),
@@ -233,8 +296,9 @@ class Runner:
         assert episode is not None
         ref = env.demos.ref(session_id)
         steps_by_index = env.steps
-        mismatches = [
-            Mismatch(
+
+        def record(r: StepResult) -> Mismatch:
+            return Mismatch(
                 session_id=session_id,
                 step_number=r.step_number,
                 step_label=r.step_label,
@@ -243,11 +307,12 @@ class Runner:
                 predicted=r.predicted,
                 error=r.error,
                 error_kind=r.error_kind,
+                reason=r.reason or None,
                 observation_excerpt=excerpt(steps_by_index[r.step_index].observation, self.excerpt_chars),
             )
-            for r in results
-            if not r.match
-        ]
+
+        mismatches = [record(r) for r in results if r.is_mismatch]
+        equivalents = [record(r) for r in results if r.is_equivalent]
         matched = sum(1 for r in results if r.match)
         warnings = sorted({w for r in results for w in r.warnings})
         return EpisodeReport(
@@ -259,6 +324,8 @@ class Runner:
             accuracy=matched / max(1, len(results)),
             steps_recorded=len(steps_by_index),
             mismatches=mismatches,
+            steps_equivalent=len(equivalents),
+            equivalents=equivalents,
             first_mismatch_step=mismatches[0].step_label if mismatches else None,
             stopped_early=len(results) < len(steps_by_index) and not cancelled,
             cancelled=cancelled,
@@ -303,6 +370,7 @@ class Runner:
             mismatch_policy=self.mismatch_policy,
             include_item_steps=self.env.include_item_steps,
             case=self.env.case,
+            matching=self.env.matching,
             cancelled=cancelled,
         )
 
@@ -320,52 +388,35 @@ def run_all_parallel(
     DemoSet; the policy may be shared if it is thread-safe). The report lists episodes in the order
     of ``session_ids``, whatever order they finish in, so it is the same as a sequential run's.
     ``on_episode`` is called on the calling thread as episodes finish. Setting the first runner's
-    ``cancel`` event stops every worker between steps.
+    ``cancel`` event stops every worker between steps (see :func:`replay_tui.jobs.fan_out`).
     """
     first = make_runner()
     if jobs <= 1:
         return first.run_all(session_ids, on_episode=on_episode)
     demos = first.env.demos
     ids = list(session_ids) if session_ids is not None else demos.session_ids
-    runners: queue.SimpleQueue[Runner] = queue.SimpleQueue()
-    runners.put(first)
-    for _ in range(min(jobs, max(1, len(ids))) - 1):
+
+    def worker_runner() -> Runner:
         runner = make_runner()
         runner.cancel = first.cancel
-        runners.put(runner)
+        return runner
 
-    def replay(session_id: int) -> EpisodeReport | LoadProblem | None:
-        if first.cancel.is_set():
-            return None
-        runner = runners.get()
+    def replay(runner: Runner, session_id: int) -> EpisodeReport | LoadProblem:
         try:
             return runner.run_episode(session_id)
         except EpisodeLoadError as exc:
             return exc.problem
-        finally:
-            runners.put(runner)
 
-    done: dict[int, EpisodeReport] = {}
-    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="replay")
-    try:
-        futures = {pool.submit(replay, session_id): session_id for session_id in ids}
-        for future in as_completed(futures):
-            result = future.result()
-            if result is None:
-                continue
-            if isinstance(result, EpisodeReport):
-                done[futures[future]] = result
-                if result.cancelled:
-                    first.cancel.set()
-            if on_episode is not None:
-                on_episode(result)
-    except BaseException:  # Ctrl-C or a failing callback: stop the workers instead of finishing the run
-        first.cancel.set()
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
-    episodes = [done[session_id] for session_id in ids if session_id in done]
-    cancelled = first.cancel.is_set()
+    def finished(session_id: int, result: EpisodeReport | LoadProblem) -> None:
+        if isinstance(result, EpisodeReport) and result.cancelled:
+            first.cancel.set()
+        if on_episode is not None:
+            on_episode(result)
+
+    results = fan_out(
+        ids, replay, first, worker_runner, jobs=jobs, cancel=first.cancel, on_result=finished, name="replay"
+    )
+    episodes = [result for _, result in results if isinstance(result, EpisodeReport)]
     return summarize_demos(
         episodes,
         demos,
@@ -373,7 +424,8 @@ def run_all_parallel(
         mismatch_policy=first.mismatch_policy,
         include_item_steps=first.env.include_item_steps,
         case=first.env.case,
-        cancelled=cancelled,
+        matching=first.env.matching,
+        cancelled=first.cancel.is_set(),
     )
 
 
@@ -400,6 +452,7 @@ def summarize_demos(
     mismatch_policy: str,
     include_item_steps: bool,
     case: str,
+    matching: MatchSettings | None = None,
     cancelled: bool = False,
 ) -> SummaryReport:
     """:func:`summarize` for episodes of a DemoSet: its problems, episode count and file names."""
@@ -411,6 +464,7 @@ def summarize_demos(
         mismatch_policy=mismatch_policy,
         include_item_steps=include_item_steps,
         case=case,
+        matching=matching,
         files=[demo.name for demo in demos.files],
         cancelled=cancelled,
     )
@@ -425,27 +479,41 @@ def summarize(
     mismatch_policy: str,
     include_item_steps: bool = False,
     case: str = "exact",
+    matching: MatchSettings | None = None,
     files: list[str] | None = None,
     cancelled: bool = False,
 ) -> SummaryReport:
-    """Aggregate episode reports into a SummaryReport (also used by the TUI for partial runs)."""
+    """Aggregate episode reports into a SummaryReport (also used by the TUI for partial runs).
+
+    ``matching`` (default: ``case`` for every state) says which policies judged the steps; the
+    equivalent counts and accepted accuracies are written only when one is not ``exact``.
+    """
+    settings = matching if matching is not None else MatchSettings.build(case)
     totals: dict[str, int] = {}
     matches: dict[str, int] = {}
+    equivalents: dict[str, int] = {}
     failures: dict[str, int] = {}
     for episode in episodes:
         for step in episode.steps:
             totals[step.state] = totals.get(step.state, 0) + 1
             matches[step.state] = matches.get(step.state, 0) + int(step.match)
+            equivalents[step.state] = equivalents.get(step.state, 0) + int(step.is_equivalent)
             if step.error_kind:
                 failures[step.error_kind] = failures.get(step.error_kind, 0) + 1
     total_steps = sum(e.steps_total for e in episodes)
     total_matched = sum(e.steps_matched for e in episodes)
+    total_equivalent = sum(e.steps_equivalent for e in episodes)
     problems = unique_problems(demos_problems)
     return SummaryReport(
         mode=mode,
         mismatch_policy=mismatch_policy,
         include_item_steps=include_item_steps,
-        case=case,
+        case=settings.default,
+        matching=None if settings.is_default else settings.as_dict(),
+        total_equivalent=total_equivalent,
+        equivalent_by_state={s: equivalents[s] for s in sorted(totals)},
+        accepted_accuracy=(total_matched + total_equivalent) / max(1, total_steps),
+        accepted_accuracy_by_state={s: (matches[s] + equivalents[s]) / totals[s] for s in sorted(totals)},
         files=list(files or []),
         episodes_total=episodes_total if episodes_total is not None else len(episodes),
         episodes_run=len(episodes),

@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replay_tui.actions import CasePolicy
 from replay_tui.annotations import AnnotationStore, data_dir, sidecar_path
 from replay_tui.demos.loader import DemoSet, EpisodeRef, open_demos
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.env import MismatchPolicy, OfflineWebshopEnv
-from replay_tui.policies import builtin_policy, load_policy, policy_name
+from replay_tui.matching import MatchPolicy, MatchSettings
+from replay_tui.policies import policy_name
+from replay_tui.policies.registry import MODES_BY_NAME, policy_mode
 from replay_tui.runner import EpisodeReport, Runner, StepResult, SummaryReport, summarize_demos
 
 
@@ -31,7 +32,8 @@ class ReplaySettings:
     policy_spec: str | None = None
     mismatch: MismatchPolicy = "stop"
     item_steps: bool = False
-    case: CasePolicy = "exact"
+    matching: MatchSettings = field(default_factory=MatchSettings)
+    """Which matching policy judges each state's steps (:mod:`replay_tui.matching`)."""
     llm: dict[str, Any] | None = None
     """LLM settings for ``llm`` and ``langgraph`` modes: the fields of
     :class:`replay_tui.policies.llm.LlmSettings` (``model``, ``base_url``, ``temperature``, ``seed``,
@@ -44,52 +46,30 @@ class ReplaySettings:
 
         Raises PolicyLoadError or ValueError (LlmConfigError) with a one-line message.
         """
-        if self.mode == "custom":
-            if not self.policy_spec:
-                raise ValueError("custom mode needs a policy spec (module:attr or file.py:attr)")
-            policy = load_policy(self.policy_spec)
-            return policy, policy_name(policy)
-        if self.mode == "llm":
-            from replay_tui.policies.llm import LlmPolicy
+        mode = policy_mode(self.mode)
+        policy = mode.make(self.spec(), self.llm)
+        return policy, policy_name(policy)
 
-            policy = LlmPolicy.from_settings(self.llm or {})
-            return policy, policy_name(policy)
-        if self.mode == "langgraph":
-            from replay_tui.policies.langgraph_adapter import LangGraphPolicy, graph_settings
+    def spec(self) -> str | None:
+        """The spec the mode loads: the graph spec (langgraph), the policy spec (custom) or None."""
+        mode = MODES_BY_NAME.get(self.mode)
+        if mode is None or mode.spec is None:
+            return None
+        return self.graph_spec if mode.spec == "graph" else self.policy_spec
 
-            if not self.graph_spec:
-                raise ValueError("langgraph mode needs a graph spec (module:attr or file.py:attr)")
-            policy = LangGraphPolicy.from_spec(self.graph_spec, graph_settings(self.llm))
-            return policy, policy_name(policy)
-        return builtin_policy(self.mode), self.mode
+    @property
+    def case(self) -> MatchPolicy:
+        """The default matching policy (the earlier name of the setting)."""
+        return self.matching.default
 
     def describe(self) -> str:
-        if self.mode == "llm":
-            from replay_tui.policies.llm import LlmSettings
-
-            try:
-                name = LlmSettings.from_dict(self.llm).describe()
-            except ValueError:
-                name = "llm"
-        elif self.mode == "langgraph":
-            name = f"langgraph {self.graph_spec}"
-        else:
-            name = self.policy_spec if self.mode == "custom" else self.mode
+        mode = MODES_BY_NAME.get(self.mode)
+        name = self.mode if mode is None else mode.describe(self.spec(), self.llm)
         return (
             f"{name} · {self.mismatch}"
             + (" · item steps" if self.item_steps else "")
-            + ("" if self.case == "exact" else f" · {self.case} comparison")
+            + ("" if self.matching.is_default else f" · match {self.matching.describe()}")
         )
-
-
-def close_policy(policy: Any) -> None:
-    """Let a policy finish a run: LlmPolicy writes its ``record`` cassette and closes its client.
-
-    Call it once a run is over (a policy without ``close`` is left alone).
-    """
-    close = getattr(policy, "close", None)
-    if callable(close):
-        close()
 
 
 def default_annotations_path(demos: DemoSet) -> Path:
@@ -108,6 +88,7 @@ class ResultTotals:
     mismatched: int  # episodes with at least one mismatch
     steps: int
     matched: int  # steps
+    equivalent: int = 0  # steps whose difference the matching policy tolerated
 
 
 @dataclass
@@ -144,18 +125,23 @@ class Workspace:
     def make_runner(
         self, *, on_step: Callable[[StepResult], None] | None = None, cancel: threading.Event | None = None
     ) -> Runner:
+        """A Runner with the settings' policy. Its ``mode`` is the name reports use: pass it to
+        :meth:`record` with the results (a replay worker only builds the runner, the App records)."""
         policy, name = self.settings.make_policy()
-        self.mode_name = name
         env = OfflineWebshopEnv(
             self.demos,
             mismatch_policy=self.settings.mismatch,
             include_item_steps=self.settings.item_steps,
-            case=self.settings.case,
+            matching=self.settings.matching,
         )
         return Runner(env, policy, mode=name, on_step=on_step, cancel=cancel)
 
-    def record(self, report: EpisodeReport) -> None:
+    def record(self, report: EpisodeReport, mode: str | None = None) -> None:
+        """Keep an episode's result; ``mode`` names the policy that replayed it (the runner's
+        ``mode``), which :meth:`summary` reports."""
         self.results[report.session_id] = report
+        if mode is not None:
+            self.mode_name = mode
         self._totals = None
 
     def forget(self, session_id: int) -> None:
@@ -177,6 +163,7 @@ class Workspace:
                 mismatched=sum(1 for r in results if not r.matched),
                 steps=sum(r.steps_total for r in results),
                 matched=sum(r.steps_matched for r in results),
+                equivalent=sum(r.steps_equivalent for r in results),
             )
         return self._totals
 
@@ -190,6 +177,7 @@ class Workspace:
             mismatch_policy=self.settings.mismatch,
             include_item_steps=self.settings.item_steps,
             case=self.settings.case,
+            matching=self.settings.matching,
         )
 
     # -- lookups ----------------------------------------------------------------------------
@@ -209,7 +197,10 @@ class Workspace:
         opened_bad = sum(
             1
             for p in self.demos.problems
-            if p.index is not None and p.session_id in self.demos and self.demos.problem_for(p.session_id) is p
+            if p.index is not None
+            and isinstance(p.session_id, int)
+            and p.session_id in self.demos
+            and self.demos.problem_for(p.session_id) is p
         )
         return len(self.rejected()) + opened_bad
 

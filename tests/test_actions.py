@@ -2,12 +2,12 @@ import pytest
 
 from replay_tui.actions import (
     ActionError,
-    actions_match,
     canonical_tool,
     format_env_action,
     normalize_action,
     parse_action,
 )
+from replay_tui.matching import actions_match
 
 
 @pytest.mark.parametrize(

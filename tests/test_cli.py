@@ -172,3 +172,151 @@ def test_debugger_entry_rejects_unreadable_files_before_starting(capsys, tmp_pat
     assert code == 2 and "not a JSON demo file" in err
     code, _, err = run_cli(capsys, "--config", str(tmp_path / "missing.toml"))
     assert code == 2 and "no such config file" in err
+
+
+def test_generate_target_mb_is_a_million_bytes(capsys, tmp_path, monkeypatch):
+    """One definition of --target-mb, the one --help gives: 1 MB = 1,000,000 bytes (not 1024 x 1024)."""
+    from replay_tui.demos import synth
+
+    asked = {}
+    real = synth.write_demo_file
+
+    def spy(path, **kwargs):
+        asked.update(kwargs)
+        return real(path, **{**kwargs, "target_bytes": None, "count": 1})
+
+    monkeypatch.setattr(synth, "write_demo_file", spy)
+    code, _, _ = run_cli(capsys, "generate", str(tmp_path / "spy.json"), "--target-mb", "1.5")
+    assert code == 0 and asked["target_bytes"] == 1_500_000
+    monkeypatch.setattr(synth, "write_demo_file", real)
+    code, text, _ = run_cli(capsys, "generate", str(tmp_path / "big.json"), "--target-mb", "0.2")
+    size = (tmp_path / "big.json").stat().st_size
+    assert code == 0 and size >= 200_000 - 3 and f"{size:,} bytes" in text
+    with pytest.raises(SystemExit):
+        main(["generate", "--help"])
+    assert "1 MB = 1,000,000 bytes" in " ".join(capsys.readouterr().out.split())
+    assert run_cli(capsys, "generate", str(tmp_path / "x.json"), "--target-mb", "0")[0] == 2
+
+
+def test_generate_is_the_one_generator_cli(capsys, tmp_path):
+    """synth's own argparse is gone: a folder as OUT, --indent and --bundled are here."""
+    from replay_tui.demos import synth
+
+    assert not hasattr(synth, "main")
+    code, text, _ = run_cli(capsys, "generate", str(tmp_path), "--start", "5", "--count", "2", "--indent")
+    written = tmp_path / "webshop_demonstrations_5-6.json"
+    assert code == 0 and written.is_file() and "2 episodes" in text
+    assert written.read_text().startswith("[\n  {\n    ")
+    assert json.loads(written.read_text()) == list(synth.iter_episodes(5, 2, seed=0, quirk_rate=0.1))
+    bundled = tmp_path / "bundled.json"
+    code, text, _ = run_cli(capsys, "generate", "--bundled", str(bundled))
+    assert code == 0 and "100 episodes" in text
+    assert bundled.read_bytes() == synth.bundled_example_path().read_bytes()
+    code, _, err = run_cli(capsys, "generate", "--bundled", "--seed", "3", "--indent")
+    assert code == 2 and "replay-tui generate: error: --bundled" in err and "--seed, --indent" in err
+    code, _, err = run_cli(capsys, "generate", str(tmp_path / "none.json"), "--count", "0")
+    assert code == 2 and "--count must be at least 1" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["replay", "--bogus"], "replay"),
+        (["export", "--out", "r.json", "--bogus"], "export"),
+        (["generate", "--bogus"], "generate"),
+        (["visual", "a.html", "b.html", "--bogus"], "visual"),
+        (["inspect", "--bogus"], "inspect"),
+        (["verify", "--tasks", "t", "--answers", "a", "--bogus"], "verify"),
+        (["tui", "--bogus"], "tui"),
+        (["--bogus"], "tui"),  # no command: the debugger's flags
+    ],
+)
+def test_an_unknown_flag_prints_the_commands_own_usage(capsys, argv, command):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert err.startswith(f"usage: replay-tui {command} ")
+    assert err.rstrip().splitlines()[-1] == f"replay-tui {command}: error: unrecognized arguments: --bogus"
+
+
+def test_a_bad_flag_value_prints_the_commands_own_usage(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["replay", "--mode", "oracle"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and err.startswith("usage: replay-tui replay ")
+    assert "replay-tui replay: error: argument --mode: invalid choice" in err
+
+
+def test_python_dash_m_prints_the_commands_usage():
+    proc = subprocess.run(
+        [sys.executable, "-m", "replay_tui", "replay", "--bogus"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 2 and proc.stderr.startswith("usage: replay-tui replay ")
+
+
+def test_every_command_prints_errors_the_same_way(capsys, tmp_path):
+    """``replay-tui COMMAND: error: MESSAGE``, one line, exit 2, whichever command found the problem."""
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("not json\n")
+    cases = [
+        (["replay", "--sessions", "abc"], "replay", "--sessions expects ids"),
+        (["export", "--out", str(tmp_path / "r.pdf")], "export", "r.pdf"),
+        (["generate", str(tmp_path / "g.json"), "--count", "0"], "generate", "--count must be at least 1"),
+        (["tui", "--visual-pred-dir", str(tmp_path)], "tui", "--visual-pred-dir needs --visual-ref-dir"),
+        ([str(tmp_path / "missing.json")], "tui", "missing.json"),
+        (["inspect", str(tmp_path / "missing.json")], "inspect", "not a visual report"),
+        (["visual", "only_one.html"], "visual", "expected REF.html GEN.html"),
+        (["visual", "--ref-dir", str(tmp_path / "nope"), "--pred-dir", str(tmp_path)], "visual", "nope: not a folder"),
+        (["verify", "--tasks", str(tmp_path / "no.json"), "--answers", str(answers)], "verify", "no.json"),
+    ]
+    for argv, command, message in cases:
+        code, _, err = run_cli(capsys, *argv)
+        assert code == 2, argv
+        assert err.startswith(f"replay-tui {command}: error: ") and message in err, (argv, err)
+        assert err.strip().count("\n") == 0, err
+
+
+def test_one_folder_check(tmp_path):
+    from replay_tui.fileio import require_folder
+
+    assert require_folder(tmp_path) == tmp_path
+    (tmp_path / "file").write_text("x")
+    for path in (tmp_path / "nope", tmp_path / "file"):
+        with pytest.raises(NotADirectoryError, match=r"^--ref-dir .*: not a folder$"):
+            require_folder(path, "--ref-dir")
+        with pytest.raises(OSError, match=r"^/.*: not a folder$"):
+            require_folder(str(path))
+
+
+def test_visual_and_verify_never_reach_up_to_the_tui_or_the_cli():
+    """The layer rule, lazy imports included: the command lines sit on top of visual/ and verify/."""
+    import ast
+    from pathlib import Path
+
+    import replay_tui
+
+    root = Path(replay_tui.__file__).parent
+    offenders = []
+    for package in ("visual", "verify"):
+        for path in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+                else:
+                    continue
+                for name in names:
+                    if name.startswith(("replay_tui.tui", "replay_tui.cli", "textual")):
+                        offenders.append(f"{path.relative_to(root)}:{node.lineno} {name}")
+    assert offenders == []
+
+
+def test_the_visual_domain_imports_without_textual():
+    code = (
+        "import sys, replay_tui.visual.batch, replay_tui.visual.explain, replay_tui.visual.models;"
+        "assert 'textual' not in sys.modules, sorted(m for m in sys.modules if m.startswith('textual'))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr

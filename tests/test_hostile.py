@@ -95,7 +95,7 @@ def test_cli_exit_codes_and_no_traceback(corpus, name, tmp_path, capsys):
         assert code == case.exit, err
         assert "Traceback" not in err
         if code == 2:
-            assert err.rstrip().splitlines()[-1].startswith("replay-tui: error: ")
+            assert err.rstrip().splitlines()[-1].startswith("replay-tui replay: error: ")
     if case.exit == 0:
         report = orjson.loads((tmp_path / "r.json").read_bytes())
         assert {e["session_id"] for e in report["episodes"]} == set(case.valid)
@@ -126,7 +126,7 @@ def test_the_installed_command_never_prints_a_traceback(corpus, name, tmp_path):
     assert proc.returncode == case.exit, proc.stderr
     assert "Traceback" not in proc.stderr
     if case.exit == 2:
-        assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith("replay-tui: error: ")
+        assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith("replay-tui replay: error: ")
 
 
 def test_problems_name_the_field_and_the_reason(corpus):

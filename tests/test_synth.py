@@ -356,7 +356,7 @@ def test_target_bytes(tmp_path: Path) -> None:
 def test_bundled_example_is_reproducible(tmp_path: Path) -> None:
     bundled = synth.bundled_example_path()
     assert bundled.name == "webshop_demonstrations_0-99.json"
-    assert bundled.exists(), "run `python -m replay_tui.demos.synth` to generate it"
+    assert bundled.exists(), "run `replay-tui generate --bundled` to generate it"
     regenerated = synth.write_bundled_example(tmp_path / bundled.name)
     assert regenerated.path.read_bytes() == bundled.read_bytes()
     assert regenerated.bytes < 5_000_000

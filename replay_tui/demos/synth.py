@@ -8,21 +8,19 @@ states) and item-page sub-events (``item_page_action``, ``detail_exploration``, 
 (``data/goal_query_map.json``, MIT); products, prices, rewards and trajectories are invented.
 
 Every episode is a pure function of ``(seed, session_id)``, so any slice of sessions is reproducible.
-``python -m replay_tui.demos.synth`` regenerates the bundled example file.
+``replay-tui generate`` is its command line; ``replay-tui generate --bundled`` regenerates the bundled
+example file.
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import math
 import os
 import random
 import re
-import sys
 import tempfile
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -44,7 +42,6 @@ __all__ = [
     "default_filename",
     "generate_episode",
     "iter_episodes",
-    "main",
     "write_bundled_example",
     "write_demo_file",
 ]
@@ -1246,10 +1243,10 @@ def _sibling_values(group: str, value: str, category: str, rng: random.Random, k
     if value in _APPAREL_SIZES:
         return list(_APPAREL_SIZES[: max(k + 1, _APPAREL_SIZES.index(value) + 1)])
     pools = _GROUP_POOLS[category]
-    pool = list(pools.get(group) or pools.get("color") or ())
+    names = list(pools.get(group) or pools.get("color") or ())
     if group == "color":
-        pool += ["black", "white", "grey", "navy", "brown", "beige"]
-    others = [v for v in dict.fromkeys(pool) if v != value]
+        names += ["black", "white", "grey", "navy", "brown", "beige"]
+    others = [v for v in dict.fromkeys(names) if v != value]
     values = [*rng.sample(others, min(k, len(others))), value]
     rng.shuffle(values)
     return values
@@ -2157,40 +2154,3 @@ def write_bundled_example(path: str | os.PathLike[str] | None = None) -> DemoFil
         quirk_rate=BUNDLED_QUIRK_RATE,
         indent=True,
     )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: without arguments, regenerate the bundled example; with ``--out``, write a custom file."""
-    parser = argparse.ArgumentParser(
-        prog="python -m replay_tui.demos.synth", description="Generate synthetic WebShop demonstration logs."
-    )
-    parser.add_argument("--out", type=Path, help="output file or directory (default: the bundled example)")
-    parser.add_argument("--start", type=int, default=0)
-    parser.add_argument("--count", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=BUNDLED_SEED)
-    parser.add_argument("--quirk-rate", type=float, default=BUNDLED_QUIRK_RATE)
-    parser.add_argument("--target-mb", type=float, help="keep writing episodes until the file is about this size")
-    parser.add_argument("--indent", action="store_true", help="indent the JSON for reading")
-    args = parser.parse_args(argv)
-    began = time.perf_counter()
-    if args.out is None:
-        stats = write_bundled_example()
-    else:
-        out: Path = args.out
-        if out.is_dir():
-            out = out / default_filename(args.start, args.count)
-        target = int(args.target_mb * 1_000_000) if args.target_mb else None
-        stats = write_demo_file(
-            out, args.start, args.count, args.seed, quirk_rate=args.quirk_rate, target_bytes=target, indent=args.indent
-        )
-    elapsed = time.perf_counter() - began
-    rate = stats.bytes / 1e6 / elapsed if elapsed > 0 else float("inf")
-    print(
-        f"wrote {stats.path} ({stats.episodes} episodes, {stats.bytes:,} bytes, {elapsed:.2f}s, {rate:.1f} MB/s)",
-        file=sys.stderr,
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,11 +1,11 @@
-"""The policy protocol every replay driver implements, and how the Runner calls it."""
+"""The policy protocol every replay driver implements, and how the engines call and close policies."""
 
 from __future__ import annotations
 
 import inspect
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 
 @runtime_checkable
@@ -78,6 +78,85 @@ def takes_recorded_step(function: Callable[..., Any]) -> bool:
 def accepts_recorded_step(policy: Any) -> bool:
     """True when ``policy.predict_action`` should be given ``recorded_step=``."""
     return takes_recorded_step(policy.predict_action)
+
+
+class PolicyInput(Protocol):
+    """What a policy is asked about: a recorded step (``replay_tui.env.ReplayStep``)."""
+
+    @property
+    def observation(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def available_actions(self) -> list[str]: ...
+    @property
+    def llm_prompt(self) -> str | None: ...
+    @property
+    def recorded(self) -> dict[str, Any]: ...
+
+
+class Prediction(NamedTuple):
+    """A policy's answer for one step: the action, or ``""`` with why there is none."""
+
+    action: str
+    error: str | None = None
+    error_kind: str | None = None
+    """A PolicyFailure's kind, ``exception`` or ``not_a_string``; None when there is an action."""
+
+
+def call_policy(
+    policy: Policy, step: PolicyInput, *, pass_step: bool | None = None, sample: int | None = None
+) -> Prediction:
+    """Ask ``policy`` for ``step``'s action; a failure is a Prediction, never an exception.
+
+    The policy sees what the recorded agent saw (``step.observation``, its state, actions and
+    prompt), plus ``recorded_step=step.recorded`` when it accepts it (``pass_step``, worked out
+    from its signature when None: give the answer when calling in a loop) and ``sample=`` when
+    ``sample`` is not None. A PolicyFailure gives its kind; any other exception the kind
+    ``exception``; an answer that is not a string the kind ``not_a_string``.
+    """
+    if pass_step is None:
+        pass_step = accepts_recorded_step(policy)
+    kwargs: dict[str, Any] = {}
+    if pass_step:
+        kwargs["recorded_step"] = step.recorded
+    if sample is not None:
+        kwargs["sample"] = sample
+    try:
+        predicted = policy.predict_action(
+            step.observation,
+            step.state,
+            list(step.available_actions),
+            step.llm_prompt,
+            **kwargs,
+        )
+    except PolicyFailure as exc:
+        return Prediction("", exc.message, exc.kind)
+    except Exception as exc:
+        return Prediction("", f"{type(exc).__name__}: {exc}", "exception")
+    if not isinstance(predicted, str):
+        return Prediction("", f"policy returned {type(predicted).__name__}, not an action string", "not_a_string")
+    return Prediction(predicted)
+
+
+def close_policies(*policies: Any) -> None:
+    """Let policies finish a run: LlmPolicy writes its ``record`` cassette and closes its client.
+
+    Call it once a run is over; a policy without ``close`` is left alone. Every policy is closed
+    even when one fails; the first failure is raised afterwards.
+    """
+    failure: BaseException | None = None
+    for policy in policies:
+        close = getattr(policy, "close", None)
+        if not callable(close):
+            continue
+        try:
+            close()
+        except Exception as exc:
+            if failure is None:
+                failure = exc
+    if failure is not None:
+        raise failure
 
 
 def policy_name(policy: Any) -> str:

@@ -27,6 +27,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
+from types import ModuleType
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
@@ -303,7 +304,9 @@ def _tool_calls(message: Mapping[str, Any]) -> list[tuple[Any, Any]]:
     calls = []
     for call in message.get("tool_calls") or []:
         if isinstance(call, dict):
-            function = call.get("function") if isinstance(call.get("function"), dict) else call
+            function = call.get("function")
+            if not isinstance(function, dict):
+                function = call
             calls.append((function.get("name"), function.get("arguments", function.get("args"))))
     legacy = message.get("function_call")
     if not calls and isinstance(legacy, dict):
@@ -470,7 +473,7 @@ class LlmSettings:
         return f"llm {self.model or '?'} @ {where}{source}"
 
 
-def _openai() -> Any:
+def _openai() -> ModuleType:
     try:
         import openai
     except ImportError:
@@ -525,7 +528,7 @@ class LlmPolicy(ThreadLocalTrace):
         self._lock = threading.Lock()
         self.requests_sent = 0
         self.cache_hits = 0
-        self._openai = None
+        self._openai: ModuleType | None = None
         self.client = client
         if client is None and not settings.replay:
             self._openai = _openai()
@@ -592,6 +595,9 @@ class LlmPolicy(ThreadLocalTrace):
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
         """Send one request with retries; return the cache entry for its outcome (never raises)."""
         openai = self._openai
+        # Set whenever a server can be asked: only a replayed cassette leaves it None, and exchange() answers
+        # those from the cassette without calling ask().
+        assert openai is not None, "ask() needs the openai package (a replaying policy never asks)"
         s = self.settings
         started = time.monotonic()
         entry: dict[str, Any] = {}

@@ -1,4 +1,4 @@
-"""Build policies by name or load any policy object from ``module:attr`` or ``file.py:attr``."""
+"""Load any policy object from ``module:attr`` or ``file.py:attr`` (modes by name: ``registry.py``)."""
 
 from __future__ import annotations
 
@@ -10,23 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from replay_tui.policies.base import FunctionPolicy
-from replay_tui.policies.heuristic import HeuristicPolicy
-from replay_tui.policies.stub import StubPolicy
-
-BUILTIN_MODES: tuple[str, ...] = ("stub", "heuristic")
 
 
 class PolicyLoadError(Exception):
     """A ``--policy`` spec that cannot be loaded; the message is one line."""
-
-
-def builtin_policy(mode: str) -> Any:
-    """The built-in policy for a ``--mode`` name."""
-    if mode == "stub":
-        return StubPolicy()
-    if mode == "heuristic":
-        return HeuristicPolicy()
-    raise PolicyLoadError(f"unknown mode {mode!r}; choose one of {', '.join(BUILTIN_MODES)}")
 
 
 def _import_target(target: str) -> Any:

@@ -1,50 +1,59 @@
 """The replay-tui App and its factory (shared by the CLI, the tests and the screenshot script).
 
 Threading model: replays run in a thread worker that only posts messages (``messages.py``);
-the handlers on this App own every state change and tell the visible screen to redraw.
+the handlers on this App own every state change and tell the visible screen to redraw. The
+screens ask for changes with messages too, and read the App only as a ``ReplayState``.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
-from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
 from textual.widgets import Static
 
+from replay_tui.config import Config, load_config
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
-from replay_tui.policies import PolicyLoadError
+from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies
 from replay_tui.runner import Cancelled, Runner, StepResult
 from replay_tui.sanitize import strip_control
-from replay_tui.tui.config import Config, load_config
-from replay_tui.tui.messages import EpisodeFailed, EpisodeReplayed, ReplayFinished, StepReplayed
+from replay_tui.tui.app_base import AppBase, stylesheets
+from replay_tui.tui.messages import (
+    EpisodeFailed,
+    EpisodeOpenRequested,
+    EpisodeReplayed,
+    NoteRequested,
+    ReplayCancelRequested,
+    ReplayFinished,
+    ReplayRequested,
+    StatusRefreshRequested,
+    StepReplayed,
+    TagRequested,
+)
 from replay_tui.tui.screens.browser import BrowserScreen
-from replay_tui.tui.screens.help import HelpScreen
 from replay_tui.tui.screens.modals import ExportModal, NoteModal, SettingsModal, TagModal
 from replay_tui.tui.screens.stepper import StepperScreen
-from replay_tui.workspace import ReplaySettings, Workspace, close_policy
+from replay_tui.workspace import ReplaySettings, Workspace
 
 if TYPE_CHECKING:
-    from replay_tui.tui.visual_batch import BatchPair
+    from replay_tui.visual.batch import BatchPair
 
 
-class ReplayApp(App[None]):
+class ReplayApp(AppBase):
     """Browse recorded episodes, replay them with a policy, judge, triage and export."""
 
     TITLE = "replay-tui"
-    CSS_PATH = "app.tcss"
+    CSS_PATH = stylesheets("replay.tcss")
     ENABLE_COMMAND_PALETTE = True
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("question_mark,f1", "help", "Help", id="app.help"),
+    BINDINGS: ClassVar[list[BindingType]] = [  # after AppBase's help (? f1)
         Binding("p", "settings", "Policy", id="app.settings"),
         Binding("e", "export", "Export", id="app.export"),
         Binding("v", "visual", "Visual", id="app.visual"),
@@ -74,7 +83,7 @@ class ReplayApp(App[None]):
     def on_mount(self) -> None:
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
-        self.push_screen(BrowserScreen())
+        self.push_screen(BrowserScreen(self))
         for problem in self.workspace.demos.unreadable:  # the browser lists them too, as file problems
             self.notify(strip_control(problem.one_line()), title="Cannot read", severity="error", markup=False)
 
@@ -93,27 +102,34 @@ class ReplayApp(App[None]):
         return None
 
     def open_episode(self, session_id: int, *, replay: bool = False) -> None:
-        self.push_screen(StepperScreen(session_id))
+        self.push_screen(StepperScreen(session_id, self))
         if replay:
             self.call_after_refresh(self.start_replay, [session_id])
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        seen: set[str] = set()
-        for owner in (screen, self):
-            for binding in getattr(type(owner), "BINDINGS", []):
-                if not isinstance(binding, Binding) or not binding.description or binding.id in seen:
-                    continue
-                seen.add(binding.id or binding.action)
-                yield SystemCommand(
-                    binding.description, f"{binding.id} ({binding.key})", self._command_callback(owner, binding.action)
-                )
+    # -- requests from the screens ----------------------------------------------------------
+    @on(EpisodeOpenRequested)
+    def _open_requested(self, message: EpisodeOpenRequested) -> None:
+        self.open_episode(message.session_id, replay=message.replay)
 
-    def _command_callback(self, owner: object, action: str):
-        async def run() -> None:
-            await self.run_action(action, owner)  # type: ignore[arg-type]
+    @on(ReplayRequested)
+    def _replay_requested(self, message: ReplayRequested) -> None:
+        self.start_replay(message.session_ids)
 
-        return run
+    @on(ReplayCancelRequested)
+    def _cancel_requested(self) -> None:
+        self.action_cancel_replay()
+
+    @on(TagRequested)
+    def _tag_requested(self, message: TagRequested) -> None:
+        self.tag(message.session_id, message.step_label)
+
+    @on(NoteRequested)
+    def _note_requested(self, message: NoteRequested) -> None:
+        self.note(message.session_id, message.step_label)
+
+    @on(StatusRefreshRequested)
+    def _status_requested(self) -> None:
+        self.update_status()
 
     # -- status -----------------------------------------------------------------------------
     def update_status(self) -> None:
@@ -134,6 +150,7 @@ class ReplayApp(App[None]):
             parts.append(
                 f"{totals.episodes} replayed · {totals.mismatched} with mismatches · "
                 f"step accuracy {totals.matched / max(1, totals.steps):.1%}"
+                + (f" · {totals.equivalent} ≈ equivalent" if totals.equivalent else "")
             )
         parts.append(f"notes {ws.annotations.path.name}")
         return "  │  ".join(parts)
@@ -155,17 +172,21 @@ class ReplayApp(App[None]):
         self._replay_worker(list(session_ids), self.cancel_event)
         self.update_status()
 
+    def _post_step(self, result: StepResult) -> None:
+        """Called on the worker thread with each judged step."""
+        self.post_message(StepReplayed(result))
+
     @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
     def _replay_worker(self, session_ids: list[int], cancel: threading.Event) -> None:
         try:
-            runner = self.workspace.make_runner(on_step=lambda r: self.post_message(StepReplayed(r)), cancel=cancel)
-        except (PolicyLoadError, ValueError) as exc:
+            runner = self.workspace.make_runner(on_step=self._post_step, cancel=cancel)
+        except POLICY_BUILD_ERRORS as exc:
             self.post_message(ReplayFinished(cancelled=False, error=str(exc)))
             return
         try:
             self._replay_sessions(runner, session_ids, cancel)
         finally:
-            close_policy(runner.policy)  # writes a --record cassette, closes HTTP clients
+            close_policies(runner.policy)  # writes a --record cassette, closes HTTP clients
 
     def _replay_sessions(self, runner: Runner, session_ids: list[int], cancel: threading.Event) -> None:
         total = len(session_ids)
@@ -182,7 +203,7 @@ class ReplayApp(App[None]):
             except Exception as exc:  # the UI must survive anything a policy or a file throws
                 self.post_message(ReplayFinished(cancelled=False, error=f"{type(exc).__name__}: {exc}"))
                 return
-            self.post_message(EpisodeReplayed(report, done, total))
+            self.post_message(EpisodeReplayed(report, done, total, runner.mode))
             if report.cancelled:
                 break
         self.post_message(ReplayFinished(cancelled=cancel.is_set()))
@@ -205,7 +226,7 @@ class ReplayApp(App[None]):
     @on(EpisodeReplayed)
     def _episode_replayed(self, message: EpisodeReplayed) -> None:
         report = message.report
-        self.workspace.record(report)
+        self.workspace.record(report, message.mode)
         self.step_results[report.session_id] = {step.step_label: step for step in report.steps}
         self.progress = (message.done, message.total)
         browser = self.browser
@@ -311,10 +332,6 @@ class ReplayApp(App[None]):
             )
         self.push_screen("visual")
 
-    def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.screen))
-
     def action_settings(self) -> None:
         def apply(settings: ReplaySettings | None) -> None:
             if settings is None:
@@ -358,13 +375,13 @@ class VisualBatch:
     mode: str = "compat"
 
     def pairs(self) -> tuple[list[BatchPair], list[str]]:
-        from replay_tui.tui.visual_batch import bundled_pairs, discover_pairs
+        from replay_tui.fileio import require_folder
+        from replay_tui.visual.batch import bundled_pairs, discover_pairs
 
         if self.ref_dir is None:
             return bundled_pairs(), []
         for folder in (self.ref_dir, *self.pred_dirs):
-            if not folder.is_dir():
-                raise OSError(f"{folder} is not a folder")
+            require_folder(folder)
         return discover_pairs(self.ref_dir, self.pred_dirs)
 
 
@@ -384,6 +401,8 @@ def make_app(
     messages when those inputs are unusable."""
     conf = config if isinstance(config, Config) else load_config(config)
     specs = list(demos) if demos else [str(example_path())]
+    if settings is None:
+        settings = ReplaySettings(matching=conf.matching())
     workspace = Workspace.open(
         specs, annotations_path=annotations, labels=conf.labels, settings=settings, skip_unreadable=True
     )

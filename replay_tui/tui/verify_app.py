@@ -12,14 +12,14 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from replay_tui.sanitize import one_line, strip_control
-from replay_tui.tui.screens.help import HelpScreen
+from replay_tui.tui.app_base import ToolApp, stylesheets
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 from replay_tui.verify.models import Report, Task, TaskResult
@@ -108,7 +108,6 @@ class VerifyScreen(Screen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f", "toggle_failures", "Failures", id="verify.failures"),
-        Binding("escape,q", "app.quit", "Quit", id="verify.quit"),
     ]
 
     def __init__(self, report: Report, tasks: dict[int, Task]):
@@ -156,17 +155,11 @@ class VerifyScreen(Screen):
         self.reload()
 
 
-class VerifyApp(App[None]):
+class VerifyApp(ToolApp):
+    """``replay-tui verify --tui``: one screen, so ``esc`` only closes dialogs and ``q`` quits."""
+
     TITLE = "replay-tui verify"
-    CSS = """
-    #verify-title { height: 1; padding: 0 1; }
-    #verify-body { height: 1fr; }
-    #results { width: 3fr; }
-    #assertion-detail { width: 2fr; }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("question_mark,f1", "help", "Help", id="app.help"),
-    ]
+    CSS_PATH = stylesheets("verify.tcss")
 
     def __init__(self, report: Report, tasks: dict[int, Task]):
         super().__init__()
@@ -175,7 +168,3 @@ class VerifyApp(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(VerifyScreen(self.report, self.tasks))
-
-    def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.screen))

@@ -2,7 +2,8 @@
 
 Pairs are scored one after another in a thread worker with one Chromium for the whole batch; rows
 fill in as results arrive. Each pair's screenshots are kept as PNGs in a temp folder so opening a
-pair in the inspector (enter) is instant and shows exactly what was scored.
+pair in the inspector (enter) is instant and shows exactly what was scored. The pairs and the scoring
+loop are :mod:`replay_tui.visual.batch`'s, shared with ``replay-tui visual --ref-dir --pred-dir``.
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -25,82 +25,17 @@ from textual.widgets import Footer, Static
 
 from replay_tui.fileio import atomic_write_text
 from replay_tui.sanitize import strip_control
-from replay_tui.tui.screens.help import ToolApp
+from replay_tui.tui.app_base import ToolApp
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
-from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, PairReport, batch_means
+from replay_tui.visual.batch import LABELS, BatchPair, batch_markdown, batch_report, score_pairs
+from replay_tui.visual.explain import screenshots
+from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, PairReport, batch_means
+
+if TYPE_CHECKING:
+    from replay_tui.visual.pipeline import PairResult
 
 SCORES = SCORE_COLUMNS
 SORTABLE = ("pair", *SCORES)
-LABELS = {"final": "Final", "block": "Block", "text": "Text", "position": "Position", "color": "Color", "clip": "CLIP"}
-
-
-@dataclass
-class BatchPair:
-    """One page pair of the batch and, once scored, its report and screenshots."""
-
-    label: str
-    ref: Path
-    pred: Path
-    status: str = "queued"  # queued | scoring | ok | no_blocks | no_match | reference_crash | error
-    report: PairReport | None = None
-    shots: tuple[Path, Path] | None = None
-    error: str | None = None
-
-    def value(self, key: str) -> float | None:
-        if self.report is None:
-            return None
-        return getattr(self.report.result.scores, key)
-
-    def batch_row(self) -> BatchRow | None:
-        if self.report is None:
-            return None
-        return BatchRow.from_report(self.label, self.report)
-
-
-def discover_pairs(ref_dir: Path, pred_dirs: Sequence[Path]) -> tuple[list[BatchPair], list[str]]:
-    """Design2Code's layout: ``ref_dir/<name>.html`` against ``pred_dir/<name>.html`` for each pred dir.
-
-    Returns the pairs and the ``pred_dir/name`` entries with no generated page."""
-    names = sorted(p.name for p in Path(ref_dir).glob("*.html") if not p.name.startswith("."))
-    pairs: list[BatchPair] = []
-    missing: list[str] = []
-    for pred_dir in pred_dirs:
-        prefix = f"{Path(pred_dir).name}/" if len(pred_dirs) > 1 else ""
-        for name in names:
-            pred = Path(pred_dir) / name
-            if pred.is_file():
-                pairs.append(BatchPair(f"{prefix}{Path(name).stem}", Path(ref_dir) / name, pred))
-            else:
-                missing.append(f"{Path(pred_dir).name}/{name}")
-    return pairs, missing
-
-
-def bundled_pairs() -> list[BatchPair]:
-    """The bundled Design2Code pages against each of their generated variants."""
-    from replay_tui.visual.examples import EXAMPLES_DIR, VARIANTS
-
-    return discover_pairs(EXAMPLES_DIR / "ref", [EXAMPLES_DIR / v for v in VARIANTS])[0]
-
-
-def pairs_from_report(report: BatchReport) -> list[BatchPair]:
-    """Rows of a saved batch report (``replay-tui visual --ref-dir --pred-dir --json`` or this screen's export).
-
-    Rows and pairs are written in the same order; a report without pairs is scored again."""
-    if len(report.pairs) == len(report.rows):
-        return [
-            BatchPair(
-                Path(row.name).stem if row.name.endswith(".html") else row.name,
-                Path(saved.ref),
-                Path(saved.pred),
-                status=saved.result.status,
-                report=saved,
-            )
-            for row, saved in zip(report.rows, report.pairs, strict=True)
-        ]
-    return [
-        BatchPair(Path(row.name).stem, Path(report.ref_dir) / row.name, Path(report.pred_dir) / row.name)
-        for row in report.rows
-    ]
 
 
 class PairStarted(Message):
@@ -167,11 +102,7 @@ class VisualBatchScreen(SortActions, Screen):
     """Page pairs of a batch with the five scores and the final score; enter opens the inspector."""
 
     SORT_KEYS = SORTABLE
-    DEFAULT_CSS = """
-    VisualBatchScreen #batch-title { height: 2; padding: 0 1; }
-    VisualBatchScreen #batch-pairs { height: 1fr; }
-    VisualBatchScreen #batch-status { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
-    """
+    CSS_PATH = "styles/batch.tcss"  # relative to this module
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "sort", "Sort", id="visual.sort"),
         Binding("S", "reverse_sort", "Reverse", show=False, id="visual.reverse_sort"),
@@ -294,28 +225,30 @@ class VisualBatchScreen(SortActions, Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="visual-batch")
     def _score_worker(self, indices: list[int], cancel: threading.Event) -> None:
-        from replay_tui.tui.inspector import screenshots
         from replay_tui.visual.pipeline import VisualScorer
-        from replay_tui.visual.report import score_and_report
+
+        def scored(index: int, report: PairReport, result: PairResult) -> None:
+            shots = []
+            for side, image in zip(("ref", "pred"), screenshots(result), strict=True):
+                path = self._cache / f"{index}.{side}.png"
+                image.save(path, compress_level=1)
+                shots.append(path)
+            self.post_message(PairScored(index, report, (shots[0], shots[1])))
 
         try:
             with VisualScorer(timeout_ms=self.timeout_ms, clip_scorer=self.clip_scorer) as scorer:
-                for index in indices:
-                    if cancel.is_set():
-                        break
-                    pair = self.pairs[index]
-                    self.post_message(PairStarted(index))
-                    try:
-                        report, result = score_and_report(scorer, pair.ref, pair.pred, self.mode)
-                        shots = []
-                        for side, image in zip(("ref", "pred"), screenshots(result), strict=True):
-                            path = self._cache / f"{index}.{side}.png"
-                            image.save(path, compress_level=1)
-                            shots.append(path)
-                    except Exception as exc:  # one bad page must not stop the batch
-                        self.post_message(PairScored(index, None, None, f"{type(exc).__name__}: {exc}"))
-                        continue
-                    self.post_message(PairScored(index, report, (shots[0], shots[1])))
+                score_pairs(
+                    scorer,
+                    self.pairs,
+                    self.mode,
+                    indices=indices,
+                    cancel=cancel,
+                    on_start=lambda index: self.post_message(PairStarted(index)),
+                    on_scored=scored,
+                    on_error=lambda index, exc: self.post_message(
+                        PairScored(index, None, None, f"{type(exc).__name__}: {exc}")
+                    ),
+                )
         except Exception as exc:  # Chromium did not start
             self.post_message(BatchDone(f"{type(exc).__name__}: {exc}"))
             return
@@ -391,18 +324,7 @@ class VisualBatchScreen(SortActions, Screen):
         self.app.push_screen(InspectorScreen(target))
 
     def batch_report(self) -> BatchReport:
-        rows = [row for row in (p.batch_row() for p in self.pairs) if row is not None]
-        ref_dirs = sorted({str(p.ref.parent) for p in self.pairs})
-        pred_dirs = sorted({str(p.pred.parent) for p in self.pairs})
-        return BatchReport(
-            ref_dir=", ".join(ref_dirs),
-            pred_dir=", ".join(pred_dirs),
-            mode=self.mode,
-            rows=rows,
-            means=batch_means(rows),
-            missing=self.missing,
-            pairs=[p.report for p in self.pairs if p.report is not None],
-        )
+        return batch_report(self.pairs, self.mode, self.missing)
 
     def action_export(self) -> None:
         """The batch as ``visual --json`` writes it, and a Markdown table in the current order."""
@@ -410,26 +332,10 @@ class VisualBatchScreen(SortActions, Screen):
         if not report.rows:
             self.notify("nothing scored yet", severity="warning")
             return
-        lines = [
-            "## Visual batch",
-            "",
-            f"{len(report.rows)} pairs, {self.mode} mode, sorted by {self.sort_key}",
-            "",
-            "| pair | status | " + " | ".join(LABELS[k] for k in SCORES) + " |",
-            "| --- | --- | " + " | ".join("---:" for _ in SCORES) + " |",
-        ]
-        for index in self.order():
-            pair = self.pairs[index]
-            if pair.report is None:
-                continue
-            cells = ["n/a" if pair.value(k) is None else f"{pair.value(k):.4f}" for k in SCORES]
-            label = strip_control(pair.label).replace("|", "\\|")
-            lines.append(f"| {label} | {pair.status} | " + " | ".join(cells) + " |")
-        mean_cells = ["n/a" if report.means[k] is None else f"{report.means[k]:.4f}" for k in SCORES]
-        lines.append("| **mean** | | " + " | ".join(mean_cells) + " |")
+        markdown = batch_markdown(self.pairs, self.order(), report, self.sort_key)
         try:
             atomic_write_text(self.export_dir / "visual-batch.json", report.model_dump_json(by_alias=True, indent=2))
-            atomic_write_text(self.export_dir / "visual-batch.md", "\n".join(lines) + "\n")
+            atomic_write_text(self.export_dir / "visual-batch.md", markdown)
         except OSError as exc:
             self.notify(f"export failed: {exc}", severity="error", markup=False)
             return

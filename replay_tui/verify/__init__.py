@@ -5,11 +5,9 @@
 - :mod:`~replay_tui.verify.compare`: structural comparison into named assertions with paths.
 - :mod:`~replay_tui.verify.evaluate`: task + answer -> verdict (upstream's flow).
 - :mod:`~replay_tui.verify.models`: answers, tasks, assertions, results and reports.
-- :mod:`~replay_tui.verify.actions`: typed comparison of WebShop actions for the replay debugger.
-- :mod:`~replay_tui.verify.cli`: the ``replay-tui verify`` sub-command.
+- The ``replay-tui verify`` sub-command is :mod:`replay_tui.cli.verify`.
 """
 
-from replay_tui.verify.actions import ActionVerdict, compare_actions
 from replay_tui.verify.evaluate import evaluate, evaluate_many, reference_response
 from replay_tui.verify.models import (
     AgentResponse,
@@ -24,7 +22,6 @@ from replay_tui.verify.models import (
 )
 
 __all__ = [
-    "ActionVerdict",
     "AgentResponse",
     "Assertion",
     "EvaluatorResult",
@@ -32,7 +29,6 @@ __all__ = [
     "Task",
     "TaskFileError",
     "TaskResult",
-    "compare_actions",
     "evaluate",
     "evaluate_many",
     "extract_response",

@@ -104,6 +104,14 @@ class AgentResponse(BaseModel):
             raise ValueError(f"agent_response_invalid_format: {exc.errors()[0]['msg']}") from exc
 
 
+def _expected_value(expected: dict[str, Any], key: str) -> Any:
+    """``expected[key]``, falling back to ``performed_operation`` (the legacy name of ``task_type``).
+
+    Any JSON value (None when neither is there): the enum it is given to rejects the rest.
+    """
+    return expected.get(key, expected.get("performed_operation"))
+
+
 class AgentResponseEvaluatorConfig(BaseModel):
     """The ``AgentResponseEvaluator`` entry of a task's ``eval`` list."""
 
@@ -120,7 +128,7 @@ class AgentResponseEvaluatorConfig(BaseModel):
         for key, enum in (("task_type", TaskType), ("status", AgentStatus)):
             if key not in expected and not (key == "task_type" and "performed_operation" in expected):
                 raise ValueError(f"expected answer has no {key!r}")
-            value = expected.get(key, expected.get("performed_operation"))
+            value = _expected_value(expected, key)
             try:
                 enum(value)
             except ValueError:
@@ -132,7 +140,7 @@ class AgentResponseEvaluatorConfig(BaseModel):
 
     @property
     def task_type(self) -> TaskType:
-        return TaskType(self.expected.get("task_type", self.expected.get("performed_operation")))
+        return TaskType(_expected_value(self.expected, "task_type"))
 
     @property
     def status(self) -> AgentStatus:

@@ -7,8 +7,10 @@
 
 Modules: :mod:`render` (one headless Chromium per run), :mod:`htmlproc` and :mod:`blocks` (OCR-free text blocks),
 :mod:`match` (merge search and matching), :mod:`scores` and :mod:`color` (sub-scores), :mod:`clip` (optional
-CLIP), :mod:`dedup`, :mod:`pipeline`, :mod:`models`/:mod:`report` (JSON report), :mod:`reference` (a slow,
-straightforward re-implementation used by the tests and the benchmark) and :mod:`cli`.
+CLIP), :mod:`dedup`, :mod:`pipeline`, :mod:`models`/:mod:`report` (JSON report), :mod:`batch` (page pairs of a
+folder or a report, scored one after another) and :mod:`explain` (why each pair scored what it did). The command
+line is :mod:`replay_tui.cli.visual`; a slow, straightforward re-implementation for the tests and the benchmark is
+``tests/visual/reference_impl.py``.
 """
 
 from __future__ import annotations

@@ -186,6 +186,7 @@ def merge_blocks_by_bbox(blocks: list[Block]) -> list[Block]:
             merged[block.bbox] = block.copy()
         else:
             existing.text = existing.text + " " + block.text
-            existing.color = tuple((a + b) / 2 for a, b in zip(existing.color, block.color, strict=True))
+            (r1, g1, b1), (r2, g2, b2) = existing.color, block.color
+            existing.color = ((r1 + r2) / 2, (g1 + g2) / 2, (b1 + b2) / 2)
             existing.sources.extend(block.sources)
     return list(merged.values())

@@ -52,9 +52,9 @@ def preprocess(image: np.ndarray, bboxes: Sequence[tuple[float, float, float, fl
     """The reference's ``rescale_and_mask`` followed by openai-clip's transform; returns (3, 224, 224) float32."""
     pil = Image.fromarray(mask_and_inpaint(image, bboxes))
     side = min(pil.size)
-    pil = pil.resize((side, side), Image.LANCZOS)
+    pil = pil.resize((side, side), Image.Resampling.LANCZOS)
     # Resize(224, bicubic) on a square, then CenterCrop(224)
-    pil = pil.resize((SIZE, SIZE), Image.BICUBIC)
+    pil = pil.resize((SIZE, SIZE), Image.Resampling.BICUBIC)
     array = np.asarray(pil.convert("RGB"), dtype=np.float32) / 255.0
     array = (array - MEAN) / STD
     return np.ascontiguousarray(array.transpose(2, 0, 1))

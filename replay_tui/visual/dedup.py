@@ -117,8 +117,8 @@ def check_repetitive_fixed(content: str) -> DedupResult:
     position = 0
     for match in _INVISIBLE.finditer(content + "<x>"):
         segment = content[position : match.start()]
-        for word in re.finditer(r"\S+", segment):
-            words.append((word.group(), position + word.start()))
+        for found in re.finditer(r"\S+", segment):
+            words.append((found.group(), position + found.start()))
         position = match.end()
     text = ""
     offsets: list[int] = []

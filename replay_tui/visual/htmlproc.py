@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import cast
 
 from bs4 import BeautifulSoup, Comment, NavigableString, Tag
 from PIL import ImageColor
@@ -63,9 +64,16 @@ def color_pool(offset: int) -> list[str]:
     return list(_color_pool(offset))
 
 
+def style_of(element: Tag) -> str:
+    """The ``style`` attribute's text, ``""`` when there is none."""
+    # bs4 types attribute values as ``str | AttributeValueList``; only its multi-valued attributes (class, rel,
+    # headers, ...) are lists, and ``style`` is not one of them, so the value is always a str.
+    return cast(str, element.attrs.get("style", ""))
+
+
 def update_style(element: Tag, prop: str, value: str) -> None:
     """Drop style entries that start with ``prop`` (and empty ones), append ``prop: value !important``."""
-    styles = element.attrs.get("style", "").split(";")
+    styles = style_of(element).split(";")
     kept = [s for s in styles if not s.strip().startswith(prop) and len(s.strip()) > 0]
     kept.append(f"{prop}: {value} !important")
     element["style"] = "; ".join(kept).strip()
@@ -102,7 +110,7 @@ def perturb(
         raise PoolExhausted(f"{len(tags)} text tags, the colour pool holds {POOL_SIZE}")
     lo = 0 if chunk is None else chunk * chunk_size
     hi = len(tags) if chunk is None else min(len(tags), lo + chunk_size)
-    saved = [tag.get("style", "") for tag in tags]
+    saved = [style_of(tag) for tag in tags]
     out = []
     for offset in (0, 50):
         pool = color_pool(offset)

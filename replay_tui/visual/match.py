@@ -72,7 +72,8 @@ def merge_pair(first: Block, second: Block) -> Block:
     y_min = min(y1, y2)
     x_max = max(x1 + w1, x2 + w2)
     y_max = max(y1 + h1, y2 + h2)
-    colour = tuple((a + b) // 2 for a, b in zip(first.color, second.color, strict=True))
+    (r1, g1, b1), (r2, g2, b2) = first.color, second.color
+    colour = ((r1 + r2) // 2, (g1 + g2) // 2, (b1 + b2) // 2)
     return Block(
         first.text + " " + second.text,
         (x_min, y_min, x_max - x_min, y_max - y_min),

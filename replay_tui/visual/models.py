@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+import orjson
+from pydantic import BaseModel, Field, ValidationError
 
 from replay_tui.visual.blocks import Block
 
 SCHEMA = "replay-tui.visual/1"
+
+Mode = Literal["compat", "fixed"]
+Status = Literal["ok", "no_blocks", "no_match", "reference_crash", "error"]
+
+
+def as_mode(value: str) -> Mode:
+    """``value`` as a :data:`Mode`; raises :class:`ValueError` for anything but ``compat`` and ``fixed``."""
+    if value == "compat":
+        return "compat"
+    if value == "fixed":
+        return "fixed"
+    raise ValueError(f"unknown mode {value!r}: expected 'compat' or 'fixed'")
 
 
 class BlockModel(BaseModel):
@@ -55,8 +70,8 @@ class ScoresModel(BaseModel):
 
 
 class ModeResultModel(BaseModel):
-    mode: Literal["compat", "fixed"]
-    status: Literal["ok", "no_blocks", "no_match", "reference_crash", "error"]
+    mode: Mode
+    status: Status
     error: str | None = None
     scores: ScoresModel
     matches: list[MatchModel]
@@ -78,7 +93,7 @@ class PairReport(BaseModel):
     schema_: str = Field(default=SCHEMA, alias="schema")
     ref: str
     pred: str
-    mode: Literal["compat", "fixed"]
+    mode: Mode
     result: ModeResultModel
     compat: ModeResultModel | None = Field(
         default=None, description="fixed mode: the compat result it is compared with"
@@ -126,11 +141,29 @@ def batch_means(rows: list[BatchRow]) -> dict[str, float | None]:
     return means
 
 
+class ReportFileError(ValueError):
+    """A file that is not a saved visual report; the message is one line that names the file."""
+
+
+def read_report(path: str | os.PathLike[str]) -> PairReport | BatchReport:
+    """A saved ``replay-tui visual --json`` report: a pair report, or a batch report (it has ``rows``)."""
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+        if not isinstance(data, dict):
+            raise TypeError("the top level is not an object")
+        if "rows" in data:
+            return BatchReport.model_validate(data)
+        return PairReport.model_validate(data)
+    except (OSError, orjson.JSONDecodeError, ValidationError, TypeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ReportFileError(f"{path}: not a visual report (replay-tui visual --json): {first}") from None
+
+
 class BatchReport(BaseModel):
     schema_: str = Field(default=SCHEMA, alias="schema")
     ref_dir: str
     pred_dir: str
-    mode: Literal["compat", "fixed"]
+    mode: Mode
     rows: list[BatchRow]
     means: dict[str, float | None]
     missing: list[str] = Field(default_factory=list)
@@ -139,14 +172,17 @@ class BatchReport(BaseModel):
     model_config = {"populate_by_name": True}
 
 
+def block_model(k: int, block: Block) -> BlockModel:
+    x, y, w, h = block.bbox
+    r, g, b = block.color
+    return BlockModel(
+        id=k,
+        text=block.text,
+        bbox=(float(x), float(y), float(w), float(h)),
+        color=(float(r), float(g), float(b)),
+        sources=list(block.sources),
+    )
+
+
 def block_models(blocks: list[Block]) -> list[BlockModel]:
-    return [
-        BlockModel(
-            id=k,
-            text=b.text,
-            bbox=tuple(float(v) for v in b.bbox),
-            color=tuple(float(c) for c in b.color),
-            sources=list(b.sources),
-        )
-        for k, b in enumerate(blocks)
-    ]
+    return [block_model(k, b) for k, b in enumerate(blocks)]

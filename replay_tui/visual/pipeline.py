@@ -23,13 +23,14 @@ from replay_tui.visual import htmlproc
 from replay_tui.visual.blocks import Block, BlockError, blocks_from_renders, merge_blocks_by_bbox
 from replay_tui.visual.dedup import DedupResult, check_repetitive_compat, check_repetitive_fixed
 from replay_tui.visual.match import MergeStats, RatioCache, find_possible_merge
+from replay_tui.visual.models import Mode, Status
 from replay_tui.visual.render import Renderer, RenderResult, blank_image
 from replay_tui.visual.scores import SubScores, final_score, sub_scores
 
-MODES = ("compat", "fixed")
+MODES: tuple[Mode, ...] = ("compat", "fixed")
 
 
-def modes_for(mode: str) -> tuple[str, ...]:
+def modes_for(mode: str) -> tuple[Mode, ...]:
     """The modes to run for a report in ``mode``: fixed also runs compat, to say where the two disagree."""
     return ("compat", "fixed") if mode == "fixed" else ("compat",)
 
@@ -73,8 +74,8 @@ class Page:
 
 @dataclass
 class PairResult:
-    mode: str
-    status: str  # ok | no_blocks | no_match | reference_crash | error
+    mode: Mode
+    status: Status
     scores: SubScores
     clip: float | None
     final: float
@@ -270,14 +271,14 @@ def _items(html: str, mode: str) -> list[tuple[str, str]]:
     return htmlproc.extract_text_with_color(html, lenient=True)
 
 
-def score_pages(pred: Page, ref: Page, mode: str = "compat", clip_scorer=None) -> PairResult:
+def score_pages(pred: Page, ref: Page, mode: Mode = "compat", clip_scorer=None) -> PairResult:
     """Match and score two extracted pages."""
     started = time.perf_counter()
     ratio = RatioCache(autojunk=(mode == "compat"))
     colour_formula = "colormath" if mode == "compat" else "sharma"
     corrections = sorted(FIXES) if mode == "fixed" else []
 
-    def result(status: str, scores: SubScores, clip: float | None, **kw) -> PairResult:
+    def result(status: Status, scores: SubScores, clip: float | None, **kw) -> PairResult:
         out = PairResult(
             mode=mode,
             status=status,
@@ -318,7 +319,7 @@ def score_pages(pred: Page, ref: Page, mode: str = "compat", clip_scorer=None) -
         clip = _clip(clip_scorer, pred, ref, pred_m, ref_merged)  # quirk Q7: merged pred boxes, unmerged ref
     else:
         clip = _clip(clip_scorer, pred, ref, pred_bbox_merged, ref_merged)
-    status = "ok" if scores.matched else "no_match"
+    status: Status = "ok" if scores.matched else "no_match"
     return result(
         status,
         scores,
@@ -343,7 +344,9 @@ class VisualScorer:
 
     def __init__(self, renderer: Renderer | None = None, clip_scorer=None, timeout_ms: int | None = None) -> None:
         self._own = renderer is None
-        self.renderer = renderer or Renderer(**({"timeout_ms": timeout_ms} if timeout_ms else {}))
+        if renderer is None:
+            renderer = Renderer(timeout_ms=timeout_ms) if timeout_ms else Renderer()
+        self.renderer = renderer
         self.clip_scorer = clip_scorer
 
     def __enter__(self) -> VisualScorer:
@@ -359,7 +362,7 @@ class VisualScorer:
             self.renderer.close()
 
     def score(
-        self, ref_path: str | Path, pred_path: str | Path, modes: tuple[str, ...] = ("compat",)
+        self, ref_path: str | Path, pred_path: str | Path, modes: tuple[Mode, ...] = ("compat",)
     ) -> dict[str, PairResult]:
         cache = RenderCache(self.renderer)
         out: dict[str, PairResult] = {}

@@ -22,14 +22,21 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 from urllib.parse import unquote, urlparse
 
 import cv2
 import numpy as np
 
-VIEWPORT = {"width": 1280, "height": 720}
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route, ViewportSize
+
+T = TypeVar("T")
+
+VIEWPORT: ViewportSize = {"width": 1280, "height": 720}
 DEFAULT_TIMEOUT_MS = 30_000
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -49,6 +56,13 @@ CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/lib/chromium/chromium", "/usr/
 
 class RenderError(RuntimeError):
     """The browser could not be started (a page failing to render is a :class:`RenderResult` instead)."""
+
+
+class _PageState(TypedDict):
+    """What a page's route handler reads and writes: the folders it may load from, the URLs it blocked."""
+
+    roots: tuple[str, ...]
+    blocked: list[str]
 
 
 @dataclass
@@ -101,11 +115,11 @@ class Renderer:
         self.parallel = max(1, int(parallel))
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._pw = None
-        self._browser = None
-        self._context = None
-        self._idle: list = []
-        self._state: dict = {}
+        self._pw: Playwright | None = None
+        self._browser: Browser | None = None
+        self._context: BrowserContext | None = None
+        self._idle: list[Page] = []
+        self._state: dict[Page, _PageState] = {}
         self._slots: asyncio.Semaphore | None = None
         self.render_seconds = 0.0
 
@@ -127,17 +141,20 @@ class Renderer:
             raise RenderError(f"could not start Chromium ({self.executable}): {exc}") from exc
         return self
 
-    def _call(self, coroutine):
+    def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        if self._loop is None:
+            coroutine.close()
+            raise RenderError("the renderer is closed")
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
     async def _astart(self) -> None:
         from playwright.async_api import async_playwright
 
-        self._pw = await async_playwright().start()
-        self._browser = await self._pw.chromium.launch(
+        self._pw = pw = await async_playwright().start()
+        self._browser = browser = await pw.chromium.launch(
             executable_path=self.executable, headless=True, args=CHROMIUM_ARGS, timeout=60_000
         )
-        self._context = await self._browser.new_context(
+        self._context = await browser.new_context(
             viewport=VIEWPORT, device_scale_factor=1, service_workers="block", accept_downloads=False
         )
         self._slots = asyncio.Semaphore(self.parallel)
@@ -145,7 +162,8 @@ class Renderer:
         self._state = {}
 
     async def _aclose(self) -> None:
-        for closer in (self._context, self._browser):
+        closers: tuple[BrowserContext | None, Browser | None] = (self._context, self._browser)
+        for closer in closers:
             if closer is not None:
                 try:
                     await asyncio.wait_for(closer.close(), 20)
@@ -178,18 +196,20 @@ class Renderer:
         self.close()
 
     # -- pages and the network policy ----------------------------------------------------------------------------
-    async def _acquire(self):
+    async def _acquire(self) -> Page:
+        if self._slots is None or self._context is None:
+            raise RenderError("the renderer is closed")
         await self._slots.acquire()
         if self._idle:
             return self._idle.pop()
         page = await self._context.new_page()
-        state = {"roots": (), "blocked": []}
+        state: _PageState = {"roots": (), "blocked": []}
         self._state[page] = state
 
         await page.route("**/*", _route_handler(state))
         return page
 
-    async def _release(self, page, healthy: bool) -> None:
+    async def _release(self, page: Page, healthy: bool) -> None:
         try:
             if healthy:
                 self._idle.append(page)
@@ -202,7 +222,8 @@ class Renderer:
                 except Exception:
                     pass
         finally:
-            self._slots.release()
+            if self._slots is not None:
+                self._slots.release()
 
     async def _render_one(self, url: str, root: Path) -> tuple[bytes | None, str | None, list[str]]:
         page = await self._acquire()
@@ -210,7 +231,8 @@ class Renderer:
         state["roots"] = (os.path.realpath(root),)
         state["blocked"] = []
         healthy = False
-        png, error = None, None
+        png: bytes | None = None
+        error: str | None = None
         try:
             await page.goto(url, timeout=self.timeout_ms, wait_until="load")
             png = await page.screenshot(full_page=True, animations="disabled", timeout=self.timeout_ms, type="png")
@@ -223,7 +245,7 @@ class Renderer:
             await self._release(page, healthy)
         return png, error, blocked
 
-    async def _render_all(self, jobs: list[tuple[str, Path]]):
+    async def _render_all(self, jobs: list[tuple[str, Path]]) -> list[tuple[bytes | None, str | None, list[str]]]:
         return await asyncio.gather(*(self._render_one(url, root) for url, root in jobs))
 
     # -- rendering -------------------------------------------------------------------------------------------
@@ -256,7 +278,7 @@ class Renderer:
         resources then fail to load)."""
         written: list[Path] = []
         temp_dirs: list[str] = []
-        jobs = []
+        jobs: list[tuple[str, Path]] = []
         try:
             for html, base_dir, stem in items:
                 base = Path(base_dir).resolve()
@@ -282,9 +304,9 @@ class Renderer:
                 shutil.rmtree(folder, ignore_errors=True)
 
 
-def _route_handler(state: dict):
+def _route_handler(state: _PageState) -> Callable[[Route], Awaitable[None]]:
     # One parameter only: Playwright passes (route, request) to handlers that take two.
-    async def handle(route) -> None:
+    async def handle(route: Route) -> None:
         url = route.request.url
         if _allowed(url, state["roots"]):
             await route.continue_()

@@ -13,6 +13,7 @@ from replay_tui.visual.models import (
     PageModel,
     PairReport,
     ScoresModel,
+    as_mode,
     block_models,
 )
 from replay_tui.visual.pipeline import Page, PairResult, VisualScorer, modes_for
@@ -141,7 +142,7 @@ def score_and_report(
 
 def pair_report(ref: str, pred: str, results: dict[str, PairResult], mode: str) -> PairReport:
     main = results[mode]
-    report = PairReport(ref=ref, pred=pred, mode=mode, result=mode_model(main))
+    report = PairReport(ref=ref, pred=pred, mode=as_mode(mode), result=mode_model(main))
     if mode == "fixed" and "compat" in results:
         report.compat = mode_model(results["compat"])
         report.disagreements = explain(results["compat"], main)

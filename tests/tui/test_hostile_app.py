@@ -91,7 +91,7 @@ async def test_one_app_opens_every_hostile_file_in_turn(build, corpus, tmp_path)
                 [corpus[case.name]], annotations_path=tmp_path / "notes.annotations.json", skip_unreadable=True
             )
             app.step_results.clear()
-            await app.push_screen(BrowserScreen())
+            await app.push_screen(BrowserScreen(app))
             await _walk(app, pilot, replay=False, skip=GOOD_NEIGHBOURS)
             valid = {sid for sid in app.workspace.demos.session_ids if app.workspace.demos.problem_for(sid) is None}
             assert valid == set(case.valid), case.name

@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from replay_tui.cli import UsageError, inspect_app
+from replay_tui.cli import UsageError
 from replay_tui.cli import main as cli_main
-from replay_tui.tui.inspector import VIEWER_ENV, InspectorApp, InspectorScreen, merged_parts, pair_rows
+from replay_tui.cli.visual import inspect_app
+from replay_tui.tui.inspector import VIEWER_ENV, InspectorApp, InspectorScreen
 from replay_tui.tui.widgets.shot_view import ShotView
+from replay_tui.visual.explain import merged_parts, pair_rows
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "replay_tui" / "visual" / "examples"
 SIZE = (140, 44)
@@ -222,7 +224,7 @@ def test_the_selected_pair_is_framed_on_both_sides():
 
     ref = BlockModel(id=0, text="a", bbox=(0.2, 0.2, 0.1, 0.1), color=(0, 0, 0))
     pred = BlockModel(id=0, text="a", bbox=(0.5, 0.5, 0.1, 0.1), color=(0, 0, 0))
-    from replay_tui.tui.inspector import PairRow
+    from replay_tui.visual.explain import PairRow
 
     row = PairRow("match", ref, pred, text=1.0, position=1.0, color=1.0, area=0.01)
     other = PairRow("missing", BlockModel(id=1, text="b", bbox=(0, 0, 0.1, 0.1), color=(0, 0, 0)), None)
@@ -236,7 +238,7 @@ def test_the_selected_pair_is_framed_on_both_sides():
 
 
 def test_explanations_give_the_numbers_each_score_is_made_of():
-    from replay_tui.tui.inspector import PairRow, explain
+    from replay_tui.visual.explain import PairRow, explain
     from replay_tui.visual.models import BlockModel
 
     ref = BlockModel(id=0, text="a", bbox=(0.1, 0.1, 0.2, 0.1), color=(10, 20, 30))

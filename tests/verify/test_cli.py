@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from replay_tui.verify import cli
+from replay_tui.cli import verify as cli
 from replay_tui.verify.evaluate import reference_response
 from replay_tui.verify.models import Task
 from tests.verify.conftest import TASKS_FILE, demo

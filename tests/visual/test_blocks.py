@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from replay_tui.visual import htmlproc, reference
+from replay_tui.visual import htmlproc
 from replay_tui.visual.blocks import (
     Block,
     BlockError,
@@ -15,6 +15,7 @@ from replay_tui.visual.blocks import (
     merge_blocks_by_bbox,
     parse_hex_bgr,
 )
+from tests.visual import reference_impl as reference
 
 
 def _pngs(tmp_path, img0, img1, original):

@@ -9,7 +9,7 @@ import json
 import pytest
 from rich.console import Console
 
-from replay_tui.visual import cli
+from replay_tui.cli import visual as cli
 from replay_tui.visual.examples import example_pair
 
 
@@ -93,7 +93,7 @@ def test_batch_prints_table_and_means(renderer, monkeypatch, tmp_path):
 )
 def test_usage_errors_exit_2(renderer, monkeypatch, args):
     code, _, err = _run(args, renderer, monkeypatch)
-    assert code == 2 and "visual:" in err
+    assert code == 2 and err.startswith("replay-tui visual: error: ")
 
 
 def test_register_sets_func():

@@ -7,7 +7,6 @@ import random
 import numpy as np
 import pytest
 
-from replay_tui.visual import reference
 from replay_tui.visual.blocks import Block
 from replay_tui.visual.match import (
     RatioCache,
@@ -19,6 +18,7 @@ from replay_tui.visual.match import (
     merge_pair,
 )
 from replay_tui.visual.scores import sub_scores
+from tests.visual import reference_impl as reference
 
 WORDS = (
     "home about contact news read more services team blog price login cart shop sale new "

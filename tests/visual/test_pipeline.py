@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.visual import reference
 from replay_tui.visual.dedup import check_repetitive_compat, check_repetitive_fixed
 from replay_tui.visual.examples import example_pair
+from tests.visual import reference_impl as reference
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "replay_tui" / "visual" / "examples"
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from replay_tui.visual import reference
 from replay_tui.visual.blocks import Block
 from replay_tui.visual.color import color_similarity, delta_e_colormath, delta_e_sharma, srgb_to_lab
 from replay_tui.visual.match import RatioCache
 from replay_tui.visual.scores import final_score, position_similarity, sub_scores
+from tests.visual import reference_impl as reference
 
 GOLDEN = json.loads((Path(__file__).parent / "data" / "colormath_golden.json").read_text())
 

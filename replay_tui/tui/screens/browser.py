@@ -17,10 +17,18 @@ from textual.widgets import Footer, Input, Static
 from replay_tui.demos.loader import EpisodeRef
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.sanitize import one_line, strip_control
+from replay_tui.tui.messages import (
+    EpisodeOpenRequested,
+    NoteRequested,
+    ReplayCancelRequested,
+    ReplayRequested,
+    ReplayState,
+    StatusRefreshRequested,
+    TagRequested,
+)
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 
 if TYPE_CHECKING:
-    from replay_tui.tui.app import ReplayApp
     from replay_tui.workspace import Workspace
 
 COLUMNS = (
@@ -37,15 +45,30 @@ SORTABLE = ("session", "instruction", "steps", "reward", "success", "backup", "v
 
 
 @dataclass(frozen=True)
-class Row:
-    """A browser row: a usable episode (``ref``) or a problem without an episode."""
+class EpisodeRow:
+    """A browser row for a usable episode."""
 
-    ref: EpisodeRef | None = None
-    problem: LoadProblem | None = None
+    ref: EpisodeRef
+    problem: None = None
 
     @property
-    def session_id(self) -> int | None:
-        return self.ref.session_id if self.ref is not None else None
+    def session_id(self) -> int:
+        return self.ref.session_id
+
+
+@dataclass(frozen=True)
+class ProblemRow:
+    """A browser row for a problem without an episode of its own (a rejected record, a file error)."""
+
+    problem: LoadProblem
+    ref: None = None
+
+    @property
+    def session_id(self) -> None:
+        return None
+
+
+Row = EpisodeRow | ProblemRow
 
 
 @dataclass
@@ -72,7 +95,7 @@ class BrowserSource:
         self.workspace = workspace
         self.rows: list[Row] = []
         self.episode_count = 0  # rows that are episodes (the rest are problems)
-        self._episodes = [Row(ref=ref) for ref in workspace.demos.refs]
+        self._episodes = [EpisodeRow(ref) for ref in workspace.demos.refs]
         # What "/" searches, lowercased once: the session id and the instruction.
         self._haystacks = [f"{ref.session_id} {ref.header.instruction.lower()}" for ref in workspace.demos.refs]
         self.rebuild(filters, sort_key, reverse)
@@ -100,10 +123,10 @@ class BrowserSource:
             episodes = [row for row in episodes if row.ref.session_id in tagged]
         if sort_key != "session" or reverse:
             episodes = sorted(episodes, key=self._sort_key(sort_key), reverse=reverse)
-        problems = []
+        problems: list[Row] = []
         if not (filters.failures or filters.mismatches or filters.backup or filters.tagged):
-            problems = [Row(problem=p) for p in ws.rejected() if not needle or needle in p.one_line().lower()]
-        self.rows = list(episodes) + problems
+            problems = [ProblemRow(p) for p in ws.rejected() if not needle or needle in p.one_line().lower()]
+        self.rows = [*episodes, *problems]
         self.episode_count = len(self.rows) - len(problems)
 
     def _sort_key(self, key: str):  # a key function for sorted()
@@ -120,7 +143,7 @@ class BrowserSource:
             return lambda row: (row.ref.header.completed_by_backup, row.ref.session_id)
         if key == "verdict":
 
-            def verdict_rank(row: Row) -> tuple[int, int]:
+            def verdict_rank(row: EpisodeRow) -> tuple[int, int]:
                 report = ws.results.get(row.ref.session_id)
                 return (0 if report is None else (2 if report.matched else 1), row.ref.session_id)
 
@@ -192,6 +215,8 @@ class BrowserSource:
         if report.cancelled:
             return Text("cancelled", style="yellow")
         if report.matched:
+            if report.steps_equivalent:
+                return Text(f"≈ {report.steps_equivalent} equiv.", style="yellow")
             return Text("✓ matched", style="green")
         return Text(f"✗ step {report.first_mismatch_step}", style="bold red")
 
@@ -213,10 +238,10 @@ class BrowserScreen(SortActions, Screen):
         Binding("slash", "filter", "Filter", id="browser.filter"),
         Binding("s", "sort", "Sort", id="browser.sort"),
         Binding("S", "reverse_sort", "Reverse", show=False, id="browser.reverse_sort"),
-        Binding("f", "toggle('failures')", "Failures", id="browser.failures"),
-        Binding("m", "toggle('mismatches')", "Mismatches", id="browser.mismatches"),
-        Binding("b", "toggle('backup')", "Backup", show=False, id="browser.backup"),
-        Binding("a", "toggle('tagged')", "Tagged", show=False, id="browser.tagged"),
+        Binding("f", "toggle_filter('failures')", "Failures", id="browser.failures"),
+        Binding("m", "toggle_filter('mismatches')", "Mismatches", id="browser.mismatches"),
+        Binding("b", "toggle_filter('backup')", "Backup", show=False, id="browser.backup"),
+        Binding("a", "toggle_filter('tagged')", "Tagged", show=False, id="browser.tagged"),
         Binding("r", "replay_one", "Replay", id="browser.replay"),
         Binding("R", "replay_all", "Replay all", id="browser.replay_all"),
         Binding("t", "tag", "Tag", id="browser.tag"),
@@ -224,13 +249,10 @@ class BrowserScreen(SortActions, Screen):
         Binding("escape", "clear", "Clear", show=False, id="browser.clear"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, replay_app: ReplayState) -> None:
         super().__init__(id="browser")
+        self.replay_app = replay_app  # read only: changes are asked for with messages
         self.filters = Filters()
-
-    @property
-    def replay_app(self) -> ReplayApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="browser-top"):
@@ -246,12 +268,12 @@ class BrowserScreen(SortActions, Screen):
         table.set_source(self.source, cursor=0)
         table.focus()
         self.update_title()
-        self.replay_app.update_status()
+        self.post_message(StatusRefreshRequested())
 
     def on_screen_resume(self) -> None:
         if hasattr(self, "source"):
             self.rebuild()
-            self.replay_app.update_status()
+            self.post_message(StatusRefreshRequested())
 
     @property
     def table(self) -> LazyTable:
@@ -307,7 +329,7 @@ class BrowserScreen(SortActions, Screen):
     def action_clear(self) -> None:
         filter_input = self.query_one("#filter", Input)
         if self.replay_app.replaying:
-            self.replay_app.action_cancel_replay()
+            self.post_message(ReplayCancelRequested())
         elif filter_input.has_focus or filter_input.value:
             filter_input.value = ""
             self.table.focus()
@@ -316,7 +338,7 @@ class BrowserScreen(SortActions, Screen):
     def _header_clicked(self, event: LazyTable.HeaderClicked) -> None:
         self.sort_by(COLUMNS[event.column].key)
 
-    def action_toggle(self, name: str) -> None:
+    def action_toggle_filter(self, name: str) -> None:
         setattr(self.filters, name, not getattr(self.filters, name))
         self.rebuild()
 
@@ -324,25 +346,25 @@ class BrowserScreen(SortActions, Screen):
     def _open(self, event: LazyTable.Selected) -> None:
         row = self.source.rows[event.index]
         if row.ref is not None:
-            self.replay_app.open_episode(row.ref.session_id)
+            self.post_message(EpisodeOpenRequested(row.ref.session_id))
         elif row.problem is not None:
             self.notify(strip_control(row.problem.one_line()), title="Load problem", severity="error", markup=False)
 
     def action_replay_one(self) -> None:
         session = self.current_session()
         if session is not None:
-            self.replay_app.open_episode(session, replay=True)
+            self.post_message(EpisodeOpenRequested(session, replay=True))
 
     def action_replay_all(self) -> None:
         sessions = [row.session_id for row in self.source.rows if row.session_id is not None]
-        self.replay_app.start_replay(sessions)
+        self.post_message(ReplayRequested(sessions))
 
     def action_tag(self) -> None:
         session = self.current_session()
         if session is not None:
-            self.replay_app.tag(session, None)
+            self.post_message(TagRequested(session))
 
     def action_note(self) -> None:
         session = self.current_session()
         if session is not None:
-            self.replay_app.note(session, None)
+            self.post_message(NoteRequested(session))

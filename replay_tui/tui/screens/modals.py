@@ -12,10 +12,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Input, Label, OptionList, RadioButton, RadioSet, TextArea
+from textual.widgets import Button, Checkbox, Input, Label, OptionList, RadioButton, RadioSet, Select, TextArea
 from textual.widgets.option_list import Option
 
 from replay_tui.export import FORMATS
+from replay_tui.matching import MATCH_POLICIES, MATCH_STATES, POLICY_DESCRIPTIONS, MatchSettings
+from replay_tui.policies.registry import POLICY_MODES
 from replay_tui.workspace import ReplaySettings
 
 FORMAT_SUFFIX = {"json": ".json", "md": ".md", "csv": ".csv", "html": ".html", "junit": ".xml"}
@@ -150,15 +152,8 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
         with Vertical(classes="dialog"):
             yield Label(Text("Replay settings", style="bold"))
             with RadioSet(id="policy"):
-                yield RadioButton("stub — the recorded decisions", value=s.mode == "stub", id="mode-stub")
-                yield RadioButton("heuristic — a rule-based shopper", value=s.mode == "heuristic", id="mode-heuristic")
-                yield RadioButton("custom — module:attr or file.py:attr", value=s.mode == "custom", id="mode-custom")
-                yield RadioButton("llm — any OpenAI-compatible endpoint", value=s.mode == "llm", id="mode-llm")
-                yield RadioButton(
-                    "langgraph — a compiled graph (module:attr or file.py:attr)",
-                    value=s.mode == "langgraph",
-                    id="mode-langgraph",
-                )
+                for mode in POLICY_MODES:
+                    yield RadioButton(mode.label, value=s.mode == mode.name, id=f"mode-{mode.name}")
             yield Input(
                 s.policy_spec or s.graph_spec or "",
                 placeholder="policy spec (custom) or graph spec (langgraph)",
@@ -178,11 +173,18 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
                     "allow: force the recorded action, go on", value=s.mismatch == "allow", id="mismatch-allow"
                 )
             yield Checkbox("replay item-page actions as steps", value=s.item_steps, id="item-steps")
-            yield Checkbox(
-                "typed comparison (keywords normalised, item ids exact, buttons any case)",
-                value=s.case == "typed",
-                id="typed",
-            )
+            yield Label(Text("matching policy per state (≈ equivalent steps are counted apart)", style="dim"))
+            with Horizontal(classes="match-row"):
+                for state in MATCH_STATES:
+                    yield Label(state)
+                    yield Select(
+                        [(name, name) for name in MATCH_POLICIES],
+                        value=s.matching.policy_for(state),
+                        allow_blank=False,
+                        compact=True,
+                        id=f"match-{state}",
+                        tooltip="\n".join(POLICY_DESCRIPTIONS.values()),
+                    )
             with Horizontal(classes="buttons"):
                 yield Button("Apply", variant="primary", id="apply")
                 yield Button("Cancel", id="cancel")
@@ -215,11 +217,17 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
                 llm=llm or None,
                 mismatch=(mismatch or "mismatch-stop").removeprefix("mismatch-"),  # type: ignore[arg-type]
                 item_steps=self.query_one("#item-steps", Checkbox).value,
-                case="typed"
-                if self.query_one("#typed", Checkbox).value
-                else ("exact" if self.settings.case == "typed" else self.settings.case),
+                matching=self._matching(),
             )
         )
+
+    def _matching(self) -> MatchSettings:
+        """The chosen policy per state; states not shown keep the current default."""
+        chosen = {state: str(self.query_one(f"#match-{state}", Select).value) for state in MATCH_STATES}
+        current = self.settings.matching
+        by_state: dict[str, str] = {s: p for s, p in current.by_state if s not in chosen}
+        by_state.update(chosen)
+        return MatchSettings.build(current.default, by_state)
 
     @on(Button.Pressed, "#cancel")
     def _cancel(self) -> None:

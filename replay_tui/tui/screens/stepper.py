@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -21,12 +21,16 @@ from replay_tui.diff import char_diff
 from replay_tui.env import ReplayStep, replay_steps
 from replay_tui.runner import StepResult
 from replay_tui.sanitize import one_line, strip_control
+from replay_tui.tui.messages import (
+    NoteRequested,
+    ReplayCancelRequested,
+    ReplayRequested,
+    ReplayState,
+    StatusRefreshRequested,
+    TagRequested,
+)
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
-from replay_tui.verify.actions import compare_actions
-
-if TYPE_CHECKING:
-    from replay_tui.tui.app import ReplayApp
 
 STEP_COLUMNS = (
     Column("mark", "", 1),
@@ -77,7 +81,7 @@ class StepsSource:
 
     def row_style(self, index: int) -> str:
         verdict = self.verdict(index)
-        if verdict is not None and not verdict.match:
+        if verdict is not None and verdict.is_mismatch:
             return "bold red"
         return "dim" if self.rows[index].is_sub_event and self.rows[index].step is None else ""
 
@@ -88,6 +92,8 @@ class StepsSource:
             mark = Text("·", style="dim")
         elif verdict.match:
             mark = Text("✓", style="green")
+        elif verdict.is_equivalent:
+            mark = Text("≈", style="bold yellow")
         else:
             mark = Text("✗", style="bold red")
         entry = row.entry
@@ -131,8 +137,8 @@ def prompt_lines(step: DecisionStep) -> tuple[list[PaneLine], str]:
     try:
         messages = step.prompt_messages()
     except PromptError as exc:
-        lines = [PaneLine(f"⚠ prompt not parsed: {exc}", "bold red"), PaneLine("")]
-        return lines + lines_from_text(step.llm_prompt), ""
+        warning = [PaneLine(f"⚠ prompt not parsed: {exc}", "bold red"), PaneLine("")]
+        return warning + lines_from_text(step.llm_prompt), ""
     lines: list[PaneLine] = []
     for number, message in enumerate(messages):
         if number:
@@ -153,6 +159,20 @@ class StepperScreen(Screen):
         Binding("G", "last", "Last", show=False, id="stepper.last"),
         Binding("right_square_bracket", "mismatch(1)", "Next mismatch", id="stepper.next_mismatch"),
         Binding("left_square_bracket", "mismatch(-1)", "Prev mismatch", show=False, id="stepper.prev_mismatch"),
+        Binding(
+            "right_curly_bracket",
+            "mismatch(1, True)",
+            "Next difference (≈ too)",
+            show=False,
+            id="stepper.next_difference",
+        ),
+        Binding(
+            "left_curly_bracket",
+            "mismatch(-1, True)",
+            "Prev difference (≈ too)",
+            show=False,
+            id="stepper.prev_difference",
+        ),
         Binding("r", "replay", "Replay", id="stepper.replay"),
         Binding("z", "maximize_pane", "Zoom", id="stepper.zoom"),
         Binding("ctrl+f", "find", "Find", id="stepper.find"),
@@ -168,9 +188,10 @@ class StepperScreen(Screen):
         Binding("escape", "back", "Back", id="stepper.back"),
     ]
 
-    def __init__(self, session_id: int):
+    def __init__(self, session_id: int, replay_app: ReplayState):
         super().__init__(id="stepper")
         self.session_id = session_id
+        self.replay_app = replay_app  # read only: changes are asked for with messages
         self.episode: Episode | None = None
         self.problem: LoadProblem | None = None
         self.rows: list[StepRow] = []
@@ -179,10 +200,6 @@ class StepperScreen(Screen):
         self.show_trace = False
         self.find_hits: list[tuple[str, int]] = []
         self.find_index = -1
-
-    @property
-    def replay_app(self) -> ReplayApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield Static(id="episode-title")
@@ -208,7 +225,7 @@ class StepperScreen(Screen):
         self.reload_steps(cursor=0)
         self.update_title()
         self.query_one("#steps", LazyTable).focus()
-        self.replay_app.update_status()
+        self.post_message(StatusRefreshRequested())
 
     # -- state ------------------------------------------------------------------------------
     @property
@@ -251,8 +268,12 @@ class StepperScreen(Screen):
             text.append("backup  ", style="magenta")
         verdicts = self.verdicts()
         if verdicts:
-            bad = sum(1 for v in verdicts.values() if not v.match)
-            text.append(f"{len(verdicts)} replayed, {bad} mismatched  ", style="bold red" if bad else "bold green")
+            bad = sum(1 for v in verdicts.values() if v.is_mismatch)
+            same = sum(1 for v in verdicts.values() if v.is_equivalent)
+            text.append(
+                f"{len(verdicts)} replayed, " + (f"{same} equivalent, " if same else "") + f"{bad} mismatched  ",
+                style="bold red" if bad else "bold green",
+            )
         tags = self.replay_app.workspace.annotations.episode_tags(self.session_id)
         if tags:
             text.append(" ".join(tags) + "  ", style="cyan")
@@ -370,6 +391,7 @@ class StepperScreen(Screen):
             text.append(strip_control(verdict.predicted), style="green")
             text.append("  ✓ match", style="bold green")
         else:
+            equivalent = verdict.is_equivalent
             text.append("(−expected +predicted) ", style="dim")
             for chunk in char_diff(strip_control(step.expected), strip_control(verdict.predicted), cleanup=True):
                 if chunk.op == "equal":
@@ -378,10 +400,15 @@ class StepperScreen(Screen):
                     text.append(chunk.text, style="bold white on red")
                 else:
                     text.append(chunk.text, style="strike dim red")
-            text.append("  ✗ mismatch", style="bold red")
-            why = compare_actions(step.expected, verdict.predicted)
-            text.append("\nwhy        ", style="dim")
-            text.append(strip_control(why.message), style="yellow")
+            if equivalent:
+                text.append(f"  ≈ equivalent under {verdict.policy}", style="bold yellow")
+            else:
+                text.append("  ✗ mismatch", style="bold red")
+                if verdict.policy != "exact":
+                    text.append(f" under {verdict.policy}", style="bold red")
+            if verdict.reason:
+                text.append("\nwhy        ", style="dim")
+                text.append(strip_control(verdict.reason), style="yellow")
         if verdict is not None and verdict.trace:
             text.append("\ncall       ", style="dim")
             text.append(strip_control(trace_summary(verdict.trace)), style="cyan")
@@ -407,16 +434,18 @@ class StepperScreen(Screen):
     def action_last(self) -> None:
         self.steps_table.set_cursor(len(self.source) - 1)
 
-    def action_mismatch(self, direction: int) -> None:
+    def action_mismatch(self, direction: int, equivalents: bool = False) -> None:
+        """Move to the next (previous) mismatch; with ``equivalents``, also stop at tolerated steps."""
         cursor = self.steps_table.cursor
         order = range(cursor + 1, len(self.source)) if direction > 0 else range(cursor - 1, -1, -1)
         for index in order:
             verdict = self.source.verdict(index)
-            if verdict is not None and not verdict.match:
+            if verdict is not None and (verdict.is_mismatch or (equivalents and verdict.is_equivalent)):
                 self.steps_table.set_cursor(index)
                 return
+        what = "mismatch or equivalent step" if equivalents else "mismatch"
         self.notify(
-            "no further mismatch" if self.verdicts() else "replay first (r) to find mismatches",
+            f"no further {what}" if self.verdicts() else "replay first (r) to find mismatches",
             severity="warning",
             timeout=2,
         )
@@ -444,11 +473,11 @@ class StepperScreen(Screen):
             self.maximize(focused)
 
     def action_replay(self) -> None:
-        self.replay_app.start_replay([self.session_id])
+        self.post_message(ReplayRequested([self.session_id]))
 
     def action_back(self) -> None:
         if self.replay_app.replaying:
-            self.replay_app.action_cancel_replay()
+            self.post_message(ReplayCancelRequested())
         elif self.query_one("#find", Input).display:
             self.close_find()
         elif self.maximized is not None:
@@ -517,7 +546,7 @@ class StepperScreen(Screen):
     def update_find_status(self) -> None:
         query = self.query_one("#find", Input).value
         if not query:
-            self.replay_app.update_status()
+            self.post_message(StatusRefreshRequested())
             return
         if not self.find_hits:
             message = Text(f"find: no match for {query!r}", style="yellow")
@@ -537,18 +566,18 @@ class StepperScreen(Screen):
     def action_tag_step(self) -> None:
         label = self._step_label()
         if label is not None:
-            self.replay_app.tag(self.session_id, label)
+            self.post_message(TagRequested(self.session_id, label))
 
     def action_tag_episode(self) -> None:
-        self.replay_app.tag(self.session_id, None)
+        self.post_message(TagRequested(self.session_id))
 
     def action_note_step(self) -> None:
         label = self._step_label()
         if label is not None:
-            self.replay_app.note(self.session_id, label)
+            self.post_message(NoteRequested(self.session_id, label))
 
     def action_note_episode(self) -> None:
-        self.replay_app.note(self.session_id, None)
+        self.post_message(NoteRequested(self.session_id))
 
     def annotations_changed(self) -> None:
         self.show_detail()

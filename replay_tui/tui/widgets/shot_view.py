@@ -53,7 +53,8 @@ def _graphics_widget(protocol: str) -> type[Widget] | None:
         from textual_image import widget as ti_widget
     except Exception:
         return None
-    return {"sixel": ti_widget.SixelImage, "tgp": ti_widget.TGPImage}.get(protocol)
+    widgets: dict[str, type[Widget]] = {"sixel": ti_widget.SixelImage, "tgp": ti_widget.TGPImage}
+    return widgets.get(protocol)
 
 
 class ShotView(Widget):

@@ -1,7 +1,11 @@
 """The one command line: ``replay-tui``, ``python -m replay_tui`` and ``python -m replay_tui.replay``.
 
+The parser and the dispatch of every command; ``replay``, ``export``, ``generate`` and ``tui`` run here,
+``visual`` and ``inspect`` in :mod:`replay_tui.cli.visual`, ``verify`` in :mod:`replay_tui.cli.verify`.
+
 Exit codes: 0 when every replayed step matched, 1 when any step mismatched (or, with
-``--strict``, when a malformed episode was found), 2 on a usage error or an unreadable file.
+``--strict``, when a malformed episode was found), 2 on a usage error or an unreadable file. Usage
+errors print ``replay-tui COMMAND: error: MESSAGE`` (after the command's usage when argparse finds them).
 """
 
 from __future__ import annotations
@@ -17,25 +21,37 @@ from rich.table import Table
 from rich.text import Text
 
 from replay_tui import __version__
-from replay_tui.actions import CASE_POLICIES
 from replay_tui.annotations import AnnotationError, AnnotationStore
+from replay_tui.cli.common import (
+    EXIT_MISMATCH,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    add_graphics_argument,
+    folder_arg,
+    prepare_graphics,
+    print_error,
+)
+from replay_tui.cli.verify import register as register_verify
+from replay_tui.cli.visual import register as register_visual
+from replay_tui.cli.visual import register_inspect
 from replay_tui.demos.loader import DemoSet, open_demos
 from replay_tui.demos.problems import DemoFileError, LoadProblem
 from replay_tui.env import MISMATCH_POLICIES, OfflineWebshopEnv
 from replay_tui.examples import example_path
 from replay_tui.export import FORMATS, ExportError, format_for_path, write_report
 from replay_tui.fileio import atomic_write_bytes
-from replay_tui.policies import BUILTIN_MODES, PolicyLoadError
+from replay_tui.matching import CASE_POLICIES, MatchSettings, MatchSpecError
+from replay_tui.policies import POLICY_BUILD_ERRORS, Policy, close_policies, policy_mode
+from replay_tui.policies.registry import LLM_MODES, MODE_FLAGS
 from replay_tui.repeat import RepeatReport, run_repeats
 from replay_tui.runner import EpisodeReport, Runner, SummaryReport, run_all_parallel
 from replay_tui.sanitize import strip_control
-from replay_tui.workspace import ReplaySettings, close_policy, default_annotations_path
+from replay_tui.workspace import ReplaySettings, default_annotations_path
 
-EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 PROGRESS_MIN_EPISODES = 20
 MAX_SESSION_RANGE = 1_000_000
-MODES: tuple[str, ...] = (*BUILTIN_MODES, "llm", "langgraph")
-LLM_MODES = ("llm", "langgraph")
+MODES: tuple[str, ...] = MODE_FLAGS
 # argparse dest -> LlmSettings field, for the LLM flags (None when not given).
 _LLM_FLAGS = {
     "base_url": "base_url",
@@ -52,10 +68,6 @@ _LLM_FLAGS = {
     "record": "record",
     "replay": "replay",
 }
-
-
-class UsageError(Exception):
-    """A bad flag value or an unreadable input; printed as one line, exit code 2."""
 
 
 def parse_sessions(text: str) -> list[int]:
@@ -112,13 +124,7 @@ def _add_replay_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also replay item-page actions (Description, options, Buy Now) as steps",
     )
-    parser.add_argument(
-        "--case",
-        choices=CASE_POLICIES,
-        default="exact",
-        help="how actions are compared: exact (default), lower, env (argument case-insensitive), "
-        "typed (by argument kind: keywords normalised, item ids exact, buttons/options any case)",
-    )
+    _add_match_arguments(parser)
     parser.add_argument(
         "--report",
         metavar="OUT.EXT",
@@ -156,6 +162,40 @@ def _add_replay_arguments(parser: argparse.ArgumentParser) -> None:
         "recording and between runs, per state (JSON reports only)",
     )
     _add_llm_arguments(parser)
+
+
+def _add_match_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--match",
+        action="append",
+        default=[],
+        metavar="[STATE=]POLICY",
+        help="matching policy, for one state (Search=tolerant) or every state (typed); repeatable. "
+        "exact (default: every character), lower, env (argument case), typed (keywords normalised, "
+        "buttons/options any case, item ids exact), tolerant (typed + keyword order, plurals, stop words; "
+        "item ids any case). Tolerated differences are counted as equivalent (≈), apart from matches",
+    )
+    parser.add_argument(
+        "--case",
+        choices=CASE_POLICIES,
+        default=None,
+        help="the policy for every state (the same as --match POLICY)",
+    )
+
+
+def _matching(args: argparse.Namespace) -> MatchSettings:
+    """config.toml's [match], then --case, then each --match (a later one wins)."""
+    from replay_tui.config import ConfigError, load_config
+
+    try:
+        base = load_config(getattr(args, "config", None)).matching()
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    specs = [*base.specs(), *([args.case] if args.case else []), *args.match]
+    try:
+        return MatchSettings.parse(specs)
+    except MatchSpecError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _add_llm_arguments(parser: argparse.ArgumentParser) -> None:
@@ -208,18 +248,6 @@ def _add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_graphics_argument(parser: argparse.ArgumentParser) -> None:
-    from replay_tui.tui.graphics import GRAPHICS_CHOICES
-
-    parser.add_argument(
-        "--graphics",
-        choices=GRAPHICS_CHOICES,
-        default="auto",
-        help="screenshots: a terminal graphics protocol when the terminal has one (auto), or "
-        "the half-block renderer everywhere (halfblock)",
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="replay-tui",
@@ -233,6 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay recorded episodes through OfflineWebshopEnv.",
     )
     _add_replay_arguments(replay)
+    replay.set_defaults(func=run_replay)
     export = commands.add_parser(
         "export",
         help="replay, then write a report (exit 0 once it is written)",
@@ -241,6 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_replay_arguments(export)
     export.add_argument("--format", choices=FORMATS, help="report format (default: from the --out suffix)")
     export.add_argument("--out", metavar="PATH", required=True, help="where to write the report")
+    export.set_defaults(func=run_replay)
     tui = commands.add_parser(
         "tui",
         help="open the debugger (the default when no command is given)",
@@ -257,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_argument("--policy", metavar="SPEC", help="policy spec for replays (module:attr or file.py:attr)")
     tui.add_argument("--mismatch", choices=MISMATCH_POLICIES, default="stop", help="mismatch policy for replays")
     tui.add_argument("--item-steps", action="store_true", help="replay item-page actions as steps")
-    tui.add_argument("--case", choices=CASE_POLICIES, default="exact", help="how actions are compared")
+    _add_match_arguments(tui)
     tui.add_argument(
         "--visual-ref-dir",
         metavar="DIR",
@@ -271,48 +301,50 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         help="the visual screen: folder of generated pages with the same names (repeatable)",
     )
-    _add_graphics_argument(tui)
+    add_graphics_argument(
+        tui,
+        "screenshots: a terminal graphics protocol when the terminal has one (auto), or "
+        "the half-block renderer everywhere (halfblock)",
+    )
     _add_llm_arguments(tui)
-    from replay_tui.verify.cli import register as register_verify
-    from replay_tui.visual.cli import register as register_visual
-
+    tui.set_defaults(func=run_tui)
     register_verify(commands)
     register_visual(commands)
-    inspect = commands.add_parser(
-        "inspect",
-        help="open a visual report (or a page pair) in the inspector",
-        description="Open the visual-metric inspector on a saved pair report "
-        "(replay-tui visual --json) or on REF.html GEN.html; a saved batch "
-        "report, or no argument (the bundled page pairs), opens the visual "
-        "batch screen.",
+    register_inspect(commands)
+    generate = commands.add_parser(
+        "generate",
+        help="write a synthetic demo file in the exact contract",
+        description="Write realistic synthetic WebShop demonstration logs (every episode is a pure "
+        "function of --seed and its session id), or regenerate the bundled example with --bundled.",
     )
-    inspect.add_argument(
-        "paths",
-        nargs="*",
-        metavar="RESULT.json | REF.html GEN.html",
-        help="a saved pair or batch report, or two pages (default: the bundled page pairs)",
+    generate.add_argument(
+        "out",
+        nargs="?",
+        metavar="OUT",
+        help="output file, or a folder to write webshop_demonstrations_START-END.json into "
+        "(default: that name in the current folder; with --bundled: the bundled example itself)",
     )
-    inspect.add_argument("--mode", choices=("compat", "fixed"), help="scoring mode (default: the report's)")
-    inspect.add_argument(
-        "--timeout",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="bound on each page's load and capture (default 30)",
-    )
-    _add_graphics_argument(inspect)
-    generate = commands.add_parser("generate", help="write a synthetic demo file in the exact contract")
-    generate.add_argument("out", nargs="?", help="output path (default: webshop_demonstrations_START-END.json)")
-    generate.add_argument("--start", type=int, default=0, help="first session id")
-    generate.add_argument("--count", type=int, default=100, help="number of episodes")
-    generate.add_argument("--seed", type=int, default=0, help="random seed")
+    generate.add_argument("--start", type=int, help="first session id (default 0)")
+    generate.add_argument("--count", type=int, help="number of episodes (default 100)")
+    generate.add_argument("--seed", type=int, help="random seed (default 0)")
     generate.add_argument(
         "--quirk-rate",
         type=float,
-        default=0.1,
-        help="share of episodes with real-log quirks (string numbers, JSON-string args...)",
+        help="share of episodes with real-log quirks (string numbers, JSON-string args...) (default 0.1)",
     )
-    generate.add_argument("--target-mb", type=float, help="keep writing episodes until the file is this big")
+    generate.add_argument(
+        "--target-mb",
+        type=float,
+        metavar="MB",
+        help="ignore --count and keep writing episodes until the file is about MB megabytes (1 MB = 1,000,000 bytes)",
+    )
+    generate.add_argument("--indent", action="store_true", help="indent the JSON for reading")
+    generate.add_argument(
+        "--bundled",
+        action="store_true",
+        help="regenerate the bundled example: sessions 0-99, seed 0, quirk rate 0.1, indented",
+    )
+    generate.set_defaults(func=run_generate)
     return parser
 
 
@@ -375,56 +407,47 @@ def _replay_settings(args: argparse.Namespace) -> ReplaySettings:
         policy_spec=args.policy,
         mismatch=args.mismatch,
         item_steps=args.item_steps,
-        case=args.case,
+        matching=_matching(args),
         llm=_llm_settings(args) or None,
         graph_spec=args.graph,
     )
 
 
-def _make_policy(args: argparse.Namespace) -> tuple[object, str]:
-    settings = _replay_settings(args)
-    usage_errors: tuple[type[Exception], ...] = ()  # a built-in mode's policy cannot fail to load
-    if settings.mode == "llm":
-        from replay_tui.policies.llm import LlmConfigError
-
-        usage_errors = (LlmConfigError,)
-    elif settings.mode in ("custom", "langgraph"):
-        usage_errors = (PolicyLoadError,)
+def _make_policy(settings: ReplaySettings) -> tuple[Policy, str]:
     try:
         return settings.make_policy()
-    except usage_errors as exc:
+    except POLICY_BUILD_ERRORS as exc:
         raise UsageError(str(exc)) from None
 
 
 class _Policies:
-    """The policies of a run: built-in and LLM policies are thread-safe and shared by every worker;
-    others (a --policy, a LangGraph graph) are built once per worker. ``close`` ends them all."""
+    """The policies of a run: a shareable mode's policy (built-in, LLM) serves every worker; others
+    (a --policy, a LangGraph graph) are built once per worker. ``close`` ends them all."""
 
     def __init__(self, args: argparse.Namespace):
-        self.args = args
-        self.first, self.mode = _make_policy(args)
-        self.shared = args.policy is None and args.mode != "langgraph"
-        self.made: list[object] = [self.first]
+        self.settings = _replay_settings(args)
+        self.first, self.mode = _make_policy(self.settings)
+        self.shared = policy_mode(self.settings.mode).shareable
+        self.made: list[Policy] = [self.first]
         self._first_taken = False
 
-    def take(self) -> object:
+    def take(self) -> Policy:
         if not self._first_taken:
             self._first_taken = True
             return self.first
         if self.shared:
             return self.first
-        policy, _ = _make_policy(self.args)
+        policy, _ = _make_policy(self.settings)
         self.made.append(policy)
         return policy
 
     def close(self) -> None:
         from replay_tui.policies.llm import LlmConfigError
 
-        for policy in self.made:
-            try:
-                close_policy(policy)
-            except LlmConfigError as exc:
-                raise UsageError(str(exc)) from None
+        try:
+            close_policies(*self.made)
+        except LlmConfigError as exc:
+            raise UsageError(str(exc)) from None
 
     def stats_line(self) -> str | None:
         stats = getattr(self.first, "stats", None)
@@ -448,17 +471,31 @@ def _print_problem(console: Console, problem: LoadProblem) -> None:
 
 
 def _summary_table(summary: SummaryReport) -> Table:
-    table = Table(title="Replay summary", show_header=True, header_style="bold")
+    tolerant = summary.matching is not None
+    title = f"Replay summary (matching: {summary.matching_label})"
+    table = Table(title=title, show_header=True, header_style="bold", min_width=len(title) + 2)
     table.add_column("state")
     table.add_column("steps", justify="right")
     table.add_column("accuracy", justify="right")
+    if tolerant:
+        table.add_column("≈ equivalent", justify="right")
+        table.add_column("with ≈", justify="right")
     for state, accuracy in summary.accuracy_by_state.items():
-        table.add_row(state, str(summary.steps_by_state[state]), f"{accuracy:.1%}")
-    table.add_row(
+        row = [state, str(summary.steps_by_state[state]), f"{accuracy:.1%}"]
+        if tolerant:
+            row += [
+                str(summary.equivalent_by_state.get(state, 0)),
+                f"{summary.accepted_accuracy_by_state.get(state, 0.0):.1%}",
+            ]
+        table.add_row(*row)
+    total: list[str | Text] = [
         Text("all", style="bold"),
         str(summary.total_steps),
         Text(f"{summary.overall_accuracy:.1%}", style="bold green" if summary.overall_accuracy == 1.0 else "bold red"),
-    )
+    ]
+    if tolerant:
+        total += [str(summary.total_equivalent), Text(f"{summary.accepted_accuracy:.1%}", style="bold")]
+    table.add_row(*total)
     return table
 
 
@@ -493,7 +530,9 @@ def _verdict(summary: SummaryReport) -> str:
     return (
         f"{summary.episodes_run} episodes, {summary.total_steps} steps, "
         f"{summary.total_matched} matched ({summary.overall_accuracy:.1%}); "
-        f"{summary.total_mismatches} mismatches; {len(summary.problems)} problems"
+        + (f"{summary.total_equivalent} equivalent; " if summary.matching is not None else "")
+        + f"{summary.total_mismatches} mismatches; {len(summary.problems)} problems"
+        + (f" (matching: {summary.matching_label})" if summary.matching is not None else "")
     )
 
 
@@ -534,6 +573,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.repeat > 1 and report_path is not None and report_format != "json":
         raise UsageError("--repeat writes JSON reports only (use a .json path)")
     _check_llm_flags(args)
+    matching = _matching(args)
     policies = _Policies(args)
     for problem in demos.problems:
         _print_problem(err, problem)
@@ -548,7 +588,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     def make_runner() -> Runner:
         env = OfflineWebshopEnv(
-            demos, mismatch_policy=args.mismatch, include_item_steps=args.item_steps, case=args.case
+            demos, mismatch_policy=args.mismatch, include_item_steps=args.item_steps, matching=matching
         )
         return Runner(env, policies.take(), mode=policies.mode)
 
@@ -559,7 +599,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
                 demos,
                 session_ids,
                 repeats=args.repeat,
-                case=args.case,
+                matching=matching,
                 include_item_steps=args.item_steps,
                 jobs=args.jobs,
                 mode=policies.mode,
@@ -660,16 +700,49 @@ def _finish_repeat(
     return EXIT_OK if report.all_matched else EXIT_MISMATCH
 
 
-def run_generate(args: argparse.Namespace, out: Console) -> int:
+BYTES_PER_MB = 1_000_000  # generate --target-mb: megabytes as in "MB", not mebibytes
+
+
+def run_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """``generate``: a synthetic demo file (unset flags take the bundled example's values), or the bundled one."""
     from replay_tui.demos import synth
 
-    if args.count < 1 and not args.target_mb:
-        raise UsageError("--count must be at least 1")
-    path = args.out or synth.default_filename(args.start, args.count)
-    target = int(args.target_mb * 1024 * 1024) if args.target_mb else None
-    stats = synth.write_demo_file(
-        path, start=args.start, count=args.count, seed=args.seed, quirk_rate=args.quirk_rate, target_bytes=target
-    )
+    if args.bundled:
+        given = [
+            flag
+            for flag, value in (
+                ("--start", args.start),
+                ("--count", args.count),
+                ("--seed", args.seed),
+                ("--quirk-rate", args.quirk_rate),
+                ("--target-mb", args.target_mb),
+            )
+            if value is not None
+        ]
+        if args.indent:
+            given.append("--indent")
+        if given:
+            raise UsageError(f"--bundled writes the bundled example as it is: drop {', '.join(given)}")
+        stats = synth.write_bundled_example(args.out)
+    else:
+        start = 0 if args.start is None else args.start
+        count = 100 if args.count is None else args.count
+        if args.target_mb is not None and args.target_mb <= 0:
+            raise UsageError("--target-mb must be positive")
+        if count < 1 and args.target_mb is None:
+            raise UsageError("--count must be at least 1")
+        path = Path(args.out) if args.out else Path(synth.default_filename(start, count))
+        if path.is_dir():
+            path = path / synth.default_filename(start, count)
+        stats = synth.write_demo_file(
+            path,
+            start=start,
+            count=count,
+            seed=synth.BUNDLED_SEED if args.seed is None else args.seed,
+            quirk_rate=synth.BUNDLED_QUIRK_RATE if args.quirk_rate is None else args.quirk_rate,
+            target_bytes=round(args.target_mb * BYTES_PER_MB) if args.target_mb is not None else None,
+            indent=args.indent,
+        )
     out.print(Text(f"wrote {stats.episodes} episodes ({stats.bytes:,} bytes) to {stats.path}"))
     return EXIT_OK
 
@@ -677,9 +750,9 @@ def run_generate(args: argparse.Namespace, out: Console) -> int:
 COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual", "inspect")
 
 
-def run_tui(args: argparse.Namespace) -> int:
+def run_tui(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from replay_tui.config import ConfigError
     from replay_tui.tui.app import VisualBatch, make_app
-    from replay_tui.tui.config import ConfigError
 
     _check_llm_flags(args)
     settings = _replay_settings(args)
@@ -690,8 +763,8 @@ def run_tui(args: argparse.Namespace) -> int:
     if ref_dir is not None and not pred_dirs:
         raise UsageError("--visual-ref-dir needs at least one --visual-pred-dir")
     for folder in (ref_dir, *pred_dirs):
-        if folder is not None and not folder.is_dir():
-            raise UsageError(f"{folder}: not a folder")
+        if folder is not None:
+            folder_arg(folder)
     try:
         app = make_app(
             args.demos or None,
@@ -703,70 +776,17 @@ def run_tui(args: argparse.Namespace) -> int:
         )
     except (DemoFileError, AnnotationError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
-    _prepare_graphics(args)
+    prepare_graphics(args)
     app.run()
     return EXIT_OK
 
 
-def _prepare_graphics(args: argparse.Namespace) -> None:
-    """Query the terminal for a graphics protocol now: it cannot be asked once the app has started."""
-    from replay_tui.tui.graphics import prepare
-
-    prepare(getattr(args, "graphics", "auto"))
-
-
-def inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int = 30_000):
-    """The app for ``inspect``: a saved pair report, a saved batch report, or REF.html GEN.html."""
-    from pydantic import ValidationError
-
-    from replay_tui.tui.inspector import InspectorApp
-
-    if not paths:
-        from replay_tui.tui.visual_batch import VisualBatchApp, bundled_pairs
-
-        return VisualBatchApp(bundled_pairs(), mode=mode or "compat", timeout_ms=timeout_ms)
-    if len(paths) == 2:
-        for path in paths:
-            if not Path(path).is_file():
-                raise UsageError(f"{path}: no such page")
-        return InspectorApp(paths[0], paths[1], mode=mode or "compat", timeout_ms=timeout_ms)
-    if len(paths) != 1:
-        raise UsageError("inspect takes RESULT.json or REF.html GEN.html")
-    import orjson
-
-    from replay_tui.visual.models import BatchReport, PairReport
-
-    try:
-        data = orjson.loads(Path(paths[0]).read_bytes())
-        if not isinstance(data, dict):
-            raise TypeError("the top level is not an object")
-        if "rows" in data:
-            batch = BatchReport.model_validate(data)
-        else:
-            report = PairReport.model_validate(data)
-    except (OSError, orjson.JSONDecodeError, ValidationError, TypeError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UsageError(f"{paths[0]}: not a visual report (replay-tui visual --json): {first}") from None
-    if "rows" in data:
-        from replay_tui.tui.visual_batch import VisualBatchApp, pairs_from_report
-
-        return VisualBatchApp(pairs_from_report(batch), mode=mode or batch.mode, timeout_ms=timeout_ms)
-    for path in (report.ref, report.pred):
-        if not Path(path).is_file():
-            raise UsageError(f"{path}: no such page (the report's pages are rendered again for the screenshots)")
-    chosen = mode or report.mode
-    return InspectorApp(
-        report.ref, report.pred, mode=chosen, timeout_ms=timeout_ms, report=report if chosen == report.mode else None
-    )
-
-
-def run_inspect(args: argparse.Namespace) -> int:
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive")
-    app = inspect_app(args.paths, args.mode, timeout_ms=int(args.timeout * 1000))
-    _prepare_graphics(args)
-    app.run()
-    return EXIT_OK
+def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The sub-parser of ``command``, so its own usage goes with its errors."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return action.choices[command]
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -778,25 +798,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv = ["tui", *argv]
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # argparse would print the top-level usage: print the command's own, and exit 2
+        _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
     out = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
-    try:
-        if args.command in ("replay", "export"):
-            return run_replay(args, out, err)
-        if args.command == "generate":
-            return run_generate(args, out)
-        if args.command == "tui":
-            return run_tui(args)
-        if args.command == "inspect":
-            return run_inspect(args)
-        if hasattr(args, "func"):  # sub-commands registered by their own packages (verify, visual)
-            return args.func(args, out, err)
+    if not hasattr(args, "func"):
         parser.print_help()
         return EXIT_OK
+    try:
+        return args.func(args, out, err)
     except (UsageError, DemoFileError, OSError) as exc:  # an unreadable input or an unwritable output
         message = str(exc) if not isinstance(exc, OSError) or not exc.filename else _os_error_line(exc)
-        err.print(Text(f"replay-tui: error: {strip_control(message)}", style="red"), soft_wrap=True)
+        print_error(err, args.command, message)
         return EXIT_USAGE
     except KeyboardInterrupt:
         err.print(Text("interrupted", style="red"))

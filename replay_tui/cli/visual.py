@@ -1,7 +1,9 @@
-"""``replay-tui visual``: Design2Code visual scores of a generated page against a reference page.
+"""``replay-tui visual`` (Design2Code visual scores of a generated page against a reference page) and
+``replay-tui inspect`` (a saved visual report, or a page pair, in the inspector).
 
     replay-tui visual REF.html GEN.html [--json out.json] [--png-dir DIR] [--compat design2code | --mode fixed]
     replay-tui visual --ref-dir DIR --pred-dir DIR [--json out.json]
+    replay-tui inspect [RESULT.json | REF.html GEN.html]
 
 Exit codes: 0 when scoring ran (whatever the scores), 2 on a usage error, an unreadable input or no browser.
 """
@@ -11,22 +13,30 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
+from replay_tui.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    add_graphics_argument,
+    folder_arg,
+    prepare_graphics,
+    print_error,
+    print_warning,
+)
 from replay_tui.fileio import atomic_write_bytes, atomic_write_text
 from replay_tui.sanitize import strip_control
 
-EXIT_OK, EXIT_USAGE = 0, 2
+if TYPE_CHECKING:
+    from textual.app import App
+
 MATCH_ROWS = 15
-
-
-class VisualUsageError(Exception):
-    """Printed as one line, exit code 2."""
 
 
 def register(subparsers: Any) -> None:
@@ -80,16 +90,44 @@ def register(subparsers: Any) -> None:
         help="open the pair in the visual-metric inspector (blocks and matches on the "
         "screenshots), or a batch in the visual batch screen",
     )
-    from replay_tui.tui.graphics import GRAPHICS_CHOICES
-
-    parser.add_argument(
-        "--graphics",
-        choices=GRAPHICS_CHOICES,
-        default="auto",
-        help="with --tui: a terminal graphics protocol when the terminal has one (auto), or the "
+    add_graphics_argument(
+        parser,
+        "with --tui: a terminal graphics protocol when the terminal has one (auto), or the "
         "half-block renderer (halfblock)",
     )
     parser.set_defaults(func=run)
+
+
+def register_inspect(subparsers: Any) -> None:
+    """Add the ``inspect`` sub-command to an argparse sub-parsers object."""
+    parser = subparsers.add_parser(
+        "inspect",
+        help="open a visual report (or a page pair) in the inspector",
+        description="Open the visual-metric inspector on a saved pair report "
+        "(replay-tui visual --json) or on REF.html GEN.html; a saved batch "
+        "report, or no argument (the bundled page pairs), opens the visual "
+        "batch screen.",
+    )
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="RESULT.json | REF.html GEN.html",
+        help="a saved pair or batch report, or two pages (default: the bundled page pairs)",
+    )
+    parser.add_argument("--mode", choices=("compat", "fixed"), help="scoring mode (default: the report's)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="bound on each page's load and capture (default 30)",
+    )
+    add_graphics_argument(
+        parser,
+        "screenshots: a terminal graphics protocol when the terminal has one (auto), or "
+        "the half-block renderer everywhere (halfblock)",
+    )
+    parser.set_defaults(func=run_inspect)
 
 
 def _mode(args: argparse.Namespace) -> str:
@@ -105,10 +143,11 @@ def _fmt(value: float | None) -> str:
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Run ``visual``: scores on ``out``, one-line errors on ``err``; return the exit code."""
     try:
         return _run(args, out, err)
-    except VisualUsageError as exc:
-        err.print(_txt(f"visual: {exc}", "red"), soft_wrap=True)
+    except UsageError as exc:
+        print_error(err, "visual", str(exc))
         return EXIT_USAGE
 
 
@@ -118,35 +157,33 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
     batch = bool(args.ref_dir or args.pred_dir)
     if batch and (args.ref or args.pred):
-        raise VisualUsageError("give either REF.html GEN.html or --ref-dir/--pred-dir, not both")
+        raise UsageError("give either REF.html GEN.html or --ref-dir/--pred-dir, not both")
     if batch and not (args.ref_dir and args.pred_dir):
-        raise VisualUsageError("batch mode needs both --ref-dir and --pred-dir")
+        raise UsageError("batch mode needs both --ref-dir and --pred-dir")
     if not batch and not (args.ref and args.pred):
-        raise VisualUsageError("expected REF.html GEN.html (or --ref-dir DIR --pred-dir DIR)")
+        raise UsageError("expected REF.html GEN.html (or --ref-dir DIR --pred-dir DIR)")
     if args.timeout <= 0:
-        raise VisualUsageError("--timeout must be positive")
+        raise UsageError("--timeout must be positive")
+    folders = (folder_arg(args.ref_dir, "--ref-dir"), folder_arg(args.pred_dir, "--pred-dir")) if batch else None
     clip_scorer = None
     weights = args.clip_weights or os.environ.get("REPLAY_TUI_CLIP_WEIGHTS")
     if weights:
         try:
             clip_scorer = load_clip_scorer(weights)
         except ClipUnavailable as exc:
-            err.print(
-                _txt(f"visual: CLIP unavailable ({exc}); clip is null and the final score partial", "yellow"),
-                soft_wrap=True,
-            )
+            print_warning(err, "visual", f"CLIP unavailable ({exc}); clip is null and the final score partial")
     if args.tui:
-        return _tui(args, clip_scorer, batch)
+        return _tui(args, clip_scorer, folders)
     try:
         renderer, owned = renderer_factory(int(args.timeout * 1000))
     except RenderError as exc:
-        raise VisualUsageError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     try:
-        if batch:
-            return _batch(args, out, err, renderer, clip_scorer)
+        if folders is not None:
+            return _batch(args, out, err, renderer, clip_scorer, *folders)
         return _single(args, out, err, renderer, clip_scorer)
     except RenderError as exc:
-        raise VisualUsageError(str(exc)) from None
+        raise UsageError(str(exc)) from None
     finally:
         if owned:
             renderer.close()
@@ -165,12 +202,12 @@ renderer_factory = _default_renderer
 def _check_file(path: str, what: str) -> Path:
     p = Path(path)
     if not p.is_file():
-        raise VisualUsageError(f"{what} {path!r} is not a readable file")
+        raise UsageError(f"{what} {path!r} is not a readable file")
     try:
         with p.open("rb") as handle:
             handle.read(1)
     except OSError as exc:
-        raise VisualUsageError(f"{what} {path!r}: {exc.strerror or exc}") from None
+        raise UsageError(f"{what} {path!r}: {exc.strerror or exc}") from None
     return p
 
 
@@ -193,29 +230,27 @@ def _single(args, out: Console, err: Console, renderer, clip_scorer) -> int:
     return EXIT_OK
 
 
-def _tui(args: argparse.Namespace, clip_scorer, batch: bool) -> int:
+def _tui(args: argparse.Namespace, clip_scorer, folders: tuple[Path, Path] | None) -> int:
     """Open the inspector on a pair, or the batch screen on two folders (Chromium starts in the app)."""
-    from replay_tui.tui.graphics import prepare
-
     timeout_ms = int(args.timeout * 1000)
-    if batch:
-        from replay_tui.tui.visual_batch import VisualBatchApp, discover_pairs
+    if folders is not None:
+        from replay_tui.tui.visual_batch import VisualBatchApp
+        from replay_tui.visual.batch import discover_pairs
 
-        ref_dir, pred_dir = Path(args.ref_dir), Path(args.pred_dir)
-        for what, folder in (("--ref-dir", ref_dir), ("--pred-dir", pred_dir)):
-            if not folder.is_dir():
-                raise VisualUsageError(f"{what} {str(folder)!r} is not a folder")
+        ref_dir, pred_dir = folders
         pairs, missing = discover_pairs(ref_dir, [pred_dir])
         if not pairs:
-            raise VisualUsageError(f"no page pairs in {ref_dir} and {pred_dir}")
-        app = VisualBatchApp(pairs, mode=_mode(args), timeout_ms=timeout_ms, clip_scorer=clip_scorer, missing=missing)
+            raise UsageError(f"no page pairs in {ref_dir} and {pred_dir}")
+        app: App = VisualBatchApp(
+            pairs, mode=_mode(args), timeout_ms=timeout_ms, clip_scorer=clip_scorer, missing=missing
+        )
     else:
         from replay_tui.tui.inspector import InspectorApp
 
         ref = _check_file(args.ref, "reference")
         pred = _check_file(args.pred, "generated page")
         app = InspectorApp(ref, pred, mode=_mode(args), timeout_ms=timeout_ms, clip_scorer=clip_scorer)
-    prepare(args.graphics)
+    prepare_graphics(args)
     app.run()
     return EXIT_OK
 
@@ -320,20 +355,17 @@ def _write_pngs(folder: Path, stem: str, result) -> None:
             atomic_write_bytes(folder / f"{stem}_{side}_blocks.png", png.tobytes())
 
 
-def _batch(args, out: Console, err: Console, renderer, clip_scorer) -> int:
-    from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, batch_means
+def _batch(args, out: Console, err: Console, renderer, clip_scorer, ref_dir: Path, pred_dir: Path) -> int:
+    from replay_tui.visual.batch import discover_pairs, page_names, score_pairs
+    from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, as_mode, batch_means
     from replay_tui.visual.pipeline import VisualScorer
-    from replay_tui.visual.report import score_and_report
 
-    ref_dir, pred_dir = Path(args.ref_dir), Path(args.pred_dir)
-    for what, folder in (("--ref-dir", ref_dir), ("--pred-dir", pred_dir)):
-        if not folder.is_dir():
-            raise VisualUsageError(f"{what} {str(folder)!r} is not a folder")
-    names = sorted(p.name for p in ref_dir.glob("*.html") if not p.name.startswith("."))
+    names = page_names(ref_dir)
     if not names:
-        raise VisualUsageError(f"no .html files in {ref_dir}")
-    todo = [n for n in names if (pred_dir / n).is_file()]
-    missing = [n for n in names if n not in todo]
+        raise UsageError(f"no .html files in {ref_dir}")
+    todo, _ = discover_pairs(ref_dir, [pred_dir])
+    found = {pair.ref.name for pair in todo}
+    missing = [n for n in names if n not in found]
     mode = _mode(args)
     rows: list[BatchRow] = []
     pairs = []
@@ -350,13 +382,17 @@ def _batch(args, out: Console, err: Console, renderer, clip_scorer) -> int:
         ) as progress,
     ):
         task = progress.add_task("pairs", total=len(todo), name="")
-        for name in todo:
-            progress.update(task, name=strip_control(name))
-            report, _ = score_and_report(scorer, ref_dir / name, pred_dir / name, mode)
-            rows.append(BatchRow.from_report(name, report))
+
+        def started(index: int) -> None:
+            progress.update(task, name=strip_control(todo[index].ref.name))
+
+        def scored(index: int, report, _result) -> None:
+            rows.append(BatchRow.from_report(todo[index].ref.name, report))
             if args.json:
                 pairs.append(report)
             progress.advance(task)
+
+        score_pairs(scorer, todo, mode, on_start=started, on_scored=scored)
     means = batch_means(rows)
     table = Table(title=f"Design2Code visual scores ({mode}): {len(rows)} pairs", header_style="bold")
     table.add_column("file")
@@ -389,7 +425,7 @@ def _batch(args, out: Console, err: Console, renderer, clip_scorer) -> int:
         report = BatchReport(
             ref_dir=str(ref_dir),
             pred_dir=str(pred_dir),
-            mode=mode,
+            mode=as_mode(mode),
             rows=rows,
             means=means,
             missing=missing,
@@ -397,4 +433,45 @@ def _batch(args, out: Console, err: Console, renderer, clip_scorer) -> int:
         )
         atomic_write_text(args.json, report.model_dump_json(by_alias=True, indent=2))
         out.print(_txt(f"report written to {args.json}", "dim"))
+    return EXIT_OK
+
+
+def inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int = 30_000) -> App:
+    """The app for ``inspect``: a saved pair report, a saved batch report, or REF.html GEN.html."""
+    from replay_tui.tui.inspector import InspectorApp
+    from replay_tui.tui.visual_batch import VisualBatchApp
+    from replay_tui.visual.batch import bundled_pairs, pairs_from_report
+    from replay_tui.visual.models import BatchReport, ReportFileError, read_report
+
+    if not paths:
+        return VisualBatchApp(bundled_pairs(), mode=mode or "compat", timeout_ms=timeout_ms)
+    if len(paths) == 2:
+        for path in paths:
+            if not Path(path).is_file():
+                raise UsageError(f"{path}: no such page")
+        return InspectorApp(paths[0], paths[1], mode=mode or "compat", timeout_ms=timeout_ms)
+    if len(paths) != 1:
+        raise UsageError("inspect takes RESULT.json or REF.html GEN.html")
+    try:
+        report = read_report(paths[0])
+    except ReportFileError as exc:
+        raise UsageError(str(exc)) from None
+    if isinstance(report, BatchReport):
+        return VisualBatchApp(pairs_from_report(report), mode=mode or report.mode, timeout_ms=timeout_ms)
+    for path in (report.ref, report.pred):
+        if not Path(path).is_file():
+            raise UsageError(f"{path}: no such page (the report's pages are rendered again for the screenshots)")
+    chosen = mode or report.mode
+    return InspectorApp(
+        report.ref, report.pred, mode=chosen, timeout_ms=timeout_ms, report=report if chosen == report.mode else None
+    )
+
+
+def run_inspect(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """Run ``inspect``: open the app; a :class:`UsageError` before it starts."""
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    app = inspect_app(args.paths, args.mode, timeout_ms=int(args.timeout * 1000))
+    prepare_graphics(args)
+    app.run()
     return EXIT_OK

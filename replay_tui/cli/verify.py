@@ -18,16 +18,17 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError, print_error
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.sanitize import strip_control
 from replay_tui.verify.evaluate import evaluate_many
 from replay_tui.verify.models import Counts, Report, TaskFileError, load_tasks
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_FAILED = EXIT_MISMATCH  # an answer failed or errored
 MAX_LISTED = 25
 
 
-class InputError(ValueError):
+class InputError(UsageError, ValueError):
     """Bad input for ``verify``: printed as one line, exit code 2."""
 
 
@@ -109,15 +110,14 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         tasks = load_tasks(args.tasks)
         answers = read_answers(args.answers)
     except (InputError, TaskFileError) as exc:
-        err.print(Text(f"replay-tui verify: error: {strip_control(str(exc))}"), soft_wrap=True)
+        print_error(err, "verify", str(exc))
         return EXIT_USAGE
     report = evaluate_many(tasks, answers, site_urls=site_urls)
     if args.report:
         try:
             atomic_write_bytes(args.report, report.to_json_bytes())
         except OSError as exc:
-            message = f"cannot write report {args.report}: {exc.strerror or exc}"
-            err.print(Text(f"replay-tui verify: error: {strip_control(message)}"), soft_wrap=True)
+            print_error(err, "verify", f"cannot write report {args.report}: {exc.strerror or exc}")
             return EXIT_USAGE
     if getattr(args, "tui", False):
         from replay_tui.tui.verify_app import VerifyApp
@@ -173,7 +173,8 @@ def render_summary(report: Report, tasks_total: int | None = None) -> Renderable
             table.add_column(column, overflow="fold")
         for result in bad[:MAX_LISTED]:
             specific = [a for a in result.assertions if a.kind != "array_values_mismatch"]
-            first = (specific or result.assertions or [None])[0]
+            candidates = specific or result.assertions
+            first = candidates[0] if candidates else None
             name = first.name if first else ""
             detail = first.message if first else (result.error_msg or "")
             more = len(result.assertions) - 1

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replay_tui.actions import actions_match
-from replay_tui.verify.actions import argument_type, compare_actions
+from replay_tui.matching import actions_match, argument_type, compare_actions
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,56 @@
+"""What every command shares: exit codes, the usage error, the one error-line format and the graphics flag."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from replay_tui.fileio import require_folder
+from replay_tui.sanitize import strip_control
+
+EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
+PROG = "replay-tui"
+
+
+class UsageError(Exception):
+    """A bad flag value or an unreadable input; printed as one line, exit code 2."""
+
+
+def print_error(err: Console, command: str | None, message: str) -> None:
+    """One line on stderr, the same for every command: ``replay-tui COMMAND: error: MESSAGE``.
+
+    It is argparse's own form, so a bad flag and a bad input read alike."""
+    where = f"{PROG} {command}" if command else PROG
+    err.print(Text(f"{where}: error: {strip_control(message)}", style="red"), soft_wrap=True)
+
+
+def print_warning(err: Console, command: str | None, message: str) -> None:
+    """``replay-tui COMMAND: warning: MESSAGE`` on stderr: the run goes on."""
+    where = f"{PROG} {command}" if command else PROG
+    err.print(Text(f"{where}: warning: {strip_control(message)}", style="yellow"), soft_wrap=True)
+
+
+def folder_arg(path: str | os.PathLike[str], flag: str | None = None) -> Path:
+    """A folder given on the command line, or a :class:`UsageError` naming it (and the flag)."""
+    try:
+        return require_folder(path, flag)
+    except NotADirectoryError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def add_graphics_argument(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--graphics auto|halfblock``, for the commands that show screenshots."""
+    from replay_tui.tui.graphics import GRAPHICS_CHOICES
+
+    parser.add_argument("--graphics", choices=GRAPHICS_CHOICES, default="auto", help=help)
+
+
+def prepare_graphics(args: argparse.Namespace) -> None:
+    """Query the terminal for a graphics protocol now: it cannot be asked once the app has started."""
+    from replay_tui.tui.graphics import prepare
+
+    prepare(getattr(args, "graphics", "auto"))

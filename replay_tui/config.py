@@ -1,0 +1,79 @@
+"""User configuration: tag labels, matching policies and key remapping, from a TOML file.
+
+``~/.config/replay-tui/config.toml`` (or ``$XDG_CONFIG_HOME``, or ``--config PATH``)::
+
+    labels = ["policy-bug", "data-issue", "flaky"]
+    [match]                 # the matching policy per state (replay_tui.matching); --match overrides
+    default = "exact"
+    Search = "tolerant"
+    [keymap]
+    "stepper.next_mismatch" = "n"
+    "browser.replay_all" = "ctrl+r"
+
+Binding ids are listed on the help screen (``?``). Textual-free: the CLI reads it too.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from replay_tui.matching import MatchSettings, MatchSpecError
+
+
+class Config(BaseModel):
+    labels: list[str] | None = None
+    """Tag labels offered by ``t`` (the built-in list when absent)."""
+    match: dict[str, str] = Field(default_factory=dict)
+    """Matching policy per state (``Search = "tolerant"``); ``default`` names the one for every other state."""
+    keymap: dict[str, str] = Field(default_factory=dict)
+    """Binding id -> keys (``"stepper.next_mismatch" = "n"``)."""
+
+    @field_validator("match")
+    @classmethod
+    def _known_policies(cls, value: dict[str, str]) -> dict[str, str]:
+        cls._settings(value)
+        return value
+
+    @staticmethod
+    def _settings(match: dict[str, str]) -> MatchSettings:
+        try:
+            return MatchSettings.parse(
+                [policy if state == "default" else f"{state}={policy}" for state, policy in match.items()]
+            )
+        except MatchSpecError as exc:
+            raise ValueError(str(exc).replace("--match", "[match]")) from None
+
+    def matching(self) -> MatchSettings:
+        """The ``[match]`` table as settings (``exact`` everywhere when absent)."""
+        return self._settings(self.match)
+
+
+class ConfigError(Exception):
+    """A config file that cannot be used; one line."""
+
+
+def default_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "replay-tui" / "config.toml"
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Read the config (a missing default file is an empty config; a missing given path is an error)."""
+    target = Path(path) if path is not None else default_config_path()
+    if not target.exists():
+        if path is not None:
+            raise ConfigError(f"{target}: no such config file")
+        return Config()
+    try:
+        return Config.model_validate(tomllib.loads(target.read_text(encoding="utf-8")))
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "config"
+        raise ConfigError(f"{target}: {where}: {error['msg']}") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"{target}: {first}") from None

@@ -1,0 +1,479 @@
+"""The one place a step's verdict is made: recorded action vs predicted action, under a policy.
+
+Every view (step list, detail pane, CLI tables, reports, exports) shows what :func:`judge`
+returned and :class:`~replay_tui.runner.StepResult` stored; nothing judges a second time.
+
+A verdict is one of three:
+
+- ``match``: the two actions are the same after the seed's normalisation (whitespace stripped
+  and collapsed, case kept);
+- ``equivalent``: they differ, but the matching policy tolerates the difference (a lower-cased
+  button, a plural search keyword...). Neither a match nor a mismatch: counted on its own;
+- ``mismatch``: they differ in a way the policy does not tolerate.
+
+Policies (:data:`MATCH_POLICIES`), chosen per state with :class:`MatchSettings`:
+
+- ``exact`` (the default, the seed's harness): only ``match`` or ``mismatch``;
+- ``lower``: a difference in letter case anywhere is tolerated;
+- ``env``: a difference in the case of the bracket argument is tolerated (WebShop lowercases it);
+- ``typed``: the argument is read by what it is (:func:`compare_actions`): search keywords as
+  normalised text (case, accents, hyphens, spacing and edge punctuation do not count), item ids
+  exactly, buttons and option values without case;
+- ``tolerant``: ``typed``, plus search keywords compared as a set of lemmas (word order,
+  singular/plural, stop words and inner punctuation do not count; lemmas from the ``simplemma``
+  library), and item ids without case (WebShop lowercases clicks before it looks them up).
+
+The reason of a verdict says which part differed, in the words the stepper shows.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Literal, cast
+
+from replay_tui.actions import (
+    BACK_TO_SEARCH,
+    BUY_NOW,
+    NEXT,
+    PREV,
+    ActionError,
+    ParsedAction,
+    normalize_action,
+    parse_action,
+)
+from replay_tui.verify.types import string_prepass, strip_edge_punctuation
+
+Verdict = Literal["match", "equivalent", "mismatch"]
+VERDICTS: tuple[Verdict, ...] = ("match", "equivalent", "mismatch")
+VERDICT_MARKS: dict[str, str] = {"match": "✓", "equivalent": "≈", "mismatch": "✗"}
+
+MatchPolicy = Literal["exact", "lower", "env", "typed", "tolerant"]
+MATCH_POLICIES: tuple[MatchPolicy, ...] = ("exact", "lower", "env", "typed", "tolerant")
+DEFAULT_POLICY: MatchPolicy = "exact"
+POLICY_DESCRIPTIONS: dict[str, str] = {
+    "exact": "exact (the seed's harness: every character counts)",
+    "lower": "lower (letter case anywhere tolerated)",
+    "env": "env (argument case tolerated, as WebShop reads it)",
+    "typed": "typed (keywords normalised, buttons and options any case, item ids exact)",
+    "tolerant": "tolerant (typed + keyword order, plurals, stop words; item ids any case)",
+}
+
+# Kept for callers of the earlier name: the policy that judged a run was called its "case".
+CasePolicy = MatchPolicy
+CASE_POLICIES = MATCH_POLICIES
+
+ActionPart = Literal["kind", "argument", "parse"]
+ArgumentType = Literal["keywords", "item_id", "button", "option", "text"]
+
+_ASIN = re.compile(r"^B0[A-Z0-9]{8}$", re.IGNORECASE)
+_BUTTONS = frozenset(
+    b.casefold() for b in (NEXT, PREV, BACK_TO_SEARCH, BUY_NOW, "description", "features", "reviews", "attributes")
+)
+_SPACES = re.compile(r"\s+")
+
+
+# -- the typed comparison ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TypedComparison:
+    """The typed comparison of two actions (a building block of the ``typed`` policy).
+
+    ``match`` is true when the kinds agree and the arguments are equal as read by their type;
+    ``part`` names what differed (None when they match). ``expected_kind`` / ``predicted_kind``
+    and ``expected_value`` / ``predicted_value`` are the normalised parts that were compared
+    (the raw action text when it could not be parsed), ``argument_type`` says how the argument
+    was read, and ``message`` says it in one line.
+    """
+
+    match: bool
+    part: ActionPart | None
+    expected_kind: str | None
+    predicted_kind: str | None
+    expected_value: str
+    predicted_value: str
+    argument_type: ArgumentType | None
+    message: str
+
+
+def argument_type(kind: str, argument: str) -> ArgumentType:
+    """How an action's argument is read: ``keywords`` for a search, else item id, button or option."""
+    if kind == "search":
+        return "keywords"
+    if kind != "click":
+        return "text"
+    text = argument.strip()
+    if _ASIN.match(text):
+        return "item_id"
+    if _SPACES.sub(" ", text).casefold() in _BUTTONS:
+        return "button"
+    return "option"
+
+
+def normalize_argument(kind: ArgumentType, argument: str) -> str:
+    """The comparable form of an argument of the given type."""
+    if kind == "keywords":
+        return strip_edge_punctuation(string_prepass(argument))
+    if kind == "item_id":
+        return argument.strip()
+    return _SPACES.sub(" ", argument.strip()).casefold()
+
+
+def compare_actions(expected: str, predicted: str) -> TypedComparison:
+    """Compare a recorded (expected) action with a predicted one, kind first, then argument by kind."""
+    try:
+        want = parse_action(expected)
+    except ActionError:
+        if _SPACES.sub(" ", (expected or "").strip()) == _SPACES.sub(" ", (predicted or "").strip()):
+            text = _SPACES.sub(" ", (expected or "").strip())
+            return TypedComparison(True, None, None, None, text, text, None, "same (unparsed) action text")
+        return _unparsed(expected, predicted, "expected")
+    try:
+        got = parse_action(predicted)
+    except ActionError:
+        return _unparsed(expected, predicted, "predicted")
+    want_kind, got_kind = want.kind.lower(), got.kind.lower()
+    if want_kind != got_kind:
+        return TypedComparison(
+            match=False,
+            part="kind",
+            expected_kind=want_kind,
+            predicted_kind=got_kind,
+            expected_value=want.argument,
+            predicted_value=got.argument,
+            argument_type=None,
+            message=f"action kind differs: expected {want_kind}[...], got {got_kind}[...]",
+        )
+    return _compare_arguments(want_kind, want, got)
+
+
+def _compare_arguments(kind: str, want: ParsedAction, got: ParsedAction) -> TypedComparison:
+    want_type, got_type = argument_type(kind, want.argument), argument_type(kind, got.argument)
+    # An item id on either side makes it an item comparison: ids are compared exactly.
+    compared: ArgumentType = "item_id" if "item_id" in (want_type, got_type) else want_type
+    want_value = normalize_argument(compared, want.argument)
+    got_value = normalize_argument(compared, got.argument)
+    if want_value == got_value:
+        return TypedComparison(True, None, kind, kind, want_value, got_value, compared, f"same {_LABELS[compared]}")
+    if want_type != got_type:
+        message = (
+            f"argument differs: expected {_LABELS[want_type]} {want.argument!r}, "
+            f"got {_LABELS[got_type]} {got.argument!r}"
+        )
+    elif compared == "item_id" and want_value.casefold() == got_value.casefold():
+        message = f"item id differs in letter case: expected {want_value!r}, got {got_value!r} (ids compare exactly)"
+    else:
+        message = f"{_PLURALS[compared]} differ: expected {want_value!r}, got {got_value!r}"
+    return TypedComparison(False, "argument", kind, kind, want_value, got_value, compared, message)
+
+
+_PLURALS: dict[str, str] = {
+    "keywords": "search keywords",
+    "item_id": "item ids",
+    "button": "buttons",
+    "option": "option values",
+    "text": "arguments",
+}
+_LABELS: dict[str, str] = {
+    "keywords": "search keywords",
+    "item_id": "item id",
+    "button": "button",
+    "option": "option value",
+    "text": "argument",
+}
+
+
+def _unparsed(expected: str, predicted: str, which: str) -> TypedComparison:
+    shown = expected if which == "expected" else predicted
+    return TypedComparison(
+        match=False,
+        part="parse",
+        expected_kind=None,
+        predicted_kind=None,
+        expected_value=expected,
+        predicted_value=predicted,
+        argument_type=None,
+        message=f"{which} action is not of the form kind[argument]: {shown!r}",
+    )
+
+
+# -- tolerant search keywords -----------------------------------------------------------------
+
+STOP_WORDS: frozenset[str] = frozenset(
+    "a an the and or of for with in on to by from at as is are be that this these those it its "
+    "i me my we our you your some any please".split()
+)
+"""Function words that carry no product meaning in a search query (a short, fixed list)."""
+
+_WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
+_POSSESSIVE = re.compile(r"(\w)'s\b")
+
+
+@lru_cache(maxsize=65_536)
+def lemma(word: str) -> str:
+    """The English lemma of a lower-case word (``chairs`` -> ``chair``), by ``simplemma``."""
+    import simplemma  # its dictionary loads on first use (~0.3 s), only when tolerant matching runs
+
+    found = str(simplemma.lemmatize(word, lang="en")).casefold()
+    if found == word and len(word) > 3 and word.endswith("s"):
+        # A possessive written without its apostrophe ("womens", "mens"): the word before the s.
+        stem = str(simplemma.lemmatize(word[:-1], lang="en")).casefold()
+        if stem != word[:-1]:
+            return stem
+    return found
+
+
+def keyword_words(text: str) -> list[str]:
+    """The words of a search query: pre-passed (case, accents, hyphens), possessives dropped."""
+    return _WORD.findall(_POSSESSIVE.sub(r"\1", string_prepass(text)))
+
+
+def keyword_lemmas(text: str) -> frozenset[str]:
+    """What a tolerant search compares: the set of lemmas of the query's content words."""
+    return frozenset(lemma(w) for w in keyword_words(text) if w not in STOP_WORDS)
+
+
+def _keyword_differences(want: str, got: str) -> list[str]:
+    """Which tolerated kinds of difference separate two queries that have the same lemma set."""
+    w, g = keyword_words(want), keyword_words(got)
+    if w == g:
+        return ["letter case"] if want.casefold() == got.casefold() else ["case, accents or punctuation"]
+    found: list[str] = []
+    if sorted(x for x in w if x in STOP_WORDS) != sorted(x for x in g if x in STOP_WORDS):
+        found.append("stop words")
+    w_content = [x for x in w if x not in STOP_WORDS]
+    g_content = [x for x in g if x not in STOP_WORDS]
+    if set(w_content) != set(g_content):
+        found.append("singular/plural")
+    w_lemmas = list(dict.fromkeys(lemma(x) for x in w_content))
+    g_lemmas = list(dict.fromkeys(lemma(x) for x in g_content))
+    if w_lemmas != g_lemmas:
+        found.append("word order")
+    if Counter(map(lemma, w_content)) != Counter(map(lemma, g_content)):
+        found.append("repeated words")
+    return found or ["punctuation"]
+
+
+def _words_only_in(a: Iterable[str], b: Iterable[str]) -> list[str]:
+    seen = set(b)
+    return sorted({x for x in a if x not in seen})
+
+
+# -- verdicts -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ActionVerdict:
+    """The verdict on one step: ``verdict``, the ``reason`` in one line, the ``part`` that differed
+    (``kind``, ``argument`` or ``parse``; None when the actions are the same) and the ``policy``
+    that judged it."""
+
+    verdict: Verdict
+    reason: str
+    part: ActionPart | None = None
+    policy: MatchPolicy = DEFAULT_POLICY
+    argument_type: ArgumentType | None = None
+
+    @property
+    def match(self) -> bool:
+        """True only for ``match`` (an ``equivalent`` step is not a match)."""
+        return self.verdict == "match"
+
+    @property
+    def accepted(self) -> bool:
+        """True for ``match`` and ``equivalent``: the replay follows the recorded branch."""
+        return self.verdict != "mismatch"
+
+    @property
+    def message(self) -> str:
+        return self.reason
+
+
+def judge(expected: str, predicted: str, policy: MatchPolicy = DEFAULT_POLICY) -> ActionVerdict:
+    """The verdict on a predicted action against the recorded (expected) one under ``policy``."""
+    if policy not in MATCH_POLICIES:
+        raise ValueError(f"unknown matching policy {policy!r}; choose one of {', '.join(MATCH_POLICIES)}")
+    if normalize_action(predicted) == normalize_action(expected):
+        return ActionVerdict("match", "same action", None, policy, None)
+    typed = compare_actions(expected, predicted)
+    if policy in ("lower", "env"):
+        if normalize_action(predicted, policy) == normalize_action(expected, policy):
+            what = "letter case" if policy == "lower" else "the argument's letter case (WebShop lowercases it)"
+            return ActionVerdict("equivalent", f"same action up to {what}", None, policy, typed.argument_type)
+        return _mismatch(typed, policy, expected, predicted)
+    if policy == "exact":
+        return _mismatch(typed, policy, expected, predicted)
+    if typed.match:
+        detail = _typed_detail(typed, expected, predicted)
+        return ActionVerdict(
+            "equivalent",
+            f"same {_LABELS[typed.argument_type or 'text']} up to {detail}",
+            None,
+            policy,
+            typed.argument_type,
+        )
+    if policy == "tolerant" and typed.part == "argument":
+        tolerated = _tolerant_argument(typed, expected, predicted)
+        if tolerated is not None:
+            return tolerated
+    return _mismatch(typed, policy, expected, predicted)
+
+
+def _typed_detail(typed: TypedComparison, expected: str, predicted: str) -> str:
+    want, got = _argument(expected), _argument(predicted)
+    if typed.argument_type is None:
+        return "spacing"
+    if want is not None and got is not None:
+        if _SPACES.sub(" ", want.argument) == _SPACES.sub(" ", got.argument):
+            return "the action kind's letter case"
+        if want.argument.casefold() == got.argument.casefold():
+            return "letter case"
+    if typed.argument_type == "keywords":
+        return "case, accents, hyphens or edge punctuation"
+    return "letter case and spacing"
+
+
+def _argument(action: str) -> ParsedAction | None:
+    try:
+        return parse_action(action)
+    except ActionError:
+        return None
+
+
+def _tolerant_argument(typed: TypedComparison, expected: str, predicted: str) -> ActionVerdict | None:
+    want, got = _argument(expected), _argument(predicted)
+    if want is None or got is None:
+        return None
+    kind = typed.argument_type
+    if kind == "item_id" and typed.expected_value.casefold() == typed.predicted_value.casefold():
+        return ActionVerdict(
+            "equivalent", "same item id up to letter case (WebShop lowercases clicks)", None, "tolerant", kind
+        )
+    if kind == "keywords":
+        want_lemmas, got_lemmas = keyword_lemmas(want.argument), keyword_lemmas(got.argument)
+        if want_lemmas and want_lemmas == got_lemmas:
+            detail = ", ".join(_keyword_differences(want.argument, got.argument))
+            return ActionVerdict("equivalent", f"same search keywords up to {detail}", None, "tolerant", kind)
+    return None
+
+
+def _mismatch(typed: TypedComparison, policy: MatchPolicy, expected: str, predicted: str) -> ActionVerdict:
+    if typed.match:
+        # The typed reading finds them the same; this policy counts the difference.
+        detail = _typed_detail(typed, expected, predicted)
+        reason = (
+            f"differs only in {detail} from the recorded action; {policy} matching counts it "
+            "(typed or tolerant matching would call it equivalent)"
+        )
+        return ActionVerdict("mismatch", reason, "argument", policy, typed.argument_type)
+    reason = typed.message
+    if typed.argument_type == "keywords" and typed.part == "argument":
+        want, got = _argument(expected), _argument(predicted)
+        if want is not None and got is not None:
+            wl, gl = keyword_lemmas(want.argument), keyword_lemmas(got.argument)
+            missing, extra = _words_only_in(wl, gl), _words_only_in(gl, wl)
+            if wl and wl == gl:
+                detail = ", ".join(_keyword_differences(want.argument, got.argument))
+                reason += f" (the same words up to {detail}: tolerant matching would call it equivalent)"
+            elif missing or extra:
+                parts = []
+                if missing:
+                    parts.append("missing " + ", ".join(missing))
+                if extra:
+                    parts.append("extra " + ", ".join(extra))
+                reason += f" ({'; '.join(parts)})"
+    return ActionVerdict("mismatch", reason, typed.part, policy, typed.argument_type)
+
+
+def actions_match(predicted: str, expected: str, case: MatchPolicy = DEFAULT_POLICY) -> bool:
+    """True when ``predicted`` is accepted for ``expected`` under the policy (match or equivalent)."""
+    return judge(expected, predicted, case).accepted
+
+
+# -- settings: a policy per state -----------------------------------------------------------------
+
+
+class MatchSpecError(ValueError):
+    """A ``--match`` value that cannot be read; the message is one line."""
+
+
+@dataclass(frozen=True)
+class MatchSettings:
+    """Which policy judges the steps of each state: ``default`` for every state not in ``by_state``."""
+
+    default: MatchPolicy = DEFAULT_POLICY
+    by_state: tuple[tuple[str, MatchPolicy], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        for policy in (self.default, *(p for _, p in self.by_state)):
+            if policy not in MATCH_POLICIES:
+                raise MatchSpecError(f"unknown matching policy {policy!r}; choose one of {', '.join(MATCH_POLICIES)}")
+        # One entry per state (the last wins), in state order, so equal settings compare equal.
+        object.__setattr__(self, "by_state", tuple(sorted(dict(self.by_state).items())))
+
+    @classmethod
+    def build(cls, default: str = DEFAULT_POLICY, by_state: Mapping[str, str] | None = None) -> MatchSettings:
+        entries = {state: policy for state, policy in (by_state or {}).items() if policy != default}
+        return cls(cast(MatchPolicy, default), tuple((s, cast(MatchPolicy, p)) for s, p in entries.items()))
+
+    @classmethod
+    def parse(cls, specs: Iterable[str], default: str = DEFAULT_POLICY) -> MatchSettings:
+        """Read ``--match`` values: ``STATE=POLICY`` for one state, or ``POLICY`` for every state."""
+        by_state: dict[str, str] = {}
+        for spec in specs:
+            text = spec.strip()
+            if "=" in text:
+                state, _, policy = (part.strip() for part in text.partition("="))
+                if not state:
+                    raise MatchSpecError(f"--match {spec!r}: the state before '=' is empty")
+                by_state[_state_name(state)] = _policy_name(policy, spec)
+            else:
+                default = _policy_name(text, spec)
+        return cls.build(default, by_state)
+
+    def policy_for(self, state: str) -> MatchPolicy:
+        for name, policy in self.by_state:
+            if name.casefold() == (state or "").casefold():
+                return policy
+        return self.default
+
+    def judge(self, expected: str, predicted: str, state: str) -> ActionVerdict:
+        return judge(expected, predicted, self.policy_for(state))
+
+    @property
+    def is_default(self) -> bool:
+        """True for the seed's behaviour (``exact`` everywhere): reports then keep their old form."""
+        return self.default == DEFAULT_POLICY and not self.by_state
+
+    def as_dict(self) -> dict[str, object]:
+        return {"default": self.default, "by_state": dict(self.by_state)}
+
+    def specs(self) -> list[str]:
+        """The ``--match`` values that rebuild these settings."""
+        return ([self.default] if self.default != DEFAULT_POLICY else []) + [f"{s}={p}" for s, p in self.by_state]
+
+    def describe(self) -> str:
+        """``exact`` or ``exact, Search=tolerant``: which policy produced the figures."""
+        return ", ".join([self.default, *(f"{s}={p}" for s, p in self.by_state)])
+
+
+MATCH_STATES: tuple[str, ...] = ("Search", "Result", "Item")
+"""The WebShop states a policy can be chosen for (any other state name is accepted too)."""
+
+
+def _state_name(state: str) -> str:
+    for known in MATCH_STATES:
+        if known.casefold() == state.casefold():
+            return known
+    return state
+
+
+def _policy_name(policy: str, spec: str) -> MatchPolicy:
+    name = policy.strip().lower()
+    if name not in MATCH_POLICIES:
+        raise MatchSpecError(f"--match {spec!r}: unknown policy {policy!r}; choose one of {', '.join(MATCH_POLICIES)}")
+    return name  # narrowed to MatchPolicy by the membership test

@@ -1,0 +1,171 @@
+"""Batches of page pairs: where they come from, the one loop that scores them, and what a batch writes.
+
+Pairs come from Design2Code's folder layout (:func:`discover_pairs`), the bundled pages
+(:func:`bundled_pairs`) or a saved batch report (:func:`pairs_from_report`). :func:`score_pairs` scores
+them one after another with one scorer (one Chromium); ``replay-tui visual --ref-dir --pred-dir`` and
+the app's visual batch screen both run it. Textual-free.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from replay_tui.sanitize import strip_control
+from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, PairReport, as_mode, batch_means
+
+if TYPE_CHECKING:
+    from replay_tui.visual.pipeline import PairResult, VisualScorer
+
+LABELS = {"final": "Final", "block": "Block", "text": "Text", "position": "Position", "color": "Color", "clip": "CLIP"}
+
+
+@dataclass
+class BatchPair:
+    """One page pair of the batch and, once scored, its report and screenshots."""
+
+    label: str
+    ref: Path
+    pred: Path
+    status: str = "queued"  # queued | scoring | ok | no_blocks | no_match | reference_crash | error
+    report: PairReport | None = None
+    shots: tuple[Path, Path] | None = None
+    error: str | None = None
+
+    def value(self, key: str) -> float | None:
+        if self.report is None:
+            return None
+        return getattr(self.report.result.scores, key)
+
+    def batch_row(self) -> BatchRow | None:
+        if self.report is None:
+            return None
+        return BatchRow.from_report(self.label, self.report)
+
+
+def page_names(ref_dir: Path) -> list[str]:
+    """The reference pages of a Design2Code folder: its ``*.html`` files (hidden ones aside), by name."""
+    return sorted(p.name for p in Path(ref_dir).glob("*.html") if not p.name.startswith("."))
+
+
+def discover_pairs(ref_dir: Path, pred_dirs: Sequence[Path]) -> tuple[list[BatchPair], list[str]]:
+    """Design2Code's layout: ``ref_dir/<name>.html`` against ``pred_dir/<name>.html`` for each pred dir.
+
+    Returns the pairs and the ``pred_dir/name`` entries with no generated page."""
+    names = page_names(ref_dir)
+    pairs: list[BatchPair] = []
+    missing: list[str] = []
+    for pred_dir in pred_dirs:
+        prefix = f"{Path(pred_dir).name}/" if len(pred_dirs) > 1 else ""
+        for name in names:
+            pred = Path(pred_dir) / name
+            if pred.is_file():
+                pairs.append(BatchPair(f"{prefix}{Path(name).stem}", Path(ref_dir) / name, pred))
+            else:
+                missing.append(f"{Path(pred_dir).name}/{name}")
+    return pairs, missing
+
+
+def bundled_pairs() -> list[BatchPair]:
+    """The bundled Design2Code pages against each of their generated variants."""
+    from replay_tui.visual.examples import EXAMPLES_DIR, VARIANTS
+
+    return discover_pairs(EXAMPLES_DIR / "ref", [EXAMPLES_DIR / v for v in VARIANTS])[0]
+
+
+def pairs_from_report(report: BatchReport) -> list[BatchPair]:
+    """Rows of a saved batch report (``replay-tui visual --ref-dir --pred-dir --json`` or the batch screen's export).
+
+    Rows and pairs are written in the same order; a report without pairs is scored again."""
+    if len(report.pairs) == len(report.rows):
+        return [
+            BatchPair(
+                Path(row.name).stem if row.name.endswith(".html") else row.name,
+                Path(saved.ref),
+                Path(saved.pred),
+                status=saved.result.status,
+                report=saved,
+            )
+            for row, saved in zip(report.rows, report.pairs, strict=True)
+        ]
+    return [
+        BatchPair(Path(row.name).stem, Path(report.ref_dir) / row.name, Path(report.pred_dir) / row.name)
+        for row in report.rows
+    ]
+
+
+def score_pairs(
+    scorer: VisualScorer,
+    pairs: Sequence[BatchPair],
+    mode: str,
+    *,
+    indices: Iterable[int] | None = None,
+    cancel: threading.Event | None = None,
+    on_start: Callable[[int], object] | None = None,
+    on_scored: Callable[[int, PairReport, PairResult], object] | None = None,
+    on_error: Callable[[int, Exception], object] | None = None,
+) -> None:
+    """Score ``pairs`` (or those at ``indices``) one after another with ``scorer``, in order.
+
+    ``on_start(index)`` runs before a pair is scored, ``on_scored(index, report, result)`` after. With
+    ``on_error``, a pair that raises (``on_scored`` included) is reported there and the batch goes on;
+    without it the exception ends the batch. A set ``cancel`` event stops before the next pair. The
+    pairs themselves are not changed: the caller owns them (the batch screen changes them on its own
+    thread)."""
+    from replay_tui.visual.report import score_and_report
+
+    for index in range(len(pairs)) if indices is None else indices:
+        if cancel is not None and cancel.is_set():
+            break
+        pair = pairs[index]
+        if on_start is not None:
+            on_start(index)
+        try:
+            report, result = score_and_report(scorer, pair.ref, pair.pred, mode)
+            if on_scored is not None:
+                on_scored(index, report, result)
+        except Exception as exc:  # one bad page must not stop the batch
+            if on_error is None:
+                raise
+            on_error(index, exc)
+
+
+def batch_report(pairs: Sequence[BatchPair], mode: str, missing: Sequence[str] = ()) -> BatchReport:
+    """The scored pairs as the document ``replay-tui visual --ref-dir --pred-dir --json`` writes."""
+    rows = [row for row in (p.batch_row() for p in pairs) if row is not None]
+    ref_dirs = sorted({str(p.ref.parent) for p in pairs})
+    pred_dirs = sorted({str(p.pred.parent) for p in pairs})
+    return BatchReport(
+        ref_dir=", ".join(ref_dirs),
+        pred_dir=", ".join(pred_dirs),
+        mode=as_mode(mode),
+        rows=rows,
+        means=batch_means(rows),
+        missing=list(missing),
+        pairs=[p.report for p in pairs if p.report is not None],
+    )
+
+
+def batch_markdown(pairs: Sequence[BatchPair], order: Iterable[int], report: BatchReport, sort_key: str) -> str:
+    """A Markdown table of the scored pairs in ``order`` (indices into ``pairs``), with the means."""
+    lines = [
+        "## Visual batch",
+        "",
+        f"{len(report.rows)} pairs, {report.mode} mode, sorted by {sort_key}",
+        "",
+        "| pair | status | " + " | ".join(LABELS[k] for k in SCORE_COLUMNS) + " |",
+        "| --- | --- | " + " | ".join("---:" for _ in SCORE_COLUMNS) + " |",
+    ]
+    for index in order:
+        pair = pairs[index]
+        if pair.report is None:
+            continue
+        cells = ["n/a" if pair.value(k) is None else f"{pair.value(k):.4f}" for k in SCORE_COLUMNS]
+        label = strip_control(pair.label).replace("|", "\\|")
+        lines.append(f"| {label} | {pair.status} | " + " | ".join(cells) + " |")
+    mean_cells = ["n/a" if report.means[k] is None else f"{report.means[k]:.4f}" for k in SCORE_COLUMNS]
+    lines.append("| **mean** | | " + " | ".join(mean_cells) + " |")
+    return "\n".join(lines) + "\n"

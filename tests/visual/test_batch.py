@@ -1,0 +1,119 @@
+"""visual.batch and visual.models.read_report without a browser: discovery, the one scoring loop, saved reports."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from replay_tui.visual import batch
+from replay_tui.visual.batch import BatchPair, discover_pairs, page_names, score_pairs
+from replay_tui.visual.models import BatchReport, ReportFileError, read_report
+
+
+def _pairs(tmp_path, names):
+    return [BatchPair(name, tmp_path / f"{name}.ref.html", tmp_path / f"{name}.gen.html") for name in names]
+
+
+@pytest.fixture
+def fake_scoring(monkeypatch):
+    """score_and_report replaced: 'bad' raises, everything else scores as (report, result) strings."""
+    calls = []
+
+    def score_and_report(scorer, ref, pred, mode):
+        calls.append((scorer, ref.name, mode))
+        if ref.name.startswith("bad"):
+            raise RuntimeError("page crashed")
+        return f"report:{ref.name}", f"result:{ref.name}"
+
+    monkeypatch.setattr("replay_tui.visual.report.score_and_report", score_and_report)
+    return calls
+
+
+def test_score_pairs_runs_every_pair_in_order(tmp_path, fake_scoring):
+    pairs = _pairs(tmp_path, ["a", "b", "c"])
+    events = []
+    score_pairs(
+        "scorer",
+        pairs,
+        "fixed",
+        on_start=lambda i: events.append(("start", i)),
+        on_scored=lambda i, report, result: events.append(("scored", i, report, result)),
+    )
+    assert events == [
+        ("start", 0),
+        ("scored", 0, "report:a.ref.html", "result:a.ref.html"),
+        ("start", 1),
+        ("scored", 1, "report:b.ref.html", "result:b.ref.html"),
+        ("start", 2),
+        ("scored", 2, "report:c.ref.html", "result:c.ref.html"),
+    ]
+    assert {(scorer, mode) for scorer, _, mode in fake_scoring} == {("scorer", "fixed")}
+    assert [p.status for p in pairs] == ["queued"] * 3  # the caller owns the pairs
+
+
+def test_a_failing_pair_is_reported_or_ends_the_batch(tmp_path, fake_scoring):
+    pairs = _pairs(tmp_path, ["a", "bad", "c"])
+    scored, errors = [], []
+    score_pairs(
+        None,
+        pairs,
+        "compat",
+        on_scored=lambda i, *_: scored.append(i),
+        on_error=lambda i, exc: errors.append((i, str(exc))),
+    )
+    assert scored == [0, 2] and errors == [(1, "page crashed")]
+    scored.clear()
+    with pytest.raises(RuntimeError, match="page crashed"):  # without on_error (the command line)
+        score_pairs(None, pairs, "compat", on_scored=lambda i, *_: scored.append(i))
+    assert scored == [0]
+
+
+def test_indices_and_cancel(tmp_path, fake_scoring):
+    pairs = _pairs(tmp_path, ["a", "b", "c", "d"])
+    cancel = threading.Event()
+    seen = []
+
+    def on_scored(index, *_):
+        seen.append(index)
+        if index == 2:
+            cancel.set()
+
+    score_pairs(None, pairs, "compat", indices=[3, 2, 0], cancel=cancel, on_scored=on_scored)
+    assert seen == [3, 2]  # stopped before the next pair
+
+
+def test_discovery_skips_hidden_and_other_files(tmp_path):
+    ref, gen = tmp_path / "ref", tmp_path / "gen"
+    ref.mkdir()
+    gen.mkdir()
+    for name in ("b.html", "a.html", ".hidden.html", "notes.txt"):
+        (ref / name).write_text("<p>x</p>")
+    (gen / "b.html").write_text("<p>y</p>")
+    assert page_names(ref) == ["a.html", "b.html"]
+    pairs, missing = discover_pairs(ref, [gen])
+    assert [(p.label, p.ref, p.pred) for p in pairs] == [("b", ref / "b.html", gen / "b.html")]
+    assert missing == ["gen/a.html"]
+
+
+def test_read_report(tmp_path):
+    empty = BatchReport(ref_dir="r", pred_dir="p", mode="compat", rows=[], means={})
+    path = tmp_path / "batch.json"
+    path.write_text(empty.model_dump_json(by_alias=True))
+    assert read_report(path) == empty
+    for name, text in (("list.json", "[]"), ("pair.json", json.dumps({"ref": "a.html"})), ("bad.json", "{")):
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ReportFileError, match=rf"^{tmp_path / name}: not a visual report"):
+            read_report(tmp_path / name)
+    with pytest.raises(ReportFileError, match="No such file"):
+        read_report(tmp_path / "missing.json")
+
+
+def test_the_batch_markdown_table(tmp_path):
+    pairs = _pairs(tmp_path, ["a|b"])
+    report = batch.batch_report(pairs, "compat", ["gen/x.html"])
+    assert report.rows == [] and report.missing == ["gen/x.html"] and report.pairs == []
+    text = batch.batch_markdown(pairs, [0], report, "final")
+    assert text.startswith("## Visual batch\n\n0 pairs, compat mode, sorted by final\n")
+    assert text.endswith("| **mean** | | n/a | n/a | n/a | n/a | n/a | n/a |\n")
