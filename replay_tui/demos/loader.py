@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from pydantic import ValidationError
@@ -292,12 +292,12 @@ class DemoFile:
         index: int | None = None,
         session: Any = None,
         field_path: str | None = None,
-        severity: str = "error",
+        severity: Literal["error", "warning"] = "error",
     ) -> None:
         self.problems.append(
             LoadProblem(
                 file=self.name, index=index, session_id=session, field=field_path, message=message, severity=severity
-            )  # type: ignore[arg-type]
+            )
         )
 
     def _index(self) -> None:
