@@ -247,6 +247,8 @@ class DemoFile:
         """The file's text encoding; UTF-16 and UTF-32 files are decoded to UTF-8 in memory."""
         self._decode_error: str | None = None
         self._encoding_error: str | None = None
+        self._tolerant = False
+        """Indexed by the tolerant tokenizer: each episode's depth is checked again before it is parsed."""
         self._data: Any = b""
         try:
             size = self.path.stat().st_size
@@ -333,6 +335,7 @@ class DemoFile:
         source = memoryview(data)[bom:] if bom else data
         split = _SPLIT.decode if base == 1 else _LINES.decode_lines
         if deep is not None or not self._index_with(split, source):
+            self._tolerant = True
             self._index_tolerant(pos, base)
         if self._encoding_error:
             self.error = f"{self._encoding_error}; {len(self.episodes)} complete episodes are usable"
@@ -383,7 +386,9 @@ class DemoFile:
                 LoadProblem(file=self.name, index=index, session_id=session, field=field_path, message=message)
             )
 
-        deep = first_too_deep(raw, MAX_DEPTH)
+        # The whole file's depth was checked when it was indexed; a broken file's episodes (cut out by
+        # the tolerant tokenizer) are checked again, one by one.
+        deep = first_too_deep(raw, MAX_DEPTH) if self._tolerant else None
         if deep is not None:
             raise fail(None, self._too_deep(raw, deep))
         try:
