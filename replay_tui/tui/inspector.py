@@ -367,7 +367,8 @@ class InspectorScreen(Screen):
     # -- actions ------------------------------------------------------------------------------
     def action_close(self) -> None:
         if self.quit_on_close:
-            self.app.exit()
+            # The first screen of a standalone app: esc goes back, and there is nowhere to go; q quits.
+            self.notify("this is the first screen: q quits", timeout=2)
         else:
             self.dismiss()
 

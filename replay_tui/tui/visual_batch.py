@@ -300,7 +300,8 @@ class VisualBatchScreen(SortActions, Screen):
 
     def action_close(self) -> None:
         if self.quit_on_close:
-            self.app.exit()
+            # The first screen of a standalone app: esc goes back, and there is nowhere to go; q quits.
+            self.notify("this is the first screen: q quits", timeout=2)
         else:
             self.app.pop_screen()
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
+from replay_tui.matching import MatchSettings
 from replay_tui.tui.app import ReplayApp, make_app
 from replay_tui.workspace import ReplaySettings
 
@@ -29,10 +30,15 @@ def build(tmp_path: Path):
         mismatch: str = "stop",
         policy: str | None = None,
         item_steps: bool = False,
+        match: tuple[str, ...] = (),
         **kwargs,
     ) -> ReplayApp:
         settings = ReplaySettings(
-            mode="custom" if policy else mode, policy_spec=policy, mismatch=mismatch, item_steps=item_steps
+            mode="custom" if policy else mode,
+            policy_spec=policy,
+            mismatch=mismatch,
+            item_steps=item_steps,
+            matching=MatchSettings.parse(match),
         )
         kwargs.setdefault("annotations", tmp_path / "notes.annotations.json")
         kwargs.setdefault("export_dir", tmp_path)

@@ -33,6 +33,23 @@ def test_stepper_at_first_mismatch(build, snap_compare):
     assert snap_compare(build(mode="heuristic", mismatch="allow"), terminal_size=SIZE, run_before=run_before)
 
 
+def test_stepper_at_an_equivalent_step(build, snap_compare):
+    """Session 3's search drops stop words: ≈ in the step list, the reason in the detail pane."""
+
+    async def run_before(pilot):
+        await pilot.press("down", "down", "down", "enter", "r")
+        await wait_replay(pilot.app, pilot)
+        await pilot.press("g")
+        await pilot.pause()
+
+    app = build(mode="heuristic", mismatch="allow", match=("Search=tolerant",))
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_settings_modal_with_matching_policies(build, snap_compare):
+    assert snap_compare(build(match=("Search=tolerant",)), terminal_size=SIZE, press=["p"])
+
+
 def test_help(build, snap_compare):
     assert snap_compare(build(), terminal_size=SIZE, press=["question_mark"])
 

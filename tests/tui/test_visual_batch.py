@@ -118,6 +118,11 @@ async def test_a_page_that_fails_is_a_row_not_a_crash(tmp_path):
         assert statuses["a"] == "ok"
         assert statuses["b"] != "queued"  # scored (perhaps with no blocks), never stuck
         await pilot.press("escape")
+        await pilot.pause()
+        assert app.is_running and app.screen is screen  # esc on the first screen goes nowhere; q quits
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running
     assert app.return_code == 0 or app.return_code is None
 
 

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, RadioButton, RadioSet, Select, TextArea
 from textual.widgets.option_list import Option
@@ -149,7 +149,7 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
 
     def compose(self) -> ComposeResult:
         s = self.settings
-        with Vertical(classes="dialog"):
+        with VerticalScroll(classes="dialog", can_focus=False):  # may be taller than the terminal
             yield Label(Text("Replay settings", style="bold"))
             with RadioSet(id="policy"):
                 for mode in POLICY_MODES:
@@ -173,7 +173,7 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
                     "allow: force the recorded action, go on", value=s.mismatch == "allow", id="mismatch-allow"
                 )
             yield Checkbox("replay item-page actions as steps", value=s.item_steps, id="item-steps")
-            yield Label(Text("matching policy per state (≈ equivalent steps are counted apart)", style="dim"))
+            yield Label(Text("matching per state (≈: a tolerated difference)", style="dim"))
             with Horizontal(classes="match-row"):
                 for state in MATCH_STATES:
                     yield Label(state)
