@@ -2,7 +2,8 @@
 
 The sidecar sits beside the demo file (``X.json`` -> ``X.annotations.json``) unless a path is
 chosen; when that directory is not writable it falls back to the user's data directory. Every
-save is atomic, so a crash never leaves a half-written file.
+save is atomic, so a crash never leaves a half-written file, and the temporary files a killed
+writer leaves behind are removed on the next load or save.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import orjson
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
-from replay_tui.fileio import atomic_write_bytes
+from replay_tui.fileio import atomic_write_bytes, clean_stale_temp_files
 
 DEFAULT_LABELS: tuple[str, ...] = ("policy-bug", "data-issue", "normalization", "prompt", "env", "other")
 SIDECAR_SUFFIX = ".annotations.json"
@@ -24,7 +25,7 @@ FORMAT_VERSION = 1
 class Annotation(BaseModel):
     """Tags and a note on one episode (``step_label`` None) or one of its steps ("3", "3.1")."""
 
-    session_id: int
+    session_id: int = Field(ge=-(2**63), le=2**63 - 1)
     step_label: str | None = None
     tags: list[str] = Field(default_factory=list)
     note: str = ""
@@ -80,11 +81,12 @@ class AnnotationStore:
         """Read the sidecar at ``path`` (a missing file is an empty store)."""
         store = cls(path, labels)
         target = Path(path)
+        clean_stale_temp_files(target)
         if not target.exists():
             return store
         try:
             data = AnnotationFile.model_validate(orjson.loads(target.read_bytes()))
-        except (OSError, orjson.JSONDecodeError, ValidationError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:  # JSONDecodeError, ValidationError are ValueErrors
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise AnnotationError(f"{target}: cannot read annotations: {first}") from None
         if labels is None:

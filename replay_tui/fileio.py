@@ -1,18 +1,93 @@
-"""Atomic file writes: a report or annotation file is either the old one or the new one, never half."""
+"""Atomic file writes: a report or annotation file is either the old one or the new one, never half.
+
+A writer killed between creating its temporary file and renaming it leaves that file behind
+(``.NAME.<random>.tmp`` beside NAME). The next save or load of NAME removes such leftovers: only
+names of exactly that pattern, and only files older than this process, so a concurrent writer's
+temporary file is never touched.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
+import time
 from pathlib import Path
 
 
+def _process_start() -> float:
+    """When this process started: from /proc on Linux (to a clock tick, rounded down), else now."""
+    now = time.time()
+    try:
+        with open("/proc/self/stat", encoding="ascii") as handle:
+            ticks = int(handle.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime since boot
+        since_boot = time.clock_gettime(time.CLOCK_BOOTTIME)
+        return min(now, now - since_boot + ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return now
+
+
+PROCESS_START = _process_start()
+"""When this process started: temporary files older than that are leftovers of an earlier process."""
+TEMP_SUFFIX = ".tmp"
+
+
+def temp_prefix(target: Path) -> str:
+    return f".{target.name}."
+
+
+def _temp_pattern(target: Path) -> re.Pattern[str]:
+    # tempfile.mkstemp adds 8 characters from [a-z0-9_]; allow a little more in case that changes
+    return re.compile(re.escape(temp_prefix(target)) + r"[A-Za-z0-9_]{6,16}" + re.escape(TEMP_SUFFIX))
+
+
+def stale_temp_files(path: str | os.PathLike[str], *, older_than: float | None = None) -> list[Path]:
+    """The leftover temporary files of interrupted atomic writes of ``path``."""
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    cutoff = PROCESS_START if older_than is None else older_than
+    pattern = _temp_pattern(target)
+    found = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []
+    for entry in entries:
+        if not pattern.fullmatch(entry.name):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                found.append(Path(entry.path))
+        except OSError:
+            continue
+    return sorted(found)
+
+
+def clean_stale_temp_files(path: str | os.PathLike[str], *, older_than: float | None = None) -> int:
+    """Remove the leftovers of interrupted atomic writes of ``path``; returns how many went.
+
+    Never raises: a leftover that cannot be removed is left for next time.
+    """
+    removed = 0
+    for stale in stale_temp_files(path, older_than=older_than):
+        try:
+            stale.unlink()
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to a temp file beside ``path``, fsync it, then rename it over ``path``."""
+    """Write ``data`` to a temp file beside ``path``, fsync it, then rename it over ``path``.
+
+    Leftover temp files of earlier interrupted writes of ``path`` are removed first.
+    """
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    clean_stale_temp_files(target)
+    fd, temp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -109,9 +109,13 @@ class Workspace:
         annotations_path: str | os.PathLike[str] | None = None,
         labels: Iterable[str] | None = None,
         settings: ReplaySettings | None = None,
+        skip_unreadable: bool = False,
     ) -> Workspace:
-        """Open demo files and the annotations sidecar (beside the first file unless given)."""
-        demos = open_demos(specs)
+        """Open demo files and the annotations sidecar (beside the first file unless given).
+
+        With ``skip_unreadable`` a file that cannot be read is a problem (``demos.unreadable``), not an error.
+        """
+        demos = open_demos(specs, skip_unreadable=skip_unreadable)
         if annotations_path is None:
             annotations_path = default_annotations_path(demos)
         store = AnnotationStore.load(annotations_path, labels)

@@ -50,6 +50,7 @@ from replay_tui.sanitize import strip_control
 from replay_tui.workspace import ReplaySettings, default_annotations_path
 
 PROGRESS_MIN_EPISODES = 20
+MAX_SESSION_RANGE = 1_000_000
 MODES: tuple[str, ...] = MODE_FLAGS
 # argparse dest -> LlmSettings field, for the LLM flags (None when not given).
 _LLM_FLAGS = {
@@ -79,6 +80,8 @@ def parse_sessions(text: str) -> list[int]:
             low, high = int(match.group(1)), int(match.group(2))
             if high < low:
                 raise UsageError(f"--sessions range {part!r} runs backwards")
+            if high - low >= MAX_SESSION_RANGE:
+                raise UsageError(f"--sessions range {part!r} spans more than {MAX_SESSION_RANGE:,} ids")
             values = range(low, high + 1)
         elif re.fullmatch(r"-?\d+", part):
             values = range(int(part), int(part) + 1)
@@ -353,8 +356,10 @@ def _load(args: argparse.Namespace) -> DemoSet:
         raise UsageError(str(exc)) from None
     if demos.file_errors:
         raise UsageError(demos.file_errors[0])
-    if not demos.refs and not demos.problems:
-        raise UsageError(f"{', '.join(specs)}: no episodes found")
+    if not demos.refs:  # nothing to replay: exit 2, naming the first reason
+        first = f"; {demos.problems[0].one_line()}" if demos.problems else ""
+        more = f" (and {len(demos.problems) - 1} more problems)" if len(demos.problems) > 1 else ""
+        raise UsageError(f"{', '.join(map(str, specs))}: no usable episodes{first}{more}")
     return demos
 
 
@@ -643,6 +648,8 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(Text(f"report written to {report_path}"))
     if exporting:
         return EXIT_OK
+    if not summary.episodes_run and summary.problems:
+        raise UsageError(f"no episode could be replayed: {len(summary.problems)} problems (listed above)")
     if summary.total_mismatches:
         return EXIT_MISMATCH
     if args.strict and summary.problems:
@@ -765,6 +772,7 @@ def run_tui(args: argparse.Namespace, out: Console, err: Console) -> int:
             config=args.config,
             settings=settings,
             visual=VisualBatch(ref_dir, pred_dirs),
+            require_readable=True,
         )
     except (DemoFileError, AnnotationError, ConfigError) as exc:
         raise UsageError(str(exc)) from None
@@ -800,12 +808,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     try:
         return args.func(args, out, err)
-    except UsageError as exc:
-        print_error(err, args.command, str(exc))
+    except (UsageError, DemoFileError, OSError) as exc:  # an unreadable input or an unwritable output
+        message = str(exc) if not isinstance(exc, OSError) or not exc.filename else _os_error_line(exc)
+        print_error(err, args.command, message)
         return EXIT_USAGE
     except KeyboardInterrupt:
         err.print(Text("interrupted", style="red"))
         return 130
+
+
+def _os_error_line(exc: OSError) -> str:
+    return f"{exc.filename}: {exc.strerror or type(exc).__name__}"
 
 
 def replay_main(argv: Sequence[str] | None = None) -> int:

@@ -6,6 +6,11 @@ entry (msgspec skips every other value in C without allocating it), so observati
 on disk. A file msgspec rejects (truncated, invalid, JSON Lines) goes through a tolerant
 tokenizer that recovers every complete episode and says where the file broke. An episode is
 parsed in full (msgspec + pydantic) only when someone opens it, and cached.
+
+No input escapes as an exception: before msgspec sees a file its nesting depth is checked without
+recursion (:mod:`replay_tui.demos.scan`); UTF-16/32 files are decoded, other non-UTF-8 bytes,
+out-of-range numbers and values of the wrong type become a :class:`LoadProblem` naming the field,
+and a file that cannot be read at all is a one-line :class:`DemoFileError`.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from pydantic import ValidationError
@@ -31,6 +36,16 @@ from replay_tui.demos.models import (
     sub_event_class,
 )
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
+from replay_tui.demos.scan import (
+    MAX_DEPTH,
+    find_bad_value,
+    first_too_deep,
+    literal,
+    not_utf8_message,
+    sniff_encoding,
+    transcode,
+    utf8_error,
+)
 
 _STR = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 # One token per key (with its scalar value when it has one), per bare string, per bracket.
@@ -71,6 +86,9 @@ _SPLIT = msgspec.json.Decoder(list[msgspec.Raw])
 _LINES = msgspec.json.Decoder(msgspec.Raw)
 _INDEX = msgspec.json.Decoder(_EpisodeIndex)
 _HEADER_FIELDS = ("session_id", "instruction", "final_reward", "success", "completed_by_backup")
+_ANY = msgspec.json.Decoder()
+ID_MIN, ID_MAX = -(2**63), 2**63 - 1
+"""Session ids and step numbers must fit in 64 bits (what JSON reports and msgspec can hold)."""
 
 
 @dataclass(slots=True)
@@ -121,7 +139,9 @@ def parse_episode(raw: Any, *, file: str, index: int) -> Episode:
         )
 
     if not isinstance(raw, dict):
-        raise fail(None, f"episode is a JSON {type(raw).__name__}, not an object")
+        raise fail(None, f"episode is a JSON {_json_kind(raw)}, not an object")
+    if "session_id" not in raw and "trajectory" not in raw:
+        raise fail(None, not_an_episode([str(key) for key in raw]))
     try:
         header = EpisodeHeader.model_validate({k: v for k, v in raw.items() if k != "trajectory"})
     except ValidationError as exc:
@@ -131,12 +151,12 @@ def parse_episode(raw: Any, *, file: str, index: int) -> Episode:
         raise fail("trajectory", "missing")
     trajectory = raw["trajectory"]
     if not isinstance(trajectory, list):
-        raise fail("trajectory", f"must be a list, got {type(trajectory).__name__}")
+        raise fail("trajectory", f"must be a list, got a JSON {_json_kind(trajectory)}")
     entries: list[Any] = []
     for position, entry in enumerate(trajectory):
         where = f"trajectory[{position}]"
         if not isinstance(entry, dict):
-            raise fail(where, f"entry is a JSON {type(entry).__name__}, not an object")
+            raise fail(where, f"entry is a JSON {_json_kind(entry)}, not an object")
         if "step_number" in entry:
             model: Any = DecisionStep
         else:
@@ -148,6 +168,33 @@ def parse_episode(raw: Any, *, file: str, index: int) -> Episode:
             path, message = _error_text(exc)
             raise fail(f"{where}.{path}" if path else where, message) from None
     return Episode.model_validate({**header.model_dump(), "trajectory": entries})
+
+
+def _json_kind(value: Any) -> str:
+    """The JSON name of a decoded value's type (``array``, not ``list``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else type(value).__name__
+
+
+def not_an_episode(keys: Sequence[str] | None = None) -> str:
+    """The problem of a JSON object that has neither ``session_id`` nor ``trajectory``."""
+    shown = ""
+    if keys:
+        names = ", ".join(repr(key[:40]) for key in keys[:5]) + (", …" if len(keys) > 5 else "")
+        shown = f" (its keys: {names})"
+    return (
+        f"not an episode: a JSON object without session_id or trajectory{shown}; "
+        "expected a JSON array of episode objects, or one episode object per line"
+    )
 
 
 @dataclass(slots=True, frozen=True)
@@ -167,8 +214,9 @@ def _header(values: dict[str, Any]) -> HeaderInfo:
     reward = values.get("final_reward")
     if (
         type(values.get("session_id")) is int
+        and ID_MIN <= values["session_id"] <= ID_MAX
         and type(values.get("instruction", "")) is str
-        and (reward is None or type(reward) in (float, int))
+        and (reward is None or type(reward) is float or (type(reward) is int and ID_MIN <= reward <= ID_MAX))
         and type(values.get("success", True)) in (bool, type(None))
         and type(values.get("completed_by_backup", False)) is bool
     ):
@@ -195,19 +243,39 @@ class DemoFile:
         self.problems: list[LoadProblem] = []
         self.error: str | None = None
         """A file-level error (truncated, trailing garbage); complete episodes stay usable."""
+        self.encoding = "utf-8"
+        """The file's text encoding; UTF-16 and UTF-32 files are decoded to UTF-8 in memory."""
         self._decode_error: str | None = None
+        self._encoding_error: str | None = None
+        self._tolerant = False
+        """Indexed by the tolerant tokenizer: each episode's depth is checked again before it is parsed."""
+        self._data: Any = b""
         try:
             size = self.path.stat().st_size
         except OSError as exc:
-            raise DemoFileError(f"{self.name}: cannot open: {exc.strerror or exc}") from None
+            raise DemoFileError(f"{self.name}: cannot open: {_os_reason(exc)}") from None
         if self.path.is_dir():
             raise DemoFileError(f"{self.name}: is a directory")
         if size == 0:
             raise DemoFileError(f"{self.name}: empty file, expected a JSON array of episodes")
-        with open(self.path, "rb") as handle:
-            self._data: Any = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        self.size = size
-        self._index()
+        self._data = self._map()
+        self.size = len(self._data)
+        try:
+            self._index()
+        except BaseException:
+            self.close()
+            raise
+
+    def _map(self) -> Any:
+        """The file's bytes: memory-mapped, or read when the file cannot be mapped (a pipe, /proc)."""
+        try:
+            with open(self.path, "rb") as handle:
+                try:
+                    return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+                except (OSError, ValueError):
+                    return handle.read()
+        except OSError as exc:
+            raise DemoFileError(f"{self.name}: cannot open: {_os_reason(exc)}") from None
 
     def close(self) -> None:
         """Release the memory map; episodes of this file can no longer be read."""
@@ -226,47 +294,61 @@ class DemoFile:
         index: int | None = None,
         session: Any = None,
         field_path: str | None = None,
-        severity: str = "error",
+        severity: Literal["error", "warning"] = "error",
     ) -> None:
         self.problems.append(
             LoadProblem(
                 file=self.name, index=index, session_id=session, field=field_path, message=message, severity=severity
-            )  # type: ignore[arg-type]
+            )
         )
 
     def _index(self) -> None:
+        codec, bom = sniff_encoding(bytes(self._data[:4]))
+        if codec != "utf-8":
+            mapped = self._data
+            self._data, self._encoding_error = transcode(mapped, codec, bom)
+            if isinstance(mapped, mmap.mmap):
+                mapped.close()
+            self.encoding, bom = codec, 0
         data = self._data
-        first = _NON_SPACE.search(data)
+        first = _NON_SPACE.search(data, bom)
         if first is None:
             raise DemoFileError(f"{self.name}: empty file, expected a JSON array of episodes")
         pos = first.start()
-        if data[pos : pos + 3] == b"\xef\xbb\xbf":  # UTF-8 byte order mark
-            first = _NON_SPACE.search(data, pos + 3)
-            pos = first.start() if first else pos
         lead = data[pos]
-        if lead == _LBRACK:
+        if lead == _LBRACK and self.path.suffix.lower() != ".jsonl":
             base = 1  # a JSON array of episodes
-        elif lead == _LBRACE:
-            base = 0  # JSON Lines, or one episode object per top-level value
+        elif lead in (_LBRACE, _LBRACK):
+            base = 0  # JSON Lines (a .jsonl file may start with a line that is not an object), or one object
         else:
-            shown = bytes(data[pos : pos + 20]).decode("utf-8", "replace").splitlines()[0]
+            shown = (bytes(data[pos : pos + 20]).decode("utf-8", "replace").splitlines() or [""])[0]
+            hint = ", not UTF-8 text" if lead >= 0x80 else ""
             raise DemoFileError(
-                f"{self.name}: not a JSON demo file (starts with {shown!r}); expected a JSON array of episodes"
+                f"{self.name}: not a JSON demo file (starts with {shown!r}{hint}); expected a JSON array of episodes"
             )
 
+        # Nesting deeper than MAX_DEPTH is found here, without recursion, and sends the file to the
+        # tolerant tokenizer (which refuses the deep episodes alone): msgspec never sees it.
+        deep = first_too_deep(data, MAX_DEPTH + base, pos)
         # A well-formed JSON array, or JSON Lines (one episode object per line), is split by msgspec;
         # anything else (a broken array, a line that is not a whole JSON value) takes the tolerant path.
-        if base == 1 and self._index_with(_SPLIT.decode):
-            return
-        if base == 0 and self._index_with(_LINES.decode_lines):
-            return
-        self._index_tolerant(pos, base)
+        source = memoryview(data)[bom:] if bom else data
+        split = _SPLIT.decode if base == 1 else _LINES.decode_lines
+        if deep is not None or not self._index_with(split, source):
+            self._tolerant = True
+            self._index_tolerant(pos, base)
+        if self._encoding_error:
+            self.error = f"{self._encoding_error}; {len(self.episodes)} complete episodes are usable"
+        if self.error:
+            self._problem(self.error)
+        elif not self.episodes and not self.problems:
+            self._problem("the file holds no episodes (an empty JSON array)")
 
-    def _index_with(self, split: Any) -> bool:
+    def _index_with(self, split: Any, source: Any) -> bool:
         """Index the episodes ``split`` cuts the file into; False (and the reason kept) when it cannot."""
         try:
-            raws = split(self._data)
-        except msgspec.DecodeError as exc:
+            raws = split(source)
+        except (msgspec.DecodeError, RecursionError) as exc:
             self._decode_error = str(exc)
             return False
         self._index_raws(raws)
@@ -276,8 +358,8 @@ class DemoFile:
         for index, raw in enumerate(raws):
             try:
                 marker = _INDEX.decode(raw)
-            except msgspec.DecodeError:
-                marker = None  # not an object, or a trajectory of non-objects: parse it to say why
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                marker = None  # not an object, a trajectory of non-objects, bad text or numbers: parse it to say why
             if marker is None or marker.trajectory is msgspec.UNSET:
                 self._reject(index, raw)
                 continue
@@ -288,11 +370,62 @@ class DemoFile:
     def _reject(self, index: int, raw: Any) -> None:
         """Record why an episode that failed the quick index is malformed (full parse names the field)."""
         try:
-            parse_episode(msgspec.json.decode(raw), file=self.name, index=index)
+            parse_episode(self._decode(raw, index), file=self.name, index=index)
         except EpisodeLoadError as exc:
             self.problems.append(exc.problem)
+        except Exception as exc:  # pragma: no cover - a parser bug must not stop the index
+            self._problem(f"unexpected error: {_exception_line(exc)}", index=index)
         else:  # pragma: no cover - the quick index only fails on shapes parse_episode rejects
             self._problem("episode could not be indexed", index=index)
+
+    def _decode(self, raw: Any, index: int, session: Any = None) -> Any:
+        """One episode's JSON as Python data; :class:`EpisodeLoadError` naming the field otherwise."""
+
+        def fail(field_path: str | None, message: str) -> EpisodeLoadError:
+            return EpisodeLoadError(
+                LoadProblem(file=self.name, index=index, session_id=session, field=field_path, message=message)
+            )
+
+        # The whole file's depth was checked when it was indexed; a broken file's episodes (cut out by
+        # the tolerant tokenizer) are checked again, one by one.
+        deep = first_too_deep(raw, MAX_DEPTH) if self._tolerant else None
+        if deep is not None:
+            raise fail(None, self._too_deep(raw, deep))
+        try:
+            return _ANY.decode(raw)
+        except UnicodeDecodeError:
+            bad = utf8_error(raw)
+            located = find_bad_value(raw)
+            start = self._offset(raw)
+            if bad is None:  # pragma: no cover - msgspec only raises this on bytes that are not UTF-8
+                raise fail(None, "not valid UTF-8") from None
+            offset = None if start is None else start + bad[0]
+            raise fail(located[0] if located else None, not_utf8_message(bad[1], offset)) from None
+        except msgspec.ValidationError as exc:  # "Number out of range", "Integer value out of range"
+            located = find_bad_value(raw)
+            if located is not None:
+                raise fail(*located) from None
+            raise fail(None, f"invalid JSON: {exc}") from None
+        except msgspec.DecodeError as exc:
+            raise fail(None, f"invalid JSON: {exc}") from None
+        except RecursionError:  # pragma: no cover - the depth check comes first
+            raise fail(None, f"nested more than {MAX_DEPTH} levels deep") from None
+
+    def _too_deep(self, raw: Any, at: int) -> str:
+        start = self._offset(raw)
+        where = f" (at byte {start + at:,})" if start is not None else ""
+        return f"nested more than {MAX_DEPTH} levels deep{where}; not parsed"
+
+    def _offset(self, raw: Any) -> int | None:
+        """Where a zero-copy view into this file's data starts, in bytes (None if it is a copy)."""
+        try:
+            import numpy as np
+
+            base = np.frombuffer(self._data, dtype=np.uint8).ctypes.data
+            start = np.frombuffer(raw, dtype=np.uint8).ctypes.data - base
+        except (TypeError, ValueError, BufferError):
+            return None
+        return start if 0 <= start < len(self._data) else None
 
     def _add(self, index: int, raw: Any, values: dict[str, Any], steps: int, events: int) -> None:
         values = {name: value for name, value in values.items() if value is not msgspec.UNSET}
@@ -308,13 +441,17 @@ class DemoFile:
         self.episodes.append(EpisodeRef(self, index, raw, header, steps, events))
 
     def _index_tolerant(self, pos: int, base: int) -> None:
-        """Walk the structure token by token: recovers complete episodes from a broken file."""
+        """Walk the structure token by token: recovers complete episodes from a broken file.
+
+        Counts depth itself (no recursion), so an episode nested past MAX_DEPTH is refused alone."""
         data = self._data
         ep_level = base + 1
+        deep_level = MAX_DEPTH + base
         depth = 0
         index = -1
         ep_start = -1
-        header: dict[str, Any] = {}
+        deep_at = -1
+        header: dict[str, tuple[Any, int]] = {}
         traj_kind: str | None = None  # None (missing), "list", or the JSON kind it wrongly is
         expect_traj = False
         traj_depth = -1
@@ -330,8 +467,8 @@ class DemoFile:
             if char == _QUOTE:
                 key = match.group(1)
                 if key is None:  # a bare string value
-                    if depth == base and base == 1:
-                        index += 1
+                    if depth == base:
+                        index = self._scalars(prev_end, start, index, base) + 1
                         self._problem("episode is a JSON string, not an object", index=index)
                         prev_end = match.end()
                     elif depth == traj_depth:
@@ -349,25 +486,19 @@ class DemoFile:
                     else:
                         name = _HEADER_KEYS.get(key)
                         if name is not None:
-                            header[name] = _CONTAINER if value is None else value
+                            header[name] = (_CONTAINER if value is None else value, match.start(2))
                 elif depth == traj_depth + 1 and key == _STEP_NUMBER:
                     entry_is_step = True
             elif char in (_LBRACE, _LBRACK):
                 if depth == base:
-                    gap = bytes(data[prev_end:start]).strip()
-                    if gap not in (b"", b","):
-                        index += 1
-                        self._problem(
-                            f"top-level value {gap[:40].decode('utf-8', 'replace')!r} is not an episode object",
-                            index=index,
-                        )
-                    index += 1
+                    index = self._scalars(prev_end, start, index, base) + 1
                     if char == _LBRACK:
                         skipping = True
                         self._problem("episode is a JSON array, not an object", index=index)
                     else:
                         skipping = False
                         ep_start = start
+                        deep_at = -1
                         header = {}
                         traj_kind = None
                         expect_traj = False
@@ -383,6 +514,8 @@ class DemoFile:
                 elif depth == traj_depth and char == _LBRACE:
                     entry_is_step = False
                 depth += 1
+                if depth > deep_level and deep_at < 0:
+                    deep_at = start
             else:
                 depth -= 1
                 if depth == traj_depth:
@@ -396,12 +529,23 @@ class DemoFile:
                 if depth == base:
                     prev_end = match.end()
                     if not skipping and ep_start >= 0:
-                        self._finish_episode(index, ep_start, prev_end, header, traj_kind, steps, events)
+                        if deep_at >= 0:
+                            self._problem(
+                                f"nested more than {MAX_DEPTH} levels deep (at byte {deep_at:,}); not parsed",
+                                index=index,
+                            )
+                        else:
+                            self._finish_episode(index, ep_start, prev_end, header, traj_kind, steps, events)
                     ep_start = -1
                     skipping = False
                 if depth < base or depth < 0:
+                    if depth == base - 1:
+                        index = self._scalars(prev_end, start, index, base)
                     closed_at = match.end()
                     break
+        else:
+            if depth == base:
+                index = self._scalars(prev_end, len(data), index, base)
 
         if (base == 1 and closed_at < 0) or (depth > 0 and base == 0):
             where = "inside an episode" if ep_start >= 0 else "between episodes"
@@ -416,24 +560,64 @@ class DemoFile:
                 self.error = f"unexpected data after the JSON array at byte {trailing.start():,}"
         if not self.error and self._decode_error:
             self.error = f"invalid JSON ({self._decode_error})"
-        if self.error:
-            self._problem(self.error)
+
+    def _scalars(self, start: int, end: int, index: int, base: int) -> int:
+        """One problem per top-level value between ``start`` and ``end`` (numbers, literals, garbage:
+        anything the tokenizer does not see); returns the index of the last one."""
+        gap = bytes(self._data[start:end])
+        for piece in gap.split(b"," if base == 1 else b"\n"):
+            piece = piece.strip().strip(b",").strip()
+            if not piece:
+                continue
+            index += 1
+            try:
+                kind = _json_kind(_ANY.decode(piece))
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                shown = piece[:40].decode("utf-8", "replace")
+                self._problem(f"top-level value {shown!r} is not an episode object", index=index)
+            else:
+                self._problem(f"episode is a JSON {kind}, not an object", index=index)
+        return index
 
     def _finish_episode(
-        self, index: int, start: int, end: int, header: dict[str, Any], traj_kind: str | None, steps: int, events: int
+        self,
+        index: int,
+        start: int,
+        end: int,
+        header: dict[str, tuple[Any, int]],
+        traj_kind: str | None,
+        steps: int,
+        events: int,
     ) -> None:
         raw = memoryview(self._data)[start:end]
         values: dict[str, Any] = {}
-        for name, value in header.items():
+        for name, (value, offset) in header.items():
+            if value is _CONTAINER:
+                values[name] = {}
+                continue
             try:
-                values[name] = {} if value is _CONTAINER else msgspec.json.decode(value)
+                values[name] = _ANY.decode(value)
+            except UnicodeDecodeError:
+                bad = utf8_error(value)
+                at, byte = bad if bad is not None else (0, value[0])
+                self._problem(not_utf8_message(byte, offset + at), index=index, field_path=name)
+                return
+            except msgspec.ValidationError:
+                self._problem(
+                    f"number out of range: {literal(bytes(value).decode('ascii', 'replace'))}",
+                    index=index,
+                    field_path=name,
+                )
+                return
             except msgspec.DecodeError:
                 self._problem(
                     f"invalid JSON value {bytes(value[:40]).decode('utf-8', 'replace')!r}", index=index, field_path=name
                 )
                 return
         if traj_kind != "list":
-            if "session_id" in values and traj_kind is None:
+            if "session_id" not in values and traj_kind is None:
+                self._problem(not_an_episode([name for name in header]), index=index)
+            elif "session_id" in values and traj_kind is None:
                 self._problem("missing", index=index, session=values["session_id"], field_path="trajectory")
             elif "session_id" in values:
                 self._problem(
@@ -449,16 +633,34 @@ class DemoFile:
 
     def raw_episode(self, ref: EpisodeRef) -> Any:
         """The episode's JSON as Python data (parsed now, not cached)."""
-        try:
-            return msgspec.json.decode(ref.raw)
-        except msgspec.DecodeError as exc:
-            raise EpisodeLoadError(
-                LoadProblem(file=self.name, index=ref.index, session_id=ref.session_id, message=f"invalid JSON: {exc}")
-            ) from None
+        return self._decode(ref.raw, ref.index, ref.session_id)
 
     def read_episode(self, ref: EpisodeRef) -> Episode:
         """Parse and validate one episode; raise :class:`EpisodeLoadError` if it is malformed."""
-        return parse_episode(self.raw_episode(ref), file=self.name, index=ref.index)
+        data = self.raw_episode(ref)
+        try:
+            return parse_episode(data, file=self.name, index=ref.index)
+        except EpisodeLoadError:
+            raise
+        except Exception as exc:  # pragma: no cover - a validator bug must not take the caller down
+            raise EpisodeLoadError(
+                LoadProblem(
+                    file=self.name,
+                    index=ref.index,
+                    session_id=ref.session_id,
+                    message=f"unexpected error: {_exception_line(exc)}",
+                )
+            ) from None
+
+
+def _os_reason(exc: OSError) -> str:
+    """``Permission denied``, ``No such file or directory``... without the errno and path decoration."""
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+def _exception_line(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def resolve_demo_paths(specs: Sequence[str | os.PathLike[str]]) -> list[Path]:
@@ -470,7 +672,10 @@ def resolve_demo_paths(specs: Sequence[str | os.PathLike[str]]) -> list[Path]:
     for spec in specs:
         path = Path(spec)
         if path.is_dir():
-            matches = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file())
+            try:
+                matches = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file())
+            except OSError as exc:
+                raise DemoFileError(f"{spec}: cannot list the directory: {_os_reason(exc)}") from None
             if not matches:
                 raise DemoFileError(f"{spec}: directory holds no .json or .jsonl demo files")
         elif path.exists():
@@ -492,13 +697,15 @@ class DemoSet:
     """Episodes from one or many demo files, indexed by ``session_id``.
 
     Malformed episodes (found while indexing, or later when parsed) become :class:`LoadProblem`
-    records in :attr:`problems`; every other episode stays usable.
+    records in :attr:`problems`; every other episode stays usable. Files that could not be read at
+    all (when opened with ``skip_unreadable``) are file-level problems in :attr:`unreadable` too.
     """
 
     files: list[DemoFile] = field(default_factory=list)
     refs: list[EpisodeRef] = field(default_factory=list)
     by_session: dict[int, EpisodeRef] = field(default_factory=dict)
     problems: list[LoadProblem] = field(default_factory=list)
+    unreadable: list[LoadProblem] = field(default_factory=list)
     cache_size: int = 32
     _cache: OrderedDict[int, Episode] = field(default_factory=OrderedDict, repr=False)
     _bad: dict[int, LoadProblem] = field(default_factory=dict, repr=False)
@@ -522,6 +729,13 @@ class DemoSet:
                 continue
             self.by_session[ref.session_id] = ref
             self.refs.append(ref)
+
+    def add_unreadable(self, name: str, message: str) -> None:
+        """Record a file that cannot be read at all (its one-line error) as a file-level problem."""
+        prefix = f"{name}: "
+        problem = LoadProblem(file=name, message=message[len(prefix) :] if message.startswith(prefix) else message)
+        self.unreadable.append(problem)
+        self.problems.append(problem)
 
     @property
     def session_ids(self) -> list[int]:
@@ -601,15 +815,35 @@ class DemoSet:
             demo.close()
 
 
-def open_demos(specs: Sequence[str | os.PathLike[str]] | str | os.PathLike[str]) -> DemoSet:
+def open_demos(
+    specs: Sequence[str | os.PathLike[str]] | str | os.PathLike[str], *, skip_unreadable: bool = False
+) -> DemoSet:
     """Open and index demo files (paths, directories or globs).
 
     Raises :class:`DemoFileError` (a one-line message) when a spec matches nothing or a file
-    cannot be read at all; per-episode problems are collected in :attr:`DemoSet.problems`.
+    cannot be read at all; per-episode problems are collected in :attr:`DemoSet.problems`. With
+    ``skip_unreadable`` (the app) those are recorded in :attr:`DemoSet.unreadable` instead and the
+    other files are opened.
     """
     if isinstance(specs, (str, os.PathLike)):
         specs = [specs]
     demo_set = DemoSet()
-    for path in resolve_demo_paths(specs):
-        demo_set.add_file(DemoFile(path))
+    if skip_unreadable:
+        paths: list[Path] = []
+        for spec in specs:
+            try:
+                paths.extend(p for p in resolve_demo_paths([spec]) if p not in paths)
+            except DemoFileError as exc:
+                demo_set.add_unreadable(str(spec), str(exc))
+    else:
+        paths = resolve_demo_paths(specs)
+    for path in paths:
+        try:
+            demo = DemoFile(path)
+        except DemoFileError as exc:
+            if not skip_unreadable:
+                raise
+            demo_set.add_unreadable(str(path), str(exc))
+            continue
+        demo_set.add_file(demo)
     return demo_set

@@ -11,9 +11,10 @@ import ast
 import json
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from replay_tui.actions import ActionError, format_env_action
+from replay_tui.demos.scan import MAX_DEPTH, first_too_deep
 
 PROMPT_SIZE_LIMIT = 4 * 1024 * 1024
 """Largest ``llm_prompt`` (in characters) that :func:`parse_prompt` will evaluate."""
@@ -38,9 +39,11 @@ def _arguments_from_json(value: Any) -> Any:
         text = value.strip()
         if not text:
             return {}
+        if first_too_deep(text.encode("utf-8", "surrogatepass"), MAX_DEPTH) is not None:
+            raise ValueError(f"arguments string is nested more than {MAX_DEPTH} levels deep")
         try:
             parsed = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise ValueError(f"arguments string is not JSON: {exc}") from None
         if not isinstance(parsed, dict):
             raise ValueError(f"arguments JSON must be an object, got {type(parsed).__name__}")
@@ -49,7 +52,9 @@ def _arguments_from_json(value: Any) -> Any:
 
 
 def _int_from_text(value: Any) -> Any:
-    """Accept "3" and "3.0" as 3; leave anything else for pydantic to reject."""
+    """Accept "3" and "3.0" (and 3.0) as 3; refuse booleans; leave anything else for pydantic to reject."""
+    if isinstance(value, bool):
+        raise ValueError("must be an integer, not a boolean")
     if isinstance(value, str):
         text = value.strip()
         try:
@@ -63,8 +68,18 @@ def _int_from_text(value: Any) -> Any:
     return value
 
 
+ID_MIN, ID_MAX = -(2**63), 2**63 - 1
+
+
+def _id_in_range(value: int) -> int:
+    if not ID_MIN <= value <= ID_MAX:
+        raise ValueError("out of range: must fit in 64 bits (-2**63 to 2**63-1)")
+    return value
+
+
 LaxBool = Annotated[bool, BeforeValidator(_bool_from_text)]
-LaxInt = Annotated[int, BeforeValidator(_int_from_text)]
+LaxInt = Annotated[int, BeforeValidator(_int_from_text), AfterValidator(_id_in_range)]
+"""An id (``session_id``, ``step_number``): an integer in 64 bits, given as one, as an integral float or as text."""
 Arguments = Annotated[dict[str, Any], BeforeValidator(_arguments_from_json)]
 
 
@@ -90,11 +105,11 @@ def _content_text(content: Any) -> str:
         parts = []
         for part in content:
             if isinstance(part, dict):
-                parts.append(str(part.get("text", part.get("content", ""))))
+                parts.append(_text(part.get("text", part.get("content", ""))))
             else:
-                parts.append(str(part))
+                parts.append(_text(part))
         return "\n".join(parts)
-    return str(content)
+    return _text(content)
 
 
 def parse_prompt(text: str | None, *, limit: int = PROMPT_SIZE_LIMIT) -> list[ChatMessage]:
@@ -110,12 +125,14 @@ def parse_prompt(text: str | None, *, limit: int = PROMPT_SIZE_LIMIT) -> list[Ch
     stripped = text.strip()
     if stripped[0] not in "[{":
         return [ChatMessage(role="user", content=text)]
+    if first_too_deep(stripped.encode("utf-8", "surrogatepass"), MAX_DEPTH) is not None:
+        raise PromptError(f"llm_prompt is nested more than {MAX_DEPTH} levels deep")
     try:
         value = ast.literal_eval(stripped)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
         try:
             value = json.loads(stripped)
-        except ValueError:
+        except (ValueError, RecursionError, MemoryError):
             raise PromptError(f"llm_prompt is not a Python or JSON literal: {exc}") from None
     if isinstance(value, dict):
         value = [value]
@@ -125,17 +142,27 @@ def parse_prompt(text: str | None, *, limit: int = PROMPT_SIZE_LIMIT) -> list[Ch
     for index, item in enumerate(value):
         if not isinstance(item, dict):
             raise PromptError(f"llm_prompt[{index}] is a {type(item).__name__}, not a message dict")
-        extra = {k: v for k, v in item.items() if k not in ("role", "content")}
-        messages.append(
-            ChatMessage(role=str(item.get("role", "user")), content=_content_text(item.get("content")), **extra)
-        )
+        fields = {str(k): v for k, v in item.items() if k not in ("role", "content")}
+        try:
+            fields.update(role=_text(item.get("role", "user")), content=_content_text(item.get("content")))
+            messages.append(ChatMessage.model_validate(fields))
+        except (ValueError, TypeError, RecursionError) as exc:  # ValidationError is a ValueError
+            raise PromptError(f"llm_prompt[{index}] is not a chat message: {str(exc).splitlines()[0]}") from None
     return messages
+
+
+def _text(value: Any) -> str:
+    """``str()`` that cannot fail (a huge integer has no decimal text in Python by default)."""
+    try:
+        return str(value)
+    except ValueError:
+        return f"<{type(value).__name__}>"
 
 
 class DecisionStep(BaseModel):
     """A top-level decision of the agent: a trajectory entry that has ``step_number``."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
     step_number: LaxInt
     observation_before_llm: str = ""
@@ -158,7 +185,7 @@ class DecisionStep(BaseModel):
         if self.action_executed_in_env is None or not self.action_executed_in_env.strip():
             try:
                 self.action_executed_in_env = format_env_action(self.llm_action_name, self.llm_action_arguments)
-            except ActionError as exc:
+            except (ActionError, TypeError, ValueError) as exc:
                 raise ValueError(
                     f"action_executed_in_env is empty and cannot be rebuilt from the tool call: {exc}"
                 ) from None
@@ -178,7 +205,7 @@ class DecisionStep(BaseModel):
 class SubEvent(BaseModel):
     """A non-decision trajectory entry, tagged by ``type``; every field it carries is kept."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
     type: str = ""
     kind: ClassVar[str] = ""
@@ -201,7 +228,7 @@ class SubEvent(BaseModel):
 
 
 class LlmAction(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
     name: str = ""
     arguments: Arguments = Field(default_factory=dict)
@@ -282,7 +309,7 @@ TrajectoryEntry = DecisionStep | SubEvent
 class EpisodeHeader(BaseModel):
     """The episode-level fields, without the trajectory (what the session browser shows)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
 
     session_id: LaxInt
     instruction: str = ""

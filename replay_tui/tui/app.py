@@ -19,7 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
 from replay_tui.config import Config, load_config
-from replay_tui.demos.problems import EpisodeLoadError
+from replay_tui.demos.problems import DemoFileError, EpisodeLoadError
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
 from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies
@@ -85,6 +85,8 @@ class ReplayApp(AppBase):
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
         self.push_screen(BrowserScreen(self))
+        for problem in self.workspace.demos.unreadable:  # the browser lists them too, as file problems
+            self.notify(strip_control(problem.one_line()), title="Cannot read", severity="error", markup=False)
 
     # -- screens ----------------------------------------------------------------------------
     @property
@@ -422,12 +424,19 @@ def make_app(
     settings: ReplaySettings | None = None,
     export_dir: str | os.PathLike[str] | None = None,
     visual: VisualBatch | None = None,
+    require_readable: bool = False,
 ) -> ReplayApp:
-    """Build the app on demo files (default: the bundled example). Raises DemoFileError,
-    AnnotationError or ConfigError with one-line messages when inputs are unusable."""
+    """Build the app on demo files (default: the bundled example). A demo file that cannot be read is
+    a problem the app shows (``workspace.demos.unreadable``), unless ``require_readable`` and no file
+    can be read at all: then DemoFileError. Raises AnnotationError or ConfigError with one-line
+    messages when those inputs are unusable."""
     conf = config if isinstance(config, Config) else load_config(config)
     specs = list(demos) if demos else [str(example_path())]
     if settings is None:
         settings = ReplaySettings(matching=conf.matching())
-    workspace = Workspace.open(specs, annotations_path=annotations, labels=conf.labels, settings=settings)
+    workspace = Workspace.open(
+        specs, annotations_path=annotations, labels=conf.labels, settings=settings, skip_unreadable=True
+    )
+    if require_readable and workspace.demos.unreadable and not workspace.demos.files:
+        raise DemoFileError(workspace.demos.unreadable[0].one_line())
     return ReplayApp(workspace, config=conf, export_dir=Path(export_dir) if export_dir else None, visual=visual)

@@ -1,0 +1,251 @@
+"""Byte-level checks made before any parser sees a demo file: nesting depth, text encoding, and the
+field that holds an out-of-range number or bytes that are not UTF-8.
+
+msgspec, orjson, the json module and pydantic all recurse on nested JSON, so a file nested a few
+thousand levels deep would end in a RecursionError (or worse). :func:`first_too_deep` finds the
+first bracket past the limit without recursion: a C-level regex walk for small inputs, numpy for
+large ones (the same lexical rule, so both give the same answer on any bytes).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+MAX_DEPTH = 64
+"""Deepest nesting an episode may have; the episode object itself is level 1. Real logs need ~6."""
+
+_NUMPY_FROM = 4 * 1024 * 1024
+"""Inputs at least this big are scanned with numpy (its import costs more than scanning a small file)."""
+_CHUNK = 1 << 24
+
+# A quote after an odd run of backslashes is escaped, wherever it is, and a string runs to its
+# closing quote (or the end of the input): the rule both scanners follow, so they agree on any bytes.
+_LEXEME = re.compile(rb'\\[\\"]?|"[^"\\]*(?:\\[\s\S][^"\\]*)*(?:"|\\?\Z)|([\[{])|([\]}])')
+
+
+def first_too_deep(data: Any, limit: int = MAX_DEPTH, start: int = 0) -> int | None:
+    """Offset of the first ``[``/``{`` outside a string that opens level ``limit + 1``, or None.
+
+    ``data`` is any bytes-like object (bytes, mmap, memoryview); nothing is copied for big inputs.
+    """
+    size = len(memoryview(data))
+    if size - start >= _NUMPY_FROM:
+        return _first_too_deep_numpy(data, limit, start)
+    depth = 0
+    for match in _LEXEME.finditer(data, start):
+        if match.lastindex == 1:
+            depth += 1
+            if depth > limit:
+                return match.start()
+        elif match.lastindex == 2:
+            depth -= 1
+    return None
+
+
+def _first_too_deep_numpy(data: Any, limit: int, start: int = 0) -> int | None:
+    """:func:`first_too_deep` in chunks: find the unescaped quotes, then count brackets only in the
+    gaps between strings (a small share of a demo file, whose bulk is observation text)."""
+    import numpy as np
+
+    delta_of = np.zeros(256, dtype=np.int8)
+    delta_of[[0x5B, 0x7B]] = 1
+    delta_of[[0x5D, 0x7D]] = -1
+    buf = np.frombuffer(data, dtype=np.uint8)
+    total_size = len(buf)
+    depth = 0
+    in_string = False
+    carry = 0  # backslashes ending the previous chunk
+    pos = start
+    try:
+        while pos < total_size:
+            end = min(total_size, pos + _CHUNK)
+            chunk = buf[pos:end]
+            size = end - pos
+            quotes = np.flatnonzero(chunk == 0x22)
+            if len(quotes):
+                maybe = np.flatnonzero(chunk[np.maximum(quotes - 1, 0)] == 0x5C)
+                maybe = maybe[quotes[maybe] > 0]
+                if carry and quotes[0] == 0:
+                    maybe = np.concatenate(([0], maybe))
+                if len(maybe):
+                    escaped = np.zeros(len(quotes), dtype=bool)
+                    escaped[maybe] = _odd_backslash_runs(np, chunk, quotes[maybe], carry)
+                    quotes = quotes[~escaped]
+            # Gaps between strings: [gap_start, gap_end) outside any string.
+            if in_string:
+                gap_starts = quotes[0::2] + 1
+                gap_ends = np.concatenate((quotes[1::2], [size]))[: len(gap_starts)]
+            else:
+                gap_starts = np.concatenate(([0], quotes[1::2] + 1))
+                gap_ends = np.concatenate((quotes[0::2], [size]))[: len(gap_starts)]
+            lengths = gap_ends - gap_starts
+            length = int(lengths.sum())
+            if length:
+                offsets = np.cumsum(lengths) - lengths
+                index = np.repeat(gap_starts - offsets, lengths) + np.arange(length)
+                deltas = delta_of[chunk[index]]
+                moves = np.flatnonzero(deltas)
+                if len(moves):
+                    levels = depth + np.cumsum(deltas[moves], dtype=np.int64)
+                    over = np.flatnonzero(levels > limit)
+                    if len(over):
+                        return pos + int(index[moves[over[0]]])
+                    depth = int(levels[-1])
+            in_string ^= len(quotes) % 2 == 1
+            if chunk[size - 1] == 0x5C:
+                others = np.flatnonzero(chunk[::-1] != 0x5C)
+                carry = int(others[0]) if len(others) else size + carry
+            else:
+                carry = 0
+            pos = end
+    finally:
+        del buf  # release the export of an mmap, so it can be closed
+    return None
+
+
+def _odd_backslash_runs(np: Any, chunk: Any, quotes: Any, carry: int) -> Any:
+    """For quotes preceded by a backslash: is the run of backslashes before each one odd?"""
+    runs = np.zeros(len(quotes), dtype=np.int64)
+    active = np.arange(len(quotes))
+    back = 1
+    while len(active):
+        at = quotes[active] - back
+        inside = at >= 0
+        runs[active[~inside]] += carry  # the run goes on into the previous chunk
+        active, at = active[inside], at[inside]
+        active = active[chunk[at] == 0x5C]
+        runs[active] += 1
+        back += 1
+    return runs % 2 == 1
+
+
+# -- encodings --------------------------------------------------------------------------------
+_BOMS = (
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"\xff\xfe", "utf-16-le"),
+)
+
+
+def sniff_encoding(head: bytes) -> tuple[str, int]:
+    """(codec, length of its byte order mark) from a file's first bytes.
+
+    A BOM decides; without one, the zero bytes around the first (ASCII) character of a JSON text
+    tell UTF-16 and UTF-32 from UTF-8 (RFC 4627, section 3).
+    """
+    for bom, codec in _BOMS:
+        if head.startswith(bom):
+            return codec, len(bom)
+    if len(head) >= 4:
+        zeros = tuple(byte == 0 for byte in head[:4])
+        if zeros == (True, True, True, False):
+            return "utf-32-be", 0
+        if zeros == (False, True, True, True):
+            return "utf-32-le", 0
+        if zeros[0] and zeros[2] and not zeros[1] and not zeros[3]:
+            return "utf-16-be", 0
+        if zeros[1] and zeros[3] and not zeros[0] and not zeros[2]:
+            return "utf-16-le", 0
+    return "utf-8", 0
+
+
+def transcode(data: Any, codec: str, bom: int) -> tuple[bytes, str | None]:
+    """UTF-16/32 bytes as UTF-8; when they are not valid, the valid part and a one-line reason."""
+    raw = bytes(memoryview(data)[bom:])
+    try:
+        return raw.decode(codec).encode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        reason = f"not valid {codec.upper()} at byte {bom + exc.start:,} ({exc.reason}); the file is read up to there"
+        return raw[: exc.start].decode(codec).encode("utf-8"), reason
+
+
+def utf8_error(raw: Any) -> tuple[int, int] | None:
+    """(offset, byte) of the first byte of ``raw`` that is not UTF-8, or None when it all is."""
+    data = bytes(raw)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start, data[exc.start]
+    return None
+
+
+def not_utf8_message(byte: int, offset: int | None) -> str:
+    where = f" at byte {offset:,}" if offset is not None else ""
+    return (
+        f"not valid UTF-8: byte 0x{byte:02X}{where} (is the file Latin-1 or Windows-1252? "
+        f"save it as UTF-8, or UTF-16 with a byte order mark)"
+    )
+
+
+# -- finding the field behind a parser's complaint ----------------------------------------------
+class _Unreadable:
+    """A number no parser can hold (``1e400``, an integer of thousands of digits)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+def _parse_int(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts
+        return _Unreadable(text)
+
+
+def _parse_float(text: str) -> Any:
+    value = float(text)
+    return _Unreadable(text) if value in (float("inf"), float("-inf")) else value
+
+
+def _parse_constant(text: str) -> Any:
+    return _Unreadable(text)
+
+
+def literal(text: str, limit: int = 24) -> str:
+    """A number's text for a message, shortened when it is long."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def find_bad_value(raw: Any) -> tuple[str | None, str] | None:
+    """Where in one JSON value (an episode) the first unreadable number or non-UTF-8 text is.
+
+    Returns (field path such as ``trajectory[3].reward``, reason), or None when the value has none
+    of these (or is not JSON at all). Only used after a fast parser refused ``raw``, whose depth
+    has been checked, so the recursive json module is safe here.
+    """
+    try:
+        text = bytes(raw).decode("utf-8", "surrogateescape")
+        value = json.loads(text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant)
+    except (ValueError, RecursionError):
+        return None
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, _Unreadable):
+            return path or None, f"number out of range: {literal(item.text)}"
+        if isinstance(item, str):
+            if _has_escaped_byte(item):
+                return path or None, "not valid UTF-8 text"
+        elif isinstance(item, dict):
+            children = []
+            for key, child in item.items():
+                where = f"{path}.{key}" if path else key
+                if _has_escaped_byte(key):
+                    return path or None, f"a key is not valid UTF-8 text: {key.encode('utf-8', 'surrogateescape')!r}"
+                children.append((where, child))
+            stack.extend(reversed(children))
+        elif isinstance(item, list):
+            stack.extend(reversed([(f"{path}[{i}]", child) for i, child in enumerate(item)]))
+    return None
+
+
+def _has_escaped_byte(text: str) -> bool:
+    return any("\udc80" <= char <= "\udcff" for char in text) if not text.isascii() else False
