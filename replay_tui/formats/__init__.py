@@ -1,0 +1,29 @@
+"""Readers of agent logs, one module per format, behind one registry.
+
+Each reader module defines ``READER``: a :class:`~replay_tui.formats.base.Reader` that sniffs a
+file's head (detection by content, not by name) and streams :class:`~replay_tui.trajectory.Trajectory`
+objects or :class:`~replay_tui.demos.problems.LoadProblem` values (a bad record never hides the
+others). ``replay-tui formats`` lists them; ``--format NAME`` skips detection.
+"""
+
+from replay_tui.formats.base import Detection, Reader, ReadItem
+from replay_tui.formats.registry import (
+    FORMATS,
+    FormatError,
+    FormatInfo,
+    detect,
+    read_trajectories,
+    reader_for,
+)
+
+__all__ = [
+    "FORMATS",
+    "Detection",
+    "FormatError",
+    "FormatInfo",
+    "ReadItem",
+    "Reader",
+    "detect",
+    "read_trajectories",
+    "reader_for",
+]

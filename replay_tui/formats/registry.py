@@ -1,0 +1,96 @@
+"""The one list of formats, detection by content, and reading any file as trajectories."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from replay_tui.formats.base import HEAD_BYTES, Detection, Reader, ReadItem
+
+
+@dataclass(frozen=True)
+class FormatInfo:
+    """A format the registry knows: its ``--format`` name, its module, and what it maps."""
+
+    name: str
+    module: str
+    label: str
+
+
+FORMATS: tuple[FormatInfo, ...] = (
+    FormatInfo("openai-chat", "replay_tui.formats.openai_chat", "OpenAI chat-completions transcripts (JSON/JSONL)"),
+    FormatInfo("webshop-human", "replay_tui.formats.webshop_human", "WebShop session logs (AgentGym all_trajs JSONL)"),
+    FormatInfo("inspect-ai", "replay_tui.formats.inspect_ai", "inspect_ai logs (.eval zip and .json)"),
+    FormatInfo("tau2", "replay_tui.formats.tau2", "tau2-bench simulation results"),
+    FormatInfo("swe-agent", "replay_tui.formats.swe_agent", "SWE-agent .traj and mini-swe-agent trajectories"),
+)
+"""Every reader, in the order detection asks them (ties go to the earlier one)."""
+
+
+class FormatError(Exception):
+    """A file no reader takes, or an unknown ``--format``; the message is one line."""
+
+
+@cache
+def reader_for(name: str) -> Reader:
+    """The reader registered as ``name`` (its module imported on first use)."""
+    for info in FORMATS:
+        if info.name == name:
+            reader: Reader = importlib.import_module(info.module).READER
+            return reader
+    known = ", ".join(info.name for info in FORMATS)
+    raise FormatError(f"unknown format {name!r}; known formats: {known}")
+
+
+def available() -> list[FormatInfo]:
+    """The registered formats whose reader module is installed."""
+    found = []
+    for info in FORMATS:
+        try:
+            reader_for(info.name)
+        except ImportError:
+            continue
+        found.append(info)
+    return found
+
+
+def _head(path: Path) -> bytes:
+    if path.is_dir():
+        return b""
+    with path.open("rb") as handle:
+        return handle.read(HEAD_BYTES)
+
+
+def detect(path: str | Path) -> tuple[Reader, Detection]:
+    """The reader most sure of ``path``; FormatError names the closest one and why it refused."""
+    target = Path(path)
+    try:
+        head = _head(target)
+    except OSError as exc:
+        raise FormatError(f"{target}: cannot read: {exc.strerror or exc}") from None
+    best: tuple[Reader, Detection] | None = None
+    closest: tuple[Reader, Detection] | None = None
+    for info in available():
+        reader = reader_for(info.name)
+        try:
+            found = reader.sniff(target, head)
+        except Exception as exc:  # a sniffer must never stop detection
+            found = Detection.no(f"{type(exc).__name__}: {exc}")
+        if found.score > 0 and (best is None or found.score > best[1].score):
+            best = (reader, found)
+        if closest is None or found.score > closest[1].score:
+            closest = (reader, found)
+    if best is None:
+        why = f"; closest: {closest[0].name} ({closest[1].reason})" if closest is not None else ""
+        raise FormatError(f"{target.name}: no reader recognises this file{why}")
+    return best
+
+
+def read_trajectories(path: str | Path, fmt: str | None = None) -> Iterator[ReadItem]:
+    """Stream ``path``'s trajectories with the ``fmt`` reader, or the detected one."""
+    target = Path(path)
+    reader = reader_for(fmt) if fmt else detect(target)[0]
+    yield from reader.read(target)

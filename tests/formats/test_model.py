@@ -1,0 +1,60 @@
+"""The general episode model: the seed's WebShop episodes map onto it without loss."""
+
+from __future__ import annotations
+
+import pytest
+
+from replay_tui.demos.loader import open_demos
+from replay_tui.examples import example_path
+from replay_tui.formats import FormatError, detect, reader_for
+from replay_tui.trajectory import ToolCall, Trajectory, TrajectoryStep, from_webshop_episode
+
+
+@pytest.fixture(scope="module")
+def demos():
+    return open_demos([str(example_path())])
+
+
+def test_every_decision_step_maps_with_its_recorded_call(demos) -> None:
+    for session_id in demos.session_ids[:30]:
+        episode = demos.episode(session_id)
+        trajectory = from_webshop_episode(episode)
+        assert trajectory.id == str(session_id) and trajectory.task == episode.instruction
+        assert [s.label for s in trajectory.steps] == [str(d.step_number) for d in episode.decision_steps]
+        for step, decision in zip(trajectory.steps, episode.decision_steps, strict=True):
+            assert step.observation == decision.observation_before_llm
+            assert step.action_text == decision.expected_action
+            assert step.action is not None and step.action.name == decision.llm_action_name
+            assert step.action.arguments == dict(decision.llm_action_arguments or {})
+            assert step.thinking == (decision.llm_thinking or "") and step.state == decision.state
+            assert step.extra["observation_after_action"] == decision.observation_after_action
+            assert step.extra["llm_prompt"] == decision.llm_prompt
+        assert trajectory.outcome.reward == episode.reward and trajectory.outcome.success == episode.succeeded
+        sub_events = sum(len(s.extra.get("sub_events", [])) for s in trajectory.steps)
+        assert sub_events + len(trajectory.extra.get("leading_sub_events", [])) == len(episode.sub_events)
+
+
+def test_prompts_become_chat_messages(demos) -> None:
+    step = from_webshop_episode(demos.episode(0)).steps[0]
+    assert [m.role for m in step.messages][:2] == ["system", "user"]
+    assert step.messages[1].content
+
+
+def test_tool_call_display_and_default_labels() -> None:
+    call = ToolCall(name="get_weather", arguments={"city": "Paris", "days": 2})
+    assert call.display() == 'get_weather({"city":"Paris","days":2})'
+    assert ToolCall(name="Next").display() == "Next()"
+    assert ToolCall(name="bash", raw_arguments="{broken").display() == "bash({broken)"
+    step = TrajectoryStep(index=4, action=call)
+    assert step.label == "4" and step.action_text == call.display()
+    assert Trajectory(id="x", format="t", steps=[step]).recorded_calls == 1
+
+
+def test_unknown_format_and_unrecognised_file_are_one_line_errors(tmp_path) -> None:
+    with pytest.raises(FormatError, match="unknown format 'nope'; known formats: "):
+        reader_for("nope")
+    strange = tmp_path / "strange.json"
+    strange.write_text('{"hello": "world"}', encoding="utf-8")
+    with pytest.raises(FormatError, match=r"^strange.json: no reader recognises this file") as caught:
+        detect(strange)
+    assert "\n" not in str(caught.value)
