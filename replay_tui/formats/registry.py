@@ -21,6 +21,7 @@ class FormatInfo:
 
 
 FORMATS: tuple[FormatInfo, ...] = (
+    FormatInfo("webshop-demos", "replay_tui.formats.webshop_demos", "WebShop demonstration files (the seed's format)"),
     FormatInfo("openai-chat", "replay_tui.formats.openai_chat", "OpenAI chat-completions transcripts (JSON/JSONL)"),
     FormatInfo("webshop-human", "replay_tui.formats.webshop_human", "WebShop session logs (AgentGym all_trajs JSONL)"),
     FormatInfo("inspect-ai", "replay_tui.formats.inspect_ai", "inspect_ai logs (.eval zip and .json)"),

@@ -1,0 +1,95 @@
+"""``replay-tui formats``: the log formats replay-tui reads, and which one a file is."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from replay_tui.cli.common import EXIT_OK, EXIT_USAGE, print_error
+from replay_tui.demos.problems import LoadProblem
+from replay_tui.formats import FORMATS, FormatError, detect, reader_for
+from replay_tui.sanitize import strip_control
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``formats`` command to the CLI's subparsers."""
+    parser = subparsers.add_parser(
+        "formats",
+        help="list the log formats replay-tui reads, or say which one each file is",
+        description="With no FILE: every format and what it maps. With files: the format each file is "
+        "(detected by content, or --format), its episodes, steps and recorded tool calls, and its problems. "
+        "Exit 0 when every file yields episodes, 2 when one is not recognised or yields none.",
+    )
+    parser.add_argument("files", nargs="*", metavar="FILE", help="log files (or experiment folders) to identify")
+    parser.add_argument(
+        "--format",
+        dest="fmt",
+        metavar="NAME",
+        choices=[info.name for info in FORMATS],
+        help="read every FILE with this reader instead of detecting",
+    )
+    parser.add_argument("--show", type=int, default=10, metavar="N", help="problems to print per file (default 10)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if not args.files:
+        out.print(_formats_table())
+        return EXIT_OK
+    table = Table(title="Log files", header_style="bold")
+    for column in ("file", "format", "episodes", "steps", "recorded calls", "problems"):
+        table.add_column(
+            column, justify="right" if column in ("episodes", "steps", "recorded calls", "problems") else "left"
+        )
+    failed = False
+    notes: list[Text] = []
+    for name in args.files:
+        path = Path(name)
+        try:
+            reader = reader_for(args.fmt) if args.fmt else detect(path)[0]
+        except FormatError as exc:
+            print_error(err, "formats", str(exc))
+            failed = True
+            continue
+        episodes = steps = calls = 0
+        problems: list[LoadProblem] = []
+        for item in reader.read(path):
+            if isinstance(item, LoadProblem):
+                problems.append(item)
+                continue
+            episodes += 1
+            steps += len(item.steps)
+            calls += item.recorded_calls
+        table.add_row(strip_control(path.name), reader.name, str(episodes), str(steps), str(calls), str(len(problems)))
+        notes += [Text(f"problem: {strip_control(p.one_line())}", style="yellow") for p in problems[: args.show]]
+        if len(problems) > args.show:
+            notes.append(Text(f"… and {len(problems) - args.show} more problems in {path.name}", style="yellow"))
+        if not episodes:
+            first = f": {problems[0].one_line()}" if problems else ""
+            print_error(err, "formats", f"{path.name}: no usable episodes as {reader.name}{first}")
+            failed = True
+    if table.row_count:
+        out.print(table)
+    for note in notes:
+        out.print(note, soft_wrap=True)
+    return EXIT_USAGE if failed else EXIT_OK
+
+
+def _formats_table() -> Table:
+    table = Table(title="Log formats (--format NAME; detected by content otherwise)", header_style="bold")
+    table.add_column("name")
+    table.add_column("format")
+    table.add_column("reader")
+    for info in FORMATS:
+        try:
+            reader_for(info.name)
+            status = "ok"
+        except ImportError as exc:
+            status = f"not installed ({exc.name or exc})"
+        table.add_row(info.name, info.label, status)
+    return table

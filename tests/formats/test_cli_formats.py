@@ -1,0 +1,47 @@
+"""``replay-tui formats``: list the readers, identify files, exit 2 on what yields nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replay_tui.cli import main
+from replay_tui.examples import example_path
+from replay_tui.formats import detect, read_trajectories
+from replay_tui.trajectory import Trajectory
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_formats_lists_every_reader(capsys) -> None:
+    code, out, _ = run(capsys, "formats")
+    assert code == 0
+    for name in ("webshop-demos", "openai-chat", "webshop-human", "inspect-ai", "tau2", "swe-agent"):
+        assert name in out
+
+
+def test_the_seed_format_is_detected_and_read_through_the_registry(capsys) -> None:
+    reader, found = detect(example_path())
+    assert reader.name == "webshop-demos" and found.score == 1.0
+    trajectories = [t for t in read_trajectories(example_path()) if isinstance(t, Trajectory)]
+    assert len(trajectories) == 100 and sum(len(t.steps) for t in trajectories) == 431
+    code, out, _ = run(capsys, "formats", str(example_path()))
+    assert code == 0 and "webshop-demos" in out and "431" in out
+
+
+def test_an_unknown_json_file_exits_2_naming_the_closest_reader(capsys, tmp_path: Path) -> None:
+    strange = tmp_path / "strange.json"
+    strange.write_text('{"hello": "world"}', encoding="utf-8")
+    code, _, err = run(capsys, "formats", str(strange))
+    assert code == 2
+    assert err.count("\n") == 1 and "no reader recognises this file; closest: " in err
+
+
+def test_a_file_with_no_usable_episode_exits_2_with_its_first_problem(capsys, tmp_path: Path) -> None:
+    empty = tmp_path / "webshop_demonstrations_0-0.json"
+    empty.write_text('[{"session_id": "x", "trajectory": [{"step_number": 0, "observation_before_llm": ""}]}]')
+    code, _, err = run(capsys, "formats", str(empty))
+    assert code == 2 and "no usable episodes as webshop-demos" in err and "session_id" in err
