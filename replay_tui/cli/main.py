@@ -361,8 +361,25 @@ def _load(args: argparse.Namespace) -> DemoSet:
     if not demos.refs:  # nothing to replay: exit 2, naming the first reason
         first = f"; {demos.problems[0].one_line()}" if demos.problems else ""
         more = f" (and {len(demos.problems) - 1} more problems)" if len(demos.problems) > 1 else ""
-        raise UsageError(f"{', '.join(map(str, specs))}: no usable episodes{first}{more}")
+        raise UsageError(f"{', '.join(map(str, specs))}: no usable episodes{first}{more}{_other_format(demos)}")
     return demos
+
+
+def _other_format(demos: DemoSet) -> str:
+    """When a file is another agent-log format, say which (replay reads the demo format only, for now)."""
+    from replay_tui.formats import FormatError, detect
+
+    for demo in demos.files:
+        try:
+            reader, _ = detect(demo.path)
+        except (FormatError, OSError):
+            continue
+        if reader.name != "webshop-demos":
+            return (
+                f"; {demo.name} is a {reader.label} log: `replay-tui formats {demo.name}` reads it, "
+                "replaying that format is not supported yet"
+            )
+    return ""
 
 
 def _llm_settings(args: argparse.Namespace) -> dict[str, object]:
