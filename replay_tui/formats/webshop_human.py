@@ -526,13 +526,16 @@ class WebshopHumanReader:
                     current = _Episode(
                         index=emitted,
                         session=page.session,
-                        goal=page.goal,
+                        goal=None,
                         id=sid if seen[sid] == 1 else f"{sid}#{seen[sid]}",
                     )
                     if seen[sid] > 1:
                         current.extra["part"] = seen[sid]
                 if current.goal is None and page.goal is not None:
                     current.goal = page.goal
+                    if not isinstance(page.goal.get("instruction_text"), str):
+                        got = _kind_of(page.goal.get("instruction_text"))
+                        yield problem(number, "goal.instruction_text", f"expected the task as text, got {got}")
                 if current.pages and current.pages[-1].same_place(page):
                     last = len(current.pages) - 1
                     current.reloads[last] = current.reloads.get(last, 0) + 1

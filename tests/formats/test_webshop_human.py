@@ -294,6 +294,15 @@ def test_garbage_empty_and_unfinished_files_never_raise(tmp_path: Path) -> None:
     assert len(missing) == 1 and isinstance(missing[0], LoadProblem) and "cannot read" in missing[0].message
 
 
+def test_a_goal_without_instruction_text_is_a_problem_once(tmp_path: Path) -> None:
+    records = [{**r, "goal": {"asin": "B0"}} for r in lines("20220427_1_18")]
+    (trajectory,), problems = read(write(tmp_path, records))
+    assert [(p.field, p.message) for p in problems] == [
+        ("line 1.goal.instruction_text", "expected the task as text, got nothing")
+    ]
+    assert trajectory.task == "" and trajectory.metadata == {"asin": "B0"} and len(trajectory.steps) == 3
+
+
 def test_an_overlong_line_is_skipped_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(webshop_human, "MAX_LINE", 1000)
     records: list[Any] = lines("20220427_1_18")
