@@ -376,8 +376,8 @@ def _other_format(demos: DemoSet) -> str:
             continue
         if reader.name != "webshop-demos":
             return (
-                f"; {demo.name} is a {reader.label} log: `replay-tui formats {demo.name}` reads it, "
-                "replaying that format is not supported yet"
+                f"; {demo.name} is in the {reader.name} format ({reader.label}): `replay-tui formats` "
+                "reads it; replaying that format is not supported yet"
             )
     return ""
 

@@ -45,3 +45,12 @@ def test_a_file_with_no_usable_episode_exits_2_with_its_first_problem(capsys, tm
     empty.write_text('[{"session_id": "x", "trajectory": [{"step_number": 0, "observation_before_llm": ""}]}]')
     code, _, err = run(capsys, "formats", str(empty))
     assert code == 2 and "no usable episodes as webshop-demos" in err and "session_id" in err
+
+
+def test_replay_of_another_format_names_it_and_exits_2(capsys) -> None:
+    log = Path(__file__).parent.parent / "data" / "formats" / "webshop_human" / "20220427_1_17.jsonl"
+    code, _, err = run(capsys, "replay", "--demos", str(log), "--mode", "stub")
+    assert code == 2 and err.count("\n") == 1
+    assert "is in the webshop-human format" in err and "replay-tui formats" in err
+    code, out, _ = run(capsys, "formats", str(log))
+    assert code == 0 and "webshop-human" in out
