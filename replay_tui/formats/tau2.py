@@ -35,15 +35,20 @@ Full-duplex (voice) runs store ``ticks`` instead of ``messages``: they are flatt
 tau2's ``SimulationRun.get_messages`` does (consecutive text chunks of one speaker merged), and a
 run whose ticks carry no text and no tool call (audio only) loads with 0 steps and a warning.
 
-Parsing uses orjson on the whole file (results files are MBs, not GBs: ``tau2`` itself loads them
-whole with pydantic); trajectories are then built one run at a time, and a malformed run is a
-LoadProblem (file, index, run id, field) while the others load.
+Parsing: orjson on the whole file up to :data:`WHOLE_FILE_LIMIT` (results files are MBs; ``tau2``
+itself loads them whole with pydantic); a bigger file is memory-mapped and split into runs by one
+scan over its strings and brackets, each run parsed alone by orjson, so memory holds one run. A
+truncated file (JSON error) goes the split way too: its complete runs load, the cut one is a
+problem. Trajectories are built one run at a time; a malformed run is a LoadProblem (file, index,
+run id, field) while the others load.
 """
 
 from __future__ import annotations
 
+import mmap
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +78,10 @@ SYSTEM_PROMPT = """
 </policy>
 """.strip()
 """tau2's ``LLMAgent`` system prompt template."""
+
+WHOLE_FILE_LIMIT = 64 * 1024 * 1024
+"""Results files up to this size are parsed whole by orjson (fastest); bigger ones are mapped and
+split into runs, each parsed alone (memory: one run, not the file), about 3x slower."""
 
 _TEMPLATE_AGENTS = frozenset({"llm_agent"})
 """Agent implementations whose system prompt is :data:`SYSTEM_PROMPT` (others: the policy alone)."""
@@ -144,9 +153,19 @@ class Tau2Reader:
         if path.is_dir():
             yield from self._read_dir(path, path / "results.json")
             return
+        try:
+            big = path.stat().st_size > WHOLE_FILE_LIMIT
+        except OSError:
+            big = False
+        split = _split_results(path) if big else None
+        if split is not None:
+            yield from split
+            return
         data, problem = _load(path)
         if problem is not None:
-            yield problem
+            # a truncated results file still holds complete runs: the splitter finds them
+            split = _split_results(path) if not big and problem.message.startswith("not valid JSON") else None
+            yield from split if split is not None else [problem]
             return
         if not isinstance(data, dict):
             yield LoadProblem(file=path.name, message=f"not a tau2 results file: the top level is {_kind(data)}")
@@ -217,6 +236,152 @@ class Tau2Reader:
 
 
 READER = Tau2Reader()
+
+
+# -- the results file, one run at a time ---------------------------------------------------
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+"""A JSON string (escapes skipped) or a bracket: all a splitter needs to track nesting."""
+_COLON = re.compile(rb"\s*:")
+_WANTED = (b'"info"', b'"tasks"', b'"simulations"')
+_OPEN = re.compile(rb"(?:\xef\xbb\xbf)?\s*\{")
+
+
+@dataclass
+class _Layout:
+    """Where a results file's top-level values are, and each run's bytes inside ``simulations``."""
+
+    values: dict[bytes, tuple[int, int]] = field(default_factory=dict)
+    runs: list[tuple[int, int]] = field(default_factory=list)
+    runs_start: int | None = None
+    complete: bool = False
+
+
+def _scan(buffer: mmap.mmap) -> _Layout | None:
+    """One pass over the file's strings and brackets (not a parse): the spans of the top-level
+    ``info``, ``tasks`` and ``simulations`` values and of each run. None when the top level is not an
+    object whose ``simulations`` is a list (the whole-file path then says exactly what is wrong)."""
+    first = _OPEN.match(buffer)
+    if first is None:
+        return None
+    layout = _Layout()
+    depth = 0
+    key: bytes | None = None
+    value_start = 0
+    run_start = 0
+    in_runs = False
+    for match in _TOKEN.finditer(buffer, first.end() - 1):
+        token = match.group()
+        char = token[:1]
+        if char == b'"':
+            colon = _COLON.match(buffer, match.end()) if depth == 1 else None
+            if colon is not None:
+                key = token
+                value_start = colon.end()
+            elif in_runs and depth == 2:
+                layout.runs.append((match.start(), match.end()))
+            continue
+        if char in b"[{":
+            depth += 1
+            if depth == 2 and key == b'"simulations"':
+                if char != b"[":
+                    return None
+                in_runs = True
+                layout.runs_start = match.end()
+            elif in_runs and depth == 3:
+                run_start = match.start()
+            continue
+        depth -= 1
+        if in_runs and depth == 2:
+            layout.runs.append((run_start, match.end()))
+        elif depth == 1 and key in _WANTED:
+            layout.values[key] = (value_start, match.end())
+            in_runs = False
+        elif depth == 0:
+            layout.complete = True
+            break
+    if layout.runs_start is None:
+        return None
+    return layout
+
+
+def _split_results(path: Path) -> Iterator[ReadItem] | None:
+    """The monolithic results file read one run at a time (the file mapped, never a whole-file
+    object): None when the file does not look like one, for :func:`_load` to explain."""
+    try:
+        with path.open("rb") as handle:
+            if path.stat().st_size == 0:
+                return None
+            buffer = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    try:
+        layout = _scan(buffer)
+    except Exception:
+        layout = None
+    if layout is None or (not layout.complete and not layout.runs):
+        buffer.close()
+        return None
+    return _runs(path, buffer, layout)
+
+
+def _runs(path: Path, buffer: mmap.mmap, layout: _Layout) -> Iterator[ReadItem]:
+    with buffer:
+        header: dict[str, Any] = {}
+        for key in (b'"info"', b'"tasks"'):
+            if key in layout.values:
+                begin, end = layout.values[key]
+                try:
+                    header[key.decode().strip('"')] = orjson.loads(buffer[begin:end])
+                except orjson.JSONDecodeError as exc:
+                    yield LoadProblem(file=path.name, field=key.decode().strip('"'), message=f"not valid JSON: {exc}")
+        context = _Context.from_results(header)
+        spans = _with_gaps(buffer, layout)
+        if not spans and layout.complete:
+            yield LoadProblem(
+                file=path.name,
+                field="simulations",
+                severity="warning",
+                message=f"0 simulation runs (the file holds {len(context.tasks)} tasks: an aborted or unstarted run)",
+            )
+            return
+        for index, (begin, end) in enumerate(spans):
+            try:
+                run = orjson.loads(buffer[begin:end])
+            except orjson.JSONDecodeError as exc:
+                yield LoadProblem(file=path.name, index=index, field=None, message=f"not valid JSON: {exc}")
+                continue
+            yield _convert(path.name, index, run, context)
+        if not layout.complete:
+            yield LoadProblem(
+                file=path.name,
+                index=len(spans),
+                field="simulations",
+                message=(
+                    f"the file ends inside simulations[{len(spans)}] (truncated?): "
+                    f"the {len(spans)} complete runs before it loaded"
+                ),
+            )
+
+
+def _with_gaps(buffer: mmap.mmap, layout: _Layout) -> list[tuple[int, int]]:
+    """Each element's span, with the bare values between containers (numbers, null, true) counted."""
+    spans: list[tuple[int, int]] = []
+    cursor = layout.runs_start or 0
+    if b'"simulations"' in layout.values:
+        end_of_list = layout.values[b'"simulations"'][1] - 1
+    else:  # truncated: what follows the last complete run is no run
+        end_of_list = layout.runs[-1][1] if layout.runs else cursor
+    for begin, end in [*layout.runs, (end_of_list, end_of_list)]:
+        offset = cursor
+        for piece in buffer[cursor:begin].split(b","):
+            if piece.strip():
+                spans.append((offset, offset + len(piece)))
+            offset += len(piece) + 1
+        if begin < end:
+            spans.append((begin, end))
+        cursor = end
+    return spans
 
 
 # -- helpers -------------------------------------------------------------------------------

@@ -259,3 +259,35 @@ def test_full_duplex_ticks_with_text_and_tool_calls_become_steps(tmp_path) -> No
     step = trajectory.steps[1]
     assert step.action is not None and step.action.arguments == {"user_id": "u1"}
     assert step.observation == "My id is u1." and step.tool_result == '{"name": "Ann"}'
+
+
+def test_a_truncated_results_file_keeps_its_complete_runs(tmp_path) -> None:
+    raw = TELECOM.read_bytes()
+    data = orjson.loads(raw)
+    fourth = raw.index(data["simulations"][3]["id"].encode())
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(raw[: fourth + 2000])
+    trajectories, problems = read(cut)
+    assert [t.outcome.reward for t in trajectories] == [1.0, 1.0, 1.0]
+    assert [(p.index, p.field) for p in problems] == [(3, "simulations")] and "truncated" in problems[0].message
+
+
+@pytest.mark.parametrize("path", [TELECOM, ABORTED, AIRLINE, RELAXED], ids=lambda p: p.name[:30])
+def test_big_files_split_into_runs_give_the_same_trajectories(path, monkeypatch) -> None:
+    needs(path)
+    whole = [item.model_dump() for item in READER.read(path)]
+    monkeypatch.setattr("replay_tui.formats.tau2.WHOLE_FILE_LIMIT", 0)
+    assert [item.model_dump() for item in READER.read(path)] == whole
+
+
+def test_split_runs_name_a_malformed_run_too(tmp_path, monkeypatch) -> None:
+    data = orjson.loads(TELECOM.read_bytes())
+    data["simulations"][1] = 42
+    data["simulations"][2]["messages"] = None
+    odd = tmp_path / "odd.json"
+    odd.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+    monkeypatch.setattr("replay_tui.formats.tau2.WHOLE_FILE_LIMIT", 0)
+    trajectories, problems = read(odd)
+    assert len(trajectories) == 3
+    assert [(p.index, p.field) for p in problems] == [(1, None), (2, "messages")]
+    assert "got a number" in problems[0].message
