@@ -20,10 +20,16 @@ before it, ``action`` its first call (further calls of the same message in
 JSON Lines files are streamed a line at a time (a bad line is a LoadProblem, the others still
 load). A JSON document (a file whose first line is not a whole record) is parsed whole with orjson:
 such files hold one episode or a results array (tau-bench), not gigabytes.
+
+VCR cassettes (vcrpy YAML of recorded ``POST /v1/chat/completions`` calls, read with PyYAML when it
+is installed) give one episode per recorded call: the request's ``messages`` + ``tools`` and the
+response's message (gzip bodies decoded), so the recorded response's tool call is the last step.
 """
 
 from __future__ import annotations
 
+import gzip
+import importlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -537,6 +543,27 @@ def _session(value: Any) -> Any:
     return None
 
 
+def _response_message(response: dict[str, Any]) -> dict[str, Any] | str | None:
+    """The assistant message of a recorded response (gzip bodies decoded), or why there is none."""
+    body = _dict(response.get("body")).get("string")
+    if body is None:
+        return None
+    if isinstance(body, bytes) and body[:2] == b"\x1f\x8b":
+        try:
+            body = gzip.decompress(body)
+        except (OSError, EOFError) as exc:
+            return f"gzip: {exc}"
+    try:
+        payload = orjson.loads(body)
+    except (orjson.JSONDecodeError, TypeError):
+        return "not JSON (a streamed response?)"
+    choices = _dict(payload).get("choices")
+    if not isinstance(choices, list) or not choices:
+        return "no choices"
+    message = _dict(choices[0]).get("message")
+    return message if isinstance(message, dict) else "no message in choices[0]"
+
+
 class OpenAIChatReader:
     name = NAME
     label = "OpenAI chat-completions transcripts"
@@ -549,6 +576,10 @@ class OpenAIChatReader:
     def sniff(self, path: Path, head: bytes) -> Detection:
         data = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
         text = data.decode("utf-8", errors="replace")
+        if text.lstrip().startswith("interactions:"):
+            if "/chat/completions" in text:
+                return Detection.yes("a VCR cassette of /v1/chat/completions calls", 0.9)
+            return Detection.no("a VCR cassette without /chat/completions calls")
         return _sniff_value(text)
 
     def read(self, path: Path) -> Iterator[ReadItem]:
@@ -567,6 +598,10 @@ class OpenAIChatReader:
                 yield LoadProblem(file=path.name, message="the file is empty")
                 return
             stripped = first.lstrip(b"\xef\xbb\xbf \t\r\n")
+            if stripped.startswith(b"interactions:"):
+                handle.seek(0)
+                yield from self._cassette(path, handle.read())
+                return
             jsonl = _is_jsonl_line(stripped)
             if not jsonl:
                 second = b""
@@ -611,6 +646,49 @@ class OpenAIChatReader:
                 yield from self._record(path, record, index, "")
             return
         yield from self._record(path, value, 0, "")
+
+    def _cassette(self, path: Path, data: bytes) -> Iterator[ReadItem]:
+        """A vcrpy cassette: each recorded /chat/completions call is an episode (its request's
+        messages + the response's message); other calls (telemetry...) are skipped."""
+        try:
+            yaml = importlib.import_module("yaml")
+            cassette = yaml.safe_load(data)
+        except ImportError:
+            yield LoadProblem(file=path.name, message="reading a VCR cassette needs PyYAML (pip install pyyaml)")
+            return
+        except Exception as exc:  # any YAML error
+            yield LoadProblem(file=path.name, message=f"not YAML: {' '.join(str(exc).split())}")
+            return
+        interactions = _dict(cassette).get("interactions")
+        if not isinstance(interactions, list):
+            yield LoadProblem(file=path.name, field="interactions", message="a cassette needs a list of interactions")
+            return
+        for index, interaction in enumerate(interactions):
+            request = _dict(_dict(interaction).get("request"))
+            if "/chat/completions" not in str(request.get("uri", "")):
+                continue
+            try:
+                body = orjson.loads(request.get("body") or b"")
+            except (orjson.JSONDecodeError, TypeError) as exc:
+                yield LoadProblem(
+                    file=path.name, index=index, field=f"interactions[{index}].request.body", message=f"not JSON: {exc}"
+                )
+                continue
+            if not isinstance(body, dict):
+                body = {"messages": body}
+            record: dict[str, Any] = {"id": f"{path.stem}#{index}", **body}
+            response = _response_message(_dict(_dict(interaction).get("response")))
+            if isinstance(response, dict) and isinstance(record.get("messages"), list):
+                record["messages"] = [*record["messages"], response]
+            elif response is not None:
+                yield LoadProblem(
+                    file=path.name,
+                    index=index,
+                    field=f"interactions[{index}].response.body",
+                    message=f"response not decoded ({response}); the request's messages only",
+                    severity="warning",
+                )
+            yield from self._record(path, record, index, "")
 
     def _record(self, path: Path, value: Any, index: int, where: str) -> Iterator[ReadItem]:
         session = _session(value)

@@ -202,3 +202,26 @@ def test_never_raises_on_hostile_input(tmp_path: Path) -> None:
         (0, "messages[0].tool_calls[0].function.name"),
         (1, "messages[0].tool_calls"),
     ]
+
+
+def test_vcr_cassettes_of_real_chat_completions_calls() -> None:
+    parallel = DATA / "openllmetry__openai__test_open_ai_function_calls_tools_parallel.yaml"
+    history = DATA / "openllmetry__langchain__test_tool_calls_with_history.yaml"
+    agno = DATA / "openllmetry__agno__test_agent_with_tools.yaml"
+    for path in (parallel, history, agno):
+        assert detect(path)[0].name == "openai-chat"
+    episodes, problems = read(parallel)
+    assert problems == [] and len(episodes) == 2
+    (step,) = episodes[0].steps
+    assert step.action is not None and step.action.arguments == {"location": "San Francisco"}
+    assert step.extra["other_tool_calls"][0]["arguments"] == {"location": "Boston"}
+    assert step.tools[0]["function"]["name"] == "get_current_weather"
+    assert episodes[0].metadata["model"] == "gpt-3.5-turbo"
+    (episode,), _ = read(history)
+    recorded, answered = episode.steps
+    assert recorded.tool_result == "Sunny as always!" and len(answered.messages) == 5
+    assert answered.action is not None and answered.action.arguments == {"location": "London"}
+    episodes, problems = read(agno)  # the telemetry POST to os-api.agno.com is not an episode
+    assert problems == [] and [e.id for e in episodes] == [f"{agno.stem}#0", f"{agno.stem}#1"]
+    assert episodes[1].steps[0].tool_result == "12"
+    assert episodes[1].extra["final_answer"] == "The sum of 5 and 7 is 12."
