@@ -1,0 +1,719 @@
+"""OpenAI chat-completions transcripts (``{"messages": [...], "tools": [...]}``) as trajectories.
+
+Accepted shapes, in JSON Lines (one record a line) or one JSON document:
+
+- a record ``{"messages": [...], "tools": [...], ...}`` (``traj`` is taken for ``messages``: the
+  tau-bench v1 ``EnvRunResult``), a top-level array of such records, or a bare list of messages
+  (one episode);
+- assistant ``tool_calls`` (``arguments`` a JSON string, or already an object), the legacy
+  ``function_call`` shape (its result a ``function`` message), content given as a list of parts
+  (``[{"type": "text", "text": ...}]``);
+- Responses-API items (``{"type": "function_call", "name", "arguments", "call_id"}``,
+  ``function_call_output``, ``reasoning``, ``message``) as a bare list or under ``input``/``output``.
+
+Each assistant message with a tool call is a step: the prompt (``messages``) is every message
+before it, ``action`` its first call (further calls of the same message in
+``extra["other_tool_calls"]`` with their results), ``content`` its text, ``thinking`` its
+``reasoning_content``/``reasoning``, ``tool_result`` the following ``tool`` message with that
+``tool_call_id``, ``observation`` the last user/tool message before it.
+
+JSON Lines files are streamed a line at a time (a bad line is a LoadProblem, the others still
+load). A JSON document (a file whose first line is not a whole record) is parsed whole with orjson:
+such files hold one episode or a results array (tau-bench), not gigabytes.
+
+VCR cassettes (vcrpy YAML of recorded ``POST /v1/chat/completions`` calls, read with PyYAML when it
+is installed) give one episode per recorded call: the request's ``messages`` + ``tools`` and the
+response's message (gzip bodies decoded), so the recorded response's tool call is the last step.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay_tui.demos.problems import LoadProblem
+from replay_tui.formats.base import Detection, ReadItem
+from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
+
+NAME = "openai-chat"
+_MESSAGE_KEYS = ("messages", "traj")
+"""Where a record keeps its chat messages (``traj``: tau-bench v1 results)."""
+_ITEM_KEYS = ("input", "output")
+"""Where a Responses-API record keeps its items."""
+_ITEM_TYPES = {"message", "function_call", "function_call_output", "reasoning"}
+_OTHER_FORMATS = {"trajectory_format", "instance_id", "history"}
+"""Record keys of formats that also hold chat messages (mini-swe-agent, SWE-agent): sniffed lower."""
+_OBSERVED_ROLES = {"user", "tool", "function"}
+_KNOWN_MESSAGE_FIELDS = {
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "function_call",
+    "reasoning_content",
+    "reasoning",
+}
+
+
+class _Bad(Exception):
+    """A malformed record: ``field`` names where, the message says what."""
+
+    def __init__(self, field: str | None, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+# --------------------------------------------------------------------------------------------- sniffing
+
+_ITEM_TYPE_RE = re.compile(r'"type"\s*:\s*"(function_call|function_call_output)"')
+_KEY_RE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
+
+
+def _scan_keys(text: str, limit: int = 4000) -> tuple[str, list[tuple[tuple[str, ...], str]]]:
+    """Keys of the first JSON value in ``text`` with their container path (a tiny tolerant scanner).
+
+    Returns the top-level kind (``{``, ``[`` or ``""``) and ``(path, key)`` pairs, where ``path`` holds
+    the key (or ``"[]"`` for an array) of each enclosing container below the top. Stops at the end of
+    the first value, at ``limit`` keys, or where ``text`` ends (a truncated head is fine).
+    """
+    i, n = 0, len(text)
+    while i < n and text[i] in " \t\r\n\ufeff":
+        i += 1
+    if i >= n or text[i] not in "[{":
+        return "", []
+    kind = text[i]
+    found: list[tuple[tuple[str, ...], str]] = []
+    stack: list[str] = []  # per open container: the key it is under ("[]" inside an array)
+    is_obj: list[bool] = []
+    pending = "[]"
+    while i < n and len(found) < limit:
+        c = text[i]
+        if c == '"':
+            match = _KEY_RE.match(text, i)
+            if match is not None and is_obj and is_obj[-1]:
+                key = match.group(1)
+                found.append((tuple(stack[1:]), key))
+                pending = key
+                i = match.end()
+                continue
+            # a string value: skip it
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c in "[{":
+            stack.append(pending if is_obj and is_obj[-1] else "[]")
+            is_obj.append(c == "{")
+            pending = "[]"
+        elif c in "]}":
+            if not stack:
+                break
+            stack.pop()
+            is_obj.pop()
+            if not stack:
+                break
+        i += 1
+    return kind, found
+
+
+def _sniff_value(text: str) -> Detection:
+    kind, keys = _scan_keys(text)
+    if not kind:
+        return Detection.no("not JSON")
+    # the record level: the top object, or the objects of a top-level array
+    top = () if kind == "{" else ("[]",)
+    record_keys = {key for path, key in keys if path == top}
+    calls = any(key in ("tool_calls", "function_call") for _, key in keys)
+    for field in _MESSAGE_KEYS:
+        if field in record_keys:
+            roles = [key for path, key in keys if path == (*top, field, "[]") and key == "role"]
+            if roles:
+                if record_keys & _OTHER_FORMATS:
+                    marker = sorted(record_keys & _OTHER_FORMATS)[0]
+                    return Detection(0.5, f"chat messages, but {marker!r} marks another format's record")
+                score = (1.0 if field == "messages" else 0.9) if calls else 0.7
+                shown = "with tool calls" if calls else "(no tool call in the first ones)"
+                return Detection.yes(f"records with {field}[] of chat messages {shown}", score)
+    for field in _ITEM_KEYS:
+        items = any(path == (*top, field, "[]") and key in ("role", "type") for path, key in keys)
+        if field in record_keys and items and _ITEM_TYPE_RE.search(text):
+            return Detection.yes(f"Responses-API records with {field}[] items", 0.8)
+    if kind == "[":
+        if "role" in record_keys:
+            if calls:
+                return Detection.yes("a bare list of chat messages with tool calls", 0.9)
+            return Detection.yes("a bare list of chat messages (no tool call in the first ones)", 0.5)
+        if "type" in record_keys and _ITEM_TYPE_RE.search(text):
+            return Detection.yes("a bare list of Responses-API items", 0.8)
+        if "messages" in {key for path, key in keys}:
+            return Detection(0.2, "messages found, but not at a record's top level")
+    if record_keys & {*_MESSAGE_KEYS, *_ITEM_KEYS}:
+        return Detection(0.2, "a messages field, but its first entries have no role")
+    return Detection.no("no messages[] of chat messages (role, content) in the first record")
+
+
+def _is_jsonl_line(line: bytes) -> bool:
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(value, (dict, list))
+
+
+# --------------------------------------------------------------------------------------------- mapping
+
+
+def _text(value: Any) -> str:
+    """A message's content as text: a string as it is, a list of parts joined, anything else as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts: list[str] = []
+        for part in value:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict):
+                kind = part.get("type")
+                if isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+                elif isinstance(part.get("refusal"), str):
+                    parts.append(part["refusal"])
+                elif kind in ("image_url", "input_image", "image"):
+                    parts.append("[image]")
+                elif kind in ("input_audio", "audio"):
+                    parts.append("[audio]")
+                else:
+                    parts.append(_dump(part))
+            else:
+                parts.append(_dump(part))
+        return "\n".join(parts)
+    return _dump(value)
+
+
+def _dump(value: Any) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return repr(value)
+
+
+def _reasoning(message: dict[str, Any]) -> str | None:
+    for key in ("reasoning_content", "reasoning", "thinking"):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, (list, dict)) and value:
+            if isinstance(value, dict) and isinstance(value.get("summary"), list):
+                return _text(value["summary"])
+            return _text(value if isinstance(value, list) else [value])
+    return None
+
+
+def _call(raw: Any, field: str) -> ToolCall:
+    """One tool call: ``{id, type, function: {name, arguments}}`` (or ``{name, arguments}``)."""
+    if not isinstance(raw, dict):
+        raise _Bad(field, f"a tool call must be an object, not {type(raw).__name__}")
+    function: dict[str, Any] = raw["function"] if isinstance(raw.get("function"), dict) else raw
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise _Bad(f"{field}.function.name", "a tool call needs a name")
+    call_id = raw.get("id", raw.get("call_id"))
+    arguments = function.get("arguments")
+    if arguments is None or arguments == "":
+        return ToolCall(name=name, id=None if call_id is None else str(call_id))
+    if isinstance(arguments, dict):
+        return ToolCall(name=name, arguments=arguments, id=None if call_id is None else str(call_id))
+    if isinstance(arguments, str):
+        try:
+            parsed = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, dict):
+            return ToolCall(name=name, arguments=parsed, id=None if call_id is None else str(call_id))
+        return ToolCall(name=name, raw_arguments=arguments, id=None if call_id is None else str(call_id))
+    return ToolCall(name=name, raw_arguments=_dump(arguments), id=None if call_id is None else str(call_id))
+
+
+def _items_to_messages(items: list[Any], field: str) -> list[Any]:
+    """Responses-API items as chat-completions messages (function calls merged into one assistant turn)."""
+    messages: list[Any] = []
+    reasoning: list[str] = []
+    for position, item in enumerate(items):
+        if not isinstance(item, dict):
+            messages.append(item)  # reported where messages are checked
+            continue
+        kind = item.get("type")
+        if kind == "reasoning":
+            text = _reasoning({"reasoning": item}) or _text(item.get("content"))
+            if text:
+                reasoning.append(text)
+            continue
+        if kind == "function_call":
+            call = {
+                "id": item.get("call_id", item.get("id")),
+                "type": "function",
+                "function": {"name": item.get("name"), "arguments": item.get("arguments")},
+            }
+            last = messages[-1] if messages else None
+            if isinstance(last, dict) and last.get("role") == "assistant" and last.get("_from_items"):
+                last.setdefault("tool_calls", []).append(call)
+            else:
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call], "_from_items": True})
+            if reasoning:
+                messages[-1].setdefault("reasoning", "\n".join(reasoning))
+                reasoning = []
+            continue
+        if kind == "function_call_output":
+            messages.append(
+                {"role": "tool", "tool_call_id": item.get("call_id"), "content": item.get("output"), "_item": position}
+            )
+            continue
+        message = {key: value for key, value in item.items() if key != "type"}
+        if message.get("role") == "assistant":
+            message["_from_items"] = True
+            if reasoning:
+                message.setdefault("reasoning", "\n".join(reasoning))
+                reasoning = []
+        messages.append(message)
+    del field
+    return messages
+
+
+def _message(raw: Any, field: str) -> tuple[ChatMessage, list[ToolCall]]:
+    if not isinstance(raw, dict):
+        raise _Bad(field, f"a message must be an object, not {type(raw).__name__}")
+    role = raw.get("role")
+    if not isinstance(role, str) or not role:
+        raise _Bad(f"{field}.role", "a message needs a role")
+    calls: list[ToolCall] = []
+    tool_calls = raw.get("tool_calls")
+    if isinstance(tool_calls, list):
+        calls = [_call(call, f"{field}.tool_calls[{k}]") for k, call in enumerate(tool_calls)]
+    elif tool_calls is not None:
+        raise _Bad(f"{field}.tool_calls", f"tool_calls must be a list, not {type(tool_calls).__name__}")
+    legacy = raw.get("function_call")
+    if legacy is not None and not calls:
+        calls = [_call({"function": legacy}, f"{field}.function_call")]
+    tool_call_id = raw.get("tool_call_id")
+    name = raw.get("name")
+    extra = {key: value for key, value in raw.items() if key not in _KNOWN_MESSAGE_FIELDS and not key.startswith("_")}
+    message = ChatMessage(
+        role=role,
+        content=_text(raw.get("content")),
+        tool_calls=calls,
+        tool_call_id=None if tool_call_id is None else str(tool_call_id),
+        name=name if isinstance(name, str) else None,
+        reasoning=_reasoning(raw),
+        **extra,
+    )
+    return message, calls
+
+
+def _tools(raw: Any) -> list[dict[str, Any]]:
+    """Tool schemas in the chat-completions shape (legacy ``functions`` and flat Responses tools wrapped)."""
+    tools: list[dict[str, Any]] = []
+    if not isinstance(raw, list):
+        return tools
+    for tool in raw:
+        if not isinstance(tool, dict):
+            continue
+        if isinstance(tool.get("function"), dict):
+            tools.append(tool)
+        elif isinstance(tool.get("name"), str):
+            schema = {key: value for key, value in tool.items() if key != "type"}
+            tools.append({"type": "function", "function": schema})
+        else:
+            tools.append(tool)
+    return tools
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    return None
+
+
+def _outcome(record: dict[str, Any]) -> Outcome:
+    scores: dict[str, Any] = {}
+    for key in ("reward", "score", "success", "scores", "reward_info"):
+        if key in record:
+            scores[key] = record[key]
+    info = _dict(record.get("info"))
+    if isinstance(info.get("reward_info"), dict):
+        scores["reward_info"] = info["reward_info"]
+    reward = _number(record.get("reward"))
+    if reward is None:
+        reward = _number(record.get("score"))
+    success = record.get("success") if isinstance(record.get("success"), bool) else None
+    if success is None and "traj" in record and "task_id" in record and reward is not None:
+        success = reward >= 1.0  # tau-bench: a task passes with reward 1
+    status = None
+    if isinstance(info.get("error"), str):
+        status = "error"
+    elif isinstance(record.get("status"), str):
+        status = record["status"]
+    return Outcome(reward=reward, success=success, status=status, scores=scores)
+
+
+def _task(record: dict[str, Any], messages: list[ChatMessage]) -> str:
+    metadata = _dict(record.get("metadata"))
+    info = _dict(record.get("info"))
+    info_task = _dict(info.get("task"))
+    for candidate in (
+        record.get("instruction"),
+        record.get("task") if isinstance(record.get("task"), str) else None,
+        metadata.get("instruction"),
+        metadata.get("task"),
+        info_task.get("instruction"),
+    ):
+        if isinstance(candidate, str) and candidate.strip():
+            return candidate
+    for message in messages:
+        if message.role == "user" and message.content.strip():
+            return message.content
+    return ""
+
+
+def _episode_id(record: dict[str, Any], fallback: str) -> str:
+    metadata = _dict(record.get("metadata"))
+    for candidate in (record.get("id"), metadata.get("id"), record.get("session_id")):
+        if isinstance(candidate, (str, int)) and not isinstance(candidate, bool) and str(candidate):
+            return str(candidate)
+    if "task_id" in record and isinstance(record["task_id"], (str, int)):
+        trial = record.get("trial")
+        return f"task-{record['task_id']}" + (f"-trial-{trial}" if isinstance(trial, int) else "")
+    return fallback
+
+
+def _steps(
+    raw_messages: list[Any], field: str, tools: list[dict[str, Any]], warnings: list[tuple[str | None, str]]
+) -> tuple[list[ChatMessage], list[TrajectoryStep]]:
+    messages: list[ChatMessage] = []
+    positions: list[int] = []  # each kept message's index in the file's list
+    for position, raw in enumerate(raw_messages):
+        where = f"{field}[{raw.get('_item', position) if isinstance(raw, dict) else position}]"
+        try:
+            message, _ = _message(raw, where)
+        except _Bad as bad:
+            warnings.append((bad.field, bad.message + " (message skipped)"))
+            continue
+        messages.append(message)
+        positions.append(position)
+    steps: list[TrajectoryStep] = []
+    for i, message in enumerate(messages):
+        if message.role != "assistant" or not message.tool_calls:
+            continue
+        results = _results(messages, i)
+        observation = ""
+        for earlier in reversed(messages[:i]):
+            if earlier.role in _OBSERVED_ROLES:
+                observation = earlier.content
+                break
+        first, *others = message.tool_calls
+        extra: dict[str, Any] = {"message_index": positions[i]}
+        if others:
+            extra["other_tool_calls"] = [
+                {**call.model_dump(exclude_none=True), "result": results[k]} for k, call in enumerate(others, start=1)
+            ]
+        steps.append(
+            TrajectoryStep(
+                index=len(steps),
+                observation=observation,
+                messages=messages[:i],
+                tools=tools,
+                thinking=message.reasoning or "",
+                content=message.content,
+                action=first,
+                tool_result=results[0],
+                extra=extra,
+            )
+        )
+    return messages, steps
+
+
+def _results(messages: list[ChatMessage], i: int) -> list[str | None]:
+    """The result of each call of ``messages[i]``: the following tool (or function) message with its id."""
+    calls = messages[i].tool_calls
+    results: list[str | None] = [None] * len(calls)
+    replies: list[ChatMessage] = []
+    for later in messages[i + 1 :]:
+        if later.role == "assistant":
+            break
+        if later.role in ("tool", "function"):
+            replies.append(later)
+    used: set[int] = set()
+    for k, call in enumerate(calls):
+        for r, reply in enumerate(replies):
+            if r in used:
+                continue
+            if (call.id is not None and reply.tool_call_id == call.id) or (
+                reply.role == "function" and reply.name == call.name
+            ):
+                results[k] = reply.content
+                used.add(r)
+                break
+    # replies without ids (or ids the calls do not carry): in order, to the calls still without one
+    free = [
+        r for r, reply in enumerate(replies) if r not in used and (reply.tool_call_id is None or calls[0].id is None)
+    ]
+    for k in range(len(calls)):
+        if results[k] is None and free:
+            results[k] = replies[free.pop(0)].content
+    return results
+
+
+def _trajectory(value: Any, fallback_id: str) -> tuple[Trajectory, list[tuple[str | None, str]]]:
+    """One record (or a bare message list) as a trajectory, with the warnings of its skipped messages."""
+    if isinstance(value, list):
+        record: dict[str, Any] = {"messages": value}
+    elif isinstance(value, dict):
+        record = value
+    else:
+        raise _Bad(None, f"a record must be an object or a list of messages, not {type(value).__name__}")
+    field = next((key for key in _MESSAGE_KEYS if key in record), None)
+    if field is not None:
+        raw_messages = record[field]
+        if not isinstance(raw_messages, list):
+            raise _Bad(field, f"must be a list of messages, not {type(raw_messages).__name__}")
+    else:
+        field = next((key for key in _ITEM_KEYS if isinstance(record.get(key), list)), None)
+        if field is None:
+            raise _Bad("messages", "no messages (nor traj, nor Responses-API input/output items) in the record")
+        raw_messages = []
+        for key in _ITEM_KEYS:
+            if isinstance(record.get(key), list):
+                raw_messages.extend(record[key])
+    if any(isinstance(m, dict) and m.get("type") in _ITEM_TYPES for m in raw_messages):
+        raw_messages = _items_to_messages(raw_messages, field)
+    tools = _tools(record.get("tools", record.get("functions")))
+    warnings: list[tuple[str | None, str]] = []
+    messages, steps = _steps(raw_messages, field, tools, warnings)
+    metadata = dict(record["metadata"]) if isinstance(record.get("metadata"), dict) else {}
+    for key in ("model", "task_id", "trial"):
+        if key in record and key not in metadata:
+            metadata[key] = record[key]
+    extra = {
+        key: val
+        for key, val in record.items()
+        if key not in (*_MESSAGE_KEYS, *_ITEM_KEYS, "tools", "functions", "metadata")
+    }
+    extra["message_count"] = len(messages)
+    if messages and messages[-1].role == "assistant" and not messages[-1].tool_calls:
+        extra["final_answer"] = messages[-1].content
+    trajectory = Trajectory(
+        id=_episode_id(record, fallback_id),
+        format=NAME,
+        task=_task(record, messages),
+        metadata=metadata,
+        steps=steps,
+        outcome=_outcome(record),
+        extra=extra,
+    )
+    return trajectory, warnings
+
+
+def _is_message_list(value: list[Any]) -> bool:
+    first = next((item for item in value if isinstance(item, dict)), None)
+    return first is not None and ("role" in first or first.get("type") in _ITEM_TYPES)
+
+
+def _session(value: Any) -> Any:
+    if isinstance(value, dict):
+        metadata = _dict(value.get("metadata"))
+        for candidate in (value.get("id"), metadata.get("id"), value.get("task_id")):
+            if candidate is not None:
+                return candidate
+    return None
+
+
+def _response_message(response: dict[str, Any]) -> dict[str, Any] | str | None:
+    """The assistant message of a recorded response (gzip bodies decoded), or why there is none."""
+    body = _dict(response.get("body")).get("string")
+    if body is None:
+        return None
+    if isinstance(body, bytes) and body[:2] == b"\x1f\x8b":
+        try:
+            body = gzip.decompress(body)
+        except (OSError, EOFError) as exc:
+            return f"gzip: {exc}"
+    try:
+        payload = orjson.loads(body)
+    except (orjson.JSONDecodeError, TypeError):
+        return "not JSON (a streamed response?)"
+    choices = _dict(payload).get("choices")
+    if not isinstance(choices, list) or not choices:
+        return "no choices"
+    message = _dict(choices[0]).get("message")
+    return message if isinstance(message, dict) else "no message in choices[0]"
+
+
+class OpenAIChatReader:
+    name = NAME
+    label = "OpenAI chat-completions transcripts"
+    description = (
+        "observation = last user/tool message, prompt = the messages before each assistant tool call, "
+        "thinking = reasoning_content/reasoning, action = the first tool call (name + parsed arguments), "
+        "tool_result = the tool message with its tool_call_id"
+    )
+
+    def sniff(self, path: Path, head: bytes) -> Detection:
+        data = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
+        text = data.decode("utf-8", errors="replace")
+        if text.lstrip().startswith("interactions:"):
+            if "/chat/completions" in text:
+                return Detection.yes("a VCR cassette of /v1/chat/completions calls", 0.9)
+            return Detection.no("a VCR cassette without /chat/completions calls")
+        return _sniff_value(text)
+
+    def read(self, path: Path) -> Iterator[ReadItem]:
+        try:
+            handle = path.open("rb")
+        except OSError as exc:
+            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+            return
+        with handle:
+            first = b""
+            for line in handle:
+                if line.strip():
+                    first = line
+                    break
+            if not first:
+                yield LoadProblem(file=path.name, message="the file is empty")
+                return
+            stripped = first.lstrip(b"\xef\xbb\xbf \t\r\n")
+            if stripped.startswith(b"interactions:"):
+                handle.seek(0)
+                yield from self._cassette(path, handle.read())
+                return
+            jsonl = _is_jsonl_line(stripped)
+            if not jsonl:
+                second = b""
+                for line in handle:
+                    if line.strip():
+                        second = line
+                        break
+                jsonl = bool(second) and _is_jsonl_line(second) and stripped[:1] == b"{"
+                handle.seek(0)
+                if not jsonl:
+                    yield from self._document(path, handle.read())
+                    return
+            handle.seek(0)
+            yield from self._lines(path, handle)
+
+    def _lines(self, path: Path, handle: Any) -> Iterator[ReadItem]:
+        index = 0
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            if index == 0:
+                line = line.lstrip(b"\xef\xbb\xbf")
+            try:
+                value = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                yield LoadProblem(file=path.name, index=index, field=f"line {number}", message=f"not JSON: {exc}")
+                index += 1
+                continue
+            yield from self._record(path, value, index, f"line {number}: ")
+            index += 1
+
+    def _document(self, path: Path, data: bytes) -> Iterator[ReadItem]:
+        try:
+            value = orjson.loads(data.lstrip(b"\xef\xbb\xbf"))
+        except orjson.JSONDecodeError as exc:
+            yield LoadProblem(file=path.name, message=f"not JSON (nor JSON Lines): {exc}")
+            return
+        if isinstance(value, list) and not _is_message_list(value):
+            if not value:
+                yield LoadProblem(file=path.name, message="an empty list: no episodes")
+            for index, record in enumerate(value):
+                yield from self._record(path, record, index, "")
+            return
+        yield from self._record(path, value, 0, "")
+
+    def _cassette(self, path: Path, data: bytes) -> Iterator[ReadItem]:
+        """A vcrpy cassette: each recorded /chat/completions call is an episode (its request's
+        messages + the response's message); other calls (telemetry...) are skipped."""
+        try:
+            yaml = importlib.import_module("yaml")
+            cassette = yaml.safe_load(data)
+        except ImportError:
+            yield LoadProblem(file=path.name, message="reading a VCR cassette needs PyYAML (pip install pyyaml)")
+            return
+        except Exception as exc:  # any YAML error
+            yield LoadProblem(file=path.name, message=f"not YAML: {' '.join(str(exc).split())}")
+            return
+        interactions = _dict(cassette).get("interactions")
+        if not isinstance(interactions, list):
+            yield LoadProblem(file=path.name, field="interactions", message="a cassette needs a list of interactions")
+            return
+        for index, interaction in enumerate(interactions):
+            request = _dict(_dict(interaction).get("request"))
+            if "/chat/completions" not in str(request.get("uri", "")):
+                continue
+            try:
+                body = orjson.loads(request.get("body") or b"")
+            except (orjson.JSONDecodeError, TypeError) as exc:
+                yield LoadProblem(
+                    file=path.name, index=index, field=f"interactions[{index}].request.body", message=f"not JSON: {exc}"
+                )
+                continue
+            if not isinstance(body, dict):
+                body = {"messages": body}
+            record: dict[str, Any] = {"id": f"{path.stem}#{index}", **body}
+            response = _response_message(_dict(_dict(interaction).get("response")))
+            if isinstance(response, dict) and isinstance(record.get("messages"), list):
+                record["messages"] = [*record["messages"], response]
+            elif response is not None:
+                yield LoadProblem(
+                    file=path.name,
+                    index=index,
+                    field=f"interactions[{index}].response.body",
+                    message=f"response not decoded ({response}); the request's messages only",
+                    severity="warning",
+                )
+            yield from self._record(path, record, index, "")
+
+    def _record(self, path: Path, value: Any, index: int, where: str) -> Iterator[ReadItem]:
+        session = _session(value)
+        try:
+            trajectory, warnings = _trajectory(value, f"{path.stem}#{index}")
+        except _Bad as bad:
+            yield LoadProblem(
+                file=path.name, index=index, session_id=session, field=bad.field, message=where + bad.message
+            )
+            return
+        except Exception as exc:  # a reader never raises on bad input
+            yield LoadProblem(
+                file=path.name, index=index, session_id=session, message=f"{where}{type(exc).__name__}: {exc}"
+            )
+            return
+        for field, message in warnings:
+            yield LoadProblem(
+                file=path.name,
+                index=index,
+                session_id=session,
+                field=field,
+                message=where + message,
+                severity="warning",
+            )
+        yield trajectory
+
+
+READER = OpenAIChatReader()
