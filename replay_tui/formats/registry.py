@@ -22,13 +22,14 @@ class FormatInfo:
 
 FORMATS: tuple[FormatInfo, ...] = (
     FormatInfo("webshop-demos", "replay_tui.formats.webshop_demos", "WebShop demonstration files (the seed's format)"),
-    FormatInfo("openai-chat", "replay_tui.formats.openai_chat", "OpenAI chat-completions transcripts (JSON/JSONL)"),
     FormatInfo("webshop-human", "replay_tui.formats.webshop_human", "WebShop session logs (AgentGym all_trajs JSONL)"),
     FormatInfo("inspect-ai", "replay_tui.formats.inspect_ai", "inspect_ai logs (.eval zip and .json)"),
     FormatInfo("tau2", "replay_tui.formats.tau2", "tau2-bench simulation results"),
     FormatInfo("swe-agent", "replay_tui.formats.swe_agent", "SWE-agent .traj and mini-swe-agent trajectories"),
+    FormatInfo("openai-chat", "replay_tui.formats.openai_chat", "OpenAI chat-completions transcripts (JSON/JSONL)"),
 )
-"""Every reader, in the order detection asks them (ties go to the earlier one)."""
+"""Every reader, in the order detection asks them: ties go to the earlier one, so the specific formats
+come first and the generic chat transcript (which many formats also contain) last."""
 
 
 class FormatError(Exception):
