@@ -103,13 +103,16 @@ class SweAgentReader:
                 return Detection.yes("SWE-agent trajectory (steps with action/observation/thought)", 0.95)
             if _HISTORY.search(head) and _MESSAGE_TYPE.search(head):
                 return Detection.yes("SWE-agent history (messages with message_type)", 0.9)
-            if _MESSAGES.search(head) and _INFO_MINI.search(head) and b'"info"' in head:
-                return Detection.yes("mini-swe-agent run (info with exit_status/mini_version, messages)", 0.9)
+            if _MESSAGES.search(head) and b'"info"' in head:
+                if b'"mini_version"' in head:
+                    return Detection.yes("mini-swe-agent run (info.mini_version, messages)")
+                if _INFO_MINI.search(head):
+                    return Detection.yes("mini-swe-agent run (info.exit_status, messages)", 0.9)
             if _TRAJECTORY.search(head):
-                return Detection(0.2, "a trajectory list without SWE-agent step fields in the head")
+                return Detection.no("a trajectory list without SWE-agent step fields (action, observation, thought)")
             return Detection.no("no trajectory/history, nor mini-swe-agent info and messages")
         if _ROLE.search(head) and _MINI_MARKS.search(head):
-            return Detection.yes("mini-swe-agent message list (<returncode> observations / bash blocks)", 0.8)
+            return Detection.yes("mini-swe-agent message list (<returncode> observations / bash blocks)", 0.95)
         return Detection.no("a JSON list without mini-swe-agent messages")
 
     def read(self, path: Path) -> Iterator[ReadItem]:
