@@ -219,10 +219,7 @@ class _Builder:
         if isinstance(value, list) and all(isinstance(part, dict) for part in value):
             return "\n".join(str(part.get("text", "")) for part in value if part.get("type", "text") == "text")
         self.problem(field, f"expected text, got {type(value).__name__}", "warning")
-        try:
-            return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-        except TypeError:
-            return str(value)
+        return _dump(value)
 
     def tool_call(self, raw: Any, field: str) -> ToolCall | None:
         if not isinstance(raw, dict):
@@ -252,7 +249,7 @@ class _Builder:
         self.problem(
             f"{field}.function.arguments", f"arguments are a {type(arguments).__name__}; kept as text", "warning"
         )
-        return ToolCall(name=name, id=call_id, raw_arguments=orjson.dumps(arguments).decode())
+        return ToolCall(name=name, id=call_id, raw_arguments=_dump(arguments))
 
     def tool_calls(self, raw: Any, field: str) -> list[ToolCall]:
         if raw is None:
@@ -551,7 +548,7 @@ class _Builder:
         if isinstance(submission, str):
             scores["submission_length"] = len(submission)
         elif submission is not None:
-            scores["submission_length"] = len(orjson.dumps(submission, option=orjson.OPT_NON_STR_KEYS))
+            scores["submission_length"] = len(_dump(submission))
         if isinstance(info.get("model_stats"), dict):
             scores["model_stats"] = info["model_stats"]
         if status and steps:
@@ -567,6 +564,17 @@ class _Builder:
             outcome=Outcome(status=status, success=resolved if isinstance(resolved, bool) else None, scores=scores),
             extra=extra,
         )
+
+
+def _dump(value: Any) -> str:
+    """A JSON value as compact text, whatever it holds (too deep for orjson: a short placeholder)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, ValueError):
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            return f"<a JSON {type(value).__name__} too deep to show>"
 
 
 def _extra(message: ChatMessage, key: str) -> Any:

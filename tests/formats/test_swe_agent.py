@@ -306,3 +306,12 @@ def test_nan_is_read_leniently_with_a_warning(tmp_path: Path) -> None:
     trajectory, problems = load(path)
     assert len(trajectory.steps) == 1
     assert [p.severity for p in problems] == ["warning"] and "not strict JSON" in problems[0].message
+
+
+@pytest.mark.parametrize("depth", [300, 1000, 100_000])
+def test_deeply_nested_values_never_raise(tmp_path: Path, depth: int) -> None:
+    nested = "[" * depth + "]" * depth
+    path = tmp_path / "deep.traj"
+    path.write_text(f'{{"trajectory": [{{"action": {nested}, "observation": "x", "thought": ""}}]}}')
+    items = list(READER.read(path))
+    assert items and all(isinstance(item, Trajectory | LoadProblem) for item in items)
