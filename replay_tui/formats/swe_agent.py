@@ -1,0 +1,628 @@
+"""SWE-agent ``.traj`` files and mini-swe-agent trajectories as trajectories (one file = one episode).
+
+Two families, one reader:
+
+* **SWE-agent** (``sweagent/types.py``): ``{"environment", "trajectory": [{action, observation,
+  response, thought, state, execution_time, query | messages, extra_info}], "history": [chat
+  messages with message_type, thought, action, tool_calls], "info": {exit_status, submission,
+  model_stats, edited_files*}, "replay_config"}``. Each ``trajectory[i]`` is a step: what the model
+  saw (``observation`` = the previous step's observation), ``thinking`` = ``thought``, ``content`` =
+  ``response``, the action as a tool call (the ``tool_calls`` of the matching ``history`` message
+  with function calling, else ``bash``/the SWE-agent command named by the action's first word with
+  ``{"command": action}``), ``tool_result`` = this step's ``observation``, the prompt = the step's
+  ``query``/``messages`` (cut before the step's own answer) or else the history before it. A file
+  with only ``history`` (no ``trajectory``) is read message by message like mini-swe-agent.
+* **mini-swe-agent** (``DefaultAgent.serialize()``): ``{"info", "messages", "trajectory_format":
+  "mini-swe-agent-1.1", "instance_id"}``, or older bare lists of messages. Each ``assistant`` message
+  is a step: the action is its first tool call, else the command mini parsed (``extra.actions``),
+  else its ```bash / ```mswea_bash_command block as ``bash({"command": ...})``; ``thinking`` =
+  ``reasoning_content``; the prompt = the messages before it; ``tool_result`` = the observation
+  message(s) after it.
+
+Outcome: ``status`` = ``info.exit_status`` (``submitted``, ``Submitted``, ``Timeout``...);
+``success`` only when the file says (a ``resolved`` flag; SWE-bench evaluation is separate);
+``scores`` = the submission's length and ``model_stats``; the rest of ``info`` verbatim in ``extra``.
+
+The file is one JSON document, parsed whole with orjson (stdlib ``json`` as a fallback for
+NaN/Infinity or bad UTF-8, with a warning). Nothing raises on bad input: a bad field is a
+:class:`LoadProblem` and the rest of the episode still loads.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay_tui.demos.problems import LoadProblem
+from replay_tui.formats.base import Detection, ReadItem
+from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
+
+FORMAT = "swe-agent"
+
+SWE_AGENT_COMMANDS = frozenset(
+    {
+        "append",
+        "create",
+        "edit",
+        "exit_forfeit",
+        "filemap",
+        "find_file",
+        "goto",
+        "insert",
+        "open",
+        "scroll_down",
+        "scroll_up",
+        "search_dir",
+        "search_file",
+        "skip",
+        "str_replace_editor",
+        "submit",
+    }
+)
+"""SWE-agent's own tools (its bundles); any other command line is a ``bash`` call."""
+
+_BASH_BLOCK = re.compile(r"```(?:bash|mswea_bash_command)[ \t]*\r?\n(.*?)\r?\n```", re.DOTALL)
+_MINI_FORMAT = re.compile(rb'"trajectory_format"\s*:\s*"mini-swe-agent')
+_TRAJECTORY = re.compile(rb'"trajectory"\s*:\s*\[')
+_HISTORY = re.compile(rb'"history"\s*:\s*\[')
+_STEP_KEY = re.compile(rb'"(action|observation|thought|response)"\s*:')
+_MESSAGE_TYPE = re.compile(rb'"message_type"\s*:\s*"(system_prompt|observation|action|thought|demonstration)"')
+_MESSAGES = re.compile(rb'"messages"\s*:\s*\[')
+_INFO_MINI = re.compile(rb'"(mini_version|exit_status)"\s*:')
+_ROLE = re.compile(rb'"role"\s*:\s*"(system|user|assistant|tool)"')
+_MINI_MARKS = re.compile(rb"<returncode>|```mswea_bash_command|COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT")
+_PR_DESCRIPTION = re.compile(r"Consider the following PR description:\s*\n(.*?)\n</pr_description>", re.DOTALL)
+_ISSUE = re.compile(r"ISSUE:\n(.*?)\n\s*\nINSTRUCTIONS:", re.DOTALL)
+_OBSERVATION_ROLES = ("tool", "user")
+
+
+class SweAgentReader:
+    name = FORMAT
+    label = "SWE-agent .traj and mini-swe-agent trajectories"
+    description = (
+        "SWE-agent: observation = previous step's observation, prompt = query/messages (else history), "
+        "thinking = thought, content = response, action = history tool_calls[0] or bash/command(action), "
+        "tool_result = observation; mini-swe-agent: each assistant message a step, action = tool call or "
+        "```bash block, thinking = reasoning_content; outcome status = info.exit_status"
+    )
+
+    def sniff(self, path: Path, head: bytes) -> Detection:
+        text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        start = text[:1]
+        if start not in (b"{", b"["):
+            return Detection.no("not JSON")
+        if start == b"{":
+            if _MINI_FORMAT.search(head):
+                return Detection.yes('"trajectory_format": "mini-swe-agent..."')
+            if _TRAJECTORY.search(head) and len({m.group(1) for m in _STEP_KEY.finditer(head)}) >= 2:
+                return Detection.yes("SWE-agent trajectory (steps with action/observation/thought)", 0.95)
+            if _HISTORY.search(head) and _MESSAGE_TYPE.search(head):
+                return Detection.yes("SWE-agent history (messages with message_type)", 0.9)
+            if _MESSAGES.search(head) and b'"info"' in head:
+                if b'"mini_version"' in head:
+                    return Detection.yes("mini-swe-agent run (info.mini_version, messages)")
+                if _INFO_MINI.search(head):
+                    return Detection.yes("mini-swe-agent run (info.exit_status, messages)", 0.9)
+            if _TRAJECTORY.search(head):
+                return Detection.no("a trajectory list without SWE-agent step fields (action, observation, thought)")
+            return Detection.no("no trajectory/history, nor mini-swe-agent info and messages")
+        if _ROLE.search(head) and _MINI_MARKS.search(head):
+            return Detection.yes("mini-swe-agent message list (<returncode> observations / bash blocks)", 0.95)
+        return Detection.no("a JSON list without mini-swe-agent messages")
+
+    def read(self, path: Path) -> Iterator[ReadItem]:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+            return
+        builder = _Builder(path)
+        trajectory = builder.build(data)
+        if trajectory is not None:
+            yield trajectory
+        yield from builder.problems
+
+
+READER = SweAgentReader()
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (".json", ".traj"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name or path.name
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+class _Builder:
+    """Maps one parsed file; collects its problems (every one located by field)."""
+
+    def __init__(self, path: Path):
+        self.file = path.name
+        self.id = _stem(path)
+        self.problems: list[LoadProblem] = []
+
+    def problem(self, field: str | None, message: str, severity: str = "error") -> None:
+        self.problems.append(
+            LoadProblem(
+                file=self.file,
+                index=0,
+                session_id=self.id,
+                field=field,
+                message=message,
+                severity="warning" if severity == "warning" else "error",
+            )
+        )
+
+    # -- parsing ---------------------------------------------------------------------------------
+
+    def build(self, data: bytes) -> Trajectory | None:
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        if not data.strip():
+            self.problems.append(LoadProblem(file=self.file, message="empty file"))
+            return None
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            try:
+                doc = json.loads(data.decode("utf-8", errors="replace"))
+            except (ValueError, RecursionError):
+                self.problems.append(LoadProblem(file=self.file, message=f"not JSON: {exc}"))
+                return None
+            self.problem(
+                None, f"not strict JSON ({exc}); read leniently (NaN/Infinity kept, bad bytes as U+FFFD)", "warning"
+            )
+        if isinstance(doc, list):
+            return self.mini(doc, {}, None)
+        if not isinstance(doc, dict):
+            self.problems.append(
+                LoadProblem(file=self.file, message=f"top level is a JSON {type(doc).__name__}, not an object or list")
+            )
+            return None
+        if "trajectory" in doc or "history" in doc:
+            return self.swe_agent(doc)
+        if "messages" in doc:
+            info = doc.get("info")
+            if info is not None and not isinstance(info, dict):
+                self.problem("info", f"expected an object, got {type(info).__name__}")
+            messages = doc.get("messages")
+            if not isinstance(messages, list):
+                self.problem("messages", f"expected a list of messages, got {type(messages).__name__}")
+                messages = []
+            instance = doc.get("instance_id")
+            if isinstance(instance, str) and instance:
+                self.id = instance
+            return self.mini(messages, _dict(info), doc)
+        self.problems.append(
+            LoadProblem(
+                file=self.file, message="no trajectory, history or messages: not a SWE-agent/mini-swe-agent file"
+            )
+        )
+        return None
+
+    def text(self, value: Any, field: str) -> str:
+        """A text field; content-part lists are joined, other types are a problem (kept as JSON)."""
+        if isinstance(value, str):
+            return value
+        if value is None:
+            return ""
+        if isinstance(value, list) and all(isinstance(part, dict) for part in value):
+            return "\n".join(str(part.get("text", "")) for part in value if part.get("type", "text") == "text")
+        self.problem(field, f"expected text, got {type(value).__name__}", "warning")
+        return _dump(value)
+
+    def tool_call(self, raw: Any, field: str) -> ToolCall | None:
+        if not isinstance(raw, dict):
+            self.problem(field, f"expected a tool call object, got {type(raw).__name__}")
+            return None
+        nested = raw.get("function")
+        function: dict[str, Any] = nested if isinstance(nested, dict) else raw
+        name = function.get("name")
+        if not isinstance(name, str) or not name:
+            self.problem(f"{field}.function.name", "tool call without a name")
+            return None
+        arguments = function.get("arguments", function.get("input"))
+        call_id = raw.get("id") if isinstance(raw.get("id"), str) else None
+        if isinstance(arguments, dict):
+            return ToolCall(name=name, arguments=arguments, id=call_id)
+        if arguments is None or arguments == "":
+            return ToolCall(name=name, id=call_id)
+        if isinstance(arguments, str):
+            try:
+                parsed = orjson.loads(arguments)
+            except orjson.JSONDecodeError:
+                parsed = None
+            if isinstance(parsed, dict):
+                return ToolCall(name=name, arguments=parsed, id=call_id)
+            self.problem(f"{field}.function.arguments", "arguments are not a JSON object; kept as text", "warning")
+            return ToolCall(name=name, id=call_id, raw_arguments=arguments)
+        self.problem(
+            f"{field}.function.arguments", f"arguments are a {type(arguments).__name__}; kept as text", "warning"
+        )
+        return ToolCall(name=name, id=call_id, raw_arguments=_dump(arguments))
+
+    def tool_calls(self, raw: Any, field: str) -> list[ToolCall]:
+        if raw is None:
+            return []
+        if not isinstance(raw, list):
+            self.problem(field, f"expected a list of tool calls, got {type(raw).__name__}")
+            return []
+        calls = [self.tool_call(item, f"{field}[{i}]") for i, item in enumerate(raw)]
+        return [call for call in calls if call is not None]
+
+    def message(self, raw: Any, field: str) -> ChatMessage | None:
+        if not isinstance(raw, dict):
+            if raw != {}:
+                self.problem(field, f"expected a message object, got {type(raw).__name__}")
+            return None
+        if not raw:
+            return None  # SWE-agent's default query is [{}]
+        role = raw.get("role")
+        if not isinstance(role, str) or not role:
+            self.problem(f"{field}.role", "message without a role")
+            role = "unknown"
+        extras: dict[str, Any] = {}
+        for key in ("agent", "message_type", "is_demo", "tags", "thought", "action"):
+            if key in raw:
+                extras[key] = raw[key]
+        tool_call_id = raw.get("tool_call_id")
+        if tool_call_id is None and isinstance(raw.get("tool_call_ids"), list) and raw["tool_call_ids"]:
+            tool_call_id = raw["tool_call_ids"][0]
+        name = raw.get("name")
+        return ChatMessage(
+            role=role,
+            content=self.text(raw.get("content"), f"{field}.content"),
+            tool_calls=self.tool_calls(raw.get("tool_calls"), f"{field}.tool_calls"),
+            tool_call_id=tool_call_id if isinstance(tool_call_id, str) else None,
+            name=name if isinstance(name, str) else None,
+            reasoning=self.reasoning(raw, field) or None,
+            **extras,
+        )
+
+    def reasoning(self, raw: dict[str, Any], field: str) -> str:
+        for key in ("reasoning_content", "reasoning"):
+            value = raw.get(key)
+            if isinstance(value, str) and value:
+                return value
+        blocks = raw.get("thinking_blocks")
+        if isinstance(blocks, list):
+            parts = [b.get("thinking", "") for b in blocks if isinstance(b, dict)]
+            if any(parts):
+                return "\n".join(p for p in parts if isinstance(p, str))
+        response = _dict(_dict(raw.get("extra")).get("response"))
+        choices = response.get("choices")
+        if isinstance(choices, list) and choices:
+            value = _dict(_dict(choices[0]).get("message")).get("reasoning_content")
+            if isinstance(value, str):
+                return value
+        return ""
+
+    def messages(self, raw: Any, field: str) -> list[ChatMessage | None]:
+        return [self.message(item, f"{field}[{i}]") for i, item in enumerate(raw)]
+
+    # -- SWE-agent ---------------------------------------------------------------------------------
+
+    def swe_agent(self, doc: dict[str, Any]) -> Trajectory:
+        replay = doc.get("replay_config")
+        if isinstance(replay, str):
+            try:
+                replay = orjson.loads(replay)
+            except orjson.JSONDecodeError:
+                self.problem("replay_config", "a text that is not JSON", "warning")
+        replay = _dict(replay)
+        statement = _dict(replay.get("problem_statement"))
+        if isinstance(statement.get("id"), str) and statement["id"]:
+            self.id = statement["id"]
+        info = doc.get("info")
+        if info is not None and not isinstance(info, dict):
+            self.problem("info", f"expected an object, got {type(info).__name__}")
+        info = _dict(info)
+
+        history_raw = doc.get("history")
+        if history_raw is not None and not isinstance(history_raw, list):
+            self.problem("history", f"expected a list of messages, got {type(history_raw).__name__}")
+        history_raw = history_raw if isinstance(history_raw, list) else []
+        history = self.messages(history_raw, "history")
+
+        task = statement.get("text") if isinstance(statement.get("text"), str) else ""
+        if not task:
+            task = _task_from_messages(history, _ISSUE)
+
+        trajectory_raw = doc.get("trajectory")
+        if trajectory_raw is None:
+            steps = self.message_steps(history_raw, history, "history")
+        elif not isinstance(trajectory_raw, list):
+            self.problem("trajectory", f"expected a list of steps, got {type(trajectory_raw).__name__}")
+            steps = self.message_steps(history_raw, history, "history")
+        else:
+            steps = self.swe_steps(trajectory_raw, history_raw, history)
+
+        metadata: dict[str, Any] = {}
+        if "environment" in doc:
+            metadata["environment"] = doc["environment"]
+        model = _dict(_dict(replay.get("agent")).get("model")).get("name")
+        if model is not None:
+            metadata["model"] = model
+        for key in ("model_stats", "swe_agent_version", "swe_agent_hash", "swe_rex_version"):
+            if key in info:
+                metadata[key] = info[key]
+        extra = {
+            key: value for key, value in doc.items() if key not in ("trajectory", "history", "info", "environment")
+        }
+        return self.finish(task, steps, info, metadata, extra)
+
+    def swe_steps(
+        self, trajectory_raw: list[Any], history_raw: list[Any], history: list[ChatMessage | None]
+    ) -> list[TrajectoryStep]:
+        actions = [
+            i for i, m in enumerate(history) if m is not None and m.role == "assistant" and not _extra(m, "is_demo")
+        ]
+        steps: list[TrajectoryStep] = []
+        previous_observation: str | None = None
+        for i, raw in enumerate(trajectory_raw):
+            field = f"trajectory[{i}]"
+            if not isinstance(raw, dict):
+                self.problem(field, f"expected a step object, got {type(raw).__name__}; step skipped")
+                continue
+            action_text = self.text(raw.get("action"), f"{field}.action")
+            observation_after = self.text(raw.get("observation"), f"{field}.observation")
+            position = actions[i] if i < len(actions) else None
+            source = _dict(history_raw[position]) if position is not None else {}
+            if source and isinstance(source.get("action"), str) and source["action"].strip() != action_text.strip():
+                source, position = {}, None  # the history no longer lines up with the steps
+            calls = self.tool_calls(source.get("tool_calls"), f"history[{actions[i]}].tool_calls") if source else []
+            action = calls[0] if calls else _command_call(action_text)
+
+            prompt, prompt_source = self.swe_prompt(raw, field, action_text, history, position, i == len(actions))
+            observation = previous_observation if previous_observation is not None else _last_observation(prompt)
+            extra: dict[str, Any] = {"prompt_source": prompt_source}
+            for key in ("state", "execution_time", "extra_info"):
+                if key in raw:
+                    extra[key] = raw[key]
+            if len(calls) > 1:
+                extra["tool_calls"] = [call.model_dump() for call in calls]
+            if source.get("thinking_blocks"):
+                extra["thinking_blocks"] = source["thinking_blocks"]
+            state = raw.get("state")
+            steps.append(
+                TrajectoryStep(
+                    index=len(steps),
+                    label=str(i),
+                    observation=observation,
+                    messages=prompt,
+                    thinking=self.text(raw.get("thought"), f"{field}.thought"),
+                    content=self.text(raw.get("response"), f"{field}.response"),
+                    action=action,
+                    action_text=action_text,
+                    tool_result=observation_after,
+                    state=state if isinstance(state, str) else None,
+                    extra=extra,
+                )
+            )
+            previous_observation = observation_after
+        return steps
+
+    def swe_prompt(
+        self,
+        raw: dict[str, Any],
+        field: str,
+        action_text: str,
+        history: list[ChatMessage | None],
+        position: int | None,
+        next_after_history: bool,
+    ) -> tuple[list[ChatMessage], str]:
+        """The messages the model saw: ``query`` as recorded; ``messages`` cut before the step's own
+        answer (the replay variant records the history after the step); else the history before it."""
+        for key in ("query", "messages"):
+            value = raw.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, list):
+                self.problem(f"{field}.{key}", f"expected a list of messages, got {type(value).__name__}")
+                continue
+            parsed = [m for m in self.messages(value, f"{field}.{key}") if m is not None]
+            if not parsed:
+                continue
+            if key == "messages":
+                last = max((j for j, m in enumerate(parsed) if m.role == "assistant"), default=None)
+                if last is not None and str(_extra(parsed[last], "action") or "").strip() == action_text.strip():
+                    parsed = parsed[:last]
+            return parsed, key
+        if position is not None:
+            return [m for m in history[:position] if m is not None], "history"
+        if next_after_history:
+            return [m for m in history if m is not None], "history"
+        return [], "none"
+
+    # -- message lists (mini-swe-agent; SWE-agent history-only files) -------------------------------
+
+    def mini(self, messages_raw: list[Any], info: dict[str, Any], doc: dict[str, Any] | None) -> Trajectory:
+        messages = self.messages(messages_raw, "messages")
+        if not info:
+            exits = [_dict(m) for m in messages_raw if isinstance(m, dict) and m.get("role") == "exit"]
+            if exits:
+                info = _dict(exits[-1].get("extra"))
+        task = _task_from_messages(messages, _PR_DESCRIPTION)
+        steps = self.message_steps(messages_raw, messages, "messages")
+        config = _dict(info.get("config"))
+        metadata: dict[str, Any] = {}
+        model = _dict(config.get("model")).get("model_name")
+        if model is not None:
+            metadata["model"] = model
+        for key in ("model_stats", "mini_version"):
+            if key in info:
+                metadata[key] = info[key]
+        if doc is not None and "trajectory_format" in doc:
+            metadata["trajectory_format"] = doc["trajectory_format"]
+        extra = {key: value for key, value in (doc or {}).items() if key not in ("messages", "info")}
+        return self.finish(task, steps, info, metadata, extra)
+
+    def message_steps(
+        self, messages_raw: list[Any], messages: list[ChatMessage | None], field: str
+    ) -> list[TrajectoryStep]:
+        steps: list[TrajectoryStep] = []
+        for i, message in enumerate(messages):
+            if message is None or message.role != "assistant" or _extra(message, "is_demo"):
+                continue
+            raw = _dict(messages_raw[i])
+            before = _observations(messages, range(i - 1, -1, -1))[::-1]
+            after = _observations(messages, range(i + 1, len(messages)))
+            raw_extra = _dict(raw.get("extra"))
+            calls = list(message.tool_calls)
+            commands = self.commands(raw, message)
+            if calls:
+                action: ToolCall | None = calls[0]
+            elif isinstance(raw.get("action"), str):
+                action = _command_call(raw["action"])  # SWE-agent history: its own command names
+            else:
+                action = ToolCall(name="bash", arguments={"command": commands[0]}) if commands else None
+            tool_result = _result_for(action, after)
+            extra: dict[str, Any] = {}
+            if raw_extra:
+                extra["message_extra"] = raw_extra
+            if len(calls) > 1:
+                extra["tool_calls"] = [call.model_dump() for call in calls]
+            if not calls and len(commands) > 1:
+                extra["commands"] = commands
+            if len(after) > 1:
+                extra["tool_results"] = [m.content for m in after]
+            thought = raw.get("thought")
+            thinking = message.reasoning or (thought if isinstance(thought, str) else "")
+            steps.append(
+                TrajectoryStep(
+                    index=len(steps),
+                    label=str(len(steps)),
+                    observation="\n\n".join(m.content for m in before),
+                    messages=[m for m in messages[:i] if m is not None],
+                    thinking=thinking,
+                    content=message.content,
+                    action=action,
+                    action_text=raw["action"] if isinstance(raw.get("action"), str) and action else "",
+                    tool_result=tool_result,
+                    extra=extra,
+                )
+            )
+            if action is None:
+                self.problem(f"{field}[{i}]", "assistant message without a tool call or a bash block", "warning")
+        return steps
+
+    def commands(self, raw: dict[str, Any], message: ChatMessage) -> list[str]:
+        """The commands of a text-based answer: what mini parsed (``extra.actions``), else its bash blocks."""
+        actions = _dict(raw.get("extra")).get("actions")
+        if isinstance(actions, list):
+            found = [a.get("command") for a in actions if isinstance(a, dict)]
+            commands = [c for c in found if isinstance(c, str)]
+            if commands:
+                return commands
+        if isinstance(raw.get("action"), str) and raw["action"].strip():
+            return [raw["action"]]
+        return [block.strip() for block in _BASH_BLOCK.findall(message.content)]
+
+    # -- outcome -------------------------------------------------------------------------------
+
+    def finish(
+        self,
+        task: str,
+        steps: list[TrajectoryStep],
+        info: dict[str, Any],
+        metadata: dict[str, Any],
+        extra: dict[str, Any],
+    ) -> Trajectory:
+        status = info.get("exit_status")
+        if status is not None and not isinstance(status, str):
+            self.problem("info.exit_status", f"expected text, got {type(status).__name__}", "warning")
+            status = str(status)
+        resolved = info.get("resolved")
+        scores: dict[str, Any] = {}
+        submission = info.get("submission")
+        if isinstance(submission, str):
+            scores["submission_length"] = len(submission)
+        elif submission is not None:
+            scores["submission_length"] = len(_dump(submission))
+        if isinstance(info.get("model_stats"), dict):
+            scores["model_stats"] = info["model_stats"]
+        if status and steps:
+            steps[-1].done = True
+        if info:
+            extra["info"] = {key: value for key, value in info.items() if key != "model_stats"}
+        return Trajectory(
+            id=self.id,
+            format=FORMAT,
+            task=task,
+            metadata=metadata,
+            steps=steps,
+            outcome=Outcome(status=status, success=resolved if isinstance(resolved, bool) else None, scores=scores),
+            extra=extra,
+        )
+
+
+def _dump(value: Any) -> str:
+    """A JSON value as compact text, whatever it holds (too deep for orjson: a short placeholder)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, ValueError):
+        try:
+            return json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            return f"<a JSON {type(value).__name__} too deep to show>"
+
+
+def _extra(message: ChatMessage, key: str) -> Any:
+    return (message.model_extra or {}).get(key)
+
+
+def _command_call(action: str) -> ToolCall | None:
+    """A SWE-agent command line as a call: its own tools by name, anything else ``bash``."""
+    command = action.strip()
+    if not command:
+        return None
+    first = command.split(None, 1)[0]
+    return ToolCall(name=first if first in SWE_AGENT_COMMANDS else "bash", arguments={"command": command})
+
+
+def _task_from_messages(messages: list[ChatMessage | None], pattern: re.Pattern[str]) -> str:
+    for message in messages:
+        if message is not None and message.role == "user" and not _extra(message, "is_demo"):
+            found = pattern.search(message.content)
+            return found.group(1).strip() if found else message.content
+    return ""
+
+
+def _observations(messages: list[ChatMessage | None], positions: range) -> list[ChatMessage]:
+    """The run of observation messages (tool/user) at ``positions``, up to the first other one."""
+    found: list[ChatMessage] = []
+    for position in positions:
+        message = messages[position]
+        if message is None or message.role not in _OBSERVATION_ROLES:
+            break
+        found.append(message)
+    return found
+
+
+def _last_observation(prompt: list[ChatMessage]) -> str:
+    for message in reversed(prompt):
+        if message.role in _OBSERVATION_ROLES:
+            return message.content
+        if message.role == "assistant":
+            break
+    return ""
+
+
+def _result_for(action: ToolCall | None, after: list[ChatMessage]) -> str | None:
+    if not after:
+        return None
+    if action is not None and action.id:
+        for message in after:
+            if message.tool_call_id == action.id:
+                return message.content
+    return "\n\n".join(m.content for m in after)
