@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from replay_tui.cli import main
+from replay_tui.demos.problems import LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.formats import detect, read_trajectories
 from replay_tui.trajectory import Trajectory
@@ -54,3 +57,19 @@ def test_replay_of_another_format_names_it_and_exits_2(capsys) -> None:
     assert "is in the webshop-human format" in err and "replay-tui formats" in err
     code, out, _ = run(capsys, "formats", str(log))
     assert code == 0 and "webshop-human" in out
+
+
+DATA = Path(__file__).parent.parent / "data" / "formats"
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in DATA.glob("*/*") if p.name != "PROVENANCE.md"),
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
+def test_every_sample_is_detected_as_its_own_format_and_reads(path: Path) -> None:
+    """The cross-detection matrix: no reader takes another format's files (ties go to the specific one)."""
+    reader, _ = detect(path)
+    assert reader.name == path.parent.name.replace("_", "-")
+    items = list(read_trajectories(path))
+    assert items and all(isinstance(i, Trajectory | LoadProblem) for i in items)
