@@ -1,0 +1,830 @@
+"""inspect_ai evaluation logs (``.eval`` zip and legacy ``.json``) as trajectories.
+
+Read without the ``inspect_ai`` package (the field names come from its ``log/_log.py``,
+``model/_chat_message.py``, ``event/*.py`` and ``log/_recorders/eval.py``):
+
+- ``.eval``: a zip of ``header.json`` (or ``_journal/start.json`` while a run is in progress),
+  ``samples/<id>_epoch_<n>.json`` (one sample each), ``summaries.json``, ``reductions.json``.
+  Samples are read one zip member at a time; a zip with no central directory (a truncated or
+  still-being-written log) is read from its local file headers, member by member.
+- ``.json``: one EvalLog object (``version``, ``status``, ``eval``, ``plan``, ``results``,
+  ``samples[]``), parsed whole with orjson (the format has no record boundaries to stream on).
+
+Each sample (and epoch) is one trajectory. Steps come from the sample's ``model`` events when it
+has some (prompt = the event's ``input``, or its ``input_refs`` into the sample's message pool;
+tools = the event's ``tools``), else from ``sample.messages`` (prompt = the messages before each
+assistant message). Model events inside a scorer span or step are not agent steps (they are
+kept in ``extra["scorer_model_events"]`` as a count). ``attachment://<hash>`` (and the older
+``tc://<hash>``) strings are resolved from ``sample.attachments`` (``transcript.content`` in old
+logs).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import mmap
+import re
+import struct
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay_tui.demos.problems import LoadProblem
+from replay_tui.formats.base import Detection, ReadItem
+from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
+
+_SAMPLE_MEMBER = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
+_ATTACHMENT = "attachment://"
+_OLD_ATTACHMENT = "tc://"
+_SCORER_TYPES = frozenset({"scorer", "scorers"})
+_PARSE_ERROR = re.compile(r"^Error parsing the following tool call arguments:\n\n(?P<raw>.*)\n\nError details: ", re.S)
+_LETTER_SCORES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+_WORD_SCORES = {"yes": 1.0, "true": 1.0, "correct": 1.0, "no": 0.0, "false": 0.0, "incorrect": 0.0}
+
+
+class _Bad(Exception):
+    """A sample that cannot be mapped: where (a field path inside the sample) and why."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+# ---------------------------------------------------------------------------------------------
+# Small helpers over raw JSON values
+
+
+def _resolver(attachments: dict[str, Any]) -> Callable[[Any], Any]:
+    """A function that replaces ``attachment://<hash>`` strings, at any depth, by their content."""
+    if not attachments:
+        return lambda value: value
+
+    def resolve(value: Any) -> Any:
+        if isinstance(value, str):
+            if value.startswith(_ATTACHMENT):
+                found = attachments.get(value[len(_ATTACHMENT) :])
+                return found if isinstance(found, str) else value
+            if value.startswith(_OLD_ATTACHMENT):
+                found = attachments.get(value[len(_OLD_ATTACHMENT) :])
+                return found if isinstance(found, str) else value
+            return value
+        if isinstance(value, dict):
+            return {key: resolve(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [resolve(item) for item in value]
+        return value
+
+    return resolve
+
+
+def _content(content: Any, field: str) -> tuple[str, str, list[str]]:
+    """``(text, reasoning, images)`` of a message's content (a string or a list of content parts)."""
+    if content is None:
+        return "", "", []
+    if isinstance(content, str):
+        return content, "", []
+    if not isinstance(content, list):
+        raise _Bad(field, f"content must be a string or a list of parts, not {type(content).__name__}")
+    texts: list[str] = []
+    thoughts: list[str] = []
+    images: list[str] = []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+            continue
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind == "reasoning":
+            if part.get("redacted"):
+                summary = part.get("summary")
+                thoughts.append(summary if isinstance(summary, str) and summary else "[redacted reasoning]")
+            elif isinstance(part.get("reasoning"), str):
+                thoughts.append(part["reasoning"])
+        elif kind == "image" and isinstance(part.get("image"), str):
+            images.append(part["image"])
+        elif kind == "tool_use" and isinstance(part.get("name"), str):
+            texts.append(f"[{part['name']}({part.get('arguments', '')})]")
+    return "\n".join(texts), "\n\n".join(thoughts), images
+
+
+def _tool_call(raw: Any, field: str) -> ToolCall:
+    if not isinstance(raw, dict):
+        raise _Bad(field, "a tool call must be an object")
+    name = raw.get("function")
+    if not isinstance(name, str):
+        raise _Bad(f"{field}.function", "missing tool name")
+    arguments = raw.get("arguments")
+    raw_arguments: str | None = None
+    if isinstance(arguments, str):  # some providers' raw text
+        try:
+            arguments = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            raw_arguments, arguments = arguments, {}
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raw_arguments, arguments = orjson.dumps(arguments).decode(), {}
+    parse_error = raw.get("parse_error")
+    if isinstance(parse_error, str) and parse_error:
+        match = _PARSE_ERROR.match(parse_error)
+        raw_arguments = match.group("raw") if match else parse_error
+    call_id = raw.get("id")
+    return ToolCall(
+        name=name,
+        arguments=arguments,
+        id=call_id if isinstance(call_id, str) else None,
+        raw_arguments=raw_arguments,
+    )
+
+
+def _error_text(error: Any) -> str | None:
+    if isinstance(error, dict):
+        message = error.get("message")
+        return str(message) if message is not None else str(error.get("type", "error"))
+    if isinstance(error, str):
+        return error
+    return None
+
+
+class _Message:
+    """A raw chat message mapped once: its ChatMessage and the images it carried."""
+
+    __slots__ = ("chat", "images")
+
+    def __init__(self, chat: ChatMessage, images: list[str]) -> None:
+        self.chat = chat
+        self.images = images
+
+
+def _message(raw: Any, field: str) -> _Message:
+    if not isinstance(raw, dict):
+        raise _Bad(field, "a message must be an object")
+    role = raw.get("role")
+    if not isinstance(role, str):
+        raise _Bad(f"{field}.role", "missing role")
+    text, reasoning, images = _content(raw.get("content"), f"{field}.content")
+    if not reasoning and isinstance(raw.get("reasoning"), str):  # inspect < 0.3.60 kept it as a field
+        reasoning = raw["reasoning"]
+    calls: list[ToolCall] = []
+    raw_calls = raw.get("tool_calls")
+    if raw_calls is not None:
+        if not isinstance(raw_calls, list):
+            raise _Bad(f"{field}.tool_calls", "must be a list")
+        calls = [_tool_call(call, f"{field}.tool_calls[{i}]") for i, call in enumerate(raw_calls)]
+    tool_call_id = raw.get("tool_call_id")
+    name = raw.get("function")
+    if role == "tool":
+        error = _error_text(raw.get("error"))
+        if error is not None:  # what inspect sends the model for a failed call
+            text = f"Error: {error}"
+    return _Message(
+        ChatMessage(
+            role=role,
+            content=text,
+            tool_calls=calls,
+            tool_call_id=tool_call_id if isinstance(tool_call_id, str) else None,
+            name=name if isinstance(name, str) else None,
+            reasoning=reasoning or None,
+        ),
+        images,
+    )
+
+
+def _screenshot(images: list[str]) -> bytes | None:
+    """The last ``data:image/...;base64,`` image of a message, decoded."""
+    for image in reversed(images):
+        if image.startswith("data:image/") and ";base64," in image:
+            try:
+                return base64.b64decode(image.split(";base64,", 1)[1], validate=False)
+            except (binascii.Error, ValueError):
+                return None
+    return None
+
+
+def _tool_schema(raw: Any) -> dict[str, Any] | None:
+    """An inspect ToolInfo (``name``, ``description``, ``parameters``) in the OpenAI shape."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        return None
+    function: dict[str, Any] = {"name": raw["name"]}
+    if isinstance(raw.get("description"), str):
+        function["description"] = raw["description"]
+    if isinstance(raw.get("parameters"), dict):
+        function["parameters"] = raw["parameters"]
+    return {"type": "function", "function": function}
+
+
+def _score_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    if isinstance(value, str):
+        if value in _LETTER_SCORES:
+            return _LETTER_SCORES[value]
+        if value.strip().lower() in _WORD_SCORES:
+            return _WORD_SCORES[value.strip().lower()]
+        try:
+            number = float(value)
+        except ValueError:
+            return None
+        return number if math.isfinite(number) else None
+    return None
+
+
+def _outcome(sample: dict[str, Any]) -> Outcome:
+    scores = sample.get("scores")
+    if not isinstance(scores, dict):
+        scores = {} if scores is None else {"score": scores}
+    if not scores and isinstance(sample.get("score"), dict):  # inspect < 0.3.20: one `score`
+        scores = {"score": sample["score"]}
+    reward: float | None = None
+    success: bool | None = None
+    for score in scores.values():
+        value = score.get("value") if isinstance(score, dict) else None
+        if reward is None:
+            reward = _score_number(value)
+        if success is None:
+            if isinstance(value, bool):
+                success = value
+            elif isinstance(value, str) and value in _LETTER_SCORES:
+                success = value == "C"
+    if success is None and reward in (0.0, 1.0):
+        success = reward == 1.0
+    status: str | None = None
+    if sample.get("error"):
+        status = "error"
+    elif isinstance(sample.get("limit"), dict):
+        status = f"{sample['limit'].get('type', 'unknown')}_limit"
+    return Outcome(reward=reward, success=success, status=status, scores=scores)
+
+
+# ---------------------------------------------------------------------------------------------
+# One sample → one trajectory
+
+
+class _Sample:
+    """Maps one raw sample (a dict) onto a Trajectory."""
+
+    def __init__(self, sample: dict[str, Any], log: dict[str, Any], trajectory_id: str) -> None:
+        self.sample = sample
+        self.log = log
+        self.id = trajectory_id
+        attachments: dict[str, Any] = {}
+        transcript = sample.get("transcript")
+        # inspect < 0.3.43: events and attachments in `transcript`
+        if isinstance(transcript, dict) and isinstance(transcript.get("content"), dict):
+            attachments.update(transcript["content"])
+        if isinstance(sample.get("attachments"), dict):
+            attachments.update(sample["attachments"])
+        self.resolve = _resolver(attachments)
+        events = sample.get("events")
+        if not events and isinstance(transcript, dict):
+            events = transcript.get("events")
+        if events is not None and not isinstance(events, list):
+            raise _Bad("events", "must be a list")
+        self.events: list[Any] = events or []
+        pool: Any = None
+        if isinstance(sample.get("events_data"), dict):
+            pool = sample["events_data"].get("messages")
+        if pool is None:
+            pool = sample.get("message_pool")
+        self.pool: list[Any] = pool if isinstance(pool, list) else []
+        self._pool_cache: dict[int, _Message] = {}
+        self._id_cache: dict[str, _Message] = {}
+
+    # -- messages -------------------------------------------------------------------------
+
+    def _convert(self, raw: Any, field: str) -> _Message:
+        message_id = raw.get("id") if isinstance(raw, dict) else None
+        if isinstance(message_id, str) and message_id in self._id_cache:
+            return self._id_cache[message_id]
+        converted = _message(self.resolve(raw), field)
+        if isinstance(message_id, str):
+            self._id_cache[message_id] = converted
+        return converted
+
+    def _pooled(self, index: int, field: str) -> _Message:
+        if index not in self._pool_cache:
+            if not 0 <= index < len(self.pool):
+                raise _Bad(field, f"refers to message {index} of a pool of {len(self.pool)}")
+            self._pool_cache[index] = self._convert(self.pool[index], f"message_pool[{index}]")
+        return self._pool_cache[index]
+
+    def _event_input(self, event: dict[str, Any], field: str) -> list[_Message]:
+        refs = event.get("input_refs")
+        raw_input = event.get("input")
+        if refs is not None and not raw_input:
+            if not isinstance(refs, list):
+                raise _Bad(f"{field}.input_refs", "must be a list of [start, end) ranges")
+            messages: list[_Message] = []
+            for i, ref in enumerate(refs):
+                if not (isinstance(ref, list) and len(ref) == 2 and all(type(v) is int for v in ref)):
+                    raise _Bad(f"{field}.input_refs[{i}]", "must be a [start, end) pair of integers")
+                messages.extend(self._pooled(k, f"{field}.input_refs[{i}]") for k in range(ref[0], ref[1]))
+            return messages
+        if raw_input is None:
+            return []
+        if not isinstance(raw_input, list):
+            raise _Bad(f"{field}.input", "must be a list of messages")
+        return [self._convert(raw, f"{field}.input[{i}]") for i, raw in enumerate(raw_input)]
+
+    # -- the trajectory -----------------------------------------------------------------------
+
+    def trajectory(self) -> Trajectory:
+        sample = self.sample
+        raw_messages = sample.get("messages")
+        if raw_messages is None:
+            raw_messages = []
+        if not isinstance(raw_messages, list):
+            raise _Bad("messages", "must be a list")
+        messages = [self._convert(raw, f"messages[{i}]") for i, raw in enumerate(raw_messages)]
+        results: dict[str, ChatMessage] = {
+            m.chat.tool_call_id: m.chat for m in messages if m.chat.role == "tool" and m.chat.tool_call_id
+        }
+        model_events, scorer_events = self._model_events()
+        if model_events:
+            steps = self._steps_from_events(model_events, results)
+        else:
+            steps = self._steps_from_messages(messages, results)
+        if steps:
+            steps[-1].done = True
+        extra: dict[str, Any] = {
+            "sample_id": sample.get("id"),
+            "epoch": sample.get("epoch"),
+            "target": self.resolve(sample.get("target")),
+            "steps_from": "model events" if model_events else "messages",
+        }
+        for key in ("uuid", "error", "limit", "model_usage", "total_time", "working_time"):
+            if sample.get(key) is not None:
+                extra[key] = sample[key]
+        if scorer_events:
+            extra["scorer_model_events"] = scorer_events
+        if not steps and messages:
+            extra["messages"] = [m.chat.model_dump(exclude_defaults=True) for m in messages]
+        extra["log"] = {key: self.log[key] for key in ("version", "status", "file") if key in self.log}
+        return Trajectory(
+            id=self.id,
+            format=READER.name,
+            task=self._task(messages),
+            metadata=self._metadata(),
+            steps=steps,
+            outcome=_outcome(sample),
+            extra=extra,
+        )
+
+    def _task(self, messages: list[_Message]) -> str:
+        raw = self.resolve(self.sample.get("input"))
+        if isinstance(raw, str):
+            return raw
+        if isinstance(raw, list):
+            for i, item in enumerate(raw):
+                if isinstance(item, dict) and item.get("role") == "user":
+                    return _message(item, f"input[{i}]").chat.content
+        for message in messages:
+            if message.chat.role == "user":
+                return message.chat.content
+        return ""
+
+    def _metadata(self) -> dict[str, Any]:
+        raw = self.sample.get("metadata")
+        metadata: dict[str, Any] = dict(raw) if isinstance(raw, dict) else {}
+        spec = self.log.get("eval")
+        if isinstance(spec, dict):
+            for key in ("task", "model"):
+                if spec.get(key) is not None:
+                    metadata.setdefault(key, spec[key])
+                    if metadata[key] != spec[key]:
+                        metadata[f"eval_{key}"] = spec[key]
+        return metadata
+
+    def _model_events(self) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+        """The agent's model events (with their index), and how many a scorer made."""
+        spans: dict[str, tuple[Any, Any]] = {}
+        open_steps: list[tuple[Any, Any]] = []  # inspect < 0.3.70: `step` begin/end events
+        found: list[tuple[int, dict[str, Any]]] = []
+        scorer = 0
+        for index, event in enumerate(self.events):
+            if not isinstance(event, dict):
+                continue
+            kind = event.get("event")
+            if kind == "span_begin" and isinstance(event.get("id"), str):
+                spans[event["id"]] = (event.get("type"), event.get("parent_id"))
+            elif kind == "step":
+                if event.get("action") == "begin":
+                    open_steps.append((event.get("name"), event.get("type")))
+                elif event.get("action") == "end" and open_steps:
+                    for k in range(len(open_steps) - 1, -1, -1):
+                        if open_steps[k][0] == event.get("name"):
+                            del open_steps[k:]
+                            break
+            elif kind == "model":
+                in_scorer = any(kind in _SCORER_TYPES for _, kind in open_steps)
+                span = event.get("span_id")
+                seen: set[str] = set()
+                while not in_scorer and isinstance(span, str) and span in spans and span not in seen:
+                    seen.add(span)
+                    span_type, parent = spans[span]
+                    in_scorer = span_type in _SCORER_TYPES
+                    span = parent
+                if in_scorer:
+                    scorer += 1
+                else:
+                    found.append((index, event))
+        return found, scorer
+
+    def _tool_events(self) -> dict[str, dict[str, Any]]:
+        return {
+            event["id"]: event
+            for event in self.events
+            if isinstance(event, dict) and event.get("event") == "tool" and isinstance(event.get("id"), str)
+        }
+
+    def _steps_from_events(
+        self, model_events: list[tuple[int, dict[str, Any]]], results: dict[str, ChatMessage]
+    ) -> list[TrajectoryStep]:
+        tool_events: dict[str, dict[str, Any]] | None = None
+        steps: list[TrajectoryStep] = []
+        last = len(model_events) - 1
+        for position, (index, event) in enumerate(model_events):
+            field = f"events[{index}]"
+            output = event.get("output")
+            choices = output.get("choices") if isinstance(output, dict) else None
+            raw_reply = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
+            reply = self._convert(raw_reply, f"{field}.output.choices[0].message") if raw_reply is not None else None
+            if reply is not None and not reply.chat.tool_calls and position != last:
+                continue  # only the final answer is a step without a tool call
+            prompt = self._event_input(event, field)
+            tools = [schema for schema in map(_tool_schema, self.resolve(event.get("tools") or [])) if schema]
+            extra: dict[str, Any] = {"event": index}
+            for key in ("model", "timestamp", "tool_choice", "error"):
+                if event.get(key) is not None:
+                    extra[key] = event[key]
+            if isinstance(output, dict):
+                for key in ("usage", "error"):
+                    if output.get(key) is not None:
+                        extra[f"output_{key}"] = output[key]
+                if choices and isinstance(choices[0], dict) and choices[0].get("stop_reason"):
+                    extra["stop_reason"] = choices[0]["stop_reason"]
+            step = self._step(len(steps), prompt, reply, results, extra)
+            step.tools = tools
+            if step.action is not None and step.tool_result is None and step.action.id:
+                if tool_events is None:
+                    tool_events = self._tool_events()
+                tool_event = tool_events.get(step.action.id)
+                if tool_event is not None:
+                    self._tool_event_result(step, tool_event)
+            steps.append(step)
+        return steps
+
+    def _tool_event_result(self, step: TrajectoryStep, event: dict[str, Any]) -> None:
+        error = _error_text(event.get("error"))
+        if error is not None:
+            step.tool_result = f"Error: {error}"
+            step.extra["tool_error"] = event.get("error")
+            return
+        result = self.resolve(event.get("result"))
+        if isinstance(result, str):
+            step.tool_result = result
+        elif result is not None:
+            text, _, _ = _content(result, "result") if isinstance(result, list) else ("", "", [])
+            step.tool_result = text or orjson.dumps(result).decode()
+
+    def _steps_from_messages(self, messages: list[_Message], results: dict[str, ChatMessage]) -> list[TrajectoryStep]:
+        steps: list[TrajectoryStep] = []
+        assistants = [i for i, m in enumerate(messages) if m.chat.role == "assistant"]
+        for i in assistants:
+            reply = messages[i]
+            if not reply.chat.tool_calls and i != assistants[-1]:
+                continue
+            steps.append(self._step(len(steps), messages[:i], reply, results, {"message": i}))
+        return steps
+
+    def _step(
+        self,
+        index: int,
+        prompt: list[_Message],
+        reply: _Message | None,
+        results: dict[str, ChatMessage],
+        extra: dict[str, Any],
+    ) -> TrajectoryStep:
+        observation = ""
+        screenshot: bytes | None = None
+        for message in reversed(prompt):
+            if message.chat.role in ("user", "tool"):
+                observation = message.chat.content
+                screenshot = _screenshot(message.images)
+                break
+        action: ToolCall | None = None
+        tool_result: str | None = None
+        if reply is not None and reply.chat.tool_calls:
+            action = reply.chat.tool_calls[0]
+            if len(reply.chat.tool_calls) > 1:
+                extra["tool_calls"] = [call.model_dump(exclude_none=True) for call in reply.chat.tool_calls]
+            if action.id and action.id in results:
+                tool_result = results[action.id].content
+        return TrajectoryStep(
+            index=index,
+            observation=observation,
+            screenshot=screenshot,
+            messages=[message.chat for message in prompt],
+            thinking=(reply.chat.reasoning or "") if reply else "",
+            content=reply.chat.content if reply else "",
+            action=action,
+            tool_result=tool_result,
+            extra=extra,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Files
+
+
+def _natural(member_id: str) -> tuple[int, int | str]:
+    return (0, int(member_id)) if member_id.isdigit() else (1, member_id)
+
+
+def _trajectory_id(sample_id: Any, epoch: Any, several_epochs: bool) -> str:
+    text = str(sample_id)
+    return f"{text}#{epoch}" if several_epochs and epoch is not None else text
+
+
+def _map(file: str, index: int, sample: Any, log: dict[str, Any], several_epochs: bool, where: str) -> ReadItem:
+    """One raw sample as a Trajectory, or the LoadProblem saying why not (never raises)."""
+    if not isinstance(sample, dict):
+        return LoadProblem(file=file, index=index, field=where, message="a sample must be a JSON object")
+    sample_id = sample.get("id")
+    if not isinstance(sample_id, (str, int)) or isinstance(sample_id, bool):
+        return LoadProblem(file=file, index=index, field=f"{where}id", message="missing sample id")
+    try:
+        trajectory_id = _trajectory_id(sample_id, sample.get("epoch"), several_epochs)
+        return _Sample(sample, log, trajectory_id).trajectory()
+    except _Bad as bad:
+        return LoadProblem(
+            file=file, index=index, session_id=sample_id, field=f"{where}{bad.field}", message=bad.message
+        )
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError) as exc:
+        message = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        return LoadProblem(
+            file=file, index=index, session_id=sample_id, field=where.rstrip(":.") or None, message=message
+        )
+
+
+def _several_epochs(log: dict[str, Any], pairs: list[tuple[Any, Any]]) -> bool:
+    spec = log.get("eval")
+    config = spec.get("config") if isinstance(spec, dict) else None
+    epochs = config.get("epochs") if isinstance(config, dict) else None
+    if isinstance(epochs, int) and not isinstance(epochs, bool) and epochs > 1:
+        return True
+    seen: set[str] = set()
+    for sample_id, _ in pairs:
+        if str(sample_id) in seen:
+            return True
+        seen.add(str(sample_id))
+    return any(epoch not in (None, 1) for _, epoch in pairs)
+
+
+def _loads(data: bytes | memoryview) -> Any:
+    return orjson.loads(data)
+
+
+class _Members:
+    """A zip's members by name: through its central directory, or (a truncated zip) its local headers."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.zip: zipfile.ZipFile | None = None
+        self.local: dict[str, tuple[int, int, int, int, int]] = {}  # name → (data offset, csize, method, flags, usize)
+        self.truncated: str | None = None
+        self._map: mmap.mmap | None = None
+        try:
+            self.zip = zipfile.ZipFile(path)
+            self.names = self.zip.namelist()
+        except zipfile.BadZipFile as exc:
+            self.truncated = str(exc)
+            self.names = self._scan()
+
+    def close(self) -> None:
+        if self.zip is not None:
+            self.zip.close()
+        if self._map is not None:
+            self._map.close()
+
+    def _scan(self) -> list[str]:
+        with self.path.open("rb") as handle:
+            size = self.path.stat().st_size
+            if size == 0:
+                return []
+            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        data = self._map
+        names: list[str] = []
+        offset = 0
+        while offset + 30 <= len(data) and data[offset : offset + 4] == b"PK\x03\x04":
+            _, _, flags, method, _, _, _, csize, usize, name_len, extra_len = struct.unpack(
+                "<IHHHHHIIIHH", data[offset : offset + 30]
+            )
+            name_bytes = data[offset + 30 : offset + 30 + name_len]
+            name = name_bytes.decode("utf-8" if flags & 0x800 else "cp437", errors="replace")
+            extra = data[offset + 30 + name_len : offset + 30 + name_len + extra_len]
+            if csize == 0xFFFFFFFF or usize == 0xFFFFFFFF:  # zip64: sizes in the extra field
+                position = 0
+                while position + 4 <= len(extra):
+                    tag, length = struct.unpack("<HH", extra[position : position + 4])
+                    if tag == 1 and length >= 16:
+                        usize, csize = struct.unpack("<QQ", extra[position + 4 : position + 20])
+                        break
+                    position += 4 + length
+            start = offset + 30 + name_len + extra_len
+            if flags & 0x08 and csize == 0:  # sizes follow the data: only a deflate stream knows its end
+                if method != zipfile.ZIP_DEFLATED:
+                    break
+                decompressor = zlib.decompressobj(-15)
+                try:
+                    decompressor.decompress(data[start:])
+                except zlib.error:
+                    break
+                if not decompressor.eof:
+                    names.append(name)
+                    self.local[name] = (start, -1, method, flags, usize)
+                    break
+                csize = len(data) - start - len(decompressor.unused_data)
+                end = start + csize
+                end += 16 if data[end : end + 4] == b"PK\x07\x08" else 12
+            else:
+                end = start + csize
+            names.append(name)
+            self.local[name] = (start, csize if end <= len(data) else -1, method, flags, usize)
+            if end > len(data):
+                break
+            offset = end
+        return names
+
+    def read(self, name: str) -> bytes:
+        """A member's bytes; OSError, zipfile.BadZipFile or zlib.error when it is damaged."""
+        if self.zip is not None:
+            return self.zip.read(name)
+        assert self._map is not None
+        start, csize, method, _, _ = self.local[name]
+        if csize < 0:
+            raise zipfile.BadZipFile("member cut off by the end of the file")
+        raw = self._map[start : start + csize]
+        if method == zipfile.ZIP_STORED:
+            return raw
+        if method != zipfile.ZIP_DEFLATED:
+            raise zipfile.BadZipFile(f"unsupported compression method {method}")
+        decompressor = zlib.decompressobj(-15)
+        data = decompressor.decompress(raw)
+        if not decompressor.eof:
+            raise zipfile.BadZipFile("compressed data ends early")
+        return data
+
+
+class InspectAiReader:
+    name = "inspect-ai"
+    label = "inspect_ai logs (.eval zip and .json)"
+    description = (
+        "one trajectory per sample (and epoch); steps = model events (prompt = input/input_refs, "
+        "tools = tools) or assistant messages with tool calls; observation = last user/tool message, "
+        "thinking = reasoning parts, action = first tool call, tool_result = the tool message; "
+        "outcome = scores (C/I → 1/0), error/limit"
+    )
+
+    def sniff(self, path: Path, head: bytes) -> Detection:
+        if head[:4] == b"PK\x03\x04":
+            markers = (b"header.json", b"_journal/start.json", b"samples/")
+            if any(marker in head for marker in markers):
+                return Detection.yes("zip with inspect_ai log members (header.json, _journal/, samples/)", 0.95)
+            try:
+                with zipfile.ZipFile(path) as archive:
+                    names = archive.namelist()
+            except (zipfile.BadZipFile, OSError) as exc:
+                return Detection.no(f"zip without inspect_ai members in its head ({exc})")
+            if any(n in ("header.json", "_journal/start.json") or n.startswith("samples/") for n in names):
+                return Detection.yes("zip with inspect_ai log members (header.json, _journal/, samples/)", 0.95)
+            return Detection.no("a zip without header.json, _journal/start.json or samples/")
+        text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        if text[:1] != b"{":
+            return Detection.no("neither a zip nor a JSON object")
+        if not re.search(rb'"eval"\s*:\s*\{', text):
+            return Detection.no('a JSON object without an "eval" spec')
+        if not re.search(rb'"task"\s*:', text):
+            return Detection.no('"eval" without a "task"')
+        if not re.search(rb'"(version|status)"\s*:', text):
+            return Detection(0.3, '"eval" with a "task" but no log "version"/"status"')
+        return Detection.yes('an inspect_ai JSON log ("version"/"status", "eval" with a "task")', 0.9)
+
+    def read(self, path: Path) -> Iterator[ReadItem]:
+        try:
+            with path.open("rb") as handle:
+                magic = handle.read(4)
+        except OSError as exc:
+            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+            return
+        if magic == b"PK\x03\x04" or path.suffix == ".eval":
+            yield from self._read_eval(path)
+        else:
+            yield from self._read_json(path)
+
+    def _read_json(self, path: Path) -> Iterator[ReadItem]:
+        file = path.name
+        try:
+            log = orjson.loads(path.read_bytes())
+        except OSError as exc:
+            yield LoadProblem(file=file, message=f"cannot read: {exc.strerror or exc}")
+            return
+        except orjson.JSONDecodeError as exc:
+            yield LoadProblem(file=file, message=f"not valid JSON: {exc}")
+            return
+        if not isinstance(log, dict):
+            yield LoadProblem(file=file, message="an inspect_ai JSON log is one object")
+            return
+        samples = log.pop("samples", None)
+        if samples is None:
+            yield LoadProblem(file=file, message=_no_samples(log))
+            return
+        if not isinstance(samples, list):
+            yield LoadProblem(file=file, field="samples", message="must be a list")
+            return
+        pairs = [(s.get("id"), s.get("epoch")) for s in samples if isinstance(s, dict)]
+        several = _several_epochs(log, pairs)
+        for index in range(len(samples)):
+            sample, samples[index] = samples[index], None  # let mapped samples go
+            yield _map(file, index, sample, log, several, f"samples[{index}].")
+        if not samples:
+            yield LoadProblem(file=file, message=_no_samples(log))
+
+    def _read_eval(self, path: Path) -> Iterator[ReadItem]:
+        file = path.name
+        try:
+            members = _Members(path)
+        except OSError as exc:
+            yield LoadProblem(file=file, message=f"cannot read: {exc.strerror or exc}")
+            return
+        try:
+            if members.truncated is not None:
+                yield LoadProblem(
+                    file=file,
+                    severity="warning",
+                    message=f"damaged zip ({members.truncated}): read {len(members.names)} members from local headers",
+                )
+            log: dict[str, Any] = {}
+            for name in ("header.json", "_journal/start.json"):
+                if name in members.names:
+                    try:
+                        found = _loads(members.read(name))
+                    except (OSError, zipfile.BadZipFile, zlib.error, orjson.JSONDecodeError) as exc:
+                        yield LoadProblem(file=file, field=name, message=f"unreadable: {exc}")
+                        continue
+                    if isinstance(found, dict):
+                        log = found
+                        break
+            samples: list[tuple[tuple[int, int | str], int, str, str]] = []
+            for name in members.names:
+                match = _SAMPLE_MEMBER.match(name)
+                if match:
+                    epoch = int(match.group("epoch"))
+                    samples.append((_natural(match.group("id")), epoch, match.group("id"), name))
+            samples.sort(key=lambda s: (s[0], s[1]))
+            several = _several_epochs(log, [(s[2], s[1]) for s in samples])
+            for index, (_, _epoch, sample_id, name) in enumerate(samples):
+                label: int | str = int(sample_id) if sample_id.isdigit() else sample_id
+                try:
+                    sample = _loads(members.read(name))
+                except (OSError, zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
+                    yield LoadProblem(
+                        file=file, index=index, session_id=label, field=name, message=f"unreadable member: {exc}"
+                    )
+                    continue
+                except orjson.JSONDecodeError as exc:
+                    yield LoadProblem(
+                        file=file, index=index, session_id=label, field=name, message=f"not valid JSON: {exc}"
+                    )
+                    continue
+                yield _map(file, index, sample, log, several, f"{name}:")
+            if not samples:
+                yield LoadProblem(file=file, message=_no_samples(log))
+        finally:
+            members.close()
+
+
+def _no_samples(log: dict[str, Any]) -> str:
+    status = log.get("status")
+    error = _error_text(log.get("error"))
+    text = "no samples in this log"
+    if status:
+        text += f" (status {status}"
+        text += f": {error.splitlines()[0][:200]})" if error else ")"
+    return text
+
+
+READER = InspectAiReader()
