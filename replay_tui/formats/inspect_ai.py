@@ -562,7 +562,7 @@ def _trajectory_id(sample_id: Any, epoch: Any, several_epochs: bool) -> str:
 def _map(file: str, index: int, sample: Any, log: dict[str, Any], several_epochs: bool, where: str) -> ReadItem:
     """One raw sample as a Trajectory, or the LoadProblem saying why not (never raises)."""
     if not isinstance(sample, dict):
-        return LoadProblem(file=file, index=index, field=where, message="a sample must be a JSON object")
+        return LoadProblem(file=file, index=index, field=where.rstrip(":."), message="a sample must be a JSON object")
     sample_id = sample.get("id")
     if not isinstance(sample_id, (str, int)) or isinstance(sample_id, bool):
         return LoadProblem(file=file, index=index, field=f"{where}id", message="missing sample id")
