@@ -242,12 +242,12 @@ def _score_number(value: Any) -> float | None:
     return None
 
 
-def _outcome(sample: dict[str, Any]) -> Outcome:
-    scores = sample.get("scores")
+def _outcome(sample: dict[str, Any], resolve: Callable[[Any], Any]) -> Outcome:
+    scores = resolve(sample.get("scores"))
     if not isinstance(scores, dict):
         scores = {} if scores is None else {"score": scores}
     if not scores and isinstance(sample.get("score"), dict):  # inspect < 0.3.20: one `score`
-        scores = {"score": sample["score"]}
+        scores = {"score": resolve(sample["score"])}
     reward: float | None = None
     success: bool | None = None
     for score in scores.values():
@@ -301,17 +301,21 @@ class _Sample:
             pool = sample.get("message_pool")
         self.pool: list[Any] = pool if isinstance(pool, list) else []
         self._pool_cache: dict[int, _Message] = {}
-        self._id_cache: dict[str, _Message] = {}
+        self._id_cache: dict[str, tuple[Any, _Message]] = {}
 
     # -- messages -------------------------------------------------------------------------
 
     def _convert(self, raw: Any, field: str) -> _Message:
+        """A raw message mapped once per id (the same message recurs in every later prompt); a message
+        whose id was reused for other content (mutated in place) is mapped again."""
         message_id = raw.get("id") if isinstance(raw, dict) else None
-        if isinstance(message_id, str) and message_id in self._id_cache:
-            return self._id_cache[message_id]
+        if isinstance(message_id, str):
+            cached = self._id_cache.get(message_id)
+            if cached is not None and (cached[0] is raw or cached[0] == raw):
+                return cached[1]
         converted = _message(self.resolve(raw), field)
         if isinstance(message_id, str):
-            self._id_cache[message_id] = converted
+            self._id_cache[message_id] = (raw, converted)
         return converted
 
     def _pooled(self, index: int, field: str) -> _Message:
@@ -365,7 +369,7 @@ class _Sample:
             "target": self.resolve(sample.get("target")),
             "steps_from": "model events" if model_events else "messages",
         }
-        for key in ("uuid", "error", "limit", "model_usage", "total_time", "working_time"):
+        for key in ("uuid", "choices", "error", "limit", "model_usage", "total_time", "working_time"):
             if sample.get(key) is not None:
                 extra[key] = sample[key]
         if scorer_events:
@@ -379,7 +383,7 @@ class _Sample:
             task=self._task(messages),
             metadata=self._metadata(),
             steps=steps,
-            outcome=_outcome(sample),
+            outcome=_outcome(sample, self.resolve),
             extra=extra,
         )
 

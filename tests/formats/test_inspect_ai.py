@@ -254,7 +254,8 @@ def test_a_truncated_zip_loads_its_complete_members(tmp_path: Path) -> None:
     assert problems[0].severity == "warning" and problems[0].message.startswith("damaged zip")
     assert [(p.session_id, p.field) for p in problems[1:]] == [(8, "samples/8_epoch_1.json")]
     assert "cut off" in problems[1].message
-    # without a header the trajectories still carry their sample's facts
+    # the header is the last member: the eval spec comes from _journal/start.json
+    assert {t.metadata["task"] for t in trajectories} == {"popularity"}
     assert trajectories[0].outcome.scores["match"]["value"] in ("C", "I")
 
 
@@ -391,3 +392,28 @@ def test_synthetic_messages_only_and_bad_samples(tmp_path: Path) -> None:
         (3, None, "samples[3].id"),
     ]
     assert problems[1].message == "refers to message 0 of a pool of 0"
+
+
+def test_the_newest_layout_keeps_the_pool_in_events_data(tmp_path: Path) -> None:
+    with zipfile.ZipFile(DEDUP) as archive:
+        sample = json.loads(archive.read("samples/0_epoch_1.json"))
+    sample["events_data"] = {"messages": sample.pop("message_pool"), "calls": []}
+    newest = tmp_path / "newest.eval"
+    rewrite(DEDUP, newest, {"samples/0_epoch_1.json": orjson.dumps(sample)})
+    old, new = by_id(DEDUP)["0"], by_id(newest)["0"]
+    assert new.model_dump(exclude={"extra"}) == old.model_dump(exclude={"extra"})
+    assert len(new.steps[-1].messages) == 11
+
+
+def test_a_message_id_reused_for_other_content_is_mapped_again(tmp_path: Path) -> None:
+    sample = agent_sample()
+    first = {"id": "m1", "role": "user", "content": "first version"}
+    second = {"id": "m1", "role": "user", "content": "second version"}
+    call = {"id": "c", "function": "f", "arguments": {}}
+    reply = {"role": "assistant", "content": "", "tool_calls": [call]}
+    sample["events"] = [
+        {"event": "model", "input": [first], "output": {"choices": [{"message": reply}]}},
+        {"event": "model", "input": [second], "output": {"choices": [{"message": reply}]}},
+    ]
+    (episode,) = by_id(synthetic_log(tmp_path, [sample])).values()
+    assert [s.observation for s in episode.steps] == ["first version", "second version"]
