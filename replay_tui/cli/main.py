@@ -355,28 +355,31 @@ def _load(args: argparse.Namespace) -> DemoSet:
     try:
         demos = open_demos(specs)
     except DemoFileError as exc:
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc) + _other_format([Path(spec) for spec in specs])) from None
     if demos.file_errors:
-        raise UsageError(demos.file_errors[0])
+        raise UsageError(demos.file_errors[0] + _other_format([demo.path for demo in demos.files]))
     if not demos.refs:  # nothing to replay: exit 2, naming the first reason
         first = f"; {demos.problems[0].one_line()}" if demos.problems else ""
         more = f" (and {len(demos.problems) - 1} more problems)" if len(demos.problems) > 1 else ""
-        raise UsageError(f"{', '.join(map(str, specs))}: no usable episodes{first}{more}{_other_format(demos)}")
+        hint = _other_format([demo.path for demo in demos.files])
+        raise UsageError(f"{', '.join(map(str, specs))}: no usable episodes{first}{more}{hint}")
     return demos
 
 
-def _other_format(demos: DemoSet) -> str:
+def _other_format(paths: list[Path]) -> str:
     """When a file is another agent-log format, say which (replay reads the demo format only, for now)."""
     from replay_tui.formats import FormatError, detect
 
-    for demo in demos.files:
+    for path in paths:
+        if not path.is_file():
+            continue
         try:
-            reader, _ = detect(demo.path)
+            reader, _ = detect(path)
         except (FormatError, OSError):
             continue
         if reader.name != "webshop-demos":
             return (
-                f"; {demo.name} is in the {reader.name} format ({reader.label}): `replay-tui formats` "
+                f"; {path.name} is in the {reader.name} format ({reader.label}): `replay-tui formats` "
                 "reads it; replaying that format is not supported yet"
             )
     return ""
