@@ -26,6 +26,7 @@ FORMATS: tuple[FormatInfo, ...] = (
     FormatInfo("inspect-ai", "replay_tui.formats.inspect_ai", "inspect_ai logs (.eval zip and .json)"),
     FormatInfo("tau2", "replay_tui.formats.tau2", "tau2-bench simulation results"),
     FormatInfo("swe-agent", "replay_tui.formats.swe_agent", "SWE-agent .traj and mini-swe-agent trajectories"),
+    FormatInfo("browsergym", "replay_tui.formats.browsergym", "BrowserGym / AgentLab experiment folders"),
     FormatInfo("openai-chat", "replay_tui.formats.openai_chat", "OpenAI chat-completions transcripts (JSON/JSONL)"),
 )
 """Every reader, in the order detection asks them: ties go to the earlier one, so the specific formats
