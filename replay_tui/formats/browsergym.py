@@ -9,11 +9,14 @@ raw_reward, terminated, truncated, action, agent_info, stats, profiling, task_in
 **Pickles execute code when loaded.** By default (:data:`READER`) only ``summary_info.json`` is read:
 the episode comes with its outcome, no steps, and a warning naming ``--allow-pickle``. With
 ``BrowserGymReader(allow_pickle=True)`` the step files go through :class:`SafeUnpickler`, whose
-``find_class`` allows builtins containers, numpy array reconstruction and
-``collections.OrderedDict``, maps the BrowserGym / AgentLab / langchain classes to a
-:class:`PickledObject` stand-in that only records its state (their modules are never imported),
+``find_class`` allows builtins containers, numpy array reconstruction,
+``collections.OrderedDict``, ``datetime`` values and ``pathlib`` paths (as text), maps the
+BrowserGym / AgentLab / langchain classes to a :class:`PickledObject` stand-in that only records
+its state (their modules are never imported),
 and refuses everything else with a problem naming the class ("refused to load pickle class
-os.system: not on the allowlist").
+os.system: not on the allowlist"). ``exp_args.pkl`` (ExpArgs) is read the same way into
+``metadata`` (agent, model, task_name, seed, max_steps, exp_id) and ``extra["exp_args"]``;
+``goal_object.pkl.gz`` is never read.
 
 Mapping of each ``StepInfo``: ``observation`` = URL + goal + last action error + an excerpt of the
 accessibility tree; ``axtree`` = ``obs.axtree_txt`` (else a flattened ``obs.axtree_object``);
@@ -38,7 +41,7 @@ import json
 import pickle
 import re
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, ClassVar
 
 from replay_tui.demos.problems import LoadProblem
@@ -162,6 +165,18 @@ STAND_IN_MODULES = ("browsergym.", "agentlab.", "langchain_core.messages", "lang
 _BUILTINS = frozenset({"list", "dict", "set", "frozenset", "tuple", "bytearray", "bytes", "complex", "slice"})
 
 
+_DATETIME = frozenset({"datetime", "date", "time", "timedelta", "timezone"})
+_PATHS = frozenset({"Path", "PosixPath", "WindowsPath", "PurePath", "PurePosixPath", "PureWindowsPath"})
+
+
+def _posix_path_text(*parts: Any) -> str:
+    return str(PurePosixPath(*(str(part) for part in parts)))
+
+
+def _windows_path_text(*parts: Any) -> str:
+    return str(PureWindowsPath(*(str(part) for part in parts)))
+
+
 def _numpy_reconstruct() -> Any:
     try:
         return importlib.import_module("numpy._core.multiarray")._reconstruct
@@ -197,6 +212,10 @@ class SafeUnpickler(pickle.Unpickler):
             return getattr(importlib.import_module("numpy"), name)
         if module == "_codecs" and name == "encode":  # protocol 2's way to write bytes
             return super().find_class(module, name)
+        if module == "datetime" and name in _DATETIME:
+            return super().find_class(module, name)
+        if module == "pathlib" and name in _PATHS:  # a path becomes its text; nothing touches the disk
+            return _windows_path_text if "Windows" in name else _posix_path_text
         if module.startswith(STAND_IN_MODULES) and name.isidentifier() and name[:1].isupper():
             key = f"{module}.{name}"
             if key not in self._stand_ins:
@@ -293,6 +312,7 @@ class _Experiment:
         self.index = index
         self.allow_pickle = allow_pickle
         self.problems: list[LoadProblem] = []
+        self.exp_args_plain: dict[str, Any] | None = None
 
     def problem(self, message: str, file: str | None = None, field: str | None = None, warning: bool = False) -> None:
         self.problems.append(
@@ -349,7 +369,9 @@ class _Experiment:
                 f"{len(files)} step files (step_*.pkl.gz) are Python pickles and were not read: {ALLOW_HINT}",
                 warning=True,
             )
-        elif files:
+        if self.allow_pickle:
+            self.exp_args(metadata)
+        if files and self.allow_pickle:
             infos = [(number, self.load_step(number, path)) for number, path in files]
             loaded = [(number, info) for number, info in infos if info is not None]
             for position, (number, info) in enumerate(loaded):
@@ -370,8 +392,41 @@ class _Experiment:
             metadata=metadata,
             steps=steps,
             outcome=_outcome(summary),
-            extra={"summary_info": summary} if summary is not None else {},
+            extra={
+                key: value
+                for key, value in (("summary_info", summary), ("exp_args", self.exp_args_plain))
+                if value is not None
+            },
         )
+
+    def exp_args(self, metadata: dict[str, Any]) -> None:
+        """``exp_args.pkl`` (ExpArgs: agent_args, env_args...) into ``metadata``; a refusal is a warning."""
+        path = self.folder / "exp_args.pkl"
+        if not path.is_file():
+            return
+        try:
+            value = load_pickle(path.read_bytes()[: MAX_DECOMPRESSED + 1])
+        except PickleRefused as exc:
+            self.problem(f"{exc} (experiment settings not shown)", file=path.name, warning=True)
+            return
+        except Exception as exc:
+            self.problem(f"cannot unpickle: {type(exc).__name__}: {exc}", file=path.name, warning=True)
+            return
+        plain = _plain(value)
+        if not isinstance(plain, dict):
+            return
+        self.exp_args_plain = plain
+        agent, env = _fields(plain.get("agent_args")), _fields(plain.get("env_args"))
+        model = _fields(agent.get("chat_model_args"))
+        found = {
+            "agent": agent.get("agent_name"),
+            "model": model.get("model_name"),
+            "task_name": env.get("task_name"),
+            "seed": env.get("task_seed"),
+            "max_steps": env.get("max_steps"),
+            "exp_id": plain.get("exp_id"),
+        }
+        metadata.update({key: value for key, value in found.items() if value is not None})
 
     def load_step(self, number: int, path: Path) -> dict[str, Any] | None:
         try:

@@ -114,6 +114,16 @@ def test_allow_pickle_reads_steps_with_axtree_actions_thinking_and_prompt() -> N
     assert first.screenshot is None  # AgentLab strips screenshots from the pickles
 
 
+def test_allow_pickle_reads_the_experiment_settings_from_exp_args() -> None:
+    trajectory, _ = one(CHECKBOXES, ALLOWED)
+    assert trajectory.metadata["max_steps"] == 5 and trajectory.metadata["seed"] == 20
+    assert trajectory.metadata["exp_id"] == "187f0f01-a240-419c-a65e-0058a14f639d"
+    exp_args = trajectory.extra["exp_args"]
+    assert exp_args["__class__"] == "browsergym.experiments.loop.ExpArgs"
+    assert exp_args["exp_dir"].endswith("/2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-checkboxes_20")
+    assert exp_args["agent_args"]["flags"]["obs"]["use_ax_tree"] is True
+
+
 def test_allow_pickle_on_the_single_action_run() -> None:
     trajectory, problems = one(DIALOG, ALLOWED)
     assert problems == [] and trajectory.recorded_calls == 1
