@@ -12,7 +12,7 @@ from rich.text import Text
 
 from replay_tui.cli.common import EXIT_OK, EXIT_USAGE, print_error
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats import FORMATS, FormatError, detect, reader_for
+from replay_tui.formats import FORMATS, FormatError, allowing_pickles, detect, reader_for
 from replay_tui.sanitize import strip_control
 
 
@@ -32,6 +32,12 @@ def register(subparsers: Any) -> None:
         metavar="NAME",
         choices=[info.name for info in FORMATS],
         help="read every FILE with this reader instead of detecting",
+    )
+    parser.add_argument(
+        "--allow-pickle",
+        action="store_true",
+        help="read Python pickles (BrowserGym/AgentLab step files) with a restricted unpickler that refuses "
+        "every class not on its allowlist; pickles can run code when loaded, so only for logs you trust",
     )
     parser.add_argument("--show", type=int, default=10, metavar="N", help="problems to print per file (default 10)")
     parser.set_defaults(func=run)
@@ -56,6 +62,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             print_error(err, "formats", str(exc))
             failed = True
             continue
+        if args.allow_pickle:
+            reader = allowing_pickles(reader)
         episodes = steps = calls = 0
         problems: list[LoadProblem] = []
         for item in reader.read(path):

@@ -245,6 +245,10 @@ class BrowserGymReader:
     def __init__(self, allow_pickle: bool = False):
         self.allow_pickle = allow_pickle
 
+    def allowing_pickles(self) -> BrowserGymReader:
+        """This reader with the step pickles read (restricted unpickler): what ``--allow-pickle`` asks for."""
+        return BrowserGymReader(allow_pickle=True)
+
     def sniff(self, path: Path, head: bytes) -> Detection:
         if path.is_dir():
             has_summary = (path / SUMMARY).is_file()

@@ -92,8 +92,19 @@ def detect(path: str | Path) -> tuple[Reader, Detection]:
     return best
 
 
-def read_trajectories(path: str | Path, fmt: str | None = None) -> Iterator[ReadItem]:
+def allowing_pickles(reader: Reader) -> Reader:
+    """``reader`` with Python pickles read (by its restricted unpickler) when its format has them.
+
+    Pickles execute code when loaded, so readers never read them unless the user asks
+    (``--allow-pickle``); a format without pickles is returned as it is."""
+    allow = getattr(reader, "allowing_pickles", None)
+    return allow() if callable(allow) else reader
+
+
+def read_trajectories(path: str | Path, fmt: str | None = None, *, allow_pickle: bool = False) -> Iterator[ReadItem]:
     """Stream ``path``'s trajectories with the ``fmt`` reader, or the detected one."""
     target = Path(path)
     reader = reader_for(fmt) if fmt else detect(target)[0]
+    if allow_pickle:
+        reader = allowing_pickles(reader)
     yield from reader.read(target)

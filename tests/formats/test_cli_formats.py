@@ -22,7 +22,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 def test_formats_lists_every_reader(capsys) -> None:
     code, out, _ = run(capsys, "formats")
     assert code == 0
-    for name in ("webshop-demos", "openai-chat", "webshop-human", "inspect-ai", "tau2", "swe-agent"):
+    for name in ("webshop-demos", "openai-chat", "webshop-human", "inspect-ai", "tau2", "swe-agent", "browsergym"):
         assert name in out
 
 
@@ -73,3 +73,31 @@ def test_every_sample_is_detected_as_its_own_format_and_reads(path: Path) -> Non
     assert reader.name == path.parent.name.replace("_", "-")
     items = list(read_trajectories(path))
     assert items and all(isinstance(i, Trajectory | LoadProblem) for i in items)
+
+
+def test_pickles_are_read_only_when_allowed_and_hostile_classes_are_refused(capsys, tmp_path: Path) -> None:
+    import gzip
+    import os
+    import pickle
+    import shutil
+
+    source = next((DATA / "browsergym").glob("*click-dialog_14"))
+    code, out, _ = run(capsys, "formats", str(source))
+    assert code == 0 and "are Python pickles and were not read: pass --allow-pickle" in out
+    code, out, _ = run(capsys, "formats", "--allow-pickle", str(source))
+    assert code == 0 and "not read" not in out
+    steps = next(t for t in read_trajectories(source, allow_pickle=True) if isinstance(t, Trajectory)).steps
+    assert len(steps) == 2 and steps[0].action is not None
+
+    marker = tmp_path / "pwned"
+
+    class Hostile:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    folder = tmp_path / source.name
+    shutil.copytree(source, folder)
+    (folder / "step_1.pkl.gz").write_bytes(gzip.compress(pickle.dumps(Hostile())))
+    code, out, _ = run(capsys, "formats", "--allow-pickle", str(folder))
+    assert "refused to load pickle class posix.system: not on the allowlist" in out
+    assert not marker.exists()
