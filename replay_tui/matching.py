@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from replay_tui.actions import (
     BACK_TO_SEARCH,
@@ -392,6 +392,158 @@ def _mismatch(typed: TypedComparison, policy: MatchPolicy, expected: str, predic
 def actions_match(predicted: str, expected: str, case: MatchPolicy = DEFAULT_POLICY) -> bool:
     """True when ``predicted`` is accepted for ``expected`` under the policy (match or equivalent)."""
     return judge(expected, predicted, case).accepted
+
+
+# -- tool calls (any agent) ----------------------------------------------------------------------
+
+_NAME_FOLD = re.compile(r"[\s_\-.]+")
+_MISSING = object()
+
+
+def judge_call(
+    expected_name: str,
+    expected_arguments: Mapping[str, Any],
+    predicted_name: str,
+    predicted_arguments: Mapping[str, Any],
+    policy: MatchPolicy = DEFAULT_POLICY,
+    schema: Mapping[str, Any] | None = None,
+) -> ActionVerdict:
+    """The verdict on a predicted tool call against the recorded one, for any agent's tools.
+
+    The tool name must be the same (``typed``/``tolerant`` tolerate case and ``_``/``-``/space);
+    arguments are compared key by key, each value by its JSON-schema type when ``schema`` (the
+    tool's ``parameters``) gives one, else by its JSON type: numbers by value (``3`` is ``3.0``),
+    strings exactly (``typed``: case, accents, spacing and edge punctuation tolerated;
+    ``tolerant``: also word order, plurals and stop words), booleans exactly; under ``typed`` and
+    ``tolerant`` a string holding the schema's number or boolean (``"3"``, ``"true"``) is
+    equivalent. The reason names the argument's path (``arguments.passengers[0].name``).
+    """
+    if policy not in MATCH_POLICIES:
+        raise ValueError(f"unknown matching policy {policy!r}; choose one of {', '.join(MATCH_POLICIES)}")
+    tolerated: list[str] = []
+    if expected_name != predicted_name:
+        loose = policy in ("lower", "env", "typed", "tolerant")
+        if loose and _NAME_FOLD.sub("", expected_name).casefold() == _NAME_FOLD.sub("", predicted_name).casefold():
+            tolerated.append(f"the tool name {predicted_name!r} for {expected_name!r}")
+        else:
+            return ActionVerdict(
+                "mismatch", f"tool differs: expected {expected_name!r}, got {predicted_name!r}", "kind", policy
+            )
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    problem = _compare_value(
+        dict(expected_arguments),
+        dict(predicted_arguments),
+        "arguments",
+        {"type": "object", "properties": properties or {}},
+        policy,
+        tolerated,
+    )
+    if problem is not None:
+        return ActionVerdict("mismatch", problem, "argument", policy)
+    if tolerated:
+        return ActionVerdict("equivalent", "same call, tolerating " + "; ".join(tolerated), None, policy)
+    return ActionVerdict("match", "same call", None, policy)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+def _schema_types(schema: Any) -> set[str]:
+    if not isinstance(schema, Mapping):
+        return set()
+    kind = schema.get("type")
+    kinds = (
+        {kind}
+        if isinstance(kind, str)
+        else {k for k in kind if isinstance(k, str)}
+        if isinstance(kind, list)
+        else set()
+    )
+    return {"number" if k == "integer" else k for k in kinds}
+
+
+def _coerce(text: str, kinds: set[str]) -> Any:
+    """A string read as the number or boolean the schema says the value is (``_MISSING`` if it is not one)."""
+    stripped = text.strip()
+    if "boolean" in kinds and stripped.lower() in ("true", "false"):
+        return stripped.lower() == "true"
+    if "number" in kinds:
+        try:
+            return float(stripped)
+        except ValueError:
+            return _MISSING
+    return _MISSING
+
+
+def _compare_value(
+    want: Any, got: Any, path: str, schema: Any, policy: MatchPolicy, tolerated: list[str]
+) -> str | None:
+    """None when ``got`` is accepted for ``want`` (noting tolerated differences), else why not."""
+    want_type, got_type = _json_type(want), _json_type(got)
+    loose = policy in ("typed", "tolerant")
+    if want_type != got_type:
+        kinds = _schema_types(schema) or {want_type}
+        if loose and got_type == "string" and want_type in ("number", "boolean") and want_type in kinds:
+            value = _coerce(got, kinds)
+            if value is not _MISSING and value == want and _json_type(value) == want_type:
+                tolerated.append(f"{path} as the string {got!r}")
+                return None
+        return f"{path}: expected a {want_type} {_short(want)}, got a {got_type} {_short(got)}"
+    if want_type == "object":
+        properties = schema.get("properties") if isinstance(schema, Mapping) else None
+        missing = sorted(set(want) - set(got))
+        extra = sorted(set(got) - set(want))
+        if missing or extra:
+            parts = ([f"missing {', '.join(map(repr, missing))}"] if missing else []) + (
+                [f"unexpected {', '.join(map(repr, extra))}"] if extra else []
+            )
+            return f"{path}: {'; '.join(parts)}"
+        for key in want:
+            sub = properties.get(key) if isinstance(properties, Mapping) else None
+            problem = _compare_value(want[key], got[key], f"{path}.{key}", sub, policy, tolerated)
+            if problem is not None:
+                return problem
+        return None
+    if want_type == "array":
+        if len(want) != len(got):
+            return f"{path}: expected {len(want)} items, got {len(got)}"
+        items = schema.get("items") if isinstance(schema, Mapping) else None
+        for position, (a, b) in enumerate(zip(want, got, strict=True)):
+            problem = _compare_value(a, b, f"{path}[{position}]", items, policy, tolerated)
+            if problem is not None:
+                return problem
+        return None
+    if want == got:
+        return None
+    if want_type == "string":
+        if policy in ("lower", "env") and want.casefold() == got.casefold():
+            tolerated.append(f"{path} (letter case)")
+            return None
+        if loose and strip_edge_punctuation(string_prepass(want)) == strip_edge_punctuation(string_prepass(got)):
+            tolerated.append(f"{path} (case, accents or spacing)")
+            return None
+        if policy == "tolerant" and keyword_lemmas(want) and keyword_lemmas(want) == keyword_lemmas(got):
+            tolerated.append(f"{path} ({', '.join(_keyword_differences(want, got))})")
+            return None
+    return f"{path} differs: expected {_short(want)}, got {_short(got)}"
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # -- settings: a policy per state -----------------------------------------------------------------
