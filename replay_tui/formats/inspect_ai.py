@@ -602,6 +602,19 @@ def _loads(data: bytes | memoryview) -> Any:
     return orjson.loads(data)
 
 
+_ZIP_ERRORS: tuple[type[Exception], ...] = (
+    OSError,
+    EOFError,
+    zipfile.BadZipFile,
+    zlib.error,
+    NotImplementedError,  # "zip file version 23.5": a damaged header read as an unknown version
+    RuntimeError,  # encrypted members
+    ValueError,
+)
+"""What reading a damaged zip can raise (zipfile raises more than BadZipFile on broken headers)."""
+_HEADER_ERRORS: tuple[type[Exception], ...] = (*_ZIP_ERRORS, orjson.JSONDecodeError)
+
+
 class _Members:
     """A zip's members by name: through its central directory, or (a truncated zip) its local headers."""
 
@@ -614,8 +627,11 @@ class _Members:
         try:
             self.zip = zipfile.ZipFile(path)
             self.names = self.zip.namelist()
-        except zipfile.BadZipFile as exc:
-            self.truncated = str(exc)
+        except _ZIP_ERRORS as exc:
+            if isinstance(exc, OSError) and not isinstance(exc, zipfile.BadZipFile) and exc.errno is not None:
+                raise  # the file cannot be opened at all: the caller names it
+            self.zip = None
+            self.truncated = str(exc) or type(exc).__name__
             self.names = self._scan()
 
     def close(self) -> None:
@@ -711,7 +727,7 @@ class InspectAiReader:
             try:
                 with zipfile.ZipFile(path) as archive:
                     names = archive.namelist()
-            except (zipfile.BadZipFile, OSError) as exc:
+            except _ZIP_ERRORS as exc:
                 return Detection.no(f"zip without inspect_ai members in its head ({exc})")
             if any(n in ("header.json", "_journal/start.json") or n.startswith("samples/") for n in names):
                 return Detection.yes("zip with inspect_ai log members (header.json, _journal/, samples/)", 0.95)
@@ -786,7 +802,7 @@ class InspectAiReader:
                 if name in members.names:
                     try:
                         found = _loads(members.read(name))
-                    except (OSError, zipfile.BadZipFile, zlib.error, orjson.JSONDecodeError) as exc:
+                    except _HEADER_ERRORS as exc:
                         yield LoadProblem(file=file, field=name, message=f"unreadable: {exc}")
                         continue
                     if isinstance(found, dict):
@@ -804,7 +820,7 @@ class InspectAiReader:
                 label: int | str = int(sample_id) if sample_id.isdigit() else sample_id
                 try:
                     sample = _loads(members.read(name))
-                except (OSError, zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
+                except _ZIP_ERRORS as exc:
                     yield LoadProblem(
                         file=file, index=index, session_id=label, field=name, message=f"unreadable member: {exc}"
                     )

@@ -31,6 +31,7 @@ from __future__ import annotations
 import gzip
 import importlib
 import re
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -551,7 +552,7 @@ def _response_message(response: dict[str, Any]) -> dict[str, Any] | str | None:
     if isinstance(body, bytes) and body[:2] == b"\x1f\x8b":
         try:
             body = gzip.decompress(body)
-        except (OSError, EOFError) as exc:
+        except (OSError, EOFError, zlib.error) as exc:
             return f"gzip: {exc}"
     try:
         payload = orjson.loads(body)
