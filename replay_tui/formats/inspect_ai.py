@@ -820,14 +820,14 @@ class InspectAiReader:
                 label: int | str = int(sample_id) if sample_id.isdigit() else sample_id
                 try:
                     sample = _loads(members.read(name))
+                except orjson.JSONDecodeError as exc:  # a ValueError: named before the zip errors
+                    yield LoadProblem(
+                        file=file, index=index, session_id=label, field=name, message=f"not valid JSON: {exc}"
+                    )
+                    continue
                 except _ZIP_ERRORS as exc:
                     yield LoadProblem(
                         file=file, index=index, session_id=label, field=name, message=f"unreadable member: {exc}"
-                    )
-                    continue
-                except orjson.JSONDecodeError as exc:
-                    yield LoadProblem(
-                        file=file, index=index, session_id=label, field=name, message=f"not valid JSON: {exc}"
                     )
                     continue
                 yield _map(file, index, sample, log, several, f"{name}:")
