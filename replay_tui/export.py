@@ -472,24 +472,17 @@ def _render_md(ctx: _Context) -> str:
         head.append("| Cancelled | yes |")
     head.append("")
     states = _states(summary)
-    if states and tolerant:
-        extra = {state: (eq, acc) for state, eq, acc in _equivalent_states(summary)}
+    if states:
+        extra = {state: (eq, acc) for state, eq, acc in _equivalent_states(summary)} if tolerant else {}
+        header, rule = "| State | Steps | Accuracy |", "| --- | ---: | ---: |"
+        if tolerant:
+            header, rule = header + " ≈ Equivalent | With ≈ |", rule + " ---: | ---: |"
+        head += ["### Accuracy by state", "", header, rule]
         head += [
-            "### Accuracy by state",
-            "",
-            "| State | Steps | Accuracy | ≈ Equivalent | With ≈ |",
-            "| --- | ---: | ---: | ---: | ---: |",
-        ]
-        head += [
-            f"| {md_code(state, 60)} | {steps} | {_pct(acc)} | {extra[state][0]} | {_pct(extra[state][1])} |"
+            f"| {md_code(state, 60)} | {steps} | {_pct(acc)} |"
+            + (f" {extra[state][0]} | {_pct(extra[state][1])} |" if tolerant else "")
             for state, steps, acc in states[:_MD_STATES]
         ]
-        if len(states) > _MD_STATES:
-            head += ["", f"… and {len(states) - _MD_STATES} more states"]
-        head.append("")
-    elif states:
-        head += ["### Accuracy by state", "", "| State | Steps | Accuracy |", "| --- | ---: | ---: |"]
-        head += [f"| {md_code(state, 60)} | {steps} | {_pct(acc)} |" for state, steps, acc in states[:_MD_STATES]]
         if len(states) > _MD_STATES:
             head += ["", f"… and {len(states) - _MD_STATES} more states"]
         head.append("")
@@ -831,29 +824,26 @@ def _render_html(ctx: _Context) -> str:
     )
 
     states = _states(summary)
-    if states and summary.matching is not None:
-        extra = {state: (eq, acc) for state, eq, acc in _equivalent_states(summary)}
+    if states:
+        tolerant = summary.matching is not None
+        extra = {state: (eq, acc) for state, eq, acc in _equivalent_states(summary)} if tolerant else {}
         rows = "".join(
             f'<tr><td><code>{_e(state)}</code></td><td class="num">{steps}</td>'
             f'<td><span class="bar"><span style="width:{acc * 100:.1f}%"></span></span>{_pct(acc)}</td>'
-            f'<td class="num">{extra[state][0]}</td><td class="num">{_pct(extra[state][1])}</td></tr>'
+            + (
+                f'<td class="num">{extra[state][0]}</td><td class="num">{_pct(extra[state][1])}</td>'
+                if tolerant
+                else ""
+            )
+            + "</tr>"
             for state, steps, acc in states
+        )
+        columns = "<th>State</th><th>Steps</th><th>Accuracy</th>" + (
+            "<th>≈ Equivalent</th><th>With ≈</th>" if tolerant else ""
         )
         out += [
             '<h2 id="states">Accuracy by state</h2>',
-            "<table><thead><tr><th>State</th><th>Steps</th><th>Accuracy</th><th>≈ Equivalent</th>"
-            f"<th>With ≈</th></tr></thead><tbody>{rows}</tbody></table>",
-        ]
-    elif states:
-        rows = "".join(
-            f'<tr><td><code>{_e(state)}</code></td><td class="num">{steps}</td>'
-            f'<td><span class="bar"><span style="width:{acc * 100:.1f}%"></span></span>{_pct(acc)}</td></tr>'
-            for state, steps, acc in states
-        )
-        out += [
-            '<h2 id="states">Accuracy by state</h2>',
-            f"<table><thead><tr><th>State</th><th>Steps</th><th>Accuracy</th></tr></thead><tbody>{rows}</tbody>"
-            "</table>",
+            f"<table><thead><tr>{columns}</tr></thead><tbody>{rows}</tbody></table>",
         ]
 
     out += ['<p><input id="filter" type="search" placeholder="Filter episodes and mismatches…" hidden></p>']

@@ -23,12 +23,11 @@ from pydantic import BaseModel, Field
 
 from replay_tui.actions import normalize_action
 from replay_tui.demos.loader import DemoSet
-from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
+from replay_tui.demos.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.env import replay_steps
 from replay_tui.jobs import fan_out
 from replay_tui.matching import CasePolicy, MatchSettings, actions_match
 from replay_tui.policies.base import accepts_recorded_step, call_policy, policy_name
-from replay_tui.runner import unique_problems
 
 
 class RepeatStep(BaseModel):

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, Field, model_validator
 
-from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
+from replay_tui.demos.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv, ReplayStep
 from replay_tui.jobs import fan_out
 from replay_tui.matching import MatchSettings, Verdict
@@ -495,14 +495,6 @@ def episodes_total(demos: Any) -> int:
     rejected = {(p.file, p.index) for p in demos.problems if p.index is not None}
     usable = {(ref.file.name, ref.index) for ref in demos.refs}
     return len(usable | rejected)
-
-
-def unique_problems(problems: Iterable[LoadProblem]) -> list[LoadProblem]:
-    """Each problem once (by its one-line text, the last of equal ones kept), in file and episode order."""
-    return sorted(
-        {p.one_line(): p for p in problems}.values(),
-        key=lambda p: (p.file, -1 if p.index is None else p.index, p.field or "", p.message),
-    )
 
 
 def summarize_demos(

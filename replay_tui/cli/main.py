@@ -595,8 +595,8 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.repeat > 1 and report_path is not None and report_format != "json":
         raise UsageError("--repeat writes JSON reports only (use a .json path)")
     _check_llm_flags(args)
-    matching = _matching(args)
     policies = _Policies(args)
+    matching = policies.settings.matching  # config.toml read once, with the flags
     for problem in demos.problems:
         _print_problem(err, problem)
     count = len(session_ids) if session_ids is not None else len(demos)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, field_validator
@@ -74,6 +75,14 @@ class LoadProblem(BaseModel):
 
     def __str__(self) -> str:
         return self.one_line()
+
+
+def unique_problems(problems: Iterable[LoadProblem]) -> list[LoadProblem]:
+    """Each problem once (by its one-line text, the last of equal ones kept), in file and episode order."""
+    return sorted(
+        {p.one_line(): p for p in problems}.values(),
+        key=lambda p: (p.file, -1 if p.index is None else p.index, p.field or "", p.message),
+    )
 
 
 class EpisodeLoadError(Exception):

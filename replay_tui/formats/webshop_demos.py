@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from replay_tui.demos.loader import DemoFileError, open_demos
-from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
+from replay_tui.demos.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.formats.base import Detection, ReadItem
 from replay_tui.trajectory import from_webshop_episode
 
@@ -49,11 +49,7 @@ class WebshopDemosReader:
                 yield from_webshop_episode(demos.episode(ref.session_id))
             except EpisodeLoadError:
                 continue  # recorded in demos.problems, yielded below with the indexing problems
-        seen: set[str] = set()
-        for problem in demos.problems:
-            if problem.one_line() not in seen:
-                seen.add(problem.one_line())
-                yield problem
+        yield from unique_problems(demos.problems)
 
 
 READER = WebshopDemosReader()
