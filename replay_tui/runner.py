@@ -341,9 +341,13 @@ class Runner:
             if report.cancelled:
                 cancelled = True
                 break
+        return self.summary(episodes, cancelled=cancelled)
+
+    def summary(self, episodes: list[EpisodeReport], *, cancelled: bool = False) -> SummaryReport:
+        """The run's report over ``episodes``, with this runner's settings (mode, mismatch, matching)."""
         return summarize_demos(
             episodes,
-            demos,
+            self.env.demos,
             mode=self.mode,
             mismatch_policy=self.mismatch_policy,
             include_item_steps=self.env.include_item_steps,
@@ -478,16 +482,7 @@ def run_all_parallel(
         ids, replay, first, worker_runner, jobs=jobs, cancel=first.cancel, on_result=finished, name="replay"
     )
     episodes = [result for _, result in results if isinstance(result, EpisodeReport)]
-    return summarize_demos(
-        episodes,
-        demos,
-        mode=first.mode,
-        mismatch_policy=first.mismatch_policy,
-        include_item_steps=first.env.include_item_steps,
-        case=first.env.case,
-        matching=first.env.matching,
-        cancelled=first.cancel.is_set(),
-    )
+    return first.summary(episodes, cancelled=first.cancel.is_set())
 
 
 def episodes_total(demos: Any) -> int:
