@@ -11,6 +11,7 @@ every field without a place of its own is kept in ``extra``.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -35,7 +36,36 @@ class ToolCall(BaseModel):
             return f"{self.name}({self.raw_arguments})"
         if not self.arguments:
             return f"{self.name}()"
-        return f"{self.name}({orjson.dumps(self.arguments, option=orjson.OPT_NON_STR_KEYS).decode()})"
+        return call_text(self.name, self.arguments)
+
+
+def call_text(name: str, arguments: dict[str, Any]) -> str:
+    """The canonical text of a tool call, ``name({"a": 1})``: what replays of tool-calling formats
+    record as the expected and predicted action (arguments as JSON, keys in the order given)."""
+    return f"{name}({orjson.dumps(arguments, option=orjson.OPT_NON_STR_KEYS).decode()})"
+
+
+_CALL_TEXT = re.compile(r"\A\s*([^\s(]+)\s*\((.*)\)\s*\Z", re.DOTALL)
+
+
+def parse_call_text(text: str) -> ToolCall | None:
+    """:func:`call_text` read back; None when ``text`` is not ``name(...)``.
+
+    Arguments that are not a JSON object are kept as ``raw_arguments`` (a model that wrote broken
+    JSON is judged, not refused)."""
+    found = _CALL_TEXT.match(text)
+    if found is None:
+        return None
+    name, inner = found.group(1), found.group(2).strip()
+    if not inner:
+        return ToolCall(name=name)
+    try:
+        value = orjson.loads(inner)
+    except orjson.JSONDecodeError:
+        return ToolCall(name=name, raw_arguments=inner)
+    if not isinstance(value, dict):
+        return ToolCall(name=name, raw_arguments=inner)
+    return ToolCall(name=name, arguments=value)
 
 
 class ChatMessage(BaseModel):

@@ -6,7 +6,7 @@ objects or :class:`~replay_tui.demos.problems.LoadProblem` values (a bad record 
 others). ``replay-tui formats`` lists them; ``--format NAME`` skips detection.
 """
 
-from replay_tui.formats.base import Detection, Reader, ReadItem
+from replay_tui.formats.base import Detection, EpisodeSummary, IndexingReader, Reader, ReadItem
 from replay_tui.formats.registry import (
     FORMATS,
     FormatError,
@@ -20,6 +20,8 @@ from replay_tui.formats.registry import (
 __all__ = [
     "FORMATS",
     "Detection",
+    "EpisodeSummary",
+    "IndexingReader",
     "FormatError",
     "FormatInfo",
     "ReadItem",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.trajectory import Trajectory
@@ -14,6 +14,28 @@ HEAD_BYTES = 64 * 1024
 """How much of a file :meth:`Reader.sniff` sees (readers decide from the head, never the whole file)."""
 
 ReadItem = Trajectory | LoadProblem
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeSummary:
+    """What the session browser shows about an episode before it is opened, and where it lives.
+
+    A reader that can find one episode again without reading the whole file (an offset into a JSON
+    Lines file, a member of a zip) lists these from :meth:`IndexingReader.index` so a 1 GB log opens
+    to a browsable list without holding every episode in memory.
+    """
+
+    id: str
+    """The episode's id in its log."""
+    record: int
+    """The episode's position in the file (0-based): what a LoadProblem names."""
+    task: str = ""
+    steps: int = 0
+    """Steps that carry a recorded tool call (what a replay will judge)."""
+    reward: float | None = None
+    success: bool | None = None
+    locator: Any = None
+    """Reader-specific: how :meth:`IndexingReader.load` finds the episode again (offsets, a name)."""
 
 
 @dataclass(frozen=True)
@@ -45,4 +67,21 @@ class Reader(Protocol):
 
     def read(self, path: Path) -> Iterator[ReadItem]:
         """Stream the file's episodes; a malformed record is a LoadProblem (file, index, field)."""
+        ...
+
+
+@runtime_checkable
+class IndexingReader(Protocol):
+    """A reader that indexes a file cheaply and loads one episode at a time (optional).
+
+    Readers without it are read whole by :meth:`Reader.read` (fine for the small files most
+    formats produce); a format whose files reach gigabytes implements it.
+    """
+
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """Every episode's summary, in file order; a record that cannot be indexed is a LoadProblem."""
+        ...
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        """The whole episode ``summary`` points at (or the problem that stops it)."""
         ...
