@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-from replay_tui.demos.loader import DemoSet, open_demos
+from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction
-from replay_tui.matching import MatchPolicy, MatchSettings
+from replay_tui.matching import ActionVerdict, MatchPolicy, MatchSettings, judge_call
+from replay_tui.sources import open_sources
+from replay_tui.trajectory import parse_call_text
 from replay_tui.webshop import ITEM, infer_available_actions, infer_state
 
 MismatchPolicy = Literal["stop", "allow"]
@@ -48,6 +50,10 @@ class ReplayStep:
     source: DecisionStep | ItemPageAction = field(repr=False)
     trajectory_index: int = 0
     warnings: tuple[str, ...] = ()
+    call: bool = False
+    """True for a tool call of another format: judged by name and typed arguments (:func:`judge_step`)."""
+    schema: dict[str, Any] | None = field(default=None, repr=False)
+    """The recorded tool's JSON-schema ``parameters`` (types for the arguments), when known."""
 
     @cached_property
     def recorded(self) -> dict[str, Any]:
@@ -71,6 +77,40 @@ class ReplayStep:
         return data
 
 
+def judge_step(
+    matching: MatchSettings, expected: str, predicted: str, state: str, *, call: bool, schema: Any = None
+) -> ActionVerdict:
+    """The verdict on one step: WebShop actions by :meth:`MatchSettings.judge`, tool calls (their
+    canonical text, ``name({...})``) by :func:`replay_tui.matching.judge_call` under the policy of
+    their state (the tool's name)."""
+    if not call:
+        return matching.judge(expected, predicted, state)
+    policy = matching.policy_for(state)
+    want = parse_call_text(expected)
+    got = parse_call_text(predicted)
+    if want is None:  # not a call text: compare as written
+        return matching.judge(expected, predicted, state)
+    if got is None:
+        shown = predicted if len(predicted) <= 80 else predicted[:79] + "…"
+        return ActionVerdict("mismatch", f"not a tool call: {shown!r}", "kind", policy)
+    if want.raw_arguments is not None or got.raw_arguments is not None:
+        if want.name == got.name and want.raw_arguments == got.raw_arguments:
+            return ActionVerdict("match", "same call", None, policy)
+        if got.raw_arguments is not None and want.raw_arguments is None:
+            shown = got.raw_arguments[:80]
+            return ActionVerdict("mismatch", f"arguments are not a JSON object: {shown!r}", "argument", policy)
+    parameters = schema.get("parameters") if isinstance(schema, dict) else None
+    return judge_call(want.name, want.arguments, got.name, got.arguments, policy, parameters)
+
+
+def _tool_schema(entry: DecisionStep) -> dict[str, Any] | None:
+    for tool in (entry.model_extra or {}).get("tools") or ():
+        spec = tool.get("function", tool) if isinstance(tool, dict) else None
+        if isinstance(spec, dict) and spec.get("name") == entry.llm_action_name:
+            return spec
+    return None
+
+
 def replay_steps(episode: Episode, *, include_item_steps: bool = False) -> list[ReplayStep]:
     """The steps to replay for an episode, with missing state and actions inferred (and warned)."""
     steps: list[ReplayStep] = []
@@ -78,7 +118,30 @@ def replay_steps(episode: Episode, *, include_item_steps: bool = False) -> list[
     item_count = 0
     for position, entry in enumerate(episode.trajectory):
         warnings: list[str] = []
-        if isinstance(entry, DecisionStep):
+        if isinstance(entry, DecisionStep) and (entry.model_extra or {}).get("tool_call"):
+            extra = entry.model_extra or {}
+            label = extra.get("step_label")
+            steps.append(
+                ReplayStep(
+                    index=len(steps),
+                    step_number=entry.step_number,
+                    label=label if isinstance(label, str) and label else str(entry.step_number),
+                    kind="decision",
+                    state=entry.state or entry.llm_action_name,
+                    available_actions=list(entry.available_actions or ()),
+                    observation=entry.observation_before_llm,
+                    observation_after=entry.observation_after_action,
+                    expected=entry.expected_action,
+                    reward=entry.reward,
+                    done=entry.done,
+                    llm_prompt=entry.llm_prompt,
+                    source=entry,
+                    trajectory_index=position,
+                    call=True,
+                    schema=_tool_schema(entry),
+                )
+            )
+        elif isinstance(entry, DecisionStep):
             last_number, item_count = entry.step_number, 0
             observation = entry.observation_before_llm
             state = entry.state
@@ -164,7 +227,7 @@ class OfflineWebshopEnv:
     ):
         if mismatch_policy not in MISMATCH_POLICIES:
             raise ValueError(f"mismatch_policy must be one of {MISMATCH_POLICIES}, got {mismatch_policy!r}")
-        self.demos = demos if isinstance(demos, DemoSet) else open_demos(demos)
+        self.demos = demos if isinstance(demos, DemoSet) else open_sources(demos)
         self.mismatch_policy: MismatchPolicy = mismatch_policy
         self.include_item_steps = include_item_steps
         self.matching: MatchSettings = matching if matching is not None else MatchSettings(case)
@@ -216,7 +279,7 @@ class OfflineWebshopEnv:
         step = self.current
         if step is None:
             raise EpisodeFinished("the episode is finished; call reset() to start another")
-        verdict = self.matching.judge(step.expected, action, step.state)
+        verdict = judge_step(self.matching, step.expected, action, step.state, call=step.call, schema=step.schema)
         match = verdict.accepted
         info: dict[str, Any] = {
             "match": match,

@@ -15,7 +15,7 @@ import orjson
 from pydantic import BaseModel, Field, model_validator
 
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem, unique_problems
-from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv, ReplayStep
+from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv, ReplayStep, judge_step
 from replay_tui.jobs import fan_out
 from replay_tui.matching import MatchSettings, Verdict
 from replay_tui.policies.base import Policy, Prediction, accepts_recorded_step, call_policy, policy_name
@@ -95,6 +95,9 @@ class EpisodeReport(BaseModel):
     session_id: int
     file: str = ""
     instruction: str = ""
+    episode_id: str | None = None
+    """The episode's id in a log of another format (``session_id`` is then its position in the set);
+    None, and not written, for the seed's demo files."""
     steps_total: int
     steps_matched: int
     accuracy: float
@@ -173,6 +176,8 @@ class SummaryReport(BaseModel):
             episode_exclude["mismatches"] = {"__all__": {"reason"}}
             if include_steps:
                 episode_exclude["steps"] = {"__all__": {"verdict", "reason", "policy"}}
+        if all(episode.episode_id is None for episode in self.episodes):
+            episode_exclude["episode_id"] = True
         if episode_exclude:
             exclude["episodes"] = {"__all__": episode_exclude}
         return self.model_dump(mode="json", exclude=exclude or None)
@@ -300,6 +305,7 @@ class Runner:
                 session_id=session_id,
                 file=env.demos.ref(session_id).file.name,
                 instruction=episode.instruction,
+                episode_id=episode.episode_id if episode.source is not None else None,
                 steps_total=0,
                 steps_matched=0,
                 accuracy=0.0,
@@ -407,18 +413,22 @@ def rejudge(
     matching: MatchSettings,
     observations: Mapping[str, str],
     excerpt_chars: int = EXCERPT_CHARS,
+    calls: Mapping[str, Any] | None = None,
 ) -> EpisodeReport:
     """The same predictions judged again under other matching policies, without calling any policy.
 
     ``observations`` maps step labels to what the policy saw (for the excerpts of new mismatch
-    records). An episode replayed with ``stop`` keeps the steps it ran: a step judged a mismatch now
+    records); ``calls`` maps the labels of tool-call steps to their tool's schema (or None), which
+    are judged as calls. An episode replayed with ``stop`` keeps the steps it ran: a step judged a mismatch now
     may be followed by steps it would have prevented, and one accepted now does not bring back the
     steps a mismatch had stopped.
     """
     steps = []
     last = len(report.steps) - 1
     for position, step in enumerate(report.steps):
-        verdict = matching.judge(step.expected, step.predicted, step.state)
+        call = calls is not None and step.step_label in calls
+        schema = calls.get(step.step_label) if calls is not None else None
+        verdict = judge_step(matching, step.expected, step.predicted, step.state, call=call, schema=schema)
         # a mismatch with steps after it was forced (allow); the last step keeps what the run said
         forced = verdict.verdict == "mismatch" and (step.forced or position < last)
         steps.append(

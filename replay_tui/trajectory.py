@@ -81,6 +81,112 @@ class ChatMessage(BaseModel):
     reasoning: str | None = None
 
 
+_OPENAI_ROLES = {"system", "user", "assistant", "tool", "developer"}
+
+
+def openai_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
+    """``messages`` in the chat-completions request shape, ready to send again (teacher forcing).
+
+    Tool calls get the ids the log gave them (``call_<n>`` when it gave none) and each tool result
+    the id of the call it answers, so a strict server accepts the conversation; roles outside
+    OpenAI's set are sent as ``user``; reasoning is not sent (models do not take it back).
+    """
+    out: list[dict[str, Any]] = []
+    pending: list[str] = []
+    counter = 0
+    for message in messages:
+        role = message.role if message.role in _OPENAI_ROLES else "user"
+        entry: dict[str, Any] = {"role": role, "content": message.content}
+        if role == "assistant" and message.tool_calls:
+            calls = []
+            for call in message.tool_calls:
+                counter += 1
+                call_id = call.id or f"call_{counter}"
+                pending.append(call_id)
+                arguments = call.raw_arguments if call.raw_arguments is not None and not call.arguments else None
+                calls.append(
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {
+                            "name": call.name,
+                            "arguments": arguments
+                            if arguments is not None
+                            else orjson.dumps(call.arguments, option=orjson.OPT_NON_STR_KEYS).decode(),
+                        },
+                    }
+                )
+            entry["tool_calls"] = calls
+            if not message.content:
+                entry["content"] = None
+        elif role == "tool":
+            answered = message.tool_call_id
+            if answered in pending:
+                pending.remove(answered)
+            elif pending:
+                answered = pending.pop(0)
+            entry["tool_call_id"] = answered or f"call_{counter}"
+        if message.name and role in ("user", "system", "developer", "assistant"):
+            entry["name"] = message.name
+        out.append(entry)
+    return out
+
+
+def _schema_type(values: list[Any]) -> dict[str, Any]:
+    kinds: list[str] = []
+    for value in values:
+        if isinstance(value, bool):
+            kind = "boolean"
+        elif isinstance(value, int):
+            kind = "integer"
+        elif isinstance(value, float):
+            kind = "number"
+        elif isinstance(value, str):
+            kind = "string"
+        elif isinstance(value, list):
+            kind = "array"
+        elif isinstance(value, dict):
+            kind = "object"
+        else:
+            kind = "null"
+        if kind not in kinds:
+            kinds.append(kind)
+    if kinds == ["integer", "number"] or kinds == ["number", "integer"]:
+        kinds = ["number"]
+    return {"type": kinds[0]} if len(kinds) == 1 else {"type": kinds}
+
+
+def infer_tools(calls: list[ToolCall]) -> list[dict[str, Any]]:
+    """Tool schemas for a log that recorded none, from the calls it recorded.
+
+    One tool per name (in first-call order); each argument typed by the JSON types of the values
+    seen, ``required`` the arguments every call gave. Enough for a model to call the same tools."""
+    seen: dict[str, list[dict[str, Any]]] = {}
+    for call in calls:
+        seen.setdefault(call.name, []).append(call.arguments)
+    tools = []
+    for name, arguments in seen.items():
+        keys: list[str] = []
+        for args in arguments:
+            keys.extend(key for key in args if key not in keys)
+        properties = {key: _schema_type([args[key] for args in arguments if key in args]) for key in keys}
+        required = [key for key in keys if all(key in args for args in arguments)]
+        parameters: dict[str, Any] = {"type": "object", "properties": properties}
+        if required:
+            parameters["required"] = required
+        tools.append(
+            {
+                "type": "function",
+                "function": {
+                    "name": name,
+                    "description": f"{name} (schema inferred from the recorded calls)",
+                    "parameters": parameters,
+                },
+            }
+        )
+    return tools
+
+
 class TrajectoryStep(BaseModel):
     """One decision of the agent, with everything the log recorded around it."""
 

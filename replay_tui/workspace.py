@@ -162,8 +162,10 @@ class Workspace:
                 episode = self.demos.episode(session_id)
             except EpisodeLoadError:
                 continue
-            observations = {s.label: s.observation for s in replay_steps(episode, include_item_steps=True)}
-            new = rejudge(report, self.settings.matching, observations)
+            steps = replay_steps(episode, include_item_steps=True)
+            observations = {s.label: s.observation for s in steps}
+            calls = {s.label: s.schema for s in steps if s.call}
+            new = rejudge(report, self.settings.matching, observations, calls=calls)
             changed += sum(a.verdict != b.verdict for a, b in zip(report.steps, new.steps, strict=True))
             reports[session_id] = new
         return reports, changed

@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import msgspec
 from pydantic import ValidationError
@@ -91,11 +91,26 @@ ID_MIN, ID_MAX = -(2**63), 2**63 - 1
 """Session ids and step numbers must fit in 64 bits (what JSON reports and msgspec can hold)."""
 
 
+class EpisodeSource(Protocol):
+    """A file of episodes a DemoSet holds: a seed demo file (:class:`DemoFile`), or a log of another
+    format read by its reader (:class:`replay_tui.sources.TrajectoryFile`)."""
+
+    path: Path
+    name: str
+    episodes: list[EpisodeRef]
+    problems: list[LoadProblem]
+    error: str | None
+
+    def read_episode(self, ref: EpisodeRef) -> Episode: ...
+
+    def close(self) -> None: ...
+
+
 @dataclass(slots=True)
 class EpisodeRef:
     """Where one episode lives and what the browser needs to know about it before opening it."""
 
-    file: DemoFile = field(repr=False)
+    file: EpisodeSource = field(repr=False)
     index: int
     raw: Any = field(repr=False)
     """The episode's JSON bytes: a zero-copy view into the memory-mapped file."""
@@ -206,6 +221,9 @@ class HeaderInfo:
     final_reward: float | None = None
     success: bool | None = None
     completed_by_backup: bool = False
+    episode_id: str | None = None
+    """The episode's id in a log of another format (its session id is then a position in the set)."""
+    format: str = "webshop-demos"
 
 
 def _header(values: dict[str, Any]) -> HeaderInfo:
@@ -701,7 +719,7 @@ class DemoSet:
     all (when opened with ``skip_unreadable``) are file-level problems in :attr:`unreadable` too.
     """
 
-    files: list[DemoFile] = field(default_factory=list)
+    files: list[EpisodeSource] = field(default_factory=list)
     refs: list[EpisodeRef] = field(default_factory=list)
     by_session: dict[int, EpisodeRef] = field(default_factory=dict)
     problems: list[LoadProblem] = field(default_factory=list)
@@ -711,7 +729,7 @@ class DemoSet:
     _bad: dict[int, LoadProblem] = field(default_factory=dict, repr=False)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
-    def add_file(self, demo: DemoFile) -> None:
+    def add_file(self, demo: EpisodeSource) -> None:
         self.files.append(demo)
         self.problems.extend(demo.problems)
         for ref in demo.episodes:

@@ -11,7 +11,7 @@ import ast
 import json
 from typing import Annotated, Any, ClassVar
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, model_validator
 
 from replay_tui.actions import ActionError, format_env_action
 from replay_tui.demos.scan import MAX_DEPTH, first_too_deep
@@ -322,6 +322,23 @@ class Episode(EpisodeHeader):
     """One recorded episode: its header plus the ordered trajectory of steps and sub-events."""
 
     trajectory: list[Any] = Field(default_factory=list)
+
+    _source: Any = PrivateAttr(default=None)
+    """The :class:`~replay_tui.trajectory.Trajectory` this episode was built from, for a log of
+    another format (screenshots, tool results and the format's own fields live there); None for the
+    seed's demonstration files."""
+
+    @property
+    def source(self) -> Any:
+        """The trajectory of another format this episode stands for (None for a seed demo file)."""
+        return self._source
+
+    @property
+    def episode_id(self) -> str:
+        """The episode's id in its own log: the session id, or the other format's id."""
+        if self._source is not None:
+            return str(self._source.id)
+        return str(self.session_id)
 
     @property
     def decision_steps(self) -> list[DecisionStep]:

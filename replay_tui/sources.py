@@ -1,0 +1,332 @@
+"""Episode files of every format behind one DemoSet: the seed's demo files and any reader's logs.
+
+The replay engines, the reports and the app were built on the seed's WebShop episodes; a log of
+another format joins them through :class:`TrajectoryFile`, which indexes it with its reader and
+turns each :class:`~replay_tui.trajectory.Trajectory` into that episode shape on demand:
+
+- a step with a recorded tool call becomes a decision step whose expected action is the call's
+  canonical text (``name({"a": 1})``, judged by :func:`replay_tui.matching.judge_call`), whose
+  state is the tool's name (so ``--match TOOL=POLICY`` sets per-tool policies and reports give
+  accuracy by tool), and which carries the prompt as chat messages and the tool schemas (recorded,
+  else inferred from the recorded calls) for teacher-forced re-prediction;
+- WebShop session logs keep WebShop actions (``search[...]``, ``click[...]``) and pages as states,
+  so every WebShop feature works on them;
+- a step without a call (a final answer, a message to the user) is shown but not replayed;
+- the Trajectory itself stays on the episode (:attr:`Episode.source`) for what only the app
+  shows (screenshots, the format's own fields).
+
+Session ids of such episodes are their positions in the set (the log's own id is
+``HeaderInfo.episode_id`` and ``Episode.episode_id``): ids from different formats need not be
+integers, nor unique across files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from replay_tui.demos.loader import DemoFile, DemoSet, EpisodeRef, HeaderInfo, resolve_demo_paths
+from replay_tui.demos.models import DecisionStep, Episode, UnknownEvent
+from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
+from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Reader, allowing_pickles, detect, reader_for
+from replay_tui.trajectory import Trajectory, TrajectoryStep, infer_tools, openai_messages
+
+WEBSHOP_FORMATS = frozenset({"webshop-demos", "webshop-human"})
+"""Formats whose actions are WebShop env actions, judged (and replayed) as the seed's are."""
+LOG_SUFFIXES = (".json", ".jsonl", ".eval", ".traj", ".yaml", ".yml", ".gz")
+"""Files a directory given as ``--demos`` contributes (besides BrowserGym experiment folders)."""
+
+
+def is_call_judged(fmt: str) -> bool:
+    """True when steps of ``fmt`` are judged as tool calls (name + typed arguments)."""
+    return fmt not in WEBSHOP_FORMATS
+
+
+def _step_error(problem_file: str, record: int, episode_id: str, field: str, exc: Exception) -> EpisodeLoadError:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        field = f"{field}.{where}" if where else field
+        message = first.get("msg", str(exc))
+    else:
+        message = f"{type(exc).__name__}: {exc}"
+    return EpisodeLoadError(
+        LoadProblem(file=problem_file, index=record, session_id=episode_id, field=field, message=message)
+    )
+
+
+def _tools_by_name(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    found = {}
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        spec = function if isinstance(function, dict) else tool
+        name = spec.get("name") if isinstance(spec, dict) else None
+        if isinstance(name, str):
+            found[name] = spec
+    return found
+
+
+def _decision(step: TrajectoryStep, fmt: str, inferred: list[dict[str, Any]] | None) -> DecisionStep:
+    assert step.action is not None
+    call = step.action
+    fields: dict[str, Any] = {
+        "step_number": step.index,
+        "observation_before_llm": step.observation,
+        "llm_thinking": step.thinking or None,
+        "llm_action_name": call.name,
+        "llm_action_arguments": dict(call.arguments),
+        "observation_after_action": step.tool_result or "",
+        "reward": step.reward if step.reward is not None else 0.0,
+        "done": step.done,
+        "step_label": step.label,
+        "action_text": step.action_text,
+        "content": step.content,
+    }
+    if is_call_judged(fmt):
+        messages = openai_messages(step.messages)
+        tools = step.tools or inferred or []
+        fields.update(
+            llm_prompt=orjson.dumps(messages).decode() if messages else None,
+            state=call.name,
+            available_actions=list(_tools_by_name(tools)),
+            action_executed_in_env=call.display(),
+            tool_call=True,
+            format=fmt,
+            messages=messages,
+            tools=tools,
+            tools_inferred=not step.tools and bool(inferred),
+        )
+        if step.state is not None:
+            fields["log_state"] = step.state
+    else:
+        available = step.extra.get("available_actions")
+        fields.update(
+            llm_prompt=orjson.dumps(openai_messages(step.messages)).decode() if step.messages else None,
+            state=step.state,
+            available_actions=available if isinstance(available, list) else None,
+            action_executed_in_env=step.action_text or None,
+            format=fmt,
+        )
+    return DecisionStep.model_validate(fields)
+
+
+def _note(step: TrajectoryStep, fmt: str) -> UnknownEvent:
+    """A step without a recorded call: shown in the stepper, not replayed."""
+    return UnknownEvent.model_validate(
+        {
+            "type": "message" if step.content else "step",
+            "step_label": step.label,
+            "observation": step.observation,
+            "content": step.content,
+            "llm_thinking": step.thinking or None,
+            "observation_after_action": step.tool_result or "",
+            "format": fmt,
+        }
+    )
+
+
+def episode_from_trajectory(trajectory: Trajectory, session_id: int, *, file: str = "", record: int = 0) -> Episode:
+    """``trajectory`` in the episode shape the engines replay (see the module docstring).
+
+    Raises EpisodeLoadError naming the step and field when a step cannot be represented (a reward
+    that is not a number...)."""
+    fmt = trajectory.format
+    inferred = None
+    if is_call_judged(fmt) and not any(step.tools for step in trajectory.steps):
+        inferred = infer_tools([step.action for step in trajectory.steps if step.action is not None])
+    entries: list[Any] = []
+    for step in trajectory.steps:
+        try:
+            entries.append(_decision(step, fmt, inferred) if step.action is not None else _note(step, fmt))
+        except (ValidationError, ValueError, TypeError) as exc:
+            raise _step_error(file, record, trajectory.id, f"steps[{step.index}]", exc) from None
+    try:
+        episode = Episode.model_validate(
+            {
+                "session_id": session_id,
+                "instruction": trajectory.task,
+                "final_reward": trajectory.outcome.reward,
+                "success": trajectory.outcome.success,
+                "trajectory": entries,
+                "format": fmt,
+            }
+        )
+    except ValidationError as exc:
+        raise _step_error(file, record, trajectory.id, "outcome", exc) from None
+    episode._source = trajectory
+    return episode
+
+
+def _summary(trajectory: Trajectory, record: int) -> EpisodeSummary:
+    return EpisodeSummary(
+        id=trajectory.id,
+        record=record,
+        task=trajectory.task,
+        steps=trajectory.recorded_calls,
+        reward=trajectory.outcome.reward,
+        success=trajectory.outcome.success,
+        locator=record,
+    )
+
+
+class TrajectoryFile:
+    """A log of another format, indexed so a DemoSet holds it like a seed demo file.
+
+    With an :class:`IndexingReader` only the summaries are kept and each episode is loaded when
+    opened; other readers' files (small by nature: one run, one result file) are read whole once.
+    Session ids are ``first_id``, ``first_id + 1``... in file order.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], reader: Reader, first_id: int = 0):
+        self.path = Path(path)
+        self.name = str(path)
+        self.reader = reader
+        self.format = reader.name
+        self.episodes: list[EpisodeRef] = []
+        self.problems: list[LoadProblem] = []
+        self.error: str | None = None
+        self._held: dict[int, Trajectory] = {}
+        next_id = first_id
+        try:
+            if isinstance(reader, IndexingReader):
+                for item in reader.index(self.path):
+                    if isinstance(item, LoadProblem):
+                        self.problems.append(item)
+                    else:
+                        self._add(item, next_id)
+                        next_id += 1
+            else:
+                for record, found in enumerate(reader.read(self.path)):
+                    if isinstance(found, LoadProblem):
+                        self.problems.append(found)
+                        continue
+                    summary = _summary(found, record)
+                    self._held[record] = found
+                    self._add(summary, next_id)
+                    next_id += 1
+        except Exception as exc:  # a reader must never take the set down; what it found stays
+            self.problems.append(LoadProblem(file=self.name, message=f"{self.format} reader failed: {exc}"))
+
+    def _add(self, summary: EpisodeSummary, session_id: int) -> None:
+        header = HeaderInfo(
+            session_id=session_id,
+            instruction=summary.task,
+            final_reward=summary.reward,
+            success=summary.success,
+            episode_id=summary.id,
+            format=self.format,
+        )
+        self.episodes.append(
+            EpisodeRef(
+                file=self, index=summary.record, raw=summary, header=header, decision_steps=summary.steps, sub_events=0
+            )
+        )
+
+    def read_episode(self, ref: EpisodeRef) -> Episode:
+        summary: EpisodeSummary = ref.raw
+        trajectory: Trajectory | LoadProblem | None = self._held.get(summary.record)
+        if trajectory is None:
+            if not isinstance(self.reader, IndexingReader):
+                raise EpisodeLoadError(LoadProblem(file=self.name, index=summary.record, message="episode is gone"))
+            try:
+                trajectory = self.reader.load(self.path, summary)
+            except Exception as exc:
+                trajectory = LoadProblem(
+                    file=self.name, index=summary.record, session_id=summary.id, message=f"cannot read: {exc}"
+                )
+        if isinstance(trajectory, LoadProblem):
+            raise EpisodeLoadError(trajectory)
+        return episode_from_trajectory(trajectory, ref.session_id, file=self.name, record=summary.record)
+
+    def close(self) -> None:
+        self.episodes.clear()
+        self._held.clear()
+
+
+def _next_id(demos: DemoSet) -> int:
+    return max(demos.by_session, default=-1) + 1
+
+
+def _is_experiment_folder(path: Path) -> bool:
+    """A folder a reader takes whole (a BrowserGym experiment or study), not a folder of logs."""
+    try:
+        return reader_for("browsergym").sniff(path, b"").score > 0
+    except (ImportError, FormatError, OSError):
+        return False
+
+
+def _expand(spec: str | os.PathLike[str]) -> list[Path]:
+    path = Path(spec)
+    if path.is_dir():
+        if _is_experiment_folder(path):
+            return [path]
+        try:
+            found = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(LOG_SUFFIXES))
+        except OSError as exc:
+            raise DemoFileError(f"{spec}: cannot list the directory: {exc.strerror or exc}") from None
+        if not found:
+            raise DemoFileError(f"{spec}: directory holds no log files ({', '.join(LOG_SUFFIXES)})")
+        return found
+    return resolve_demo_paths([spec])
+
+
+def _reader(path: Path, fmt: str | None, allow_pickle: bool) -> Reader | None:
+    """The reader for ``path``: ``fmt``'s, else the detected one; None for the seed's own files
+    (and for files no reader takes, whose DemoFile error is the most precise one we can give)."""
+    if fmt is not None:
+        reader = reader_for(fmt)
+    else:
+        try:
+            reader, _ = detect(path)
+        except FormatError:
+            if path.is_dir():
+                raise
+            return None
+    if reader.name == "webshop-demos":
+        return None
+    return allowing_pickles(reader) if allow_pickle else reader
+
+
+def open_sources(
+    specs: Sequence[str | os.PathLike[str]] | str | os.PathLike[str],
+    *,
+    fmt: str | None = None,
+    allow_pickle: bool = False,
+    skip_unreadable: bool = False,
+) -> DemoSet:
+    """Open log files of any format (paths, directories, globs) as one DemoSet.
+
+    Each file's format is detected by content (``fmt`` forces one). Raises DemoFileError (one line)
+    when a spec matches nothing or a file cannot be read at all, unless ``skip_unreadable``, which
+    records it in :attr:`DemoSet.unreadable` and opens the rest. FormatError for an unknown ``fmt``.
+    """
+    if isinstance(specs, (str, os.PathLike)):
+        specs = [specs]
+    if fmt is not None:
+        reader_for(fmt)  # an unknown name fails before any file is read
+    demos = DemoSet()
+    paths: list[Path] = []
+    for spec in specs:
+        try:
+            paths.extend(p for p in _expand(spec) if p not in paths)
+        except DemoFileError as exc:
+            if not skip_unreadable:
+                raise
+            demos.add_unreadable(str(spec), str(exc))
+    for path in paths:
+        try:
+            reader = _reader(path, fmt, allow_pickle)
+            if reader is None:
+                demos.add_file(DemoFile(path))
+            else:
+                demos.add_file(TrajectoryFile(path, reader, _next_id(demos)))
+        except (DemoFileError, FormatError) as exc:
+            if not skip_unreadable:
+                raise DemoFileError(str(exc)) from None
+            demos.add_unreadable(str(path), str(exc))
+    return demos
