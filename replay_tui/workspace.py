@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from replay_tui.annotations import AnnotationStore, data_dir, sidecar_path
-from replay_tui.demos.loader import DemoSet, EpisodeRef, open_demos
+from replay_tui.demos.loader import DemoSet, EpisodeRef
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.env import MismatchPolicy, OfflineWebshopEnv, replay_steps
 from replay_tui.matching import MatchPolicy, MatchSettings
 from replay_tui.policies import policy_name
 from replay_tui.policies.registry import MODES_BY_NAME, policy_mode
 from replay_tui.runner import EpisodeReport, Runner, StepResult, SummaryReport, rejudge, summarize_demos
+from replay_tui.sources import open_sources
 
 
 @dataclass
@@ -110,12 +111,16 @@ class Workspace:
         labels: Iterable[str] | None = None,
         settings: ReplaySettings | None = None,
         skip_unreadable: bool = False,
+        fmt: str | None = None,
+        allow_pickle: bool = False,
     ) -> Workspace:
         """Open demo files and the annotations sidecar (beside the first file unless given).
 
         With ``skip_unreadable`` a file that cannot be read is a problem (``demos.unreadable``), not an error.
+        Logs of every format open (detected by content; ``fmt`` forces one, ``allow_pickle`` lets
+        BrowserGym's step pickles be read by the restricted unpickler).
         """
-        demos = open_demos(specs, skip_unreadable=skip_unreadable)
+        demos = open_sources(specs, fmt=fmt, allow_pickle=allow_pickle, skip_unreadable=skip_unreadable)
         if annotations_path is None:
             annotations_path = default_annotations_path(demos)
         store = AnnotationStore.load(annotations_path, labels)

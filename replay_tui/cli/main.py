@@ -36,18 +36,20 @@ from replay_tui.cli.formats import register as register_formats
 from replay_tui.cli.verify import register as register_verify
 from replay_tui.cli.visual import register as register_visual
 from replay_tui.cli.visual import register_inspect
-from replay_tui.demos.loader import DemoSet, open_demos
+from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.problems import DemoFileError, LoadProblem
 from replay_tui.env import MISMATCH_POLICIES, OfflineWebshopEnv
 from replay_tui.examples import example_path
 from replay_tui.export import FORMATS, ExportError, format_for_path, write_report
 from replay_tui.fileio import atomic_write_bytes
+from replay_tui.formats import FormatError, detect
 from replay_tui.matching import CASE_POLICIES, MatchSettings, MatchSpecError
 from replay_tui.policies import POLICY_BUILD_ERRORS, Policy, close_policies, policy_mode
 from replay_tui.policies.registry import LLM_MODES, MODE_FLAGS
 from replay_tui.repeat import RepeatReport, run_repeats
 from replay_tui.runner import EpisodeReport, Runner, SummaryReport, run_all_parallel
 from replay_tui.sanitize import strip_control
+from replay_tui.sources import open_sources
 from replay_tui.workspace import ReplaySettings, default_annotations_path
 
 PROGRESS_MIN_EPISODES = 20
@@ -95,12 +97,17 @@ def parse_sessions(text: str) -> list[int]:
     return ids
 
 
-def _add_replay_arguments(parser: argparse.ArgumentParser) -> None:
+def _add_replay_arguments(parser: argparse.ArgumentParser, *, format_flag: str = "--format") -> None:
     parser.add_argument(
         "--demos", nargs="+", metavar="FILE", help="demo files, directories or globs (default: the bundled example)"
     )
+    _add_source_arguments(parser, flag=format_flag)
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--sessions", metavar="IDS", help="session ids to replay, e.g. 0,1,2 or 0-9")
+    which.add_argument(
+        "--sessions",
+        metavar="IDS",
+        help="session ids to replay, e.g. 0,1,2 or 0-9; for logs of other formats also the episode ids the log gives",
+    )
     which.add_argument("--all", action="store_true", help="replay every episode (the default)")
     parser.add_argument(
         "--mode",
@@ -163,6 +170,27 @@ def _add_replay_arguments(parser: argparse.ArgumentParser) -> None:
         "recording and between runs, per state (JSON reports only)",
     )
     _add_llm_arguments(parser)
+
+
+def _add_source_arguments(parser: argparse.ArgumentParser, *, flag: str = "--log-format") -> None:
+    from replay_tui.formats import FORMATS as LOG_FORMATS
+
+    names = [info.name for info in LOG_FORMATS]
+    flags = [flag] if flag == "--log-format" else [flag, "--log-format"]
+    parser.add_argument(
+        *flags,
+        dest="log_format",
+        choices=names,
+        metavar="NAME",
+        help=f"read the files as this log format instead of detecting it ({', '.join(names)}; "
+        "`replay-tui formats` lists them)",
+    )
+    parser.add_argument(
+        "--allow-pickle",
+        action="store_true",
+        help="read BrowserGym step pickles (screenshots, AXTree) with a restricted unpickler that refuses "
+        "unknown classes; pickles can run code, so only for logs you trust",
+    )
 
 
 def _add_match_arguments(parser: argparse.ArgumentParser) -> None:
@@ -268,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="replay, then write a report (exit 0 once it is written)",
         description="Replay episodes and export the report in any format.",
     )
-    _add_replay_arguments(export)
+    _add_replay_arguments(export, format_flag="--log-format")
     export.add_argument("--format", choices=FORMATS, help="report format (default: from the --out suffix)")
     export.add_argument("--out", metavar="PATH", required=True, help="where to write the report")
     export.set_defaults(func=run_replay)
@@ -288,6 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_argument("--policy", metavar="SPEC", help="policy spec for replays (module:attr or file.py:attr)")
     tui.add_argument("--mismatch", choices=MISMATCH_POLICIES, default="stop", help="mismatch policy for replays")
     tui.add_argument("--item-steps", action="store_true", help="replay item-page actions as steps")
+    _add_source_arguments(tui, flag="--format")
     _add_match_arguments(tui)
     tui.add_argument(
         "--visual-ref-dir",
@@ -352,36 +381,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _load(args: argparse.Namespace) -> DemoSet:
     specs = args.demos or [str(example_path())]
+    fmt = getattr(args, "log_format", None)
     try:
-        demos = open_demos(specs)
-    except DemoFileError as exc:
-        raise UsageError(str(exc) + _other_format([Path(spec) for spec in specs])) from None
+        demos = open_sources(specs, fmt=fmt, allow_pickle=getattr(args, "allow_pickle", False))
+    except (DemoFileError, FormatError) as exc:
+        raise UsageError(str(exc) + _unknown_format([Path(spec) for spec in specs], fmt)) from None
     if demos.file_errors:
-        raise UsageError(demos.file_errors[0] + _other_format([demo.path for demo in demos.files]))
+        raise UsageError(demos.file_errors[0] + _unknown_format([demo.path for demo in demos.files], fmt))
     if not demos.refs:  # nothing to replay: exit 2, naming the first reason
         first = f"; {demos.problems[0].one_line()}" if demos.problems else ""
         more = f" (and {len(demos.problems) - 1} more problems)" if len(demos.problems) > 1 else ""
-        hint = _other_format([demo.path for demo in demos.files])
+        hint = _unknown_format([demo.path for demo in demos.files], fmt)
         raise UsageError(f"{', '.join(map(str, specs))}: no usable episodes{first}{more}{hint}")
     return demos
 
 
-def _other_format(paths: list[Path]) -> str:
-    """When a file is another agent-log format, say which (replay reads the demo format only, for now)."""
-    from replay_tui.formats import FormatError, detect
-
+def _unknown_format(paths: list[Path], fmt: str | None) -> str:
+    """When no reader recognised a file (so it was read as a seed demo file), the closest reader
+    and why it refused: the reason a user needs when a log of some other kind will not open."""
+    if fmt is not None:
+        return ""
     for path in paths:
         if not path.is_file():
             continue
         try:
-            reader, _ = detect(path)
-        except (FormatError, OSError):
+            detect(path)
+        except FormatError as exc:
+            text = str(exc)
+            return "; " + (text[len(path.name) + 2 :] if text.startswith(path.name + ": ") else text)
+        except OSError:
             continue
-        if reader.name != "webshop-demos":
-            return (
-                f"; {path.name} is in the {reader.name} format ({reader.label}): `replay-tui formats` "
-                "reads it; replaying that format is not supported yet"
-            )
     return ""
 
 
@@ -795,8 +824,10 @@ def run_tui(args: argparse.Namespace, out: Console, err: Console) -> int:
             settings=settings,
             visual=VisualBatch(ref_dir, pred_dirs),
             require_readable=True,
+            fmt=args.log_format,
+            allow_pickle=args.allow_pickle,
         )
-    except (DemoFileError, AnnotationError, ConfigError) as exc:
+    except (DemoFileError, AnnotationError, ConfigError, FormatError) as exc:
         raise UsageError(str(exc)) from None
     prepare_graphics(args)
     app.run()

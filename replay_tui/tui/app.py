@@ -425,6 +425,8 @@ def make_app(
     export_dir: str | os.PathLike[str] | None = None,
     visual: VisualBatch | None = None,
     require_readable: bool = False,
+    fmt: str | None = None,
+    allow_pickle: bool = False,
 ) -> ReplayApp:
     """Build the app on demo files (default: the bundled example). A demo file that cannot be read is
     a problem the app shows (``workspace.demos.unreadable``), unless ``require_readable`` and no file
@@ -435,7 +437,13 @@ def make_app(
     if settings is None:
         settings = ReplaySettings(matching=conf.matching())
     workspace = Workspace.open(
-        specs, annotations_path=annotations, labels=conf.labels, settings=settings, skip_unreadable=True
+        specs,
+        annotations_path=annotations,
+        labels=conf.labels,
+        settings=settings,
+        skip_unreadable=True,
+        fmt=fmt,
+        allow_pickle=allow_pickle,
     )
     if require_readable and workspace.demos.unreadable and not workspace.demos.files:
         raise DemoFileError(workspace.demos.unreadable[0].one_line())

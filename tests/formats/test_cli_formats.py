@@ -50,13 +50,28 @@ def test_a_file_with_no_usable_episode_exits_2_with_its_first_problem(capsys, tm
     assert code == 2 and "no usable episodes as webshop-demos" in err and "session_id" in err
 
 
-def test_replay_of_another_format_names_it_and_exits_2(capsys) -> None:
+def test_a_webshop_session_log_replays_with_webshop_actions(capsys) -> None:
     log = Path(__file__).parent.parent / "data" / "formats" / "webshop_human" / "20220427_1_17.jsonl"
-    code, _, err = run(capsys, "replay", "--demos", str(log), "--mode", "stub")
-    assert code == 2 and err.count("\n") == 1
-    assert "is in the webshop-human format" in err and "replay-tui formats" in err
+    code, out, _ = run(capsys, "replay", "--demos", str(log), "--mode", "stub")
+    assert code == 0 and "5 matched (100.0%)" in out
+    code, out, _ = run(capsys, "replay", "--demos", str(log), "--mode", "heuristic", "--mismatch", "allow")
+    assert code in (0, 1) and "5 steps" in out
     code, out, _ = run(capsys, "formats", str(log))
     assert code == 0 and "webshop-human" in out
+
+
+def test_replay_of_an_unknown_json_file_exits_2_in_one_line_naming_the_closest_reader(capsys, tmp_path) -> None:
+    strange = tmp_path / "strange.json"
+    strange.write_text('{"hello": "world"}', encoding="utf-8")
+    code, _, err = run(capsys, "replay", "--demos", str(strange), "--mode", "stub")
+    assert code == 2 and err.count("\n") == 1
+    assert "no usable episodes" in err and "no reader recognises this file; closest: " in err
+
+
+def test_an_unknown_log_format_name_is_a_usage_error(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["replay", "--demos", str(example_path()), "--format", "nope"])
+    assert exit_info.value.code == 2
 
 
 DATA = Path(__file__).parent.parent / "data" / "formats"
