@@ -11,6 +11,7 @@ errors print ``replay-tui COMMAND: error: MESSAGE`` (after the command's usage w
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 import sys
 from collections.abc import Sequence
@@ -95,6 +96,32 @@ def parse_sessions(text: str) -> list[int]:
     if not ids:
         raise UsageError("--sessions is empty")
     return ids
+
+
+def _select_sessions(text: str, demos: DemoSet) -> list[int]:
+    """``--sessions``: session ids and ranges (:func:`parse_sessions`), or, for logs of other formats,
+    the episode ids the logs give (``--sessions task_17,task_18``), each matched exactly."""
+    try:
+        return parse_sessions(text)
+    except UsageError:
+        by_name = {ref.header.episode_id: ref.session_id for ref in demos.refs if ref.header.episode_id is not None}
+        if not by_name:
+            raise
+    ids: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if part in by_name:
+            ids.append(by_name[part])
+        elif re.fullmatch(r"-?\d+", part):
+            ids.append(int(part))
+        else:
+            close = difflib.get_close_matches(part, list(by_name), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UsageError(f"--sessions: no episode with id {part!r}{hint}")
+    if not ids:
+        raise UsageError("--sessions is empty")
+    return list(dict.fromkeys(ids))
 
 
 def _add_replay_arguments(parser: argparse.ArgumentParser, *, format_flag: str = "--format") -> None:
@@ -610,7 +637,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         except ExportError as exc:
             raise UsageError(str(exc)) from None
     demos = _load(args)
-    session_ids = parse_sessions(args.sessions) if args.sessions else None
+    session_ids = _select_sessions(args.sessions, demos) if args.sessions else None
     if session_ids is not None:
         missing = [sid for sid in session_ids if sid not in demos]
         bad = {p.session_id for p in demos.problems}
