@@ -176,12 +176,12 @@ def verdict(summary: SummaryReport) -> tuple[str, str]:
     parts = [
         f"{summary.episodes_matched}/{summary.episodes_run} episodes matched",
         f"{summary.total_matched}/{summary.total_steps} steps ({_pct(summary.overall_accuracy)})",
-        *([f"{summary.total_equivalent} equivalent"] if summary.matching is not None else []),
+        *([f"{summary.total_equivalent} equivalent"] if summary.shows_verdicts else []),
         _count(mismatches, "mismatch", "mismatches"),
         _count(len(summary.problems), "load problem", "load problems"),
     ]
     sentence = ", ".join(parts)
-    if summary.matching is not None:
+    if summary.shows_verdicts:
         sentence += f" (matching: {summary.matching_label})"
     if summary.episodes_run != summary.episodes_total:
         sentence += f"; {summary.episodes_run} of {summary.episodes_total} episodes replayed"
@@ -302,7 +302,7 @@ def _settings(summary: SummaryReport) -> list[tuple[str, str]]:
         ("mismatch_policy", clean(summary.mismatch_policy)),
         ("include_item_steps", _bool(summary.include_item_steps)),
         ("case", clean(summary.case)),
-        *([("matching", clean(summary.matching_label))] if summary.matching is not None else []),
+        *([("matching", clean(summary.matching_label))] if summary.shows_verdicts else []),
     ]
 
 
@@ -320,7 +320,7 @@ def _totals(summary: SummaryReport) -> list[tuple[str, str]]:
                 ("total_equivalent", str(summary.total_equivalent)),
                 ("accepted_accuracy", _num(summary.accepted_accuracy)),
             ]
-            if summary.matching is not None
+            if summary.shows_verdicts
             else []
         ),
         ("problems", str(len(summary.problems))),
@@ -346,7 +346,7 @@ def _run_pairs(ctx: _Context, summary: SummaryReport) -> list[tuple[str, str]]:
     run += _totals(summary)
     for state, steps, accuracy in _states(summary):
         run += [(f"accuracy_by_state[{state}]", _num(accuracy)), (f"steps_by_state[{state}]", str(steps))]
-    if summary.matching is not None:
+    if summary.shows_verdicts:
         for state, equivalent, accepted in _equivalent_states(summary):
             run += [
                 (f"equivalent_by_state[{state}]", str(equivalent)),
@@ -440,7 +440,7 @@ def _render_md(ctx: _Context) -> str:
         f"{md_code(summary.mismatch_policy, 40, table=False)} · item steps "
         f"{'on' if summary.include_item_steps else 'off'} · case {md_code(summary.case, 40, table=False)}"
     )
-    if summary.matching is not None:
+    if summary.shows_verdicts:
         settings += f" · matching {md_code(summary.matching_label, 200, table=False)}"
     head += [settings, ""]
     files = [md_code(name, 200, table=False) for name in summary.files]
@@ -462,7 +462,7 @@ def _render_md(ctx: _Context) -> str:
         f"| Mismatches | {summary.total_mismatches} |",
         f"| Load problems | {len(summary.problems)} |",
     ]
-    tolerant = summary.matching is not None
+    tolerant = summary.shows_verdicts
     if tolerant:
         head[-2:-2] = [
             f"| Equivalent steps (≈) | {summary.total_equivalent} |",
@@ -509,7 +509,7 @@ def _md_details(summary_line: str, body: list[str], open_: bool) -> list[str]:
 
 def _md_mismatches(ctx: _Context, budget: int) -> tuple[list[str], int]:
     total = ctx.summary.total_mismatches
-    tolerant = ctx.summary.matching is not None
+    tolerant = ctx.summary.shows_verdicts
     rows: list[str] = []
     for episode, mismatch in islice(ctx.iter_mismatches(), MD_MAX_ROWS):  # no more rows than could be shown
         predicted = md_code(mismatch.predicted)
@@ -540,7 +540,7 @@ def _md_mismatches(ctx: _Context, budget: int) -> tuple[list[str], int]:
 def _md_equivalents(ctx: _Context, budget: int) -> tuple[list[str], int]:
     """Steps the matching policy tolerated (only when a policy other than exact judged the run)."""
     summary = ctx.summary
-    if summary.matching is None or not summary.total_equivalent:
+    if not summary.shows_verdicts or not summary.total_equivalent:
         return [], 0
     rows = [
         f"| {episode.session_id} | {md_code(e.step_label, 20)} | {md_code(e.state, 60)} | {md_code(e.expected)} "
@@ -618,7 +618,7 @@ def _render_csv(ctx: _Context) -> str:
     summary = ctx.summary
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, lineterminator="\r\n")
-    tolerant = summary.matching is not None
+    tolerant = summary.shows_verdicts
     # A run judged by a policy other than exact adds its verdict columns (exact reports keep their form).
     columns = CSV_COLUMNS + CSV_VERDICT_COLUMNS if tolerant else CSV_COLUMNS
     writer.writerow(columns)
@@ -807,7 +807,7 @@ def _render_html(ctx: _Context) -> str:
         (str(summary.total_mismatches), "mismatches"),
         (str(len(summary.problems)), "load problems"),
     ]
-    if summary.matching is not None:
+    if summary.shows_verdicts:
         cards[4:4] = [
             (str(summary.total_equivalent), "equivalent steps (≈)"),
             (_pct(summary.accepted_accuracy), "step accuracy with ≈"),
@@ -825,7 +825,7 @@ def _render_html(ctx: _Context) -> str:
 
     states = _states(summary)
     if states:
-        tolerant = summary.matching is not None
+        tolerant = summary.shows_verdicts
         extra = {state: (eq, acc) for state, eq, acc in _equivalent_states(summary)} if tolerant else {}
         rows = "".join(
             f'<tr><td><code>{_e(state)}</code></td><td class="num">{steps}</td>'
@@ -923,7 +923,7 @@ def _html_mismatches(ctx: _Context) -> list[str]:
             out.append(f'<dt>predicted</dt><dd class="action">{predicted}</dd>')
             if mismatch.error:
                 out.append(f'<dt>policy error</dt><dd class="error">{_e(mismatch.error)}</dd>')
-            if mismatch.reason and ctx.summary.matching is not None:
+            if mismatch.reason and ctx.summary.shows_verdicts:
                 out.append(f"<dt>why</dt><dd>{_e(mismatch.reason)}</dd>")
             if note := ctx.note(sid, label):
                 out.append(f'<dt>note</dt><dd class="note">{_e(note)}</dd>')
@@ -941,7 +941,7 @@ def _html_mismatches(ctx: _Context) -> list[str]:
 def _html_equivalents(ctx: _Context) -> list[str]:
     """Steps the matching policy tolerated (only when a policy other than exact judged the run)."""
     summary = ctx.summary
-    if summary.matching is None:
+    if not summary.shows_verdicts:
         return []
     out = [
         f'<h2 id="equivalents">Equivalent steps ({summary.total_equivalent})</h2>',
@@ -1067,7 +1067,7 @@ def _render_junit(ctx: _Context) -> bytes:
             ]
             if mismatch.error:
                 details.append(f"policy error: {clean(mismatch.error)}")
-            if mismatch.reason and summary.matching is not None:
+            if mismatch.reason and summary.shows_verdicts:
                 details.append(f"why: {clean(mismatch.reason)}")
             if tags := ctx.tags(sid, label):
                 details.append(f"tags: {';'.join(tags)}")
@@ -1085,7 +1085,7 @@ def _render_junit(ctx: _Context) -> bytes:
             f"success: {_bool(episode.success)}, final reward: {_num(episode.final_reward)}, "
             f"completed by backup: {_bool(episode.completed_by_backup)}",
         ]
-        if summary.matching is not None:
+        if summary.shows_verdicts:
             out.append(f"equivalent steps (≈, {clean(summary.matching_label)}): {episode.steps_equivalent}")
             out += [
                 f"≈ step {clean(e.step_label)} ({clean(e.state)}): expected {clean(e.expected)} got "

@@ -156,6 +156,12 @@ class SummaryReport(BaseModel):
         return sum(len(episode.mismatches) for episode in self.episodes)
 
     @property
+    def shows_verdicts(self) -> bool:
+        """True when reports carry verdicts and reasons: a matching policy other than exact ran, or
+        the episodes are tool calls of other formats (whose reasons name the differing argument)."""
+        return self.matching is not None or any(episode.episode_id is not None for episode in self.episodes)
+
+    @property
     def matching_settings(self) -> MatchSettings:
         if not self.matching:
             return MatchSettings.build(self.case)
@@ -169,8 +175,9 @@ class SummaryReport(BaseModel):
     def to_dict(self, *, include_steps: bool = False) -> dict[str, Any]:
         episode_exclude: dict[str, Any] = {} if include_steps else {"steps": True}
         exclude: dict[str, Any] = {}
-        if self.matching is None:
-            # exact matching: no verdict fields, so the report is the one the seed's harness wrote
+        if not self.shows_verdicts:
+            # seed episodes under exact matching: no verdict fields, so the report is the one the seed's
+            # harness wrote (logs of other formats always carry them: the reasons name the arguments)
             exclude = {key: True for key in _MATCHING_SUMMARY_FIELDS}
             episode_exclude.update({key: True for key in _MATCHING_EPISODE_FIELDS})
             episode_exclude["mismatches"] = {"__all__": {"reason"}}
