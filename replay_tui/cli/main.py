@@ -98,6 +98,22 @@ def parse_sessions(text: str) -> list[int]:
     return ids
 
 
+def _check_webshop_only(args: argparse.Namespace, demos: DemoSet) -> None:
+    """The heuristic shopper and item-page steps are WebShop's; asked for on other logs, say so."""
+    from replay_tui.sources import is_call_judged
+
+    others = sorted({ref.header.format for ref in demos.refs if is_call_judged(ref.header.format)})
+    if not others:
+        return
+    if args.mode == "heuristic" and not args.policy:
+        raise UsageError(
+            f"--mode heuristic plays WebShop only, and these are {', '.join(others)} logs; "
+            "use --mode stub, llm or langgraph, or --policy"
+        )
+    if args.item_steps and len(others) == len({ref.header.format for ref in demos.refs}):
+        raise UsageError(f"--item-steps is for WebShop demo files; {', '.join(others)} logs have no item-page steps")
+
+
 def _select_sessions(text: str, demos: DemoSet) -> list[int]:
     """``--sessions``: session ids and ranges (:func:`parse_sessions`), or, for logs of other formats,
     the episode ids the logs give (``--sessions task_17,task_18``), each matched exactly."""
@@ -651,6 +667,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.repeat > 1 and report_path is not None and report_format != "json":
         raise UsageError("--repeat writes JSON reports only (use a .json path)")
     _check_llm_flags(args)
+    _check_webshop_only(args, demos)
     policies = _Policies(args)
     matching = policies.settings.matching  # config.toml read once, with the flags
     for problem in demos.problems:

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from replay_tui.actions import BACK_TO_SEARCH, BUY_NOW, NEXT
+from replay_tui.policies.base import PolicyFailure
 from replay_tui.webshop import (
     ITEM,
     RESULT,
@@ -94,8 +95,14 @@ class HeuristicPolicy:
         state: str,
         available_actions: list[str],
         llm_prompt_repr: str | None,
+        recorded_step: dict[str, Any] | None = None,
         **_: Any,
     ) -> str:
+        if recorded_step is not None and recorded_step.get("tool_call"):
+            fmt = recorded_step.get("format") or "another format"
+            raise PolicyFailure(
+                "webshop_only", f"the heuristic shopper plays WebShop only; this step is a {fmt} tool call"
+            )
         state = state if state in (SEARCH, RESULT, ITEM) else infer_state(observation)
         instruction = extract_instruction(observation)
         if state == SEARCH:

@@ -116,3 +116,20 @@ def test_pickles_are_read_only_when_allowed_and_hostile_classes_are_refused(caps
     code, out, _ = run(capsys, "formats", "--allow-pickle", str(folder))
     assert "refused to load pickle class posix.system: not on the allowlist" in out
     assert not marker.exists()
+
+
+def test_webshop_only_features_say_so_on_other_formats(capsys) -> None:
+    log = DATA / "tau2" / "2025-10-05T07-52-52.930199_telecom_llm_agent_grok-3_user_simulator_grok-3.json"
+    code, _, err = run(capsys, "replay", "--demos", str(log), "--mode", "heuristic")
+    assert code == 2 and "plays WebShop only" in err and "tau2" in err
+    code, _, err = run(capsys, "replay", "--demos", str(log), "--item-steps")
+    assert code == 2 and "--item-steps is for WebShop demo files" in err
+
+
+def test_sessions_select_episodes_by_the_logs_own_ids(capsys) -> None:
+    log = DATA / "tau2" / "2025-10-05T07-52-52.930199_telecom_llm_agent_grok-3_user_simulator_grok-3.json"
+    ids = [t.id for t in read_trajectories(log) if isinstance(t, Trajectory)]
+    code, out, _ = run(capsys, "replay", "--demos", str(log), "--sessions", f"{ids[1]},{ids[3]}", "--report-steps")
+    assert "2 episodes" in out
+    code, _, err = run(capsys, "replay", "--demos", str(log), "--sessions", ids[1][:-1] + "Z")
+    assert code == 2 and "did you mean" in err
