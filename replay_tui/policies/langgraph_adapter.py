@@ -9,6 +9,15 @@ declares; LangGraph drops the others)::
      "tools": [OpenAI tool schemas],      # built from available_actions, as LlmPolicy offers them
      "session_id": int | None, "step_label": str | None}
 
+A step of a general tool-calling log (``recorded_step["tool_call"]``: OpenAI chat, inspect_ai,
+tau2-bench...) gets its recorded conversation instead: ``messages`` are the recorded messages (in
+the shape :func:`~replay_tui.policies.llm.request_messages` sends), ``tools`` the recorded tool
+schemas, ``available_actions`` their names, ``state`` the log's own state name or None (never the
+recorded tool's name), plus ``"format"`` (the reader's name). The graph's tool call comes back as
+:func:`~replay_tui.trajectory.call_text` (``name({"a": 1})``), unvalidated: a name outside the
+offered tools is a warning, for the judge to score, and arguments that are not a JSON object are
+``invalid_arguments``.
+
 The chosen tool call is read from the final state, first found of:
 
 - ``tool_call``: ``{"name": ..., "arguments": {...} | "json"}`` (``args`` and the OpenAI
@@ -39,7 +48,17 @@ from typing import Any
 
 from replay_tui.demos.models import PromptError
 from replay_tui.policies.base import PolicyFailure, ThreadLocalTrace
-from replay_tui.policies.llm import ToolSpec, build_messages, build_tools, decide
+from replay_tui.policies.llm import (
+    Decision,
+    build_messages,
+    build_tools,
+    decide,
+    decide_call,
+    is_tool_call_step,
+    request_messages,
+    request_tools,
+    tool_names,
+)
 from replay_tui.policies.loading import PolicyLoadError, _import_target, resolve_attr, split_spec
 from replay_tui.sanitize import excerpt
 
@@ -192,23 +211,44 @@ class LangGraphPolicy(ThreadLocalTrace):
         available_actions: list[str],
         llm_prompt_repr: str | None,
         recorded_step: Mapping[str, Any] | None = None,
-    ) -> tuple[dict[str, Any], list[ToolSpec]]:
-        """The graph's input state for a step, and the tools offered (raises PromptError)."""
-        tools = build_tools(available_actions, state)
-        messages = build_messages(llm_prompt_repr, observation, state, tools)
+    ) -> tuple[dict[str, Any], Callable[[Any, Any], Decision], list[str]]:
+        """The graph's input state for a step, how a tool call is read (name, arguments -> Decision)
+        and warnings about the input; raises PromptError or PolicyFailure (``bad_prompt``)."""
         step = recorded_step or {}
         label = step.get("step_label", step.get("step_number"))
-        data = {
+        common = {
             "observation": observation,
-            "state": state,
-            "available_actions": list(available_actions),
             "llm_prompt": llm_prompt_repr,
-            "messages": messages,
-            "tools": [tool.schema() for tool in tools],
             "session_id": step.get("session_id"),
             "step_label": None if label is None else str(label),
         }
-        return data, tools
+        if is_tool_call_step(recorded_step):
+            seen = observation or step.get("observation_before_llm") or ""
+            messages = request_messages(step.get("messages"), seen if isinstance(seen, str) else str(seen))
+            schemas, notes = request_tools(
+                step.get("tools"), step.get("llm_action_name"), step.get("llm_action_arguments")
+            )
+            offered = tool_names(schemas)
+            log_state = step.get("log_state")
+            data = {
+                **common,
+                "state": log_state if isinstance(log_state, str) else None,
+                "available_actions": offered,
+                "messages": messages,
+                "tools": schemas,
+                "format": step.get("format"),
+            }
+            return data, lambda name, arguments: decide_call(name, arguments, offered), notes
+        tools = build_tools(available_actions, state)
+        messages = build_messages(llm_prompt_repr, observation, state, tools)
+        data = {
+            **common,
+            "state": state,
+            "available_actions": list(available_actions),
+            "messages": messages,
+            "tools": [tool.schema() for tool in tools],
+        }
+        return data, lambda name, arguments: decide(name, arguments, tools), []
 
     def predict_action(
         self,
@@ -220,11 +260,20 @@ class LangGraphPolicy(ThreadLocalTrace):
     ) -> str:
         self.last_trace = None
         trace: dict[str, Any] = {"policy": "langgraph", "graph": type(self.graph).__name__}
+        if is_tool_call_step(recorded_step):
+            assert recorded_step is not None
+            trace["format"] = recorded_step.get("format")
         try:
-            data, tools = self.graph_input(observation, state, available_actions, llm_prompt_repr, recorded_step)
+            data, read_call, notes = self.graph_input(
+                observation, state, available_actions, llm_prompt_repr, recorded_step
+            )
         except PromptError as exc:
             raise self.record_failure(trace, PolicyFailure("bad_prompt", str(exc))) from exc
+        except PolicyFailure as exc:
+            raise self.record_failure(trace, exc) from None
         trace["request"] = {"messages": data["messages"], "tools": data["tools"]}
+        if notes:
+            trace["warnings"] = list(notes)
         started = time.monotonic()
         failure: PolicyFailure | None = None
         try:
@@ -243,16 +292,26 @@ class LangGraphPolicy(ThreadLocalTrace):
                 if key in graph_trace:
                     trace[key] = graph_trace[key]
         try:
-            action, tool_call = self._action_from(output, tools)
+            # A general step's prompt holds the recorded agent's earlier calls: only messages the graph
+            # added can hold its answer.
+            known = len(data["messages"]) if "format" in data else 0
+            action, decision = self._action_from(output, read_call, known)
         except PolicyFailure as exc:
             self.record_failure(trace, exc)
             raise
+        tool_call = None if decision is None else {"name": decision.tool, "arguments": decision.arguments}
         trace.update(tool_call=tool_call, action=action)
+        if decision is not None and decision.warnings:
+            trace["warnings"] = [*notes, *decision.warnings]
         self.last_trace = trace
         return action
 
     @staticmethod
-    def _action_from(output: Any, tools: list[ToolSpec]) -> tuple[str, dict[str, Any] | None]:
+    def _action_from(
+        output: Any, read_call: Callable[[Any, Any], Decision], known: int = 0
+    ) -> tuple[str, Decision | None]:
+        """The action and the decision behind it (None for an ``action`` string) of a final state;
+        ``known`` input messages at the head of its ``messages`` are not read as the graph's answer."""
         if isinstance(output, str):
             return output, None
         failure = _get(output, "failure")
@@ -267,10 +326,12 @@ class LangGraphPolicy(ThreadLocalTrace):
             arguments = _get(source, "arguments")
             if arguments is None:
                 arguments = _get(source, "args")
-            decision = decide(_get(source, "name"), arguments, tools)
-            return decision.action, {"name": decision.tool, "arguments": decision.arguments}
-        messages = _get(output, "messages") or []
-        for message in reversed(list(messages)):
+            decision = read_call(_get(source, "name"), arguments)
+            return decision.action, decision
+        messages = list(_get(output, "messages") or [])
+        if known and len(messages) >= known:
+            messages = messages[known:]
+        for message in reversed(messages):
             if _message_role(message) != "assistant":
                 continue
             calls = _calls_of_message(message)
@@ -280,8 +341,8 @@ class LangGraphPolicy(ThreadLocalTrace):
                 raise PolicyFailure(
                     "no_tool_call", f"the graph's last answer has no tool call{said}", excerpt(content, 1000) or None
                 )
-            decision = decide(calls[0][0], calls[0][1], tools)
-            return decision.action, {"name": decision.tool, "arguments": decision.arguments}
+            decision = read_call(calls[0][0], calls[0][1])
+            return decision.action, decision
         action = _get(output, "action")
         if isinstance(action, str) and action.strip():
             return action, None

@@ -8,6 +8,13 @@ comes from a pydantic model (an explicit format specification): ``Search{keyword
 options. ``tool_choice`` is ``required``; the call that comes back is validated against its schema
 and formatted as the env action the demos record.
 
+A step of any other tool-calling agent's log (``recorded_step["tool_call"]`` true: OpenAI chat,
+inspect_ai, tau2-bench...) is re-predicted teacher-forced instead: the recorded ``messages`` and
+``tools`` are sent (normalised only as far as a chat-completions server needs, see
+:func:`request_messages`) and the model's first tool call comes back as
+:func:`~replay_tui.trajectory.call_text` (``name({"a": 1})``), not validated against the tools: a
+name the step did not offer is a warning, for the judge to score.
+
 Anything that keeps the model from producing a valid action is raised as a :class:`PolicyFailure`
 of one kind (``timeout``, ``http_error``, ``connection_error``, ``bad_response``, ``api_error``,
 ``no_tool_call``, ``unknown_tool``, ``invalid_arguments``, ``bad_prompt``, ``not_recorded``): the
@@ -24,7 +31,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from types import ModuleType
@@ -33,10 +40,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
 from replay_tui.actions import CANONICAL_TOOLS, format_env_action
-from replay_tui.demos.models import PromptError, parse_prompt
+from replay_tui.demos.models import PromptError, _arguments_from_json, parse_prompt
 from replay_tui.policies.base import PolicyFailure, ThreadLocalTrace
 from replay_tui.policies.cache import Cassette, CassetteError, ResponseCache, is_transport_failure, request_key
 from replay_tui.sanitize import excerpt
+from replay_tui.trajectory import call_text
 from replay_tui.webshop import ITEM, RESULT, SEARCH
 
 DUMMY_API_KEY = "sk-no-key-needed"
@@ -347,8 +355,9 @@ def decide(name: Any, arguments: Any, tools: Sequence[ToolSpec]) -> Decision:
     return Decision(tool=name, arguments=validated, action=tool.action(validated))
 
 
-def interpret_response(response: Any, tools: Sequence[ToolSpec]) -> Decision:
-    """Turn a chat completion body into a :class:`Decision`, or raise :class:`PolicyFailure`."""
+def response_calls(response: Any) -> list[tuple[Any, Any]]:
+    """The ``(name, arguments)`` tool calls of a chat completion body, at least one; raises
+    :class:`PolicyFailure` (``bad_response``, ``api_error``, ``no_tool_call``) when there is none."""
     if not isinstance(response, dict):
         raise PolicyFailure(
             "bad_response", f"the answer is a JSON {type(response).__name__}, not an object", _raw(response)
@@ -368,8 +377,227 @@ def interpret_response(response: Any, tools: Sequence[ToolSpec]) -> Decision:
         raise PolicyFailure(
             "no_tool_call", f"the model answered without a tool call{said}", _raw(content if content else response)
         )
+    return calls
+
+
+def interpret_response(response: Any, tools: Sequence[ToolSpec]) -> Decision:
+    """Turn a chat completion body into a :class:`Decision`, or raise :class:`PolicyFailure`."""
+    calls = response_calls(response)
     name, arguments = calls[0]
     decision = decide(name, arguments, tools)
+    if len(calls) > 1:
+        decision.warnings.append(f"the model made {len(calls)} tool calls; the first was used")
+    return decision
+
+
+# -- general tool-calling steps (any agent's log, teacher-forced) ----------------------------------
+
+OPENAI_ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
+"""Roles a chat-completions request may carry; a message of another role is sent as ``user``."""
+
+
+def is_tool_call_step(recorded_step: Mapping[str, Any] | None) -> bool:
+    """True for a step of a general tool-calling log (``recorded_step["tool_call"]``), False for WebShop."""
+    return isinstance(recorded_step, Mapping) and bool(recorded_step.get("tool_call"))
+
+
+def _arguments_text(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    if arguments is None:
+        return "{}"
+    return json.dumps(arguments, ensure_ascii=False, default=str)
+
+
+def _content_text(content: Any) -> Any:
+    if content is None or isinstance(content, (str, list)):
+        return content  # a list: content parts, sent as recorded
+    return json.dumps(content, ensure_ascii=False, default=str)
+
+
+def request_messages(messages: Any, observation: str = "") -> list[dict[str, Any]]:
+    """A recorded prompt (OpenAI chat message dicts) in a shape chat-completions servers accept.
+
+    Messages already in that shape are sent unchanged. Otherwise: an assistant message with tool
+    calls and no text gets ``content: null``; every call an ``id`` (``call_<n>`` when it had none),
+    ``type: "function"`` and JSON-string arguments; a tool result without ``tool_call_id`` the id of
+    the oldest call not yet answered; other content ``""`` (``None``) or JSON text; roles outside
+    :data:`OPENAI_ROLES` become ``user``. With no messages, the observation is the one user message.
+    Raises :class:`PolicyFailure` (``bad_prompt``) when there is nothing to send.
+    """
+    if messages is None or (isinstance(messages, (list, tuple)) and not messages):
+        if not observation.strip():
+            raise PolicyFailure("bad_prompt", "the step recorded no messages and no observation")
+        return [{"role": "user", "content": observation}]
+    if not isinstance(messages, (list, tuple)):
+        raise PolicyFailure("bad_prompt", f"the recorded messages are a {type(messages).__name__}, not a list")
+    out: list[dict[str, Any]] = []
+    pending: list[str] = []
+    counter = 0
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            raise PolicyFailure("bad_prompt", f"recorded message {index} is not a chat message with a role")
+        role = message["role"] if message["role"] in OPENAI_ROLES else "user"
+        entry: dict[str, Any] = {"role": role, "content": _content_text(message.get("content"))}
+        calls = message.get("tool_calls") if role == "assistant" else None
+        if calls:
+            sent = []
+            for call in calls if isinstance(calls, list) else []:
+                if not isinstance(call, Mapping):
+                    continue
+                function = call.get("function")
+                source = function if isinstance(function, Mapping) else call
+                counter += 1
+                given = call.get("id")
+                call_id = given if isinstance(given, str) and given else f"call_{counter}"
+                pending.append(call_id)
+                arguments = source.get("arguments", source.get("args"))
+                sent.append(
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": str(source.get("name") or ""), "arguments": _arguments_text(arguments)},
+                    }
+                )
+            if sent:
+                entry["tool_calls"] = sent
+                if not entry["content"]:
+                    entry["content"] = None
+        if entry["content"] is None and "tool_calls" not in entry:
+            entry["content"] = ""
+        if role == "tool":
+            answered = message.get("tool_call_id")
+            if isinstance(answered, str) and answered:
+                if answered in pending:
+                    pending.remove(answered)
+            else:
+                answered = pending.pop(0) if pending else f"call_{counter}"
+            entry["tool_call_id"] = answered
+        name = message.get("name")
+        if isinstance(name, str) and name and role != "tool":
+            entry["name"] = name
+        out.append(entry)
+    return out
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return "null"
+
+
+def inferred_tool(name: str, arguments: Any) -> dict[str, Any]:
+    """An OpenAI tool schema for one recorded call: each argument typed by its value, all required."""
+    try:
+        values = _arguments_from_json(arguments)
+    except ValueError:
+        values = {}
+    values = values if isinstance(values, Mapping) else {}
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": {str(key): {"type": _json_type(value)} for key, value in values.items()},
+    }
+    if values:
+        parameters["required"] = [str(key) for key in values]
+    description = f"{name} (schema inferred from the recorded call)"
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
+
+
+def request_tools(
+    tools: Any, recorded_name: Any = None, recorded_arguments: Any = None
+) -> tuple[list[dict], list[str]]:
+    """The recorded tool schemas as OpenAI ``tools`` entries, and warnings about what was left out.
+
+    Entries in the OpenAI shape are sent unchanged; a bare ``{"name", "description", "parameters"}``
+    is wrapped; entries without a name are dropped. With no tool left, the recorded call's tool is
+    offered (its schema inferred from the call) so the model can still answer with a call.
+    """
+    out: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    dropped = 0
+    for tool in tools if isinstance(tools, (list, tuple)) else []:
+        function = tool.get("function") if isinstance(tool, Mapping) else None
+        if isinstance(function, Mapping) and isinstance(function.get("name"), str) and function["name"]:
+            out.append({**tool, "type": tool.get("type") or "function"})
+        elif isinstance(tool, Mapping) and isinstance(tool.get("name"), str) and tool["name"]:
+            spec = {key: tool[key] for key in ("name", "description", "parameters", "strict") if key in tool}
+            out.append({"type": "function", "function": spec})
+        else:
+            dropped += 1
+    if dropped:
+        warnings.append(f"{dropped} recorded tool(s) without a name were not offered")
+    if not out and isinstance(recorded_name, str) and recorded_name:
+        out.append(inferred_tool(recorded_name, recorded_arguments))
+        warnings.append(f"the step recorded no tools; offered {recorded_name} with a schema inferred from its call")
+    return out, warnings
+
+
+def tool_names(tools: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The names of OpenAI ``tools`` entries, in order."""
+    names = []
+    for tool in tools:
+        function = tool.get("function")
+        name = function.get("name") if isinstance(function, Mapping) else tool.get("name")
+        if isinstance(name, str):
+            names.append(name)
+    return names
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def decide_call(name: Any, arguments: Any, offered: Sequence[str]) -> Decision:
+    """One tool call of a general step as its canonical text (``name({"a": 1})``), unvalidated.
+
+    A name outside ``offered`` is returned all the same (the judge scores it) with a warning.
+    Raises :class:`PolicyFailure`: ``unknown_tool`` when the call has no name, ``invalid_arguments``
+    when its arguments are not a JSON object.
+    """
+    call_raw = _raw({"name": name, "arguments": arguments})
+    if not isinstance(name, str) or not name.strip():
+        raise PolicyFailure("unknown_tool", f"the model's tool call has no name ({name!r})", call_raw)
+    if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
+        arguments = {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments, parse_constant=_no_constants)
+        except (ValueError, RecursionError) as exc:
+            raise PolicyFailure("invalid_arguments", f"{name}: arguments are not JSON ({exc})", call_raw) from None
+    if not isinstance(arguments, Mapping):
+        raise PolicyFailure(
+            "invalid_arguments", f"{name}: arguments must be a JSON object, got {type(arguments).__name__}", call_raw
+        )
+    arguments = dict(arguments)
+    try:
+        action = call_text(name, arguments)
+    except TypeError as exc:  # orjson: an integer beyond 64 bits, nesting too deep
+        raise PolicyFailure(
+            "invalid_arguments", f"{name}: arguments cannot be written as JSON ({exc})", call_raw
+        ) from None
+    decision = Decision(tool=name, arguments=arguments, action=action)
+    if name not in offered:
+        listed = excerpt(", ".join(offered), 200) if offered else "none"
+        decision.warnings.append(f"the model called {name!r}, not one of the offered tools ({listed})")
+    return decision
+
+
+def interpret_call_response(response: Any, offered: Sequence[str]) -> Decision:
+    """A chat completion body's first tool call as a general step's :class:`Decision`, or raise
+    :class:`PolicyFailure` (see :func:`response_calls` and :func:`decide_call`)."""
+    calls = response_calls(response)
+    name, arguments = calls[0]
+    decision = decide_call(name, arguments, offered)
     if len(calls) > 1:
         decision.warnings.append(f"the model made {len(calls)} tool calls; the first was used")
     return decision
@@ -496,7 +724,8 @@ class LlmPolicy(ThreadLocalTrace):
     ``off`` or ``cassette``), ``cache_hit``, ``latency_ms`` and ``attempts`` (of the original request;
     a cache hit reports the recorded ones), ``response`` (id, finish_reason, content excerpt,
     tool_calls), ``tokens`` (prompt/completion/total when the server reports usage), ``tool_call``
-    (the validated name and arguments), ``action``, ``failure`` (kind, message, raw) and ``warnings``.
+    (the validated name and arguments), ``action``, ``failure`` (kind, message, raw) and ``warnings``;
+    a general tool-calling step's trace adds ``format`` and ``tools_inferred``.
     """
 
     def __init__(
@@ -554,14 +783,17 @@ class LlmPolicy(ThreadLocalTrace):
     # -- requests --------------------------------------------------------------------------------
     def build_request(self, messages: list[dict[str, Any]], tools: Sequence[ToolSpec]) -> dict[str, Any]:
         """The request body (``chat.completions.create`` keyword arguments) for a step."""
+        return self.request_body(messages, [tool.schema() for tool in tools])
+
+    def request_body(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        """The request body for messages and OpenAI ``tools`` entries: model, messages, tools,
+        tool_choice (both left out when there is no tool), temperature, then seed and max_tokens
+        when set."""
         s = self.settings
-        request: dict[str, Any] = {
-            "model": s.model,
-            "messages": messages,
-            "tools": [tool.schema() for tool in tools],
-            "tool_choice": s.tool_choice,
-            "temperature": float(s.temperature),
-        }
+        request: dict[str, Any] = {"model": s.model, "messages": messages}
+        if tools:
+            request.update(tools=tools, tool_choice=s.tool_choice)
+        request["temperature"] = float(s.temperature)
         if s.seed is not None:
             request["seed"] = s.seed
         if s.max_tokens is not None:
@@ -698,9 +930,14 @@ class LlmPolicy(ThreadLocalTrace):
     ) -> str:
         """The env action the model chooses; raises :class:`PolicyFailure` when it cannot give one.
 
+        A general tool-calling step (``recorded_step["tool_call"]``) is asked with its recorded
+        ``messages`` and ``tools`` instead, and answered with the call's text ``name({...})``.
         ``sample`` (used by ``--repeat``) makes runs after the first distinct cache entries.
         """
         self.last_trace = None
+        if is_tool_call_step(recorded_step):
+            assert recorded_step is not None
+            return self._predict_call(observation, recorded_step, sample)
         s = self.settings
         trace: dict[str, Any] = {"policy": "llm", "model": s.model, "base_url": s.base_url, "sample": sample}
         tools = build_tools(available_actions, state)
@@ -709,6 +946,40 @@ class LlmPolicy(ThreadLocalTrace):
         except PromptError as exc:
             raise self.record_failure(trace, PolicyFailure("bad_prompt", str(exc))) from None
         request = self.build_request(messages, tools)
+        return self._decide(trace, request, sample, lambda response: interpret_response(response, tools))
+
+    def _predict_call(self, observation: str, step: Mapping[str, Any], sample: int) -> str:
+        """A general tool-calling step: the recorded messages and tools sent as they are; the model's
+        first tool call comes back as its canonical text (:func:`decide_call`)."""
+        s = self.settings
+        trace: dict[str, Any] = {
+            "policy": "llm",
+            "model": s.model,
+            "base_url": s.base_url,
+            "sample": sample,
+            "format": step.get("format"),
+            "tools_inferred": bool(step.get("tools_inferred")),
+        }
+        seen = observation or step.get("observation_before_llm") or ""
+        try:
+            messages = request_messages(step.get("messages"), seen if isinstance(seen, str) else str(seen))
+        except PolicyFailure as exc:
+            raise self.record_failure(trace, exc) from None
+        tools, notes = request_tools(step.get("tools"), step.get("llm_action_name"), step.get("llm_action_arguments"))
+        offered = tool_names(tools)
+        request = self.request_body(messages, tools)
+        return self._decide(trace, request, sample, lambda response: interpret_call_response(response, offered), notes)
+
+    def _decide(
+        self,
+        trace: dict[str, Any],
+        request: dict[str, Any],
+        sample: int,
+        interpret: Callable[[Any], Decision],
+        notes: Sequence[str] = (),
+    ) -> str:
+        """Exchange ``request`` (cassette, cache or server), read the answer with ``interpret`` and
+        fill ``trace``; returns the action or raises :class:`PolicyFailure`."""
         key, entry, source = self.exchange(request, sample=sample)
         trace.update(
             request=request,
@@ -717,7 +988,7 @@ class LlmPolicy(ThreadLocalTrace):
             cache_hit=source in ("hit", "cassette"),
             latency_ms=entry.get("latency_ms"),
             attempts=entry.get("attempts"),
-            warnings=[],
+            warnings=list(notes),
         )
         if entry.get("outcome") == "failure":
             failure = dict(entry.get("failure") or {})
@@ -729,14 +1000,14 @@ class LlmPolicy(ThreadLocalTrace):
         response = entry.get("response")
         trace.update(response=response_summary(response), tokens=_tokens(response))
         try:
-            decision = interpret_response(response, tools)
+            decision = interpret(response)
         except PolicyFailure as exc:
             self.record_failure(trace, exc)
             raise
         trace.update(
             tool_call={"name": decision.tool, "arguments": decision.arguments},
             action=decision.action,
-            warnings=decision.warnings,
+            warnings=[*notes, *decision.warnings],
         )
         self.last_trace = trace
         return decision.action

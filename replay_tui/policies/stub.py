@@ -1,4 +1,5 @@
-"""StubPolicy: replays the recorded tool call, validating the tool -> action mapping."""
+"""StubPolicy: replays the recorded tool call, validating the tool -> action mapping (WebShop) or as
+the call's canonical text (general tool-calling steps)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,23 @@ from typing import Any
 
 from replay_tui.actions import ActionError, format_env_action
 from replay_tui.demos.models import _arguments_from_json
+from replay_tui.trajectory import call_text
+
+
+def recorded_call_text(recorded_step: dict[str, Any]) -> str:
+    """A general tool-calling step's recorded call as its canonical text, ``name({"a": 1})``.
+
+    Arguments logged as a JSON string are read as JSON; a string that is not a JSON object is kept
+    as written, ``name(<text>)``, as the log's own display of the call shows it."""
+    name = str(recorded_step.get("llm_action_name") or "")
+    arguments = recorded_step.get("llm_action_arguments")
+    try:
+        parsed = _arguments_from_json(arguments)
+    except ValueError:
+        return f"{name}({arguments})"
+    if not isinstance(parsed, dict):
+        return f"{name}({arguments})"
+    return call_text(name, parsed)
 
 
 class StubPolicy:
@@ -13,7 +31,8 @@ class StubPolicy:
 
     Stub mode on a clean log scores 100 %; anything less points at the mapping, the
     normalization or the log itself. A tool call that cannot be mapped yields the recorded
-    ``action_executed_in_env`` only when ``fallback_to_recorded`` is set.
+    ``action_executed_in_env`` only when ``fallback_to_recorded`` is set. A general tool-calling
+    step (``recorded_step["tool_call"]``) gives the recorded call's text (:func:`recorded_call_text`).
     """
 
     name = "stub"
@@ -31,6 +50,8 @@ class StubPolicy:
     ) -> str:
         if recorded_step is None:
             raise ValueError("StubPolicy needs the recorded step (the Runner passes recorded_step=)")
+        if recorded_step.get("tool_call"):
+            return recorded_call_text(recorded_step)
         name = recorded_step.get("llm_action_name") or ""
         arguments = _arguments_from_json(recorded_step.get("llm_action_arguments"))
         try:
