@@ -133,3 +133,33 @@ def test_sessions_select_episodes_by_the_logs_own_ids(capsys) -> None:
     assert "2 episodes" in out
     code, _, err = run(capsys, "replay", "--demos", str(log), "--sessions", ids[1][:-1] + "Z")
     assert code == 2 and "did you mean" in err
+
+
+SHARED_FORMATS = Path(__file__).resolve().parents[3] / "shared" / "formats"
+
+
+def _real_logs() -> list[Path]:
+    """Every real file of ../shared/formats (folders of BrowserGym experiments as one), else the copies."""
+    root = SHARED_FORMATS if SHARED_FORMATS.is_dir() else DATA
+    found = []
+    for path in sorted(root.iterdir()):
+        if not path.is_dir():
+            continue
+        if path.name.startswith("browsergym"):
+            found.extend(sorted(p for p in path.iterdir() if p.is_dir()))
+            continue
+        found.extend(p for p in sorted(path.iterdir()) if p.is_file() and p.name != "PROVENANCE.md")
+    return found
+
+
+@pytest.mark.parametrize("path", _real_logs(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_real_log_replays_in_stub_mode_at_100_percent_or_exits_2_naming_why(capsys, path: Path) -> None:
+    """The acceptance of issue 12: stub replay of every real file, never a traceback."""
+    code, out, err = run(capsys, "replay", "--demos", str(path), "--mode", "stub", "--allow-pickle", "-q")
+    assert "Traceback" not in out + err
+    if code == 2:  # nothing replayable: one line that names the file and the reason
+        assert err.count("\n") == 1 and "no usable episodes" in err and path.name in err
+        return
+    assert code == 0, err
+    steps = int(out.split(" episodes, ")[1].split(" steps")[0])
+    assert f"{steps} matched" in out and "0 mismatches" in out
