@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import gzip
 import importlib
+import io
+import mmap
 import re
 import zlib
 from collections.abc import Iterator
@@ -653,6 +655,8 @@ class _RecordHead(msgspec.Struct):
 _HEAD = msgspec.json.Decoder(_RecordHead)
 _CHUNK = 1 << 22
 """How much of a JSON Lines file the index reads at a time (a longer line is read whole)."""
+_DROP = 1 << 25
+"""How much of a mapped file the index reads before it gives the pages back."""
 _BOM = b"\xef\xbb\xbf"
 _OPEN_BRACE = ord("{")
 
@@ -719,6 +723,14 @@ def _fast_summary(head: _RecordHead, fallback_id: str, record: int, locator: Any
     )
 
 
+def _fast(line: memoryview, fallback_id: str, index: int, locator: Any) -> EpisodeSummary | None:
+    try:
+        head = _HEAD.decode(line)
+    except Exception:  # not JSON, not this shape, too deep: the full path says what is wrong
+        return None
+    return _fast_summary(head, fallback_id, index, locator)
+
+
 def _summary(trajectory: Trajectory, record: int, locator: Any) -> EpisodeSummary:
     return EpisodeSummary(
         id=trajectory.id,
@@ -754,10 +766,47 @@ def _layout(handle: BinaryIO) -> str:
     return "lines" if second and _is_jsonl_line(second) and stripped[:1] == b"{" else "document"
 
 
-def _lines_of(handle: BinaryIO) -> Iterator[tuple[bytes, memoryview, int, int, int]]:
-    """Every line of a file, read in large chunks: ``(chunk, view, start, end, base)``, the line
-    being ``chunk[start:end]`` (its newline included), ``view`` a memoryview of ``chunk`` and
-    ``base`` the chunk's offset in the file."""
+_Window = tuple["bytes | mmap.mmap", memoryview, int, int, int]
+
+
+def _windows(handle: BinaryIO) -> Iterator[_Window]:
+    """The file as windows of whole lines, about :data:`_CHUNK` bytes each: ``(data, view, start,
+    stop, base)``, the window being ``data[start:stop]`` (``view`` a memoryview of ``data``) at
+    file offset ``base + start``.
+
+    The file is memory-mapped when it can be, and the pages of each window are given back once
+    it is done with (so the peak RSS stays at a window, not the file); otherwise (a pipe, a
+    platform without mmap) it is read in chunks.
+    """
+    try:
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        yield from _read_windows(handle)
+        return
+    view = memoryview(mapped)
+    drop = getattr(mapped, "madvise", None)
+    dontneed = getattr(mmap, "MADV_DONTNEED", None)
+    try:
+        size = len(mapped)
+        start = dropped = 0
+        while start < size:
+            newline = mapped.find(b"\n", min(start + _CHUNK, size) - 1)
+            stop = size if newline < 0 else newline + 1
+            yield mapped, view, start, stop, 0
+            start = stop
+            done = start // mmap.PAGESIZE * mmap.PAGESIZE
+            if drop is not None and dontneed is not None and done - dropped >= _DROP:
+                drop(dontneed, dropped, done - dropped)
+                dropped = done
+    finally:
+        try:
+            view.release()
+            mapped.close()
+        except BufferError:  # a view of a line still held somewhere: the mapping closes when collected
+            pass
+
+
+def _read_windows(handle: BinaryIO) -> Iterator[_Window]:
     buffer = b""
     base = 0
     while True:
@@ -772,18 +821,21 @@ def _lines_of(handle: BinaryIO) -> Iterator[tuple[bytes, memoryview, int, int, i
             buffer = buffer + chunk if buffer else chunk
         if not buffer:
             return
-        complete = buffer.rfind(b"\n") + 1 if chunk else len(buffer)
-        view = memoryview(buffer)
-        start = 0
-        while start < complete:
-            newline = buffer.find(b"\n", start, complete)
-            end = complete if newline < 0 else newline + 1
-            yield buffer, view, start, end, base
-            start = end
+        stop = buffer.rfind(b"\n") + 1 if chunk else len(buffer)
+        yield buffer, memoryview(buffer), 0, stop, base
         if not chunk:
             return
-        buffer = buffer[complete:]
-        base += complete
+        buffer = buffer[stop:]
+        base += stop
+
+
+def _is_utf8(view: memoryview) -> bool:
+    """orjson refuses invalid UTF-8 anywhere in a line, msgspec only where it decodes."""
+    try:
+        str(view, "utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _line_number(path: Path, offset: int) -> int:
@@ -929,37 +981,27 @@ class OpenAIChatReader:
 
     def _index_lines(self, path: Path, handle: BinaryIO) -> Iterator[EpisodeSummary | LoadProblem]:
         index = number = 0
-        seen: bytes | None = None
-        ascii_chunk = True
-        for chunk, view, start, end, base in _lines_of(handle):
-            if chunk is not seen:
-                seen, ascii_chunk = chunk, chunk.isascii()
-            number += 1
-            locator = (base + start, end - start)
-            summary = None
-            if chunk[start] == _OPEN_BRACE:
-                summary = self._fast(view[start:end], ascii_chunk, f"{path.stem}#{index}", index, locator)
-            elif not chunk[start:end].strip():
-                continue  # a blank line
-            if summary is not None:
-                yield summary
-            else:
-                for item in self._line(path, chunk[start:end], index, number):
-                    yield _summary(item, index, locator) if isinstance(item, Trajectory) else item
-            index += 1
-
-    @staticmethod
-    def _fast(line: memoryview, ascii_chunk: bool, fallback_id: str, index: int, locator: Any) -> EpisodeSummary | None:
-        if not ascii_chunk:
-            try:
-                str(line, "utf-8")  # orjson refuses invalid UTF-8 anywhere, msgspec only where it decodes
-            except UnicodeDecodeError:
-                return None
-        try:
-            head = _HEAD.decode(line)
-        except Exception:  # not JSON, not this shape, too deep: the full path says what is wrong
-            return None
-        return _fast_summary(head, fallback_id, index, locator)
+        for data, view, start, stop, base in _windows(handle):
+            utf8 = _is_utf8(view[start:stop])  # a window ends at a newline, never inside a character
+            end = start
+            while end < stop:
+                begin = end
+                newline = data.find(b"\n", begin, stop)
+                end = stop if newline < 0 else newline + 1
+                number += 1
+                locator = (base + begin, end - begin)
+                summary = None
+                if data[begin] == _OPEN_BRACE:
+                    if utf8 or _is_utf8(view[begin:end]):
+                        summary = _fast(view[begin:end], f"{path.stem}#{index}", index, locator)
+                elif not data[begin:end].strip():
+                    continue  # a blank line
+                if summary is not None:
+                    yield summary
+                else:
+                    for item in self._line(path, data[begin:end], index, number):
+                        yield _summary(item, index, locator) if isinstance(item, Trajectory) else item
+                index += 1
 
     def _document(self, path: Path, data: bytes) -> Iterator[tuple[int | None, ReadItem]]:
         try:

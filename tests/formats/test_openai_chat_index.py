@@ -201,9 +201,19 @@ def test_a_file_beginning_with_a_bad_line_is_still_json_lines(tmp_path: Path) ->
     assert [s.id for s in summaries] == ["fine"]
 
 
+@pytest.mark.parametrize("mapped", [True, False], ids=["mmap", "reads"])
 @pytest.mark.parametrize("chunk", [1, 7, 64, 1000])
-def test_lines_across_chunk_boundaries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+def test_lines_across_chunk_boundaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, mapped: bool
+) -> None:
     monkeypatch.setattr(openai_chat, "_CHUNK", chunk)
+    monkeypatch.setattr(openai_chat, "_DROP", 1)  # give the pages back after every window
+    if not mapped:
+
+        def unmappable(*args: object, **kwargs: object) -> None:
+            raise OSError("not a regular file")
+
+        monkeypatch.setattr(openai_chat.mmap, "mmap", unmappable)
     records = [{"id": f"r{k}", "messages": [{"role": "user", "content": "x" * (k * 37 % 300)}]} for k in range(40)]
     path = write_lines(tmp_path / "chunks.jsonl", [*records, *TRICKY])
     summaries = assert_index_matches_read(path)
