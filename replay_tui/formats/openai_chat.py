@@ -22,9 +22,10 @@ load). A JSON document (a file whose first line is not a whole record) is parsed
 such files hold one episode or a results array (tau-bench), not gigabytes.
 
 The reader is an :class:`~replay_tui.formats.base.IndexingReader`: ``index()`` lists a JSON Lines
-file's episodes (id, task, recorded calls, reward, success) without building them, reading the file
-in 4 MiB chunks and decoding each line with msgspec into narrow structs that skip everything the
-summary does not need (tool schemas, results, prompts); a line those structs do not describe goes
+file's episodes (id, task, recorded calls, reward, success) without building them: it memory-maps
+the file (giving the pages back as it goes, so its memory stays far below the file's size) and
+decodes each line with msgspec into narrow structs that skip everything the summary does not need
+(tool schemas, results, prompts); a line those structs do not describe goes
 through the full path, so the summaries and problems are exactly :meth:`read`'s. ``load()`` reads
 one episode back from its line's offset and length. (One known difference: a number orjson cannot
 hold, such as ``1e999``, in a field the index skips is named when the episode is loaded, not when
@@ -655,8 +656,8 @@ class _RecordHead(msgspec.Struct):
 _HEAD = msgspec.json.Decoder(_RecordHead)
 _CHUNK = 1 << 22
 """How much of a JSON Lines file the index reads at a time (a longer line is read whole)."""
-_DROP = 1 << 25
-"""How much of a mapped file the index reads before it gives the pages back."""
+_DROP = 1 << 23
+"""How much of a mapped file the index reads before it gives the pages back (the RSS it adds)."""
 _BOM = b"\xef\xbb\xbf"
 _OPEN_BRACE = ord("{")
 
@@ -695,9 +696,10 @@ def _fast_summary(head: _RecordHead, fallback_id: str, record: int, locator: Any
         if metadata is None:
             return None
         fields["metadata"] = metadata
-    if isinstance(head.info, _InfoHead) and isinstance(head.info.task, _InfoTaskHead):
-        instruction = head.info.task.instruction
-        fields["info"] = {"task": {} if instruction is msgspec.UNSET else {"instruction": instruction}}
+    if isinstance(head.info, _InfoHead):
+        info_task = head.info.task
+        instruction = msgspec.UNSET if isinstance(info_task, msgspec.UnsetType) else info_task.instruction
+        fields["info"] = {} if instruction is msgspec.UNSET else {"task": {"instruction": instruction}}
     task = _record_task(fields)
     if task is None:
         task = ""
@@ -874,10 +876,11 @@ class OpenAIChatReader:
             yield item
 
     def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
-        """Every episode's summary without building it: JSON Lines files are streamed in chunks,
-        each line decoded only as far as the summary needs (``locator`` = its byte offset and
-        length); a JSON document or a cassette (small files) is read whole (``locator`` = the
-        record's index). The summaries and problems are those :meth:`read` gives, in its order."""
+        """Every episode's summary without building it: a JSON Lines file is mapped (or read in
+        chunks) a window at a time, each line decoded only as far as the summary needs (``locator``
+        = its byte offset and length); a JSON document or a cassette (small files) is read whole
+        (``locator`` = the record's index). The summaries and problems are :meth:`read`'s, in its
+        order."""
         opened = self._open(path)
         if isinstance(opened, LoadProblem):
             yield opened

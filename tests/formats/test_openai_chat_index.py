@@ -291,3 +291,11 @@ def test_a_number_orjson_cannot_hold_in_a_skipped_field_is_named_when_loaded(tmp
     assert isinstance(summary, EpisodeSummary) and summary.id == "inf"
     (problem,) = [item for item in READER.read(path) if isinstance(item, LoadProblem)]
     assert READER.load(path, summary) == problem and problem.field == "line 2"
+
+
+def test_an_index_abandoned_halfway_closes_cleanly(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "many.jsonl", [{"id": f"r{k}", "messages": []} for k in range(50)])
+    index = READER.index(path)
+    first = next(index)
+    assert isinstance(first, EpisodeSummary) and READER.load(path, first) == next(iter(READER.read(path)))
+    index.close()  # the mapping is released (or left to the collector), never an exception
