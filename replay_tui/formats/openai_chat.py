@@ -21,6 +21,16 @@ JSON Lines files are streamed a line at a time (a bad line is a LoadProblem, the
 load). A JSON document (a file whose first line is not a whole record) is parsed whole with orjson:
 such files hold one episode or a results array (tau-bench), not gigabytes.
 
+The reader is an :class:`~replay_tui.formats.base.IndexingReader`: ``index()`` lists a JSON Lines
+file's episodes (id, task, recorded calls, reward, success) without building them: it memory-maps
+the file (giving the pages back as it goes, so its memory stays far below the file's size) and
+decodes each line with msgspec into narrow structs that skip everything the summary does not need
+(tool schemas, results, prompts); a line those structs do not describe goes
+through the full path, so the summaries and problems are exactly :meth:`read`'s. ``load()`` reads
+one episode back from its line's offset and length. (One known difference: a number orjson cannot
+hold, such as ``1e999``, in a field the index skips is named when the episode is loaded, not when
+indexed.) A JSON document or a cassette is read whole for its index (such files are small).
+
 VCR cassettes (vcrpy YAML of recorded ``POST /v1/chat/completions`` calls, read with PyYAML when it
 is installed) give one episode per recorded call: the request's ``messages`` + ``tools`` and the
 response's message (gzip bodies decoded), so the recorded response's tool call is the last step.
@@ -30,16 +40,19 @@ from __future__ import annotations
 
 import gzip
 import importlib
+import io
+import mmap
 import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, BinaryIO
 
+import msgspec
 import orjson
 
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import Detection, ReadItem
+from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
 
 NAME = "openai-chat"
@@ -351,6 +364,16 @@ def _number(value: Any) -> float | None:
     return None
 
 
+def _reward_success(record: dict[str, Any]) -> tuple[float | None, bool | None]:
+    reward = _number(record.get("reward"))
+    if reward is None:
+        reward = _number(record.get("score"))
+    success = record.get("success") if isinstance(record.get("success"), bool) else None
+    if success is None and "traj" in record and "task_id" in record and reward is not None:
+        success = reward >= 1.0  # tau-bench: a task passes with reward 1
+    return reward, success
+
+
 def _outcome(record: dict[str, Any]) -> Outcome:
     scores: dict[str, Any] = {}
     for key in ("reward", "score", "success", "scores", "reward_info"):
@@ -359,12 +382,7 @@ def _outcome(record: dict[str, Any]) -> Outcome:
     info = _dict(record.get("info"))
     if isinstance(info.get("reward_info"), dict):
         scores["reward_info"] = info["reward_info"]
-    reward = _number(record.get("reward"))
-    if reward is None:
-        reward = _number(record.get("score"))
-    success = record.get("success") if isinstance(record.get("success"), bool) else None
-    if success is None and "traj" in record and "task_id" in record and reward is not None:
-        success = reward >= 1.0  # tau-bench: a task passes with reward 1
+    reward, success = _reward_success(record)
     status = None
     if isinstance(info.get("error"), str):
         status = "error"
@@ -374,6 +392,17 @@ def _outcome(record: dict[str, Any]) -> Outcome:
 
 
 def _task(record: dict[str, Any], messages: list[ChatMessage]) -> str:
+    task = _record_task(record)
+    if task is not None:
+        return task
+    for message in messages:
+        if message.role == "user" and message.content.strip():
+            return message.content
+    return ""
+
+
+def _record_task(record: dict[str, Any]) -> str | None:
+    """The task the record states outside its messages (an instruction field), if it does."""
     metadata = _dict(record.get("metadata"))
     info = _dict(record.get("info"))
     info_task = _dict(info.get("task"))
@@ -386,10 +415,7 @@ def _task(record: dict[str, Any], messages: list[ChatMessage]) -> str:
     ):
         if isinstance(candidate, str) and candidate.strip():
             return candidate
-    for message in messages:
-        if message.role == "user" and message.content.strip():
-            return message.content
-    return ""
+    return None
 
 
 def _episode_id(record: dict[str, Any], fallback: str) -> str:
@@ -565,6 +591,268 @@ def _response_message(response: dict[str, Any]) -> dict[str, Any] | str | None:
     return message if isinstance(message, dict) else "no message in choices[0]"
 
 
+# --------------------------------------------------------------------------------------------- indexing
+#
+# The index decodes each JSON Lines record with msgspec into the narrow structs below: the fields
+# the summary needs (id, instruction, outcome), each message's role and its calls' names, and the
+# raw bytes of its content (decoded only for the first user message). msgspec skips every other
+# value (tool schemas, tool results, the system prompt...) in C without building it. A record the
+# structs do not describe exactly (a message without a role, a Responses-API item, a flat tool
+# call, a metadata that is not an object...) fails to decode or is refused by _fast_summary, and
+# is then read by the full path, so a summary always says what read() would.
+
+
+_Name = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class _FunctionHead(msgspec.Struct):
+    name: _Name
+    """A call without a name is skipped by read() (with a warning): the full path tells."""
+
+
+class _CallHead(msgspec.Struct):
+    function: _FunctionHead
+
+
+class _MessageHead(msgspec.Struct):
+    role: _Name
+    content: msgspec.Raw = msgspec.Raw(b"null")
+    tool_calls: list[_CallHead] | None = None
+    function_call: _FunctionHead | None = None
+    type: None = None
+    """A typed message is a Responses-API item: the full path converts it."""
+
+
+class _MetadataHead(msgspec.Struct):
+    id: Any = msgspec.UNSET
+    instruction: Any = msgspec.UNSET
+    task: Any = msgspec.UNSET
+
+
+class _InfoTaskHead(msgspec.Struct):
+    instruction: Any = msgspec.UNSET
+
+
+class _InfoHead(msgspec.Struct):
+    task: _InfoTaskHead | msgspec.UnsetType = msgspec.UNSET
+
+
+class _RecordHead(msgspec.Struct):
+    id: Any = msgspec.UNSET
+    session_id: Any = msgspec.UNSET
+    task_id: Any = msgspec.UNSET
+    trial: Any = msgspec.UNSET
+    instruction: Any = msgspec.UNSET
+    task: Any = msgspec.UNSET
+    reward: Any = msgspec.UNSET
+    score: Any = msgspec.UNSET
+    success: Any = msgspec.UNSET
+    metadata: _MetadataHead | msgspec.UnsetType = msgspec.UNSET
+    info: _InfoHead | msgspec.UnsetType = msgspec.UNSET
+    messages: list[_MessageHead] | msgspec.UnsetType = msgspec.UNSET
+    traj: list[_MessageHead] | msgspec.UnsetType = msgspec.UNSET
+
+
+_HEAD = msgspec.json.Decoder(_RecordHead)
+_CHUNK = 1 << 22
+"""How much of a JSON Lines file the index reads at a time (a longer line is read whole)."""
+_DROP = 1 << 23
+"""How much of a mapped file the index reads before it gives the pages back (the RSS it adds)."""
+_BOM = b"\xef\xbb\xbf"
+_OPEN_BRACE = ord("{")
+
+
+def _fits_orjson(value: Any) -> bool:
+    """Whether orjson reads ``value`` as msgspec did: it makes a float of an integer beyond 64 bits."""
+    return type(value) is not int or -(2**63) <= value < 2**64
+
+
+def _fields(struct: msgspec.Struct) -> dict[str, Any] | None:
+    """The fields ``struct`` found in its JSON object (as orjson would give them), or None."""
+    found: dict[str, Any] = {}
+    for name in struct.__struct_fields__:
+        value = getattr(struct, name)
+        if value is msgspec.UNSET:
+            continue
+        if not _fits_orjson(value):
+            return None
+        found[name] = value
+    return found
+
+
+def _fast_summary(head: _RecordHead, fallback_id: str, record: int, locator: Any) -> EpisodeSummary | None:
+    """The summary of a record decoded as ``head``, or None when only the full path can tell."""
+    messages = head.messages if head.messages is not msgspec.UNSET else head.traj
+    if isinstance(messages, msgspec.UnsetType):
+        return None
+    # every message has a role and every call a name (else the decoding failed): each assistant
+    # message with a call (or the legacy function_call) is a step with a recorded call
+    steps = sum(1 for m in messages if m.role == "assistant" and (m.tool_calls or m.function_call is not None))
+    fields = _fields(head)
+    if fields is None:
+        return None
+    if isinstance(head.metadata, _MetadataHead):
+        metadata = _fields(head.metadata)
+        if metadata is None:
+            return None
+        fields["metadata"] = metadata
+    if isinstance(head.info, _InfoHead):
+        info_task = head.info.task
+        instruction = msgspec.UNSET if isinstance(info_task, msgspec.UnsetType) else info_task.instruction
+        fields["info"] = {} if instruction is msgspec.UNSET else {"task": {"instruction": instruction}}
+    task = _record_task(fields)
+    if task is None:
+        task = ""
+        for message in messages:
+            if message.role != "user":
+                continue
+            try:
+                text = _text(orjson.loads(memoryview(message.content)))
+            except orjson.JSONDecodeError:
+                return None
+            if text.strip():
+                task = text
+                break
+    reward, success = _reward_success(fields)
+    return EpisodeSummary(
+        id=_episode_id(fields, fallback_id),
+        record=record,
+        task=task,
+        steps=steps,
+        reward=reward,
+        success=success,
+        locator=locator,
+    )
+
+
+def _fast(line: memoryview, fallback_id: str, index: int, locator: Any) -> EpisodeSummary | None:
+    try:
+        head = _HEAD.decode(line)
+    except Exception:  # not JSON, not this shape, too deep: the full path says what is wrong
+        return None
+    return _fast_summary(head, fallback_id, index, locator)
+
+
+def _summary(trajectory: Trajectory, record: int, locator: Any) -> EpisodeSummary:
+    return EpisodeSummary(
+        id=trajectory.id,
+        record=record,
+        task=trajectory.task,
+        steps=trajectory.recorded_calls,
+        reward=trajectory.outcome.reward,
+        success=trajectory.outcome.success,
+        locator=locator,
+    )
+
+
+def _layout(handle: BinaryIO) -> str:
+    """How the file holds its records: ``lines`` (JSON Lines), ``document``, ``cassette`` or ``empty``."""
+    first = b""
+    for line in handle:
+        if line.strip():
+            first = line
+            break
+    if not first:
+        return "empty"
+    stripped = first.lstrip(_BOM + b" \t\r\n")
+    if stripped.startswith(b"interactions:"):
+        return "cassette"
+    if _is_jsonl_line(stripped):
+        return "lines"
+    second = b""
+    for line in handle:
+        if line.strip():
+            second = line
+            break
+    # a first line that is not a whole record, then one that is: JSON Lines with a bad first line
+    return "lines" if second and _is_jsonl_line(second) and stripped[:1] == b"{" else "document"
+
+
+_Window = tuple["bytes | mmap.mmap", memoryview, int, int, int]
+
+
+def _windows(handle: BinaryIO) -> Iterator[_Window]:
+    """The file as windows of whole lines, about :data:`_CHUNK` bytes each: ``(data, view, start,
+    stop, base)``, the window being ``data[start:stop]`` (``view`` a memoryview of ``data``) at
+    file offset ``base + start``.
+
+    The file is memory-mapped when it can be, and the pages of each window are given back once
+    it is done with (so the peak RSS stays at a window, not the file); otherwise (a pipe, a
+    platform without mmap) it is read in chunks.
+    """
+    try:
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        yield from _read_windows(handle)
+        return
+    view = memoryview(mapped)
+    drop = getattr(mapped, "madvise", None)
+    dontneed = getattr(mmap, "MADV_DONTNEED", None)
+    try:
+        size = len(mapped)
+        start = dropped = 0
+        while start < size:
+            newline = mapped.find(b"\n", min(start + _CHUNK, size) - 1)
+            stop = size if newline < 0 else newline + 1
+            yield mapped, view, start, stop, 0
+            start = stop
+            done = start // mmap.PAGESIZE * mmap.PAGESIZE
+            if drop is not None and dontneed is not None and done - dropped >= _DROP:
+                drop(dontneed, dropped, done - dropped)
+                dropped = done
+    finally:
+        try:
+            view.release()
+            mapped.close()
+        except BufferError:  # a view of a line still held somewhere: the mapping closes when collected
+            pass
+
+
+def _read_windows(handle: BinaryIO) -> Iterator[_Window]:
+    buffer = b""
+    base = 0
+    while True:
+        chunk = handle.read(_CHUNK)
+        if chunk and chunk.rfind(b"\n") < 0:  # a line longer than a chunk: read on to its end
+            parts = [buffer, chunk]
+            while chunk and chunk.rfind(b"\n") < 0:
+                chunk = handle.read(_CHUNK)
+                parts.append(chunk)
+            buffer = b"".join(parts)
+        else:
+            buffer = buffer + chunk if buffer else chunk
+        if not buffer:
+            return
+        stop = buffer.rfind(b"\n") + 1 if chunk else len(buffer)
+        yield buffer, memoryview(buffer), 0, stop, base
+        if not chunk:
+            return
+        buffer = buffer[stop:]
+        base += stop
+
+
+def _is_utf8(view: memoryview) -> bool:
+    """orjson refuses invalid UTF-8 anywhere in a line, msgspec only where it decodes."""
+    try:
+        str(view, "utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _line_number(path: Path, offset: int) -> int:
+    """The 1-based number of the line starting at ``offset`` (counted only when a problem needs it)."""
+    count = 1
+    with path.open("rb") as handle:
+        while offset > 0:
+            data = handle.read(min(_CHUNK, offset))
+            if not data:
+                break
+            count += data.count(b"\n")
+            offset -= len(data)
+    return count
+
+
 class OpenAIChatReader:
     name = NAME
     label = "OpenAI chat-completions transcripts"
@@ -575,7 +863,7 @@ class OpenAIChatReader:
     )
 
     def sniff(self, path: Path, head: bytes) -> Detection:
-        data = head[3:] if head.startswith(b"\xef\xbb\xbf") else head
+        data = head[3:] if head.startswith(_BOM) else head
         text = data.decode("utf-8", errors="replace")
         if text.lstrip().startswith("interactions:"):
             if "/chat/completions" in text:
@@ -584,85 +872,174 @@ class OpenAIChatReader:
         return _sniff_value(text)
 
     def read(self, path: Path) -> Iterator[ReadItem]:
+        for _, item in self._records(path):
+            yield item
+
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """Every episode's summary without building it: a JSON Lines file is mapped (or read in
+        chunks) a window at a time, each line decoded only as far as the summary needs (``locator``
+        = its byte offset and length); a JSON document or a cassette (small files) is read whole
+        (``locator`` = the record's index). The summaries and problems are :meth:`read`'s, in its
+        order."""
+        opened = self._open(path)
+        if isinstance(opened, LoadProblem):
+            yield opened
+            return
+        kind, handle = opened
+        with handle:
+            if kind == "lines":
+                yield from self._index_lines(path, handle)
+                return
+        for record, item in self._records(path):
+            if isinstance(item, Trajectory) and record is not None:
+                yield _summary(item, record, record)
+            elif isinstance(item, LoadProblem):
+                yield item
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        """The episode ``summary`` (from :meth:`index`) points at, read by the full path."""
+        items: list[tuple[int | None, ReadItem]] = []
+        locator = summary.locator
+        if isinstance(locator, tuple) and len(locator) == 2:
+            offset, length = locator
+            try:
+                with path.open("rb") as handle:
+                    handle.seek(offset)
+                    line = handle.read(length)
+            except (OSError, ValueError, TypeError) as exc:
+                return LoadProblem(file=path.name, index=summary.record, message=f"cannot read: {exc}")
+            items = [(summary.record, item) for item in self._line(path, line, summary.record, 0)]
+            if not any(isinstance(item, Trajectory) for _, item in items):  # name the line in the problem
+                number = _line_number(path, offset)
+                items = [(summary.record, item) for item in self._line(path, line, summary.record, number)]
+        else:
+            items = [(record, item) for record, item in self._records(path) if record == summary.record]
+        for _, item in items:
+            if isinstance(item, Trajectory):
+                if item.id != summary.id:
+                    return LoadProblem(
+                        file=path.name,
+                        index=summary.record,
+                        session_id=summary.id,
+                        message=f"the file changed since it was indexed: record {summary.record} is now {item.id!r}",
+                    )
+                return item
+        problems = [item for _, item in items if isinstance(item, LoadProblem)]
+        errors = [problem for problem in problems if problem.severity == "error"]
+        if errors or problems:
+            return (errors or problems)[0]
+        return LoadProblem(
+            file=path.name, index=summary.record, message="no such episode in the file (changed since it was indexed?)"
+        )
+
+    def _open(self, path: Path) -> tuple[str, BinaryIO] | LoadProblem:
         try:
             handle = path.open("rb")
         except OSError as exc:
-            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
-            return
-        with handle:
-            first = b""
-            for line in handle:
-                if line.strip():
-                    first = line
-                    break
-            if not first:
-                yield LoadProblem(file=path.name, message="the file is empty")
-                return
-            stripped = first.lstrip(b"\xef\xbb\xbf \t\r\n")
-            if stripped.startswith(b"interactions:"):
-                handle.seek(0)
-                yield from self._cassette(path, handle.read())
-                return
-            jsonl = _is_jsonl_line(stripped)
-            if not jsonl:
-                second = b""
-                for line in handle:
-                    if line.strip():
-                        second = line
-                        break
-                jsonl = bool(second) and _is_jsonl_line(second) and stripped[:1] == b"{"
-                handle.seek(0)
-                if not jsonl:
-                    yield from self._document(path, handle.read())
-                    return
+            return LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+        try:
+            kind = _layout(handle)
             handle.seek(0)
-            yield from self._lines(path, handle)
+        except BaseException:
+            handle.close()
+            raise
+        if kind == "empty":
+            handle.close()
+            return LoadProblem(file=path.name, message="the file is empty")
+        return kind, handle
 
-    def _lines(self, path: Path, handle: Any) -> Iterator[ReadItem]:
+    def _records(self, path: Path) -> Iterator[tuple[int | None, ReadItem]]:
+        """What :meth:`read` yields, each with the index of its record (None: the whole file)."""
+        opened = self._open(path)
+        if isinstance(opened, LoadProblem):
+            yield None, opened
+            return
+        kind, handle = opened
+        with handle:
+            if kind == "lines":
+                yield from self._lines(path, handle)
+                return
+            data = handle.read()
+        yield from self._cassette(path, data) if kind == "cassette" else self._document(path, data)
+
+    def _lines(self, path: Path, handle: BinaryIO) -> Iterator[tuple[int | None, ReadItem]]:
         index = 0
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
-            if index == 0:
-                line = line.lstrip(b"\xef\xbb\xbf")
-            try:
-                value = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                yield LoadProblem(file=path.name, index=index, field=f"line {number}", message=f"not JSON: {exc}")
-                index += 1
-                continue
-            yield from self._record(path, value, index, f"line {number}: ")
+            for item in self._line(path, line, index, number):
+                yield index, item
             index += 1
 
-    def _document(self, path: Path, data: bytes) -> Iterator[ReadItem]:
+    def _line(self, path: Path, line: bytes, index: int, number: int) -> Iterator[ReadItem]:
+        """The items of one non-blank line of a JSON Lines file: record ``index``, line ``number``."""
+        if index == 0:
+            line = line.lstrip(_BOM)
         try:
-            value = orjson.loads(data.lstrip(b"\xef\xbb\xbf"))
+            value = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
-            yield LoadProblem(file=path.name, message=f"not JSON (nor JSON Lines): {exc}")
+            yield LoadProblem(file=path.name, index=index, field=f"line {number}", message=f"not JSON: {exc}")
+            return
+        yield from self._record(path, value, index, f"line {number}: ")
+
+    def _index_lines(self, path: Path, handle: BinaryIO) -> Iterator[EpisodeSummary | LoadProblem]:
+        index = number = 0
+        for data, view, start, stop, base in _windows(handle):
+            utf8 = _is_utf8(view[start:stop])  # a window ends at a newline, never inside a character
+            end = start
+            while end < stop:
+                begin = end
+                newline = data.find(b"\n", begin, stop)
+                end = stop if newline < 0 else newline + 1
+                number += 1
+                locator = (base + begin, end - begin)
+                summary = None
+                if data[begin] == _OPEN_BRACE:
+                    if utf8 or _is_utf8(view[begin:end]):
+                        summary = _fast(view[begin:end], f"{path.stem}#{index}", index, locator)
+                elif not data[begin:end].strip():
+                    continue  # a blank line
+                if summary is not None:
+                    yield summary
+                else:
+                    for item in self._line(path, data[begin:end], index, number):
+                        yield _summary(item, index, locator) if isinstance(item, Trajectory) else item
+                index += 1
+
+    def _document(self, path: Path, data: bytes) -> Iterator[tuple[int | None, ReadItem]]:
+        try:
+            value = orjson.loads(data.lstrip(_BOM))
+        except orjson.JSONDecodeError as exc:
+            yield None, LoadProblem(file=path.name, message=f"not JSON (nor JSON Lines): {exc}")
             return
         if isinstance(value, list) and not _is_message_list(value):
             if not value:
-                yield LoadProblem(file=path.name, message="an empty list: no episodes")
+                yield None, LoadProblem(file=path.name, message="an empty list: no episodes")
             for index, record in enumerate(value):
-                yield from self._record(path, record, index, "")
+                for item in self._record(path, record, index, ""):
+                    yield index, item
             return
-        yield from self._record(path, value, 0, "")
+        for item in self._record(path, value, 0, ""):
+            yield 0, item
 
-    def _cassette(self, path: Path, data: bytes) -> Iterator[ReadItem]:
+    def _cassette(self, path: Path, data: bytes) -> Iterator[tuple[int | None, ReadItem]]:
         """A vcrpy cassette: each recorded /chat/completions call is an episode (its request's
         messages + the response's message); other calls (telemetry...) are skipped."""
         try:
             yaml = importlib.import_module("yaml")
             cassette = yaml.safe_load(data)
         except ImportError:
-            yield LoadProblem(file=path.name, message="reading a VCR cassette needs PyYAML (pip install pyyaml)")
+            yield None, LoadProblem(file=path.name, message="reading a VCR cassette needs PyYAML (pip install pyyaml)")
             return
         except Exception as exc:  # any YAML error
-            yield LoadProblem(file=path.name, message=f"not YAML: {' '.join(str(exc).split())}")
+            yield None, LoadProblem(file=path.name, message=f"not YAML: {' '.join(str(exc).split())}")
             return
         interactions = _dict(cassette).get("interactions")
         if not isinstance(interactions, list):
-            yield LoadProblem(file=path.name, field="interactions", message="a cassette needs a list of interactions")
+            problem = LoadProblem(
+                file=path.name, field="interactions", message="a cassette needs a list of interactions"
+            )
+            yield None, problem
             return
         for index, interaction in enumerate(interactions):
             request = _dict(_dict(interaction).get("request"))
@@ -671,8 +1048,14 @@ class OpenAIChatReader:
             try:
                 body = orjson.loads(request.get("body") or b"")
             except (orjson.JSONDecodeError, TypeError) as exc:
-                yield LoadProblem(
-                    file=path.name, index=index, field=f"interactions[{index}].request.body", message=f"not JSON: {exc}"
+                yield (
+                    index,
+                    LoadProblem(
+                        file=path.name,
+                        index=index,
+                        field=f"interactions[{index}].request.body",
+                        message=f"not JSON: {exc}",
+                    ),
                 )
                 continue
             if not isinstance(body, dict):
@@ -682,14 +1065,18 @@ class OpenAIChatReader:
             if isinstance(response, dict) and isinstance(record.get("messages"), list):
                 record["messages"] = [*record["messages"], response]
             elif response is not None:
-                yield LoadProblem(
-                    file=path.name,
-                    index=index,
-                    field=f"interactions[{index}].response.body",
-                    message=f"response not decoded ({response}); the request's messages only",
-                    severity="warning",
+                yield (
+                    index,
+                    LoadProblem(
+                        file=path.name,
+                        index=index,
+                        field=f"interactions[{index}].response.body",
+                        message=f"response not decoded ({response}); the request's messages only",
+                        severity="warning",
+                    ),
                 )
-            yield from self._record(path, record, index, "")
+            for item in self._record(path, record, index, ""):
+                yield index, item
 
     def _record(self, path: Path, value: Any, index: int, where: str) -> Iterator[ReadItem]:
         session = _session(value)
