@@ -183,14 +183,13 @@ def phase(name: str, path: Path) -> None:
         episodes = len(demos.refs)
         steps = sum(ref.decision_steps for ref in demos.refs)
     elif name == "ours":
-        from replay_tui.formats.base import EpisodeSummary
-        from replay_tui.formats.openai_chat import OpenAIChatReader
+        from replay_tui.sources import open_sources
 
         start = time.perf_counter()
-        index = list(OpenAIChatReader().index(path))
-        summaries = [item for item in index if isinstance(item, EpisodeSummary)]
-        episodes = len(summaries)
-        steps = sum(summary.steps for summary in summaries)
+        # what the app and the CLI open: detection, the reader's lazy index, a browsable DemoSet
+        opened = open_sources([path])
+        episodes = len(opened.refs)
+        steps = sum(ref.decision_steps for ref in opened.refs)
     elif name == "naive":
         import json
 
@@ -277,7 +276,7 @@ def main() -> None:
         results["full"] = run_phase("full", transcripts)
     labels = {
         "seed": f"seed open_demos ({demos.stat().st_size / 1e6:.0f} MB demo file)",
-        "ours": "ours: openai-chat index()",
+        "ours": "ours: open_sources (openai-chat index)",
         "naive": "naive: json.loads + models, kept",
         "full": "openai-chat read(), streamed",
     }
