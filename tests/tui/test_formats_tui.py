@@ -224,6 +224,10 @@ async def test_browsergym_screenshot_pane(build, tmp_path):
         assert not shot.display
         await pilot.press("k", "i")
         assert shot.display and shot.image is not None
+        await pilot.press("tab", "z")  # focus the screenshot, zoom it to the whole screen
+        assert screen.maximized is shot
+        await pilot.press("z")
+        assert screen.maximized is None
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)

@@ -44,7 +44,7 @@ COLUMNS = (
 """The columns of a set of the seed's demo files only."""
 SORTABLE = ("session", "instruction", "steps", "reward", "success", "backup", "verdict", "tags")
 SEED_FORMAT = "webshop-demos"
-EPISODE_ID_WIDTH = (7, 28)
+EPISODE_ID_WIDTH = (7, 36)
 """The episode-id column is as wide as the longest id, within these bounds (longer ids end in …)."""
 
 

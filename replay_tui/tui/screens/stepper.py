@@ -255,6 +255,7 @@ class StepperScreen(Screen):
         self.find_hits: list[tuple[str, int]] = []
         self.find_index = -1
         self.show_shot = True
+        self.has_screenshots = False  # set once the episode is loaded
         self._images: dict[int, Image.Image | None] = {}
 
     @property
@@ -266,11 +267,6 @@ class StepperScreen(Screen):
     def general(self) -> bool:
         """True for an episode of another format: the stepper shows the log's own fields."""
         return self.trajectory is not None
-
-    @property
-    def has_screenshots(self) -> bool:
-        trajectory = self.trajectory
-        return trajectory is not None and any(step.screenshot for step in trajectory.steps)
 
     def compose(self) -> ComposeResult:
         yield Static(id="episode-title")
@@ -299,7 +295,9 @@ class StepperScreen(Screen):
         except EpisodeLoadError as exc:
             self.problem = exc.problem
         self.rows = build_rows(self.episode) if self.episode is not None else []
-        if self.general:
+        trajectory = self.trajectory
+        if trajectory is not None:
+            self.has_screenshots = any(step.screenshot for step in trajectory.steps)
             self.query_one("#panes").add_class("general")
             self.query_one("#action", TextPane).display = True
             self.query_one("#prompt", TextPane).border_title = "messages"
@@ -374,6 +372,7 @@ class StepperScreen(Screen):
     def general_title(self, text: Text, episode: Episode) -> None:
         """The log's episode id and format, and the score and outcome only when the log records them."""
         trajectory = episode.source
+        text.append("episode ", style="dim")
         text.append(excerpt(str(trajectory.id), 60) + "  ", style="bold cyan")
         text.append(strip_control(trajectory.format) + "  ", style="dim")
         reward = episode.final_reward
