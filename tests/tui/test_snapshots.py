@@ -5,7 +5,7 @@ Update after an intended change: ``python -m pytest tests/tui/test_snapshots.py 
 
 from __future__ import annotations
 
-from tests.conftest import episode, good_episode, write_json
+from tests.conftest import DATA, episode, good_episode, write_json
 from tests.tui.conftest import SIZE, wait_replay
 
 
@@ -62,3 +62,14 @@ def test_problem_rows(build, snap_compare, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # relative paths keep the snapshot free of temp directories
     write_json(tmp_path / "mixed.json", [good_episode(1), {"trajectory": []}, episode(3, "oops")])
     assert snap_compare(build(["mixed.json"]), terminal_size=SIZE)
+
+
+def test_stepper_on_an_openai_chat_episode(build, snap_compare):
+    """A log of another format: messages with tool calls, thinking, the action pane with the result."""
+
+    async def run_before(pilot):
+        await pilot.press("down", "enter", "j")
+        await pilot.pause()
+
+    app = build([str(DATA / "formats" / "openai_chat" / "synthetic_shapes.jsonl")])
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -41,7 +41,36 @@ COLUMNS = (
     Column("verdict", "replay", 12),
     Column("tags", "tags", 18),
 )
+"""The columns of a set of the seed's demo files only."""
 SORTABLE = ("session", "instruction", "steps", "reward", "success", "backup", "verdict", "tags")
+SEED_FORMAT = "webshop-demos"
+EPISODE_ID_WIDTH = (7, 36)
+"""The episode-id column is as wide as the longest id, within these bounds (longer ids end in …)."""
+
+
+def browser_columns(refs: Sequence[EpisodeRef]) -> tuple[Column, ...]:
+    """The columns for the episodes in the set: the seed's layout when every episode is a seed demo,
+    else the log's episode id, task, recorded calls, score and outcome (plus the format when the
+    set mixes formats, and WebShop's backup column only when seed episodes are present)."""
+    formats = {ref.header.format for ref in refs}
+    if formats <= {SEED_FORMAT}:
+        return COLUMNS
+    session_width = max(4, len(str(max((ref.session_id for ref in refs), default=0))))
+    longest = max((len(_episode_id(ref)) for ref in refs), default=0)
+    columns = [
+        Column("session", "#", session_width, justify="right"),
+        Column("episode", "episode", max(EPISODE_ID_WIDTH[0], min(EPISODE_ID_WIDTH[1], longest))),
+        Column("instruction", "task", flex=True),
+        Column("steps", "steps", 5, justify="right"),
+        Column("reward", "score", 6, justify="right"),
+        Column("success", "ok", 2),
+    ]
+    if len(formats) > 1:
+        columns.append(Column("format", "format", max(len(name) for name in formats)))
+    if SEED_FORMAT in formats:
+        columns.append(Column("backup", "backup", 6))
+    columns += [Column("verdict", "replay", 12), Column("tags", "tags", 18)]
+    return tuple(columns)
 
 
 @dataclass(frozen=True)
@@ -91,13 +120,27 @@ class BrowserSource:
 
     columns: Sequence[Column] = COLUMNS
 
-    def __init__(self, workspace: Workspace, filters: Filters, sort_key: str = "session", reverse: bool = False):
+    def __init__(
+        self,
+        workspace: Workspace,
+        filters: Filters,
+        sort_key: str = "session",
+        reverse: bool = False,
+        columns: Sequence[Column] | None = None,
+    ):
         self.workspace = workspace
         self.rows: list[Row] = []
         self.episode_count = 0  # rows that are episodes (the rest are problems)
-        self._episodes = [EpisodeRow(ref) for ref in workspace.demos.refs]
-        # What "/" searches, lowercased once: the session id and the instruction.
-        self._haystacks = [f"{ref.session_id} {ref.header.instruction.lower()}" for ref in workspace.demos.refs]
+        refs = workspace.demos.refs
+        self.columns = browser_columns(refs) if columns is None else columns
+        self._episodes = [EpisodeRow(ref) for ref in refs]
+        # What "/" searches, lowercased once: the session id, the log's episode id and the instruction.
+        self._haystacks = [
+            f"{ref.session_id} {ref.header.instruction.lower()}"
+            if ref.header.episode_id is None
+            else f"{ref.session_id} {ref.header.episode_id.lower()} {ref.header.instruction.lower()}"
+            for ref in refs
+        ]
         self.rebuild(filters, sort_key, reverse)
 
     def rebuild(self, filters: Filters, sort_key: str, reverse: bool) -> None:
@@ -108,7 +151,7 @@ class BrowserSource:
         if needle:
             episodes = [row for row, hay in zip(episodes, self._haystacks, strict=True) if needle in hay]
         if filters.failures:
-            episodes = [row for row in episodes if not _succeeded(row.ref)]
+            episodes = [row for row in episodes if _outcome(row.ref) is False]
         if filters.backup:
             episodes = [row for row in episodes if row.ref.header.completed_by_backup]
         if filters.mismatches:
@@ -135,10 +178,14 @@ class BrowserSource:
             return lambda row: (row.ref.header.instruction.lower(), row.ref.session_id)
         if key == "steps":
             return lambda row: (row.ref.decision_steps, row.ref.session_id)
+        if key == "episode":
+            return lambda row: (_episode_id(row.ref).lower(), row.ref.session_id)
+        if key == "format":
+            return lambda row: (row.ref.header.format, row.ref.session_id)
         if key == "reward":
-            return lambda row: (_reward(row.ref), row.ref.session_id)
+            return lambda row: (_score(row.ref), row.ref.session_id)
         if key == "success":
-            return lambda row: (_succeeded(row.ref), row.ref.session_id)
+            return lambda row: (_outcome_rank(row.ref), row.ref.session_id)
         if key == "backup":
             return lambda row: (row.ref.header.completed_by_backup, row.ref.session_id)
         if key == "verdict":
@@ -178,32 +225,29 @@ class BrowserSource:
             assert problem is not None
             where = "file" if problem.index is None else f"#{problem.index}"
             message = strip_control(problem.one_line())
-            return [
-                Text(where, style="red"),
-                Text(message, style="red"),
-                Text(""),
-                Text(""),
-                Text(""),
-                Text(""),
-                Text("problem", style="bold red"),
-                Text(""),
-            ]
+            cells = {
+                "session": Text(where, style="red"),
+                "instruction": Text(message, style="red"),
+                "verdict": Text("problem", style="bold red"),
+            }
+            return [cells.get(column.key, Text("")) for column in self.columns]
         ref = row.ref
         ws = self.workspace
         header = ref.header
-        reward = _reward(ref)
-        verdict = self._verdict(ref)
         tags = ws.annotations.episode_tags(ref.session_id)
-        return [
-            Text(str(ref.session_id)),
-            Text(one_line(header.instruction)),
-            Text(str(ref.decision_steps)),
-            Text(f"{reward:.2f}", style="green" if reward == 1.0 else ("yellow" if reward > 0 else "red")),
-            Text("✓", style="green") if _succeeded(ref) else Text("✗", style="red"),
-            Text("backup", style="magenta") if header.completed_by_backup else Text(""),
-            verdict,
-            Text(" ".join(tags), style="cyan"),
-        ]
+        cells = {
+            "session": Text(str(ref.session_id)),
+            "episode": Text(strip_control(_episode_id(ref))),
+            "instruction": Text(one_line(header.instruction)),
+            "steps": Text(str(ref.decision_steps)),
+            "reward": _reward_cell(ref),
+            "success": _outcome_cell(_outcome(ref)),
+            "format": Text(strip_control(header.format), style="dim"),
+            "backup": Text("backup", style="magenta") if header.completed_by_backup else Text(""),
+            "verdict": self._verdict(ref),
+            "tags": Text(" ".join(tags), style="cyan"),
+        }
+        return [cells[column.key] for column in self.columns]
 
     def _verdict(self, ref: EpisodeRef) -> Text:
         problem = self.workspace.demos.problem_for(ref.session_id)
@@ -230,6 +274,49 @@ def _succeeded(ref: EpisodeRef) -> bool:
     return header.success if header.success is not None else _reward(ref) == 1.0
 
 
+def _is_seed(ref: EpisodeRef) -> bool:
+    return ref.header.format == SEED_FORMAT
+
+
+def _episode_id(ref: EpisodeRef) -> str:
+    """The episode's id in its own log (the session id for a seed demo)."""
+    episode_id = ref.header.episode_id
+    return str(ref.session_id) if episode_id is None else episode_id
+
+
+def _score(ref: EpisodeRef) -> float:
+    """The reward, for sorting: seed demos read a missing reward as 0, other logs sort it first."""
+    if ref.header.final_reward is None and not _is_seed(ref):
+        return float("-inf")
+    return _reward(ref)
+
+
+def _outcome(ref: EpisodeRef) -> bool | None:
+    """Success, failure, or None when a log of another format does not say (a seed demo's reward
+    of 1.0 counts as success, LASER's definition; other formats' scores are not read that way)."""
+    if _is_seed(ref):
+        return _succeeded(ref)
+    return ref.header.success
+
+
+def _outcome_rank(ref: EpisodeRef) -> int:
+    outcome = _outcome(ref)
+    return -1 if outcome is None else int(outcome)
+
+
+def _reward_cell(ref: EpisodeRef) -> Text:
+    if ref.header.final_reward is None and not _is_seed(ref):
+        return Text("—", style="dim")
+    reward = _reward(ref)
+    return Text(f"{reward:.2f}", style="green" if reward == 1.0 else ("yellow" if reward > 0 else "red"))
+
+
+def _outcome_cell(outcome: bool | None) -> Text:
+    if outcome is None:
+        return Text("")
+    return Text("✓", style="green") if outcome else Text("✗", style="red")
+
+
 class BrowserScreen(SortActions, Screen):
     """All episodes: open one with enter, replay one or all, filter, sort, tag, export."""
 
@@ -253,17 +340,30 @@ class BrowserScreen(SortActions, Screen):
         super().__init__(id="browser")
         self.replay_app = replay_app  # read only: changes are asked for with messages
         self.filters = Filters()
+        self.columns = browser_columns(replay_app.workspace.demos.refs)
+
+    @property
+    def sort_keys(self) -> tuple[str, ...]:
+        """The seed layout sorts as it always did; other layouts by each of their columns."""
+        if self.columns is COLUMNS:
+            return SORTABLE
+        return tuple(column.key for column in self.columns)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="browser-top"):
             yield Static(id="browser-title")
-            yield Input(placeholder="filter: instruction or session id", id="filter")
+            placeholder = (
+                "filter: instruction or session id"
+                if self.columns is COLUMNS
+                else "filter: task, episode id or session"
+            )
+            yield Input(placeholder=placeholder, id="filter")
         yield LazyTable(id="episodes")
         yield Static(id="status")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.source = BrowserSource(self.replay_app.workspace, self.filters)
+        self.source = BrowserSource(self.replay_app.workspace, self.filters, columns=self.columns)
         table = self.query_one("#episodes", LazyTable)
         table.set_source(self.source, cursor=0)
         table.focus()
@@ -336,7 +436,7 @@ class BrowserScreen(SortActions, Screen):
 
     @on(LazyTable.HeaderClicked, "#episodes")
     def _header_clicked(self, event: LazyTable.HeaderClicked) -> None:
-        self.sort_by(COLUMNS[event.column].key)
+        self.sort_by(self.source.columns[event.column].key)
 
     def action_toggle_filter(self, name: str) -> None:
         setattr(self.filters, name, not getattr(self.filters, name))

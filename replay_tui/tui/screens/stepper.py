@@ -1,12 +1,20 @@
-"""The episode stepper: step list beside observation, prompt and thinking; expected vs predicted."""
+"""The episode stepper: step list beside observation, prompt and thinking; expected vs predicted.
+
+An episode of another format (``episode.source`` is its Trajectory) gets a fourth pane, the action
+(the model's text, the call as the log shows it, long arguments indented, the tool result), its
+prompt as chat messages with their tool calls, and, when its steps hold screenshots, a screenshot
+pane (``i`` toggles it).
+"""
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from PIL import Image
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -20,7 +28,9 @@ from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.diff import char_diff
 from replay_tui.env import ReplayStep, replay_steps
 from replay_tui.runner import StepResult
-from replay_tui.sanitize import one_line, strip_control
+from replay_tui.sanitize import excerpt, one_line, strip_control
+from replay_tui.sources import is_call_judged
+from replay_tui.trajectory import Trajectory, TrajectoryStep
 from replay_tui.tui.messages import (
     NoteRequested,
     ReplayCancelRequested,
@@ -29,7 +39,9 @@ from replay_tui.tui.messages import (
     StatusRefreshRequested,
     TagRequested,
 )
+from replay_tui.tui.screens.log_panes import action_lines, message_lines, result_lines
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
+from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 
 STEP_COLUMNS = (
@@ -38,8 +50,15 @@ STEP_COLUMNS = (
     Column("state", "state", 6),
     Column("action", "recorded action", flex=True),
 )
+CALL_STEP_COLUMNS = (
+    Column("mark", "", 1),
+    Column("label", "step", 5),
+    Column("action", "recorded action", flex=True),
+)
+"""The step list of a tool-calling log: the action shown as the log shows it (it names the tool)."""
 ROLE_STYLES = {"system": "bold magenta", "user": "bold cyan", "assistant": "bold green", "tool": "bold yellow"}
-PANES = ("observation", "prompt", "thinking")
+PANES = ("observation", "prompt", "thinking", "action")
+"""The text panes, in the order find visits them (the action pane is shown for other formats only)."""
 
 
 @dataclass(frozen=True)
@@ -68,9 +87,20 @@ def build_rows(episode: Episode) -> list[StepRow]:
 class StepsSource:
     columns: Sequence[Column] = STEP_COLUMNS
 
-    def __init__(self, rows: list[StepRow], verdicts: dict[str, StepResult], show_sub_events: bool = True):
+    def __init__(
+        self,
+        rows: list[StepRow],
+        verdicts: dict[str, StepResult],
+        show_sub_events: bool = True,
+        *,
+        general: bool = False,
+        calls: bool = False,
+    ):
         self.verdicts = verdicts
         self.rows = rows if show_sub_events else [r for r in rows if not r.is_sub_event]
+        self.general = general  # an episode of another format: its entries carry the log's own fields
+        if calls:
+            self.columns = CALL_STEP_COLUMNS
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -97,6 +127,8 @@ class StepsSource:
         else:
             mark = Text("✗", style="bold red")
         entry = row.entry
+        if self.general:
+            return self._general_cells(row, mark)
         if isinstance(entry, DecisionStep):
             return [
                 mark,
@@ -111,6 +143,27 @@ class StepsSource:
         if action:
             text.append(" " + strip_control(action), style="")
         return [mark, label, Text("Item" if row.step else "", style="dim"), text]
+
+    def _general_cells(self, row: StepRow, mark: Text) -> list[Text]:
+        """A step of another format: the action as the log shows it; a step without a call, its text."""
+        entry = row.entry
+        extra = entry.model_extra or {}
+        label = extra.get("step_label") if isinstance(extra.get("step_label"), str) else None
+        if isinstance(entry, DecisionStep):
+            shown = extra.get("action_text") if isinstance(extra.get("action_text"), str) else None
+            action = Text(one_line(shown or entry.expected_action))
+            state = Text(row.step.state if row.step else (entry.state or ""))
+            cells = [mark, Text(row.label or label or ""), state, action]
+        else:
+            kind = getattr(entry, "type", "") or "step"
+            text = Text(strip_control(kind), style="italic")
+            content = extra.get("content")
+            if isinstance(content, str) and content:
+                text.append(" " + excerpt(content, 200), style="")
+            cells = [mark, Text(label or "", style="dim"), Text(""), text]
+        if self.columns is CALL_STEP_COLUMNS:
+            del cells[2]
+        return cells
 
 
 def trace_summary(trace: dict[str, Any]) -> str:
@@ -181,6 +234,7 @@ class StepperScreen(Screen):
         Binding("h", "toggle_sub_events", "Sub-events", show=False, id="stepper.sub_events"),
         Binding("o", "toggle_after", "Obs before/after", show=False, id="stepper.after"),
         Binding("x", "toggle_trace", "Policy call", show=False, id="stepper.trace"),
+        Binding("i", "toggle_screenshot", "Screenshot", id="stepper.screenshot"),
         Binding("t", "tag_step", "Tag step", id="stepper.tag_step"),
         Binding("T", "tag_episode", "Tag episode", show=False, id="stepper.tag_episode"),
         Binding("n", "note_step", "Note", show=False, id="stepper.note_step"),
@@ -200,6 +254,19 @@ class StepperScreen(Screen):
         self.show_trace = False
         self.find_hits: list[tuple[str, int]] = []
         self.find_index = -1
+        self.show_shot = True
+        self.has_screenshots = False  # set once the episode is loaded
+        self._images: dict[int, Image.Image | None] = {}
+
+    @property
+    def trajectory(self) -> Trajectory | None:
+        """The log of another format this episode stands for (None for a seed demo)."""
+        return self.episode.source if self.episode is not None else None
+
+    @property
+    def general(self) -> bool:
+        """True for an episode of another format: the stepper shows the log's own fields."""
+        return self.trajectory is not None
 
     def compose(self) -> ComposeResult:
         yield Static(id="episode-title")
@@ -208,9 +275,15 @@ class StepperScreen(Screen):
             with Vertical(id="stepper-right"):
                 yield Static(id="step-detail")
                 with Horizontal(id="panes"):
+                    shot = ShotView(id="shot")
+                    shot.display = False
+                    yield shot
                     yield TextPane("observation", id="observation")
                     yield TextPane("prompt", id="prompt")
                     yield TextPane("thinking", id="thinking")
+                    action = TextPane("action", id="action")
+                    action.display = False
+                    yield action
         yield Input(placeholder="find in panes (enter: next, ↑/↓: previous/next, esc: close)", id="find")
         yield Static(id="status")
         yield Footer()
@@ -222,6 +295,14 @@ class StepperScreen(Screen):
         except EpisodeLoadError as exc:
             self.problem = exc.problem
         self.rows = build_rows(self.episode) if self.episode is not None else []
+        trajectory = self.trajectory
+        if trajectory is not None:
+            self.has_screenshots = any(step.screenshot for step in trajectory.steps)
+            self.query_one("#panes").add_class("general")
+            self.query_one("#action", TextPane).display = True
+            self.query_one("#prompt", TextPane).border_title = "messages"
+            self.query_one("#shot", ShotView).border_title = "screenshot"
+            self.layout_screenshot()
         self.reload_steps(cursor=0)
         self.update_title()
         self.query_one("#steps", LazyTable).focus()
@@ -236,7 +317,10 @@ class StepperScreen(Screen):
         return self.replay_app.step_results.get(self.session_id, {})
 
     def reload_steps(self, cursor: int | None = None) -> None:
-        self.source = StepsSource(self.rows, self.verdicts(), self.show_sub_events)
+        trajectory = self.trajectory
+        general = trajectory is not None
+        calls = trajectory is not None and is_call_judged(trajectory.format)
+        self.source = StepsSource(self.rows, self.verdicts(), self.show_sub_events, general=general, calls=calls)
         self.steps_table.set_source(self.source, cursor=cursor)
         self.show_current()
 
@@ -261,9 +345,13 @@ class StepperScreen(Screen):
             return
         episode = self.episode
         assert episode is not None
-        reward = episode.reward
-        text.append(f"reward {reward:.2f} ", style="green" if reward == 1.0 else "yellow" if reward else "red")
-        text.append("success  " if episode.succeeded else "failure  ", style="green" if episode.succeeded else "red")
+        if self.general:
+            self.general_title(text, episode)
+        else:
+            reward = episode.reward
+            text.append(f"reward {reward:.2f} ", style="green" if reward == 1.0 else "yellow" if reward else "red")
+            succeeded = episode.succeeded
+            text.append("success  " if succeeded else "failure  ", style="green" if succeeded else "red")
         if episode.completed_by_backup:
             text.append("backup  ", style="magenta")
         verdicts = self.verdicts()
@@ -280,6 +368,18 @@ class StepperScreen(Screen):
         text.append("\n")
         text.append(one_line(episode.instruction), style="italic")
         self.query_one("#episode-title", Static).update(text)
+
+    def general_title(self, text: Text, episode: Episode) -> None:
+        """The log's episode id and format, and the score and outcome only when the log records them."""
+        trajectory = episode.source
+        text.append("episode ", style="dim")
+        text.append(excerpt(str(trajectory.id), 60) + "  ", style="bold cyan")
+        text.append(strip_control(trajectory.format) + "  ", style="dim")
+        reward = episode.final_reward
+        if reward is not None:
+            text.append(f"score {reward:.2f} ", style="green" if reward == 1.0 else "yellow" if reward else "red")
+        if episode.success is not None:
+            text.append("success  " if episode.success else "failure  ", style="green" if episode.success else "red")
 
     @on(LazyTable.Highlighted, "#steps")
     def _highlighted(self) -> None:
@@ -300,11 +400,15 @@ class StepperScreen(Screen):
             thinking.set_text(None)
             return
         if row is None:
-            for pane in (observation, prompt, thinking):
+            for pane in (observation, prompt, thinking, self.query_one("#action", TextPane)):
                 pane.set_text(None, placeholder="no steps")
+            self.show_screenshot(None)
             return
         entry = row.entry
-        if isinstance(entry, DecisionStep):
+        step = self.source_step(row)
+        if step is not None:
+            self.show_general(row, step)
+        elif isinstance(entry, DecisionStep):
             observation.border_title = "observation after action" if self.show_after else "observation"
             observation.set_text(
                 entry.observation_after_action if self.show_after else entry.observation_before_llm,
@@ -329,10 +433,89 @@ class StepperScreen(Screen):
             }
             thinking.border_title = "event fields"
             thinking.set_text("\n".join(f"{k}: {v}" for k, v in fields.items()), placeholder="no fields")
-        if isinstance(entry, DecisionStep) and not self.show_trace:
+        if (isinstance(entry, DecisionStep) or step is not None) and not self.show_trace:
             thinking.border_title = "thinking"
         if self.query_one("#find", Input).value:
             self._collect_hits()  # set_text already searched each pane for the find box's query
+
+    def source_step(self, row: StepRow) -> TrajectoryStep | None:
+        """The Trajectory step behind ``row`` (an episode of another format has one per entry)."""
+        trajectory = self.trajectory
+        if trajectory is None or not 0 <= row.position < len(trajectory.steps):
+            return None
+        return trajectory.steps[row.position]
+
+    def show_general(self, row: StepRow, step: TrajectoryStep) -> None:
+        """The panes of a step of another format: observation (or the tool result, o), the messages,
+        the thinking (or the policy call, x), the action pane and the screenshot."""
+        observation = self.query_one("#observation", TextPane)
+        if self.show_after:
+            observation.border_title = "observation after action (tool result)"
+            observation.set_lines(result_lines(step.tool_result), placeholder="no tool result recorded")
+        else:
+            observation.border_title = "observation"
+            observation.set_text(step.observation, placeholder="empty observation")
+        prompt = self.query_one("#prompt", TextPane)
+        lines, last = message_lines(step.messages)
+        prompt.border_title = f"messages ({len(step.messages)})" if step.messages else "messages"
+        prompt.set_lines(lines, placeholder="no messages recorded", top_line=last)
+        thinking = self.query_one("#thinking", TextPane)
+        thinking.set_text(step.thinking, placeholder="no thinking recorded")
+        if self.show_trace:
+            self.show_trace_in(thinking, row)
+        action = self.query_one("#action", TextPane)
+        action.border_title = "action" if step.action is not None else f"{getattr(row.entry, 'type', 'step')} (no call)"
+        action.set_lines(action_lines(step), placeholder="no action, text or tool result at this step")
+        self.show_screenshot(row)
+
+    # -- screenshot -------------------------------------------------------------------------
+    def layout_screenshot(self) -> None:
+        """Show the screenshot pane when the episode has screenshots and it is not toggled off."""
+        shown = self.show_shot and self.has_screenshots
+        self.query_one("#shot", ShotView).display = shown
+        self.query_one("#panes").set_class(shown, "with-shot")
+
+    def screenshot(self, row: StepRow) -> Image.Image | None:
+        """The step's screenshot as an image (decoded once); None when it has none or it does not decode."""
+        if row.position in self._images:
+            return self._images[row.position]
+        step = self.source_step(row)
+        image = None
+        if step is not None and step.screenshot:
+            try:
+                with Image.open(io.BytesIO(step.screenshot)) as opened:
+                    opened.load()
+                    image = opened.copy()
+            except Exception:  # a log's bytes: anything PIL raises means "not an image we can show"
+                image = None
+        self._images[row.position] = image
+        return image
+
+    def show_screenshot(self, row: StepRow | None) -> None:
+        shot = self.query_one("#shot", ShotView)
+        if not shot.display:
+            return
+        step = self.source_step(row) if row is not None else None
+        image = self.screenshot(row) if row is not None else None
+        if image is not None:
+            shot.border_title = f"screenshot {image.width}×{image.height}"
+        elif step is not None and step.screenshot:
+            shot.border_title = "screenshot (not an image this viewer reads)"
+        else:
+            shot.border_title = "screenshot (none at this step)"
+        if shot.image is not image:
+            shot.set_image(image)
+
+    def action_toggle_screenshot(self) -> None:
+        self.show_shot = not self.show_shot
+        self.layout_screenshot()
+        if self.show_shot:
+            self.show_screenshot(self.current_row())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_screenshot":
+            return self.has_screenshots  # hidden from the footer for episodes without screenshots
+        return True
 
     def show_trace_in(self, pane: TextPane, row: StepRow) -> None:
         """The policy's own account of this step: request, response, tokens, latency, failure."""
@@ -364,6 +547,15 @@ class StepperScreen(Screen):
         text = Text(no_wrap=False)
         step = row.step
         entry = row.entry
+        source_step = self.source_step(row)
+        if step is None and source_step is not None:
+            text.append(f"step {source_step.label}", style="bold")
+            text.append(f"  {strip_control(getattr(entry, 'type', '') or 'step')}", style="bold cyan")
+            text.append("  no recorded call: shown, not replayed", style="dim")
+            if source_step.content:
+                text.append("\ncontent    ", style="dim")
+                text.append(excerpt(source_step.content, 300))
+            return text
         if step is None:
             text.append(f"{getattr(entry, 'type', 'event')} ", style="bold")
             action = entry.action if isinstance(entry, SubEvent) else None
@@ -378,6 +570,9 @@ class StepperScreen(Screen):
         text.append(strip_control(", ".join(step.available_actions)) or "—")
         text.append("\nexpected   ", style="dim")
         text.append(strip_control(step.expected), style="green")
+        if source_step is not None and one_line(source_step.action_text) != one_line(step.expected):
+            text.append("\nlog shows  ", style="dim")
+            text.append(excerpt(source_step.action_text, 300))
         verdict = self.verdicts().get(step.label)
         text.append("\npredicted  ", style="dim")
         if verdict is None:
@@ -471,6 +666,10 @@ class StepperScreen(Screen):
         focused = self.focused
         if focused is not None and focused.id in (*PANES, "steps"):
             self.maximize(focused)
+        elif focused is not None:
+            shot = self.query_one("#shot", ShotView)
+            if focused is shot or shot in focused.ancestors:
+                self.maximize(shot, container=False)
 
     def action_replay(self) -> None:
         self.post_message(ReplayRequested([self.session_id]))

@@ -68,14 +68,19 @@ class SortActions:
     reverse: bool = False
 
     @property
+    def sort_keys(self) -> tuple[str, ...]:
+        """The keys ``s`` cycles through (``SORT_KEYS``; a screen whose columns vary overrides it)."""
+        return self.SORT_KEYS
+
+    @property
     def sort_key(self) -> str:
-        return self.SORT_KEYS[self.sort_index]
+        return self.sort_keys[self.sort_index]
 
     def rebuild(self) -> None:
         raise NotImplementedError
 
     def action_sort(self) -> None:
-        self.sort_index = (self.sort_index + 1) % len(self.SORT_KEYS)
+        self.sort_index = (self.sort_index + 1) % len(self.sort_keys)
         self.rebuild()
 
     def action_reverse_sort(self) -> None:
@@ -83,9 +88,9 @@ class SortActions:
         self.rebuild()
 
     def sort_by(self, key: str) -> None:
-        if key not in self.SORT_KEYS:
+        if key not in self.sort_keys:
             return
-        index = self.SORT_KEYS.index(key)
+        index = self.sort_keys.index(key)
         if index == self.sort_index:
             self.reverse = not self.reverse
         self.sort_index = index

@@ -60,6 +60,7 @@ def _graphics_widget(protocol: str) -> type[Widget] | None:
 class ShotView(Widget):
     """A screenshot with boxes, zoom and scroll-to-box, drawn with the protocol chosen before start-up."""
 
+    ALLOW_MAXIMIZE = True  # a screen may zoom it whole (the stepper's z), not just its inner picture
     DEFAULT_CSS = """
     ShotView { height: 1fr; }
     ShotView > .shot-graphics { width: 1fr; height: 1fr; }

@@ -91,16 +91,20 @@ class TextPane(ScrollView, can_focus=True):
         self._by_line: dict[int, list[int]] = {}
         self.current_match = -1
         self._query = ""
+        self._anchor: int | None = None  # a logical line kept at the top until the user moves
 
     # -- content ----------------------------------------------------------------------------
     @property
     def text(self) -> str:
         return "\n".join(line.text for line in self._lines)
 
-    def set_lines(self, lines: Iterable[PaneLine], *, placeholder: str = "") -> None:
+    def set_lines(self, lines: Iterable[PaneLine], *, placeholder: str = "", top_line: int | None = None) -> None:
+        """Show ``lines``, scrolled to the top, or with logical line ``top_line`` at the top (kept
+        there when the pane is re-wrapped, until a find match is shown)."""
         self._lines = list(lines)
         self._placeholder = placeholder
         self._wrap_width = -1
+        self._anchor = top_line or None
         self.scroll_to(0, 0, animate=False, immediate=True)
         self.find(self._query)
         self._rewrap()
@@ -128,6 +132,9 @@ class TextPane(ScrollView, can_focus=True):
         self._rows = rows
         self._wrap_width = width
         self.virtual_size = Size(width, len(rows))
+        if self._anchor is not None:
+            top = next((number for number, row in enumerate(rows) if row.line >= self._anchor), 0)
+            self.scroll_to(y=top, animate=False, immediate=True)
         self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
@@ -153,6 +160,7 @@ class TextPane(ScrollView, can_focus=True):
         """Make match ``number`` current and scroll it into view (-1 clears the current one)."""
         self.current_match = number
         if 0 <= number < len(self.matches):
+            self._anchor = None
             self._rewrap()
             line, start, _ = self.matches[number]
             for row_index, row in enumerate(self._rows):
