@@ -14,8 +14,9 @@ demo file of the same size, then measures, each phase in a fresh subprocess so i
 
 - seed: ``open_demos(path)`` on the demo file, the seed format's lazy index (what its session
   browser opens);
-- ours: ``list(OpenAIChatReader().index(path))``, the openai-chat reader's lazy index
-  (an ``EpisodeSummary`` per line: id, task, steps, reward; the episode parsed when opened);
+- ours: ``open_sources([path])``, what the app and the CLI open: detection by content, the
+  openai-chat reader's lazy index (an ``EpisodeSummary`` per line: id, task, steps, reward; the
+  episode parsed when opened) and the browsable DemoSet over it;
 - naive: ``json.loads`` per line and the ``Trajectory`` model built for each, kept in a list
   (what a loader that is not lazy holds to show the same list);
 - full (``--full``): ``read()`` building every episode and dropping it (streamed, not kept).
@@ -30,6 +31,13 @@ Measured on the 2-core, 24 GB development VM (Python 3.11, msgspec 0.22, files i
       naive: json.loads + models, kept               89.38s   7195 MB    68,072  1,190,307
       openai-chat read(), streamed                   25.11s     35 MB    68,072  1,190,307
       ours / seed: 0.82x (target <= 1.5x)   naive / ours: 57.1x
+
+Measured again with ``ours`` = ``open_sources`` (``--size-mb 1000 --skip-naive --repeat 5``, while
+three test suites ran on the same 2 cores):
+
+      seed open_demos (1000 MB demo file)             2.00s   1156 MB    37,488    150,167
+      ours: open_sources (openai-chat index)          1.97s    107 MB    68,072  1,190,307
+      ours / seed: 0.98x (target <= 1.5x)
 
 The seed's RSS counts the pages of its memory-mapped file; the index maps the file too but gives
 each window's pages back, so its peak is the interpreter (~33 MB), one window and the summaries.
