@@ -454,7 +454,7 @@ class StepperScreen(Screen):
             observation.set_lines(result_lines(step.tool_result), placeholder="no tool result recorded")
         else:
             observation.border_title = "observation"
-            observation.set_text(step.observation, placeholder="empty observation")
+            observation.set_lines(result_lines(step.observation), placeholder="empty observation")
         prompt = self.query_one("#prompt", TextPane)
         lines, last = message_lines(step.messages)
         prompt.border_title = f"messages ({len(step.messages)})" if step.messages else "messages"
