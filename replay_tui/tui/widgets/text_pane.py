@@ -113,7 +113,11 @@ class TextPane(ScrollView, can_focus=True):
         self.set_lines(lines_from_text(text) if text else [], placeholder=placeholder)
 
     def _rewrap(self) -> None:
-        width = max(1, self.scrollable_content_region.width)
+        width = self.scrollable_content_region.width
+        if width <= 0:
+            # not laid out yet: wrapping at width 1 would cost a row per character of a 200 KB
+            # observation for nothing; the first resize (or render) wraps at the real width
+            return
         if width == self._wrap_width:
             return
         rows: list[_Row] = []
