@@ -633,6 +633,19 @@ def _episode_name(episode: EpisodeReport) -> str:
     return episode.episode_id if episode.episode_id is not None else str(episode.session_id)
 
 
+def _unique_names(episodes: Sequence[EpisodeReport]) -> dict[int, str]:
+    """Each episode's name (by ``id``), qualified by its file's name when two files share an episode id."""
+    counts: dict[str, int] = {}
+    for episode in episodes:
+        counts[_episode_name(episode)] = counts.get(_episode_name(episode), 0) + 1
+    return {
+        id(episode): _episode_name(episode)
+        if counts[_episode_name(episode)] == 1
+        else f"{_basename(episode.file)}:{_episode_name(episode)}"
+        for episode in episodes
+    }
+
+
 def _index(summary: SummaryReport, files: Mapping[str, str]) -> dict[tuple[str, str], EpisodeReport]:
     index: dict[tuple[str, str], EpisodeReport] = {}
     for episode in summary.episodes:
@@ -751,13 +764,14 @@ def compare_runs(
     steps: list[StepPair] = []
     episodes: list[EpisodePair] = []
     only_a_steps = only_b_steps = 0
+    names = _unique_names([episode for key, episode in index_a.items() if key in index_b])
     for key, episode_a in index_a.items():
         episode_b = index_b.get(key)
         if episode_b is None:
             only_a_steps += len(episode_a.steps)
             continue
         _check_same_inputs(episode_a, episode_b, labels)
-        name = _episode_name(episode_a)
+        name = names[id(episode_a)]
         by_label_b = {step.step_label: step for step in episode_b.steps}
         labels_a = {step.step_label for step in episode_a.steps}
         counts: dict[str, int] = dict.fromkeys(FLIPS, 0)

@@ -98,16 +98,9 @@ def choose_steps(heuristic: dict) -> dict[str, list[tuple[str, str]]]:
     return {"regressed": [right[0], right[7]], "fixed": [wrong[1], wrong[20]], "different": [wrong[40]]}
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """Reports of the heuristic (twice) and of the policy that differs on known steps."""
-    folder = tmp_path_factory.mktemp("compare")
-    capsys = _NoCapture()
-    a = folder / "heuristic.json"
-    replay(capsys, a, "--mode", "heuristic")
-    again = folder / "heuristic-again.json"
-    replay(capsys, again, "--mode", "heuristic")
-    heuristic = json.loads(a.read_text())
+def differ_policy(folder: Path, heuristic: dict) -> tuple[str, dict[str, list[tuple[str, str]]]]:
+    """Write the policy that differs from the heuristic on known steps (see :func:`choose_steps`) into
+    ``folder``; returns its spec and the chosen steps."""
     chosen = choose_steps(heuristic)
     demos = open_sources([str(example_path())])
     observations: dict[tuple[str, str], str] = {}
@@ -128,8 +121,21 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     policy = folder / "differ.py"
     policy.write_text(DIFFER_POLICY)
     policy.with_suffix(".json").write_text(json.dumps(overrides))
+    return f"{policy}:Differ", chosen
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Reports of the heuristic (twice) and of the policy that differs on known steps."""
+    folder = tmp_path_factory.mktemp("compare")
+    capsys = _NoCapture()
+    a = folder / "heuristic.json"
+    replay(capsys, a, "--mode", "heuristic")
+    again = folder / "heuristic-again.json"
+    replay(capsys, again, "--mode", "heuristic")
+    spec, chosen = differ_policy(folder, json.loads(a.read_text()))
     b = folder / "differ.json"
-    replay(capsys, b, "--policy", f"{policy}:Differ")
+    replay(capsys, b, "--policy", spec)
     return {"a": a, "again": again, "b": b, "chosen": chosen, "folder": folder}
 
 
