@@ -60,7 +60,7 @@ class ReplayApp(AppBase):
         Binding("p", "settings", "Policy", id="app.settings"),
         Binding("e", "export", "Export", id="app.export"),
         Binding("v", "visual", "Visual", id="app.visual"),
-        Binding("c", "compare", "Compare with a run", id="app.compare"),
+        Binding("c", "compare", "Compare with a run", show=False, id="app.compare"),
         Binding("ctrl+x", "cancel_replay", "Cancel replay", show=False, id="app.cancel_replay"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
