@@ -281,3 +281,28 @@ def test_openai_transcripts_stub_against_a_policy_that_alters_one_call(capsys, t
     assert "### Regressions (1)" in markdown
     assert "| `task-0-trial-0` | `3` | `calculate` |" in markdown
     assert run_cli(capsys, "compare", str(stub), str(stub), "--fail-on-regression", "0")[0] == 0
+
+
+def test_run_names_come_from_the_run_history_when_it_is_there(capsys, runs, monkeypatch) -> None:
+    """Until ``replay_tui.runs`` exists a name is an error; with it, ``load(name)`` gives the run
+    (a path, a run file's JSON, or a report with its run record)."""
+    import sys
+    import types
+
+    history = types.ModuleType("replay_tui.runs")
+    saved = json.loads(runs["b"].read_text())
+
+    def load(name: str):
+        if name == "by-path":
+            return runs["a"]
+        if name == "by-data":
+            return {**saved, "run": {"name": "nightly", "policy": "differ"}}
+        raise KeyError(f"no run named {name!r}")
+
+    history.load = load  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "replay_tui.runs", history)
+    code, out, err = run_cli(capsys, "compare", "by-path", "by-data", "--fail-on-regression", "0")
+    assert code == 1, err
+    assert "nightly" in out and "2 regressed, 2 fixed" in out
+    code, _, err = run_cli(capsys, "compare", "by-path", "unknown")
+    assert code == 2 and "unknown: " in err and "no run named" in err

@@ -109,7 +109,7 @@ def load_run(spec: str) -> list[LoadedRun]:
         raise UsageError(f"{spec}: no such file (and no run history)") from None
     try:
         loaded = history.load(spec)
-    except (OSError, LookupError, ValueError) as exc:
+    except Exception as exc:  # whatever the history raises for a name it does not know: one line, exit 2
         raise UsageError(f"{spec}: {strip_control(str(exc)) or 'no such run'}") from None
     return [_from_history(loaded, spec)]
 
