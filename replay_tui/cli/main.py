@@ -33,6 +33,7 @@ from replay_tui.cli.common import (
     prepare_graphics,
     print_error,
 )
+from replay_tui.cli.compare import register as register_compare
 from replay_tui.cli.formats import register as register_formats
 from replay_tui.cli.verify import register as register_verify
 from replay_tui.cli.visual import register as register_visual
@@ -385,6 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_visual(commands)
     register_inspect(commands)
     register_formats(commands)
+    register_compare(commands)
     generate = commands.add_parser(
         "generate",
         help="write a synthetic demo file in the exact contract",
@@ -842,7 +844,7 @@ def run_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
-COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual", "inspect", "formats")
+COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual", "inspect", "formats", "compare")
 
 
 def run_tui(args: argparse.Namespace, out: Console, err: Console) -> int:

@@ -18,12 +18,13 @@ from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
+from replay_tui.compare import CompareError, compare_runs, demo_identities, load_run_file
 from replay_tui.config import Config, load_config
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
 from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies
-from replay_tui.runner import Cancelled, Runner, StepResult
+from replay_tui.runner import Cancelled, Runner, StepResult, SummaryReport
 from replay_tui.sanitize import strip_control
 from replay_tui.tui.app_base import AppBase, stylesheets
 from replay_tui.tui.messages import (
@@ -40,6 +41,7 @@ from replay_tui.tui.messages import (
     TagRequested,
 )
 from replay_tui.tui.screens.browser import BrowserScreen
+from replay_tui.tui.screens.compare import ComparePathModal, CompareScreen, ComparisonFailed, ComparisonReady
 from replay_tui.tui.screens.modals import ExportModal, NoteModal, SettingsModal, TagModal
 from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.workspace import ReplaySettings, Workspace
@@ -58,6 +60,7 @@ class ReplayApp(AppBase):
         Binding("p", "settings", "Policy", id="app.settings"),
         Binding("e", "export", "Export", id="app.export"),
         Binding("v", "visual", "Visual", id="app.visual"),
+        Binding("c", "compare", "Compare with a run", show=False, id="app.compare"),
         Binding("ctrl+x", "cancel_replay", "Cancel replay", show=False, id="app.cancel_replay"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
@@ -395,6 +398,66 @@ class ReplayApp(AppBase):
                 timeout=3,
             )
         self.push_screen(ExportModal(self.export_dir), apply)
+
+    # -- compare runs -----------------------------------------------------------------------
+    def action_compare(self) -> None:
+        """Compare this session's results (B) with a run or report file (A, the baseline)."""
+        if not self.workspace.results:
+            self.notify("nothing replayed yet: replay (R) before comparing with a run", severity="warning")
+            return
+        if self.replaying:
+            self.notify("a replay is running: compare once it has finished", severity="warning")
+            return
+
+        def apply(path: str | None) -> None:
+            if path is not None:
+                self.compare_with_file(path)
+
+        self.push_screen(ComparePathModal(self.export_dir), apply)
+
+    def compare_runs(self, path_a: str | os.PathLike[str], path_b: str | os.PathLike[str]) -> None:
+        """Open the compare view of two saved runs (or ``--report-steps`` reports): B against A."""
+        self._compare_worker(Path(path_a), Path(path_b), None)
+
+    def compare_with_file(self, path_a: str | os.PathLike[str]) -> None:
+        """Open the compare view of this session's results (B) against a saved run or report (A)."""
+        ws = self.workspace
+        summary = ws.summary()
+        files = [(demo.name, demo.path) for demo in ws.demos.files]
+        self._compare_worker(Path(path_a), None, (summary, files))
+
+    @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
+    def _compare_worker(
+        self, path_a: Path, path_b: Path | None, session: tuple[SummaryReport, list[tuple[str, Path]]] | None
+    ) -> None:
+        """Load the runs, hash this session's demo files, compare; post the comparison or why not."""
+        try:
+            a = load_run_file(path_a)
+            if session is not None:
+                b_summary, files = session
+                b_info = {"name": "this session", "policy": b_summary.mode, "demo_files": demo_identities(files)}
+            else:
+                assert path_b is not None
+                b = load_run_file(path_b)
+                b_summary, b_info = b.summary, {**(b.info or {}), "source": str(path_b)}
+            comparison = compare_runs(
+                a.summary, b_summary, a_info={**(a.info or {}), "source": str(path_a)}, b_info=b_info
+            )
+        except (CompareError, OSError) as exc:
+            self.post_message(ComparisonFailed(str(exc)))
+            return
+        except Exception as exc:  # the UI must survive anything a file throws
+            self.post_message(ComparisonFailed(f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(ComparisonReady(comparison))
+
+    @on(ComparisonReady)
+    def _comparison_ready(self, message: ComparisonReady) -> None:
+        self.push_screen(CompareScreen(message.comparison, self.export_dir))
+
+    @on(ComparisonFailed)
+    def _comparison_failed(self, message: ComparisonFailed) -> None:
+        self.notify(strip_control(message.reason), title="Cannot compare", severity="error", markup=False)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,345 @@
+"""``replay-tui compare``: two runs of the same recorded inputs, step by step, with intervals and a test.
+
+``replay-tui compare RUN_A RUN_B`` aligns the runs by episode and step, lists the steps that
+regressed (✓ in A, ✗ in B), were fixed, or stayed wrong with another prediction, and prints the
+accuracies of A and B with Wilson 95 % intervals, B − A with a paired (episode-clustered) bootstrap
+interval and the exact McNemar p of the discordant steps, overall, per state and on episodes. With
+three or more runs it prints their agreement matrix instead.
+
+A RUN is a report file (a saved run, or a ``replay --report X.json --report-steps`` report, or a
+``--repeat`` report, which counts as one run per repetition) or the name of a run in the history.
+
+Exit codes: 0, or 1 with ``--fail-on-regression N`` when more than N steps regressed; 2 on a usage
+error, an unreadable run, or runs over different recorded inputs (one line saying why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from pathlib import Path
+from typing import Any
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, print_warning
+from replay_tui.compare import (
+    Agreement,
+    CompareError,
+    Comparison,
+    LoadedRun,
+    PairedStats,
+    Rate,
+    agreement_matrix,
+    compare_runs,
+    is_repeat_report,
+    load_run_data,
+    repeat_runs,
+    run_info,
+    run_label,
+    signed_pp,
+)
+from replay_tui.compare_export import write_comparison
+from replay_tui.export import ExportError, format_for_path
+from replay_tui.sanitize import strip_control
+
+COMMAND = "compare"
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``compare`` command to the CLI's subparsers."""
+    parser = subparsers.add_parser(
+        COMMAND,
+        help="compare runs of the same recorded inputs: flips, intervals, McNemar",
+        description="Compare run B with run A (the baseline) step by step: regressed (✓→✗), fixed (✗→✓) and "
+        "both-wrong-but-different steps and episodes; accuracy of A and B with Wilson 95%% intervals, B − A "
+        "with a paired bootstrap interval (clustered by episode), the exact McNemar test; overall, per state "
+        "and on episodes. Three or more runs: their agreement matrix. A RUN is a report file (a saved run, "
+        "a --report-steps JSON report or a --repeat report) or a name from the run history. Exit 0; 1 with "
+        "--fail-on-regression N when more than N steps regressed; 2 when the runs cannot be compared.",
+    )
+    parser.add_argument("runs", nargs="+", metavar="RUN", help="run A (the baseline), run B, and any more runs")
+    parser.add_argument(
+        "--report",
+        metavar="OUT.EXT",
+        help="write the comparison; the format follows the suffix: .json .md .csv .html .xml (JUnit)",
+    )
+    parser.add_argument("--title", metavar="TEXT", help="the report's title (default: Compare runs)")
+    parser.add_argument(
+        "--fail-on-regression",
+        type=int,
+        metavar="N",
+        help="exit 1 when more than N steps regressed (0: any regression fails)",
+    )
+    parser.add_argument(
+        "--show", type=int, default=20, metavar="N", help="regressions to list on the terminal (default 20, 0 for none)"
+    )
+    parser.add_argument(
+        "--resamples", type=int, default=10_000, metavar="N", help="bootstrap resamples (default 10000)"
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="N", help="bootstrap seed (default 0)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only the one-line verdict")
+    parser.set_defaults(func=run)
+
+
+# --------------------------------------------------------------------------- loading runs
+
+
+def load_run(spec: str) -> list[LoadedRun]:
+    """The one place a RUN argument becomes runs: a report file (a ``--repeat`` report gives one run per
+    repetition), else a name in the run history (:mod:`replay_tui.runs`, when it is installed)."""
+    path = Path(spec).expanduser()
+    if path.is_file():
+        try:
+            data = orjson.loads(path.read_bytes())
+        except orjson.JSONDecodeError as exc:
+            raise UsageError(f"{spec}: not JSON ({exc.msg} at line {exc.lineno})") from None
+        try:
+            return repeat_runs(data, spec) if is_repeat_report(data) else [load_run_data(data, spec)]
+        except CompareError as exc:
+            raise UsageError(str(exc)) from None
+    if path.exists():
+        raise UsageError(f"{spec}: not a file")
+    try:
+        history = importlib.import_module("replay_tui.runs")
+    except ImportError:
+        raise UsageError(f"{spec}: no such file (and no run history)") from None
+    try:
+        loaded = history.load(spec)
+    except Exception as exc:  # whatever the history raises for a name it does not know: one line, exit 2
+        raise UsageError(f"{spec}: {strip_control(str(exc)) or 'no such run'}") from None
+    return [_from_history(loaded, spec)]
+
+
+def _from_history(loaded: Any, spec: str) -> LoadedRun:
+    """What the history's ``load`` returned, as a LoadedRun: a LoadedRun, a path, a run file's JSON,
+    ``(report, run record)``, or an object with the report and its run record as attributes."""
+    try:
+        if isinstance(loaded, LoadedRun):
+            return loaded
+        if isinstance(loaded, str | Path):
+            return load_run_data(orjson.loads(Path(loaded).read_bytes()), spec)
+        if isinstance(loaded, dict):
+            return load_run_data(loaded, spec)
+        if isinstance(loaded, tuple) and len(loaded) == 2:
+            report, info = loaded
+            return load_run_data({**_report_dict(report), "run": _plain(info)}, spec)
+        report = next((getattr(loaded, n) for n in ("summary", "report") if hasattr(loaded, n)), None)
+        info = next((getattr(loaded, n) for n in ("run", "info", "meta") if hasattr(loaded, n)), None)
+        if report is not None:
+            return load_run_data({**_report_dict(report), "run": _plain(info)}, spec)
+    except (OSError, orjson.JSONDecodeError, CompareError) as exc:
+        raise UsageError(f"{spec}: {exc}") from None
+    raise UsageError(f"{spec}: the run history gave no report")
+
+
+def _report_dict(report: Any) -> dict[str, Any]:
+    if hasattr(report, "to_dict"):
+        return dict(report.to_dict(include_steps=True))
+    return dict(report)
+
+
+def _plain(info: Any) -> Any:
+    if info is None or isinstance(info, dict):
+        return info
+    if hasattr(info, "model_dump"):
+        return info.model_dump(mode="json")
+    return dict(vars(info))
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    if args.show < 0:
+        raise UsageError("--show must be 0 or more")
+    if args.fail_on_regression is not None and args.fail_on_regression < 0:
+        raise UsageError("--fail-on-regression must be 0 or more")
+    if args.resamples < 100:
+        raise UsageError("--resamples must be at least 100")
+    report_format = None
+    if args.report:
+        try:
+            report_format = format_for_path(args.report)
+        except ExportError as exc:
+            raise UsageError(str(exc)) from None
+    runs = [loaded for spec in args.runs for loaded in load_run(spec)]
+    if len(runs) < 2:
+        raise UsageError("give at least two runs (RUN_A RUN_B), or a --repeat report of two or more runs")
+    infos = [
+        run_info(loaded.summary, loaded.info, label=run_label(index), source=loaded.source)
+        for index, loaded in enumerate(runs)
+    ]
+    if len(runs) > 2:
+        if args.fail_on_regression is not None:
+            raise UsageError("--fail-on-regression compares two runs; with more, compare shows their agreement")
+        if report_format == "junit":
+            raise UsageError("an agreement of several runs is written as .json, .md, .csv or .html")
+        try:
+            agreement = agreement_matrix([loaded.summary for loaded in runs], infos)
+        except CompareError as exc:
+            raise UsageError(str(exc)) from None
+        for warning in agreement.warnings:
+            print_warning(err, COMMAND, warning)
+        _print_agreement(out, agreement, quiet=args.quiet)
+        _write(args, agreement, out)
+        return EXIT_OK
+    try:
+        comparison = compare_runs(
+            runs[0].summary,
+            runs[1].summary,
+            a_info=infos[0],
+            b_info=infos[1],
+            resamples=args.resamples,
+            seed=args.seed,
+        )
+    except CompareError as exc:
+        raise UsageError(str(exc)) from None
+    for warning in comparison.warnings:
+        print_warning(err, COMMAND, warning)
+    if not args.quiet:
+        _print_comparison(out, comparison, args.show)
+    out.print(Text(comparison.headline(), style="bold"), soft_wrap=True)
+    _write(args, comparison, out)
+    regressions = comparison.flips["regressed"]
+    if args.fail_on_regression is not None and regressions > args.fail_on_regression:
+        return EXIT_MISMATCH
+    return EXIT_OK
+
+
+def _write(args: argparse.Namespace, report: Comparison | Agreement, out: Console) -> None:
+    if not args.report:
+        return
+    try:
+        written = write_comparison(args.report, report, title=args.title)
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
+    if not args.quiet:
+        out.print(Text(f"report written to {written}"), soft_wrap=True)
+
+
+def _rate(rate: Rate) -> str:
+    return f"{rate.rate:.1%} [{rate.low:.1%}, {rate.high:.1%}]"
+
+
+def _difference(stats: PairedStats) -> Text:
+    text = f"{signed_pp(stats.difference)} [{signed_pp(stats.low)}, {signed_pp(stats.high)}]"
+    style = "red" if stats.high < 0 else ("green" if stats.low > 0 else "")
+    return Text(text, style=style)
+
+
+def _stats_row(name: str, stats: PairedStats) -> list[Text | str]:
+    return [
+        Text(name),
+        str(stats.n),
+        _rate(stats.a),
+        _rate(stats.b),
+        _difference(stats),
+        Text(str(stats.a_only), style="bold red" if stats.a_only else ""),
+        Text(str(stats.b_only), style="bold green" if stats.b_only else ""),
+        f"{stats.mcnemar_p:.3g}",
+    ]
+
+
+def _stats_table(title: str, first: str) -> Table:
+    table = Table(title=title, header_style="bold")
+    table.add_column(first)
+    for column in ("n", "A", "B", "B − A (95% CI)", "✓→✗", "✗→✓", "McNemar p"):
+        table.add_column(column, justify="right")
+    return table
+
+
+def _print_comparison(out: Console, comparison: Comparison, show: int) -> None:
+    runs = Table(title="Runs", header_style="bold")
+    for column in ("", "run", "policy", "matching", "mismatch", "episodes", "steps", "demo files"):
+        runs.add_column(column, justify="right" if column in ("episodes", "steps") else "left")
+    for info in (comparison.a, comparison.b):
+        files = ", ".join(Path(f.name).name for f in info.demo_files[:3]) + ("…" if len(info.demo_files) > 3 else "")
+        runs.add_row(
+            info.label,
+            Text(strip_control(info.name)),
+            Text(strip_control(info.mode)),
+            Text(strip_control(info.matching)),
+            info.mismatch_policy,
+            str(info.episodes),
+            str(info.steps),
+            Text(strip_control(files) + ("" if info.hashes_known else " (hashes unknown)")),
+        )
+    out.print(runs)
+    summary = _stats_table("A → B", "")
+    summary.add_row(*_stats_row("steps", comparison.overall))
+    if comparison.accepted.a.right != comparison.overall.a.right or (
+        comparison.accepted.b.right != comparison.overall.b.right
+    ):
+        summary.add_row(*_stats_row("steps, ≈ accepted", comparison.accepted))
+    summary.add_row(*_stats_row("episodes fully matched", comparison.episodes_stats))
+    out.print(summary)
+    if comparison.by_state:
+        states = _stats_table("Per state", "state")
+        for state, stats in comparison.by_state.items():
+            states.add_row(*_stats_row(strip_control(state), stats))
+        out.print(states)
+    out.print(Text(comparison.note, style="dim"), soft_wrap=True)
+    flips = comparison.flips
+    episode_flips = comparison.episode_flips
+    out.print(
+        Text(
+            f"steps: {flips['regressed']} regressed ✓→✗, {flips['fixed']} fixed ✗→✓, "
+            f"{flips['both_wrong_different']} both wrong with different predictions, "
+            f"{flips['both_wrong_same']} both wrong alike, {flips['both_right']} both right; "
+            f"episodes: {episode_flips['regressed']} regressed, {episode_flips['fixed']} fixed"
+        ),
+        soft_wrap=True,
+    )
+    regressions = comparison.regressions
+    if regressions and show > 0:
+        table = Table(title="Regressions", header_style="bold")
+        for name in ("episode", "step", "state"):
+            table.add_column(name, no_wrap=True)
+        table.add_column("expected (= A)", style="green", overflow="fold")
+        table.add_column("B predicted", style="red", overflow="fold")
+        for step in regressions[:show]:
+            predicted = step.predicted_b if not step.error_b else f"error: {step.error_b}"
+            table.add_row(
+                Text(strip_control(step.episode)),
+                Text(strip_control(step.step_label)),
+                Text(strip_control(step.state)),
+                Text(strip_control(step.expected)),
+                Text(strip_control(predicted)),
+            )
+        out.print(table)
+        if len(regressions) > show:
+            out.print(Text(f"… {len(regressions) - show} more regressions (see --report)"))
+
+
+def _print_agreement(out: Console, agreement: Agreement, *, quiet: bool) -> None:
+    if not quiet:
+        runs = Table(title="Runs", header_style="bold")
+        for column in ("", "run", "policy", "steps", "accuracy on common steps"):
+            runs.add_column(column, justify="right" if column in ("steps",) else "left")
+        for info, rate in zip(agreement.runs, agreement.accuracy, strict=True):
+            runs.add_row(
+                info.label, Text(strip_control(info.name)), Text(strip_control(info.mode)), str(info.steps), _rate(rate)
+            )
+        out.print(runs)
+        matrix = Table(title="Agreement (same verdict and prediction; steps compared)", header_style="bold")
+        matrix.add_column("")
+        for info in agreement.runs:
+            matrix.add_column(info.label, justify="right")
+        for i, info in enumerate(agreement.runs):
+            matrix.add_row(
+                info.label,
+                *(f"{agreement.matrix[i][j]:.1%} ({agreement.pair_steps[i][j]})" for j in range(len(agreement.runs))),
+            )
+        out.print(matrix)
+    out.print(
+        Text(
+            f"{len(agreement.runs)} runs: {agreement.all_agree} of {agreement.common_steps} common steps agree in "
+            f"every run; {agreement.all_right} right in all, {agreement.all_wrong} wrong in all",
+            style="bold",
+        ),
+        soft_wrap=True,
+    )

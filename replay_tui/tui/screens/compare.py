@@ -1,0 +1,526 @@
+"""The compare view: two runs of the same recorded inputs, episode by episode and step by step.
+
+:class:`CompareScreen` lists the episodes both runs replayed (A ✓/✗ and B ✓/✗: every step matched,
+with the steps right of those compared; Δ: steps regressed −, fixed +, both wrong but different ≠),
+filters them to regressions or fixes, and shows the summary figures (accuracies with Wilson 95 %
+intervals, B − A with its bootstrap interval, McNemar's p). ``enter`` opens
+:class:`CompareStepperScreen`: each step's recorded action beside A's and B's predictions, each with
+its character diff against the recording; ``]``/``[`` go from flip to flip across episodes. ``e``
+exports the comparison in every report format.
+
+The screens only display a :class:`~replay_tui.compare.Comparison` (made once, by the App's worker);
+they change no App state, so they import nothing of the App.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from replay_tui.compare import FLIP_LABELS, Comparison, EpisodePair, PairedStats, Rate, StepPair, signed_pp
+from replay_tui.compare_export import write_comparison
+from replay_tui.diff import char_diff
+from replay_tui.export import FORMATS
+from replay_tui.sanitize import one_line, strip_control
+from replay_tui.tui.screens.modals import FORMAT_SUFFIX, ExportModal
+from replay_tui.tui.widgets.lazy_table import Column, LazyTable
+
+EPISODE_COLUMNS = (
+    Column("episode", "episode", 14),
+    Column("instruction", "task", flex=True),
+    Column("steps", "steps", 5, justify="right"),
+    Column("a", "A", 8),
+    Column("b", "B", 8),
+    Column("delta", "Δ", 12),
+)
+STEP_COLUMNS = (
+    Column("flip", "", 1),
+    Column("label", "step", 5),
+    Column("state", "state", 8),
+    Column("a", "A", 1),
+    Column("b", "B", 1),
+    Column("expected", "recorded action", flex=True),
+)
+FILTERS = {"all": "all episodes", "regressed": "regressions", "fixed": "fixes", "flips": "any flip"}
+FLIP_MARKS: dict[str, tuple[str, str]] = {
+    "regressed": ("−", "bold red"),
+    "fixed": ("+", "bold green"),
+    "both_wrong_different": ("≠", "bold yellow"),
+    "both_wrong_same": ("✗", "dim red"),
+    "both_right": ("·", "dim"),
+}
+COMPARE_FORMAT_HELP = {
+    "json": "JSON — the whole comparison, deterministic",
+    "md": "Markdown — a pull-request comment: summary + regressions",
+    "csv": "CSV — one row per aligned step, and the figures",
+    "html": "HTML — one self-contained file with diffs",
+    "junit": "JUnit XML — one failing test case per regression",
+}
+
+
+class ComparisonReady(Message):
+    """A comparison was made (worker -> App), to be shown."""
+
+    def __init__(self, comparison: Comparison):
+        super().__init__()
+        self.comparison = comparison
+
+
+class ComparisonFailed(Message):
+    """Runs could not be compared; ``reason`` is one line."""
+
+    def __init__(self, reason: str):
+        super().__init__()
+        self.reason = reason
+
+
+def _verdict_mark(verdict: str) -> Text:
+    if verdict == "match":
+        return Text("✓", style="green")
+    if verdict == "equivalent":
+        return Text("≈", style="bold yellow")
+    return Text("✗", style="bold red")
+
+
+def _rate(rate: Rate) -> str:
+    return f"{rate.rate:.1%} [{rate.low:.1%}–{rate.high:.1%}]"
+
+
+def _stats_line(name: str, stats: PairedStats) -> Text:
+    text = Text()
+    text.append(f"{name:<9}", style="bold")
+    text.append(f" A {_rate(stats.a)}  B {_rate(stats.b)}  ")
+    style = "bold red" if stats.high < 0 else ("bold green" if stats.low > 0 else "")
+    text.append(f"B − A {signed_pp(stats.difference)} [{signed_pp(stats.low)}, {signed_pp(stats.high)}]", style=style)
+    text.append(f"  McNemar p {stats.mcnemar_p:.3g} ({stats.a_only} ✓→✗, {stats.b_only} ✗→✓)", style="dim")
+    return text
+
+
+class ComparePathModal(ModalScreen[str | None]):
+    """Ask for a report file to compare this session's results with; enter compares, escape cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel", id="compare_path.cancel")]
+
+    def __init__(self, default_dir: Path):
+        super().__init__()
+        self.default_dir = default_dir
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Text("Compare with a run (A, the baseline)", style="bold"))
+            yield Label(
+                Text(
+                    "this session's results are B; give a saved run or a --report-steps JSON report",
+                    style="dim",
+                )
+            )
+            yield Input(str(self.default_dir) + "/", placeholder="path/to/run.json", id="compare-path")
+            yield Label(Text("enter compares · esc cancels", style="dim"))
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    @on(Input.Submitted)
+    def _submit(self) -> None:
+        value = self.query_one(Input).value.strip()
+        if not value:
+            self.notify("give a file path", severity="error")
+            return
+        self.dismiss(str(Path(value).expanduser()))
+
+
+class CompareExportModal(ExportModal):
+    """The export dialog with the comparison's formats (the same choice of format and path)."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Text("Export the comparison", style="bold"))
+            yield OptionList(*(Option(COMPARE_FORMAT_HELP[f], id=f) for f in FORMATS), id="export-format")
+            yield Input(str(self.default_dir / f"compare-report{FORMAT_SUFFIX[self.fmt]}"), id="export-path")
+            yield Label(Text("↑/↓ format · enter exports · esc cancels", style="dim"))
+
+
+class _ExportsComparison:
+    """``e`` on a compare screen: the comparison in any report format, via the export dialog."""
+
+    comparison: Comparison
+    export_dir: Path
+
+    def action_export(self) -> None:
+        def apply(choice: tuple[str, Path] | None) -> None:
+            if choice is None:
+                return
+            fmt, path = choice
+            try:
+                written = write_comparison(path, self.comparison, fmt)
+            except (OSError, ValueError) as exc:
+                self.notify(f"export failed: {exc}", severity="error", markup=False)  # type: ignore[attr-defined]
+                return
+            regressions = self.comparison.flips["regressed"]
+            self.notify(  # type: ignore[attr-defined]
+                f"exported the comparison ({regressions} regressions) to {written}", timeout=3, markup=False
+            )
+
+        self.app.push_screen(CompareExportModal(self.export_dir), apply)  # type: ignore[attr-defined]
+
+
+class EpisodesSource:
+    """The episodes of a comparison, filtered; cells made on demand."""
+
+    columns: Sequence[Column] = EPISODE_COLUMNS
+
+    def __init__(self, comparison: Comparison, filter_name: str = "all"):
+        self.comparison = comparison
+        self.rows: list[EpisodePair] = []
+        self.apply(filter_name)
+
+    def apply(self, filter_name: str) -> None:
+        episodes = self.comparison.episodes
+        if filter_name == "regressed":
+            episodes = [e for e in episodes if e.regressed]
+        elif filter_name == "fixed":
+            episodes = [e for e in episodes if e.fixed]
+        elif filter_name == "flips":
+            episodes = [e for e in episodes if e.shown]
+        self.rows = list(episodes)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def row_style(self, index: int) -> str:
+        row = self.rows[index]
+        return "" if row.shown else "dim"
+
+    def cells(self, index: int) -> Sequence[Text]:
+        row = self.rows[index]
+
+        def run(matched: bool, right: int) -> Text:
+            mark = Text("✓ " if matched else "✗ ", style="green" if matched else "bold red")
+            return mark.append(f"{right}/{row.steps}", style="")
+
+        delta = Text()
+        for name, sign, style in (
+            ("regressed", "−", "bold red"),
+            ("fixed", "+", "bold green"),
+            ("both_wrong_different", "≠", "yellow"),
+        ):
+            count = row.flips.get(name, 0)
+            if count:
+                delta.append(f"{sign}{count} ", style=style)
+        return [
+            Text(strip_control(row.episode)),
+            Text(one_line(row.instruction)),
+            Text(str(row.steps)),
+            run(row.matched_a, row.right_a),
+            run(row.matched_b, row.right_b),
+            delta,
+        ]
+
+
+class CompareScreen(_ExportsComparison, Screen):
+    """The episodes two runs share, with their flips; the figures above them."""
+
+    DEFAULT_CSS = """
+    CompareScreen #compare-title { height: auto; padding: 0 1; }
+    CompareScreen #compare-stats { height: auto; padding: 0 1; border-bottom: hkey $panel; }
+    CompareScreen #compare-episodes { height: 1fr; }
+    CompareScreen #compare-status { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("minus", "filter('regressed')", "Regressions", id="compare.regressions"),
+        Binding("plus", "filter('fixed')", "Fixes", id="compare.fixes"),
+        Binding("d", "filter('flips')", "Any flip", show=False, id="compare.flips"),
+        Binding("right_square_bracket", "next_episode(1)", "Next flip", id="compare.next_flip"),
+        Binding("left_square_bracket", "next_episode(-1)", "Prev flip", show=False, id="compare.prev_flip"),
+        Binding("e", "export", "Export comparison", id="compare.export"),
+        Binding("escape", "back", "Back", id="compare.back"),
+    ]
+
+    def __init__(self, comparison: Comparison, export_dir: Path | None = None):
+        super().__init__(id="compare")
+        self.comparison = comparison
+        self.export_dir = export_dir or Path.cwd()
+        self.filter_name = "all"
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="compare-title")
+        yield Static(id="compare-stats")
+        yield LazyTable(id="compare-episodes")
+        yield Static(id="compare-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.source = EpisodesSource(self.comparison)
+        self.table.set_source(self.source, cursor=0)
+        self.table.focus()
+        self.query_one("#compare-stats", Static).update(self.stats_text())
+        self.update_title()
+
+    @property
+    def table(self) -> LazyTable:
+        return self.query_one("#compare-episodes", LazyTable)
+
+    def current_episode(self) -> EpisodePair | None:
+        if not len(self.source):
+            return None
+        return self.source.rows[self.table.cursor]
+
+    def update_title(self) -> None:
+        c = self.comparison
+        text = Text()
+        text.append("compare ", style="bold")
+        text.append("A ", style="bold")
+        text.append(strip_control(c.a.name), style="cyan")
+        text.append(f" ({strip_control(c.a.mode)})  →  ", style="dim")
+        text.append("B ", style="bold")
+        text.append(strip_control(c.b.name), style="cyan")
+        text.append(f" ({strip_control(c.b.mode)})", style="dim")
+        text.append("\n")
+        flips = c.flips
+        text.append(f"{flips['regressed']} regressed ✓→✗  ", style="bold red" if flips["regressed"] else "dim")
+        text.append(f"{flips['fixed']} fixed ✗→✓  ", style="bold green" if flips["fixed"] else "dim")
+        text.append(f"{flips['both_wrong_different']} both wrong, different  ", style="yellow")
+        text.append(f"{len(self.source)}/{len(c.episodes)} episodes", style="bold")
+        if self.filter_name != "all":
+            text.append(f"  filter: {FILTERS[self.filter_name]}", style="cyan")
+        self.query_one("#compare-title", Static).update(text)
+        status = Text(c.overlap.describe(), style="")
+        if c.warnings:
+            status.append("  ⚠ " + " · ".join(c.warnings), style="yellow")
+        self.query_one("#compare-status", Static).update(status)
+
+    def stats_text(self) -> Text:
+        c = self.comparison
+        text = _stats_line("steps", c.overall)
+        if c.accepted.a.right != c.overall.a.right or c.accepted.b.right != c.overall.b.right:
+            text.append("\n").append_text(_stats_line("≈ steps", c.accepted))
+        text.append("\n").append_text(_stats_line("episodes", c.episodes_stats))
+        return text
+
+    # -- actions ----------------------------------------------------------------------------
+    def action_filter(self, name: str) -> None:
+        self.filter_name = "all" if self.filter_name == name else name
+        keep = self.current_episode()
+        self.source.apply(self.filter_name)
+        index = next((i for i, row in enumerate(self.source.rows) if row is keep), 0)
+        self.table.set_source(self.source, cursor=index)
+        self.update_title()
+
+    def action_next_episode(self, direction: int) -> None:
+        """Move to the next (previous) episode with a flip."""
+        cursor = self.table.cursor
+        order = range(cursor + 1, len(self.source)) if direction > 0 else range(cursor - 1, -1, -1)
+        for index in order:
+            if self.source.rows[index].shown:
+                self.table.set_cursor(index)
+                return
+        self.notify("no further episode with a flip", severity="warning", timeout=2)
+
+    @on(LazyTable.Selected, "#compare-episodes")
+    def _open(self, event: LazyTable.Selected) -> None:
+        episode = self.source.rows[event.index]
+        self.app.push_screen(CompareStepperScreen(self.comparison, episode.episode, export_dir=self.export_dir))
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+
+class StepsSource:
+    """The aligned steps of one episode of a comparison."""
+
+    columns: Sequence[Column] = STEP_COLUMNS
+
+    def __init__(self, steps: list[StepPair]):
+        self.rows = steps
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def row_style(self, index: int) -> str:
+        flip = self.rows[index].flip
+        return "bold red" if flip == "regressed" else ""
+
+    def cells(self, index: int) -> Sequence[Text]:
+        step = self.rows[index]
+        mark, style = FLIP_MARKS[step.flip]
+        return [
+            Text(mark, style=style),
+            Text(strip_control(step.step_label)),
+            Text(strip_control(step.state)),
+            _verdict_mark(step.verdict_a),
+            _verdict_mark(step.verdict_b),
+            Text(one_line(step.expected)),
+        ]
+
+
+def _diff_line(label: str, expected: str, predicted: str, verdict: str, error: str | None, reason: str) -> Text:
+    """``label  prediction  verdict``: the prediction with what differs from the recording marked."""
+    text = Text()
+    text.append(f"{label:<10} ", style="dim")
+    if error:
+        text.append(f"policy error: {strip_control(error)}", style="bold red")
+    elif verdict == "match":
+        text.append(strip_control(predicted), style="green")
+        text.append("  ✓ match", style="bold green")
+    else:
+        for chunk in char_diff(strip_control(expected), strip_control(predicted), cleanup=True):
+            if chunk.op == "equal":
+                text.append(chunk.text)
+            elif chunk.op == "insert":
+                text.append(chunk.text, style="bold white on red")
+            else:
+                text.append(chunk.text, style="strike dim red")
+        if verdict == "equivalent":
+            text.append("  ≈ equivalent", style="bold yellow")
+        else:
+            text.append("  ✗ mismatch", style="bold red")
+    if reason and verdict != "match":
+        text.append(f"\n{'':<10} why: ", style="dim")
+        text.append(strip_control(reason), style="yellow")
+    return text
+
+
+class CompareStepperScreen(_ExportsComparison, Screen):
+    """One episode of a comparison: per step the recorded action, A's and B's predictions with their diffs."""
+
+    DEFAULT_CSS = """
+    CompareStepperScreen #cmp-title { height: auto; padding: 0 1; }
+    CompareStepperScreen #cmp-body { height: 1fr; }
+    CompareStepperScreen #cmp-steps { width: 60; border-right: vkey $panel; }
+    CompareStepperScreen #cmp-right { width: 1fr; }
+    CompareStepperScreen #cmp-detail { height: auto; padding: 0 1; }
+    CompareStepperScreen #compare-status { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("right_square_bracket", "flip(1)", "Next flip", id="compare_stepper.next_flip"),
+        Binding("left_square_bracket", "flip(-1)", "Prev flip", id="compare_stepper.prev_flip"),
+        Binding("e", "export", "Export comparison", id="compare_stepper.export"),
+        Binding("escape", "back", "Back", id="compare_stepper.back"),
+    ]
+
+    def __init__(self, comparison: Comparison, episode: str, *, export_dir: Path | None = None):
+        super().__init__(id="compare-stepper")
+        self.comparison = comparison
+        self.export_dir = export_dir or Path.cwd()
+        self.episode = episode
+        self.by_episode: dict[str, list[StepPair]] = {}
+        for step in comparison.steps:
+            self.by_episode.setdefault(step.episode, []).append(step)
+        self.episode_order = {pair.episode: number for number, pair in enumerate(comparison.episodes)}
+        # every flip in episode and step order: (episode position, step position), and the step
+        self.flips: list[tuple[tuple[int, int], StepPair]] = sorted(
+            (
+                ((self.episode_order.get(name, -1), index), step)
+                for name, steps in self.by_episode.items()
+                for index, step in enumerate(steps)
+                if step.shown
+            ),
+            key=lambda item: item[0],
+        )
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="cmp-title")
+        with Horizontal(id="cmp-body"):
+            yield LazyTable(id="cmp-steps")
+            with VerticalScroll(id="cmp-right"):
+                yield Static(id="cmp-detail")
+        yield Static(id="compare-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        steps = self.by_episode.get(self.episode, [])
+        first = next((i for i, step in enumerate(steps) if step.shown), 0)
+        self.load_episode(self.episode, cursor=first)
+        self.steps_table.focus()
+
+    @property
+    def steps_table(self) -> LazyTable:
+        return self.query_one("#cmp-steps", LazyTable)
+
+    def load_episode(self, episode: str, cursor: int = 0) -> None:
+        self.episode = episode
+        self.source = StepsSource(self.by_episode.get(episode, []))
+        self.steps_table.set_source(self.source, cursor=cursor)
+        self.update_title()
+        self.show_detail()
+
+    def current_step(self) -> StepPair | None:
+        if not len(self.source):
+            return None
+        return self.source.rows[self.steps_table.cursor]
+
+    def update_title(self) -> None:
+        pair = next((e for e in self.comparison.episodes if e.episode == self.episode), None)
+        text = Text()
+        text.append("episode ", style="dim")
+        text.append(strip_control(self.episode) + "  ", style="bold cyan")
+        if pair is not None:
+            text.append(f"A {pair.right_a}/{pair.steps}  ", style="green" if pair.matched_a else "red")
+            text.append(f"B {pair.right_b}/{pair.steps}  ", style="green" if pair.matched_b else "red")
+            text.append(f"{pair.regressed} regressed  {pair.fixed} fixed", style="bold")
+            text.append("\n")
+            text.append(one_line(pair.instruction), style="italic")
+        self.query_one("#cmp-title", Static).update(text)
+
+    @on(LazyTable.Highlighted, "#cmp-steps")
+    def _highlighted(self) -> None:
+        self.show_detail()
+
+    def show_detail(self) -> None:
+        step = self.current_step()
+        status = self.query_one("#compare-status", Static)
+        detail = self.query_one("#cmp-detail", Static)
+        if step is None:
+            detail.update(Text("no aligned steps", style="dim"))
+            status.update("")
+            return
+        text = Text()
+        text.append(f"step {strip_control(step.step_label)} ", style="bold")
+        text.append(f"({strip_control(step.state)})  ", style="dim")
+        mark, style = FLIP_MARKS[step.flip]
+        text.append(f"{mark} {FLIP_LABELS[step.flip]}", style=style)
+        text.append("\n\n")
+        text.append(f"{'expected':<10} ", style="dim")
+        text.append(strip_control(step.expected), style="bold")
+        text.append("\n")
+        text.append_text(_diff_line("A", step.expected, step.predicted_a, step.verdict_a, step.error_a, step.reason_a))
+        text.append("\n")
+        text.append_text(_diff_line("B", step.expected, step.predicted_b, step.verdict_b, step.error_b, step.reason_b))
+        detail.update(text)
+        here = (self.episode_order.get(self.episode, -1), self.steps_table.cursor)
+        number = next((n for n, (position, _) in enumerate(self.flips) if position == here), None)
+        where = f"flip {number + 1} of {len(self.flips)}" if number is not None else f"{len(self.flips)} flips"
+        status.update(Text(f"{where} · ]/[ next/previous flip · (−expected +predicted)"))
+
+    # -- navigation -------------------------------------------------------------------------
+    def action_flip(self, direction: int) -> None:
+        """Go to the next (previous) flip, into the next (previous) episode when this one has no more."""
+        if not self.flips:
+            self.notify("the runs agree on every step", severity="warning", timeout=2)
+            return
+        here = (self.episode_order.get(self.episode, -1), self.steps_table.cursor)
+        positions = [position for position, _ in self.flips]
+        target = bisect_right(positions, here) if direction > 0 else bisect_left(positions, here) - 1
+        if not 0 <= target < len(self.flips):
+            self.notify(f"no {'further' if direction > 0 else 'earlier'} flip", severity="warning", timeout=2)
+            return
+        (_, index), chosen = self.flips[target]
+        if chosen.episode != self.episode:
+            self.load_episode(chosen.episode, cursor=index)
+        else:
+            self.steps_table.set_cursor(index)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
