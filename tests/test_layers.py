@@ -20,6 +20,10 @@ CORE = [
     "replay_tui.visual.pipeline",
     "replay_tui.verify.evaluate",
     "replay_tui.config",
+    "replay_tui.sources",
+    "replay_tui.stats",
+    "replay_tui.compare",
+    "replay_tui.compare_export",
 ]
 
 
