@@ -2,7 +2,8 @@
 
 The TUI and the CLI both call :func:`write_report`, and rendering is deterministic (same inputs,
 same bytes; no timestamps), so they produce identical files for the same run. Every format
-carries the run's settings, its totals, every mismatch, the tags and notes on the replayed
+carries the run's settings, its totals with 95 % Wilson intervals on every accuracy figure, the
+mismatch groups (:mod:`replay_tui.groups`), every mismatch, the tags and notes on the replayed
 episodes and their steps, and the load problems.
 
 Text from demo files (instructions, actions, states, problem messages) and from policies is
@@ -29,8 +30,10 @@ from replay_tui.annotations import Annotation, AnnotationStore
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.diff import char_diff
 from replay_tui.fileio import atomic_write_bytes
+from replay_tui.groups import MismatchGroup, group_mismatches
 from replay_tui.runner import EpisodeReport, Mismatch, StepResult, SummaryReport
 from replay_tui.sanitize import strip_control
+from replay_tui.stats import wilson
 
 FORMATS: tuple[str, ...] = ("json", "md", "csv", "html", "junit")
 SUFFIX_FORMATS: dict[str, str] = {
@@ -52,11 +55,18 @@ MD_MAX_ROWS = 200
 """At most this many mismatch rows in a Markdown report; the rest are counted."""
 HTML_DIFF_CHARS = 5_000
 """Longer expected/predicted texts are shown cut, without a character diff, in HTML."""
+MD_MAX_GROUPS = 50
+"""At most this many mismatch groups in a Markdown report; the rest are counted."""
+GROUP_STEPS_SHOWN = 5
+"""A Markdown group row names this many of its steps; HTML lists them all."""
+CONFIDENCE = 0.95
+INTERVAL_METHOD = "wilson"
+INTERVAL_NOTE = "95% Wilson score intervals"
 
 CSV_VERDICT_COLUMNS: tuple[str, ...] = ("steps_equivalent", "verdict", "reason")
 """Appended to CSV_COLUMNS when a matching policy other than exact judged the run."""
 CSV_COLUMNS: tuple[str, ...] = (
-    "kind",  # episode | step | problem | run
+    "kind",  # episode | step | group | problem | run
     "session_id",
     "file",
     "instruction",
@@ -87,6 +97,13 @@ CSV_COLUMNS: tuple[str, ...] = (
     "problem",
     "name",
     "value",
+    "accuracy_ci_low",  # an episode's accuracy interval
+    "accuracy_ci_high",
+    "expected_tool",  # a mismatch group (kind "group"; its count in "mismatches")
+    "predicted_tool",
+    "reason_kind",
+    "sample_reason",
+    "group_steps",
 )
 
 
@@ -227,6 +244,101 @@ def _bool(value: bool) -> str:
     return "true" if value else "false"
 
 
+Interval = tuple[float, float]
+
+
+def _interval(successes: int, total: int) -> Interval:
+    """The 95 % Wilson interval of ``successes / total``, rounded as reports write numbers."""
+    low, high = wilson(successes, total)
+    return round(low, 6), round(high, 6)
+
+
+def _of(rate: float, total: int) -> int:
+    """The count behind a rate over ``total`` (rates are stored, counts are not)."""
+    return round(rate * total)
+
+
+def _pct_ci(interval: Interval) -> str:
+    """``[17.9–25.8%]``."""
+    low, high = interval
+    return f"[{low * 100:.1f}–{high * 100:.1f}%]"
+
+
+class Intervals:
+    """The Wilson intervals of a summary's accuracy figures (overall, by state, episodes, with ≈)."""
+
+    def __init__(self, summary: SummaryReport):
+        total = summary.total_steps
+        self.overall = _interval(summary.total_matched, total)
+        self.by_state = {
+            state: _interval(_of(acc, summary.steps_by_state.get(state, 0)), summary.steps_by_state.get(state, 0))
+            for state, acc in sorted(summary.accuracy_by_state.items())
+        }
+        self.episodes_matched = _interval(summary.episodes_matched, summary.episodes_run)
+        self.episodes = {e.session_id: _interval(e.steps_matched, e.steps_total) for e in summary.episodes}
+        self.accepted = _interval(summary.total_matched + summary.total_equivalent, total)
+        self.accepted_by_state = {
+            state: _interval(
+                _of(summary.accepted_accuracy_by_state.get(state, 0.0), summary.steps_by_state.get(state, 0)),
+                summary.steps_by_state.get(state, 0),
+            )
+            for state in sorted(summary.accuracy_by_state)
+        }
+        self.verdicts = summary.shows_verdicts
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``intervals`` object of JSON reports: ``[low, high]`` per accuracy figure, named after
+        the figure (``overall_accuracy``, ``accuracy_by_state``...); ``episodes_matched`` bounds the
+        share of replayed episodes that matched, ``episode_accuracy`` each episode's step accuracy
+        (by session id)."""
+        data: dict[str, Any] = {
+            "method": INTERVAL_METHOD,
+            "confidence": CONFIDENCE,
+            "overall_accuracy": list(self.overall),
+            "accuracy_by_state": {state: list(ci) for state, ci in self.by_state.items()},
+            "episodes_matched": list(self.episodes_matched),
+            "episode_accuracy": {str(sid): list(ci) for sid, ci in self.episodes.items()},
+        }
+        if self.verdicts:
+            data["accepted_accuracy"] = list(self.accepted)
+            data["accepted_accuracy_by_state"] = {state: list(ci) for state, ci in self.accepted_by_state.items()}
+        return data
+
+
+def report_intervals(summary: SummaryReport) -> dict[str, Any]:
+    """The Wilson intervals JSON reports carry under ``intervals`` (:meth:`Intervals.as_dict`)."""
+    return Intervals(summary).as_dict()
+
+
+def group_dict(group: MismatchGroup) -> dict[str, Any]:
+    """A mismatch group as JSON reports write it: its keys, count, sample reason and steps."""
+    return {
+        "state": group.state,
+        "expected_tool": group.expected_tool,
+        "predicted_tool": group.predicted_tool,
+        "reason_kind": group.reason_kind,
+        "count": group.count,
+        "sample_reason": group.sample_reason,
+        "steps": [{"session_id": sid, "step_label": label} for sid, label in group.steps],
+    }
+
+
+def report_dict(summary: SummaryReport, *, include_steps: bool = False) -> dict[str, Any]:
+    """What a JSON report holds before annotations: the summary (:meth:`SummaryReport.to_dict`) plus
+    ``intervals`` and ``mismatch_groups``. ``--report-steps`` writes it with every step result."""
+    data = summary.to_dict(include_steps=include_steps)
+    data["intervals"] = report_intervals(summary)
+    data["mismatch_groups"] = [group_dict(group) for group in group_mismatches(summary)]
+    return data
+
+
+def report_json(summary: SummaryReport, *, include_steps: bool = False) -> bytes:
+    """:func:`report_dict` as deterministic JSON (sorted keys, two-space indent, trailing newline),
+    text cleaned of control characters as in every report."""
+    data = _clean_tree(report_dict(summary, include_steps=include_steps))
+    return orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+
+
 def _step_order(label: str | None) -> tuple[int, tuple[int, ...], str]:
     if label is None:
         return (0, (), "")
@@ -254,6 +366,8 @@ class _Context:
         self.title_given = title
         self.title = _one_line(title or "") or DEFAULT_TITLE
         self.status, self.sentence = verdict(summary)
+        self.groups = group_mismatches(summary)
+        self.intervals = Intervals(summary)
         sessions: set[Any] = {episode.session_id for episode in summary.episodes}
         sessions |= {p.session_id for p in summary.problems if p.session_id is not None}
         self.annotations: list[Annotation] = [a for a in (store or ()) if a.session_id in sessions and not a.empty]
@@ -352,7 +466,30 @@ def _run_pairs(ctx: _Context, summary: SummaryReport) -> list[tuple[str, str]]:
                 (f"equivalent_by_state[{state}]", str(equivalent)),
                 (f"accepted_accuracy_by_state[{state}]", _num(accepted)),
             ]
-    return run
+    return run + _interval_pairs(ctx)
+
+
+def _interval_pairs(ctx: _Context) -> list[tuple[str, str]]:
+    """The Wilson intervals as name/value pairs (``overall_accuracy_ci_low`` ...): CSV and JUnit."""
+    found = ctx.intervals
+    figures: list[tuple[str, Interval]] = [
+        ("overall_accuracy", found.overall),
+        ("episodes_matched", found.episodes_matched),
+    ]
+    if found.verdicts:
+        figures.append(("accepted_accuracy", found.accepted))
+    states = [state for state, _, _ in _states(ctx.summary)]
+    figures += [(f"accuracy_by_state[{state}]", ci) for state, ci in zip(states, found.by_state.values(), strict=True)]
+    if found.verdicts:
+        figures += [
+            (f"accepted_accuracy_by_state[{state}]", ci)
+            for state, ci in zip(states, found.accepted_by_state.values(), strict=True)
+        ]
+    pairs = [("intervals", INTERVAL_NOTE)]
+    for name, (low, high) in figures:
+        base, bracket, rest = name.partition("[")
+        pairs += [(f"{base}_ci_low{bracket}{rest}", _num(low)), (f"{base}_ci_high{bracket}{rest}", _num(high))]
+    return pairs
 
 
 def _equivalent_states(summary: SummaryReport) -> list[tuple[str, int, float]]:
@@ -377,6 +514,8 @@ def _problem_where(problem: LoadProblem) -> str:
 
 def _render_json(ctx: _Context) -> bytes:
     data = ctx.summary.to_dict()
+    data["intervals"] = ctx.intervals.as_dict()
+    data["mismatch_groups"] = [group_dict(group) for group in ctx.groups]
     data["annotations"] = [a.model_dump(mode="json") for a in ctx.annotations]
     if ctx.title_given is not None:
         data["title"] = ctx.title_given
@@ -431,8 +570,14 @@ def _md_take(lines: list[str], budget: int, max_items: int | None = None) -> tup
     return taken, len(lines) - len(taken)
 
 
+def _md_share(summary: SummaryReport, interval: Interval) -> str:
+    """``(60.0% [23.1–88.2%])``: the share of replayed episodes that matched, with its interval."""
+    return f"({_pct(summary.episodes_matched / max(1, summary.episodes_run))} {_pct_ci(interval)})"
+
+
 def _render_md(ctx: _Context) -> str:
     summary = ctx.summary
+    ci = ctx.intervals
     head: list[str] = [f"## {md_text(ctx.title, 200)}", ""]
     head += [f"**{_MD_ICONS[ctx.status]} {_STATUS_LABELS[ctx.status]}**: {md_text(ctx.sentence)}", ""]
     settings = (
@@ -456,9 +601,9 @@ def _render_md(ctx: _Context) -> str:
         "| Metric | Value |",
         "| --- | --- |",
         f"| Episodes replayed | {summary.episodes_run} of {summary.episodes_total} |",
-        f"| Episodes matched | {summary.episodes_matched} |",
+        f"| Episodes matched | {summary.episodes_matched} {_md_share(summary, ci.episodes_matched)} |",
         f"| Steps matched | {summary.total_matched} of {summary.total_steps} |",
-        f"| Step accuracy | {_pct(summary.overall_accuracy)} |",
+        f"| Step accuracy | {_pct(summary.overall_accuracy)} {_pct_ci(ci.overall)} |",
         f"| Mismatches | {summary.total_mismatches} |",
         f"| Load problems | {len(summary.problems)} |",
     ]
@@ -466,22 +611,24 @@ def _render_md(ctx: _Context) -> str:
     if tolerant:
         head[-2:-2] = [
             f"| Equivalent steps (≈) | {summary.total_equivalent} |",
-            f"| Step accuracy with ≈ | {_pct(summary.accepted_accuracy)} |",
+            f"| Step accuracy with ≈ | {_pct(summary.accepted_accuracy)} {_pct_ci(ci.accepted)} |",
         ]
     if summary.cancelled:
         head.append("| Cancelled | yes |")
-    head.append("")
+    head += ["", f"Accuracy figures show their {INTERVAL_NOTE} in brackets.", ""]
     states = _states(summary)
     if states:
         extra = {state: (eq, acc) for state, eq, acc in _equivalent_states(summary)} if tolerant else {}
+        state_ci = list(ci.by_state.values())
+        accepted_ci = list(ci.accepted_by_state.values())
         header, rule = "| State | Steps | Accuracy |", "| --- | ---: | ---: |"
         if tolerant:
             header, rule = header + " ≈ Equivalent | With ≈ |", rule + " ---: | ---: |"
         head += ["### Accuracy by state", "", header, rule]
         head += [
-            f"| {md_code(state, 60)} | {steps} | {_pct(acc)} |"
-            + (f" {extra[state][0]} | {_pct(extra[state][1])} |" if tolerant else "")
-            for state, steps, acc in states[:_MD_STATES]
+            f"| {md_code(state, 60)} | {steps} | {_pct(acc)} {_pct_ci(state_ci[n])} |"
+            + (f" {extra[state][0]} | {_pct(extra[state][1])} {_pct_ci(accepted_ci[n])} |" if tolerant else "")
+            for n, (state, steps, acc) in enumerate(states[:_MD_STATES])
         ]
         if len(states) > _MD_STATES:
             head += ["", f"… and {len(states) - _MD_STATES} more states"]
@@ -489,6 +636,8 @@ def _render_md(ctx: _Context) -> str:
 
     # The sections below share what is left of the budget; what one leaves unused passes on.
     remaining = MD_MAX_CHARS - sum(len(line) + 1 for line in head) - 2_000
+    group_lines, used = _md_groups(ctx, int(remaining * 0.25))
+    remaining -= used
     mismatch_lines, used = _md_mismatches(ctx, int(remaining * 0.6))
     remaining -= used
     equivalent_lines, used = _md_equivalents(ctx, int(remaining * 0.5))
@@ -496,7 +645,10 @@ def _render_md(ctx: _Context) -> str:
     note_lines, used = _md_notes(ctx, int(remaining * 0.6))
     remaining -= used
     problem_lines, _ = _md_problems(ctx, remaining)
-    text = "\n".join([*head, *mismatch_lines, *equivalent_lines, *note_lines, *problem_lines]).rstrip("\n") + "\n"
+    text = (
+        "\n".join([*head, *group_lines, *mismatch_lines, *equivalent_lines, *note_lines, *problem_lines]).rstrip("\n")
+        + "\n"
+    )
     if len(text) > MD_MAX_CHARS:  # a safety net: the budgets above keep well below the cap
         cut = text.rfind("\n", 0, MD_MAX_CHARS - 100)
         text = text[:cut] + "\n\n… report cut to fit the size limit\n"
@@ -505,6 +657,50 @@ def _render_md(ctx: _Context) -> str:
 
 def _md_details(summary_line: str, body: list[str], open_: bool) -> list[str]:
     return [f"<details{' open' if open_ else ''}><summary>{summary_line}</summary>", "", *body, "", "</details>", ""]
+
+
+def _group_label(key: Any) -> str:
+    """A group's step as ``session:step`` (another key as it is)."""
+    if isinstance(key, tuple) and len(key) == 2:
+        return f"{key[0]}:{key[1]}"
+    return str(key)
+
+
+def _md_groups(ctx: _Context, budget: int) -> tuple[list[str], int]:
+    """The mismatch groups, largest first: count, state, tools, reason kind, a sample, some steps."""
+    groups = ctx.groups
+    if not groups:
+        return [], 0
+    rows = []
+    for group in groups[:MD_MAX_GROUPS]:
+        steps = ", ".join(md_code(_group_label(key), 40) for key in group.steps[:GROUP_STEPS_SHOWN])
+        if group.count > GROUP_STEPS_SHOWN:
+            steps += f" +{group.count - GROUP_STEPS_SHOWN}"
+        rows.append(
+            f"| {group.count} | {md_code(group.state, 60)} | {md_code(group.expected_tool, 60)} → "
+            f"{md_code(group.predicted_tool, 60)} | {md_text(group.reason_kind, 120)} "
+            f"| {md_text(group.sample_reason, 160)} | {steps} |"
+        )
+    taken, _ = _md_take(rows, budget - 300, MD_MAX_GROUPS)
+    body = [
+        "| Count | State | Expected → predicted tool | Reason | Sample | Steps |",
+        "| ---: | --- | --- | --- | --- | --- |",
+        *taken,
+    ]
+    left = groups[len(taken) :]
+    if left:
+        body += ["", f"… and {len(left)} more groups ({sum(g.count for g in left)} mismatches)"]
+    total = ctx.summary.total_mismatches
+    lines = [
+        "### Mismatch groups",
+        "",
+        f"{_count(total, 'mismatch', 'mismatches')} in {_count(len(groups), 'group', 'groups')}, "
+        "by state, expected and predicted tool, and kind of reason.",
+        "",
+        *body,
+        "",
+    ]
+    return lines, sum(len(line) + 1 for line in lines)
 
 
 def _md_mismatches(ctx: _Context, budget: int) -> tuple[list[str], int]:
@@ -638,6 +834,8 @@ def _render_csv(ctx: _Context) -> str:
             steps_total=str(episode.steps_total),
             steps_matched=str(episode.steps_matched),
             accuracy=_num(episode.accuracy),
+            accuracy_ci_low=_num(ctx.intervals.episodes[sid][0]),
+            accuracy_ci_high=_num(ctx.intervals.episodes[sid][1]),
             mismatches=str(len(episode.mismatches)),
             first_mismatch_step=csv_cell(episode.first_mismatch_step or ""),
             first_expected=csv_cell(first.expected if first else ""),
@@ -677,6 +875,17 @@ def _render_csv(ctx: _Context) -> str:
                 verdict = "mismatch" if label in mismatches else "equivalent" if label in equivalents else "match"
                 cells.update(verdict=verdict, reason=csv_cell(found.reason or ""))
             row(**cells)
+    for group in ctx.groups:
+        row(
+            kind="group",
+            state=csv_cell(group.state),
+            mismatches=str(group.count),
+            expected_tool=csv_cell(group.expected_tool),
+            predicted_tool=csv_cell(group.predicted_tool),
+            reason_kind=csv_cell(group.reason_kind),
+            sample_reason=csv_cell(group.sample_reason),
+            group_steps=csv_cell(";".join(_group_label(key) for key in group.steps)),
+        )
     for problem in summary.problems:
         problem_sid = problem.session_id
         row(
@@ -713,6 +922,7 @@ h1 { margin-bottom: .25rem; } h2 { margin-top: 2rem; border-bottom: 1px solid va
 .card { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: .6rem 1rem;
   min-width: 8rem; }
 .card .value { display: block; font-size: 1.5rem; font-weight: 600; } .card .label { color: var(--muted); }
+.card .ci { display: block; color: var(--muted); font-size: .8rem; }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0; }
 th, td { border: 1px solid var(--line); padding: .3rem .5rem; text-align: left; vertical-align: top; }
 th { background: var(--card); } td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -799,52 +1009,61 @@ def _render_html(ctx: _Context) -> str:
         '<h2 id="settings">Run settings</h2>',
         f'<table class="settings"><tbody>{settings}<tr><th>files</th><td><ul>{files}</ul></td></tr></tbody></table>',
     ]
+    ci = ctx.intervals
     cards = [
-        (f"{summary.episodes_run} / {summary.episodes_total}", "episodes replayed"),
-        (str(summary.episodes_matched), "episodes matched"),
-        (f"{summary.total_matched} / {summary.total_steps}", "steps matched"),
-        (_pct(summary.overall_accuracy), "step accuracy"),
-        (str(summary.total_mismatches), "mismatches"),
-        (str(len(summary.problems)), "load problems"),
+        (f"{summary.episodes_run} / {summary.episodes_total}", "episodes replayed", ""),
+        (str(summary.episodes_matched), "episodes matched", _html_share(summary, ci.episodes_matched)),
+        (f"{summary.total_matched} / {summary.total_steps}", "steps matched", ""),
+        (_pct(summary.overall_accuracy), "step accuracy", _html_ci(ci.overall)),
+        (str(summary.total_mismatches), "mismatches", f"in {_count(len(ctx.groups), 'group', 'groups')}"),
+        (str(len(summary.problems)), "load problems", ""),
     ]
     if summary.shows_verdicts:
         cards[4:4] = [
-            (str(summary.total_equivalent), "equivalent steps (≈)"),
-            (_pct(summary.accepted_accuracy), "step accuracy with ≈"),
+            (str(summary.total_equivalent), "equivalent steps (≈)", ""),
+            (_pct(summary.accepted_accuracy), "step accuracy with ≈", _html_ci(ci.accepted)),
         ]
     if summary.cancelled:
-        cards.append(("yes", "cancelled"))
+        cards.append(("yes", "cancelled", ""))
     out.append(
         '<div class="cards">'
         + "".join(
-            f'<div class="card"><span class="value">{_e(value)}</span><span class="label">{_e(label)}</span></div>'
-            for value, label in cards
+            f'<div class="card"><span class="value">{_e(value)}</span><span class="label">{_e(label)}</span>'
+            + (f'<span class="ci">{_e(note)}</span>' if note else "")
+            + "</div>"
+            for value, label, note in cards
         )
         + "</div>"
     )
+    out.append(f'<p class="muted">Accuracy figures show their {_e(INTERVAL_NOTE)} (CI).</p>')
 
     states = _states(summary)
     if states:
         tolerant = summary.shows_verdicts
         extra = {state: (eq, acc) for state, eq, acc in _equivalent_states(summary)} if tolerant else {}
+        state_ci = list(ci.by_state.values())
+        accepted_ci = list(ci.accepted_by_state.values())
         rows = "".join(
             f'<tr><td><code>{_e(state)}</code></td><td class="num">{steps}</td>'
-            f'<td><span class="bar"><span style="width:{acc * 100:.1f}%"></span></span>{_pct(acc)}</td>'
+            f'<td><span class="bar"><span style="width:{acc * 100:.1f}%"></span></span>{_pct(acc)} '
+            f'<span class="muted">{_pct_ci(state_ci[n])}</span></td>'
             + (
-                f'<td class="num">{extra[state][0]}</td><td class="num">{_pct(extra[state][1])}</td>'
+                f'<td class="num">{extra[state][0]}</td><td class="num">{_pct(extra[state][1])} '
+                f'<span class="muted">{_pct_ci(accepted_ci[n])}</span></td>'
                 if tolerant
                 else ""
             )
             + "</tr>"
-            for state, steps, acc in states
+            for n, (state, steps, acc) in enumerate(states)
         )
-        columns = "<th>State</th><th>Steps</th><th>Accuracy</th>" + (
-            "<th>≈ Equivalent</th><th>With ≈</th>" if tolerant else ""
+        columns = "<th>State</th><th>Steps</th><th>Accuracy [95% CI]</th>" + (
+            "<th>≈ Equivalent</th><th>With ≈ [95% CI]</th>" if tolerant else ""
         )
         out += [
             '<h2 id="states">Accuracy by state</h2>',
             f"<table><thead><tr>{columns}</tr></thead><tbody>{rows}</tbody></table>",
         ]
+    out += _html_groups(ctx)
 
     out += ['<p><input id="filter" type="search" placeholder="Filter episodes and mismatches…" hidden></p>']
     out += _html_episodes(ctx)
@@ -854,6 +1073,51 @@ def _render_html(ctx: _Context) -> str:
     out += _html_problems(ctx)
     out += [f"<script>{_SCRIPT}</script>", "</body>", "</html>", ""]
     return "\n".join(out)
+
+
+def _html_ci(interval: Interval) -> str:
+    low, high = interval
+    return f"95% CI {low * 100:.1f}–{high * 100:.1f}%"
+
+
+def _html_share(summary: SummaryReport, interval: Interval) -> str:
+    share = summary.episodes_matched / max(1, summary.episodes_run)
+    return f"{_pct(share)} of replayed, {_html_ci(interval)}"
+
+
+def _html_groups(ctx: _Context) -> list[str]:
+    """The mismatch groups, largest first; each opens the list of its steps (links to the mismatches)."""
+    groups = ctx.groups
+    out = [f'<h2 id="groups">Mismatch groups ({len(groups)})</h2>']
+    if not groups:
+        return [*out, '<p class="muted">No mismatches to group.</p>']
+    out.append(
+        '<p class="muted">Mismatches by state, expected and predicted tool, and kind of reason '
+        f"({_e(_count(ctx.summary.total_mismatches, 'mismatch', 'mismatches'))}).</p>"
+    )
+    rows = []
+    for rank, group in enumerate(groups, start=1):
+        links = " ".join(
+            f'<a href="#m-{_e(key[0])}-{_e(key[1])}">{_e(_group_label(key))}</a>'
+            if isinstance(key, tuple) and len(key) == 2
+            else _e(_group_label(key))
+            for key in group.steps
+        )
+        steps = _count(group.count, "step", "steps")
+        rows.append(
+            f'<tr class="filterable" id="g-{rank}"><td class="num">{group.count}</td>'
+            f"<td><code>{_e(group.state)}</code></td>"
+            f"<td><code>{_e(group.expected_tool)}</code> → <code>{_e(group.predicted_tool)}</code></td>"
+            f"<td>{_e(group.reason_kind)}</td><td>{_e(group.sample_reason)}</td>"
+            f"<td><details><summary>{steps}</summary>{links}</details></td></tr>"
+        )
+    return [
+        *out,
+        "<table><thead><tr><th>Count</th><th>State</th><th>Expected → predicted tool</th><th>Reason</th>"
+        "<th>Sample</th><th>Steps</th></tr></thead><tbody>",
+        *rows,
+        "</tbody></table>",
+    ]
 
 
 def _html_episodes(ctx: _Context) -> list[str]:
@@ -887,7 +1151,9 @@ def _html_episodes(ctx: _Context) -> list[str]:
             f"<td>{_e(episode.instruction)}</td>"
             f'<td class="num">{episode.steps_matched} / {episode.steps_total} '
             f'<span class="muted">({episode.steps_recorded} recorded)</span>{extra}</td>'
-            f'<td class="num">{_pct(episode.accuracy)}</td><td class="num">{len(episode.mismatches)}</td>'
+            f'<td class="num">{_pct(episode.accuracy)} '
+            f'<span class="muted">{_pct_ci(ctx.intervals.episodes[sid])}</span></td>'
+            f'<td class="num">{len(episode.mismatches)}</td>'
             f"<td>{first}</td><td>{'yes' if episode.success else 'no'}</td>"
             f'<td class="num">{_e(_num(episode.final_reward))}</td>'
             f'<td>{_html_tags(ctx.all_tags(sid))}</td><td class="note">{_e(ctx.note(sid))}</td></tr>'
@@ -1039,6 +1305,13 @@ def _render_junit(ctx: _Context) -> bytes:
     root = ET.Element("testsuites", {"name": SUITE_NAME, **counts})
     suite = ET.SubElement(root, "testsuite", {"name": SUITE_NAME, **counts, "skipped": "0"})
     run = _run_pairs(ctx, summary)
+    run += [
+        (
+            f"mismatch_group[{rank}]",
+            f"{group.count} × {group.state}: {group.tools}: {group.reason_kind}",
+        )
+        for rank, group in enumerate(ctx.groups, start=1)
+    ]
     _properties(suite, run)
 
     for episode in summary.episodes:

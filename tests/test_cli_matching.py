@@ -11,17 +11,20 @@ import pytest
 from replay_tui.cli import main
 from replay_tui.examples import example_path
 
-# SHA-256 of the reports the bundled example gave before verdicts had a module of their own (the
-# example's folder replaced by "<examples>"). The exact policy must keep writing these bytes, so
-# numbers stay comparable with the seed's harness. Regenerate only for an intended format change.
+# SHA-256 of the reports the bundled example gives under exact matching (the example's folder replaced
+# by "<examples>"). The exact policy must keep writing the seed harness's figures, so numbers stay
+# comparable with it. Regenerate only for an intended format change: the last one added the mismatch
+# groups and the Wilson intervals (JSON: the "intervals" and "mismatch_groups" keys, every other key
+# unchanged; CSV: group rows, interval columns and run rows; Markdown, HTML, JUnit: the intervals next to
+# each accuracy figure and a groups table or properties).
 EXACT_REPORTS = {
-    ("heuristic", "allow", "json"): "d4164ffaa27ed1da2a142e28a2a644acc14c9bd090f5b2d086fcb47d1c1a65c5",
-    ("heuristic", "allow", "md"): "d7dc91f0be409256db1781bcc1eb3b27f641dee7445c26308a9529c9eff71950",
-    ("heuristic", "allow", "csv"): "074df44ca4d4dbde7ffa979efc6effb577edf16caab8c63575dc42ffa97ea62a",
-    ("heuristic", "allow", "html"): "11a4d6b422e9de56130fc298f1ad35a70a42169895ce1217410c04e6e66b5c59",
-    ("heuristic", "allow", "xml"): "df899738aa2587773c75c28bfbacbcd8b27d34879edd1e2a44a65547cda05518",
-    ("heuristic", "stop", "json"): "e55b1124468d0bfce3489811be27eeb6e2043dcae4884de3fa052de977b722fd",
-    ("stub", "stop", "md"): "c61e6382084f2131ed7600eb0877f5d79071a54a2dc16b3d475ccdb30a876273",
+    ("heuristic", "allow", "json"): "a3376dc8866ca8dbe55ade522d7b30dc6b47a6dd0a6492fb1b18010a186be83b",
+    ("heuristic", "allow", "md"): "1dac5bfeebd9eff629b111ec3bc9b192d8b2b5375cea5d811459f65e742ebb6f",
+    ("heuristic", "allow", "csv"): "0cd5c4fa708b0ec8d0b0bc0f683c7fce43cebee4bf630acb184e556e711cf05c",
+    ("heuristic", "allow", "html"): "ff5783ce65589c311bc9c93cecaf7443433f42e87bb6984e22f64f4a5b671b89",
+    ("heuristic", "allow", "xml"): "975fe61c6818c605ebf40832493eaa478113335bde29625679f89a00aa4fd75b",
+    ("heuristic", "stop", "json"): "a0855e8488ada9d83ce4697b7b62ca222b9ffcb00de6ce6bdfde1c49e422269c",
+    ("stub", "stop", "md"): "3d6cc9607bc42b50da5ea7c0bc55ed021d402d7c293beed0ce9aa7a0f8a8acaa",
 }
 
 
@@ -45,6 +48,43 @@ def test_exact_reports_are_byte_identical_to_before(capsys, tmp_path: Path, mode
     again = tmp_path / f"again.{fmt}"
     run(capsys, "replay", "--mode", mode, "--mismatch", mismatch, "--match", "exact", "--report", str(again), "-q")
     assert again.read_bytes() == out.read_bytes()
+
+
+# The seed's figures, which exact matching must keep: the report's keys before groups and intervals.
+SEED_JSON_KEYS = {
+    "mode", "mismatch_policy", "include_item_steps", "case", "files", "episodes_total", "episodes_run",
+    "episodes_matched", "total_steps", "total_matched", "overall_accuracy", "accuracy_by_state", "steps_by_state",
+    "failures_by_kind", "cancelled", "episodes", "problems", "annotations",
+}  # fmt: skip
+
+
+def test_exact_json_reports_only_add_groups_and_intervals(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    run(capsys, "replay", "--mode", "heuristic", "--mismatch", "allow", "--report", str(out), "-q")
+    data = json.loads(out.read_text())
+    assert set(data) == SEED_JSON_KEYS | {"intervals", "mismatch_groups"}
+    mismatches = sum(len(e["mismatches"]) for e in data["episodes"])
+    assert sum(g["count"] for g in data["mismatch_groups"]) == mismatches
+    assert all("reason" not in m for e in data["episodes"] for m in e["mismatches"])  # the seed's mismatch records
+
+
+def test_the_terminal_shows_intervals_and_the_largest_groups(capsys, tmp_path: Path) -> None:
+    code, out, _ = run(capsys, "replay", "--mode", "heuristic", "--mismatch", "allow", "--show", "3")
+    assert code == 1
+    assert "95% CI" in out and "18.0–25.7%" in out  # 93 of 431 steps
+    assert "Mismatch groups (338 mismatches in 8 groups)" in out
+    assert "… 5 more mismatch groups" in out
+    assert "Next → select_item" in out and "item id differs" in out
+    _, out, _ = run(capsys, "replay", "--mode", "heuristic", "--mismatch", "allow", "--show", "0")
+    assert "Mismatch groups" not in out and "95% CI" in out
+
+
+def test_report_steps_json_carries_groups_and_intervals(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "steps.json"
+    run(capsys, "replay", "--mode", "heuristic", "--sessions", "0-4", "--report", str(out), "--report-steps", "-q")
+    data = json.loads(out.read_text())
+    assert data["episodes"][0]["steps"] and data["intervals"]["overall_accuracy"]
+    assert sum(g["count"] for g in data["mismatch_groups"]) == sum(len(e["mismatches"]) for e in data["episodes"])
 
 
 def test_tolerant_search_reports_equivalents_separately(capsys, tmp_path: Path) -> None:

@@ -22,11 +22,15 @@ from replay_tui.export import (
     format_for_path,
     md_code,
     render_report,
+    report_dict,
+    report_json,
     write_report,
 )
+from replay_tui.groups import group_mismatches
 from replay_tui.policies import HeuristicPolicy, StubPolicy
 from replay_tui.runner import EpisodeReport, Mismatch, Runner, summarize
 from replay_tui.sanitize import strip_control
+from replay_tui.stats import wilson
 from tests.conftest import episode, result_step, search_step, write_json
 
 HOSTILE = "[bold red]x[/] <script>alert(1)</script> a|b ``tick`` \x1b[31mred\x1b[0m nul\x00 &amp; two\nlines"
@@ -154,6 +158,11 @@ def parse_csv(data: bytes) -> list[dict[str, str]]:
     assert tuple(rows[0]) == CSV_COLUMNS
     assert all(len(row) == len(CSV_COLUMNS) for row in rows)
     return [dict(zip(CSV_COLUMNS, row, strict=True)) for row in rows[1:]]
+
+
+def parse_csv_verdicts(data: bytes) -> list[dict[str, str]]:
+    """A CSV with the verdict columns (a run judged with reasons)."""
+    return list(csv.DictReader(io.StringIO(data.decode("utf-8"), newline="")))
 
 
 def md_scan(text: str) -> tuple[str, list[str]]:
@@ -302,7 +311,9 @@ def test_hostile_text_is_stripped_of_control_characters(hostile, fmt):
 def test_json_is_the_summary_plus_sorted_annotations(summary, store):
     data = json.loads(render_report(summary, "json", store))
     expected = summary.to_dict()
-    assert {k: v for k, v in data.items() if k != "annotations"} == expected
+    added = ("annotations", "intervals", "mismatch_groups")
+    assert {k: v for k, v in data.items() if k not in added} == expected
+    assert {k: v for k, v in data.items() if k != "annotations"} == report_dict(summary)
     assert [(a["session_id"], a["step_label"]) for a in data["annotations"]] == [(0, None), (0, "1")]
     assert data["annotations"][1] == {
         "session_id": 0,
@@ -312,6 +323,60 @@ def test_json_is_the_summary_plus_sorted_annotations(summary, store):
     }
     raw = render_report(summary, "json", store).decode()
     assert raw == json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def test_json_carries_mismatch_groups_and_wilson_intervals(summary):
+    data = json.loads(render_report(summary, "json"))
+    groups = data["mismatch_groups"]
+    assert groups and sum(g["count"] for g in groups) == summary.total_mismatches
+    assert [g["count"] for g in groups] == sorted((g["count"] for g in groups), reverse=True)
+    steps = [(s["session_id"], s["step_label"]) for g in groups for s in g["steps"]]
+    assert sorted(steps) == sorted((m.session_id, m.step_label) for e in summary.episodes for m in e.mismatches)
+    assert all(g["count"] == len(g["steps"]) for g in groups)
+    assert set(groups[0]) == {
+        "state", "expected_tool", "predicted_tool", "reason_kind", "count", "sample_reason", "steps"
+    }  # fmt: skip
+    assert groups == [
+        {**g.model_dump(exclude={"steps"}), "steps": [{"session_id": a, "step_label": b} for a, b in g.steps]}
+        for g in group_mismatches(summary)
+    ]
+    intervals = data["intervals"]
+    assert intervals["method"] == "wilson" and intervals["confidence"] == 0.95
+    low, high = intervals["overall_accuracy"]
+    assert 0 <= low <= summary.overall_accuracy <= high <= 1 and high - low < 0.5
+    assert set(intervals["accuracy_by_state"]) == set(summary.accuracy_by_state)
+    for state, (low, high) in intervals["accuracy_by_state"].items():
+        assert low <= summary.accuracy_by_state[state] <= high
+    assert set(intervals["episode_accuracy"]) == {str(e.session_id) for e in summary.episodes}
+    for report in summary.episodes:
+        low, high = intervals["episode_accuracy"][str(report.session_id)]
+        assert low <= report.accuracy <= high
+    low, high = intervals["episodes_matched"]
+    assert low <= summary.episodes_matched / summary.episodes_run <= high
+    assert "accepted_accuracy" not in intervals  # exact matching: no equivalents to bound
+    assert all(round(x, 6) == x for pair in [intervals["overall_accuracy"]] for x in pair)
+
+
+def test_json_with_steps_carries_groups_and_intervals_too(summary):
+    data = json.loads(report_json(summary, include_steps=True))
+    assert data["episodes"][0]["steps"] and data["mismatch_groups"] and data["intervals"]["overall_accuracy"]
+    assert data == json.loads(report_json(summary, include_steps=True))
+
+
+def test_tolerant_runs_bound_the_accuracy_with_equivalents():
+    from replay_tui.matching import MatchSettings
+
+    env = OfflineWebshopEnv(
+        open_demos(example_path()), mismatch_policy="allow", matching=MatchSettings.parse(["Search=tolerant"])
+    )
+    report = Runner(env, HeuristicPolicy(), mode="heuristic").run_all([0, 1, 2, 3, 4])
+    data = json.loads(render_report(report, "json"))
+    low, high = data["intervals"]["accepted_accuracy"]
+    assert low <= report.accepted_accuracy <= high
+    assert set(data["intervals"]["accepted_accuracy_by_state"]) == set(report.accuracy_by_state)
+    assert sum(g["count"] for g in data["mismatch_groups"]) == report.total_mismatches
+    md = render_report(report, "md").decode()
+    assert re.search(r"\| Step accuracy with ≈ \| [\d.]+% \[[\d.]+–[\d.]+%\] \|", md)
 
 
 def test_json_keeps_hostile_text_as_data_without_control_characters(hostile):
@@ -338,11 +403,28 @@ def test_markdown_counts_and_table(summary, store):
     assert "<details" in text and "</details>" in text
 
 
+def test_markdown_groups_and_intervals(summary):
+    text = render_report(summary, "md").decode()
+    rows = md_table_rows(text, "| Count | State |")
+    groups = group_mismatches(summary)
+    assert len(rows) == len(groups) and all(len(row) == 6 for row in rows)
+    assert sum(int(row[0]) for row in rows) == summary.total_mismatches
+    assert rows[0][3] == groups[0].reason_kind
+    assert rows[0][2] == f"`{groups[0].expected_tool}` → `{groups[0].predicted_tool}`"
+    [step_accuracy] = md_table_rows(text, "| Metric |")[3:4]
+    assert re.fullmatch(r"[\d.]+% \[[\d.]+–[\d.]+%\]", step_accuracy[1])
+    states = md_table_rows(text, "| State |")
+    assert all(re.fullmatch(r"[\d.]+% \[[\d.]+–[\d.]+%\]", row[2]) for row in states)
+    assert "Wilson" in text
+    assert text.index("### Mismatch groups") < text.index("### Mismatches")
+
+
 def test_markdown_passes_a_clean_run():
     env = OfflineWebshopEnv(open_demos(example_path()), mismatch_policy="allow")
     report = Runner(env, StubPolicy(), mode="stub").run_all([0, 1])
     text = render_report(report, "md").decode()
-    assert "PASS" in text and "| Session | Step |" not in text
+    assert "PASS" in text and "| Session | Step |" not in text and "### Mismatch groups" not in text
+    assert "100.0% [" in text
 
 
 def test_markdown_escapes_hostile_text(hostile):
@@ -440,6 +522,8 @@ def test_markdown_is_capped_for_pull_request_comments(tmp_path):
     assert len(text) < MD_MAX_CHARS
     rows = md_table_rows(text, "| Session | Step |")
     assert 0 < len(rows) <= 200
+    groups = md_table_rows(text, "| Count | State |")
+    assert sum(int(row[0]) for row in groups) == report.total_mismatches  # one group (another cut short)
     more = re.search(r"… and (\d+) more mismatches", text)
     assert more and int(more.group(1)) == report.total_mismatches - len(rows)
     assert "more annotations" in text and "more files" in text
@@ -467,6 +551,22 @@ def test_csv_rows_match_the_summary(summary, store):
     assert first["tags"] == "policy-bug;data-issue" and first["note"] == "episode-note-words"
     [annotated] = [r for r in steps if r["session_id"] == "0" and r["step"] == "1"]
     assert annotated["tags"] == "data-issue" and annotated["note"] == "step-note-words"
+
+
+def test_csv_group_rows_and_intervals(summary):
+    rows = parse_csv(render_report(summary, "csv"))
+    groups = [r for r in rows if r["kind"] == "group"]
+    assert sum(int(r["mismatches"]) for r in groups) == summary.total_mismatches
+    expected = group_mismatches(summary)
+    assert [(r["state"], r["expected_tool"], r["predicted_tool"], r["reason_kind"]) for r in groups] == [
+        g.key for g in expected
+    ]
+    assert groups[0]["group_steps"].split(";") == [f"{a}:{b}" for a, b in expected[0].steps]
+    run = {r["name"]: r["value"] for r in rows if r["kind"] == "run"}
+    assert float(run["overall_accuracy_ci_low"]) <= summary.overall_accuracy <= float(run["overall_accuracy_ci_high"])
+    assert "accuracy_by_state_ci_low[Search]" in run and "episodes_matched_ci_high" in run
+    for row, report in zip([r for r in rows if r["kind"] == "episode"], summary.episodes, strict=True):
+        assert float(row["accuracy_ci_low"]) <= report.accuracy <= float(row["accuracy_ci_high"])
 
 
 def test_csv_neutralizes_formulas_and_keeps_hostile_text_as_data(hostile):
@@ -500,6 +600,23 @@ def test_html_parses_and_matches_the_summary(summary, store):
     assert not [attrs for _, attrs in page.tags for v in attrs.values() if v and "http" in v]  # self-contained
     text = "".join(page.text)
     assert "policy-bug" in text and "step-note-words" in text
+
+
+def test_html_groups_open_their_steps_and_intervals(summary):
+    data = render_report(summary, "html")
+    page = parse_html(data)
+    rows = [attrs for tag, attrs in page.tags if tag == "tr" and (attrs.get("id") or "").startswith("g-")]
+    groups = group_mismatches(summary)
+    assert len(rows) == len(groups)
+    text = data.decode()
+    counts = [int(n) for n in re.findall(r'<tr class="filterable" id="g-\d+"><td class="num">(\d+)</td>', text)]
+    assert sum(counts) == summary.total_mismatches
+    ids = {attrs.get("id") for _, attrs in page.tags}
+    links = [attrs["href"][1:] for tag, attrs in page.tags if tag == "a" and attrs.get("href", "").startswith("#m-")]
+    assert len(links) >= summary.total_mismatches and all(link in ids for link in links)  # every step a link
+    assert "95% CI" in text and "Wilson" in text
+    low, high = (f"{x * 100:.1f}" for x in wilson(summary.total_matched, summary.total_steps))
+    assert f"95% CI {low}–{high}%" in text
 
 
 def test_html_diff_rebuilds_expected_and_predicted(summary):
@@ -589,6 +706,66 @@ def test_junit_counts_match_the_summary(summary, store):
     }
     suite_properties = {p.get("name"): p.get("value") for p in suite.find("properties")}
     assert suite_properties["mode"] == "heuristic" and suite_properties["mismatch_policy"] == "allow"
+
+
+def test_junit_suite_properties_carry_intervals_and_groups(summary):
+    suite = ET.fromstring(render_report(summary, "junit")).find("testsuite")
+    properties = {p.get("name"): p.get("value") for p in suite.find("properties")}
+    low, high = float(properties["overall_accuracy_ci_low"]), float(properties["overall_accuracy_ci_high"])
+    assert low <= summary.overall_accuracy <= high
+    assert "accuracy_by_state_ci_high[Result]" in properties
+    groups = [v for k, v in properties.items() if k.startswith("mismatch_group[")]
+    assert len(groups) == len(group_mismatches(summary))
+    assert sum(int(v.split(" × ")[0]) for v in groups) == summary.total_mismatches
+
+
+def hostile_calls_summary():
+    """A run of tool calls whose tool names and states are hostile (Markdown, HTML, Rich markup)."""
+    name = "<b>[red]evil|`x`</b>&amp;"
+    mismatches = [
+        Mismatch(
+            session_id=1,
+            step_number=n,
+            step_label=str(n),
+            state=name,
+            expected=name + '({"q": 1})',
+            predicted="other" + name + '({"q": 1})',
+            reason=f"tool differs: expected {name!r}, got {'other' + name!r}",
+            observation_excerpt="",
+        )
+        for n in range(3)
+    ]
+    report = EpisodeReport(
+        session_id=1,
+        episode_id="ep",
+        file="x.json",
+        instruction="i",
+        steps_total=3,
+        steps_matched=0,
+        accuracy=0.0,
+        steps_recorded=3,
+        mismatches=mismatches,
+        first_mismatch_step="0",
+    )
+    return summarize([report], mode="m", mismatch_policy="allow"), name
+
+
+def test_hostile_tool_names_in_groups_are_escaped_in_every_format():
+    report, name = hostile_calls_summary()
+    [group] = group_mismatches(report)
+    assert group.expected_tool == name and group.count == 3 and group.reason_kind == "tool differs"
+    page = parse_html(render_report(report, "html"))
+    assert "b" not in {tag for tag, _ in page.tags}
+    assert name in "".join(page.text)
+    text = render_report(report, "md").decode()
+    [row] = md_table_rows(text, "| Count | State |")
+    outside, _ = md_scan(text)
+    assert not re.search(r"(?<!\\)<b>", outside) and row[0] == "3"
+    rows = parse_csv_verdicts(render_report(report, "csv"))
+    [csv_group] = [r for r in rows if r["kind"] == "group"]
+    assert csv_group["expected_tool"] == name and csv_group["mismatches"] == "3"
+    data = json.loads(render_report(report, "json"))
+    assert data["mismatch_groups"][0]["expected_tool"] == name
 
 
 def test_junit_holds_hostile_text_and_problems(hostile):

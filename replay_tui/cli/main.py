@@ -42,19 +42,22 @@ from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.problems import DemoFileError, LoadProblem
 from replay_tui.env import MISMATCH_POLICIES, OfflineWebshopEnv
 from replay_tui.examples import example_path
-from replay_tui.export import FORMATS, ExportError, format_for_path, write_report
+from replay_tui.export import FORMATS, ExportError, Intervals, format_for_path, report_json, write_report
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.formats import FormatError, detect
+from replay_tui.groups import MismatchGroup, group_mismatches
 from replay_tui.matching import CASE_POLICIES, MatchSettings, MatchSpecError
 from replay_tui.policies import POLICY_BUILD_ERRORS, Policy, close_policies, policy_mode
 from replay_tui.policies.registry import LLM_MODES, MODE_FLAGS
 from replay_tui.repeat import RepeatReport, run_repeats
 from replay_tui.runner import EpisodeReport, Runner, SummaryReport, run_all_parallel
-from replay_tui.sanitize import strip_control
+from replay_tui.sanitize import excerpt, strip_control
 from replay_tui.sources import open_sources
 from replay_tui.workspace import ReplaySettings, default_annotations_path
 
 PROGRESS_MIN_EPISODES = 20
+GROUP_SAMPLE_CHARS = 48
+"""A mismatch group's sample reason is cut to this many characters on the terminal."""
 MAX_SESSION_RANGE = 1_000_000
 MODES: tuple[str, ...] = MODE_FLAGS
 # argparse dest -> LlmSettings field, for the LLM flags (None when not given).
@@ -568,30 +571,71 @@ def _print_problem(console: Console, problem: LoadProblem) -> None:
 
 def _summary_table(summary: SummaryReport) -> Table:
     tolerant = summary.matching is not None
+    intervals = Intervals(summary)
     title = f"Replay summary (matching: {summary.matching_label})"
     table = Table(title=title, show_header=True, header_style="bold", min_width=len(title) + 2)
     table.add_column("state")
     table.add_column("steps", justify="right")
     table.add_column("accuracy", justify="right")
+    table.add_column("95% CI", justify="right", style="dim")
     if tolerant:
         table.add_column("≈ equivalent", justify="right")
-        table.add_column("with ≈", justify="right")
+        table.add_column("with ≈ [95% CI]", justify="right")
     for state, accuracy in summary.accuracy_by_state.items():
-        row = [state, str(summary.steps_by_state[state]), f"{accuracy:.1%}"]
+        row: list[str | Text] = [
+            Text(strip_control(state)),
+            str(summary.steps_by_state[state]),
+            f"{accuracy:.1%}",
+            _ci_cell(intervals.by_state.get(state)),
+        ]
         if tolerant:
             row += [
                 str(summary.equivalent_by_state.get(state, 0)),
-                f"{summary.accepted_accuracy_by_state.get(state, 0.0):.1%}",
+                f"{summary.accepted_accuracy_by_state.get(state, 0.0):.1%} "
+                + _ci_cell(intervals.accepted_by_state.get(state), brackets=True),
             ]
         table.add_row(*row)
     total: list[str | Text] = [
         Text("all", style="bold"),
         str(summary.total_steps),
         Text(f"{summary.overall_accuracy:.1%}", style="bold green" if summary.overall_accuracy == 1.0 else "bold red"),
+        _ci_cell(intervals.overall),
     ]
     if tolerant:
-        total += [str(summary.total_equivalent), Text(f"{summary.accepted_accuracy:.1%}", style="bold")]
+        total += [
+            str(summary.total_equivalent),
+            Text(f"{summary.accepted_accuracy:.1%} {_ci_cell(intervals.accepted, brackets=True)}", style="bold"),
+        ]
     table.add_row(*total)
+    return table
+
+
+def _ci_cell(interval: tuple[float, float] | None, *, brackets: bool = False) -> str:
+    """``17.9–25.8%`` (``[17.9–25.8%]``): a 95 % Wilson interval."""
+    if interval is None:
+        return ""
+    text = f"{interval[0] * 100:.1f}–{interval[1] * 100:.1f}%"
+    return f"[{text}]" if brackets else text
+
+
+def _groups_table(groups: list[MismatchGroup], limit: int) -> Table:
+    """The largest ``limit`` mismatch groups: count, state, expected → predicted tool, reason kind, a sample."""
+    total = sum(group.count for group in groups)
+    title = f"Mismatch groups ({total} mismatches in {len(groups)} groups)"
+    table = Table(title=title, show_header=True, header_style="bold", show_lines=False)
+    table.add_column("count", justify="right", no_wrap=True)
+    table.add_column("state", no_wrap=True)
+    table.add_column("expected → predicted tool", overflow="fold")
+    table.add_column("reason", overflow="fold")
+    table.add_column("sample", style="dim", overflow="fold")
+    for group in groups[:limit]:
+        table.add_row(
+            str(group.count),
+            Text(strip_control(group.state)),
+            Text(strip_control(group.tools)),
+            Text(strip_control(group.reason_kind)),
+            Text(excerpt(group.sample_reason, GROUP_SAMPLE_CHARS)),
+        )
     return table
 
 
@@ -636,7 +680,7 @@ def _write_report(
     args: argparse.Namespace, demos: DemoSet, summary: SummaryReport, path: Path, fmt: str | None
 ) -> None:
     if args.report_steps and fmt == "json":
-        atomic_write_bytes(path, summary.to_json(include_steps=True))
+        atomic_write_bytes(path, report_json(summary, include_steps=True))
         return
     try:
         store = AnnotationStore.load(args.annotations or default_annotations_path(demos))
@@ -740,6 +784,11 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
             out.print(_mismatch_table(summary.episodes, args.show))
             if summary.total_mismatches > args.show:
                 out.print(f"… {summary.total_mismatches - args.show} more mismatches (see --report)")
+            groups = group_mismatches(summary)
+            out.print(_groups_table(groups, args.show))
+            if len(groups) > args.show:
+                more = len(groups) - args.show
+                out.print(f"… {more} more mismatch {'group' if more == 1 else 'groups'} (see --report)")
     out.print(Text(_verdict(summary), style="bold"), soft_wrap=True)
     if report_path is not None and not args.quiet:
         out.print(Text(f"report written to {report_path}"))

@@ -26,6 +26,7 @@ from replay_tui.export import write_report
 from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies
 from replay_tui.runner import Cancelled, Runner, StepResult, SummaryReport
 from replay_tui.sanitize import strip_control
+from replay_tui.stats import wilson
 from replay_tui.tui.app_base import AppBase, stylesheets
 from replay_tui.tui.messages import (
     EpisodeFailed,
@@ -42,6 +43,7 @@ from replay_tui.tui.messages import (
 )
 from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.compare import ComparePathModal, CompareScreen, ComparisonFailed, ComparisonReady
+from replay_tui.tui.screens.groups import GroupsScreen
 from replay_tui.tui.screens.modals import ExportModal, NoteModal, SettingsModal, TagModal
 from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.workspace import ReplaySettings, Workspace
@@ -61,6 +63,7 @@ class ReplayApp(AppBase):
         Binding("e", "export", "Export", id="app.export"),
         Binding("v", "visual", "Visual", id="app.visual"),
         Binding("c", "compare", "Compare with a run", show=False, id="app.compare"),
+        Binding("M", "groups", "Mismatch groups", show=False, id="app.groups"),
         Binding("ctrl+x", "cancel_replay", "Cancel replay", show=False, id="app.cancel_replay"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
@@ -105,15 +108,15 @@ class ReplayApp(AppBase):
             return screen
         return None
 
-    def open_episode(self, session_id: int, *, replay: bool = False) -> None:
-        self.push_screen(StepperScreen(session_id, self))
+    def open_episode(self, session_id: int, *, replay: bool = False, step_label: str | None = None) -> None:
+        self.push_screen(StepperScreen(session_id, self, step_label=step_label))
         if replay:
             self.call_after_refresh(self.start_replay, [session_id])
 
     # -- requests from the screens ----------------------------------------------------------
     @on(EpisodeOpenRequested)
     def _open_requested(self, message: EpisodeOpenRequested) -> None:
-        self.open_episode(message.session_id, replay=message.replay)
+        self.open_episode(message.session_id, replay=message.replay, step_label=message.step_label)
 
     @on(ReplayRequested)
     def _replay_requested(self, message: ReplayRequested) -> None:
@@ -151,9 +154,10 @@ class ReplayApp(AppBase):
             parts.append(f"replaying {done}/{total}{where} · esc cancels")
         totals = ws.totals()
         if totals.episodes:
+            low, high = wilson(totals.matched, totals.steps)
             parts.append(
                 f"{totals.episodes} replayed · {totals.mismatched} with mismatches · "
-                f"step accuracy {totals.matched / max(1, totals.steps):.1%}"
+                f"step accuracy {totals.matched / max(1, totals.steps):.1%} [{low * 100:.1f}–{high * 100:.1f}%]"
                 + (f" · {totals.equivalent} ≈ equivalent" if totals.equivalent else "")
             )
         parts.append(f"notes {ws.annotations.path.name}")
@@ -237,6 +241,8 @@ class ReplayApp(AppBase):
             stepper = self.stepper_for(session_id)
             if stepper is not None:
                 stepper.refresh_verdicts()
+        if isinstance(self.screen, GroupsScreen):
+            self.screen.reload()
         steps = "step verdict" if message.changed == 1 else "step verdicts"
         self.notify(f"judged again under {message.matching}: {message.changed} {steps} changed", timeout=3)
         self.update_status()
@@ -292,6 +298,8 @@ class ReplayApp(AppBase):
             browser.rebuild()
         if isinstance(self.screen, StepperScreen):
             self.screen.refresh_verdicts()
+        if isinstance(self.screen, GroupsScreen):  # otherwise it groups again when it resumes
+            self.screen.reload()
         self.update_status()
 
     # -- triage -----------------------------------------------------------------------------
@@ -339,6 +347,11 @@ class ReplayApp(AppBase):
         self.update_status()
 
     # -- app actions ------------------------------------------------------------------------
+    def action_groups(self) -> None:
+        """The mismatch groups of the latest results (grouped again each time the screen shows)."""
+        if not isinstance(self.screen, GroupsScreen):
+            self.push_screen(GroupsScreen(self))
+
     def action_visual(self) -> None:
         """The visual batch screen: page pairs with their Design2Code scores (scored once, kept)."""
         from replay_tui.tui.visual_batch import VisualBatchScreen

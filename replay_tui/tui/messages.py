@@ -69,10 +69,12 @@ class Rejudged(Message):
 # -- from the screens ---------------------------------------------------------------------------
 @dataclass
 class EpisodeOpenRequested(Message):
-    """Open an episode in the stepper, and replay it at once when ``replay``."""
+    """Open an episode in the stepper (at the step labelled ``step_label``, else the first), and
+    replay it at once when ``replay``."""
 
     session_id: int
     replay: bool = False
+    step_label: str | None = None
 
 
 @dataclass

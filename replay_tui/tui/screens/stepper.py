@@ -242,9 +242,10 @@ class StepperScreen(Screen):
         Binding("escape", "back", "Back", id="stepper.back"),
     ]
 
-    def __init__(self, session_id: int, replay_app: ReplayState):
+    def __init__(self, session_id: int, replay_app: ReplayState, *, step_label: str | None = None):
         super().__init__(id="stepper")
         self.session_id = session_id
+        self.start_label = step_label  # the step the cursor starts on (None: the first entry)
         self.replay_app = replay_app  # read only: changes are asked for with messages
         self.episode: Episode | None = None
         self.problem: LoadProblem | None = None
@@ -303,7 +304,8 @@ class StepperScreen(Screen):
             self.query_one("#prompt", TextPane).border_title = "messages"
             self.query_one("#shot", ShotView).border_title = "screenshot"
             self.layout_screenshot()
-        self.reload_steps(cursor=0)
+        start = next((n for n, row in enumerate(self.rows) if row.label == self.start_label), 0)
+        self.reload_steps(cursor=start if self.start_label is not None else 0)
         self.update_title()
         self.query_one("#steps", LazyTable).focus()
         self.post_message(StatusRefreshRequested())
