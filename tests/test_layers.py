@@ -24,6 +24,7 @@ CORE = [
     "replay_tui.stats",
     "replay_tui.compare",
     "replay_tui.compare_export",
+    "replay_tui.groups",
 ]
 
 
