@@ -36,6 +36,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, Field, ValidationError
 
+from replay_tui.groups import MismatchGroup, group_steps
 from replay_tui.runner import EpisodeReport, StepResult, SummaryReport
 from replay_tui.sanitize import strip_control
 from replay_tui.stats import mcnemar_exact, paired_bootstrap, wilson
@@ -267,6 +268,9 @@ class Comparison(BaseModel):
     outcome, so this is 0 unless the runs read different logs of the same episodes."""
     episodes: list[EpisodePair] = Field(default_factory=list)
     steps: list[StepPair] = Field(default_factory=list)
+    regression_groups: list[MismatchGroup] = Field(default_factory=list)
+    """The regressions grouped like a run's mismatches (state, expected tool, B's tool, kind of B's
+    reason): what kind of step the change broke. Keys are ``[episode, step_label]``."""
     seed: int = 0
     note: str = CLUSTER_NOTE
 
@@ -899,6 +903,11 @@ def compare_runs(
         outcome_changes=sum(1 for e in episodes if e.success_a != e.success_b),
         episodes=episodes,
         steps=steps,
+        regression_groups=group_steps(
+            (step.state, step.expected, step.predicted_b, step.reason_b, step.error_b, [step.episode, step.step_label])
+            for step in steps
+            if step.flip == "regressed"
+        ),
         seed=seed,
     )
 

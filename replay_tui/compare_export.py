@@ -287,6 +287,28 @@ def _md_steps(title: str, steps: list[StepPair], budget: int, *, folded: bool) -
     return [f"### {md_text(title)}", "", *body, ""]
 
 
+def _md_regression_groups(comparison: Comparison) -> list[str]:
+    """What kind of step regressed: the regressions grouped like a run's mismatches."""
+    groups = comparison.regression_groups
+    if not groups:
+        return []
+    lines = [
+        f"### What regressed ({len(groups)} groups)",
+        "",
+        "| Count | State | Expected → B's tool | Reason (B) | Sample |",
+        "| ---: | --- | --- | --- | --- |",
+    ]
+    for group in groups[:20]:
+        lines.append(
+            f"| {group.count} | {md_code(group.state, 60)} | {md_code(group.expected_tool, 60)} → "
+            f"{md_code(group.predicted_tool, 60)} | {md_text(group.reason_kind, 120)} "
+            f"| {md_text(group.sample_reason, 160)} |"
+        )
+    if len(groups) > 20:
+        lines.append(f"| … | {len(groups) - 20} more groups | | | |")
+    return [*lines, ""]
+
+
 def _md(comparison: Comparison, title: str) -> str:
     state, sentence = status(comparison)
     a, b = comparison.a, comparison.b
@@ -326,7 +348,7 @@ def _md(comparison: Comparison, title: str) -> str:
         head.append("")
     remaining = MD_MAX_CHARS - sum(len(line) + 1 for line in head) - 2_000
     regressions = comparison.regressions
-    lines = [*head]
+    lines = [*head, *_md_regression_groups(comparison)]
     if regressions:
         section = _md_steps(f"Regressions ({len(regressions)})", regressions, int(remaining * 0.6), folded=False)
     else:
@@ -580,6 +602,18 @@ def _html(comparison: Comparison, title: str) -> str:
             '<h2 id="states">Accuracy by state</h2>',
             "<table><thead><tr><th>State</th><th>Steps</th><th>A</th><th>B</th><th>B − A</th><th>✓→✗</th>"
             f"<th>✗→✓</th><th>McNemar p</th></tr></thead><tbody>{rows}</tbody></table>",
+        ]
+    if comparison.regression_groups:
+        group_rows = "".join(
+            f"<tr><td class='num'>{group.count}</td><td>{_e(group.state)}</td>"
+            f"<td>{_e(group.expected_tool)} → {_e(group.predicted_tool)}</td><td>{_e(group.reason_kind)}</td>"
+            f"<td>{_e(group.sample_reason)}</td></tr>"
+            for group in comparison.regression_groups
+        )
+        body += [
+            '<h2 id="regression-groups">What regressed</h2>',
+            "<table><thead><tr><th>Count</th><th>State</th><th>Expected → B's tool</th><th>Reason (B)</th>"
+            f"<th>Sample</th></tr></thead><tbody>{group_rows}</tbody></table>",
         ]
     body += _html_steps("Regressions", "regressions", comparison.regressions, open_=True)
     body += _html_steps("Fixes", "fixes", comparison.fixes, open_=False)

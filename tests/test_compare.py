@@ -543,3 +543,14 @@ def test_untrusted_text_is_escaped_in_every_report() -> None:
     md = render_comparison(result, "md").decode()
     (row,) = _section(md, "### Regressions (1)")
     assert row.count(" | ") == 5  # the pipe inside the prediction is escaped: the row keeps its six cells
+
+
+def test_regressions_are_grouped_like_mismatches_and_the_groups_sum_to_them(comparison: Comparison) -> None:
+    groups = comparison.regression_groups
+    assert groups and sum(group.count for group in groups) == len(comparison.regressions) == 4
+    keyed = sorted(tuple(key) for group in groups for key in group.steps)
+    assert keyed == sorted((step.episode, step.step_label) for step in comparison.regressions)
+    text = render_comparison(comparison, "md").decode()
+    assert "### What regressed" in text
+    assert "What regressed" in render_comparison(comparison, "html").decode()
+    assert "regression_groups" in comparison.to_json().decode()
