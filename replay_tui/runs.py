@@ -386,8 +386,9 @@ def read_entry(path: Path) -> RunEntry:
     return entry
 
 
-def _newest_first(entry: RunEntry) -> tuple[datetime, str]:
-    return (entry.created_at or datetime.min.replace(tzinfo=UTC), entry.id)
+def _newest_first(entry: RunEntry) -> tuple[bool, datetime, str]:
+    """Sorted descending: readable runs newest first, then broken files newest first."""
+    return (not entry.broken, entry.created_at or datetime.min.replace(tzinfo=UTC), entry.id)
 
 
 # -- the store -------------------------------------------------------------------------------------
@@ -421,7 +422,8 @@ class RunStore:
         return atomic_write_bytes(where / f"{info.id}{RUN_SUFFIX}", run_json(summary, info))
 
     def list(self, folder: Path) -> builtins.list[RunEntry]:
-        """The runs in ``folder``, newest first; a file that is not a readable run is listed as broken."""
+        """The runs in ``folder``, newest first; a file that is not a readable run is listed as broken
+        (after the runs)."""
         try:
             paths = [p for p in folder.iterdir() if p.name.endswith(RUN_SUFFIX) and not p.name.startswith(".")]
         except OSError:

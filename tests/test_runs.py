@@ -356,3 +356,23 @@ def test_the_bundled_example_saves_too(capsys, tmp_path):
     store = RunStore(tmp_path / "runs")
     (entry,) = store.list(store.for_demos([example_path()]))
     assert entry.info is not None and entry.info.sessions == [0, 1, 2, 3, 4] and entry.episodes == 5
+
+
+def test_the_debugger_takes_the_runs_flags(tmp_path, demo_file, monkeypatch):
+    import replay_tui.tui.app as app_module
+
+    made = {}
+
+    class Fake:
+        def run(self) -> None:
+            made["ran"] = True
+
+    def fake_make_app(*args, **kwargs):
+        made.update(kwargs)
+        return Fake()
+
+    monkeypatch.setattr(app_module, "make_app", fake_make_app)
+    assert main(["tui", str(demo_file), "--runs-dir", str(tmp_path / "r"), "--no-save-run"]) == 0
+    assert made["runs_dir"] == tmp_path / "r" and made["save_runs"] is False and made["ran"]
+    assert main([str(demo_file)]) == 0
+    assert made["runs_dir"] == tmp_path / "runs" and made["save_runs"] is True  # $REPLAY_TUI_RUNS_DIR
