@@ -293,7 +293,8 @@ def test_the_session_run_holds_what_was_replayed_and_adopting_a_run_shows_it(tmp
 
 
 # -- the command line ------------------------------------------------------------------------------
-def test_replay_saves_a_run_and_runs_lists_it(tmp_path, demo_file, capsys):
+def test_replay_saves_a_run_and_runs_lists_it(tmp_path, demo_file, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
     assert main(["replay", "--demos", str(demo_file), "--mode", "heuristic"]) == 1
     err = capsys.readouterr().err
     saved = re.search(r"run saved: (\S+)", err)
@@ -311,9 +312,25 @@ def test_replay_saves_a_run_and_runs_lists_it(tmp_path, demo_file, capsys):
     assert "heuristic" in capsys.readouterr().out
     assert main(["runs", "--demos", str(AIRLINE)]) == 0
     assert "no runs" in capsys.readouterr().out
+    assert main(["runs", "--demos", str(tmp_path / "missing.json")]) == 2
+    assert "missing.json" in capsys.readouterr().err
 
 
-def test_no_save_run_quiet_runs_dir_and_repeat(tmp_path, demo_file, capsys):
+def test_runs_of_a_folder_of_logs(tmp_path, demo_file, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    shutil.copy(demo_file, logs / "a.json")
+    shutil.copy(AIRLINE, logs / "b.json")
+    assert main(["replay", "--demos", str(logs), "-q"]) in (0, 1)
+    capsys.readouterr()
+    assert main(["runs", "--demos", str(logs)]) == 0
+    out = capsys.readouterr().out
+    assert "a.json, b.json" in out and "stub" in out
+
+
+def test_no_save_run_quiet_runs_dir_and_repeat(tmp_path, demo_file, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
     store = RunStore(tmp_path / "runs")
     folder = store.for_demos([demo_file])
     assert main(["replay", "--demos", str(demo_file), "--no-save-run"]) == 0

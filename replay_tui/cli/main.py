@@ -810,10 +810,11 @@ def run_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
     """``runs``: the saved runs of the given demo files, or of every folder under the runs root."""
     store = RunStore(runs_root(args.runs_dir))
     if args.demos:
-        paths = [Path(spec) for spec in args.demos]
-        for path in paths:
-            if not path.exists():
-                raise UsageError(f"{path}: no such file")
+        from replay_tui.sources import _expand  # the files a replay of these specs opens
+
+        paths: list[Path] = []
+        for spec in args.demos:
+            paths.extend(p for p in _expand(spec) if p not in paths)  # DemoFileError: exit 2
         folders = [store.for_demos(paths)]
     else:
         folders = store.folders()
@@ -835,7 +836,12 @@ def _runs_table(folder: Path, entries: list[RunEntry]) -> Table:
     title = ", ".join(f.name for f in files) or folder.name
     table = Table(title=Text(f"{title}  ({folder})"), show_header=True, header_style="bold")
     for name in ("date", "name", "policy", "model", "accuracy", "steps", "complete"):
-        table.add_column(name, justify="right" if name in ("accuracy", "steps") else "left", overflow="fold")
+        table.add_column(
+            name,
+            justify="right" if name in ("accuracy", "steps") else "left",
+            no_wrap=name in ("date", "accuracy", "steps", "complete"),
+            overflow="fold",
+        )
     for entry in entries:
         if entry.broken:
             table.add_row(entry.date, Text(f"{entry.path.name}: {entry.error}", style="red"), "", "", "", "", "broken")

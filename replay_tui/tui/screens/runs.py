@@ -212,9 +212,10 @@ class RunsScreen(Screen):
         text.append(f"  {len(self.entries)} saved", style="dim")
         if self.marked:
             text.append(f"  marked {len(self.marked)}/{MAX_MARKED}", style="cyan")
+        text.append(f"  {self.folder}", style="dim")
         self.query_one("#runs-title", Static).update(text)
         hint = "enter opens · n renames · d deletes · space marks two · c compares them · esc goes back"
-        self.query_one("#status", Static).update(Text(f"{hint}  │  {self.folder}", style="dim"))
+        self.query_one("#status", Static).update(Text(hint))
 
     def selected(self) -> RunEntry | None:
         if not self.entries:
