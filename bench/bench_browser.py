@@ -48,7 +48,7 @@ async def lazy(path: Path) -> dict[str, float]:
     from replay_tui.tui.app import make_app
 
     start = time.perf_counter()
-    app = make_app([path], annotations=path.with_suffix(".notes.json"))
+    app = make_app([path], annotations=path.with_suffix(".notes.json"), runs_dir=path.parent / "runs")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         first = time.perf_counter() - start

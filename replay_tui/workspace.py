@@ -1,15 +1,18 @@
 """Workspace: the demos, their annotations, the replay settings and the latest results.
 
 Textual-free, so the CLI's ``export`` and the TUI build reports from the same object and the same
-functions: for the same run they write the same bytes.
+functions: for the same run they write the same bytes. The results the app shows are saved as a run
+(:mod:`replay_tui.runs`): the workspace's :class:`SessionRun` collects the episodes replayed under the
+current settings, and :meth:`Workspace.adopt_run` shows a saved run's verdicts again.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from replay_tui.matching import MatchPolicy, MatchSettings
 from replay_tui.policies import policy_name
 from replay_tui.policies.registry import MODES_BY_NAME, policy_mode
 from replay_tui.runner import EpisodeReport, Runner, StepResult, SummaryReport, rejudge, summarize_demos
+from replay_tui.runs import RunInfo, RunStore, demo_files_info, utc_now
 from replay_tui.sources import open_sources
 
 
@@ -63,6 +67,35 @@ class ReplaySettings:
         """The default matching policy (the earlier name of the setting)."""
         return self.matching.default
 
+    def run_fields(self) -> dict[str, Any]:
+        """The settings a run records (:class:`replay_tui.runs.RunInfo`): the policy (the mode's name, or
+        its spec for ``custom`` and ``langgraph``), the model, temperature and seed of the LLM modes,
+        the matching, the mismatch policy and item steps."""
+        mode = MODES_BY_NAME.get(self.mode)
+        policy = self.mode
+        model = temperature = seed = None
+        if mode is not None:
+            if mode.spec is not None:
+                policy = mode.describe(self.spec(), self.llm)
+            if mode.needs_llm:
+                llm = self.llm or {}
+                model = llm.get("model") or None
+                temperature = llm.get("temperature", 0.0 if mode.name == "llm" else None)
+                seed = llm.get("seed")
+        return {
+            "policy": policy,
+            "model": model,
+            "temperature": temperature,
+            "seed": seed,
+            "matching": self.matching,
+            "mismatch_policy": self.mismatch,
+            "item_steps": self.item_steps,
+        }
+
+    def run_key(self) -> tuple[Any, ...]:
+        """:meth:`RunInfo.settings_key` of a run made with these settings."""
+        return RunInfo.new(**self.run_fields()).settings_key()
+
     def describe(self) -> str:
         mode = MODES_BY_NAME.get(self.mode)
         name = self.mode if mode is None else mode.describe(self.spec(), self.llm)
@@ -71,6 +104,72 @@ class ReplaySettings:
             + (" · item steps" if self.item_steps else "")
             + ("" if self.matching.is_default else f" · match {self.matching.describe()}")
         )
+
+
+def make_run_info(
+    settings: ReplaySettings,
+    demo_paths: Sequence[str | os.PathLike[str]],
+    *,
+    sessions: str | Sequence[int] = "all",
+    complete: bool = True,
+    run_id: str | None = None,
+    created: datetime | None = None,
+    name: str | None = None,
+) -> RunInfo:
+    """The record of a run of ``settings`` over these demo files. Hashes the files (once per process and
+    file version): call it off the UI thread. Raises OSError when a file cannot be read."""
+    info = RunInfo.new(
+        **settings.run_fields(),
+        demo_files=demo_files_info(demo_paths),
+        sessions="all" if sessions == "all" else [int(s) for s in sessions],
+        complete=complete,
+        moment=created,
+        name=name,
+    )
+    if run_id is not None:
+        info = info.model_copy(update={"id": run_id, "name": name or run_id})
+    return info
+
+
+@dataclass
+class SessionRun:
+    """The run the app adds to: the episodes replayed (or carried over) under the current settings.
+
+    Its id and time are fixed when it is first saved; every later save rewrites the same run file."""
+
+    episodes: set[int] = field(default_factory=set)
+    run_id: str | None = None
+    created: datetime | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class RunSnapshot:
+    """What a save of the session run writes, taken on the UI thread; :meth:`save` may run on another."""
+
+    summary: SummaryReport
+    settings: ReplaySettings
+    demo_paths: tuple[Path, ...]
+    sessions: str | tuple[int, ...]
+    complete: bool
+    run_id: str
+    created: datetime
+    name: str | None = None
+
+    def info(self) -> RunInfo:
+        return make_run_info(
+            self.settings,
+            self.demo_paths,
+            sessions=self.sessions,
+            complete=self.complete,
+            run_id=self.run_id,
+            created=self.created,
+            name=self.name,
+        )
+
+    def save(self, store: RunStore) -> tuple[Path, RunInfo]:
+        info = self.info()
+        return store.save(self.summary, info), info
 
 
 def default_annotations_path(demos: DemoSet) -> Path:
@@ -99,6 +198,7 @@ class Workspace:
     settings: ReplaySettings = field(default_factory=ReplaySettings)
     results: dict[int, EpisodeReport] = field(default_factory=dict)
     mode_name: str = "stub"
+    session_run: SessionRun = field(default_factory=SessionRun)
     _rejected: tuple[int, list[LoadProblem]] | None = field(default=None, repr=False)
     _totals: ResultTotals | None = field(default=None, repr=False)
 
@@ -141,10 +241,13 @@ class Workspace:
         )
         return Runner(env, policy, mode=name, on_step=on_step, cancel=cancel)
 
-    def record(self, report: EpisodeReport, mode: str | None = None) -> None:
+    def record(self, report: EpisodeReport, mode: str | None = None, *, in_run: bool = True) -> None:
         """Keep an episode's result; ``mode`` names the policy that replayed it (the runner's
-        ``mode``), which :meth:`summary` reports."""
+        ``mode``), which :meth:`summary` reports. ``in_run``: the result belongs to the session run
+        (False for a result judged again, which stays in the run only if it already was)."""
         self.results[report.session_id] = report
+        if in_run:
+            self.session_run.episodes.add(report.session_id)
         if mode is not None:
             self.mode_name = mode
         self._totals = None
@@ -152,6 +255,7 @@ class Workspace:
     def forget(self, session_id: int) -> None:
         """Drop an episode's result (it is about to be replayed again)."""
         self.results.pop(session_id, None)
+        self.session_run.episodes.discard(session_id)
         self._totals = None
 
     def rejudged(self, cancel: threading.Event | None = None) -> tuple[dict[int, EpisodeReport], int]:
@@ -177,6 +281,7 @@ class Workspace:
 
     def clear_results(self) -> None:
         self.results.clear()
+        self.session_run.episodes.clear()
         self._totals = None
 
     def totals(self) -> ResultTotals:
@@ -193,9 +298,14 @@ class Workspace:
             )
         return self._totals
 
-    def summary(self) -> SummaryReport:
-        """The latest results as one report, in demo-file order (what exports write)."""
-        episodes = [self.results[sid] for sid in self.demos.session_ids if sid in self.results]
+    def summary(self, session_ids: Collection[int] | None = None) -> SummaryReport:
+        """The latest results (of ``session_ids`` only, when given) as one report, in demo-file order
+        (what exports write)."""
+        episodes = [
+            self.results[sid]
+            for sid in self.demos.session_ids
+            if sid in self.results and (session_ids is None or sid in session_ids)
+        ]
         return summarize_demos(
             episodes,
             self.demos,
@@ -205,6 +315,52 @@ class Workspace:
             case=self.settings.case,
             matching=self.settings.matching,
         )
+
+    # -- runs -------------------------------------------------------------------------------
+    @property
+    def demo_paths(self) -> list[Path]:
+        """The files (and experiment folders) that opened, in order: what a run's record names."""
+        return [demo.path for demo in self.demos.files]
+
+    def new_session_run(self, *, carry: bool = False) -> None:
+        """Start another run (the settings changed); ``carry`` keeps its episodes (their results were
+        judged again under the new settings)."""
+        self.session_run = SessionRun(episodes=set(self.session_run.episodes) if carry else set())
+
+    def session_snapshot(self, *, complete: bool = True) -> RunSnapshot | None:
+        """The session run as it is now, to save (None when it holds no episode). Fixes its id on first use."""
+        run = self.session_run
+        episodes = {sid for sid in run.episodes if sid in self.results}
+        if not episodes:
+            return None
+        if run.run_id is None:
+            run.created = utc_now()
+            run.run_id = RunInfo.new(**self.settings.run_fields(), moment=run.created).id
+        assert run.created is not None
+        every = set(self.demos.session_ids)
+        return RunSnapshot(
+            summary=self.summary(episodes),
+            settings=replace(self.settings),
+            demo_paths=tuple(self.demo_paths),
+            sessions="all" if episodes >= every else tuple(sorted(episodes)),
+            complete=complete,
+            run_id=run.run_id,
+            created=run.created,
+            name=run.name,
+        )
+
+    def adopt_run(self, summary: SummaryReport, info: RunInfo) -> int:
+        """Show a saved run: its episodes' results replace the current ones (episodes not in these files
+        are left out). A new session run begins, holding them when the run's settings are the current
+        ones (so replaying more adds to them). Returns how many episodes were taken."""
+        results = {report.session_id: report for report in summary.episodes if report.session_id in self.demos}
+        self.results = results
+        self.mode_name = summary.mode
+        self._totals = None
+        self.session_run = SessionRun()
+        if info.settings_key() == self.settings.run_key():
+            self.session_run.episodes = set(results)
+        return len(results)
 
     # -- lookups ----------------------------------------------------------------------------
     def rejected(self) -> list[LoadProblem]:

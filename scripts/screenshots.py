@@ -39,6 +39,7 @@ async def shoot(name: str, keys: list[str], *, mode: str = "heuristic", mismatch
             settings=ReplaySettings(mode=mode, mismatch=mismatch),
             annotations=Path(scratch) / "demo.annotations.json",
             export_dir="reports",
+            runs_dir=Path(scratch) / "runs",  # no earlier run reopened: every shot starts the same
         )
         async with app.run_test(size=SIZE) as pilot:
             for key in keys:
@@ -68,7 +69,9 @@ async def main() -> None:
 async def shoot_visual_batch() -> None:
     """The main app's visual screen (v) on every bundled pair, sorted by final score, worst first."""
     with tempfile.TemporaryDirectory() as scratch:
-        app = make_app(annotations=Path(scratch) / "demo.annotations.json", export_dir=scratch)
+        app = make_app(
+            annotations=Path(scratch) / "demo.annotations.json", export_dir=scratch, runs_dir=Path(scratch) / "runs"
+        )
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("v")
             screen = app.screen

@@ -152,6 +152,7 @@ def demo_file(tmp_path: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def _no_user_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep every test away from the user's config and data directories."""
+    """Keep every test away from the user's config and data directories (and the user's runs folder)."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("REPLAY_TUI_RUNS_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))

@@ -224,7 +224,7 @@ def _as_saved_run(report: Path, demo: Path, out: Path) -> Path:
 
 def test_unusable_runs_exit_2(capsys, runs, tmp_path) -> None:
     code, _, err = run_cli(capsys, "compare", str(runs["a"]), str(tmp_path / "nope.json"))
-    assert code == 2 and "nope.json: no such file (and no run history)" in err
+    assert code == 2 and "nope.json: no such run under" in err
     no_steps = tmp_path / "no-steps.json"
     code, _, _ = run_cli(capsys, "replay", "--mode", "heuristic", "--report", str(no_steps), "-q")
     code, _, err = run_cli(capsys, "compare", str(runs["a"]), str(no_steps))
@@ -283,26 +283,19 @@ def test_openai_transcripts_stub_against_a_policy_that_alters_one_call(capsys, t
     assert run_cli(capsys, "compare", str(stub), str(stub), "--fail-on-regression", "0")[0] == 0
 
 
-def test_run_names_come_from_the_run_history_when_it_is_there(capsys, runs, monkeypatch) -> None:
-    """Until ``replay_tui.runs`` exists a name is an error; with it, ``load(name)`` gives the run
-    (a path, a run file's JSON, or a report with its run record)."""
-    import sys
-    import types
-
-    history = types.ModuleType("replay_tui.runs")
-    saved = json.loads(runs["b"].read_text())
-
-    def load(name: str):
-        if name == "by-path":
-            return runs["a"]
-        if name == "by-data":
-            return {**saved, "run": {"name": "nightly", "policy": "differ"}}
-        raise KeyError(f"no run named {name!r}")
-
-    history.load = load  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "replay_tui.runs", history)
-    code, out, err = run_cli(capsys, "compare", "by-path", "by-data", "--fail-on-regression", "0")
-    assert code == 1, err
-    assert "nightly" in out and "2 regressed, 2 fixed" in out
-    code, _, err = run_cli(capsys, "compare", "by-path", "unknown")
-    assert code == 2 and "unknown: " in err and "no run named" in err
+def test_run_names_come_from_the_run_history(capsys, runs, tmp_path) -> None:
+    """Every replay is saved as a run; ``compare`` takes their ids (or names) from the history."""
+    history = tmp_path / "runs"
+    ids = []
+    spec, _ = differ_policy(tmp_path, json.loads(runs["a"].read_text()))
+    for flags in (("--mode", "heuristic"), ("--policy", spec)):
+        code, _, err = run_cli(
+            capsys, "replay", "--demos", str(example_path()), "--mismatch", "allow", "--runs-dir", str(history), *flags
+        )
+        assert code in (0, 1), err
+        ids.append(next(line.split("run saved: ")[1].strip() for line in err.splitlines() if "run saved: " in line))
+    code, out, err = run_cli(capsys, "compare", *ids, "--runs-dir", str(history), "--fail-on-regression", "0")
+    assert code == 1, out + err
+    assert "2 regressed, 2 fixed" in out
+    code, _, err = run_cli(capsys, "compare", ids[0], "no-such-run", "--runs-dir", str(history))
+    assert code == 2 and "no-such-run: no such run" in err and err.count("\n") == 1

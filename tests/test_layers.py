@@ -25,6 +25,7 @@ CORE = [
     "replay_tui.compare",
     "replay_tui.compare_export",
     "replay_tui.groups",
+    "replay_tui.runs",
 ]
 
 

@@ -16,7 +16,6 @@ error, an unreadable run, or runs over different recorded inputs (one line sayin
 from __future__ import annotations
 
 import argparse
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +80,11 @@ def register(subparsers: Any) -> None:
         "--resamples", type=int, default=10_000, metavar="N", help="bootstrap resamples (default 10000)"
     )
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="bootstrap seed (default 0)")
+    parser.add_argument(
+        "--runs-dir",
+        metavar="DIR",
+        help="where run names are looked up (default: $REPLAY_TUI_RUNS_DIR, else ~/.local/share/replay-tui/runs)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the one-line verdict")
     parser.set_defaults(func=run)
 
@@ -88,7 +92,7 @@ def register(subparsers: Any) -> None:
 # --------------------------------------------------------------------------- loading runs
 
 
-def load_run(spec: str) -> list[LoadedRun]:
+def load_run(spec: str, runs_dir: str | None = None) -> list[LoadedRun]:
     """The one place a RUN argument becomes runs: a report file (a ``--repeat`` report gives one run per
     repetition), else a name in the run history (:mod:`replay_tui.runs`, when it is installed)."""
     path = Path(spec).expanduser()
@@ -103,51 +107,13 @@ def load_run(spec: str) -> list[LoadedRun]:
             raise UsageError(str(exc)) from None
     if path.exists():
         raise UsageError(f"{spec}: not a file")
+    from replay_tui.runs import RunError, RunStore, runs_root
+
     try:
-        history = importlib.import_module("replay_tui.runs")
-    except ImportError:
-        raise UsageError(f"{spec}: no such file (and no run history)") from None
-    try:
-        loaded = history.load(spec)
-    except Exception as exc:  # whatever the history raises for a name it does not know: one line, exit 2
-        raise UsageError(f"{spec}: {strip_control(str(exc)) or 'no such run'}") from None
-    return [_from_history(loaded, spec)]
-
-
-def _from_history(loaded: Any, spec: str) -> LoadedRun:
-    """What the history's ``load`` returned, as a LoadedRun: a LoadedRun, a path, a run file's JSON,
-    ``(report, run record)``, or an object with the report and its run record as attributes."""
-    try:
-        if isinstance(loaded, LoadedRun):
-            return loaded
-        if isinstance(loaded, str | Path):
-            return load_run_data(orjson.loads(Path(loaded).read_bytes()), spec)
-        if isinstance(loaded, dict):
-            return load_run_data(loaded, spec)
-        if isinstance(loaded, tuple) and len(loaded) == 2:
-            report, info = loaded
-            return load_run_data({**_report_dict(report), "run": _plain(info)}, spec)
-        report = next((getattr(loaded, n) for n in ("summary", "report") if hasattr(loaded, n)), None)
-        info = next((getattr(loaded, n) for n in ("run", "info", "meta") if hasattr(loaded, n)), None)
-        if report is not None:
-            return load_run_data({**_report_dict(report), "run": _plain(info)}, spec)
-    except (OSError, orjson.JSONDecodeError, CompareError) as exc:
-        raise UsageError(f"{spec}: {exc}") from None
-    raise UsageError(f"{spec}: the run history gave no report")
-
-
-def _report_dict(report: Any) -> dict[str, Any]:
-    if hasattr(report, "to_dict"):
-        return dict(report.to_dict(include_steps=True))
-    return dict(report)
-
-
-def _plain(info: Any) -> Any:
-    if info is None or isinstance(info, dict):
-        return info
-    if hasattr(info, "model_dump"):
-        return info.model_dump(mode="json")
-    return dict(vars(info))
+        found = RunStore(runs_root(runs_dir)).find(spec)
+    except RunError as exc:
+        raise UsageError(strip_control(str(exc))) from None
+    return load_run(str(found))
 
 
 # --------------------------------------------------------------------------- the command
@@ -166,7 +132,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             report_format = format_for_path(args.report)
         except ExportError as exc:
             raise UsageError(str(exc)) from None
-    runs = [loaded for spec in args.runs for loaded in load_run(spec)]
+    runs = [loaded for spec in args.runs for loaded in load_run(spec, args.runs_dir)]
     if len(runs) < 2:
         raise UsageError("give at least two runs (RUN_A RUN_B), or a --repeat report of two or more runs")
     infos = [

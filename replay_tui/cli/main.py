@@ -1,6 +1,6 @@
 """The one command line: ``replay-tui``, ``python -m replay_tui`` and ``python -m replay_tui.replay``.
 
-The parser and the dispatch of every command; ``replay``, ``export``, ``generate`` and ``tui`` run here,
+The parser and the dispatch of every command; ``replay``, ``export``, ``generate``, ``runs`` and ``tui`` run here,
 ``visual`` and ``inspect`` in :mod:`replay_tui.cli.visual`, ``verify`` in :mod:`replay_tui.cli.verify`.
 
 Exit codes: 0 when every replayed step matched, 1 when any step mismatched (or, with
@@ -51,9 +51,10 @@ from replay_tui.policies import POLICY_BUILD_ERRORS, Policy, close_policies, pol
 from replay_tui.policies.registry import LLM_MODES, MODE_FLAGS
 from replay_tui.repeat import RepeatReport, run_repeats
 from replay_tui.runner import EpisodeReport, Runner, SummaryReport, run_all_parallel
+from replay_tui.runs import RunEntry, RunError, RunStore, runs_root
 from replay_tui.sanitize import excerpt, strip_control
 from replay_tui.sources import open_sources
-from replay_tui.workspace import ReplaySettings, default_annotations_path
+from replay_tui.workspace import ReplaySettings, default_annotations_path, make_run_info
 
 PROGRESS_MIN_EPISODES = 20
 GROUP_SAMPLE_CHARS = 48
@@ -214,9 +215,20 @@ def _add_replay_arguments(parser: argparse.ArgumentParser, *, format_flag: str =
         default=1,
         metavar="K",
         help="ask the policy K times for every recorded step and report the agreement with the "
-        "recording and between runs, per state (JSON reports only)",
+        "recording and between runs, per state (JSON reports only; not saved as a run)",
     )
+    _add_run_arguments(parser, "save the run in the run history")
     _add_llm_arguments(parser)
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--runs-dir",
+        metavar="DIR",
+        help="where runs are saved, a folder per demo file (default: $REPLAY_TUI_RUNS_DIR, else "
+        "~/.local/share/replay-tui/runs)",
+    )
+    parser.add_argument("--no-save-run", action="store_true", help=f"do not {what}")
 
 
 def _add_source_arguments(parser: argparse.ArgumentParser, *, flag: str = "--log-format") -> None:
@@ -363,6 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_argument("--policy", metavar="SPEC", help="policy spec for replays (module:attr or file.py:attr)")
     tui.add_argument("--mismatch", choices=MISMATCH_POLICIES, default="stop", help="mismatch policy for replays")
     tui.add_argument("--item-steps", action="store_true", help="replay item-page actions as steps")
+    _add_run_arguments(tui, "save the app's replays as runs (the last run is still reopened)")
     _add_source_arguments(tui, flag="--format")
     _add_match_arguments(tui)
     tui.add_argument(
@@ -390,6 +403,19 @@ def build_parser() -> argparse.ArgumentParser:
     register_inspect(commands)
     register_formats(commands)
     register_compare(commands)
+    runs = commands.add_parser(
+        "runs",
+        help="list the saved runs (every replay is saved as a run)",
+        description="List the saved runs of demo files (date, name, policy, model, accuracy, steps, complete), "
+        "newest first; without --demos, the runs of every demo file.",
+    )
+    runs.add_argument("--demos", nargs="+", metavar="FILE", help="the demo files whose runs to list")
+    runs.add_argument(
+        "--runs-dir",
+        metavar="DIR",
+        help="the runs folder (default: $REPLAY_TUI_RUNS_DIR, else ~/.local/share/replay-tui/runs)",
+    )
+    runs.set_defaults(func=run_runs)
     generate = commands.add_parser(
         "generate",
         help="write a synthetic demo file in the exact contract",
@@ -774,6 +800,8 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     if isinstance(summary, RepeatReport):
         return _finish_repeat(args, summary, report_path, out, exporting)
 
+    if not args.no_save_run:
+        _save_run(args, policies.settings, demos, summary, session_ids, err)
     if report_path is not None:
         _write_report(args, demos, summary, report_path, report_format)
     if not args.quiet:
@@ -801,6 +829,84 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.strict and summary.problems:
         return EXIT_MISMATCH
     return EXIT_OK
+
+
+def _save_run(
+    args: argparse.Namespace,
+    settings: ReplaySettings,
+    demos: DemoSet,
+    summary: SummaryReport,
+    session_ids: list[int] | None,
+    err: Console,
+) -> None:
+    """Save the run (with its step results) to the runs folder of the demo files; a run that cannot be
+    saved is a warning, never a failed replay."""
+    try:
+        store = RunStore(runs_root(args.runs_dir))
+        info = make_run_info(
+            settings,
+            [demo.path for demo in demos.files],
+            sessions="all" if session_ids is None else session_ids,
+            complete=not summary.cancelled,
+        )
+        store.save(summary, info)
+    except (OSError, RunError) as exc:
+        err.print(Text(f"warning: run not saved: {exc}", style="yellow"), soft_wrap=True)
+        return
+    if not args.quiet:
+        err.print(Text(f"run saved: {info.id}"), soft_wrap=True)
+
+
+def run_runs(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """``runs``: the saved runs of the given demo files, or of every folder under the runs root."""
+    store = RunStore(runs_root(args.runs_dir))
+    if args.demos:
+        from replay_tui.sources import _expand  # the files a replay of these specs opens
+
+        paths: list[Path] = []
+        for spec in args.demos:
+            paths.extend(p for p in _expand(spec) if p not in paths)  # DemoFileError: exit 2
+        folders = [store.for_demos(paths)]
+    else:
+        folders = store.folders()
+    shown = 0
+    for folder in folders:
+        entries = store.list(folder)
+        if not entries:
+            continue
+        shown += len(entries)
+        out.print(_runs_table(folder, entries))
+    if not shown:
+        what = f"of {', '.join(args.demos)} " if args.demos else ""
+        out.print(Text(f"no runs {what}in {store.root}"))
+    return EXIT_OK
+
+
+def _runs_table(folder: Path, entries: list[RunEntry]) -> Table:
+    files = next((e.info.demo_files for e in entries if e.info is not None and e.info.demo_files), [])
+    title = ", ".join(f.name for f in files) or folder.name
+    table = Table(title=Text(f"{title}  ({folder})"), show_header=True, header_style="bold")
+    for name in ("date", "name", "policy", "model", "accuracy", "steps", "complete"):
+        table.add_column(
+            name,
+            justify="right" if name in ("accuracy", "steps") else "left",
+            no_wrap=name in ("date", "accuracy", "steps", "complete"),
+            overflow="fold",
+        )
+    for entry in entries:
+        if entry.broken:
+            table.add_row(entry.date, Text(f"{entry.path.name}: {entry.error}", style="red"), "", "", "", "", "broken")
+            continue
+        table.add_row(
+            entry.date,
+            Text(strip_control(entry.name)),
+            Text(strip_control(entry.policy)),
+            Text(strip_control(entry.model or "")),
+            "" if entry.accuracy is None else f"{entry.accuracy:.1%}",
+            "" if entry.steps is None else str(entry.steps),
+            "yes" if entry.complete else "cancelled",
+        )
+    return table
 
 
 def _repeat_table(report: RepeatReport) -> Table:
@@ -893,7 +999,7 @@ def run_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
-COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual", "inspect", "formats", "compare")
+COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual", "inspect", "formats", "compare", "runs")
 
 
 def run_tui(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -921,6 +1027,8 @@ def run_tui(args: argparse.Namespace, out: Console, err: Console) -> int:
             require_readable=True,
             fmt=args.log_format,
             allow_pickle=args.allow_pickle,
+            runs_dir=runs_root(args.runs_dir),
+            save_runs=not args.no_save_run,
         )
     except (DemoFileError, AnnotationError, ConfigError, FormatError) as exc:
         raise UsageError(str(exc)) from None

@@ -25,9 +25,10 @@ from replay_tui.examples import example_path
 from replay_tui.export import write_report
 from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies
 from replay_tui.runner import Cancelled, Runner, StepResult, SummaryReport
+from replay_tui.runs import RunStore
 from replay_tui.sanitize import strip_control
 from replay_tui.stats import wilson
-from replay_tui.tui.app_base import AppBase, stylesheets
+from replay_tui.tui.app_base import stylesheets
 from replay_tui.tui.messages import (
     EpisodeFailed,
     EpisodeOpenRequested,
@@ -41,6 +42,7 @@ from replay_tui.tui.messages import (
     StepReplayed,
     TagRequested,
 )
+from replay_tui.tui.run_history import RunHistory
 from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.compare import ComparePathModal, CompareScreen, ComparisonFailed, ComparisonReady
 from replay_tui.tui.screens.groups import GroupsScreen
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
     from replay_tui.visual.batch import BatchPair
 
 
-class ReplayApp(AppBase):
+class ReplayApp(RunHistory):
     """Browse recorded episodes, replay them with a policy, judge, triage and export."""
 
     TITLE = "replay-tui"
@@ -64,6 +66,7 @@ class ReplayApp(AppBase):
         Binding("v", "visual", "Visual", id="app.visual"),
         Binding("c", "compare", "Compare with a run", show=False, id="app.compare"),
         Binding("M", "groups", "Mismatch groups", show=False, id="app.groups"),
+        Binding("H", "runs", "Runs", show=False, id="app.runs"),
         Binding("ctrl+x", "cancel_replay", "Cancel replay", show=False, id="app.cancel_replay"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
@@ -75,8 +78,10 @@ class ReplayApp(AppBase):
         config: Config | None = None,
         export_dir: Path | None = None,
         visual: VisualBatch | None = None,
+        runs: RunStore | None = None,
+        save_runs: bool = True,
     ):
-        super().__init__()
+        super().__init__(runs, save_runs=save_runs)
         self.workspace = workspace
         self.visual = visual or VisualBatch()
         self.config = config or Config()
@@ -91,6 +96,7 @@ class ReplayApp(AppBase):
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
         self.push_screen(BrowserScreen(self))
+        self.reopen_last_run()
         for problem in self.workspace.demos.unreadable:  # the browser lists them too, as file problems
             self.notify(strip_control(problem.one_line()), title="Cannot read", severity="error", markup=False)
 
@@ -152,6 +158,8 @@ class ReplayApp(AppBase):
             if self.current_replay is not None:
                 where = f" · session {self.current_replay[0]} step {self.current_replay[1]}"
             parts.append(f"replaying {done}/{total}{where} · esc cancels")
+        elif self.run_note:
+            parts.append(self.run_note)
         totals = ws.totals()
         if totals.episodes:
             low, high = wilson(totals.matched, totals.steps)
@@ -174,9 +182,8 @@ class ReplayApp(AppBase):
         self.cancel_event = threading.Event()
         self.replaying = True
         self.progress = (0, len(session_ids))
-        for session_id in session_ids:
-            self.step_results.pop(session_id, None)
-            self.workspace.forget(session_id)
+        self.run_note = None
+        # earlier results stay until each episode's new one arrives: a cancelled re-run keeps them
         self._replay_worker(list(session_ids), self.cancel_event)
         self.update_status()
 
@@ -232,7 +239,7 @@ class ReplayApp(AppBase):
         if self.replaying:  # a replay started meanwhile: its verdicts win
             return
         for report in message.reports.values():
-            self.workspace.record(report)
+            self.workspace.record(report, in_run=False)
             self.step_results[report.session_id] = {step.step_label: step for step in report.steps}
         browser = self.browser
         if browser is not None and browser.is_current:
@@ -246,10 +253,13 @@ class ReplayApp(AppBase):
         steps = "step verdict" if message.changed == 1 else "step verdicts"
         self.notify(f"judged again under {message.matching}: {message.changed} {steps} changed", timeout=3)
         self.update_status()
+        self.save_session_run()
 
     @on(StepReplayed)
     def _step_replayed(self, message: StepReplayed) -> None:
         result = message.result
+        if self.current_replay is None or self.current_replay[0] != result.session_id:
+            self.step_results[result.session_id] = {}  # the episode's first new step: its old verdicts go
         self.step_results.setdefault(result.session_id, {})[result.step_label] = result
         self.current_replay = (result.session_id, result.step_label)
         stepper = self.stepper_for(result.session_id)
@@ -260,7 +270,11 @@ class ReplayApp(AppBase):
     @on(EpisodeReplayed)
     def _episode_replayed(self, message: EpisodeReplayed) -> None:
         report = message.report
-        self.workspace.record(report, message.mode)
+        previous = self.workspace.results.get(report.session_id)
+        if report.cancelled and previous is not None:
+            report = previous  # cancelled part-way: the episode keeps its earlier result
+        else:
+            self.workspace.record(report, message.mode)
         self.step_results[report.session_id] = {step.step_label: step for step in report.steps}
         self.progress = (message.done, message.total)
         browser = self.browser
@@ -300,6 +314,16 @@ class ReplayApp(AppBase):
             self.screen.refresh_verdicts()
         if isinstance(self.screen, GroupsScreen):  # otherwise it groups again when it resumes
             self.screen.reload()
+        self.update_status()
+        self.save_session_run(complete=not (message.cancelled or message.error))
+
+    def results_replaced(self) -> None:
+        """Every result changed (a saved run was opened): redraw the browser and the stepper."""
+        browser = self.browser
+        if browser is not None and browser.is_current:
+            browser.rebuild()
+        if isinstance(self.screen, StepperScreen):
+            self.screen.refresh_verdicts()
         self.update_status()
 
     # -- triage -----------------------------------------------------------------------------
@@ -380,6 +404,8 @@ class ReplayApp(AppBase):
             previous = self.workspace.settings
             self.workspace.settings = settings
             self.notify(f"next replay: {settings.describe()}", timeout=2, markup=False)
+            rejudging = settings.matching != previous.matching and bool(self.workspace.results) and not self.replaying
+            self.settings_changed(previous, rejudging=rejudging)
             if settings.matching != previous.matching and self.workspace.results:
                 if self.replaying:
                     self.notify("the new matching policies judge the next replay", timeout=3)
@@ -503,11 +529,14 @@ def make_app(
     require_readable: bool = False,
     fmt: str | None = None,
     allow_pickle: bool = False,
+    runs_dir: str | os.PathLike[str] | None = None,
+    save_runs: bool = True,
 ) -> ReplayApp:
     """Build the app on demo files (default: the bundled example). A demo file that cannot be read is
     a problem the app shows (``workspace.demos.unreadable``), unless ``require_readable`` and no file
     can be read at all: then DemoFileError. Raises AnnotationError or ConfigError with one-line
-    messages when those inputs are unusable."""
+    messages when those inputs are unusable. Runs are saved to and reopened from ``runs_dir`` (default:
+    :func:`replay_tui.runs.default_runs_root`); ``save_runs`` False saves none."""
     conf = config if isinstance(config, Config) else load_config(config)
     specs = list(demos) if demos else [str(example_path())]
     if settings is None:
@@ -523,4 +552,11 @@ def make_app(
     )
     if require_readable and workspace.demos.unreadable and not workspace.demos.files:
         raise DemoFileError(workspace.demos.unreadable[0].one_line())
-    return ReplayApp(workspace, config=conf, export_dir=Path(export_dir) if export_dir else None, visual=visual)
+    return ReplayApp(
+        workspace,
+        config=conf,
+        export_dir=Path(export_dir) if export_dir else None,
+        visual=visual,
+        runs=RunStore(runs_dir),
+        save_runs=save_runs,
+    )
