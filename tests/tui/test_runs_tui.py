@@ -8,6 +8,7 @@ from pathlib import Path
 from replay_tui.cli.main import main
 from replay_tui.runs import RunStore
 from replay_tui.tui.screens.browser import BrowserScreen
+from replay_tui.tui.screens.compare import CompareScreen
 from replay_tui.tui.screens.runs import ConfirmModal, RunNameModal, RunsScreen
 from replay_tui.tui.screens.stepper import StepperScreen
 from tests.tui.conftest import SIZE, wait_replay
@@ -148,12 +149,17 @@ async def test_runs_screen_lists_renames_deletes_opens_and_compares(build, tmp_p
         await pilot.press("space", "space")  # marks the first two rows
         assert screen.marked == [heuristic_run, stub_run]
         await pilot.press("c")
-        await pilot.pause()
-        assert any("compare view not available" in str(n.message) for n in app._notifications)
-        compared = []
-        app.compare_runs = lambda a, b: compared.append((a, b))  # what the compare view provides
-        await pilot.press("c")
-        assert compared == [(stub_run, heuristic_run)]  # the older run is the baseline
+        for _ in range(100):  # the comparison is computed in a worker
+            await pilot.pause(0.05)
+            if isinstance(app.screen, CompareScreen):
+                break
+        assert isinstance(app.screen, CompareScreen)
+        comparison = app.screen.comparison
+        assert (comparison.a.name, comparison.b.name) == (stub_run.stem, "baseline")  # the older is the baseline
+        assert comparison.flips["regressed"] > 0 and comparison.flips["fixed"] == 0  # stub → heuristic
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.screen is screen
 
         await pilot.press("G", "d")  # delete the broken file
         await pilot.pause()
