@@ -61,15 +61,16 @@ class PairedDifference:
 
 
 def paired_bootstrap(
-    a: Sequence[bool],
-    b: Sequence[bool],
+    a: Sequence[float],
+    b: Sequence[float],
     clusters: Sequence[Hashable] | None = None,
     *,
     resamples: int = 10_000,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> PairedDifference:
-    """The difference ``mean(b) - mean(a)`` over paired items and its percentile bootstrap interval.
+    """The difference ``mean(b) - mean(a)`` over paired items (booleans: right/wrong, or scores) and
+    its percentile bootstrap interval.
 
     With ``clusters`` (one key per item, e.g. the episode of each step) whole clusters are
     resampled, so correlated items are not counted as independent evidence. Deterministic for a

@@ -51,7 +51,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("ref", nargs="?", metavar="REF.html", help="reference page")
     parser.add_argument("pred", nargs="?", metavar="GEN.html", help="generated page")
     parser.add_argument("--ref-dir", metavar="DIR", help="batch: folder of reference pages")
-    parser.add_argument("--pred-dir", metavar="DIR", help="batch: folder of generated pages with the same names")
+    parser.add_argument(
+        "--pred-dir",
+        metavar="DIR",
+        action="append",
+        help="batch: folder of generated pages with the same names; give it twice (A, then B) to compare "
+        "two versions: per-page and per-score deltas B − A with paired bootstrap intervals",
+    )
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
         "--compat", choices=["design2code"], help="reproduce the reference's numbers, quirks included (the default)"
@@ -155,16 +161,20 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from replay_tui.visual.clip import ClipUnavailable, load_clip_scorer
     from replay_tui.visual.render import RenderError
 
-    batch = bool(args.ref_dir or args.pred_dir)
+    pred_dirs: list[str] = args.pred_dir or []
+    batch = bool(args.ref_dir or pred_dirs)
     if batch and (args.ref or args.pred):
         raise UsageError("give either REF.html GEN.html or --ref-dir/--pred-dir, not both")
-    if batch and not (args.ref_dir and args.pred_dir):
+    if batch and not (args.ref_dir and pred_dirs):
         raise UsageError("batch mode needs both --ref-dir and --pred-dir")
+    if len(pred_dirs) > 2:
+        raise UsageError("--pred-dir: one folder to score, or two (A, then B) to compare")
     if not batch and not (args.ref and args.pred):
         raise UsageError("expected REF.html GEN.html (or --ref-dir DIR --pred-dir DIR)")
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    folders = (folder_arg(args.ref_dir, "--ref-dir"), folder_arg(args.pred_dir, "--pred-dir")) if batch else None
+    folders = (folder_arg(args.ref_dir, "--ref-dir"), folder_arg(pred_dirs[0], "--pred-dir")) if batch else None
+    other = folder_arg(pred_dirs[1], "--pred-dir") if len(pred_dirs) == 2 else None
     clip_scorer = None
     weights = args.clip_weights or os.environ.get("REPLAY_TUI_CLIP_WEIGHTS")
     if weights:
@@ -179,6 +189,8 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     except RenderError as exc:
         raise UsageError(str(exc)) from None
     try:
+        if folders is not None and other is not None:
+            return _batch_compare(args, out, err, renderer, clip_scorer, folders[0], folders[1], other)
         if folders is not None:
             return _batch(args, out, err, renderer, clip_scorer, *folders)
         return _single(args, out, err, renderer, clip_scorer)
@@ -355,7 +367,87 @@ def _write_pngs(folder: Path, stem: str, result) -> None:
             atomic_write_bytes(folder / f"{stem}_{side}_blocks.png", png.tobytes())
 
 
-def _batch(args, out: Console, err: Console, renderer, clip_scorer, ref_dir: Path, pred_dir: Path) -> int:
+def _batch_compare(
+    args, out: Console, err: Console, renderer, clip_scorer, ref_dir: Path, pred_a: Path, pred_b: Path
+) -> int:
+    """Score both folders against the references, then B against A per score (paired intervals)."""
+    from replay_tui.visual.compare import VisualCompareError, compare_batches
+
+    reports: list = []
+    for pred_dir in (pred_a, pred_b):
+        _batch(args, out, err, renderer, clip_scorer, ref_dir, pred_dir, collect=reports, write_json=False)
+    try:
+        comparison = compare_batches(reports[0], reports[1])
+    except VisualCompareError as exc:
+        raise UsageError(str(exc)) from None
+    table = Table(
+        title=f"B ({_folder_name(pred_b)}) − A ({_folder_name(pred_a)}) on {comparison.pages} pages",
+        header_style="bold",
+    )
+    for name, justify in (
+        ("score", "left"),
+        ("A", "right"),
+        ("B", "right"),
+        ("B − A", "right"),
+        ("95% CI", "right"),
+        ("better", "right"),
+        ("worse", "right"),
+        ("same", "right"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for score in comparison.scores:
+        table.add_row(
+            score.score,
+            _fmt(score.mean_a),
+            _fmt(score.mean_b),
+            f"{score.difference:+.4f}",
+            f"[{score.low:+.4f}, {score.high:+.4f}]",
+            str(score.better),
+            str(score.worse),
+            str(score.same),
+        )
+    out.print(table)
+    pages = Table(title="per page (B − A)", header_style="bold")
+    pages.add_column("file")
+    for name in ("final", "block", "text", "position", "color"):
+        pages.add_column(name, justify="right")
+    for pair in comparison.pairs:
+        pages.add_row(
+            _txt(pair.name),
+            *(
+                "—" if pair.delta(name) is None else f"{pair.delta(name):+.4f}"
+                for name in ("final", "block", "text", "position", "color")
+            ),
+        )
+    out.print(pages)
+    for line in (
+        comparison.warnings
+        + ([f"only in A: {', '.join(comparison.only_a[:10])}"] if comparison.only_a else [])
+        + ([f"only in B: {', '.join(comparison.only_b[:10])}"] if comparison.only_b else [])
+    ):
+        out.print(_txt(line, "yellow"), soft_wrap=True)
+    if args.json:
+        atomic_write_text(args.json, comparison.model_dump_json(indent=2))
+        out.print(_txt(f"comparison written to {args.json}", "dim"))
+    return EXIT_OK
+
+
+def _folder_name(path: Path) -> str:
+    return strip_control(path.name or str(path))
+
+
+def _batch(
+    args,
+    out: Console,
+    err: Console,
+    renderer,
+    clip_scorer,
+    ref_dir: Path,
+    pred_dir: Path,
+    *,
+    collect: list | None = None,
+    write_json: bool = True,
+) -> int:
     from replay_tui.visual.batch import discover_pairs, page_names, score_pairs
     from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, as_mode, batch_means
     from replay_tui.visual.pipeline import VisualScorer
@@ -421,16 +513,18 @@ def _batch(args, out: Console, err: Console, renderer, clip_scorer, ref_dir: Pat
             ),
             soft_wrap=True,
         )
-    if args.json:
-        report = BatchReport(
-            ref_dir=str(ref_dir),
-            pred_dir=str(pred_dir),
-            mode=as_mode(mode),
-            rows=rows,
-            means=means,
-            missing=missing,
-            pairs=pairs,
-        )
+    report = BatchReport(
+        ref_dir=str(ref_dir),
+        pred_dir=str(pred_dir),
+        mode=as_mode(mode),
+        rows=rows,
+        means=means,
+        missing=missing,
+        pairs=pairs,
+    )
+    if collect is not None:
+        collect.append(report)
+    if args.json and write_json:
         atomic_write_text(args.json, report.model_dump_json(by_alias=True, indent=2))
         out.print(_txt(f"report written to {args.json}", "dim"))
     return EXIT_OK
