@@ -12,8 +12,10 @@ from textual.widgets import Input
 from replay_tui.cli import main
 from replay_tui.compare import Comparison
 from replay_tui.examples import example_path
+from replay_tui.groups import sort_groups
 from replay_tui.tui.screens.compare import (
     CompareExportModal,
+    CompareGroupsScreen,
     ComparePathModal,
     CompareScreen,
     CompareStepperScreen,
@@ -186,6 +188,90 @@ async def test_compare_runs_opens_two_saved_runs(build, baseline, tmp_path) -> N
         # from the heuristic (A) to the differing policy (B): the hand-made flips the other way round
         assert _keys(screen.comparison.fixes) == baseline["regressions"]
         assert _keys(screen.comparison.regressions) == baseline["fixes"]
+
+
+def _rows(table) -> list[list[str]]:
+    return [[cell.plain for cell in table.source.cells(i)] for i in range(len(table.source))]
+
+
+async def test_regression_groups_count_the_regressions_and_open_the_stepper_at_a_step(build, baseline) -> None:
+    app = build(mode="heuristic", mismatch="allow")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_compare(app, pilot, baseline["path"])
+        comparison: Comparison = screen.comparison
+        await pilot.press("M")
+        await pilot.pause()
+        groups_screen = app.screen
+        assert isinstance(groups_screen, CompareGroupsScreen)
+        rows = _rows(groups_screen.group_table)
+        counts = [int(row[0]) for row in rows]
+        assert sum(counts) == len(comparison.regressions) == len(baseline["regressions"]) == 2
+        expected = comparison.regression_groups
+        assert counts == [g.count for g in expected]
+        assert [(row[1], row[3]) for row in rows] == [(g.state, g.reason_kind) for g in expected]
+        assert [row[2] for row in rows] == [f"{g.expected_tool} → {g.predicted_tool}" for g in expected]
+        assert sorted(tuple(k) for g in expected for k in g.steps) == sorted(baseline["regressions"])
+        title = groups_screen.query_one("#cmp-groups-title").render().plain
+        assert f"2 regressions ✓→✗ in {len(expected)} " in title and "sort: count ↓" in title
+
+        # s sorts by state, S reverses: the order of replay_tui.groups.sort_groups
+        await pilot.press("s")
+        assert [g.key for g in groups_screen.groups] == [g.key for g in sort_groups(expected, "state")]
+        assert "sort: state ↑" in groups_screen.query_one("#cmp-groups-title").render().plain
+        await pilot.press("S")
+        assert [g.key for g in groups_screen.groups] == [g.key for g in sort_groups(expected, "state", True)]
+        await pilot.press("S", "s", "s", "s")  # back to count, largest first
+        assert groups_screen.sort_key == "count" and not groups_screen.reverse
+        assert [g.key for g in groups_screen.groups] == [g.key for g in expected]
+
+        # enter on the first group lists its steps: episode, step, expected, A, B
+        await pilot.press("home", "enter")
+        await pilot.pause()
+        first = groups_screen.groups[0]
+        assert groups_screen.steps_table.has_focus
+        step_rows = _rows(groups_screen.steps_table)
+        assert [(row[0], row[1]) for row in step_rows] == [tuple(k) for k in first.steps]
+        episode, label = first.steps[0]
+        pair = next(s for s in comparison.regressions if (s.episode, s.step_label) == (episode, label))
+        assert step_rows[0][2:] == [pair.expected, pair.predicted_a, pair.predicted_b]
+        assert pair.predicted_a == pair.expected != pair.predicted_b  # A right, B wrong: a regression
+
+        # enter on its first step opens the compare stepper at that step
+        await pilot.press("enter")
+        await pilot.pause()
+        stepper = app.screen
+        assert isinstance(stepper, CompareStepperScreen)
+        assert (stepper.episode, stepper.current_step().step_label) == (episode, label)
+        detail = stepper.query_one("#cmp-detail").render().plain
+        assert f"step {label} " in detail and "regressed ✓→✗" in detail
+
+        # escape: the stepper, then the steps back to the groups, then the compare view
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is groups_screen and groups_screen.steps_table.has_focus
+        await pilot.press("escape", "escape")
+        await pilot.pause()
+        assert app.screen is screen
+
+
+async def test_regression_groups_of_a_comparison_without_regressions(build, baseline, tmp_path) -> None:
+    app = build()
+    heuristic = tmp_path / "heuristic.json"
+    async with app.run_test(size=SIZE) as pilot:
+        app.compare_runs(heuristic, heuristic)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, CompareScreen)
+        assert app.screen.comparison.regression_groups == []
+        await pilot.press("M")
+        await pilot.pause()
+        groups_screen = app.screen
+        assert isinstance(groups_screen, CompareGroupsScreen)
+        assert len(groups_screen.group_table.source) == 0
+        assert "No step regressed." in groups_screen.query_one("#cmp-groups-title").render().plain
+        await pilot.press("enter")  # nothing to open
+        await pilot.pause()
+        assert app.screen is groups_screen
 
 
 def test_compare_view_snapshot(build, baseline, snap_compare, monkeypatch, tmp_path) -> None:

@@ -5,8 +5,10 @@ with the steps right of those compared; Δ: steps regressed −, fixed +, both w
 filters them to regressions or fixes, and shows the summary figures (accuracies with Wilson 95 %
 intervals, B − A with its bootstrap interval, McNemar's p). ``enter`` opens
 :class:`CompareStepperScreen`: each step's recorded action beside A's and B's predictions, each with
-its character diff against the recording; ``]``/``[`` go from flip to flip across episodes. ``e``
-exports the comparison in every report format.
+its character diff against the recording; ``]``/``[`` go from flip to flip across episodes. ``M``
+opens :class:`CompareGroupsScreen`: the regressions grouped by (state, expected tool, B's tool, reason
+kind), sortable, each group listing its steps, each step opening the stepper there. ``e`` exports the
+comparison in every report format.
 
 The screens only display a :class:`~replay_tui.compare.Comparison` (made once, by the App's worker);
 they change no App state, so they import nothing of the App.
@@ -33,9 +35,11 @@ from replay_tui.compare import FLIP_LABELS, Comparison, EpisodePair, PairedStats
 from replay_tui.compare_export import write_comparison
 from replay_tui.diff import char_diff
 from replay_tui.export import FORMATS
-from replay_tui.sanitize import one_line, strip_control
+from replay_tui.groups import SORT_KEYS, MismatchGroup, sort_groups
+from replay_tui.sanitize import excerpt, one_line, strip_control
+from replay_tui.tui.screens.groups import SORT_COLUMNS, GroupsSource
 from replay_tui.tui.screens.modals import FORMAT_SUFFIX, ExportModal
-from replay_tui.tui.widgets.lazy_table import Column, LazyTable
+from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 
 EPISODE_COLUMNS = (
     Column("episode", "episode", 14),
@@ -244,6 +248,7 @@ class CompareScreen(_ExportsComparison, Screen):
         Binding("d", "filter('flips')", "Any flip", show=False, id="compare.flips"),
         Binding("right_square_bracket", "next_episode(1)", "Next flip", id="compare.next_flip"),
         Binding("left_square_bracket", "next_episode(-1)", "Prev flip", show=False, id="compare.prev_flip"),
+        Binding("M", "groups", "Regression groups", id="compare.groups"),
         Binding("e", "export", "Export comparison", id="compare.export"),
         Binding("escape", "back", "Back", id="compare.back"),
     ]
@@ -333,8 +338,206 @@ class CompareScreen(_ExportsComparison, Screen):
         episode = self.source.rows[event.index]
         self.app.push_screen(CompareStepperScreen(self.comparison, episode.episode, export_dir=self.export_dir))
 
+    def action_groups(self) -> None:
+        """The regressions in groups (state, expected tool, B's tool, reason kind)."""
+        self.app.push_screen(CompareGroupsScreen(self.comparison, export_dir=self.export_dir))
+
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+class RegressionGroupsSource(GroupsSource):
+    """A comparison's regression groups: the predicted tool is B's."""
+
+    columns: Sequence[Column] = (
+        Column("count", "count", 6, justify="right"),
+        Column("state", "state", 16),
+        Column("tools", "expected → B's tool", 32),
+        Column("reason", "reason", 42),
+        Column("sample", "sample reason", flex=True),
+    )
+
+
+def _step_key(key: Sequence[str]) -> tuple[str, str]:
+    """A group's step, ``[episode, step_label]`` (a list once read back from JSON), as a tuple."""
+    return (str(key[0]), str(key[1]))
+
+
+class RegressionStepsSource:
+    """The steps of one regression group: where, what was recorded, A's and B's predictions."""
+
+    columns: Sequence[Column] = (
+        Column("episode", "episode", 14),
+        Column("step", "step", 6),
+        Column("expected", "expected", flex=True),
+        Column("a", "A", flex=True),
+        Column("b", "B", flex=True),
+    )
+
+    def __init__(self, group: MismatchGroup | None, steps: dict[tuple[str, str], StepPair]):
+        self.keys: list[tuple[str, str]] = [_step_key(k) for k in group.steps] if group is not None else []
+        self.steps = steps
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def row_style(self, index: int) -> str:
+        return ""
+
+    def cells(self, index: int) -> Sequence[Text]:
+        episode, label = self.keys[index]
+        step = self.steps.get((episode, label))
+
+        def prediction(predicted: str, error: str | None, style: str) -> Text:
+            if error and not predicted.strip():
+                return Text(f"policy error: {one_line(error)}", style="italic red")
+            return Text(one_line(predicted), style=style)
+
+        if step is None:
+            return [Text(one_line(episode)), Text(one_line(label)), Text(""), Text(""), Text("")]
+        return [
+            Text(one_line(episode)),
+            Text(one_line(label)),
+            Text(one_line(step.expected), style="green"),
+            prediction(step.predicted_a, step.error_a, "green" if step.right_a else "red"),
+            prediction(step.predicted_b, step.error_b, "green" if step.right_b else "red"),
+        ]
+
+
+class CompareGroupsScreen(SortActions, Screen):
+    """A comparison's regressions in groups: enter on a group lists its steps, enter on a step opens
+    the compare stepper at that step."""
+
+    SORT_KEYS = SORT_KEYS
+    DEFAULT_CSS = """
+    CompareGroupsScreen #cmp-groups-title { height: auto; padding: 0 1; }
+    CompareGroupsScreen #cmp-group-list { height: 1fr; }
+    CompareGroupsScreen #cmp-group-detail { height: auto; padding: 0 1; border-top: hkey $panel; }
+    CompareGroupsScreen #cmp-group-steps { height: 1fr; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "sort", "Sort", id="compare_groups.sort"),
+        Binding("S", "reverse_sort", "Reverse", show=False, id="compare_groups.reverse_sort"),
+        Binding("escape", "back", "Back", id="compare_groups.back"),
+    ]
+
+    def __init__(self, comparison: Comparison, *, export_dir: Path | None = None):
+        super().__init__(id="compare-groups")
+        self.comparison = comparison
+        self.export_dir = export_dir or Path.cwd()
+        self.groups: list[MismatchGroup] = list(comparison.regression_groups)
+        self.steps: dict[tuple[str, str], StepPair] = {(s.episode, s.step_label): s for s in comparison.steps}
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="cmp-groups-title")
+        yield LazyTable(id="cmp-group-list")
+        yield Static(id="cmp-group-detail")
+        yield LazyTable(id="cmp-group-steps")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.rebuild()
+        self.group_table.focus()
+
+    @property
+    def group_table(self) -> LazyTable:
+        return self.query_one("#cmp-group-list", LazyTable)
+
+    @property
+    def steps_table(self) -> LazyTable:
+        return self.query_one("#cmp-group-steps", LazyTable)
+
+    def rebuild(self) -> None:
+        """Sort the groups by the current key, keeping the cursor on the same group."""
+        current = self.current_group()
+        keep = current.key if current is not None else None
+        self.groups = sort_groups(self.groups, self.sort_key, self.reverse)
+        index = next((n for n, g in enumerate(self.groups) if g.key == keep), 0)
+        self.source = RegressionGroupsSource(self.groups)
+        self.group_table.set_source(self.source, cursor=index)
+        self.show_group()
+        self.update_title()
+
+    def current_group(self) -> MismatchGroup | None:
+        source = getattr(self, "source", None)
+        if source is None or not len(source):
+            return None
+        return source.groups[min(self.group_table.cursor, len(source) - 1)]
+
+    def show_group(self) -> None:
+        group = self.current_group()
+        self.steps_source = RegressionStepsSource(group, self.steps)
+        self.steps_table.set_source(self.steps_source, cursor=0)
+        detail = Text()
+        if group is None:
+            detail.append("No step regressed.", style="green")
+        else:
+            detail.append(f"{group.count} {'step' if group.count == 1 else 'steps'}", style="bold")
+            detail.append(f"  {one_line(group.state)}  ", style="bold cyan")
+            detail.append(one_line(group.expected_tool), style="green")
+            detail.append(" → ", style="dim")
+            detail.append(one_line(group.predicted_tool), style="red")
+            detail.append(f"  {one_line(group.reason_kind)}", style="bold")
+            detail.append("\nsample  ", style="dim")
+            detail.append(excerpt(group.sample_reason, 400))
+        self.query_one("#cmp-group-detail", Static).update(detail)
+
+    def update_title(self) -> None:
+        c = self.comparison
+        text = Text()
+        text.append("regression groups  ", style="bold")
+        text.append("A ", style="bold")
+        text.append(one_line(c.a.name), style="cyan")
+        text.append(" → ", style="dim")
+        text.append("B ", style="bold")
+        text.append(one_line(c.b.name), style="cyan")
+        text.append("  ")
+        regressions = sum(g.count for g in self.groups)
+        if not regressions:
+            text.append("No step regressed.", style="green")
+        else:
+            groups = len(self.groups)
+            text.append(
+                f"{regressions} {'regression' if regressions == 1 else 'regressions'} ✓→✗ in {groups} "
+                f"{'group' if groups == 1 else 'groups'}",
+                style="bold red",
+            )
+        # count sorts the largest first (↓), the others a to z (↑); S reverses
+        arrow = "↓" if (self.sort_key == "count") != self.reverse else "↑"
+        text.append(f"  sort: {self.sort_key} {arrow}", style="dim")
+        self.query_one("#cmp-groups-title", Static).update(text)
+
+    # -- events -------------------------------------------------------------------------------
+    @on(LazyTable.Highlighted, "#cmp-group-list")
+    def _group_highlighted(self) -> None:
+        group = self.current_group()
+        if group is not None and self.steps_source.keys != [_step_key(k) for k in group.steps]:
+            self.show_group()
+
+    @on(LazyTable.Selected, "#cmp-group-list")
+    def _group_selected(self) -> None:
+        if len(self.steps_source):
+            self.steps_table.focus()
+
+    @on(LazyTable.Selected, "#cmp-group-steps")
+    def _step_selected(self, event: LazyTable.Selected) -> None:
+        episode, label = self.steps_source.keys[event.index]
+        self.app.push_screen(
+            CompareStepperScreen(self.comparison, episode, step_label=label, export_dir=self.export_dir)
+        )
+
+    @on(LazyTable.HeaderClicked, "#cmp-group-list")
+    def _header_clicked(self, event: LazyTable.HeaderClicked) -> None:
+        key = SORT_COLUMNS.get(self.source.columns[event.column].key)
+        if key is not None:
+            self.sort_by(key)
+
+    # -- actions ------------------------------------------------------------------------------
+    def action_back(self) -> None:
+        if self.steps_table.has_focus:
+            self.group_table.focus()
+        else:
+            self.app.pop_screen()
 
 
 class StepsSource:
@@ -410,11 +613,20 @@ class CompareStepperScreen(_ExportsComparison, Screen):
         Binding("escape", "back", "Back", id="compare_stepper.back"),
     ]
 
-    def __init__(self, comparison: Comparison, episode: str, *, export_dir: Path | None = None):
+    def __init__(
+        self,
+        comparison: Comparison,
+        episode: str,
+        *,
+        step_label: str | None = None,
+        export_dir: Path | None = None,
+    ):
         super().__init__(id="compare-stepper")
         self.comparison = comparison
         self.export_dir = export_dir or Path.cwd()
         self.episode = episode
+        self.start_label = step_label
+        """The step to open at; None: the episode's first flip."""
         self.by_episode: dict[str, list[StepPair]] = {}
         for step in comparison.steps:
             self.by_episode.setdefault(step.episode, []).append(step)
@@ -442,6 +654,8 @@ class CompareStepperScreen(_ExportsComparison, Screen):
     def on_mount(self) -> None:
         steps = self.by_episode.get(self.episode, [])
         first = next((i for i, step in enumerate(steps) if step.shown), 0)
+        if self.start_label is not None:
+            first = next((i for i, step in enumerate(steps) if step.step_label == self.start_label), first)
         self.load_episode(self.episode, cursor=first)
         self.steps_table.focus()
 
