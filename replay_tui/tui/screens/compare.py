@@ -248,7 +248,7 @@ class CompareScreen(_ExportsComparison, Screen):
         Binding("d", "filter('flips')", "Any flip", show=False, id="compare.flips"),
         Binding("right_square_bracket", "next_episode(1)", "Next flip", id="compare.next_flip"),
         Binding("left_square_bracket", "next_episode(-1)", "Prev flip", show=False, id="compare.prev_flip"),
-        Binding("M", "groups", "Regression groups", id="compare.groups"),
+        Binding("M", "groups", "Regression groups", show=False, id="compare.groups"),
         Binding("e", "export", "Export comparison", id="compare.export"),
         Binding("escape", "back", "Back", id="compare.back"),
     ]
