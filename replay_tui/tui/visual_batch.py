@@ -1,5 +1,10 @@
 """The visual batch screen: every page pair of a batch with its five scores and final, sortable by each.
 
+With pairs from exactly two generated folders (A, the first, and B) the screen also compares them
+(:func:`replay_tui.visual.compare.compare_batches`): a Δ final column on each B row (B − A of that
+page's final score) and, once scoring is done, a summary under the table with each score's A and B
+means, B − A with its 95 % paired bootstrap interval, and how many pages got better, worse or stayed.
+
 Pairs are scored one after another in a thread worker with one Chromium for the whole batch; rows
 fill in as results arrive. Each pair's screenshots are kept as PNGs in a temp folder so opening a
 pair in the inspector (enter) is instant and shows exactly what was scored. The pairs and the scoring
@@ -28,8 +33,9 @@ from replay_tui.sanitize import strip_control
 from replay_tui.tui.app_base import ToolApp
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 from replay_tui.visual.batch import LABELS, BatchPair, batch_markdown, batch_report, score_pairs
+from replay_tui.visual.compare import VisualCompareError, VisualComparison, compare_batches
 from replay_tui.visual.explain import screenshots
-from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, PairReport, batch_means
+from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, PairReport, batch_means
 
 if TYPE_CHECKING:
     from replay_tui.visual.pipeline import PairResult
@@ -67,6 +73,20 @@ def _fmt(value: float | None) -> Text:
     return Text(f"{value:.3f}", style="bold red" if value < 0.5 else "")
 
 
+def _fmt_delta(value: float | None) -> Text:
+    if value is None:
+        return Text("")
+    return Text(f"{value:+.3f}", style="green" if value > 0 else "red" if value < 0 else "dim")
+
+
+DELTA_COLUMN = Column("delta", "Δ final", 8, justify="right")
+
+
+def page_key(pair: BatchPair) -> str:
+    """The page a pair is about, the same in every generated folder (its file name without .html)."""
+    return pair.pred.stem
+
+
 class BatchSource:
     """LazyTable rows: the pairs in display order."""
 
@@ -76,9 +96,13 @@ class BatchSource:
         *(Column(key, LABELS[key], 8, justify="right") for key in SCORES),
     )
 
-    def __init__(self, pairs: list[BatchPair], order: list[int]):
+    def __init__(self, pairs: list[BatchPair], order: list[int], deltas: dict[int, float | None] | None = None):
         self.pairs = pairs
         self.order = order
+        self.deltas = deltas
+        """With two generated folders: B − A of the final score by pair index (B's pairs only)."""
+        if deltas is not None:
+            self.columns = (*self.columns, DELTA_COLUMN)
 
     def __len__(self) -> int:
         return len(self.order)
@@ -95,7 +119,10 @@ class BatchSource:
         status = Text(
             pair.status, style={"ok": "green", "scoring": "italic", "queued": "dim"}.get(pair.status, "yellow")
         )
-        return [Text(strip_control(pair.label)), status, *(_fmt(pair.value(key)) for key in SCORES)]
+        cells = [Text(strip_control(pair.label)), status, *(_fmt(pair.value(key)) for key in SCORES)]
+        if self.deltas is not None:
+            cells.append(_fmt_delta(self.deltas.get(self.order[index])))
+        return cells
 
 
 class VisualBatchScreen(SortActions, Screen):
@@ -103,6 +130,9 @@ class VisualBatchScreen(SortActions, Screen):
 
     SORT_KEYS = SORTABLE
     CSS_PATH = "styles/batch.tcss"  # relative to this module
+    DEFAULT_CSS = """
+    VisualBatchScreen #batch-delta { height: auto; padding: 0 1; border-top: solid $panel; }
+    """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "sort", "Sort", id="visual.sort"),
         Binding("S", "reverse_sort", "Reverse", show=False, id="visual.reverse_sort"),
@@ -134,10 +164,17 @@ class VisualBatchScreen(SortActions, Screen):
         self.scoring = False
         self.cancel_event = threading.Event()
         self._cache = Path(tempfile.mkdtemp(prefix="replay-tui-visual-"))
+        folders = list(dict.fromkeys(pair.pred.parent for pair in pairs))
+        self.folders: list[Path] | None = folders if len(folders) == 2 else None
+        """The two generated folders (A, then B) when the pairs come from exactly two; else None."""
+        self.comparison: VisualComparison | None = None
+        self.comparison_error: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="batch-title")
         yield LazyTable(id="batch-pairs")
+        if self.folders is not None:
+            yield Static(id="batch-delta")
         yield Static(id="batch-status")
         yield Footer()
 
@@ -151,6 +188,8 @@ class VisualBatchScreen(SortActions, Screen):
                 markup=False,
             )
         self.start_scoring([i for i, p in enumerate(self.pairs) if p.report is None])
+        if not self.scoring:  # everything was scored already (a saved batch): compare at once
+            self.update_comparison()
 
     def on_unmount(self) -> None:
         self.cancel_event.set()
@@ -185,8 +224,9 @@ class VisualBatchScreen(SortActions, Screen):
         cursor = 0
         if current is not None:
             cursor = order.index(self.pairs.index(current))
-        self.table.set_source(BatchSource(self.pairs, order), cursor=cursor)
+        self.table.set_source(BatchSource(self.pairs, order, self.pair_deltas()), cursor=cursor)
         self.update_title()
+        self.update_delta_summary()
 
     def update_title(self) -> None:
         scored = [p for p in self.pairs if p.report is not None]
@@ -209,6 +249,75 @@ class VisualBatchScreen(SortActions, Screen):
             status = f"scoring {len(scored)}/{len(self.pairs)} in headless Chromium · ctrl+x cancels"
         self.query_one("#batch-status", Static).update(status)
 
+    # -- two folders: B − A -------------------------------------------------------------------
+    def folder_reports(self) -> tuple[BatchReport, BatchReport] | None:
+        """Folder A's and folder B's scored pairs as two batch reports, rows named by page (not
+        ``folder/page``) so :func:`compare_batches` pairs them up; None without exactly two folders."""
+        if self.folders is None:
+            return None
+        reports = []
+        for folder in self.folders:
+            mine = [pair for pair in self.pairs if pair.pred.parent == folder]
+            report = batch_report(mine, self.mode)
+            rows = [BatchRow.from_report(page_key(p), p.report) for p in mine if p.report is not None]
+            reports.append(report.model_copy(update={"rows": rows, "means": batch_means(rows)}))
+        return reports[0], reports[1]
+
+    def pair_deltas(self) -> dict[int, float | None] | None:
+        """B − A of the final score for each of folder B's pairs (by index), None when a side is unscored."""
+        if self.folders is None:
+            return None
+        folder_a, folder_b = self.folders
+        finals_a = {page_key(p): p.value("final") for p in self.pairs if p.pred.parent == folder_a}
+        deltas: dict[int, float | None] = {}
+        for index, pair in enumerate(self.pairs):
+            if pair.pred.parent != folder_b:
+                continue
+            first, second = finals_a.get(page_key(pair)), pair.value("final")
+            deltas[index] = None if first is None or second is None else second - first
+        return deltas
+
+    def update_comparison(self) -> None:
+        """Compare folder B with folder A on the scored pages (after scoring; fast for tens of pages)."""
+        reports = self.folder_reports()
+        if reports is None:
+            return
+        try:
+            self.comparison, self.comparison_error = compare_batches(*reports), None
+        except VisualCompareError as exc:
+            self.comparison, self.comparison_error = None, str(exc)
+        self.update_delta_summary()
+
+    def update_delta_summary(self) -> None:
+        if self.folders is None:
+            return
+        folder_a, folder_b = (strip_control(folder.name) for folder in self.folders)
+        text = Text()
+        text.append("B − A", style="bold")
+        text.append(f"  B = {folder_b} · A = {folder_a}", style="dim")
+        comparison = self.comparison
+        if comparison is None:
+            waiting = self.comparison_error or "waiting for both folders to be scored"
+            text.append(f" · {strip_control(waiting)}", style="yellow" if self.comparison_error else "dim")
+            self.query_one("#batch-delta", Static).update(text)
+            return
+        text.append(f" · {comparison.pages} pages · 95 % paired bootstrap interval", style="dim")
+        if self.scoring:
+            text.append(" · scoring again…", style="italic")
+        for line in (
+            comparison.warnings
+            + ([f"only in A: {', '.join(comparison.only_a[:5])}"] if comparison.only_a else [])
+            + ([f"only in B: {', '.join(comparison.only_b[:5])}"] if comparison.only_b else [])
+        ):
+            text.append(f"\n{strip_control(line)}", style="yellow")
+        for score in comparison.scores:
+            style = "green" if score.low > 0 else "red" if score.high < 0 else ""
+            text.append(f"\n{LABELS[score.score]:<9}", style="bold")
+            text.append(f"A {score.mean_a:.4f}  B {score.mean_b:.4f}  ")
+            text.append(f"B − A {score.difference:+.4f} [{score.low:+.4f}, {score.high:+.4f}]", style=style)
+            text.append(f"  better {score.better} · worse {score.worse} · same {score.same}", style="dim")
+        self.query_one("#batch-delta", Static).update(text)
+
     # -- scoring ------------------------------------------------------------------------------
     def start_scoring(self, indices: list[int]) -> None:
         if not indices:
@@ -222,6 +331,7 @@ class VisualBatchScreen(SortActions, Screen):
         self.scoring = True
         self._score_worker(indices, self.cancel_event)
         self.update_title()
+        self.update_delta_summary()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="visual-batch")
     def _score_worker(self, indices: list[int], cancel: threading.Event) -> None:
@@ -281,11 +391,12 @@ class VisualBatchScreen(SortActions, Screen):
         elif self.cancel_event.is_set():
             self.notify("scoring cancelled", severity="warning")
         self.rebuild()
+        self.update_comparison()
 
     # -- actions ------------------------------------------------------------------------------
     @on(LazyTable.HeaderClicked, "#batch-pairs")
     def _header_clicked(self, event: LazyTable.HeaderClicked) -> None:
-        self.sort_by(BatchSource.columns[event.column].key)
+        self.sort_by(self.table.source.columns[event.column].key)
 
     def action_cancel(self) -> None:
         if self.scoring:
