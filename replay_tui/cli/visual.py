@@ -183,7 +183,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         except ClipUnavailable as exc:
             print_warning(err, "visual", f"CLIP unavailable ({exc}); clip is null and the final score partial")
     if args.tui:
-        return _tui(args, clip_scorer, folders)
+        return _tui(args, clip_scorer, folders, other)
     try:
         renderer, owned = renderer_factory(int(args.timeout * 1000))
     except RenderError as exc:
@@ -242,15 +242,16 @@ def _single(args, out: Console, err: Console, renderer, clip_scorer) -> int:
     return EXIT_OK
 
 
-def _tui(args: argparse.Namespace, clip_scorer, folders: tuple[Path, Path] | None) -> int:
-    """Open the inspector on a pair, or the batch screen on two folders (Chromium starts in the app)."""
+def _tui(args: argparse.Namespace, clip_scorer, folders: tuple[Path, Path] | None, other: Path | None = None) -> int:
+    """Open the inspector on a pair, or the batch screen on the folders (Chromium starts in the app);
+    with a second pred folder the screen compares B with A."""
     timeout_ms = int(args.timeout * 1000)
     if folders is not None:
         from replay_tui.tui.visual_batch import VisualBatchApp
         from replay_tui.visual.batch import discover_pairs
 
         ref_dir, pred_dir = folders
-        pairs, missing = discover_pairs(ref_dir, [pred_dir])
+        pairs, missing = discover_pairs(ref_dir, [pred_dir] if other is None else [pred_dir, other])
         if not pairs:
             raise UsageError(f"no page pairs in {ref_dir} and {pred_dir}")
         app: App = VisualBatchApp(
