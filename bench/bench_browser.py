@@ -118,10 +118,17 @@ async def main() -> None:
         f"sort {ours['sort']:.3f} s"
     )
     print(f"DataTable    : first screen {base['first_screen']:.2f} s, sort {base['sort']:.3f} s")
-    print(
-        f"ratios       : first screen {base['first_screen'] / ours['first_screen']:.1f}x faster, "
-        f"sort {base['sort'] / ours['sort']:.1f}x faster"
-    )
+    first = _ratio(base["first_screen"], ours["first_screen"])
+    print(f"ratios       : first screen {first}, sort {_ratio(base['sort'], ours['sort'])}")
+
+
+def _ratio(baseline: float, ours: float) -> str:
+    """``2.3x faster`` or ``2.3x slower`` (never "0.4x faster" for a slowdown)."""
+    if ours <= 0 or baseline <= 0:
+        return "n/a"
+    if baseline >= ours:
+        return f"{baseline / ours:.1f}x faster"
+    return f"{ours / baseline:.1f}x slower"
 
 
 if __name__ == "__main__":
