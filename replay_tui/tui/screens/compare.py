@@ -19,7 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -35,11 +35,11 @@ from replay_tui.compare import FLIP_LABELS, Comparison, EpisodePair, PairedStats
 from replay_tui.compare_export import write_comparison
 from replay_tui.diff import char_diff
 from replay_tui.export import FORMATS
-from replay_tui.groups import SORT_KEYS, MismatchGroup, sort_groups
-from replay_tui.sanitize import excerpt, one_line, strip_control
-from replay_tui.tui.screens.groups import SORT_COLUMNS, GroupsSource
+from replay_tui.groups import MismatchGroup
+from replay_tui.sanitize import one_line, strip_control
+from replay_tui.tui.screens.groups import GroupsSource, GroupsView
 from replay_tui.tui.screens.modals import FORMAT_SUFFIX, ExportModal
-from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
+from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 
 EPISODE_COLUMNS = (
     Column("episode", "episode", 14),
@@ -404,11 +404,12 @@ class RegressionStepsSource:
         ]
 
 
-class CompareGroupsScreen(SortActions, Screen):
+class CompareGroupsScreen(GroupsView):
     """A comparison's regressions in groups: enter on a group lists its steps, enter on a step opens
     the compare stepper at that step."""
 
-    SORT_KEYS = SORT_KEYS
+    PREFIX = "cmp-"
+    NO_GROUP = ("No step regressed.", "green")
     DEFAULT_CSS = """
     CompareGroupsScreen #cmp-groups-title { height: auto; padding: 0 1; }
     CompareGroupsScreen #cmp-group-list { height: 1fr; }
@@ -425,62 +426,24 @@ class CompareGroupsScreen(SortActions, Screen):
         super().__init__(id="compare-groups")
         self.comparison = comparison
         self.export_dir = export_dir or Path.cwd()
-        self.groups: list[MismatchGroup] = list(comparison.regression_groups)
+        self.groups = list(comparison.regression_groups)
         self.steps: dict[tuple[str, str], StepPair] = {(s.episode, s.step_label): s for s in comparison.steps}
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="cmp-groups-title")
-        yield LazyTable(id="cmp-group-list")
-        yield Static(id="cmp-group-detail")
-        yield LazyTable(id="cmp-group-steps")
-        yield Footer()
 
     def on_mount(self) -> None:
         self.rebuild()
         self.group_table.focus()
 
-    @property
-    def group_table(self) -> LazyTable:
-        return self.query_one("#cmp-group-list", LazyTable)
+    def groups_source(self, groups: list[MismatchGroup]) -> GroupsSource:
+        return RegressionGroupsSource(groups)
 
-    @property
-    def steps_table(self) -> LazyTable:
-        return self.query_one("#cmp-group-steps", LazyTable)
+    def steps_source_for(self, group: MismatchGroup | None) -> RegressionStepsSource:
+        return RegressionStepsSource(group, self.steps)
 
-    def rebuild(self) -> None:
-        """Sort the groups by the current key, keeping the cursor on the same group."""
-        current = self.current_group()
-        keep = current.key if current is not None else None
-        self.groups = sort_groups(self.groups, self.sort_key, self.reverse)
-        index = next((n for n, g in enumerate(self.groups) if g.key == keep), 0)
-        self.source = RegressionGroupsSource(self.groups)
-        self.group_table.set_source(self.source, cursor=index)
-        self.show_group()
-        self.update_title()
-
-    def current_group(self) -> MismatchGroup | None:
-        source = getattr(self, "source", None)
-        if source is None or not len(source):
-            return None
-        return source.groups[min(self.group_table.cursor, len(source) - 1)]
-
-    def show_group(self) -> None:
-        group = self.current_group()
-        self.steps_source = RegressionStepsSource(group, self.steps)
-        self.steps_table.set_source(self.steps_source, cursor=0)
-        detail = Text()
-        if group is None:
-            detail.append("No step regressed.", style="green")
-        else:
-            detail.append(f"{group.count} {'step' if group.count == 1 else 'steps'}", style="bold")
-            detail.append(f"  {one_line(group.state)}  ", style="bold cyan")
-            detail.append(one_line(group.expected_tool), style="green")
-            detail.append(" → ", style="dim")
-            detail.append(one_line(group.predicted_tool), style="red")
-            detail.append(f"  {one_line(group.reason_kind)}", style="bold")
-            detail.append("\nsample  ", style="dim")
-            detail.append(excerpt(group.sample_reason, 400))
-        self.query_one("#cmp-group-detail", Static).update(detail)
+    def open_step(self, key: Any) -> None:
+        episode, label = key
+        self.app.push_screen(
+            CompareStepperScreen(self.comparison, episode, step_label=label, export_dir=self.export_dir)
+        )
 
     def update_title(self) -> None:
         c = self.comparison
@@ -502,42 +465,7 @@ class CompareGroupsScreen(SortActions, Screen):
                 f"{'group' if groups == 1 else 'groups'}",
                 style="bold red",
             )
-        # count sorts the largest first (↓), the others a to z (↑); S reverses
-        arrow = "↓" if (self.sort_key == "count") != self.reverse else "↑"
-        text.append(f"  sort: {self.sort_key} {arrow}", style="dim")
-        self.query_one("#cmp-groups-title", Static).update(text)
-
-    # -- events -------------------------------------------------------------------------------
-    @on(LazyTable.Highlighted, "#cmp-group-list")
-    def _group_highlighted(self) -> None:
-        group = self.current_group()
-        if group is not None and self.steps_source.keys != [_step_key(k) for k in group.steps]:
-            self.show_group()
-
-    @on(LazyTable.Selected, "#cmp-group-list")
-    def _group_selected(self) -> None:
-        if len(self.steps_source):
-            self.steps_table.focus()
-
-    @on(LazyTable.Selected, "#cmp-group-steps")
-    def _step_selected(self, event: LazyTable.Selected) -> None:
-        episode, label = self.steps_source.keys[event.index]
-        self.app.push_screen(
-            CompareStepperScreen(self.comparison, episode, step_label=label, export_dir=self.export_dir)
-        )
-
-    @on(LazyTable.HeaderClicked, "#cmp-group-list")
-    def _header_clicked(self, event: LazyTable.HeaderClicked) -> None:
-        key = SORT_COLUMNS.get(self.source.columns[event.column].key)
-        if key is not None:
-            self.sort_by(key)
-
-    # -- actions ------------------------------------------------------------------------------
-    def action_back(self) -> None:
-        if self.steps_table.has_focus:
-            self.group_table.focus()
-        else:
-            self.app.pop_screen()
+        self.sort_title(text)
 
 
 class StepsSource:

@@ -7,7 +7,7 @@ exports write), so the app, the reports and the terminal show the same groups an
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -105,60 +105,57 @@ class GroupStepsSource:
         return [Text(one_line(where)), Text(one_line(label)), Text(one_line(expected), style="green"), predicted]
 
 
-class GroupsScreen(SortActions, Screen):
-    """Mismatch groups: enter on a group lists its steps, enter on a step opens it in the stepper."""
+class GroupsView(SortActions, Screen):
+    """Groups above, the selected group's steps below: sortable (``s``/``S`` or a header click),
+    enter on a group lists its steps, enter on a step opens it (:meth:`open_step`).
+
+    The mechanics both group screens share (a run's mismatch groups, a comparison's regression
+    groups); subclasses say what the rows are and where a step opens. Widget ids are ``PREFIX`` +
+    ``groups-title``, ``group-list``, ``group-detail``, ``group-steps``.
+    """
 
     SORT_KEYS = SORT_KEYS
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("s", "sort", "Sort", id="groups.sort"),
-        Binding("S", "reverse_sort", "Reverse", show=False, id="groups.reverse_sort"),
-        Binding("escape", "back", "Back", id="groups.back"),
-    ]
+    PREFIX: ClassVar[str] = ""
+    NO_GROUP: ClassVar[tuple[str, str]] = ("no group selected", "dim")
+    """What the detail line says when there is no group (text, style)."""
 
-    def __init__(self, replay_app: ReplayState) -> None:
-        super().__init__(id="groups")
-        self.replay_app = replay_app  # read only: changes are asked for with messages
-        self.summary: SummaryReport | None = None
-        self.groups: list[MismatchGroup] = []
-        self.mismatches: dict[tuple[int, str], Mismatch] = {}
-        self.episode_ids: dict[int, str] = {}
+    groups: list[MismatchGroup]
+    source: GroupsSource
+    steps_source: Any
 
     def compose(self) -> ComposeResult:
-        yield Static(id="groups-title")
-        yield LazyTable(id="group-list")
-        yield Static(id="group-detail")
-        yield LazyTable(id="group-steps")
-        yield Static(id="status")
+        yield Static(id=f"{self.PREFIX}groups-title")
+        yield LazyTable(id=f"{self.PREFIX}group-list")
+        yield Static(id=f"{self.PREFIX}group-detail")
+        yield LazyTable(id=f"{self.PREFIX}group-steps")
+        yield from self.compose_bottom()
+
+    def compose_bottom(self) -> ComposeResult:
         yield Footer()
-
-    def on_mount(self) -> None:
-        self.reload()
-        self.group_table.focus()
-        self.post_message(StatusRefreshRequested())
-
-    def on_screen_resume(self) -> None:
-        self.reload()
-        self.post_message(StatusRefreshRequested())
 
     @property
     def group_table(self) -> LazyTable:
-        return self.query_one("#group-list", LazyTable)
+        return self.query_one(f"#{self.PREFIX}group-list", LazyTable)
 
     @property
     def steps_table(self) -> LazyTable:
-        return self.query_one("#group-steps", LazyTable)
+        return self.query_one(f"#{self.PREFIX}group-steps", LazyTable)
 
-    # -- data ---------------------------------------------------------------------------------
-    def reload(self) -> None:
-        """Group the latest results again (after a replay or a change of matching policies)."""
-        summary = self.replay_app.workspace.summary()
-        self.summary = summary
-        self.mismatches = {(m.session_id, m.step_label): m for e in summary.episodes for m in e.mismatches}
-        self.episode_ids = {e.session_id: e.episode_id for e in summary.episodes if e.episode_id is not None}
-        keep = self.current_group()
-        self.groups = group_mismatches(summary)
-        self.rebuild(keep=keep.key if keep is not None else None)
+    # -- what subclasses say ------------------------------------------------------------------
+    def groups_source(self, groups: list[MismatchGroup]) -> GroupsSource:
+        return GroupsSource(groups)
 
+    def steps_source_for(self, group: MismatchGroup | None) -> Any:
+        """The table source of ``group``'s steps; its ``keys`` are what :meth:`open_step` receives."""
+        raise NotImplementedError
+
+    def open_step(self, key: Any) -> None:
+        raise NotImplementedError
+
+    def update_title(self) -> None:
+        raise NotImplementedError
+
+    # -- shared -------------------------------------------------------------------------------
     def rebuild(self, keep: tuple[str, str, str, str] | None = None) -> None:
         """Sort the groups by the current key, keeping the cursor on the same group when it is still there."""
         if keep is None:
@@ -166,7 +163,7 @@ class GroupsScreen(SortActions, Screen):
             keep = current.key if current is not None else None
         self.groups = sort_groups(self.groups, self.sort_key, self.reverse)
         index = next((n for n, g in enumerate(self.groups) if g.key == keep), 0)
-        self.source = GroupsSource(self.groups)
+        self.source = self.groups_source(self.groups)
         self.group_table.set_source(self.source, cursor=index)
         self.show_group()
         self.update_title()
@@ -179,11 +176,12 @@ class GroupsScreen(SortActions, Screen):
 
     def show_group(self) -> None:
         group = self.current_group()
-        self.steps_source = GroupStepsSource(group, self.mismatches, self.episode_ids)
+        self.shown_group = group
+        self.steps_source = self.steps_source_for(group)
         self.steps_table.set_source(self.steps_source, cursor=0)
         detail = Text()
         if group is None:
-            detail.append("no group selected", style="dim")
+            detail.append(*self.NO_GROUP)
         else:
             detail.append(f"{group.count} {'step' if group.count == 1 else 'steps'}", style="bold")
             detail.append(f"  {one_line(group.state)}  ", style="bold cyan")
@@ -193,7 +191,96 @@ class GroupsScreen(SortActions, Screen):
             detail.append(f"  {one_line(group.reason_kind)}", style="bold")
             detail.append("\nsample  ", style="dim")
             detail.append(excerpt(group.sample_reason, 400))
-        self.query_one("#group-detail", Static).update(detail)
+        self.query_one(f"#{self.PREFIX}group-detail", Static).update(detail)
+
+    def sort_title(self, text: Text) -> None:
+        """The sort order at the end of the title: count sorts the largest first (↓), the others a to
+        z (↑); ``S`` reverses."""
+        arrow = "↓" if (self.sort_key == "count") != self.reverse else "↑"
+        text.append(f"  sort: {self.sort_key} {arrow}", style="dim")
+        self.query_one(f"#{self.PREFIX}groups-title", Static).update(text)
+
+    # -- events -------------------------------------------------------------------------------
+    @on(LazyTable.Highlighted)
+    def _group_highlighted(self, event: LazyTable.Highlighted) -> None:
+        if event.control is not self.group_table:
+            return
+        group = self.current_group()
+        shown = getattr(self, "shown_group", None)
+        if group is not None and (shown is None or group.key != shown.key):
+            self.show_group()
+
+    @on(LazyTable.Selected)
+    def _selected(self, event: LazyTable.Selected) -> None:
+        if event.control is self.group_table:
+            if len(self.steps_source):
+                self.steps_table.focus()
+        elif event.control is self.steps_table:
+            self.open_step(self.steps_source.keys[event.index])
+
+    @on(LazyTable.HeaderClicked)
+    def _header_clicked(self, event: LazyTable.HeaderClicked) -> None:
+        if event.control is not self.group_table:
+            return
+        key = SORT_COLUMNS.get(self.source.columns[event.column].key)
+        if key is not None:
+            self.sort_by(key)
+
+    # -- actions ------------------------------------------------------------------------------
+    def action_back(self) -> None:
+        if self.steps_table.has_focus:
+            self.group_table.focus()
+        else:
+            self.app.pop_screen()
+
+
+class GroupsScreen(GroupsView):
+    """Mismatch groups: enter on a group lists its steps, enter on a step opens it in the stepper."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "sort", "Sort", id="groups.sort"),
+        Binding("S", "reverse_sort", "Reverse", show=False, id="groups.reverse_sort"),
+        Binding("escape", "back", "Back", id="groups.back"),
+    ]
+
+    def __init__(self, replay_app: ReplayState) -> None:
+        super().__init__(id="groups")
+        self.replay_app = replay_app  # read only: changes are asked for with messages
+        self.summary: SummaryReport | None = None
+        self.groups = []
+        self.mismatches: dict[tuple[int, str], Mismatch] = {}
+        self.episode_ids: dict[int, str] = {}
+
+    def compose_bottom(self) -> ComposeResult:
+        yield Static(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.reload()
+        self.group_table.focus()
+        self.post_message(StatusRefreshRequested())
+
+    def on_screen_resume(self) -> None:
+        self.reload()
+        self.post_message(StatusRefreshRequested())
+
+    # -- data ---------------------------------------------------------------------------------
+    def reload(self) -> None:
+        """Group the latest results again (after a replay or a change of matching policies)."""
+        summary = self.replay_app.workspace.summary()
+        self.summary = summary
+        self.mismatches = {(m.session_id, m.step_label): m for e in summary.episodes for m in e.mismatches}
+        self.episode_ids = {e.session_id: e.episode_id for e in summary.episodes if e.episode_id is not None}
+        keep = self.current_group()
+        self.groups = group_mismatches(summary)
+        self.rebuild(keep=keep.key if keep is not None else None)
+
+    def steps_source_for(self, group: MismatchGroup | None) -> GroupStepsSource:
+        return GroupStepsSource(group, self.mismatches, self.episode_ids)
+
+    def open_step(self, key: Any) -> None:
+        session_id, label = key
+        self.post_message(EpisodeOpenRequested(session_id, step_label=label))
 
     def update_title(self) -> None:
         summary = self.summary
@@ -214,37 +301,4 @@ class GroupsScreen(SortActions, Screen):
                 f" · {summary.episodes_run} episodes · step accuracy {summary.overall_accuracy:.1%} "
                 f"[{low * 100:.1f}–{high * 100:.1f}%]",
             )
-        # count sorts the largest first (↓), the others a to z (↑); S reverses
-        arrow = "↓" if (self.sort_key == "count") != self.reverse else "↑"
-        text.append(f"  sort: {self.sort_key} {arrow}", style="dim")
-        self.query_one("#groups-title", Static).update(text)
-
-    # -- events -------------------------------------------------------------------------------
-    @on(LazyTable.Highlighted, "#group-list")
-    def _group_highlighted(self) -> None:
-        group = self.current_group()
-        if group is not None and self.steps_source.keys != group.steps:
-            self.show_group()
-
-    @on(LazyTable.Selected, "#group-list")
-    def _group_selected(self) -> None:
-        if len(self.steps_source):
-            self.steps_table.focus()
-
-    @on(LazyTable.Selected, "#group-steps")
-    def _step_selected(self, event: LazyTable.Selected) -> None:
-        session_id, label = self.steps_source.keys[event.index]
-        self.post_message(EpisodeOpenRequested(session_id, step_label=label))
-
-    @on(LazyTable.HeaderClicked, "#group-list")
-    def _header_clicked(self, event: LazyTable.HeaderClicked) -> None:
-        key = SORT_COLUMNS.get(self.source.columns[event.column].key)
-        if key is not None:
-            self.sort_by(key)
-
-    # -- actions ------------------------------------------------------------------------------
-    def action_back(self) -> None:
-        if self.steps_table.has_focus:
-            self.group_table.focus()
-        else:
-            self.app.pop_screen()
+        self.sort_title(text)
