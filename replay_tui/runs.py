@@ -346,6 +346,19 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _read_object(path: Path) -> dict[str, Any]:
+    """A run (or report) file's JSON object; RunError naming the file when it is unreadable or not one."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise RunError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
+    except orjson.JSONDecodeError as exc:
+        raise RunError(f"{path}: not JSON: {_first_line(exc)}") from None
+    if not isinstance(data, dict):
+        raise RunError(f"{path}: not a replay report")
+    return data
+
+
 def read_entry(path: Path) -> RunEntry:
     """A listing entry for ``path``, read without building the episodes; never raises."""
     try:
@@ -455,14 +468,7 @@ class RunStore:
         """The report and record of a run (a path, or an id or name under the root). A plain replay
         report without ``"run"`` loads too, its record made from the report. Raises RunError."""
         path = self.find(str(path_or_name))
-        try:
-            data = orjson.loads(path.read_bytes())
-        except OSError as exc:
-            raise RunError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
-        except orjson.JSONDecodeError as exc:
-            raise RunError(f"{path}: not JSON: {_first_line(exc)}") from None
-        if not isinstance(data, dict):
-            raise RunError(f"{path}: not a replay report")
+        data = _read_object(path)
         raw = data.pop("run", None)
         try:
             summary = SummaryReport.model_validate(data)
@@ -479,14 +485,7 @@ class RunStore:
         if not label:
             raise RunError("a run's name cannot be empty")
         target = Path(path)
-        try:
-            data = orjson.loads(target.read_bytes())
-        except OSError as exc:
-            raise RunError(f"{target}: cannot read: {exc.strerror or type(exc).__name__}") from None
-        except orjson.JSONDecodeError as exc:
-            raise RunError(f"{target}: not JSON: {_first_line(exc)}") from None
-        if not isinstance(data, dict):
-            raise RunError(f"{target}: not a replay report")
+        data = _read_object(target)
         raw = data.get("run")
         if isinstance(raw, dict):
             try:
