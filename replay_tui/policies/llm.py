@@ -44,7 +44,7 @@ from replay_tui.demos.models import PromptError, _arguments_from_json, parse_pro
 from replay_tui.policies.base import PolicyFailure, ThreadLocalTrace
 from replay_tui.policies.cache import Cassette, CassetteError, ResponseCache, is_transport_failure, request_key
 from replay_tui.sanitize import excerpt
-from replay_tui.trajectory import call_text
+from replay_tui.trajectory import ToolCall, call_text, infer_tools
 from replay_tui.webshop import ITEM, RESULT, SEARCH
 
 DUMMY_API_KEY = "sk-no-key-needed"
@@ -480,37 +480,14 @@ def request_messages(messages: Any, observation: str = "") -> list[dict[str, Any
     return out
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return "null"
-
-
 def inferred_tool(name: str, arguments: Any) -> dict[str, Any]:
-    """An OpenAI tool schema for one recorded call: each argument typed by its value, all required."""
+    """An OpenAI tool schema for one recorded call (:func:`replay_tui.trajectory.infer_tools` on it)."""
     try:
         values = _arguments_from_json(arguments)
     except ValueError:
         values = {}
     values = values if isinstance(values, Mapping) else {}
-    parameters: dict[str, Any] = {
-        "type": "object",
-        "properties": {str(key): {"type": _json_type(value)} for key, value in values.items()},
-    }
-    if values:
-        parameters["required"] = [str(key) for key in values]
-    description = f"{name} (schema inferred from the recorded call)"
-    return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
+    return infer_tools([ToolCall(name=name, arguments={str(key): value for key, value in values.items()})])[0]
 
 
 def request_tools(
