@@ -162,18 +162,6 @@ def episode_from_trajectory(trajectory: Trajectory, session_id: int, *, file: st
     return episode
 
 
-def _summary(trajectory: Trajectory, record: int) -> EpisodeSummary:
-    return EpisodeSummary(
-        id=trajectory.id,
-        record=record,
-        task=trajectory.task,
-        steps=trajectory.recorded_calls,
-        reward=trajectory.outcome.reward,
-        success=trajectory.outcome.success,
-        locator=record,
-    )
-
-
 class TrajectoryFile:
     """A log of another format, indexed so a DemoSet holds it like a seed demo file.
 
@@ -205,7 +193,7 @@ class TrajectoryFile:
                     if isinstance(found, LoadProblem):
                         self.problems.append(found)
                         continue
-                    summary = _summary(found, record)
+                    summary = EpisodeSummary.of(found, record, record)
                     self._held[record] = found
                     self._add(summary, next_id)
                     next_id += 1

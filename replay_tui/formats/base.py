@@ -37,6 +37,19 @@ class EpisodeSummary:
     locator: Any = None
     """Reader-specific: how :meth:`IndexingReader.load` finds the episode again (offsets, a name)."""
 
+    @classmethod
+    def of(cls, trajectory: Trajectory, record: int, locator: Any = None) -> EpisodeSummary:
+        """The summary of an episode already read whole."""
+        return cls(
+            id=trajectory.id,
+            record=record,
+            task=trajectory.task,
+            steps=trajectory.recorded_calls,
+            reward=trajectory.outcome.reward,
+            success=trajectory.outcome.success,
+            locator=locator,
+        )
+
 
 @dataclass(frozen=True)
 class Detection:

@@ -733,18 +733,6 @@ def _fast(line: memoryview, fallback_id: str, index: int, locator: Any) -> Episo
     return _fast_summary(head, fallback_id, index, locator)
 
 
-def _summary(trajectory: Trajectory, record: int, locator: Any) -> EpisodeSummary:
-    return EpisodeSummary(
-        id=trajectory.id,
-        record=record,
-        task=trajectory.task,
-        steps=trajectory.recorded_calls,
-        reward=trajectory.outcome.reward,
-        success=trajectory.outcome.success,
-        locator=locator,
-    )
-
-
 def _layout(handle: BinaryIO) -> str:
     """How the file holds its records: ``lines`` (JSON Lines), ``document``, ``cassette`` or ``empty``."""
     first = b""
@@ -892,7 +880,7 @@ class OpenAIChatReader:
                 return
         for record, item in self._records(path):
             if isinstance(item, Trajectory) and record is not None:
-                yield _summary(item, record, record)
+                yield EpisodeSummary.of(item, record, record)
             elif isinstance(item, LoadProblem):
                 yield item
 
@@ -1003,7 +991,7 @@ class OpenAIChatReader:
                     yield summary
                 else:
                     for item in self._line(path, data[begin:end], index, number):
-                        yield _summary(item, index, locator) if isinstance(item, Trajectory) else item
+                        yield EpisodeSummary.of(item, index, locator) if isinstance(item, Trajectory) else item
                 index += 1
 
     def _document(self, path: Path, data: bytes) -> Iterator[tuple[int | None, ReadItem]]:
