@@ -19,7 +19,7 @@ from typing import Any, Literal
 from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction
 from replay_tui.matching import ActionVerdict, MatchPolicy, MatchSettings, judge_call
-from replay_tui.sources import open_sources
+from replay_tui.sources import open_sources, tools_by_name
 from replay_tui.trajectory import parse_call_text
 from replay_tui.webshop import ITEM, infer_available_actions, infer_state
 
@@ -103,14 +103,6 @@ def judge_step(
     return judge_call(want.name, want.arguments, got.name, got.arguments, policy, parameters)
 
 
-def _tool_schema(entry: DecisionStep) -> dict[str, Any] | None:
-    for tool in (entry.model_extra or {}).get("tools") or ():
-        spec = tool.get("function", tool) if isinstance(tool, dict) else None
-        if isinstance(spec, dict) and spec.get("name") == entry.llm_action_name:
-            return spec
-    return None
-
-
 def replay_steps(episode: Episode, *, include_item_steps: bool = False) -> list[ReplayStep]:
     """The steps to replay for an episode, with missing state and actions inferred (and warned)."""
     steps: list[ReplayStep] = []
@@ -118,47 +110,33 @@ def replay_steps(episode: Episode, *, include_item_steps: bool = False) -> list[
     item_count = 0
     for position, entry in enumerate(episode.trajectory):
         warnings: list[str] = []
-        if isinstance(entry, DecisionStep) and (entry.model_extra or {}).get("tool_call"):
+        if isinstance(entry, DecisionStep):
+            last_number, item_count = entry.step_number, 0
+            observation = entry.observation_before_llm
             extra = entry.model_extra or {}
-            label = extra.get("step_label")
+            call = bool(extra.get("tool_call"))
+            label = extra.get("step_label") if call else None
+            available: list[str]
+            if call:  # a tool call of another format: its state is the tool, its actions the tools offered
+                state = entry.state or entry.llm_action_name
+                available = list(entry.available_actions or ())
+            else:
+                state = entry.state or ""
+                if not state:
+                    state = infer_state(observation)
+                    warnings.append(f"state missing; inferred {state!r} from the observation")
+                if entry.available_actions is None:
+                    available = infer_available_actions(state, observation)
+                    warnings.append("available_actions missing; inferred from the observation")
+                else:
+                    available = entry.available_actions
+                if entry.action_rebuilt:
+                    warnings.append("action_executed_in_env empty; rebuilt from the tool call")
             steps.append(
                 ReplayStep(
                     index=len(steps),
                     step_number=entry.step_number,
                     label=label if isinstance(label, str) and label else str(entry.step_number),
-                    kind="decision",
-                    state=entry.state or entry.llm_action_name,
-                    available_actions=list(entry.available_actions or ()),
-                    observation=entry.observation_before_llm,
-                    observation_after=entry.observation_after_action,
-                    expected=entry.expected_action,
-                    reward=entry.reward,
-                    done=entry.done,
-                    llm_prompt=entry.llm_prompt,
-                    source=entry,
-                    trajectory_index=position,
-                    call=True,
-                    schema=_tool_schema(entry),
-                )
-            )
-        elif isinstance(entry, DecisionStep):
-            last_number, item_count = entry.step_number, 0
-            observation = entry.observation_before_llm
-            state = entry.state
-            if not state:
-                state = infer_state(observation)
-                warnings.append(f"state missing; inferred {state!r} from the observation")
-            available = entry.available_actions
-            if available is None:
-                available = infer_available_actions(state, observation)
-                warnings.append("available_actions missing; inferred from the observation")
-            if entry.action_rebuilt:
-                warnings.append("action_executed_in_env empty; rebuilt from the tool call")
-            steps.append(
-                ReplayStep(
-                    index=len(steps),
-                    step_number=entry.step_number,
-                    label=str(entry.step_number),
                     kind="decision",
                     state=state,
                     available_actions=list(available),
@@ -171,6 +149,8 @@ def replay_steps(episode: Episode, *, include_item_steps: bool = False) -> list[
                     source=entry,
                     trajectory_index=position,
                     warnings=tuple(warnings),
+                    call=call,
+                    schema=tools_by_name(extra.get("tools") or []).get(entry.llm_action_name) if call else None,
                 )
             )
         elif include_item_steps and isinstance(entry, ItemPageAction):
@@ -178,10 +158,11 @@ def replay_steps(episode: Episode, *, include_item_steps: bool = False) -> list[
             if expected is None:
                 continue  # a tool call we cannot map; nothing to compare against
             item_count += 1
-            available = entry.available_options
-            if available is None:
+            if entry.available_options is None:
                 available = infer_available_actions(ITEM, entry.observation_before_action)
                 warnings.append("available_options missing; inferred from the observation")
+            else:
+                available = entry.available_options
             steps.append(
                 ReplayStep(
                     index=len(steps),

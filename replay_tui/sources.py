@@ -60,7 +60,8 @@ def _step_error(problem_file: str, record: int, episode_id: str, field: str, exc
     )
 
 
-def _tools_by_name(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def tools_by_name(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Tool specs (``{"name", "description", "parameters"}``) by name, from OpenAI ``tools`` entries or bare specs."""
     found = {}
     for tool in tools:
         function = tool.get("function") if isinstance(tool, dict) else None
@@ -93,7 +94,7 @@ def _decision(step: TrajectoryStep, fmt: str, inferred: list[dict[str, Any]] | N
         fields.update(
             llm_prompt=orjson.dumps(messages).decode() if messages else None,
             state=call.name,
-            available_actions=list(_tools_by_name(tools)),
+            available_actions=list(tools_by_name(tools)),
             action_executed_in_env=call.display(),
             tool_call=True,
             format=fmt,
