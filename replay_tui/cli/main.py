@@ -303,7 +303,9 @@ def _add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     llm.add_argument("--seed", dest="llm_seed", type=int, metavar="N", help="sampling seed sent to the server")
     llm.add_argument("--max-tokens", type=int, metavar="N", help="answer length limit sent to the server")
     llm.add_argument("--tool-choice", choices=("required", "auto"), help="tool_choice sent (default required)")
-    llm.add_argument("--timeout", type=float, metavar="SECONDS", help="wait this long for an answer (default 60)")
+    llm.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="deadline for one complete answer, per attempt (default 60)"
+    )
     llm.add_argument(
         "--retries",
         type=int,

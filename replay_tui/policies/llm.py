@@ -67,6 +67,18 @@ FAILURE_KINDS: tuple[str, ...] = (
 )
 
 
+MAX_RESPONSE_BYTES = 16 * 2**20
+"""A chat completion is a few KB; a body past this is a broken or hostile server, not an answer to cache."""
+
+
+class _TooLarge(Exception):
+    """An answer over :data:`MAX_RESPONSE_BYTES`, cut while streaming."""
+
+
+class _Deadline(Exception):
+    """No complete answer within the request's deadline."""
+
+
 class LlmConfigError(ValueError):
     """Settings an LlmPolicy cannot work with (no model, no API key, openai missing...); one line."""
 
@@ -678,6 +690,17 @@ class LlmSettings:
         return f"llm {self.model or '?'} @ {where}{source}"
 
 
+def endpoint_identity(base_url: Any) -> str:
+    """The server a policy talks to, as the cache scopes it: the base URL (``$OPENAI_BASE_URL`` or
+    OpenAI's own when none is given), lower-cased scheme and host, without a trailing slash."""
+    text = str(base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").strip()
+    scheme, sep, rest = text.partition("://")
+    if sep:
+        host, slash, path = rest.partition("/")
+        text = f"{scheme.lower()}://{host.lower()}{slash}{path}"
+    return text.rstrip("/")
+
+
 def _openai() -> ModuleType:
     try:
         import openai
@@ -743,6 +766,13 @@ class LlmPolicy(ThreadLocalTrace):
             )
         elif client is not None:
             self._openai = _openai()
+        self.endpoint = endpoint_identity(getattr(self.client, "base_url", None) or settings.base_url)
+
+    def cache_key(self, key: str) -> str:
+        """Where the response cache keeps a request's answer: the request key scoped to the endpoint,
+        so two servers (or a fault server and the real one) never answer for each other. Cassettes
+        and traces keep the bare request key: a cassette replays offline, wherever it was recorded."""
+        return request_key({"endpoint": self.endpoint, "request": key})
 
     @classmethod
     def from_settings(cls, settings: LlmSettings | Mapping[str, Any] | None, **overrides: Any) -> LlmPolicy:
@@ -801,6 +831,49 @@ class LlmPolicy(ThreadLocalTrace):
             return min(retry_after, s.max_backoff)
         return min(s.backoff * (2**attempt), s.max_backoff)
 
+    def _send(self, request: dict[str, Any]) -> str:
+        """One attempt's response body, cut at ``timeout`` seconds overall (not per read) and at
+        :data:`MAX_RESPONSE_BYTES`.
+
+        httpx's timeout bounds each read, so a server trickling a byte a second, or an endless chunked
+        body, would hold a step forever. The body is streamed and the deadline checked between
+        chunks; the attempt runs on a daemon thread so even a server that trickles its headers cannot
+        hold the replay past the deadline (the abandoned thread ends with its connection).
+        """
+        timeout = self.settings.timeout
+        deadline = time.monotonic() + timeout
+        outcome: dict[str, Any] = {}
+
+        def attempt() -> None:
+            try:
+                create = self.client.chat.completions.with_streaming_response.create
+                with create(**request, timeout=timeout) as raw:
+                    chunks: list[bytes] = []
+                    size = 0
+                    for chunk in raw.iter_bytes():
+                        size += len(chunk)
+                        if size > MAX_RESPONSE_BYTES:
+                            outcome["error"] = _TooLarge(
+                                f"the server's answer is larger than {MAX_RESPONSE_BYTES // 2**20} MiB"
+                            )
+                            return
+                        if time.monotonic() > deadline:
+                            return
+                        chunks.append(chunk)
+                    outcome["text"] = b"".join(chunks).decode("utf-8", errors="replace")
+            except BaseException as exc:  # handed to the caller, which sorts it into a failure kind
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=attempt, name="llm-request", daemon=True)
+        worker.start()
+        worker.join(max(0.0, deadline - time.monotonic()) + 0.05)
+        if "error" in outcome:
+            raise outcome["error"]
+        if "text" not in outcome:
+            raise _Deadline
+        text: str = outcome["text"]
+        return text
+
     def ask(self, request: dict[str, Any]) -> dict[str, Any]:
         """Send one request with retries; return the cache entry for its outcome (never raises)."""
         openai = self._openai
@@ -816,10 +889,13 @@ class LlmPolicy(ThreadLocalTrace):
             with self._lock:
                 self.requests_sent += 1
             try:
-                raw = self.client.chat.completions.with_raw_response.create(**request, timeout=s.timeout)
-                text = raw.text
-            except openai.APITimeoutError:
-                entry = self._failure_entry("timeout", f"no answer within {s.timeout:g} s", None, started, attempt + 1)
+                text = self._send(request)
+            except (openai.APITimeoutError, _Deadline):
+                entry = self._failure_entry(
+                    "timeout", f"no complete answer within {s.timeout:g} s", None, started, attempt + 1
+                )
+            except _TooLarge as exc:
+                return self._failure_entry("bad_response", str(exc), None, started, attempt + 1)
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 retryable = status in (408, 409, 429) or status >= 500
@@ -874,7 +950,7 @@ class LlmPolicy(ThreadLocalTrace):
             return key, entry, "cassette"
         entry = None
         if self.cache is not None:
-            entry = self.cache.get(key)
+            entry = self.cache.get(self.cache_key(key))
             if entry is not None and self.settings.retry_failures and is_transport_failure(entry):
                 entry = None
         if entry is not None:
@@ -888,7 +964,7 @@ class LlmPolicy(ThreadLocalTrace):
                 entry["sample"] = sample
             source = "off"
             if self.cache is not None:
-                self.cache.put(key, entry)
+                self.cache.put(self.cache_key(key), entry)
                 source = "miss"
         if cassette is not None:
             cassette.put(key, entry)
