@@ -7,7 +7,6 @@ is ever dropped. ``llm_prompt`` stays a string until someone asks for the chat m
 
 from __future__ import annotations
 
-import ast
 import json
 from typing import Annotated, Any, ClassVar
 
@@ -15,6 +14,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from replay_tui.actions import ActionError, format_env_action
 from replay_tui.demos.scan import MAX_DEPTH, first_too_deep
+from replay_tui.pyliteral import literal_eval
 
 PROMPT_SIZE_LIMIT = 4 * 1024 * 1024
 """Largest ``llm_prompt`` (in characters) that :func:`parse_prompt` will evaluate."""
@@ -128,7 +128,7 @@ def parse_prompt(text: str | None, *, limit: int = PROMPT_SIZE_LIMIT) -> list[Ch
     if first_too_deep(stripped.encode("utf-8", "surrogatepass"), MAX_DEPTH) is not None:
         raise PromptError(f"llm_prompt is nested more than {MAX_DEPTH} levels deep")
     try:
-        value = ast.literal_eval(stripped)
+        value = literal_eval(stripped)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
         try:
             value = json.loads(stripped)

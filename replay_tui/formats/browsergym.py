@@ -46,6 +46,7 @@ from typing import Any, ClassVar
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import Detection, ReadItem
+from replay_tui.pyliteral import literal_eval, parse_expression
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
 
 FORMAT = "browsergym"
@@ -617,7 +618,7 @@ def _discussion(value: Any) -> tuple[list[ChatMessage], str]:
 
 
 def _literal(node: ast.expr) -> Any:
-    value = ast.literal_eval(node)
+    value = literal_eval(node)
     if isinstance(value, tuple):
         return list(value)
     return value
@@ -626,7 +627,7 @@ def _literal(node: ast.expr) -> Any:
 def parse_action(text: str) -> ToolCall:
     """A BrowserGym action string as a tool call; what does not parse keeps its text under ``code``."""
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = parse_expression(text.strip())
     except SyntaxError:
         tree = None
     if tree is not None and isinstance(tree.body, ast.Call) and isinstance(tree.body.func, ast.Name):

@@ -33,7 +33,6 @@ other lines still load.
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ import orjson
 from replay_tui.actions import BACK_TO_SEARCH, BUY_NOW, NEXT, PREV, format_env_action
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem
+from replay_tui.pyliteral import literal_eval
 from replay_tui.trajectory import Outcome, ToolCall, Trajectory, TrajectoryStep
 
 PAGES = ("index", "search_results", "item_page", "item_sub_page", "done")
@@ -113,7 +113,7 @@ def _literal(text: str) -> Any:
     if len(text) > _LITERAL_LIMIT:
         return None
     try:
-        return ast.literal_eval(text)
+        return literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
 
