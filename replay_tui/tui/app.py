@@ -18,6 +18,7 @@ from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
+from replay_tui.annotations import AnnotationError
 from replay_tui.compare import CompareError, compare_runs, demo_identities, load_run_file
 from replay_tui.config import Config, load_config
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError
@@ -357,12 +358,20 @@ class ReplayApp(RunHistory):
         self.push_screen(NoteModal(self._target(session_id, step_label), current.note if current else ""), apply)
 
     def _save_annotations(self, what: str) -> None:
+        store = self.workspace.annotations
         try:
-            path = self.workspace.annotations.save()
-        except OSError as exc:
+            path = store.save()
+        except (OSError, AnnotationError) as exc:
             self.notify(f"could not save annotations: {exc}", severity="error", markup=False)
             return
-        self.notify(f"{what} · saved to {path}", timeout=2, markup=False)
+        if store.merged_external:
+            self.notify(
+                f"{what} · {path} had changed elsewhere: merged, {store.merged_external} annotation(s) updated here",
+                timeout=6,
+                markup=False,
+            )
+        else:
+            self.notify(f"{what} · saved to {path}", timeout=2, markup=False)
         if isinstance(self.screen, StepperScreen):
             self.screen.annotations_changed()
         browser = self.browser
