@@ -6,7 +6,8 @@ save is atomic, so a crash never leaves a half-written file, and the temporary f
 writer leaves behind are removed on the next load or save.
 
 Two instances (two app windows, an app and a script) may share one sidecar. A save therefore
-never writes its whole in-memory copy: under an exclusive lock (``.NAME.lock`` beside it) it
+never writes its whole in-memory copy: under an exclusive lock (``flock`` on the sidecar's folder,
+so no lock file is left behind) it
 re-reads the file, applies only the edits this instance made since it last read or wrote it
 (per tag and per note, so one instance's tag and another's note on the same step both stay), and
 writes the result; what others wrote meanwhile is taken into memory and counted, so the app can
@@ -109,16 +110,22 @@ def _read_file(path: Path) -> AnnotationFile | None:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock for the sidecar's read-merge-write (a no-op where flock is missing)."""
+    """An exclusive advisory lock for the sidecar's read-merge-write, held on its folder (a rename keeps
+    the folder, not the file); a no-op where flock is missing."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    directory = path.parent if str(path.parent) else Path(".")
+    directory.mkdir(parents=True, exist_ok=True)
     try:
+        fd = os.open(directory, os.O_RDONLY)
         fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:  # a filesystem without flock: merge without the lock rather than not save
+        yield
+        return
+    try:
         yield
     finally:
         os.close(fd)  # closing releases the lock

@@ -93,9 +93,7 @@ def test_two_processes_saving_concurrently_keep_all_changes(tmp_path):
     path = tmp_path / "d.annotations.json"
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
-    procs = [
-        subprocess.Popen([sys.executable, str(script), str(path), str(first), "40"]) for first in (0, 1000, 2000)
-    ]
+    procs = [subprocess.Popen([sys.executable, str(script), str(path), str(first), "40"]) for first in (0, 1000, 2000)]
     assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
     found = on_disk(path)
     for first in (0, 1000, 2000):
