@@ -116,3 +116,12 @@ def require_folder(path: str | os.PathLike[str], what: str | None = None) -> Pat
     if not folder.is_dir():
         raise NotADirectoryError(f"{what + ' ' if what else ''}{folder}: not a folder")
     return folder
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether two paths name one file (links and ``..`` followed); for paths that do not exist
+    (yet), whether they would."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return Path(a).resolve() == Path(b).resolve()

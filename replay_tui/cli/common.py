@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
-from replay_tui.fileio import require_folder
+from replay_tui.fileio import require_folder, same_file
 from replay_tui.sanitize import strip_control
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
@@ -32,6 +33,25 @@ def print_warning(err: Console, command: str | None, message: str) -> None:
     """``replay-tui COMMAND: warning: MESSAGE`` on stderr: the run goes on."""
     where = f"{PROG} {command}" if command else PROG
     err.print(Text(f"{where}: warning: {strip_control(message)}", style="yellow"), soft_wrap=True)
+
+
+def refuse_overwriting_inputs(
+    path: str | os.PathLike[str] | None, inputs: Iterable[str | os.PathLike[str]], flag: str
+) -> None:
+    """A :class:`UsageError` when an output path is one of the command's inputs (``--report d.json``
+    with ``--demos d.json`` replaced the demos with the report): checked before any work is done."""
+    if path is None:
+        return
+    target = Path(path)
+    for source in inputs:
+        if same_file(target, source):
+            raise UsageError(f"{flag} {target} is one of the inputs ({source}): write the output somewhere else")
+
+
+def refuse_overwriting(path: str | os.PathLike[str], force: bool, flag: str = "--force") -> None:
+    """A :class:`UsageError` when ``path`` exists and the user did not say ``--force``."""
+    if not force and Path(path).exists():
+        raise UsageError(f"{path} exists; add {flag} to overwrite it")
 
 
 def folder_arg(path: str | os.PathLike[str], flag: str | None = None) -> Path:

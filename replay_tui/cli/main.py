@@ -32,6 +32,8 @@ from replay_tui.cli.common import (
     folder_arg,
     prepare_graphics,
     print_error,
+    refuse_overwriting,
+    refuse_overwriting_inputs,
 )
 from replay_tui.cli.compare import register as register_compare
 from replay_tui.cli.formats import register as register_formats
@@ -446,6 +448,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="ignore --count and keep writing episodes until the file is about MB megabytes (1 MB = 1,000,000 bytes)",
     )
     generate.add_argument("--indent", action="store_true", help="indent the JSON for reading")
+    generate.add_argument("--force", action="store_true", help="overwrite OUT when it exists")
     generate.add_argument(
         "--bundled",
         action="store_true",
@@ -727,6 +730,10 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         except ExportError as exc:
             raise UsageError(str(exc)) from None
     demos = _load(args)
+    inputs = [source.path for source in demos.files]
+    if args.annotations:
+        inputs.append(Path(args.annotations))
+    refuse_overwriting_inputs(report_path, inputs, "--out" if exporting else "--report")
     session_ids = _select_sessions(args.sessions, demos) if args.sessions else None
     if session_ids is not None:
         missing = [sid for sid in session_ids if sid not in demos]
@@ -988,6 +995,7 @@ def run_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
         path = Path(args.out) if args.out else Path(synth.default_filename(start, count))
         if path.is_dir():
             path = path / synth.default_filename(start, count)
+        refuse_overwriting(path, args.force)
         stats = synth.write_demo_file(
             path,
             start=start,

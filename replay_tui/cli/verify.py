@@ -18,7 +18,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError, print_error
+from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError, print_error, refuse_overwriting_inputs
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.sanitize import strip_control
 from replay_tui.verify.evaluate import evaluate_many
@@ -112,6 +112,12 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     except (InputError, TaskFileError) as exc:
         print_error(err, "verify", str(exc))
         return EXIT_USAGE
+    if args.report:
+        try:
+            refuse_overwriting_inputs(args.report, [p for p in (args.tasks, args.answers) if p], "--report")
+        except UsageError as exc:
+            print_error(err, "verify", str(exc))
+            return EXIT_USAGE
     report = evaluate_many(tasks, answers, site_urls=site_urls)
     if args.report:
         try:

@@ -445,7 +445,8 @@ class ReplayApp(RunHistory):
                 severity="warning",
                 timeout=3,
             )
-        self.push_screen(ExportModal(self.export_dir), apply)
+        inputs = [source.path for source in self.workspace.demos.files] + [self.workspace.annotations.path]
+        self.push_screen(ExportModal(self.export_dir, inputs=inputs), apply)
 
     # -- compare runs -----------------------------------------------------------------------
     def action_compare(self) -> None:

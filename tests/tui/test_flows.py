@@ -507,3 +507,39 @@ async def test_find_follows_the_step_that_is_shown(build):
         expected = sum(pane.text.lower().count("the") for pane in screen.query(TextPane).results())
         assert screen.steps_table.cursor == 1
         assert expected > 0 and len(screen.find_hits) == expected
+
+
+async def test_export_asks_before_overwriting_and_never_replaces_the_log(build, tmp_path):
+    import shutil
+
+    from replay_tui.examples import example_path
+    from replay_tui.tui.screens.modals import ExportModal
+
+    demo = shutil.copy(example_path(), tmp_path / "webshop_demonstrations_0-99.json")
+    app = build([str(demo)], mode="heuristic")
+    existing = tmp_path / "replay-report.md"
+    existing.write_text("an older report")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash", *"volleyball", "enter", "R")
+        await wait_replay(app, pilot)
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("home", "down", "enter")  # Markdown, onto the existing file
+        await pilot.pause()
+        assert isinstance(app.screen, ExportModal) and existing.read_text() == "an older report"
+        await pilot.press("enter")  # the second enter on the same path overwrites
+        await pilot.pause()
+        assert not isinstance(app.screen, ExportModal)
+        assert existing.read_text().startswith("#")
+        before = demo.read_bytes()
+        await pilot.press("e")
+        await pilot.pause()
+        from textual.widgets import Input
+
+        path_input = app.screen.query_one("#export-path", Input)
+        path_input.value = str(demo)
+        path_input.focus()
+        await pilot.press("enter", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportModal)  # refused, twice
+        assert demo.read_bytes() == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
@@ -16,6 +17,7 @@ from textual.widgets import Button, Checkbox, Input, Label, OptionList, RadioBut
 from textual.widgets.option_list import Option
 
 from replay_tui.export import FORMATS
+from replay_tui.fileio import same_file
 from replay_tui.matching import MATCH_POLICIES, MATCH_STATES, POLICY_DESCRIPTIONS, MatchSettings
 from replay_tui.policies.registry import POLICY_MODES
 from replay_tui.workspace import ReplaySettings
@@ -100,10 +102,13 @@ class ExportModal(ModalScreen[tuple[str, Path] | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel", id="export.cancel")]
 
-    def __init__(self, default_dir: Path, fmt: str = "md"):
+    def __init__(self, default_dir: Path, fmt: str = "md", inputs: Sequence[Path] = ()):
         super().__init__()
         self.default_dir = default_dir
         self.fmt = fmt
+        self.inputs = list(inputs)
+        """Files the report must never replace (the logs being debugged, the annotations)."""
+        self._confirmed: Path | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -132,7 +137,17 @@ class ExportModal(ModalScreen[tuple[str, Path] | None]):
         if not value:
             self.notify("give a file path", severity="error")
             return
-        self.dismiss((self.fmt, Path(value).expanduser()))
+        path = Path(value).expanduser()
+        if any(same_file(path, source) for source in self.inputs):
+            message = f"{path} is one of the files being debugged: choose another path"
+            self.notify(message, severity="error", markup=False)
+            return
+        if path.exists() and self._confirmed != path:
+            self._confirmed = path  # a second enter on the same path overwrites
+            message = f"{path} exists: enter again to overwrite it, or edit the path"
+            self.notify(message, severity="warning", markup=False)
+            return
+        self.dismiss((self.fmt, path))
 
 
 class SettingsModal(ModalScreen[ReplaySettings | None]):

@@ -1,0 +1,68 @@
+"""Outputs never replace inputs, and generate asks for --force before overwriting."""
+
+import shutil
+
+import pytest
+
+from replay_tui.cli import main
+from replay_tui.examples import example_path
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def demo(tmp_path):
+    return shutil.copy(example_path(), tmp_path / "d.json")
+
+
+@pytest.mark.parametrize("command", ["replay", "export"])
+def test_a_report_over_the_demo_file_is_refused_before_any_work(capsys, tmp_path, demo, command):
+    before = demo.read_bytes()
+    flag = "--report" if command == "replay" else "--out"
+    target = str(tmp_path / "." / "d.json")  # the same file, spelled differently
+    code, _, err = run_cli(capsys, command, "--demos", str(demo), "--no-save-run", flag, target)
+    assert code == 2 and "is one of the inputs" in err and err.count("\n") == 1
+    assert demo.read_bytes() == before
+
+
+def test_a_report_over_the_annotations_is_refused(capsys, tmp_path, demo):
+    notes = tmp_path / "notes.json"
+    notes.write_text('{"annotations": []}')
+    code, _, err = run_cli(
+        capsys, "replay", "--demos", str(demo), "--annotations", str(notes), "--no-save-run", "--report", str(notes)
+    )
+    assert code == 2 and "is one of the inputs" in err and notes.read_text() == '{"annotations": []}'
+
+
+def test_generate_refuses_to_overwrite_without_force(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    existing = tmp_path / "webshop_demonstrations_0-99.json"
+    existing.write_text("[]")
+    code, _, err = run_cli(capsys, "generate")
+    assert code == 2 and "--force" in err and existing.read_text() == "[]"
+    code, _, _ = run_cli(capsys, "generate", "--force", "--count", "100")
+    assert code == 0 and existing.stat().st_size > 1000
+
+
+def test_compare_refuses_a_report_over_one_of_its_runs(capsys, tmp_path, demo):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for path, mode in ((a, "stub"), (b, "heuristic")):
+        argv = [
+            "replay",
+            "--demos",
+            str(demo),
+            "--mode",
+            mode,
+            "--no-save-run",
+            "--report-steps",
+            "--report",
+            str(path),
+        ]
+        assert run_cli(capsys, *argv)[0] in (0, 1)
+    before = a.read_bytes()
+    code, _, err = run_cli(capsys, "compare", str(a), str(b), "--report", str(a))
+    assert code == 2 and "is one of the inputs" in err and a.read_bytes() == before
