@@ -87,7 +87,10 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     directory = target.parent if str(target.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
     clean_stale_temp_files(target)
-    fd, temp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=directory)
+    try:
+        fd, temp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=directory)
+    except OSError as exc:  # name the file the user asked for, not our temporary one
+        raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -125,3 +128,23 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return Path(a).resolve() == Path(b).resolve()
+
+
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Raise ``OSError`` naming ``path`` now if a file cannot be written there later.
+
+    Called before long work (a replay, a batch) so a typo in an output path costs nothing: the
+    folder is created as :func:`atomic_write_bytes` would, and a temporary file is made and removed
+    in it, which is the one test that holds for permissions, read-only mounts and /proc alike.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise IsADirectoryError(21, "is a folder", str(target))
+    directory = target.parent if str(target.parent) else Path(".")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=TEMP_SUFFIX, dir=directory)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
+    os.close(fd)
+    os.unlink(temp)

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from replay_tui.fileio import require_folder, same_file
+from replay_tui.fileio import check_writable, require_folder, same_file
 from replay_tui.sanitize import strip_control
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
@@ -46,6 +46,16 @@ def refuse_overwriting_inputs(
     for source in inputs:
         if same_file(target, source):
             raise UsageError(f"{flag} {target} is one of the inputs ({source}): write the output somewhere else")
+
+
+def writable_output(path: str | os.PathLike[str] | None, flag: str) -> None:
+    """A :class:`UsageError` now, before any work, when the output ``path`` cannot be written."""
+    if path is None:
+        return
+    try:
+        check_writable(path)
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot write there ({exc.strerror or exc})") from None
 
 
 def refuse_overwriting(path: str | os.PathLike[str], force: bool, flag: str = "--force") -> None:

@@ -24,7 +24,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, print_warning, refuse_overwriting_inputs
+from replay_tui.cli.common import (
+    EXIT_MISMATCH,
+    EXIT_OK,
+    UsageError,
+    print_warning,
+    refuse_overwriting_inputs,
+    writable_output,
+)
 from replay_tui.compare import (
     Agreement,
     CompareError,
@@ -136,6 +143,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if len(runs) < 2:
         raise UsageError("give at least two runs (RUN_A RUN_B), or a --repeat report of two or more runs")
     refuse_overwriting_inputs(args.report, [loaded.source for loaded in runs if loaded.source], "--report")
+    writable_output(args.report, "--report")
     infos = [
         run_info(loaded.summary, loaded.info, label=run_label(index), source=loaded.source)
         for index, loaded in enumerate(runs)

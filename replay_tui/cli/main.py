@@ -34,6 +34,7 @@ from replay_tui.cli.common import (
     print_error,
     refuse_overwriting,
     refuse_overwriting_inputs,
+    writable_output,
 )
 from replay_tui.cli.compare import register as register_compare
 from replay_tui.cli.formats import register as register_formats
@@ -734,6 +735,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.annotations:
         inputs.append(Path(args.annotations))
     refuse_overwriting_inputs(report_path, inputs, "--out" if exporting else "--report")
+    writable_output(report_path, "--out" if exporting else "--report")
     session_ids = _select_sessions(args.sessions, demos) if args.sessions else None
     if session_ids is not None:
         missing = [sid for sid in session_ids if sid not in demos]

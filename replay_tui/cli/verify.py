@@ -18,7 +18,16 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError, print_error, refuse_overwriting_inputs
+from replay_tui.cli.common import (
+    EXIT_MISMATCH,
+    EXIT_OK,
+    EXIT_USAGE,
+    UsageError,
+    print_error,
+    refuse_overwriting_inputs,
+    writable_output,
+)
+from replay_tui.demos.scan import first_too_deep, literal
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.sanitize import strip_control
 from replay_tui.verify.evaluate import evaluate_many
@@ -73,23 +82,51 @@ def read_answers(path: str | Path) -> list[tuple[int, int, Any]]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
+        item = json_value(line, f"{path}:{number}")
         if not isinstance(item, dict):
             raise InputError(f"{path}:{number}: expected an object with task_id and response")
         task_id = item.get("task_id")
-        if isinstance(task_id, str) and task_id.strip().isdigit():
+        if isinstance(task_id, str) and task_id.strip().isdigit() and len(task_id) < 20:
             task_id = int(task_id)
-        if isinstance(task_id, bool) or not isinstance(task_id, int):
-            raise InputError(f"{path}:{number}: task_id must be an integer, got {task_id!r}")
+        if isinstance(task_id, bool) or not isinstance(task_id, int) or abs(task_id) >= 2**63:
+            raise InputError(f"{path}:{number}: task_id must be an integer, got {literal(json.dumps(task_id))}")
         if "response" not in item:
             raise InputError(f"{path}:{number}: no 'response' key")
         answers.append((number, task_id, item["response"]))
     if not answers:
         raise InputError(f"{path}: no answers")
     return answers
+
+
+ANSWER_DEPTH = 64
+"""Answers nest a few levels (a list of objects of lists); deeper is an attack on the evaluator."""
+
+
+def json_value(text: str, where: str) -> Any:
+    """One JSON value of untrusted text, or an :class:`InputError` naming ``where`` and the reason:
+    never a traceback (nesting is measured without recursion first; out-of-range numbers, NaN and
+    infinities are refused)."""
+    deep = first_too_deep(text.encode("utf-8", "surrogatepass"), ANSWER_DEPTH)
+    if deep is not None:
+        raise InputError(f"{where}: nested more than {ANSWER_DEPTH} levels deep (at byte {deep})")
+
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not a number JSON allows")
+
+    try:
+        return json.loads(text, parse_constant=constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{where}: not valid JSON: {exc.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        reason = str(exc).split(";")[0].splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"{where}: not usable JSON: {reason}") from None
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"the number {literal(text)} is out of range")
+    return value
 
 
 def parse_site_urls(values: list[str]) -> dict[str, list[str]]:
@@ -115,6 +152,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.report:
         try:
             refuse_overwriting_inputs(args.report, [p for p in (args.tasks, args.answers) if p], "--report")
+            writable_output(args.report, "--report")
         except UsageError as exc:
             print_error(err, "verify", str(exc))
             return EXIT_USAGE

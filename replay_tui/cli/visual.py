@@ -29,6 +29,7 @@ from replay_tui.cli.common import (
     prepare_graphics,
     print_error,
     print_warning,
+    writable_output,
 )
 from replay_tui.fileio import atomic_write_bytes, atomic_write_text
 from replay_tui.sanitize import strip_control
@@ -173,6 +174,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("expected REF.html GEN.html (or --ref-dir DIR --pred-dir DIR)")
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    writable_output(args.json, "--json")
     folders = (folder_arg(args.ref_dir, "--ref-dir"), folder_arg(pred_dirs[0], "--pred-dir")) if batch else None
     other = folder_arg(pred_dirs[1], "--pred-dir") if len(pred_dirs) == 2 else None
     clip_scorer = None

@@ -219,6 +219,9 @@ def load_tasks(path: str | Path) -> dict[int, Task]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TaskFileError(f"{path}: not valid JSON: {exc}") from None
+    except (ValueError, RecursionError, MemoryError) as exc:  # numbers past the digit limit, deep nesting
+        reason = str(exc).split(";")[0].splitlines()[0] if str(exc) else type(exc).__name__
+        raise TaskFileError(f"{path}: not usable JSON: {reason}") from None
     return parse_tasks(data, str(path))
 
 
@@ -362,4 +365,6 @@ class Report(BaseModel):
     def to_json_bytes(self) -> bytes:
         """Deterministic JSON: sorted keys, two-space indent, strict (no NaN), trailing newline."""
         data = self.model_dump(mode="json")
-        return (json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
+        text = json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        # a lone surrogate from the answers (valid in JSON as an escape) is written back as that escape
+        return text.encode("utf-8", errors="backslashreplace")

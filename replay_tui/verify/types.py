@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
+import regex
 from unidecode import unidecode
 
 
@@ -56,23 +57,36 @@ class Pattern:
     text: str
 
     @property
-    def regex(self) -> re.Pattern[str] | None:
+    def regex(self) -> regex.Pattern[str] | None:
         return _compile(self.text)
 
     def fullmatch(self, value: str) -> bool:
-        regex = self.regex
-        return bool(regex is not None and regex.fullmatch(value))
+        return self._run("fullmatch", value)
 
     def match(self, value: str) -> bool:
-        regex = self.regex
-        return bool(regex is not None and regex.match(value))
+        return self._run("match", value)
+
+    def _run(self, how: str, value: str) -> bool:
+        compiled = self.regex
+        if compiled is None:
+            return False
+        try:
+            return bool(getattr(compiled, how)(value, timeout=REGEX_SECONDS))
+        except TimeoutError:  # a pattern that backtracks without end matches nothing
+            return False
+
+
+REGEX_SECONDS = 0.5
+"""How long one pattern may take on one value. Task files carry regular expressions and answers are
+untrusted text: with ``re`` a pattern like ``^(a+)+$`` took 30 s on a 30-character answer. The
+``regex`` module (``re``'s syntax, with a timeout) bounds that."""
 
 
 @lru_cache(maxsize=512)
-def _compile(text: str) -> re.Pattern[str] | None:
+def _compile(text: str) -> regex.Pattern[str] | None:
     try:
-        return re.compile(text, re.IGNORECASE)
-    except re.error:
+        return regex.compile(text, regex.IGNORECASE)
+    except (regex.error, ValueError, OverflowError, RecursionError):
         return None  # an invalid pattern then only equals its own text
 
 
