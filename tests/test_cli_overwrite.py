@@ -66,3 +66,22 @@ def test_compare_refuses_a_report_over_one_of_its_runs(capsys, tmp_path, demo):
     before = a.read_bytes()
     code, _, err = run_cli(capsys, "compare", str(a), str(b), "--report", str(a))
     assert code == 2 and "is one of the inputs" in err and a.read_bytes() == before
+
+
+def test_a_huge_value_is_cut_in_the_terminal_table_and_whole_in_the_report(capsys, tmp_path):
+    import json
+
+    episodes = json.loads(example_path().read_text())[:3]
+    huge = "x" * 2_000_000
+    step = episodes[0]["trajectory"][0]
+    step["action_executed_in_env"] = f"search[{huge}]"
+    step["llm_action_arguments"] = json.dumps({"keywords": huge})
+    demo = tmp_path / "huge.json"
+    demo.write_text(json.dumps(episodes))
+    report = tmp_path / "r.json"
+    code, out, _ = run_cli(
+        capsys, "replay", "--demos", str(demo), "--mode", "heuristic", "--no-save-run", "--report", str(report)
+    )
+    assert code == 1 and "… (cut;" in out
+    assert len(out) < 50_000
+    assert huge in report.read_text()

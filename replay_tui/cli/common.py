@@ -29,6 +29,21 @@ def print_error(err: Console, command: str | None, message: str) -> None:
     err.print(Text(f"{where}: error: {strip_control(message)}", style="red"), soft_wrap=True)
 
 
+CELL_CHARS = 300
+"""The most a table cell shows of one value: a 20 MB tool argument kept a terminal printing for
+ten minutes. Reports (``--report``) keep every value whole."""
+
+
+def cell(value: str, limit: int = CELL_CHARS) -> Text:
+    """A table cell of untrusted text: control characters stripped, cut at ``limit`` characters with
+    what was left out said."""
+    if len(value) > limit:
+        value = value[: limit * 4]  # strip only what can be shown
+        shown = strip_control(value)[:limit]
+        return Text(f"{shown}… (cut; the report has it all)")
+    return Text(strip_control(value))
+
+
 def print_warning(err: Console, command: str | None, message: str) -> None:
     """``replay-tui COMMAND: warning: MESSAGE`` on stderr: the run goes on."""
     where = f"{PROG} {command}" if command else PROG

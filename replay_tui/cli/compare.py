@@ -28,6 +28,7 @@ from replay_tui.cli.common import (
     EXIT_MISMATCH,
     EXIT_OK,
     UsageError,
+    cell,
     print_warning,
     refuse_overwriting_inputs,
     writable_output,
@@ -282,8 +283,8 @@ def _print_comparison(out: Console, comparison: Comparison, show: int) -> None:
                 Text(strip_control(step.episode)),
                 Text(strip_control(step.step_label)),
                 Text(strip_control(step.state)),
-                Text(strip_control(step.expected)),
-                Text(strip_control(predicted)),
+                cell(step.expected),
+                cell(predicted),
             )
         out.print(table)
         if len(regressions) > show:

@@ -29,6 +29,7 @@ from replay_tui.cli.common import (
     EXIT_USAGE,
     UsageError,
     add_graphics_argument,
+    cell,
     folder_arg,
     prepare_graphics,
     print_error,
@@ -664,7 +665,7 @@ def _groups_table(groups: list[MismatchGroup], limit: int) -> Table:
         table.add_row(
             str(group.count),
             Text(strip_control(group.state)),
-            Text(strip_control(group.tools)),
+            cell(group.tools),
             Text(strip_control(group.reason_kind)),
             Text(excerpt(group.sample_reason, GROUP_SAMPLE_CHARS)),
         )
@@ -691,8 +692,8 @@ def _mismatch_table(episodes: list[EpisodeReport], limit: int) -> Table:
                 str(mismatch.session_id),
                 mismatch.step_label,
                 mismatch.state,
-                Text(strip_control(mismatch.expected)),
-                Text(strip_control(predicted)),
+                cell(mismatch.expected),
+                cell(predicted),
             )
             shown += 1
     return table

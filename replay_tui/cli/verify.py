@@ -23,6 +23,7 @@ from replay_tui.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     UsageError,
+    cell,
     print_error,
     refuse_overwriting_inputs,
     writable_output,
@@ -229,14 +230,9 @@ def render_summary(report: Report, tasks_total: int | None = None) -> Renderable
                 Text(str(result.task_id)),
                 Text(result.status, style="red" if result.status == "failure" else "yellow"),
                 Text(strip_control(name)),
-                Text(_clip(strip_control(detail))),
+                cell(" ".join(detail.split()), 200),
             )
         parts += [Text(""), table]
         if len(bad) > MAX_LISTED:
             parts.append(Text(f"... and {len(bad) - MAX_LISTED} more (see --report)"))
     return Group(*parts)
-
-
-def _clip(text: str, limit: int = 200) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
