@@ -1,8 +1,9 @@
 """Make untrusted text from demo files safe to print: no terminal control sequences.
 
 Demo files are untrusted input. Escape sequences could move the cursor, retitle the terminal
-or hide text; C0/C1 control characters garble output. Rich markup is a separate concern: views
-must build ``rich.text.Text`` objects (never markup strings) from this text.
+or hide text; C0/C1 control characters garble output; bidirectional controls reorder what is
+shown. Rich markup is a separate concern: views must build ``rich.text.Text`` objects (never
+markup strings) from this text.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ _ESCAPES = re.compile(
     r"|\x1b[@-Z\\-_ -/]?[0-~]?",  # other ESC sequences
     re.DOTALL,
 )
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 controls, and the Unicode bidirectional controls (embeddings, overrides, isolates, marks):
+# U+202E in a log would show a line in an order other than the one it is stored in ("Trojan Source").
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def strip_control(text: str) -> str:
@@ -31,7 +34,9 @@ def show_control(text: str) -> str:
 
     def visible(match: re.Match[str]) -> str:
         char = match.group()
-        return "␛" if char == "\x1b" else f"\\x{ord(char):02x}"
+        if char == "\x1b":
+            return "␛"
+        return f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
 
     return _CONTROLS.sub(visible, text or "")
 

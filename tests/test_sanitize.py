@@ -1,4 +1,4 @@
-from replay_tui.sanitize import excerpt, show_control, strip_control
+from replay_tui.sanitize import excerpt, one_line, show_control, strip_control
 
 
 def test_strip_control_removes_escape_sequences_but_keeps_text():
@@ -18,3 +18,10 @@ def test_excerpt_flattens_and_cuts():
     assert excerpt("a\n\n b\x1b[2J  c", 100) == "a b c"
     cut = excerpt("word " * 100, 20)
     assert len(cut) == 20 and cut.endswith("…")
+
+
+def test_bidirectional_controls_are_removed_and_shown_as_escapes():
+    trojan = "access = 'user\u202e \u2066// admin\u2069 \u2066'"
+    assert strip_control(trojan) == "access = 'user // admin '"
+    assert "\u202e" not in one_line(trojan) and "\\u202e" in show_control(trojan)
+    assert strip_control("Ελληνικά עברית العربية") == "Ελληνικά עברית العربية"  # RTL text itself stays
