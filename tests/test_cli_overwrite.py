@@ -85,3 +85,12 @@ def test_a_huge_value_is_cut_in_the_terminal_table_and_whole_in_the_report(capsy
     assert code == 1 and "… (cut;" in out
     assert len(out) < 50_000
     assert huge in report.read_text()
+
+
+def test_a_corrupt_sidecar_is_a_warning_up_front_and_the_report_is_still_written(capsys, tmp_path, demo):
+    notes = tmp_path / "d.annotations.json"
+    notes.write_text('{"annotations": [')
+    report = tmp_path / "r.md"
+    code, _, err = run_cli(capsys, "replay", "--demos", str(demo), "--no-save-run", "--report", str(report))
+    assert code == 0 and "cannot read annotations" in err and "without annotations" in err
+    assert report.exists() and notes.read_text() == '{"annotations": ['

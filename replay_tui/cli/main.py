@@ -33,6 +33,7 @@ from replay_tui.cli.common import (
     folder_arg,
     prepare_graphics,
     print_error,
+    print_warning,
     refuse_overwriting,
     refuse_overwriting_inputs,
     writable_output,
@@ -709,16 +710,25 @@ def _verdict(summary: SummaryReport) -> str:
     )
 
 
+def _report_annotations(args: argparse.Namespace, demos: DemoSet, err: Console) -> AnnotationStore | None:
+    """The annotations a report includes, read before the replay: an unreadable sidecar is a warning
+    (the report is written without them), not an error after the whole run."""
+    try:
+        return AnnotationStore.load(args.annotations or default_annotations_path(demos))
+    except AnnotationError as exc:
+        print_warning(err, args.command, f"{exc}; the report is written without annotations")
+        return None
+
+
 def _write_report(
-    args: argparse.Namespace, demos: DemoSet, summary: SummaryReport, path: Path, fmt: str | None
+    args: argparse.Namespace, summary: SummaryReport, store: AnnotationStore | None, path: Path, fmt: str | None
 ) -> None:
     if args.report_steps and fmt == "json":
         atomic_write_bytes(path, report_json(summary, include_steps=True))
         return
     try:
-        store = AnnotationStore.load(args.annotations or default_annotations_path(demos))
         write_report(path, summary, store, fmt)
-    except (ExportError, AnnotationError) as exc:
+    except ExportError as exc:
         raise UsageError(str(exc)) from None
 
 
@@ -737,6 +747,8 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         inputs.append(Path(args.annotations))
     refuse_overwriting_inputs(report_path, inputs, "--out" if exporting else "--report")
     writable_output(report_path, "--out" if exporting else "--report")
+    steps_only = args.report_steps and report_format == "json"  # a --report-steps JSON has no annotations
+    store = _report_annotations(args, demos, err) if report_path is not None and not steps_only else None
     session_ids = _select_sessions(args.sessions, demos) if args.sessions else None
     if session_ids is not None:
         missing = [sid for sid in session_ids if sid not in demos]
@@ -815,7 +827,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     if not args.no_save_run:
         _save_run(args, policies.settings, demos, summary, session_ids, err)
     if report_path is not None:
-        _write_report(args, demos, summary, report_path, report_format)
+        _write_report(args, summary, store, report_path, report_format)
     if not args.quiet:
         out.print(_summary_table(summary))
         if summary.failures_by_kind:
