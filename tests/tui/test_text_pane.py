@@ -20,9 +20,10 @@ async def test_a_pane_without_width_wraps_nothing_until_it_is_shown() -> None:
         pane = app.query_one(TextPane)
         text = "word " * 40_000  # 200 KB on one line
         pane.set_text(text)
-        assert pane._rows == []  # no pass at width 1 (a row per character)
+        assert pane._wrap is None  # no pass at width 1 (a row per character)
         pane.display = True
         await pilot.pause()
         width = pane.scrollable_content_region.width
         assert width > 10 and pane._wrap_width == width
-        assert len(pane._rows) == len(_word_wrap(text, width)) < len(text) // 10
+        assert pane._wrap is not None
+        assert pane._wrap.rows == len(_word_wrap(text, width)) < len(text) // 10

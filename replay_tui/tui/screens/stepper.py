@@ -8,9 +8,11 @@ pane (``i`` toggles it).
 
 from __future__ import annotations
 
+import gc
 import io
 import json
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -258,6 +260,8 @@ class StepperScreen(Screen):
         self.show_shot = True
         self.has_screenshots = False  # set once the episode is loaded
         self._images: dict[int, Image.Image | None] = {}
+        self._reloading = False
+        self._pane_lines: OrderedDict[tuple[object, ...], tuple[list[PaneLine], Any]] = OrderedDict()
 
     @property
     def trajectory(self) -> Trajectory | None:
@@ -305,10 +309,20 @@ class StepperScreen(Screen):
             self.query_one("#shot", ShotView).border_title = "screenshot"
             self.layout_screenshot()
         start = next((n for n, row in enumerate(self.rows) if row.label == self.start_label), 0)
+        # the panes follow the cursor in the same call (not through the table's Highlighted
+        # message, a hop later): the step list, the detail and the panes change in one frame
+        self.watch(self.steps_table, "cursor", self._cursor_moved, init=False)
         self.reload_steps(cursor=start if self.start_label is not None else 0)
         self.update_title()
         self.query_one("#steps", LazyTable).focus()
         self.post_message(StatusRefreshRequested())
+        # Everything alive now (the workspace, this screen, the episode) outlives the keys pressed
+        # here: keep the cyclic GC from walking it again and again (a full collection over it cost
+        # ~100 ms of CPU every few keys). Unfrozen when the screen goes, so nothing of it leaks.
+        gc.freeze()
+
+    def on_unmount(self) -> None:
+        gc.unfreeze()
 
     # -- state ------------------------------------------------------------------------------
     @property
@@ -323,7 +337,11 @@ class StepperScreen(Screen):
         general = trajectory is not None
         calls = trajectory is not None and is_call_judged(trajectory.format)
         self.source = StepsSource(self.rows, self.verdicts(), self.show_sub_events, general=general, calls=calls)
-        self.steps_table.set_source(self.source, cursor=cursor)
+        self._reloading = True  # the cursor may move on the way: show the step once, below
+        try:
+            self.steps_table.set_source(self.source, cursor=cursor)
+        finally:
+            self._reloading = False
         self.show_current()
 
     def refresh_verdicts(self) -> None:
@@ -383,13 +401,15 @@ class StepperScreen(Screen):
         if episode.success is not None:
             text.append("success  " if episode.success else "failure  ", style="green" if episode.success else "red")
 
-    @on(LazyTable.Highlighted, "#steps")
-    def _highlighted(self) -> None:
-        self.show_current()
+    def _cursor_moved(self) -> None:
+        if not self._reloading:
+            self.show_current()
 
     def show_current(self) -> None:
-        self.show_panes()
-        self.show_detail()
+        """Show the step under the cursor: the detail and the panes, as one update of the screen."""
+        with self.app.batch_update():
+            self.show_panes()
+            self.show_detail()
 
     def show_panes(self) -> None:
         observation = self.query_one("#observation", TextPane)
@@ -412,13 +432,18 @@ class StepperScreen(Screen):
             self.show_general(row, step)
         elif isinstance(entry, DecisionStep):
             observation.border_title = "observation after action" if self.show_after else "observation"
-            observation.set_text(
-                entry.observation_after_action if self.show_after else entry.observation_before_llm,
+            observation.set_lines(
+                self.text_lines(
+                    ("observation", row.position, self.show_after),
+                    entry.observation_after_action if self.show_after else entry.observation_before_llm,
+                ),
                 placeholder="empty observation",
             )
-            lines, placeholder = prompt_lines(entry)
+            lines, placeholder = self.pane_lines(("prompt", row.position), lambda: prompt_lines(entry))
             prompt.set_lines(lines, placeholder=placeholder)
-            thinking.set_text(entry.llm_thinking, placeholder="no thinking recorded")
+            thinking.set_lines(
+                self.text_lines(("thinking", row.position), entry.llm_thinking), placeholder="no thinking recorded"
+            )
             if self.show_trace:
                 self.show_trace_in(thinking, row)
         else:  # a sub-event
@@ -428,7 +453,10 @@ class StepperScreen(Screen):
             else:
                 text = entry.observation
                 observation.border_title = f"{getattr(entry, 'type', 'event')} observation"
-            observation.set_text(text, placeholder="no observation in this event")
+            observation.set_lines(
+                self.text_lines(("observation", row.position, self.show_after), text),
+                placeholder="no observation in this event",
+            )
             prompt.set_text(None, placeholder="sub-events carry no prompt")
             fields = {
                 k: v for k, v in entry.model_dump().items() if not k.startswith("observation") and k not in ("type",)
@@ -439,6 +467,28 @@ class StepperScreen(Screen):
             thinking.border_title = "thinking"
         if self.query_one("#find", Input).value:
             self._collect_hits()  # set_text already searched each pane for the find box's query
+
+    PANE_LINES_KEPT: ClassVar[int] = 32
+    """Pane texts kept as display lines (per step and pane), so stepping back re-splits and re-wraps nothing."""
+
+    def pane_lines(
+        self, key: tuple[object, ...], make: Callable[[], tuple[list[PaneLine], Any]]
+    ) -> tuple[list[PaneLine], Any]:
+        """``make()`` (the lines of a pane and what goes with them), kept under ``key``: showing the
+        same step again passes the panes the same lists, whose wrapped rows they keep."""
+        cached = self._pane_lines.get(key)
+        if cached is None:
+            cached = self._pane_lines[key] = make()
+            while len(self._pane_lines) > self.PANE_LINES_KEPT:
+                self._pane_lines.popitem(last=False)
+        else:
+            self._pane_lines.move_to_end(key)
+        return cached
+
+    def text_lines(self, key: tuple[object, ...], text: str | None) -> list[PaneLine]:
+        """``text`` as display lines (none for no text), kept under ``key``."""
+        lines, _ = self.pane_lines(key, lambda: (lines_from_text(text) if text else [], None))
+        return lines
 
     def source_step(self, row: StepRow) -> TrajectoryStep | None:
         """The Trajectory step behind ``row`` (an episode of another format has one per entry)."""
@@ -451,23 +501,28 @@ class StepperScreen(Screen):
         """The panes of a step of another format: observation (or the tool result, o), the messages,
         the thinking (or the policy call, x), the action pane and the screenshot."""
         observation = self.query_one("#observation", TextPane)
+        shown = step.tool_result if self.show_after else step.observation
+        lines, _ = self.pane_lines(("observation", row.position, self.show_after), lambda: (result_lines(shown), None))
         if self.show_after:
             observation.border_title = "observation after action (tool result)"
-            observation.set_lines(result_lines(step.tool_result), placeholder="no tool result recorded")
+            observation.set_lines(lines, placeholder="no tool result recorded")
         else:
             observation.border_title = "observation"
-            observation.set_lines(result_lines(step.observation), placeholder="empty observation")
+            observation.set_lines(lines, placeholder="empty observation")
         prompt = self.query_one("#prompt", TextPane)
-        lines, last = message_lines(step.messages)
+        lines, last = self.pane_lines(("prompt", row.position), lambda: message_lines(step.messages))
         prompt.border_title = f"messages ({len(step.messages)})" if step.messages else "messages"
         prompt.set_lines(lines, placeholder="no messages recorded", top_line=last)
         thinking = self.query_one("#thinking", TextPane)
-        thinking.set_text(step.thinking, placeholder="no thinking recorded")
+        thinking.set_lines(
+            self.text_lines(("thinking", row.position), step.thinking), placeholder="no thinking recorded"
+        )
         if self.show_trace:
             self.show_trace_in(thinking, row)
         action = self.query_one("#action", TextPane)
         action.border_title = "action" if step.action is not None else f"{getattr(row.entry, 'type', 'step')} (no call)"
-        action.set_lines(action_lines(step), placeholder="no action, text or tool result at this step")
+        lines, _ = self.pane_lines(("action", row.position), lambda: (action_lines(step), None))
+        action.set_lines(lines, placeholder="no action, text or tool result at this step")
         self.show_screenshot(row)
 
     # -- screenshot -------------------------------------------------------------------------
@@ -543,7 +598,12 @@ class StepperScreen(Screen):
         if row is None:
             detail.update(Text("this episode has no trajectory entries", style="dim"))
             return
-        detail.update(self.detail_text(row))
+        # a layout only when the detail's height changes (it is height: auto), not on every step
+        width = detail.content_region.width
+        before = detail.get_content_height(detail.container_size, self.size, width)
+        detail.update(self.detail_text(row), layout=False)
+        if width <= 0 or detail.get_content_height(detail.container_size, self.size, width) != before:
+            detail.refresh(layout=True)
 
     def detail_text(self, row: StepRow) -> Text:
         text = Text(no_wrap=False)
