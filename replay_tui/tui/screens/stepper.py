@@ -23,7 +23,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction, PromptError, SubEvent
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
@@ -42,6 +42,7 @@ from replay_tui.tui.messages import (
     TagRequested,
 )
 from replay_tui.tui.screens.log_panes import action_lines, message_lines, result_lines
+from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
@@ -291,7 +292,7 @@ class StepperScreen(Screen):
                     yield action
         yield Input(placeholder="find in panes (enter: next, ↑/↓: previous/next, esc: close)", id="find")
         yield Static(id="status")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#find", Input).display = False
@@ -431,7 +432,7 @@ class StepperScreen(Screen):
         if step is not None:
             self.show_general(row, step)
         elif isinstance(entry, DecisionStep):
-            observation.border_title = "observation after action" if self.show_after else "observation"
+            observation.set_title("observation after action" if self.show_after else "observation")
             observation.set_lines(
                 self.text_lines(
                     ("observation", row.position, self.show_after),
@@ -449,10 +450,10 @@ class StepperScreen(Screen):
         else:  # a sub-event
             if isinstance(entry, ItemPageAction):
                 text = entry.observation_after_action if self.show_after else entry.observation_before_action
-                observation.border_title = "observation after action" if self.show_after else "observation"
+                observation.set_title("observation after action" if self.show_after else "observation")
             else:
                 text = entry.observation
-                observation.border_title = f"{getattr(entry, 'type', 'event')} observation"
+                observation.set_title(f"{getattr(entry, 'type', 'event')} observation")
             observation.set_lines(
                 self.text_lines(("observation", row.position, self.show_after), text),
                 placeholder="no observation in this event",
@@ -461,10 +462,10 @@ class StepperScreen(Screen):
             fields = {
                 k: v for k, v in entry.model_dump().items() if not k.startswith("observation") and k not in ("type",)
             }
-            thinking.border_title = "event fields"
+            thinking.set_title("event fields")
             thinking.set_text("\n".join(f"{k}: {v}" for k, v in fields.items()), placeholder="no fields")
         if (isinstance(entry, DecisionStep) or step is not None) and not self.show_trace:
-            thinking.border_title = "thinking"
+            thinking.set_title("thinking")
         if self.query_one("#find", Input).value:
             self._collect_hits()  # set_text already searched each pane for the find box's query
 
@@ -504,14 +505,14 @@ class StepperScreen(Screen):
         shown = step.tool_result if self.show_after else step.observation
         lines, _ = self.pane_lines(("observation", row.position, self.show_after), lambda: (result_lines(shown), None))
         if self.show_after:
-            observation.border_title = "observation after action (tool result)"
+            observation.set_title("observation after action (tool result)")
             observation.set_lines(lines, placeholder="no tool result recorded")
         else:
-            observation.border_title = "observation"
+            observation.set_title("observation")
             observation.set_lines(lines, placeholder="empty observation")
         prompt = self.query_one("#prompt", TextPane)
         lines, last = self.pane_lines(("prompt", row.position), lambda: message_lines(step.messages))
-        prompt.border_title = f"messages ({len(step.messages)})" if step.messages else "messages"
+        prompt.set_title(f"messages ({len(step.messages)})" if step.messages else "messages")
         prompt.set_lines(lines, placeholder="no messages recorded", top_line=last)
         thinking = self.query_one("#thinking", TextPane)
         thinking.set_lines(
@@ -520,7 +521,7 @@ class StepperScreen(Screen):
         if self.show_trace:
             self.show_trace_in(thinking, row)
         action = self.query_one("#action", TextPane)
-        action.border_title = "action" if step.action is not None else f"{getattr(row.entry, 'type', 'step')} (no call)"
+        action.set_title("action" if step.action is not None else f"{getattr(row.entry, 'type', 'step')} (no call)")
         lines, _ = self.pane_lines(("action", row.position), lambda: (action_lines(step), None))
         action.set_lines(lines, placeholder="no action, text or tool result at this step")
         self.show_screenshot(row)
@@ -577,7 +578,7 @@ class StepperScreen(Screen):
     def show_trace_in(self, pane: TextPane, row: StepRow) -> None:
         """The policy's own account of this step: request, response, tokens, latency, failure."""
         verdict = self.verdicts().get(row.label) if row.label else None
-        pane.border_title = "policy call"
+        pane.set_title("policy call")
         if verdict is None or not verdict.trace:
             pane.set_text(None, placeholder="no policy call recorded for this step (x: thinking)")
             return

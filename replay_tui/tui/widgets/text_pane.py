@@ -23,7 +23,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -151,6 +151,7 @@ class TextPane(ScrollView, can_focus=True):
         self.current_match = -1
         self._query = ""
         self._anchor: int | None = None  # a logical line kept at the top until the user moves
+        self._title_set: tuple[str, str | None] | None = None  # (title given, border_title then)
         self._drawn_for: tuple[Size, bool] | None = None  # (size, scrollbar) render_line last checked
         self._draw_width = 0
 
@@ -158,6 +159,14 @@ class TextPane(ScrollView, can_focus=True):
     """Wrapped texts a pane keeps (per text and width), so stepping back to a step re-wraps nothing."""
 
     # -- content ----------------------------------------------------------------------------
+    def set_title(self, title: str) -> None:
+        """Set the border title: assigning ``border_title`` redraws the whole pane, even to the
+        same title, so this assigns only when the title changes."""
+        if self._title_set is not None and self._title_set == (title, self.border_title):
+            return
+        self.border_title = title
+        self._title_set = (title, self.border_title)
+
     @property
     def text(self) -> str:
         return "\n".join(line.text for line in self._lines)
@@ -171,14 +180,16 @@ class TextPane(ScrollView, can_focus=True):
         """Show ``lines``, scrolled to the top, or with logical line ``top_line`` at the top (kept
         there when the pane is re-wrapped, until a find match is shown). A list is kept as given
         (not copied): passing the same list again reuses its wrapped rows."""
+        before = self._screen_rows()
         self._lines = lines if isinstance(lines, list) else list(lines)
         self._placeholder = placeholder
         self._wrap = None
         self._drawn_for = None
         self._anchor = top_line or None
         self.scroll_to(0, 0, animate=False, immediate=True)
-        self.find(self._query)
-        self._rewrap()
+        self._search(self._query)
+        self._rewrap(refresh=False)
+        self._refresh_changed(before)
 
     def set_text(self, text: str | None, *, placeholder: str = "") -> None:
         self.set_lines(lines_from_text(text) if text else [], placeholder=placeholder)
@@ -213,7 +224,40 @@ class TextPane(ScrollView, can_focus=True):
             return narrow
         return full if self._wrapped(full).rows <= region.height else narrow
 
-    def _rewrap(self) -> None:
+    def _screen_rows(self) -> tuple[tuple[int, int], list[object]] | None:
+        """What the pane shows now: (wrap width, top row) and a key per row on screen (its text,
+        style and find highlights); None when it is not wrapped or not laid out yet."""
+        wrap = self._wrap
+        height = self.scrollable_content_region.height
+        if wrap is None or height <= 0:
+            return None
+        top = round(self.scroll_offset.y)
+        rows: list[object] = []
+        if not self._lines:
+            rows.append(self._placeholder)
+        for index in range(top, min(top + height, wrap.rows)):
+            number, start, end = wrap.row(index)
+            line = self._lines[number]
+            numbers = self._by_line.get(number, ())
+            highlights = tuple((self.matches[n][1], self.matches[n][2], n == self.current_match) for n in numbers)
+            rows.append((line.text[start:end], line.style, highlights))
+        rows.extend([None] * (height - len(rows)))
+        return (wrap.width, top), rows
+
+    def _refresh_changed(self, before: tuple[tuple[int, int], list[object]] | None) -> None:
+        """Redraw the rows on screen that differ from ``before`` (all of them when the width or the
+        scroll position changed): stepping between texts that share their first screen (a system
+        prompt, a page header) redraws only what changed."""
+        after = self._screen_rows()
+        if before is None or after is None or before[0] != after[0] or len(before[1]) != len(after[1]):
+            self.refresh()
+            return
+        width = self.size.width
+        for y, (old, new) in enumerate(zip(before[1], after[1], strict=True)):
+            if old != new:
+                self.refresh(Region(0, y, width, 1))
+
+    def _rewrap(self, *, refresh: bool = True) -> None:
         width = self._target_width()
         if width <= 0:
             # not laid out yet: wrapping at width 1 would cost a row per character of a 200 KB
@@ -235,7 +279,8 @@ class TextPane(ScrollView, can_focus=True):
         if self._anchor is not None:
             top = wrap.starts[self._anchor] if self._anchor < len(self._lines) else 0
             self.scroll_to(y=top, animate=False, immediate=True)
-        self.refresh()
+        if refresh:
+            self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
         self._drawn_for = None
@@ -244,6 +289,11 @@ class TextPane(ScrollView, can_focus=True):
     # -- find -------------------------------------------------------------------------------
     def find(self, query: str) -> int:
         """Highlight every case-insensitive occurrence of ``query``; returns the count."""
+        count = self._search(query)
+        self.refresh()
+        return count
+
+    def _search(self, query: str) -> int:
         self._query = query
         self.matches = []
         self._by_line = {}
@@ -254,7 +304,6 @@ class TextPane(ScrollView, can_focus=True):
                 for match in pattern.finditer(line.text):
                     self._by_line.setdefault(index, []).append(len(self.matches))
                     self.matches.append((index, match.start(), match.end()))
-        self.refresh()
         return len(self.matches)
 
     def show_match(self, number: int) -> None:
