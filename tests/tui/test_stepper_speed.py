@@ -74,3 +74,24 @@ async def test_the_gc_view_is_frozen_while_the_stepper_is_open_and_unfrozen_afte
         await pilot.press("escape")
         await pilot.pause()
         assert gc.get_freeze_count() == 0
+
+
+async def test_a_reopened_stepper_has_its_status_and_pane_sizes_from_the_start(build):
+    app = build()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        status = str(app.screen_stack[-2].query_one("#status").render())
+        assert status.strip()
+        await pilot.press("escape")
+        await pilot.pause()
+        sizes = StepperScreen._pane_sizes[(app.size, False, False)]
+        assert set(sizes) == {"observation", "prompt", "thinking"}
+        again = StepperScreen(0, app)
+        await app.push_screen(again)
+        assert str(again.query_one("#status").render()) == status  # composed with it, before the App's refresh
+        await pilot.pause()
+        for name, size in sizes.items():
+            pane = again.query_one(f"#{name}", TextPane)
+            assert pane.content_region.size == size and pane.size_hint is None  # dropped at the first resize
+            assert pane._wrap is not None and pane._wrap.width == pane.scrollable_content_region.width
+        assert screen is not again

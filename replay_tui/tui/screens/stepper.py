@@ -22,7 +22,9 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
 from textual.screen import Screen
+from textual.visual import VisualType
 from textual.widgets import Input, Static
 
 from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction, PromptError, SubEvent
@@ -291,8 +293,18 @@ class StepperScreen(Screen):
                     action.display = False
                     yield action
         yield Input(placeholder="find in panes (enter: next, ↑/↓: previous/next, esc: close)", id="find")
-        yield Static(id="status")
+        yield Static(self._status_below(), id="status")
         yield KeysFooter()
+
+    def _status_below(self) -> VisualType:
+        """The status line as the screen this one covers shows it: the App's status, the same on
+        every screen, so the first frame has it; the App's refresh (StatusRefreshRequested, on
+        mount) comes a frame later."""
+        below = [screen for screen in self.app.screen_stack if screen is not self]
+        if below:
+            for status in below[-1].query("#status").results(Static):
+                return status.content
+        return ""
 
     def on_mount(self) -> None:
         self.query_one("#find", Input).display = False
@@ -309,6 +321,8 @@ class StepperScreen(Screen):
             self.query_one("#prompt", TextPane).border_title = "messages"
             self.query_one("#shot", ShotView).border_title = "screenshot"
             self.layout_screenshot()
+        for name, size in self._pane_sizes.get(self._layout_key(), {}).items():
+            self.query_one(f"#{name}", TextPane).size_hint = size  # see TextPane.size_hint
         start = next((n for n, row in enumerate(self.rows) if row.label == self.start_label), 0)
         # the panes follow the cursor in the same call (not through the table's Highlighted
         # message, a hop later): the step list, the detail and the panes change in one frame
@@ -324,6 +338,20 @@ class StepperScreen(Screen):
 
     def on_unmount(self) -> None:
         gc.unfreeze()
+
+    def remember_pane_sizes(self) -> None:
+        """Keep the panes' sizes for the next stepper of this layout (see TextPane.size_hint)."""
+        if self.maximized is None:
+            panes = [self.query_one(f"#{name}", TextPane) for name in PANES]
+            sizes = {pane.id or "": pane.content_region.size for pane in panes if pane.display}
+            if sizes and all(size.width > 0 for size in sizes.values()):
+                StepperScreen._pane_sizes[self._layout_key()] = sizes
+
+    _pane_sizes: ClassVar[dict[tuple[object, ...], dict[str, Size]]] = {}
+    """The panes' content sizes when a stepper of this layout last closed: the next one wraps for them."""
+
+    def _layout_key(self) -> tuple[object, ...]:
+        return (self.app.size, self.general, self.show_shot and self.has_screenshots)
 
     # -- state ------------------------------------------------------------------------------
     @property
@@ -745,6 +773,7 @@ class StepperScreen(Screen):
         elif self.maximized is not None:
             self.minimize()
         else:
+            self.remember_pane_sizes()
             self.app.pop_screen()
 
     # -- find -------------------------------------------------------------------------------

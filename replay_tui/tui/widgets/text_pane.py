@@ -152,6 +152,10 @@ class TextPane(ScrollView, can_focus=True):
         self._query = ""
         self._anchor: int | None = None  # a logical line kept at the top until the user moves
         self._title_set: tuple[str, str | None] | None = None  # (title given, border_title then)
+        self.size_hint: Size | None = None
+        """The content size the pane expects from its first layout (a screen opened again): the
+        text is wrapped for it and the scrollbar set before that layout, so the first frame is
+        complete. Dropped at the first resize; a wrong hint only costs the re-wrap it avoids."""
         self._drawn_for: tuple[Size, bool] | None = None  # (size, scrollbar) render_line last checked
         self._draw_width = 0
 
@@ -211,7 +215,11 @@ class TextPane(ScrollView, can_focus=True):
         """The width to wrap at: the content width, less the vertical scrollbar when the wrapped
         text will need one. Decided here, before the layout, so showing or hiding the scrollbar
         never re-wraps the text (and repaints) a second time."""
-        region = self.content_region
+        region = self.content_region.size
+        if region.width <= 0:
+            if self.size_hint is None:
+                return 0
+            region = self.size_hint
         full = region.width
         if full <= 0:
             return 0
@@ -276,6 +284,8 @@ class TextPane(ScrollView, can_focus=True):
             self._scroll_update(size)
         else:
             self.virtual_size = size
+            if self.size_hint is not None:  # arranged with (or without) its scrollbar from the start
+                self.show_vertical_scrollbar = width < self.size_hint.width
         if self._anchor is not None:
             top = wrap.starts[self._anchor] if self._anchor < len(self._lines) else 0
             self.scroll_to(y=top, animate=False, immediate=True)
@@ -283,6 +293,7 @@ class TextPane(ScrollView, can_focus=True):
             self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
+        self.size_hint = None
         self._drawn_for = None
         self._rewrap()
 
