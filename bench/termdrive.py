@@ -126,8 +126,10 @@ class TmuxApp:
             elif time.perf_counter() - since >= self.quiet:
                 return
 
-    def press(self, key: str, timeout: float = 30.0, quiet: float | None = None) -> Press:
-        """Send one key and time the screen's answer to it."""
+    def press(self, key: str, timeout: float = 30.0, quiet: float | None = None, *, expect: bool = False) -> Press:
+        """Send one key and time the screen's answer to it. With ``expect`` (a key that always
+        changes the screen), the quiet period only starts at the first change: an answer slower
+        than ``quiet`` is timed, not taken for "nothing changed" (0 ms)."""
         quiet = self.quiet if quiet is None else quiet
         before = self.screen()
         sent = time.perf_counter()
@@ -145,6 +147,11 @@ class TmuxApp:
                 last_change = now_t
                 if first is None:
                     first = now_t
+            if last_change is None and expect:
+                if now_t > deadline:
+                    break
+                time.sleep(self.poll)
+                continue
             reference = last_change if last_change is not None else sent
             if now_t - reference >= quiet or now_t > deadline:
                 break

@@ -26,6 +26,8 @@ def strip_control(text: str) -> str:
     """Remove terminal escape sequences and control characters, keeping newlines and tabs."""
     if not text:
         return ""
+    if not _CONTROLS.search(text):
+        return text  # every escape sequence starts with a control character: nothing to strip
     return _CONTROLS.sub("", _ESCAPES.sub("", text))
 
 

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from replay_tui.demos.loader import EpisodeRef
 from replay_tui.demos.problems import LoadProblem
@@ -26,6 +26,7 @@ from replay_tui.tui.messages import (
     StatusRefreshRequested,
     TagRequested,
 )
+from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 
 if TYPE_CHECKING:
@@ -360,7 +361,7 @@ class BrowserScreen(SortActions, Screen):
             yield Input(placeholder=placeholder, id="filter")
         yield LazyTable(id="episodes")
         yield Static(id="status")
-        yield Footer()
+        yield KeysFooter()  # Footer recomposed (and leaked ~30 FooterKeys) on every return from a screen
 
     def on_mount(self) -> None:
         self.source = BrowserSource(self.replay_app.workspace, self.filters, columns=self.columns)

@@ -8,9 +8,11 @@ pane (``i`` toggles it).
 
 from __future__ import annotations
 
+import gc
 import io
 import json
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -20,8 +22,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.visual import VisualType
+from textual.widgets import Input, Static
 
 from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction, PromptError, SubEvent
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
@@ -40,6 +44,7 @@ from replay_tui.tui.messages import (
     TagRequested,
 )
 from replay_tui.tui.screens.log_panes import action_lines, message_lines, result_lines
+from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
@@ -258,6 +263,8 @@ class StepperScreen(Screen):
         self.show_shot = True
         self.has_screenshots = False  # set once the episode is loaded
         self._images: dict[int, Image.Image | None] = {}
+        self._reloading = False
+        self._pane_lines: OrderedDict[tuple[object, ...], tuple[list[PaneLine], Any]] = OrderedDict()
 
     @property
     def trajectory(self) -> Trajectory | None:
@@ -286,8 +293,18 @@ class StepperScreen(Screen):
                     action.display = False
                     yield action
         yield Input(placeholder="find in panes (enter: next, ↑/↓: previous/next, esc: close)", id="find")
-        yield Static(id="status")
-        yield Footer()
+        yield Static(self._status_below(), id="status")
+        yield KeysFooter()
+
+    def _status_below(self) -> VisualType:
+        """The status line as the screen this one covers shows it: the App's status, the same on
+        every screen, so the first frame has it; the App's refresh (StatusRefreshRequested, on
+        mount) comes a frame later."""
+        below = [screen for screen in self.app.screen_stack if screen is not self]
+        if below:
+            for status in below[-1].query("#status").results(Static):
+                return status.content
+        return ""
 
     def on_mount(self) -> None:
         self.query_one("#find", Input).display = False
@@ -304,11 +321,37 @@ class StepperScreen(Screen):
             self.query_one("#prompt", TextPane).border_title = "messages"
             self.query_one("#shot", ShotView).border_title = "screenshot"
             self.layout_screenshot()
+        for name, size in self._pane_sizes.get(self._layout_key(), {}).items():
+            self.query_one(f"#{name}", TextPane).size_hint = size  # see TextPane.size_hint
         start = next((n for n, row in enumerate(self.rows) if row.label == self.start_label), 0)
+        # the panes follow the cursor in the same call (not through the table's Highlighted
+        # message, a hop later): the step list, the detail and the panes change in one frame
+        self.watch(self.steps_table, "cursor", self._cursor_moved, init=False)
         self.reload_steps(cursor=start if self.start_label is not None else 0)
         self.update_title()
         self.query_one("#steps", LazyTable).focus()
         self.post_message(StatusRefreshRequested())
+        # Everything alive now (the workspace, this screen, the episode) outlives the keys pressed
+        # here: keep the cyclic GC from walking it again and again (a full collection over it cost
+        # ~100 ms of CPU every few keys). Unfrozen when the screen goes, so nothing of it leaks.
+        gc.freeze()
+
+    def on_unmount(self) -> None:
+        gc.unfreeze()
+
+    def remember_pane_sizes(self) -> None:
+        """Keep the panes' sizes for the next stepper of this layout (see TextPane.size_hint)."""
+        if self.maximized is None:
+            panes = [self.query_one(f"#{name}", TextPane) for name in PANES]
+            sizes = {pane.id or "": pane.content_region.size for pane in panes if pane.display}
+            if sizes and all(size.width > 0 for size in sizes.values()):
+                StepperScreen._pane_sizes[self._layout_key()] = sizes
+
+    _pane_sizes: ClassVar[dict[tuple[object, ...], dict[str, Size]]] = {}
+    """The panes' content sizes when a stepper of this layout last closed: the next one wraps for them."""
+
+    def _layout_key(self) -> tuple[object, ...]:
+        return (self.app.size, self.general, self.show_shot and self.has_screenshots)
 
     # -- state ------------------------------------------------------------------------------
     @property
@@ -323,7 +366,11 @@ class StepperScreen(Screen):
         general = trajectory is not None
         calls = trajectory is not None and is_call_judged(trajectory.format)
         self.source = StepsSource(self.rows, self.verdicts(), self.show_sub_events, general=general, calls=calls)
-        self.steps_table.set_source(self.source, cursor=cursor)
+        self._reloading = True  # the cursor may move on the way: show the step once, below
+        try:
+            self.steps_table.set_source(self.source, cursor=cursor)
+        finally:
+            self._reloading = False
         self.show_current()
 
     def refresh_verdicts(self) -> None:
@@ -383,13 +430,15 @@ class StepperScreen(Screen):
         if episode.success is not None:
             text.append("success  " if episode.success else "failure  ", style="green" if episode.success else "red")
 
-    @on(LazyTable.Highlighted, "#steps")
-    def _highlighted(self) -> None:
-        self.show_current()
+    def _cursor_moved(self) -> None:
+        if not self._reloading:
+            self.show_current()
 
     def show_current(self) -> None:
-        self.show_panes()
-        self.show_detail()
+        """Show the step under the cursor: the detail and the panes, as one update of the screen."""
+        with self.app.batch_update():
+            self.show_panes()
+            self.show_detail()
 
     def show_panes(self) -> None:
         observation = self.query_one("#observation", TextPane)
@@ -411,34 +460,64 @@ class StepperScreen(Screen):
         if step is not None:
             self.show_general(row, step)
         elif isinstance(entry, DecisionStep):
-            observation.border_title = "observation after action" if self.show_after else "observation"
-            observation.set_text(
-                entry.observation_after_action if self.show_after else entry.observation_before_llm,
+            observation.set_title("observation after action" if self.show_after else "observation")
+            observation.set_lines(
+                self.text_lines(
+                    ("observation", row.position, self.show_after),
+                    entry.observation_after_action if self.show_after else entry.observation_before_llm,
+                ),
                 placeholder="empty observation",
             )
-            lines, placeholder = prompt_lines(entry)
+            lines, placeholder = self.pane_lines(("prompt", row.position), lambda: prompt_lines(entry))
             prompt.set_lines(lines, placeholder=placeholder)
-            thinking.set_text(entry.llm_thinking, placeholder="no thinking recorded")
+            thinking.set_lines(
+                self.text_lines(("thinking", row.position), entry.llm_thinking), placeholder="no thinking recorded"
+            )
             if self.show_trace:
                 self.show_trace_in(thinking, row)
         else:  # a sub-event
             if isinstance(entry, ItemPageAction):
                 text = entry.observation_after_action if self.show_after else entry.observation_before_action
-                observation.border_title = "observation after action" if self.show_after else "observation"
+                observation.set_title("observation after action" if self.show_after else "observation")
             else:
                 text = entry.observation
-                observation.border_title = f"{getattr(entry, 'type', 'event')} observation"
-            observation.set_text(text, placeholder="no observation in this event")
+                observation.set_title(f"{getattr(entry, 'type', 'event')} observation")
+            observation.set_lines(
+                self.text_lines(("observation", row.position, self.show_after), text),
+                placeholder="no observation in this event",
+            )
             prompt.set_text(None, placeholder="sub-events carry no prompt")
             fields = {
                 k: v for k, v in entry.model_dump().items() if not k.startswith("observation") and k not in ("type",)
             }
-            thinking.border_title = "event fields"
+            thinking.set_title("event fields")
             thinking.set_text("\n".join(f"{k}: {v}" for k, v in fields.items()), placeholder="no fields")
         if (isinstance(entry, DecisionStep) or step is not None) and not self.show_trace:
-            thinking.border_title = "thinking"
+            thinking.set_title("thinking")
         if self.query_one("#find", Input).value:
             self._collect_hits()  # set_text already searched each pane for the find box's query
+
+    PANE_LINES_KEPT: ClassVar[int] = 32
+    """Pane texts kept as display lines (per step and pane), so stepping back re-splits and re-wraps nothing."""
+
+    def pane_lines(
+        self, key: tuple[object, ...], make: Callable[[], tuple[list[PaneLine], Any]]
+    ) -> tuple[list[PaneLine], Any]:
+        """``make()`` (the lines of a pane and what goes with them), kept under ``key``: showing the
+        same step again passes the panes the same lists, whose wrapped rows they keep."""
+        cached = self._pane_lines.get(key)
+        if cached is None:
+            cached = self._pane_lines[key] = make()
+            while len(self._pane_lines) > self.PANE_LINES_KEPT:
+                self._pane_lines.popitem(last=False)
+        else:
+            self._pane_lines.move_to_end(key)
+        return cached
+
+    def text_lines(self, key: tuple[object, ...], text: str | None) -> list[PaneLine]:
+        """``text`` as display lines (none for no text), kept under ``key``."""
+        lines, _ = self.pane_lines(key, lambda: (lines_from_text(text) if text else [], None))
+        return lines
 
     def source_step(self, row: StepRow) -> TrajectoryStep | None:
         """The Trajectory step behind ``row`` (an episode of another format has one per entry)."""
@@ -451,23 +530,28 @@ class StepperScreen(Screen):
         """The panes of a step of another format: observation (or the tool result, o), the messages,
         the thinking (or the policy call, x), the action pane and the screenshot."""
         observation = self.query_one("#observation", TextPane)
+        shown = step.tool_result if self.show_after else step.observation
+        lines, _ = self.pane_lines(("observation", row.position, self.show_after), lambda: (result_lines(shown), None))
         if self.show_after:
-            observation.border_title = "observation after action (tool result)"
-            observation.set_lines(result_lines(step.tool_result), placeholder="no tool result recorded")
+            observation.set_title("observation after action (tool result)")
+            observation.set_lines(lines, placeholder="no tool result recorded")
         else:
-            observation.border_title = "observation"
-            observation.set_lines(result_lines(step.observation), placeholder="empty observation")
+            observation.set_title("observation")
+            observation.set_lines(lines, placeholder="empty observation")
         prompt = self.query_one("#prompt", TextPane)
-        lines, last = message_lines(step.messages)
-        prompt.border_title = f"messages ({len(step.messages)})" if step.messages else "messages"
+        lines, last = self.pane_lines(("prompt", row.position), lambda: message_lines(step.messages))
+        prompt.set_title(f"messages ({len(step.messages)})" if step.messages else "messages")
         prompt.set_lines(lines, placeholder="no messages recorded", top_line=last)
         thinking = self.query_one("#thinking", TextPane)
-        thinking.set_text(step.thinking, placeholder="no thinking recorded")
+        thinking.set_lines(
+            self.text_lines(("thinking", row.position), step.thinking), placeholder="no thinking recorded"
+        )
         if self.show_trace:
             self.show_trace_in(thinking, row)
         action = self.query_one("#action", TextPane)
-        action.border_title = "action" if step.action is not None else f"{getattr(row.entry, 'type', 'step')} (no call)"
-        action.set_lines(action_lines(step), placeholder="no action, text or tool result at this step")
+        action.set_title("action" if step.action is not None else f"{getattr(row.entry, 'type', 'step')} (no call)")
+        lines, _ = self.pane_lines(("action", row.position), lambda: (action_lines(step), None))
+        action.set_lines(lines, placeholder="no action, text or tool result at this step")
         self.show_screenshot(row)
 
     # -- screenshot -------------------------------------------------------------------------
@@ -522,7 +606,7 @@ class StepperScreen(Screen):
     def show_trace_in(self, pane: TextPane, row: StepRow) -> None:
         """The policy's own account of this step: request, response, tokens, latency, failure."""
         verdict = self.verdicts().get(row.label) if row.label else None
-        pane.border_title = "policy call"
+        pane.set_title("policy call")
         if verdict is None or not verdict.trace:
             pane.set_text(None, placeholder="no policy call recorded for this step (x: thinking)")
             return
@@ -543,7 +627,12 @@ class StepperScreen(Screen):
         if row is None:
             detail.update(Text("this episode has no trajectory entries", style="dim"))
             return
-        detail.update(self.detail_text(row))
+        # a layout only when the detail's height changes (it is height: auto), not on every step
+        width = detail.content_region.width
+        before = detail.get_content_height(detail.container_size, self.size, width)
+        detail.update(self.detail_text(row), layout=False)
+        if width <= 0 or detail.get_content_height(detail.container_size, self.size, width) != before:
+            detail.refresh(layout=True)
 
     def detail_text(self, row: StepRow) -> Text:
         text = Text(no_wrap=False)
@@ -684,6 +773,7 @@ class StepperScreen(Screen):
         elif self.maximized is not None:
             self.minimize()
         else:
+            self.remember_pane_sizes()
             self.app.pop_screen()
 
     # -- find -------------------------------------------------------------------------------

@@ -1,0 +1,97 @@
+"""What makes a step change cheap in the stepper (issue 14), asserted as behaviour: the panes
+follow the cursor in the same call, a step shown again reuses its lines and wrapped rows, the
+footer is built once, and the GC's frozen view of the heap lasts exactly as long as the screen."""
+
+from __future__ import annotations
+
+import gc
+
+from textual.widgets._footer import FooterKey
+
+from replay_tui.demos.models import DecisionStep
+from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.widgets.footer import KeysFooter, shown_bindings
+from replay_tui.tui.widgets.text_pane import TextPane, lines_from_text
+from tests.tui.conftest import SIZE
+
+
+async def _open(app, pilot) -> StepperScreen:
+    await pilot.press("enter")
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, StepperScreen)
+    return screen
+
+
+async def test_the_panes_follow_the_cursor_in_the_same_call(build):
+    app = build()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        index = next(n for n, row in enumerate(screen.source.rows) if n and isinstance(row.entry, DecisionStep))
+        screen.steps_table.cursor = index  # no message hop, no await: the panes are already there
+        entry = screen.source.rows[index].entry
+        observation = screen.query_one("#observation", TextPane)
+        assert observation.text == "\n".join(line.text for line in lines_from_text(entry.observation_before_llm))
+        assert screen.query_one("#thinking", TextPane).text == entry.llm_thinking.replace("\r\n", "\n")
+        assert f"step {screen.source.rows[index].label}" in str(screen.query_one("#step-detail").render())
+
+
+async def test_a_step_shown_again_reuses_its_lines_and_wrapped_rows(build):
+    app = build()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        panes = [screen.query_one(f"#{name}", TextPane) for name in ("observation", "prompt", "thinking")]
+        first = [(pane._lines, pane._wrap) for pane in panes]
+        assert all(wrap is not None for _, wrap in first)
+        await pilot.press("j")
+        await pilot.pause()
+        assert [pane._lines for pane in panes] != [lines for lines, _ in first]
+        await pilot.press("k")
+        await pilot.pause()
+        for pane, (lines, wrap) in zip(panes, first, strict=True):
+            assert pane._lines is lines and pane._wrap is wrap
+
+
+async def test_the_footer_shows_its_keys_at_once_and_is_not_rebuilt_for_the_same_keys(build):
+    app = build()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        footer = screen.query_one(KeysFooter)
+        keys = list(footer.query(FooterKey).results())
+        assert {key.description for key in keys} >= {"Replay", "Zoom", "Find", "Back"}
+        assert footer._shown == shown_bindings(screen)
+        await pilot.press("tab", "tab")  # focus moves: the bindings are published again, the same keys
+        await pilot.pause()
+        assert list(footer.query(FooterKey).results()) == keys
+
+
+async def test_the_gc_view_is_frozen_while_the_stepper_is_open_and_unfrozen_after(build):
+    app = build()
+    before = gc.get_freeze_count()
+    async with app.run_test(size=SIZE) as pilot:
+        await _open(app, pilot)
+        assert gc.get_freeze_count() > before
+        await pilot.press("escape")
+        await pilot.pause()
+        assert gc.get_freeze_count() == 0
+
+
+async def test_a_reopened_stepper_has_its_status_and_pane_sizes_from_the_start(build):
+    app = build()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        status = str(app.screen_stack[-2].query_one("#status").render())
+        assert status.strip()
+        await pilot.press("escape")
+        await pilot.pause()
+        sizes = StepperScreen._pane_sizes[(app.size, False, False)]
+        assert set(sizes) == {"observation", "prompt", "thinking"}
+        again = StepperScreen(0, app)
+        await app.push_screen(again)
+        assert str(again.query_one("#status").render()) == status  # composed with it, before the App's refresh
+        await pilot.pause()
+        for name, size in sizes.items():
+            pane = again.query_one(f"#{name}", TextPane)
+            assert pane.content_region.size == size and pane.size_hint is None  # dropped at the first resize
+            assert pane._wrap is not None and pane._wrap.width == pane.scrollable_content_region.width
+        assert screen is not again
