@@ -224,8 +224,13 @@ def scenario_replay(data: Path, runs: Path, count: int) -> None:
                 app.send(direction)
                 sent = time.perf_counter()
                 while True:  # a key the app never answers counts as the 10 s waited for it
-                    row = cursor_row(app.screen(), background)
+                    screen = app.screen()
+                    row = cursor_row(screen, background)
                     waited = time.perf_counter() - sent
+                    # the counter is sampled here too: a slow key must not read as a pause of the progress
+                    m = progress.search(re.sub(r"\x1b\[[\d;]*m", "", screen))
+                    if m:
+                        samples.append((time.perf_counter() - started, int(m.group(1))))
                     if (row is not None and row != before) or waited >= 10:
                         moves.append(waited)
                         break

@@ -5,8 +5,8 @@ message) kept the UI thread busy for longer than the replay itself and froze the
 collects finished episodes here and posts them together at most every :data:`REPLAY_BATCH_SECONDS`.
 A slow policy (a step that took that long) is posted at once: its verdicts still show as they come.
 Per-step results travel only for the episodes open in a stepper (``watched``), the rest arrive
-with their episode's report. The worker yields the GIL after each episode so the UI thread, the
-terminal's input and its output never wait out a whole switch interval behind it.
+with their episode's report. The worker lets go of the GIL every half millisecond so the UI thread, the
+terminal's input and its output never wait out a whole switch interval behind it (:data:`YIELD_SECONDS`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,11 @@ from replay_tui.tui.messages import ReplayProgressed
 
 REPLAY_BATCH_SECONDS = 0.05
 """At most one message per this many seconds from a fast replay (20 a second)."""
+YIELD_SECONDS = 0.0005
+"""The worker lets go of the GIL at least this often (between steps). Python hands it over only after
+a 5 ms switch interval, and the UI thread asks for it again after every wait (input, output, timers):
+without this, each frame and key waited out several intervals behind a stub replay. Yielding after
+every step instead cost the replay up to twice its time on a loaded machine."""
 
 
 class ReplayFeed:
@@ -59,6 +64,7 @@ class ReplayFeed:
         self._last_post = now
         self._last_event = now
         self._slow = False  # the latest step took at least the interval
+        self._yielded = now
 
     # -- from the worker --------------------------------------------------------------------
     def begin(self) -> None:
@@ -81,13 +87,15 @@ class ReplayFeed:
             self._steps.extend(self._episode[self._sent :])  # opened mid-episode: the steps so far too
             self._sent = len(self._episode)
         self._maybe_post(now)
+        self._yield(now)
 
     def episode(self, report: EpisodeReport) -> None:
         self.done += 1
         self._reports.append(report)
         self._changed = True
-        self._maybe_post(self._clock())
-        time.sleep(0)  # let the UI thread take the GIL now rather than after a switch interval
+        now = self._clock()
+        self._maybe_post(now)
+        self._yield(now)
 
     def failed(self, problem: LoadProblem) -> None:
         self.done += 1
@@ -101,6 +109,11 @@ class ReplayFeed:
             self._send(self._clock())
 
     # -- batching ---------------------------------------------------------------------------
+    def _yield(self, now: float) -> None:
+        if now - self._yielded >= YIELD_SECONDS:
+            self._yielded = now
+            time.sleep(0)  # releases the GIL: a waiting UI thread takes it now, not after a switch interval
+
     def _maybe_post(self, now: float) -> None:
         if self._slow or now - self._last_post >= self._interval:
             self._send(now)
