@@ -39,11 +39,7 @@ async def test_a_replay_of_many_episodes_ends_with_the_cli_totals_and_report(bui
     app = build([many], mode="heuristic", mismatch="allow")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        counts: list[int] = []
         await pilot.press("R")
-        while app.replaying:
-            counts.append(app.progress[0])
-            await pilot.pause(0.02)
         await wait_replay(app, pilot)
         status = str(app.screen.query_one("#status").render())
         screen = app.screen
@@ -65,7 +61,6 @@ async def test_a_replay_of_many_episodes_ends_with_the_cli_totals_and_report(bui
     assert first_row[-2] != "—"  # the rows show their verdicts
     assert ws.summary().to_json(include_steps=True) == cli.to_json(include_steps=True)
     assert app.step_results[7] == {step.step_label: step for step in ws.results[7].steps}
-    assert len(set(counts)) >= 1 and counts == sorted(counts)  # the progress only moves forward
 
 
 async def test_the_worker_posts_batches_not_a_message_per_step(build, many):
