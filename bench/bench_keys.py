@@ -240,7 +240,7 @@ def scenario_replay(data: Path, runs: Path, count: int) -> None:
             time.sleep(0.01)
         total = time.perf_counter() - started
         changes = [t for (t, d), (_, before) in zip(samples[1:], samples, strict=False) if d != before]
-        longest = max((b - a for a, b in itertools.pairwise([0.0, *changes, total])), default=0.0)
+        longest, where = max(((b - a, a) for a, b in itertools.pairwise([0.0, *changes, total])), default=(0.0, 0.0))
         print(
             f"  CLI {cli:.2f} s (process, incl. imports)   app {total:.2f} s (R -> '{count} replayed')"
             f"   ratio {total / cli:.2f}x"
@@ -253,7 +253,7 @@ def scenario_replay(data: Path, runs: Path, count: int) -> None:
             )
         print(
             f"  progress: {len({d for _, d in samples})} distinct counts seen,"
-            f" longest pause between changes {longest * 1000:.0f} ms"
+            f" longest pause between changes {longest * 1000:.0f} ms (from {where:.2f} s)"
         )
     finally:
         app.close()

@@ -322,7 +322,8 @@ class ReplayApp(RunHistory):
         if isinstance(self.screen, GroupsScreen):  # otherwise it groups again when it resumes
             self.screen.reload()
         self.update_status()
-        self.save_session_run(complete=not (message.cancelled or message.error))
+        # the summary of every result is taken (and written on a thread) once the end is on screen
+        self.call_after_refresh(self.save_session_run, complete=not (message.cancelled or message.error))
 
     def results_replaced(self) -> None:
         """Every result changed (a saved run was opened): redraw the browser and the stepper."""
