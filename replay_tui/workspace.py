@@ -190,6 +190,16 @@ class ResultTotals:
     matched: int  # steps
     equivalent: int = 0  # steps whose difference the matching policy tolerated
 
+    def plus(self, report: EpisodeReport, sign: int = 1) -> ResultTotals:
+        """These totals with ``report`` added (``sign`` -1: taken away)."""
+        return ResultTotals(
+            episodes=self.episodes + sign,
+            mismatched=self.mismatched + (0 if report.matched else sign),
+            steps=self.steps + sign * report.steps_total,
+            matched=self.matched + sign * report.steps_matched,
+            equivalent=self.equivalent + sign * report.steps_equivalent,
+        )
+
 
 @dataclass
 class Workspace:
@@ -244,19 +254,23 @@ class Workspace:
     def record(self, report: EpisodeReport, mode: str | None = None, *, in_run: bool = True) -> None:
         """Keep an episode's result; ``mode`` names the policy that replayed it (the runner's
         ``mode``), which :meth:`summary` reports. ``in_run``: the result belongs to the session run
-        (False for a result judged again, which stays in the run only if it already was)."""
+        (False for a result judged again, which stays in the run only if it already was). The totals
+        follow in constant time (a replay records thousands of episodes, the status line shows them)."""
+        previous = self.results.get(report.session_id)
         self.results[report.session_id] = report
         if in_run:
             self.session_run.episodes.add(report.session_id)
         if mode is not None:
             self.mode_name = mode
-        self._totals = None
+        if self._totals is not None:
+            self._totals = (self._totals if previous is None else self._totals.plus(previous, -1)).plus(report)
 
     def forget(self, session_id: int) -> None:
         """Drop an episode's result (it is about to be replayed again)."""
-        self.results.pop(session_id, None)
+        previous = self.results.pop(session_id, None)
         self.session_run.episodes.discard(session_id)
-        self._totals = None
+        if self._totals is not None and previous is not None:
+            self._totals = self._totals.plus(previous, -1)
 
     def rejudged(self, cancel: threading.Event | None = None) -> tuple[dict[int, EpisodeReport], int]:
         """The stored predictions judged again under the current matching settings (no policy call),
@@ -285,8 +299,8 @@ class Workspace:
         self._totals = None
 
     def totals(self) -> ResultTotals:
-        """Counts over the results, in one pass and only after they changed (the status line asks on every
-        replayed step)."""
+        """Counts over the results: one pass after they were replaced, then kept up to date by
+        :meth:`record` and :meth:`forget`."""
         if self._totals is None:
             results = self.results.values()
             self._totals = ResultTotals(

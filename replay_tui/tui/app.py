@@ -31,18 +31,17 @@ from replay_tui.sanitize import strip_control
 from replay_tui.stats import wilson
 from replay_tui.tui.app_base import stylesheets
 from replay_tui.tui.messages import (
-    EpisodeFailed,
     EpisodeOpenRequested,
-    EpisodeReplayed,
     NoteRequested,
     Rejudged,
     ReplayCancelRequested,
     ReplayFinished,
+    ReplayProgressed,
     ReplayRequested,
     StatusRefreshRequested,
-    StepReplayed,
     TagRequested,
 )
+from replay_tui.tui.replay_feed import ReplayFeed
 from replay_tui.tui.run_history import RunHistory
 from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.compare import ComparePathModal, CompareScreen, ComparisonFailed, ComparisonReady
@@ -147,8 +146,10 @@ class ReplayApp(RunHistory):
 
     # -- status -----------------------------------------------------------------------------
     def update_status(self) -> None:
+        text = self.status_text()
         for status in self.screen.query("#status").results(Static):
-            status.update(self.status_text())
+            if status.content != text:
+                status.update(text, layout=False)  # one line, always: no layout pass
 
     def status_text(self) -> str:
         ws = self.workspace
@@ -188,40 +189,50 @@ class ReplayApp(RunHistory):
         self._replay_worker(list(session_ids), self.cancel_event)
         self.update_status()
 
-    def _post_step(self, result: StepResult) -> None:
-        """Called on the worker thread with each judged step."""
-        self.post_message(StepReplayed(result))
+    def watched_sessions(self) -> frozenset[int]:
+        """The sessions open in a stepper, whose steps a replay reports one by one. Read by the replay
+        worker: it only reads the stack (a copy) and each screen's id."""
+        try:
+            return frozenset(screen.session_id for screen in self.screen_stack if isinstance(screen, StepperScreen))
+        except Exception:  # pragma: no cover - the app is shutting down
+            return frozenset()
 
     @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
     def _replay_worker(self, session_ids: list[int], cancel: threading.Event) -> None:
+        feed = ReplayFeed(self.post_message, len(session_ids), watched=self.watched_sessions)
         try:
-            runner = self.workspace.make_runner(on_step=self._post_step, cancel=cancel)
+            runner = self.workspace.make_runner(on_step=feed.step, cancel=cancel)
         except POLICY_BUILD_ERRORS as exc:
             self.post_message(ReplayFinished(cancelled=False, error=str(exc)))
             return
+        feed.mode = runner.mode
         try:
-            self._replay_sessions(runner, session_ids, cancel)
+            self._replay_sessions(runner, feed, session_ids, cancel)
         finally:
             close_policies(runner.policy)  # writes a --record cassette, closes HTTP clients
 
-    def _replay_sessions(self, runner: Runner, session_ids: list[int], cancel: threading.Event) -> None:
-        total = len(session_ids)
-        for done, session_id in enumerate(session_ids, start=1):
+    def _replay_sessions(
+        self, runner: Runner, feed: ReplayFeed, session_ids: list[int], cancel: threading.Event
+    ) -> None:
+        for session_id in session_ids:
             if cancel.is_set():
                 break
+            feed.begin()
             try:
                 report = runner.run_episode(session_id)
             except EpisodeLoadError as exc:
-                self.post_message(EpisodeFailed(exc.problem, done, total))
+                feed.failed(exc.problem)
                 continue
             except Cancelled:  # pragma: no cover - run_episode turns this into a cancelled report
                 break
             except Exception as exc:  # the UI must survive anything a policy or a file throws
+                feed.flush()
                 self.post_message(ReplayFinished(cancelled=False, error=f"{type(exc).__name__}: {exc}"))
                 return
-            self.post_message(EpisodeReplayed(report, done, total, runner.mode))
+            feed.episode(report)
             if report.cancelled:
                 break
+        feed.flush()
         self.post_message(ReplayFinished(cancelled=cancel.is_set()))
 
     def action_cancel_replay(self) -> None:
@@ -256,42 +267,38 @@ class ReplayApp(RunHistory):
         self.update_status()
         self.save_session_run()
 
-    @on(StepReplayed)
-    def _step_replayed(self, message: StepReplayed) -> None:
-        result = message.result
-        if self.current_replay is None or self.current_replay[0] != result.session_id:
-            self.step_results[result.session_id] = {}  # the episode's first new step: its old verdicts go
-        self.step_results.setdefault(result.session_id, {})[result.step_label] = result
-        self.current_replay = (result.session_id, result.step_label)
-        stepper = self.stepper_for(result.session_id)
-        if stepper is not None:
-            stepper.refresh_verdicts()
-        self.update_status()
-
-    @on(EpisodeReplayed)
-    def _episode_replayed(self, message: EpisodeReplayed) -> None:
-        report = message.report
-        previous = self.workspace.results.get(report.session_id)
-        if report.cancelled and previous is not None:
-            report = previous  # cancelled part-way: the episode keeps its earlier result
-        else:
-            self.workspace.record(report, message.mode)
-        self.step_results[report.session_id] = {step.step_label: step for step in report.steps}
+    @on(ReplayProgressed)
+    def _replay_progressed(self, message: ReplayProgressed) -> None:
+        """A batch from the replay worker: work proportional to the batch, one redraw of each view."""
+        ws = self.workspace
+        touched: set[int] = set()
+        for session_id in message.fresh:
+            self.step_results[session_id] = {}  # the episode's first new step: its old verdicts go
+        for result in message.steps:
+            self.step_results.setdefault(result.session_id, {})[result.step_label] = result
+            touched.add(result.session_id)
+        for report in message.reports:
+            previous = ws.results.get(report.session_id)
+            if report.cancelled and previous is not None:
+                report = previous  # cancelled part-way: the episode keeps its earlier result
+            else:
+                ws.record(report, message.mode)
+            self.step_results[report.session_id] = {step.step_label: step for step in report.steps}
+            touched.add(report.session_id)
         self.progress = (message.done, message.total)
+        self.current_replay = message.position
+        for problem in message.problems:
+            self.notify(strip_control(problem.one_line()), title="Malformed episode", severity="error", markup=False)
+            if isinstance(problem.session_id, int):
+                touched.add(problem.session_id)
         browser = self.browser
         if browser is not None and browser.is_current:
-            browser.refresh_rows()
-        stepper = self.stepper_for(report.session_id)
-        if stepper is not None:
-            stepper.refresh_verdicts()
-        self.update_status()
-
-    @on(EpisodeFailed)
-    def _episode_failed(self, message: EpisodeFailed) -> None:
-        self.progress = (message.done, message.total)
-        self.notify(
-            strip_control(message.problem.one_line()), title="Malformed episode", severity="error", markup=False
-        )
+            if message.problems:
+                browser.update_title()  # the problem count
+            browser.refresh_sessions(touched)
+        screen = self.screen
+        if isinstance(screen, StepperScreen) and screen.session_id in touched:
+            screen.refresh_verdicts()
         self.update_status()
 
     @on(ReplayFinished)
@@ -316,7 +323,8 @@ class ReplayApp(RunHistory):
         if isinstance(self.screen, GroupsScreen):  # otherwise it groups again when it resumes
             self.screen.reload()
         self.update_status()
-        self.save_session_run(complete=not (message.cancelled or message.error))
+        # the summary of every result is taken (and written on a thread) once the end is on screen
+        self.call_after_refresh(self.save_session_run, complete=not (message.cancelled or message.error))
 
     def results_replaced(self) -> None:
         """Every result changed (a saved run was opened): redraw the browser and the stepper."""

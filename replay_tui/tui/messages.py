@@ -1,6 +1,6 @@
 """Messages to the App, which owns every state change.
 
-Replay workers post what happened (``StepReplayed`` ... ``ReplayFinished``); the replay screens
+Replay workers post what happened (``ReplayProgressed`` in batches, then ``ReplayFinished``); the replay screens
 post what the user asked for (``EpisodeOpenRequested`` ... ``StatusRefreshRequested``) and read
 the App's state through :class:`ReplayState`, so no screen imports or calls the App.
 """
@@ -20,33 +20,34 @@ if TYPE_CHECKING:
     from replay_tui.workspace import Workspace
 
 
-class StepReplayed(Message):
-    """One step's verdict, as soon as it is judged."""
+class ReplayProgressed(Message):
+    """What a replay worker did since its previous message, posted at most every
+    ``REPLAY_BATCH_SECONDS`` (at once after a slow step, so a slow policy's verdicts show as they come):
+    the reports of the episodes it finished, the problems of those found malformed, the steps of episodes
+    open in a stepper (whose earlier verdicts go when the episode is in ``fresh``), how many episodes are
+    done of ``total``, and the session and step it reached. ``mode`` names the policy (what reports say)."""
 
-    def __init__(self, result: StepResult):
+    def __init__(
+        self,
+        *,
+        reports: list[EpisodeReport],
+        problems: list[LoadProblem],
+        steps: list[StepResult],
+        fresh: set[int],
+        done: int,
+        total: int,
+        position: tuple[int, str] | None,
+        mode: str | None = None,
+    ):
         super().__init__()
-        self.result = result
-
-
-class EpisodeReplayed(Message):
-    """An episode's report; ``mode`` names the policy that replayed it (what reports say)."""
-
-    def __init__(self, report: EpisodeReport, done: int, total: int, mode: str | None = None):
-        super().__init__()
-        self.report = report
+        self.reports = reports
+        self.problems = problems
+        self.steps = steps
+        self.fresh = fresh
         self.done = done
         self.total = total
+        self.position = position
         self.mode = mode
-
-
-class EpisodeFailed(Message):
-    """An episode turned out malformed while replaying; its problem is shown instead."""
-
-    def __init__(self, problem: LoadProblem, done: int, total: int):
-        super().__init__()
-        self.problem = problem
-        self.done = done
-        self.total = total
 
 
 class ReplayFinished(Message):

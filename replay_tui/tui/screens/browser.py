@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -396,6 +396,13 @@ class BrowserScreen(SortActions, Screen):
     def refresh_rows(self) -> None:
         self.table.refresh_rows()
         self.update_title()
+
+    def refresh_sessions(self, session_ids: Collection[int]) -> None:
+        """The results of these sessions changed (a replay's batch): redraw the rows only when one of
+        them is on screen; the others are drawn with their new results when they scroll in."""
+        rows = self.source.rows
+        if any(rows[index].session_id in session_ids for index in self.table.visible_rows()):
+            self.table.refresh_rows()
 
     def update_title(self) -> None:
         ws = self.replay_app.workspace

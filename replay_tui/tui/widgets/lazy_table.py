@@ -184,6 +184,11 @@ class LazyTable(ScrollView, can_focus=True):
         self._update_virtual_size()
         self.refresh()
 
+    def visible_rows(self) -> range:
+        """The indices of the rows on screen."""
+        top = round(self.scroll_offset.y)
+        return range(top, min(self.row_count, top + self._body_height))
+
     def _update_virtual_size(self) -> None:
         self.virtual_size = Size(self._width, self.row_count + (1 if self.show_header else 0))
 
