@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
@@ -146,10 +147,14 @@ class ReplayApp(RunHistory):
 
     # -- status -----------------------------------------------------------------------------
     def update_status(self) -> None:
+        if not self.screen_stack:  # a message that arrives while the app shuts down
+            return
         text = self.status_text()
         for status in self.screen.query("#status").results(Static):
-            if status.content != text:
-                status.update(text, layout=False)  # one line, always: no layout pass
+            current = status.content
+            if not isinstance(current, Text) or current.plain != text:
+                # Text, never a markup string: file names, models and policies are the user's text
+                status.update(Text(text), layout=False)  # one line, always: no layout pass
 
     def status_text(self) -> str:
         ws = self.workspace

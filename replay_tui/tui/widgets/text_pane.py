@@ -24,6 +24,7 @@ from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
+from textual.markup import escape
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -168,7 +169,8 @@ class TextPane(ScrollView, can_focus=True):
         same title, so this assigns only when the title changes."""
         if self._title_set is not None and self._title_set == (title, self.border_title):
             return
-        self.border_title = title
+        # titles carry the log's own words (an event's type): shown as written, never as markup
+        self.border_title = escape(strip_control(title))
         self._title_set = (title, self.border_title)
 
     @property
