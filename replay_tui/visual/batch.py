@@ -2,14 +2,18 @@
 
 Pairs come from Design2Code's folder layout (:func:`discover_pairs`), the bundled pages
 (:func:`bundled_pairs`) or a saved batch report (:func:`pairs_from_report`). :func:`score_pairs` scores
-them one after another with one scorer (one Chromium); ``replay-tui visual --ref-dir --pred-dir`` and
-the app's visual batch screen both run it. Textual-free.
+them with one scorer (one Chromium), one pair at a time or ``jobs`` at once, results in pair order;
+``replay-tui visual --ref-dir --pred-dir [--jobs N]`` and the app's visual batch screen both run it.
+Textual-free.
 """
 
 from __future__ import annotations
 
+import os
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -97,6 +101,11 @@ def pairs_from_report(report: BatchReport) -> list[BatchPair]:
     ]
 
 
+def default_jobs() -> int:
+    """The ``jobs`` that keep this machine's cores busy: one per core."""
+    return max(1, os.cpu_count() or 1)
+
+
 def score_pairs(
     scorer: VisualScorer,
     pairs: Sequence[BatchPair],
@@ -107,30 +116,71 @@ def score_pairs(
     on_start: Callable[[int], object] | None = None,
     on_scored: Callable[[int, PairReport, PairResult], object] | None = None,
     on_error: Callable[[int, Exception], object] | None = None,
+    jobs: int = 1,
 ) -> None:
-    """Score ``pairs`` (or those at ``indices``) one after another with ``scorer``, in order.
+    """Score ``pairs`` (or those at ``indices``) with ``scorer``, ``jobs`` pairs at a time.
 
     ``on_start(index)`` runs before a pair is scored, ``on_scored(index, report, result)`` after. With
     ``on_error``, a pair that raises (``on_scored`` included) is reported there and the batch goes on;
-    without it the exception ends the batch. A set ``cancel`` event stops before the next pair. The
-    pairs themselves are not changed: the caller owns them (the batch screen changes them on its own
-    thread)."""
+    without it the exception ends the batch. A set ``cancel`` event starts no further pair (the pairs
+    already under way finish and are reported). The pairs themselves are not changed: the caller owns
+    them (the batch screen changes them on its own thread).
+
+    With ``jobs`` > 1, up to ``jobs`` pairs are scored at once on worker threads that share the scorer:
+    while one pair waits for Chromium (whose renderer and compositor processes run on every core), the
+    next is planned, and another's blocks are extracted and matched. Every callback still runs on the
+    calling thread and in pair order (``on_start`` when a pair is handed to a worker, ``on_scored`` /
+    ``on_error`` as soon as it and every pair before it are done), so reports are the sequential run's.
+    """
     from replay_tui.visual.report import score_and_report
 
-    for index in range(len(pairs)) if indices is None else indices:
-        if cancel is not None and cancel.is_set():
-            break
-        pair = pairs[index]
-        if on_start is not None:
-            on_start(index)
+    order = list(range(len(pairs)) if indices is None else indices)
+    if jobs <= 1:
+        for index in order:
+            if cancel is not None and cancel.is_set():
+                break
+            pair = pairs[index]
+            if on_start is not None:
+                on_start(index)
+            try:
+                report, result = score_and_report(scorer, pair.ref, pair.pred, mode)
+                if on_scored is not None:
+                    on_scored(index, report, result)
+            except Exception as exc:  # one bad page must not stop the batch
+                if on_error is None:
+                    raise
+                on_error(index, exc)
+        return
+
+    def finish(index: int, future: Future) -> None:
         try:
-            report, result = score_and_report(scorer, pair.ref, pair.pred, mode)
+            report, result = future.result()
             if on_scored is not None:
                 on_scored(index, report, result)
-        except Exception as exc:  # one bad page must not stop the batch
+        except Exception as exc:
             if on_error is None:
                 raise
             on_error(index, exc)
+
+    pending: deque[tuple[int, Future]] = deque()
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="replay-tui-visual") as pool:
+        try:
+            for index in order:
+                if cancel is not None and cancel.is_set():
+                    break
+                while len(pending) >= jobs:
+                    finish(*pending.popleft())
+                if cancel is not None and cancel.is_set():
+                    break
+                pair = pairs[index]
+                if on_start is not None:
+                    on_start(index)
+                pending.append((index, pool.submit(score_and_report, scorer, pair.ref, pair.pred, mode)))
+            while pending:
+                finish(*pending.popleft())
+        finally:
+            for _, future in pending:  # an exception ended the batch: start nothing more
+                future.cancel()
 
 
 def batch_report(pairs: Sequence[BatchPair], mode: str, missing: Sequence[str] = ()) -> BatchReport:

@@ -105,6 +105,7 @@ class RenderCache:
     def __init__(self, renderer: Renderer) -> None:
         self.renderer = renderer
         self._cache: dict[tuple[str, str], RenderResult] = {}
+        self.seconds = 0.0  # this cache's rendering time (the renderer's own total counts every thread's)
 
     @staticmethod
     def _key(source: tuple) -> tuple[str, str]:
@@ -120,7 +121,9 @@ class RenderCache:
         if not missing:
             return
         # one concurrent batch, each text rendered through a copy beside its page
+        started = time.perf_counter()
         results = self.renderer.render_texts([(s[1], s[2], s[3]) for s in missing.values()])
+        self.seconds += time.perf_counter() - started
         for key, result in zip(missing, results, strict=True):
             self._cache[key] = result
 
@@ -340,7 +343,8 @@ def _clip(clip_scorer, pred: Page, ref: Page, pred_blocks: list[Block], ref_bloc
 
 
 class VisualScorer:
-    """Scores pairs with one browser for the whole run."""
+    """Scores pairs with one browser for the whole run. :meth:`score` may run on several threads at once (the
+    renderer is shared; everything else is per call)."""
 
     def __init__(self, renderer: Renderer | None = None, clip_scorer=None, timeout_ms: int | None = None) -> None:
         self._own = renderer is None
@@ -368,7 +372,7 @@ class VisualScorer:
         out: dict[str, PairResult] = {}
         for mode in modes:
             started = time.perf_counter()
-            renders_before = self.renderer.render_seconds
+            renders_before = cache.seconds
             pred_plan = plan_page(pred_path, is_pred=True, mode=mode)
             ref_plan = plan_page(ref_path, is_pred=False, mode=mode)
             cache.prefetch(pred_plan.sources() + ref_plan.sources())  # both pages' renders in one batch
@@ -376,7 +380,7 @@ class VisualScorer:
             ref = finish_page(ref_plan, cache)
             extracted = time.perf_counter()
             res = score_pages(pred, ref, mode, self.clip_scorer)
-            res.seconds["render"] = self.renderer.render_seconds - renders_before
+            res.seconds["render"] = cache.seconds - renders_before
             res.seconds["extract"] = extracted - started - res.seconds["render"]
             res.seconds["total"] = time.perf_counter() - started
             out[mode] = res
