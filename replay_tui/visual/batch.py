@@ -126,15 +126,27 @@ def score_pairs(
     already under way finish and are reported). The pairs themselves are not changed: the caller owns
     them (the batch screen changes them on its own thread).
 
+    A reference page that several of the pairs share is rendered once for all of them (its renders are kept
+    until its last pair is done: :class:`~replay_tui.visual.pipeline.SharedRenders`).
+
     With ``jobs`` > 1, up to ``jobs`` pairs are scored at once on worker threads that share the scorer:
     while one pair waits for Chromium (whose renderer and compositor processes run on every core), the
     next is planned, and another's blocks are extracted and matched. Every callback still runs on the
     calling thread and in pair order (``on_start`` when a pair is handed to a worker, ``on_scored`` /
     ``on_error`` as soon as it and every pair before it are done), so reports are the sequential run's.
     """
+    from replay_tui.visual.pipeline import SharedRenders
     from replay_tui.visual.report import score_and_report
 
     order = list(range(len(pairs)) if indices is None else indices)
+    last_use = {_page_key(pairs[index].ref): index for index in order}
+    shared = SharedRenders() if len(last_use) < len(order) else None
+
+    def release(index: int) -> None:
+        key = _page_key(pairs[index].ref)
+        if shared is not None and last_use[key] == index:
+            shared.release(key)
+
     if jobs <= 1:
         for index in order:
             if cancel is not None and cancel.is_set():
@@ -143,10 +155,12 @@ def score_pairs(
             if on_start is not None:
                 on_start(index)
             try:
-                report, result = score_and_report(scorer, pair.ref, pair.pred, mode)
+                report, result = score_and_report(scorer, pair.ref, pair.pred, mode, shared)
+                release(index)
                 if on_scored is not None:
                     on_scored(index, report, result)
             except Exception as exc:  # one bad page must not stop the batch
+                release(index)
                 if on_error is None:
                     raise
                 on_error(index, exc)
@@ -155,9 +169,11 @@ def score_pairs(
     def finish(index: int, future: Future) -> None:
         try:
             report, result = future.result()
+            release(index)
             if on_scored is not None:
                 on_scored(index, report, result)
         except Exception as exc:
+            release(index)
             if on_error is None:
                 raise
             on_error(index, exc)
@@ -175,12 +191,16 @@ def score_pairs(
                 pair = pairs[index]
                 if on_start is not None:
                     on_start(index)
-                pending.append((index, pool.submit(score_and_report, scorer, pair.ref, pair.pred, mode)))
+                pending.append((index, pool.submit(score_and_report, scorer, pair.ref, pair.pred, mode, shared)))
             while pending:
                 finish(*pending.popleft())
         finally:
             for _, future in pending:  # an exception ended the batch: start nothing more
                 future.cancel()
+
+
+def _page_key(path: Path) -> str:
+    return str(Path(path).resolve())
 
 
 def batch_report(pairs: Sequence[BatchPair], mode: str, missing: Sequence[str] = ()) -> BatchReport:

@@ -21,7 +21,7 @@ def fake_scoring(monkeypatch):
     """score_and_report replaced: 'bad' raises, everything else scores as (report, result) strings."""
     calls = []
 
-    def score_and_report(scorer, ref, pred, mode):
+    def score_and_report(scorer, ref, pred, mode, shared=None):
         calls.append((scorer, ref.name, mode))
         if ref.name.startswith("bad"):
             raise RuntimeError("page crashed")
@@ -126,7 +126,7 @@ def test_jobs_keep_the_pair_order_and_the_callbacks_on_the_calling_thread(tmp_pa
     delays = {"a": 0.15, "b": 0.0, "c": 0.08, "d": 0.0, "bad": 0.0, "e": 0.0}
     workers = set()
 
-    def score_and_report(scorer, ref, pred, mode):
+    def score_and_report(scorer, ref, pred, mode, shared=None):
         workers.add(threading.current_thread().name)
         time.sleep(delays[ref.name.split(".")[0]])
         if ref.name.startswith("bad"):
@@ -179,3 +179,28 @@ def test_jobs_cancel_and_errors_without_a_handler(tmp_path, fake_scoring):
     with pytest.raises(RuntimeError, match="page crashed"):
         score_pairs(None, pairs, "compat", on_scored=lambda i, *_: seen.append(i), jobs=2)
     assert seen == [0]
+
+
+def test_a_shared_reference_is_rendered_once_and_released_after_its_last_pair(tmp_path, monkeypatch):
+    from replay_tui.visual.pipeline import SharedRenders
+
+    seen = []
+
+    def score_and_report(scorer, ref, pred, mode, shared=None):
+        seen.append((ref.name, shared))
+        return "report", "result"
+
+    monkeypatch.setattr("replay_tui.visual.report.score_and_report", score_and_report)
+    released = []
+    monkeypatch.setattr(SharedRenders, "release", lambda self, owner: released.append(owner))
+    pairs = [BatchPair(f"p{k}", tmp_path / f"{name}.html", tmp_path / f"gen{k}.html") for k, name in enumerate("aaba")]
+    for jobs in (1, 2):
+        seen.clear()
+        released.clear()
+        score_pairs(None, pairs, "compat", jobs=jobs)
+        shared = {id(s) for _, s in seen}
+        assert len(shared) == 1 and seen[0][1] is not None  # one batch-wide store
+        assert released == [str((tmp_path / "b.html").resolve()), str((tmp_path / "a.html").resolve())]
+    seen.clear()
+    score_pairs(None, pairs[1:3], "compat")  # no page shared: nothing kept
+    assert [s for _, s in seen] == [None, None]

@@ -6,6 +6,7 @@ import json
 
 from replay_tui.visual.batch import BatchPair, batch_report, bundled_pairs, score_pairs
 from replay_tui.visual.pipeline import VisualScorer
+from replay_tui.visual.report import score_and_report
 
 from .test_cli import _run
 
@@ -19,6 +20,7 @@ def _without_timings(value):
 
 
 def _scored(renderer, pairs: list[BatchPair], mode: str, jobs: int) -> str:
+    """The batch report, timings aside; ``jobs=0``: each pair on its own, no batch (no renders shared)."""
     pairs = [BatchPair(p.label, p.ref, p.pred) for p in pairs]
     order: list[int] = []
 
@@ -26,7 +28,12 @@ def _scored(renderer, pairs: list[BatchPair], mode: str, jobs: int) -> str:
         order.append(index)
         pairs[index].report = report
 
-    score_pairs(VisualScorer(renderer=renderer), pairs, mode, on_scored=scored, jobs=jobs)
+    scorer = VisualScorer(renderer=renderer)
+    if jobs == 0:
+        for index, pair in enumerate(pairs):
+            scored(index, *score_and_report(scorer, pair.ref, pair.pred, mode))
+    else:
+        score_pairs(scorer, pairs, mode, on_scored=scored, jobs=jobs)
     assert order == list(range(len(pairs)))
     report = batch_report(pairs, mode).model_dump(mode="json", by_alias=True)
     return json.dumps(_without_timings(report), sort_keys=True)
@@ -35,11 +42,12 @@ def _scored(renderer, pairs: list[BatchPair], mode: str, jobs: int) -> str:
 def test_jobs_2_gives_the_sequential_reports(renderer):
     pairs = bundled_pairs()  # 4 pages x 4 variants: identical pairs, moves, drops, recolours, rewords
     assert len(pairs) == 16
-    sequential = _scored(renderer, pairs, "compat", 1)
-    assert _scored(renderer, pairs, "compat", 2) == sequential
-    assert _scored(renderer, pairs, "compat", 3) == sequential
-    some = pairs[::5]
-    assert _scored(renderer, some, "fixed", 2) == _scored(renderer, some, "fixed", 1)
+    alone = _scored(renderer, pairs, "compat", 0)
+    assert _scored(renderer, pairs, "compat", 1) == alone  # the shared reference renders change nothing
+    assert _scored(renderer, pairs, "compat", 2) == alone
+    assert _scored(renderer, pairs, "compat", 3) == alone
+    some = pairs[::3]
+    assert _scored(renderer, some, "fixed", 2) == _scored(renderer, some, "fixed", 0)
 
 
 def test_cli_jobs_writes_the_same_batch_report(renderer, monkeypatch, tmp_path):
