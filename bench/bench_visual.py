@@ -252,6 +252,26 @@ def _without_timings(value):
     return value
 
 
+def _burn(seconds: float) -> int:
+    ends, count = time.perf_counter() + seconds, 0
+    while time.perf_counter() < ends:
+        count += 1
+    return count
+
+
+def cpu_ceiling(seconds: float = 3.0) -> float:
+    """Cores that two pure CPU-bound processes get right now: what 'cores busy' can reach on this machine
+    at this moment (other containers on the same cores take the rest)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(2) as pool:
+        list(pool.map(_burn, [0.01, 0.01]))  # start the workers
+        pids = list(pool._processes)  # type: ignore[attr-defined]
+        cpu0, started = sum(tree_cpu_seconds(p) for p in pids), time.perf_counter()
+        list(pool.map(_burn, [seconds, seconds]))
+        return (sum(tree_cpu_seconds(p) for p in pids) - cpu0) / (time.perf_counter() - started)
+
+
 def batch_run(scorer: VisualScorer, jobs: int) -> tuple[float, float, str, dict]:
     """The bundled pairs once with ``jobs``: wall seconds, tree CPU seconds, the report sans timings, phase sums."""
     pairs = bundled_pairs()
@@ -270,30 +290,50 @@ def batch_run(scorer: VisualScorer, jobs: int) -> tuple[float, float, str, dict]
 
 
 def batch_rows(jobs_list: list[int], repeat: int) -> list[dict]:
+    """Each ``jobs`` ``repeat`` times, interleaved (1, 2, 1, 2, ...) so that a change in the machine's load hits
+    every setting alike; the best wall time of each is reported."""
     rows = []
     reference_text = None
-    for jobs in jobs_list:
-        runs = []
-        with VisualScorer() as scorer:
-            scorer.score(*example_pair("11202", "move"))  # warm the browser and the page pool
-            for _ in range(repeat):
+    runs: dict[int, list] = {jobs: [] for jobs in jobs_list}
+    ceilings = []
+    with VisualScorer() as scorer:
+        scorer.score(*example_pair("11202", "move"))  # warm the browser and the page pool
+        scorer.renderer.page_seconds.clear()
+        for _ in range(repeat):
+            ceilings.append(cpu_ceiling())
+            for jobs in jobs_list:
                 wall, cpu, text, phases = batch_run(scorer, jobs)
                 reference_text = reference_text or text
-                runs.append((wall, cpu, text == reference_text, phases))
-        best = min(runs, key=lambda r: r[0])
+                runs[jobs].append((wall, cpu, text == reference_text, phases))
+        pages = sorted(scorer.renderer.page_seconds)
+    print(
+        f"{'renders':>10}  {len(pages)} page renders (navigation + capture): median {pages[len(pages) // 2]:.3f}s"
+        f"  p95 {pages[int(len(pages) * 0.95)]:.3f}s  max {pages[-1]:.3f}s  (over 1 s: {sum(p > 1 for p in pages)})",
+        flush=True,
+    )
+    print(
+        f"{'ceiling':>10}  two pure CPU-bound processes got {', '.join(f'{c:.2f}' for c in ceilings)} cores "
+        "(the most 'cores busy' can show now)",
+        flush=True,
+    )
+    for jobs in jobs_list:
+        best = min(runs[jobs], key=lambda r: r[0])
         render_share = best[3].get("render", 0.0) / max(best[3].get("total", 0.0), 1e-9)
         rows.append(
             {
                 "jobs": jobs,
                 "pairs": len(bundled_pairs()),
                 "best_wall_s": best[0],
-                "walls_s": [r[0] for r in runs],
+                "walls_s": [r[0] for r in runs[jobs]],
                 "cpu_s": best[1],
                 "cores_busy": best[1] / best[0],
                 "per_pair_s": best[0] / len(bundled_pairs()),
                 "render_share": render_share,
-                "identical_to_sequential": all(r[2] for r in runs),
+                "identical_to_sequential": all(r[2] for r in runs[jobs]),
                 "load_average": os.getloadavg()[0],
+                "cpu_ceiling_cores": max(ceilings),
+                "render_p95_s": pages[int(len(pages) * 0.95)],
+                "render_max_s": pages[-1],
             }
         )
         row = rows[-1]

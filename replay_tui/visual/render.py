@@ -28,6 +28,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,6 +130,8 @@ class Renderer:
         self._slots: asyncio.Semaphore | None = None
         self._seconds_lock = threading.Lock()
         self.render_seconds = 0.0
+        # navigation + capture of the latest pages, for benchmarks (the stall of issue 14 showed here)
+        self.page_seconds: deque[float] = deque(maxlen=4096)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def start(self) -> Renderer:
@@ -250,10 +253,12 @@ class Renderer:
         healthy = False
         png: bytes | None = None
         error: str | None = None
+        started = time.perf_counter()
         try:
             await page.goto(url, timeout=self.timeout_ms, wait_until="load")
             png = await page.screenshot(full_page=True, animations="disabled", timeout=self.timeout_ms, type="png")
             healthy = True
+            self.page_seconds.append(time.perf_counter() - started)
         except Exception as exc:
             text = str(exc).strip()
             error = f"{type(exc).__name__}: {text.splitlines()[0] if text else type(exc).__name__}"
