@@ -9,7 +9,6 @@ Textual-free.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -99,11 +98,6 @@ def pairs_from_report(report: BatchReport) -> list[BatchPair]:
         BatchPair(Path(row.name).stem, Path(report.ref_dir) / row.name, Path(report.pred_dir) / row.name)
         for row in report.rows
     ]
-
-
-def default_jobs() -> int:
-    """The ``jobs`` that keep this machine's cores busy: one per core."""
-    return max(1, os.cpu_count() or 1)
 
 
 def score_pairs(
