@@ -8,10 +8,10 @@ threads (``score_pairs(jobs=N)``) can share it. The capture settings are the ref
 scale factor 1, ``goto`` waits for the load event, then a full-page PNG with animations disabled.
 
 Each page of the pool has a browser context (a window) of its own. Pages that share a context are tabs of one
-window, and headless Chromium gives a background tab a compositor frame about once a second: a full-page capture
-of a tab that is not in front (``captureBeyondViewport`` needs a new frame at the page's full size) then stalls for
-1-3 s. One window per page removes those stalls (issue 14); every context has the same settings and the same
-network policy, so the pixels do not change.
+window; with several of them capturing at once, ``Page.captureScreenshot`` (``captureBeyondViewport``: the page is
+resized to its full height and a new compositor frame awaited) sometimes took 1-3 s, in steps of about a second,
+instead of 0.1-0.3 s (issue 14: seen in the protocol log in every run of 3 concurrent pages; none with a window per
+page). Every context has the same settings and the same network policy, so the pixels do not change.
 
 Untrusted HTML: every request that is not a ``file:`` URL inside the page's own folder (or a ``data:``/``blob:``
 URL) is aborted, service workers are blocked, navigation and capture are bounded by ``timeout_ms``, and a page
@@ -237,10 +237,13 @@ class Renderer:
                 context = self._contexts.pop(page, None)
                 try:
                     await asyncio.wait_for(page.close(run_before_unload=False), 15)
-                    if context is not None:
-                        await asyncio.wait_for(context.close(), 15)
                 except Exception:
                     pass
+                if context is not None:
+                    try:
+                        await asyncio.wait_for(context.close(), 15)
+                    except Exception:
+                        pass
         finally:
             if self._slots is not None:
                 self._slots.release()
