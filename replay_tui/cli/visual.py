@@ -2,7 +2,7 @@
 ``replay-tui inspect`` (a saved visual report, or a page pair, in the inspector).
 
     replay-tui visual REF.html GEN.html [--json out.json] [--png-dir DIR] [--compat design2code | --mode fixed]
-    replay-tui visual --ref-dir DIR --pred-dir DIR [--json out.json]
+    replay-tui visual --ref-dir DIR --pred-dir DIR [--json out.json] [--jobs N]
     replay-tui inspect [RESULT.json | REF.html GEN.html]
 
 Exit codes: 0 when scoring ran (whatever the scores), 2 on a usage error, an unreadable input or no browser.
@@ -85,6 +85,14 @@ def register(subparsers: Any) -> None:
         help="bound on each page's load and capture (default 30)",
     )
     parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="batch: score up to N page pairs at once in one Chromium (default 1; 2 on a 2-core machine keeps "
+        "both cores busy); reports keep the pair order and are the same as with --jobs 1",
+    )
+    parser.add_argument(
         "--show-matches",
         type=int,
         default=MATCH_ROWS,
@@ -128,6 +136,13 @@ def register_inspect(subparsers: Any) -> None:
         default=30.0,
         metavar="SECONDS",
         help="bound on each page's load and capture (default 30)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="a batch: score up to N page pairs at once (default 1); rows keep the pair order",
     )
     add_graphics_argument(
         parser,
@@ -174,6 +189,8 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("expected REF.html GEN.html (or --ref-dir DIR --pred-dir DIR)")
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
     writable_output(args.json, "--json")
     folders = (folder_arg(args.ref_dir, "--ref-dir"), folder_arg(pred_dirs[0], "--pred-dir")) if batch else None
     other = folder_arg(pred_dirs[1], "--pred-dir") if len(pred_dirs) == 2 else None
@@ -257,7 +274,7 @@ def _tui(args: argparse.Namespace, clip_scorer, folders: tuple[Path, Path] | Non
         if not pairs:
             raise UsageError(f"no page pairs in {ref_dir} and {pred_dir}")
         app: App = VisualBatchApp(
-            pairs, mode=_mode(args), timeout_ms=timeout_ms, clip_scorer=clip_scorer, missing=missing
+            pairs, mode=_mode(args), timeout_ms=timeout_ms, clip_scorer=clip_scorer, missing=missing, jobs=args.jobs
         )
     else:
         from replay_tui.tui.inspector import InspectorApp
@@ -487,7 +504,7 @@ def _batch(
                 pairs.append(report)
             progress.advance(task)
 
-        score_pairs(scorer, todo, mode, on_start=started, on_scored=scored)
+        score_pairs(scorer, todo, mode, on_start=started, on_scored=scored, jobs=args.jobs)
     means = batch_means(rows)
     table = Table(title=f"Design2Code visual scores ({mode}): {len(rows)} pairs", header_style="bold")
     table.add_column("file")
@@ -533,7 +550,7 @@ def _batch(
     return EXIT_OK
 
 
-def inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int = 30_000) -> App:
+def inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int = 30_000, jobs: int = 1) -> App:
     """The app for ``inspect``: a saved pair report, a saved batch report, or REF.html GEN.html."""
     from replay_tui.tui.inspector import InspectorApp
     from replay_tui.tui.visual_batch import VisualBatchApp
@@ -541,7 +558,7 @@ def inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int = 30_000)
     from replay_tui.visual.models import BatchReport, ReportFileError, read_report
 
     if not paths:
-        return VisualBatchApp(bundled_pairs(), mode=mode or "compat", timeout_ms=timeout_ms)
+        return VisualBatchApp(bundled_pairs(), mode=mode or "compat", timeout_ms=timeout_ms, jobs=jobs)
     if len(paths) == 2:
         for path in paths:
             if not Path(path).is_file():
@@ -554,7 +571,7 @@ def inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int = 30_000)
     except ReportFileError as exc:
         raise UsageError(str(exc)) from None
     if isinstance(report, BatchReport):
-        return VisualBatchApp(pairs_from_report(report), mode=mode or report.mode, timeout_ms=timeout_ms)
+        return VisualBatchApp(pairs_from_report(report), mode=mode or report.mode, timeout_ms=timeout_ms, jobs=jobs)
     for path in (report.ref, report.pred):
         if not Path(path).is_file():
             raise UsageError(f"{path}: no such page (the report's pages are rendered again for the screenshots)")
@@ -568,7 +585,9 @@ def run_inspect(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Run ``inspect``: open the app; a :class:`UsageError` before it starts."""
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    app = inspect_app(args.paths, args.mode, timeout_ms=int(args.timeout * 1000))
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    app = inspect_app(args.paths, args.mode, timeout_ms=int(args.timeout * 1000), jobs=args.jobs)
     prepare_graphics(args)
     app.run()
     return EXIT_OK

@@ -5,10 +5,11 @@ With pairs from exactly two generated folders (A, the first, and B) the screen a
 page's final score) and, once scoring is done, a summary under the table with each score's A and B
 means, B − A with its 95 % paired bootstrap interval, and how many pages got better, worse or stayed.
 
-Pairs are scored one after another in a thread worker with one Chromium for the whole batch; rows
-fill in as results arrive. Each pair's screenshots are kept as PNGs in a temp folder so opening a
-pair in the inspector (enter) is instant and shows exactly what was scored. The pairs and the scoring
-loop are :mod:`replay_tui.visual.batch`'s, shared with ``replay-tui visual --ref-dir --pred-dir``.
+Pairs are scored in a thread worker with one Chromium for the whole batch, one at a time or ``jobs``
+at once (``--jobs N``); rows fill in, in pair order, as results arrive. Each pair's screenshots are
+kept as PNGs in a temp folder so opening a pair in the inspector (enter) is instant and shows
+exactly what was scored. The pairs and the scoring loop are :mod:`replay_tui.visual.batch`'s,
+shared with ``replay-tui visual --ref-dir --pred-dir``.
 """
 
 from __future__ import annotations
@@ -152,8 +153,10 @@ class VisualBatchScreen(SortActions, Screen):
         clip_scorer: object | None = None,
         missing: Sequence[str] = (),
         quit_on_close: bool = False,
+        jobs: int = 1,
     ):
         super().__init__(id="visual-batch")
+        self.jobs = max(1, jobs)
         self.pairs = pairs
         self.mode = mode
         self.export_dir = export_dir or Path.cwd()
@@ -358,6 +361,7 @@ class VisualBatchScreen(SortActions, Screen):
                     on_error=lambda index, exc: self.post_message(
                         PairScored(index, None, None, f"{type(exc).__name__}: {exc}")
                     ),
+                    jobs=self.jobs,
                 )
         except Exception as exc:  # Chromium did not start
             self.post_message(BatchDone(f"{type(exc).__name__}: {exc}"))
@@ -468,6 +472,7 @@ class VisualBatchApp(ToolApp):
         timeout_ms: int = 30_000,
         clip_scorer: object | None = None,
         missing: Sequence[str] = (),
+        jobs: int = 1,
     ):
         super().__init__()
         self.batch = VisualBatchScreen(
@@ -478,6 +483,7 @@ class VisualBatchApp(ToolApp):
             clip_scorer=clip_scorer,
             missing=missing,
             quit_on_close=True,
+            jobs=jobs,
         )
 
     def on_mount(self) -> None:

@@ -13,7 +13,10 @@ fixed applies the corrections in :data:`FIXES` and reports each one.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
+from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,31 +101,92 @@ def read_html(path: str | Path) -> tuple[str, bytes]:
     return data.decode("utf-8", errors="surrogateescape"), data
 
 
+class SharedRenders:
+    """Renders kept across the pairs of a batch, for the pages that several pairs share (a reference page scored
+    against the pages of several generated folders, or of several variants). Thread-safe: the first pair to need
+    a render makes it, a pair that needs it meanwhile waits for it (``score_pairs(jobs=N)``). Each entry belongs to
+    a page (``owner``, its path) and is dropped by :meth:`release` once the last pair of that page is done.
+    Renders are deterministic (the batch test checks that reports do not depend on them being shared)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[tuple[str, str], Future[RenderResult]] = {}
+        self._owners: dict[str, set[tuple[str, str]]] = {}
+
+    def claim(self, key: tuple[str, str], owner: str) -> tuple[Future[RenderResult], bool]:
+        """The entry for ``key`` and whether the caller must render it (and then resolve the future)."""
+        with self._lock:
+            if key in self._entries:
+                return self._entries[key], False
+            future: Future[RenderResult] = Future()
+            self._entries[key] = future
+            self._owners.setdefault(owner, set()).add(key)
+            return future, True
+
+    def forget(self, key: tuple[str, str]) -> None:
+        with self._lock:
+            self._entries.pop(key, None)
+
+    def release(self, owner: str) -> None:
+        with self._lock:
+            for key in self._owners.pop(owner, set()):
+                self._entries.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 class RenderCache:
     """Renders keyed by (content sha256, folder): compat and fixed share identical renders, and a batch of
-    sources is rendered concurrently (:meth:`prefetch`)."""
+    sources is rendered concurrently (:meth:`prefetch`). With ``shared``, the renders of the page ``shared_owner``
+    (the reference) come from, and go to, the batch's :class:`SharedRenders`."""
 
-    def __init__(self, renderer: Renderer) -> None:
+    def __init__(self, renderer: Renderer, shared: SharedRenders | None = None, shared_owner: str = "") -> None:
         self.renderer = renderer
         self._cache: dict[tuple[str, str], RenderResult] = {}
+        self.seconds = 0.0  # this cache's rendering time (the renderer's own total counts every thread's)
+        self.shared = shared
+        self.shared_owner = shared_owner
 
     @staticmethod
     def _key(source: tuple) -> tuple[str, str]:
         _, html, base, _stem = source
         return (hashlib.sha256(html.encode("utf-8", errors="surrogateescape")).hexdigest(), str(Path(base).resolve()))
 
-    def prefetch(self, sources: list[tuple]) -> None:
+    def prefetch(self, sources: Sequence[tuple], shareable: Sequence[tuple] = ()) -> None:
+        """Render what ``sources`` and ``shareable`` (the shared page's sources) need, in one concurrent batch."""
         missing: dict[tuple[str, str], tuple] = {}
-        for source in sources:
+        promised: dict[tuple[str, str], Future[RenderResult]] = {}
+        waiting: dict[tuple[str, str], Future[RenderResult]] = {}
+        for source, share in [(s, False) for s in sources] + [(s, True) for s in shareable]:
             key = self._key(source)
-            if key not in self._cache and key not in missing:
-                missing[key] = source
-        if not missing:
-            return
-        # one concurrent batch, each text rendered through a copy beside its page
-        results = self.renderer.render_texts([(s[1], s[2], s[3]) for s in missing.values()])
-        for key, result in zip(missing, results, strict=True):
-            self._cache[key] = result
+            if key in self._cache or key in missing or key in waiting:
+                continue
+            if share and self.shared is not None:
+                future, mine = self.shared.claim(key, self.shared_owner)
+                if not mine:
+                    waiting[key] = future
+                    continue
+                promised[key] = future
+            missing[key] = source
+        started = time.perf_counter()
+        if missing:
+            try:
+                # one concurrent batch, each text rendered through a copy beside its page
+                results = self.renderer.render_texts([(s[1], s[2], s[3]) for s in missing.values()])
+            except BaseException as exc:
+                for key, future in promised.items():
+                    if self.shared is not None:
+                        self.shared.forget(key)
+                    future.set_exception(exc)
+                raise
+            for key, result in zip(missing, results, strict=True):
+                self._cache[key] = result
+                if key in promised:
+                    promised[key].set_result(result)
+        for key, future in waiting.items():
+            self._cache[key] = future.result()
+        self.seconds += time.perf_counter() - started
 
     def get(self, source: tuple) -> RenderResult:
         key = self._key(source)
@@ -340,7 +404,8 @@ def _clip(clip_scorer, pred: Page, ref: Page, pred_blocks: list[Block], ref_bloc
 
 
 class VisualScorer:
-    """Scores pairs with one browser for the whole run."""
+    """Scores pairs with one browser for the whole run. :meth:`score` may run on several threads at once (the
+    renderer is shared; everything else is per call)."""
 
     def __init__(self, renderer: Renderer | None = None, clip_scorer=None, timeout_ms: int | None = None) -> None:
         self._own = renderer is None
@@ -362,21 +427,27 @@ class VisualScorer:
             self.renderer.close()
 
     def score(
-        self, ref_path: str | Path, pred_path: str | Path, modes: tuple[Mode, ...] = ("compat",)
+        self,
+        ref_path: str | Path,
+        pred_path: str | Path,
+        modes: tuple[Mode, ...] = ("compat",),
+        shared: SharedRenders | None = None,
     ) -> dict[str, PairResult]:
-        cache = RenderCache(self.renderer)
+        """Score a pair in each of ``modes``. With ``shared`` (a batch's), the reference page's renders are
+        taken from, or left for, the other pairs of the batch that score against the same reference."""
+        cache = RenderCache(self.renderer, shared, str(Path(ref_path).resolve()))
         out: dict[str, PairResult] = {}
         for mode in modes:
             started = time.perf_counter()
-            renders_before = self.renderer.render_seconds
+            renders_before = cache.seconds
             pred_plan = plan_page(pred_path, is_pred=True, mode=mode)
             ref_plan = plan_page(ref_path, is_pred=False, mode=mode)
-            cache.prefetch(pred_plan.sources() + ref_plan.sources())  # both pages' renders in one batch
+            cache.prefetch(pred_plan.sources(), ref_plan.sources())  # both pages' renders in one batch
             pred = finish_page(pred_plan, cache)
             ref = finish_page(ref_plan, cache)
             extracted = time.perf_counter()
             res = score_pages(pred, ref, mode, self.clip_scorer)
-            res.seconds["render"] = self.renderer.render_seconds - renders_before
+            res.seconds["render"] = cache.seconds - renders_before
             res.seconds["extract"] = extracted - started - res.seconds["render"]
             res.seconds["total"] = time.perf_counter() - started
             out[mode] = res

@@ -3,9 +3,15 @@
 The reference metric takes each screenshot in a new Python process with a new browser (about 1.5 s each, six
 per scored pair). Here one :class:`Renderer` launches Chromium once, drives it with Playwright's async API on a
 private event-loop thread (so it also works when the caller runs an asyncio loop), and renders a batch of pages
-concurrently on a small pool of pages (:meth:`Renderer.render_many`). The
-capture settings are the reference's: viewport 1280x720, device scale factor 1, ``goto`` waits for the load
-event, then a full-page PNG with animations disabled.
+concurrently on a small pool of pages (:meth:`Renderer.render_many`); the renderer is thread-safe, so several
+threads (``score_pairs(jobs=N)``) can share it. The capture settings are the reference's: viewport 1280x720, device
+scale factor 1, ``goto`` waits for the load event, then a full-page PNG with animations disabled.
+
+Each page of the pool has a browser context (a window) of its own. Pages that share a context are tabs of one
+window; with several of them capturing at once, ``Page.captureScreenshot`` (``captureBeyondViewport``: the page is
+resized to its full height and a new compositor frame awaited) sometimes took 1-3 s, in steps of about a second,
+instead of 0.1-0.3 s (issue 14: seen in the protocol log in every run of 3 concurrent pages; none with a window per
+page). Every context has the same settings and the same network policy, so the pixels do not change.
 
 Untrusted HTML: every request that is not a ``file:`` URL inside the page's own folder (or a ``data:``/``blob:``
 URL) is aborted, service workers are blocked, navigation and capture are bounded by ``timeout_ms``, and a page
@@ -22,6 +28,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,11 +124,14 @@ class Renderer:
         self._thread: threading.Thread | None = None
         self._pw: Playwright | None = None
         self._browser: Browser | None = None
-        self._context: BrowserContext | None = None
         self._idle: list[Page] = []
         self._state: dict[Page, _PageState] = {}
+        self._contexts: dict[Page, BrowserContext] = {}
         self._slots: asyncio.Semaphore | None = None
+        self._seconds_lock = threading.Lock()
         self.render_seconds = 0.0
+        # navigation + capture of the latest pages, for benchmarks (the stall of issue 14 showed here)
+        self.page_seconds: deque[float] = deque(maxlen=4096)
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def start(self) -> Renderer:
@@ -151,18 +161,16 @@ class Renderer:
         from playwright.async_api import async_playwright
 
         self._pw = pw = await async_playwright().start()
-        self._browser = browser = await pw.chromium.launch(
+        self._browser = await pw.chromium.launch(
             executable_path=self.executable, headless=True, args=CHROMIUM_ARGS, timeout=60_000
-        )
-        self._context = await browser.new_context(
-            viewport=VIEWPORT, device_scale_factor=1, service_workers="block", accept_downloads=False
         )
         self._slots = asyncio.Semaphore(self.parallel)
         self._idle = []
         self._state = {}
+        self._contexts = {}
 
     async def _aclose(self) -> None:
-        closers: tuple[BrowserContext | None, Browser | None] = (self._context, self._browser)
+        closers: list[BrowserContext | Browser | None] = [*self._contexts.values(), self._browser]
         for closer in closers:
             if closer is not None:
                 try:
@@ -186,8 +194,8 @@ class Renderer:
         if self._loop is not None and not self._loop.is_running():
             self._loop.close()
         self._loop = self._thread = None
-        self._pw = self._browser = self._context = None
-        self._idle, self._state = [], {}
+        self._pw = self._browser = None
+        self._idle, self._state, self._contexts = [], {}, {}
 
     def __enter__(self) -> Renderer:
         return self.start()
@@ -197,14 +205,23 @@ class Renderer:
 
     # -- pages and the network policy ----------------------------------------------------------------------------
     async def _acquire(self) -> Page:
-        if self._slots is None or self._context is None:
+        if self._slots is None or self._browser is None:
             raise RenderError("the renderer is closed")
         await self._slots.acquire()
         if self._idle:
             return self._idle.pop()
-        page = await self._context.new_page()
+        try:
+            # A context (a window) per page: see the module docstring for why pages do not share one.
+            context = await self._browser.new_context(
+                viewport=VIEWPORT, device_scale_factor=1, service_workers="block", accept_downloads=False
+            )
+            page = await context.new_page()
+        except BaseException:
+            self._slots.release()
+            raise
         state: _PageState = {"roots": (), "blocked": []}
         self._state[page] = state
+        self._contexts[page] = context
 
         await page.route("**/*", _route_handler(state))
         return page
@@ -217,10 +234,16 @@ class Renderer:
                 # A page that failed (e.g. a script that never yields) is thrown away; a good one is reused,
                 # since a new navigation starts from a fresh document anyway.
                 self._state.pop(page, None)
+                context = self._contexts.pop(page, None)
                 try:
                     await asyncio.wait_for(page.close(run_before_unload=False), 15)
                 except Exception:
                     pass
+                if context is not None:
+                    try:
+                        await asyncio.wait_for(context.close(), 15)
+                    except Exception:
+                        pass
         finally:
             if self._slots is not None:
                 self._slots.release()
@@ -233,10 +256,12 @@ class Renderer:
         healthy = False
         png: bytes | None = None
         error: str | None = None
+        started = time.perf_counter()
         try:
             await page.goto(url, timeout=self.timeout_ms, wait_until="load")
             png = await page.screenshot(full_page=True, animations="disabled", timeout=self.timeout_ms, type="png")
             healthy = True
+            self.page_seconds.append(time.perf_counter() - started)
         except Exception as exc:
             text = str(exc).strip()
             error = f"{type(exc).__name__}: {text.splitlines()[0] if text else type(exc).__name__}"
@@ -265,7 +290,8 @@ class Renderer:
                 result = RenderResult(image=None, error=error)
             result.blocked = blocked
             results.append(result)
-        self.render_seconds += time.perf_counter() - started
+        with self._seconds_lock:
+            self.render_seconds += time.perf_counter() - started
         return results
 
     def render_html(self, html: str, base_dir: str | os.PathLike[str], stem: str = "page") -> RenderResult:

@@ -16,7 +16,7 @@ from replay_tui.visual.models import (
     as_mode,
     block_models,
 )
-from replay_tui.visual.pipeline import Page, PairResult, VisualScorer, modes_for
+from replay_tui.visual.pipeline import Page, PairResult, SharedRenders, VisualScorer, modes_for
 
 SCORE_NAMES = ("block", "text", "position", "color", "clip", "final")
 TOLERANCE = 1e-9
@@ -133,10 +133,10 @@ def explain(compat: PairResult, fixed: PairResult) -> list[Disagreement]:
 
 
 def score_and_report(
-    scorer: VisualScorer, ref: str | Path, pred: str | Path, mode: str
+    scorer: VisualScorer, ref: str | Path, pred: str | Path, mode: str, shared: SharedRenders | None = None
 ) -> tuple[PairReport, PairResult]:
     """Score a pair in ``mode`` with ``scorer``: the report and the mode's result (with its screenshots)."""
-    results = scorer.score(ref, pred, modes_for(mode))
+    results = scorer.score(ref, pred, modes_for(mode), shared=shared)
     return pair_report(str(ref), str(pred), results, mode), results[mode]
 
 

@@ -21,7 +21,7 @@ def fake_scoring(monkeypatch):
     """score_and_report replaced: 'bad' raises, everything else scores as (report, result) strings."""
     calls = []
 
-    def score_and_report(scorer, ref, pred, mode):
+    def score_and_report(scorer, ref, pred, mode, shared=None):
         calls.append((scorer, ref.name, mode))
         if ref.name.startswith("bad"):
             raise RuntimeError("page crashed")
@@ -117,3 +117,90 @@ def test_the_batch_markdown_table(tmp_path):
     text = batch.batch_markdown(pairs, [0], report, "final")
     assert text.startswith("## Visual batch\n\n0 pairs, compat mode, sorted by final\n")
     assert text.endswith("| **mean** | | n/a | n/a | n/a | n/a | n/a | n/a |\n")
+
+
+def test_jobs_keep_the_pair_order_and_the_callbacks_on_the_calling_thread(tmp_path, monkeypatch):
+    """Pairs finish out of order on the workers; every callback still comes in pair order, on this thread."""
+    import time
+
+    delays = {"a": 0.15, "b": 0.0, "c": 0.08, "d": 0.0, "bad": 0.0, "e": 0.0}
+    workers = set()
+
+    def score_and_report(scorer, ref, pred, mode, shared=None):
+        workers.add(threading.current_thread().name)
+        time.sleep(delays[ref.name.split(".")[0]])
+        if ref.name.startswith("bad"):
+            raise RuntimeError("page crashed")
+        return f"report:{ref.name}", f"result:{ref.name}"
+
+    monkeypatch.setattr("replay_tui.visual.report.score_and_report", score_and_report)
+    pairs = _pairs(tmp_path, ["a", "b", "c", "d", "bad", "e"])
+    events, threads = [], set()
+
+    def note(*event):
+        threads.add(threading.current_thread())
+        events.append(event)
+
+    score_pairs(
+        "scorer",
+        pairs,
+        "compat",
+        on_start=lambda i: note("start", i),
+        on_scored=lambda i, report, result: note("scored", i, report),
+        on_error=lambda i, exc: note("error", i, str(exc)),
+        jobs=2,
+    )
+    assert [e for e in events if e[0] != "start"] == [
+        ("scored", 0, "report:a.ref.html"),
+        ("scored", 1, "report:b.ref.html"),
+        ("scored", 2, "report:c.ref.html"),
+        ("scored", 3, "report:d.ref.html"),
+        ("error", 4, "page crashed"),
+        ("scored", 5, "report:e.ref.html"),
+    ]
+    assert [e[1] for e in events if e[0] == "start"] == [0, 1, 2, 3, 4, 5]
+    assert threads == {threading.current_thread()}
+    assert len(workers) == 2 and threading.current_thread().name not in workers
+
+
+def test_jobs_cancel_and_errors_without_a_handler(tmp_path, fake_scoring):
+    pairs = _pairs(tmp_path, ["a", "b", "c", "d", "e"])
+    cancel = threading.Event()
+    seen = []
+
+    def on_scored(index, *_):
+        seen.append(index)
+        cancel.set()
+
+    score_pairs(None, pairs, "compat", cancel=cancel, on_scored=on_scored, jobs=2)
+    assert seen == [0, 1]  # the pair already under way finishes; nothing new starts
+    pairs = _pairs(tmp_path, ["a", "bad", "c", "d"])
+    seen.clear()
+    with pytest.raises(RuntimeError, match="page crashed"):
+        score_pairs(None, pairs, "compat", on_scored=lambda i, *_: seen.append(i), jobs=2)
+    assert seen == [0]
+
+
+def test_a_shared_reference_is_rendered_once_and_released_after_its_last_pair(tmp_path, monkeypatch):
+    from replay_tui.visual.pipeline import SharedRenders
+
+    seen = []
+
+    def score_and_report(scorer, ref, pred, mode, shared=None):
+        seen.append((ref.name, shared))
+        return "report", "result"
+
+    monkeypatch.setattr("replay_tui.visual.report.score_and_report", score_and_report)
+    released = []
+    monkeypatch.setattr(SharedRenders, "release", lambda self, owner: released.append(owner))
+    pairs = [BatchPair(f"p{k}", tmp_path / f"{name}.html", tmp_path / f"gen{k}.html") for k, name in enumerate("aaba")]
+    for jobs in (1, 2):
+        seen.clear()
+        released.clear()
+        score_pairs(None, pairs, "compat", jobs=jobs)
+        shared = {id(s) for _, s in seen}
+        assert len(shared) == 1 and seen[0][1] is not None  # one batch-wide store
+        assert released == [str((tmp_path / "b.html").resolve()), str((tmp_path / "a.html").resolve())]
+    seen.clear()
+    score_pairs(None, pairs[1:3], "compat")  # no page shared: nothing kept
+    assert [s for _, s in seen] == [None, None]

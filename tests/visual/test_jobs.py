@@ -1,0 +1,65 @@
+"""Issue 14: a batch scored ``jobs`` pairs at a time gives exactly the sequential run's reports, in order."""
+
+from __future__ import annotations
+
+import json
+
+from replay_tui.visual.batch import BatchPair, batch_report, bundled_pairs, score_pairs
+from replay_tui.visual.pipeline import VisualScorer
+from replay_tui.visual.report import score_and_report
+
+from .test_cli import _run
+
+
+def _without_timings(value):
+    if isinstance(value, dict):
+        return {k: _without_timings(v) for k, v in value.items() if k != "seconds"}
+    if isinstance(value, list):
+        return [_without_timings(v) for v in value]
+    return value
+
+
+def _scored(renderer, pairs: list[BatchPair], mode: str, jobs: int) -> str:
+    """The batch report, timings aside; ``jobs=0``: each pair on its own, no batch (no renders shared)."""
+    pairs = [BatchPair(p.label, p.ref, p.pred) for p in pairs]
+    order: list[int] = []
+
+    def scored(index, report, _result):
+        order.append(index)
+        pairs[index].report = report
+
+    scorer = VisualScorer(renderer=renderer)
+    if jobs == 0:
+        for index, pair in enumerate(pairs):
+            scored(index, *score_and_report(scorer, pair.ref, pair.pred, mode))
+    else:
+        score_pairs(scorer, pairs, mode, on_scored=scored, jobs=jobs)
+    assert order == list(range(len(pairs)))
+    report = batch_report(pairs, mode).model_dump(mode="json", by_alias=True)
+    return json.dumps(_without_timings(report), sort_keys=True)
+
+
+def test_jobs_2_gives_the_sequential_reports(renderer):
+    pairs = bundled_pairs()  # 4 pages x 4 variants: identical pairs, moves, drops, recolours, rewords
+    assert len(pairs) == 16
+    alone = _scored(renderer, pairs, "compat", 0)
+    assert _scored(renderer, pairs, "compat", 1) == alone  # the shared reference renders change nothing
+    assert _scored(renderer, pairs, "compat", 2) == alone
+    assert _scored(renderer, pairs, "compat", 3) == alone
+    some = pairs[::3]
+    assert _scored(renderer, some, "fixed", 2) == _scored(renderer, some, "fixed", 0)
+
+
+def test_cli_jobs_writes_the_same_batch_report(renderer, monkeypatch, tmp_path):
+    from replay_tui.visual.examples import EXAMPLES_DIR
+
+    texts = {}
+    for jobs in ("1", "2"):
+        out_json = tmp_path / "batch.json"  # one path: the command prints it
+        args = ["--ref-dir", str(EXAMPLES_DIR / "ref"), "--pred-dir", str(EXAMPLES_DIR / "reword")]
+        code, out, _ = _run([*args, "--jobs", jobs, "--json", str(out_json)], renderer, monkeypatch)
+        assert code == 0 and "means" in out
+        texts[jobs] = (out, json.dumps(_without_timings(json.loads(out_json.read_text())), sort_keys=True))
+    assert texts["1"] == texts["2"]
+    code, _, err = _run(["--ref-dir", ".", "--pred-dir", ".", "--jobs", "0"], renderer, monkeypatch)
+    assert code == 2 and "--jobs must be at least 1" in err
