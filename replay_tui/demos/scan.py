@@ -30,22 +30,46 @@ def first_too_deep(data: Any, limit: int = MAX_DEPTH, start: int = 0) -> int | N
 
     ``data`` is any bytes-like object (bytes, mmap, memoryview); nothing is copied for big inputs.
     """
+    return scan_depth(data, limit, start)[0]
+
+
+def scan_depth(
+    data: Any, limit: int = MAX_DEPTH, start: int = 0, spans_at: int | None = None
+) -> tuple[int | None, list[tuple[int, int]]]:
+    """:func:`first_too_deep`, and in the same pass the ``(start, end)`` byte spans of the values
+    that open at level ``spans_at`` (level 1 is the outermost value; the episodes of a JSON array
+    are at level 2, those of JSON Lines at level 1). The spans are only meaningful when the data is
+    not too deep (the scan stops at the first bracket past ``limit``) and is well-formed JSON.
+    """
     size = len(memoryview(data))
     if size - start >= _NUMPY_FROM:
-        return _first_too_deep_numpy(data, limit, start)
+        return _scan_depth_numpy(data, limit, start, spans_at)
     depth = 0
+    spans: list[tuple[int, int]] = []
+    opened = -1
     for match in _LEXEME.finditer(data, start):
         if match.lastindex == 1:
             depth += 1
             if depth > limit:
-                return match.start()
+                return match.start(), spans
+            if depth == spans_at:
+                opened = match.start()
         elif match.lastindex == 2:
+            if depth == spans_at:
+                spans.append((opened, match.end()))
             depth -= 1
-    return None
+    return None, spans
 
 
 def _first_too_deep_numpy(data: Any, limit: int, start: int = 0) -> int | None:
-    """:func:`first_too_deep` in chunks: find the unescaped quotes, then count brackets only in the
+    """:func:`first_too_deep` with numpy, whatever the input's size."""
+    return _scan_depth_numpy(data, limit, start)[0]
+
+
+def _scan_depth_numpy(
+    data: Any, limit: int, start: int = 0, spans_at: int | None = None
+) -> tuple[int | None, list[tuple[int, int]]]:
+    """:func:`scan_depth` in chunks: find the unescaped quotes, then count brackets only in the
     gaps between strings (a small share of a demo file, whose bulk is observation text)."""
     import numpy as np
 
@@ -58,6 +82,8 @@ def _first_too_deep_numpy(data: Any, limit: int, start: int = 0) -> int | None:
     in_string = False
     carry = 0  # backslashes ending the previous chunk
     pos = start
+    opens: list[Any] = []
+    closes: list[Any] = []
     try:
         while pos < total_size:
             end = min(total_size, pos + _CHUNK)
@@ -88,11 +114,16 @@ def _first_too_deep_numpy(data: Any, limit: int, start: int = 0) -> int | None:
                 deltas = delta_of[chunk[index]]
                 moves = np.flatnonzero(deltas)
                 if len(moves):
-                    levels = depth + np.cumsum(deltas[moves], dtype=np.int64)
+                    steps = deltas[moves]
+                    levels = depth + np.cumsum(steps, dtype=np.int64)
                     over = np.flatnonzero(levels > limit)
                     if len(over):
-                        return pos + int(index[moves[over[0]]])
+                        return pos + int(index[moves[over[0]]]), []
                     depth = int(levels[-1])
+                    if spans_at is not None:
+                        at = pos + index[moves]
+                        opens.append(at[(steps > 0) & (levels == spans_at)])
+                        closes.append(at[(steps < 0) & (levels == spans_at - 1)] + 1)
             in_string ^= len(quotes) % 2 == 1
             if chunk[size - 1] == 0x5C:
                 others = np.flatnonzero(chunk[::-1] != 0x5C)
@@ -102,7 +133,11 @@ def _first_too_deep_numpy(data: Any, limit: int, start: int = 0) -> int | None:
             pos = end
     finally:
         del buf  # release the export of an mmap, so it can be closed
-    return None
+    if spans_at is None:
+        return None, []
+    starts = np.concatenate(opens).tolist() if opens else []
+    ends = np.concatenate(closes).tolist() if closes else []
+    return None, list(zip(starts, ends, strict=False))
 
 
 def _odd_backslash_runs(np: Any, chunk: Any, quotes: Any, carry: int) -> Any:
