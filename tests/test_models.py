@@ -105,3 +105,97 @@ def test_prompt_size_limit_and_shapes():
     with pytest.raises(PromptError):
         parse_prompt("[1, 2]")
     assert parse_prompt(None) == []
+
+
+def _slow_parse(raw):
+    """parse_episode with the exact fast path switched off: pydantic validates everything."""
+    from unittest import mock
+
+    from replay_tui.demos import loader
+
+    with mock.patch.object(loader, "fast_episode", lambda raw: None):
+        return loader.parse_episode(raw, file="f", index=0)
+
+
+def _same_instance(fast, slow):
+    assert type(fast) is type(slow)
+    assert fast.__dict__ == slow.__dict__
+    assert [type(value) for value in fast.__dict__.values()] == [type(value) for value in slow.__dict__.values()]
+    assert fast.__pydantic_extra__ == slow.__pydantic_extra__
+    assert fast.__pydantic_fields_set__ == slow.__pydantic_fields_set__
+    assert fast.__pydantic_private__ == slow.__pydantic_private__
+    assert fast.model_dump() == slow.model_dump()
+    assert _json_or_error(fast) == _json_or_error(slow)
+
+
+def _json_or_error(model):
+    try:
+        return model.model_dump_json()
+    except ValueError as exc:  # a lone surrogate in a string (json.loads lets "\ud800" through)
+        return type(exc).__name__
+
+
+def _raw_episodes():
+    import json
+    from pathlib import Path
+
+    from tests.hostile import fixture_cases
+
+    paths = [Path(__file__).parent.parent / "replay_tui/examples/webshop_demonstrations_0-99.json"]
+    paths += sorted((Path(__file__).parent / "data").glob("*.json"))
+    for path in paths:
+        yield from json.loads(path.read_text())
+    for case in fixture_cases():  # hostile values: most must take the validating path
+        try:
+            data = json.loads(case.data)
+        except (ValueError, RecursionError, UnicodeDecodeError):
+            continue
+        yield from (data if isinstance(data, list) else [data])
+
+
+def test_the_fast_path_builds_what_validation_builds():
+    """Every episode of the bundled example, the synthetic data (with quirks: numeric strings,
+    rebuilt actions, JSON-string arguments) and the hostile cases parses to the same models whether
+    or not the exact fast path takes it; where validation refuses it, so does parse_episode."""
+    from replay_tui.demos.loader import parse_episode
+    from replay_tui.demos.models import fast_episode
+    from replay_tui.demos.problems import EpisodeLoadError
+    from replay_tui.demos.synth import iter_episodes
+
+    raws = list(_raw_episodes()) + list(iter_episodes(0, 80, seed=3, quirk_rate=0.5))
+    base = raws[0]
+    variants = [{k: v for k, v in base.items() if k not in drop} for drop in ("success", "final_reward", "instruction")]
+    variants += [{**base, "final_reward": 1}, {**base, "success": None, "completed_by_backup": True}]
+    variants.append({**base, "trajectory": [{**entry, "reward": 1} for entry in base["trajectory"]]})
+    variants.append({**base, "trajectory": [{**entry, "done": 1} for entry in base["trajectory"]]})
+    raws += variants
+    fast_taken = 0
+    for raw in raws:
+        try:
+            slow = _slow_parse(raw)
+        except EpisodeLoadError as exc:
+            with pytest.raises(EpisodeLoadError) as caught:
+                parse_episode(raw, file="f", index=0)
+            assert caught.value.problem == exc.problem
+            assert not isinstance(raw, dict) or fast_episode(raw) is None
+            continue
+        fast = parse_episode(raw, file="f", index=0)
+        fast_taken += isinstance(raw, dict) and fast_episode(raw) is not None
+        _same_instance(fast, slow)
+        for fast_entry, slow_entry in zip(fast.trajectory, slow.trajectory, strict=True):
+            _same_instance(fast_entry, slow_entry)
+            if isinstance(slow_entry, ItemPageAction):
+                _same_instance(fast_entry.llm_action, slow_entry.llm_action)
+    assert fast_taken > len(raws) // 2  # the common case is the fast one
+
+
+def test_the_fast_path_leaves_coercions_to_validation():
+    from replay_tui.demos.models import fast_entry
+
+    assert fast_entry(search_step(3)) is not None
+    for quirk in ({"step_number": "3"}, {"reward": "0.5"}, {"done": "true"}, {"reward": True}, {"step_number": 2**64}):
+        assert fast_entry({**search_step(3), **quirk}) is None
+    assert fast_entry({**search_step(3), "llm_action_arguments": '{"keywords": "x"}'}) is None
+    rebuilt = fast_entry({**search_step(3), "action_executed_in_env": ""})
+    assert rebuilt is not None and rebuilt.action_rebuilt and rebuilt.action_executed_in_env.startswith("search[")
+    assert "action_rebuilt" in rebuilt.model_fields_set

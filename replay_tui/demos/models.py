@@ -363,3 +363,200 @@ class Episode(EpisodeHeader):
     def succeeded(self) -> bool:
         """``success``, or reward == 1.0 (LASER's definition) when the log omits it."""
         return self.success if self.success is not None else self.reward == 1.0
+
+
+# -- the exact fast path ------------------------------------------------------------------------
+# Building these models from decoded JSON through pydantic validation costs ~9 µs per trajectory
+# entry, most of it in the Python validators above. Values that already have their exact types (what
+# almost every real log holds) need no validator: :func:`fast_entry` and :func:`fast_episode` build the
+# very same instances (same ``__dict__``, extras, fields set and private attributes) directly, and
+# give up (None) on the first value that would need coercion or could be refused; the caller then
+# validates with pydantic as before, which coerces it or names the field. ``tests/test_models.py``
+# checks both paths agree.
+
+_NO = object()
+_FLOAT_EXACT = 2**53
+"""Integers this big convert to the same float however they are rounded."""
+
+
+def _str(value: Any) -> Any:
+    return value if type(value) is str else _NO
+
+
+def _str_or_none(value: Any) -> Any:
+    return value if value is None or type(value) is str else _NO
+
+
+def _id(value: Any) -> Any:
+    return value if type(value) is int and ID_MIN <= value <= ID_MAX else _NO
+
+
+def _float(value: Any) -> Any:
+    if type(value) is float:
+        return value if value - value == 0.0 else _NO  # not inf or nan
+    if type(value) is int and -_FLOAT_EXACT <= value <= _FLOAT_EXACT:
+        return float(value)
+    return _NO
+
+
+def _float_or_none(value: Any) -> Any:
+    return None if value is None else _float(value)
+
+
+def _bool(value: Any) -> Any:
+    return value if type(value) is bool else _NO
+
+
+def _bool_or_none(value: Any) -> Any:
+    return value if value is None or type(value) is bool else _NO
+
+
+def _arguments(value: Any) -> Any:
+    if type(value) is dict and all(type(key) is str for key in value):
+        return dict(value)
+    return _NO
+
+
+def _str_list_or_none(value: Any) -> Any:
+    if value is None:
+        return None
+    if type(value) is list and all(type(item) is str for item in value):
+        return list(value)
+    return _NO
+
+
+def _llm_action(value: Any) -> Any:
+    if type(value) is not dict:
+        return _NO
+    built = _build(LlmAction, value)
+    return _NO if built is None else built
+
+
+_Spec = tuple[tuple[str, Any, Any], ...]
+"""(field, checker returning the value or _NO, default factory) per declared field, in order."""
+_SPECS: dict[type[BaseModel], _Spec] = {}
+
+
+def _spec(model: type[BaseModel], *fields: tuple[str, Any, Any]) -> None:
+    declared = {name: info for name, info in model.model_fields.items()}
+    given = dict((name, (check, default)) for name, check, default in fields)
+    spec = []
+    for name, info in declared.items():
+        if name not in given:
+            raise AssertionError(f"{model.__name__}.{name} has no fast-path checker")  # pragma: no cover
+        spec.append((name, *given[name]))
+    _SPECS[model] = tuple(spec)
+
+
+def _const(value: Any) -> Any:
+    return lambda: value
+
+
+_spec(LlmAction, ("name", _str, _const("")), ("arguments", _arguments, dict))
+_spec(
+    DecisionStep,
+    ("step_number", _id, None),
+    ("observation_before_llm", _str, _const("")),
+    ("llm_prompt", _str_or_none, _const(None)),
+    ("llm_thinking", _str_or_none, _const(None)),
+    ("llm_action_name", _str, _const("")),
+    ("llm_action_arguments", _arguments, dict),
+    ("state", _str_or_none, _const(None)),
+    ("available_actions", _str_list_or_none, _const(None)),
+    ("action_executed_in_env", _str_or_none, _const(None)),
+    ("observation_after_action", _str, _const("")),
+    ("reward", _float, _const(0.0)),
+    ("done", _bool, _const(False)),
+    ("action_rebuilt", lambda value: _NO, _const(False)),  # given in a log: let pydantic decide
+)
+_spec(
+    ItemPageAction,
+    ("type", _str, _const("")),
+    ("llm_action", _llm_action, LlmAction),
+    ("observation_before_action", _str, _const("")),
+    ("available_options", _str_list_or_none, _const(None)),
+    ("observation_after_action", _str, _const("")),
+    ("reward", _float, _const(0.0)),
+    ("done", _bool, _const(False)),
+)
+_spec(AgentBuy, ("type", _str, _const("")), ("reward", _float, _const(0.0)), ("done", _bool, _const(True)))
+for _plain in (DetailExploration, BackFromDetail, CustomizationClick, BackupAgentEvent, UnknownEvent):
+    _spec(_plain, ("type", _str, _const("")))
+_spec(
+    Episode,
+    ("session_id", _id, None),
+    ("instruction", _str, _const("")),
+    ("final_reward", _float_or_none, _const(None)),
+    ("success", _bool_or_none, _const(None)),
+    ("completed_by_backup", _bool, _const(False)),
+    ("trajectory", lambda value: value, list),
+)
+_FIELDS = {model: frozenset(name for name, _, _ in spec) for model, spec in _SPECS.items()}
+_set = object.__setattr__
+
+
+def _build(model: type[BaseModel], data: dict[str, Any]) -> Any:
+    """``model.model_validate(data)`` for data that needs no coercion; None when it might."""
+    values: dict[str, Any] = {}
+    for name, check, default in _SPECS[model]:
+        if name in data:
+            value = check(data[name])
+            if value is _NO:
+                return None
+        elif default is None:
+            return None  # a required field is missing: pydantic names it
+        else:
+            value = default()
+        values[name] = value
+    fields = _FIELDS[model]
+    extra = {key: value for key, value in data.items() if key not in fields}
+    if extra and not all(type(key) is str for key in extra):
+        return None
+    instance = model.__new__(model)
+    _set(instance, "__dict__", values)
+    _set(instance, "__pydantic_extra__", extra)
+    _set(instance, "__pydantic_fields_set__", set(data))
+    _set(instance, "__pydantic_private__", None)
+    return instance
+
+
+def fast_entry(entry: dict[str, Any]) -> DecisionStep | SubEvent | None:
+    """A trajectory entry built as validation would build it, or None when validation is needed."""
+    if "step_number" in entry:
+        step = _build(DecisionStep, entry)
+        if step is None:
+            return None
+        if step.action_executed_in_env is None or not step.action_executed_in_env.strip():
+            try:
+                step._rebuild_action()  # the model's own after-validator, setting the same fields
+            except ValueError:
+                return None
+        return step  # type: ignore[no-any-return]
+    kind = entry.get("type", "")
+    model = sub_event_class(kind if isinstance(kind, str) else "")
+    return _build(model, entry)  # type: ignore[no-any-return]
+
+
+def fast_episode(raw: dict[str, Any]) -> Episode | None:
+    """The episode :func:`replay_tui.demos.loader.parse_episode` validates, built directly when every
+    value has its exact type; None when anything needs pydantic (which then names the problem)."""
+    trajectory = raw.get("trajectory")
+    if type(trajectory) is not list:
+        return None
+    entries: list[Any] = []
+    for entry in trajectory:
+        if type(entry) is not dict:
+            return None
+        built = fast_entry(entry)
+        if built is None:
+            return None
+        entries.append(built)
+    header = {key: value for key, value in raw.items() if key != "trajectory"}
+    episode = _build(Episode, {**header, "trajectory": entries})
+    if episode is None:
+        return None
+    # parse_episode validates the header, dumps it (every field, so every field counts as set) and
+    # validates the episode from that dump.
+    _set(episode, "__pydantic_fields_set__", set(_FIELDS[Episode]) | set(episode.__pydantic_extra__))
+    _set(episode, "__pydantic_private__", {"_source": None})
+    return episode  # type: ignore[no-any-return]
