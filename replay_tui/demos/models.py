@@ -438,10 +438,9 @@ _SPECS: dict[type[BaseModel], _Spec] = {}
 
 
 def _spec(model: type[BaseModel], *fields: tuple[str, Any, Any]) -> None:
-    declared = {name: info for name, info in model.model_fields.items()}
-    given = dict((name, (check, default)) for name, check, default in fields)
+    given = {name: (check, default) for name, check, default in fields}
     spec = []
-    for name, info in declared.items():
+    for name in model.model_fields:
         if name not in given:
             raise AssertionError(f"{model.__name__}.{name} has no fast-path checker")  # pragma: no cover
         spec.append((name, *given[name]))
