@@ -530,10 +530,10 @@ def fast_entry(entry: dict[str, Any]) -> DecisionStep | SubEvent | None:
                 step._rebuild_action()  # the model's own after-validator, setting the same fields
             except ValueError:
                 return None
-        return step  # type: ignore[no-any-return]
+        return step
     kind = entry.get("type", "")
     model = sub_event_class(kind if isinstance(kind, str) else "")
-    return _build(model, entry)  # type: ignore[no-any-return]
+    return _build(model, entry)
 
 
 def fast_episode(raw: dict[str, Any]) -> Episode | None:
@@ -558,4 +558,4 @@ def fast_episode(raw: dict[str, Any]) -> Episode | None:
     # validates the episode from that dump.
     _set(episode, "__pydantic_fields_set__", set(_FIELDS[Episode]) | set(episode.__pydantic_extra__))
     _set(episode, "__pydantic_private__", {"_source": None})
-    return episode  # type: ignore[no-any-return]
+    return episode
