@@ -33,7 +33,6 @@ from replay_tui.demos.models import (
     DecisionStep,
     Episode,
     EpisodeHeader,
-    fast_episode,
     sub_event_class,
 )
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
@@ -149,10 +148,6 @@ def _loc_path(loc: Iterable[Any]) -> str:
 
 def parse_episode(raw: Any, *, file: str, index: int) -> Episode:
     """Validate one raw episode; raise :class:`EpisodeLoadError` naming file, index and field."""
-    if type(raw) is dict:
-        episode = fast_episode(raw)  # every value of its exact type: no validation needed
-        if episode is not None:
-            return episode
     session = raw.get("session_id") if isinstance(raw, dict) else None
 
     def fail(field_path: str | None, message: str) -> EpisodeLoadError:
