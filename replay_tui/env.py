@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Literal
 
 from replay_tui.demos.loader import DemoSet
@@ -55,9 +54,17 @@ class ReplayStep:
     schema: dict[str, Any] | None = field(default=None, repr=False)
     """The recorded tool's JSON-schema ``parameters`` (types for the arguments), when known."""
 
-    @cached_property
+    @property
     def recorded(self) -> dict[str, Any]:
-        """The recorded decision as a plain dict in the decision-step shape (what policies receive)."""
+        """The recorded decision as a plain dict in the decision-step shape (what policies receive),
+        made on first use and kept (without functools.cached_property, whose lock every replay
+        worker's every step would take)."""
+        made = self.__dict__.get("_recorded")
+        if made is None:
+            made = self.__dict__["_recorded"] = self._recorded()
+        return made
+
+    def _recorded(self) -> dict[str, Any]:
         if isinstance(self.source, DecisionStep):
             data = self.source.model_dump()
         else:
