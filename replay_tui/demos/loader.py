@@ -879,17 +879,24 @@ class DemoSet:
 
     def validate_all(self) -> list[LoadProblem]:
         """Parse every episode once (dropping them again) and return the problems found."""
-        found = []
-        for ref in self.refs:
+        return [problem for problem in self.validation() if problem is not None]
+
+    def validation(self) -> Iterator[LoadProblem | None]:
+        """Parse every episode not parsed yet, one at a time (dropping them again): yields the
+        problem of each malformed one as it is found (recorded as :meth:`episode` records it), and
+        None after each good one, so a caller (the app's background validation) can stop or yield
+        between episodes."""
+        for ref in list(self.refs):
             with self._lock:  # per episode, as :meth:`episode` does, so readers are not held up for the whole file
                 if ref.session_id in self._bad or ref.session_id in self._cache:
                     continue
+                problem = None
                 try:
                     ref.file.read_episode(ref)
                 except EpisodeLoadError as exc:
                     self._record_bad(ref.session_id, exc.problem)
-                    found.append(exc.problem)
-        return found
+                    problem = exc.problem
+            yield problem
 
     def close(self) -> None:
         for demo in self.files:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +17,13 @@ from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.widgets import Static
+from textual.worker import get_current_worker
 
 from replay_tui.compare import CompareError, compare_runs, demo_identities, load_run_file
 from replay_tui.config import Config, load_config
-from replay_tui.demos.problems import DemoFileError, EpisodeLoadError
+from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
 from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies
@@ -52,6 +55,18 @@ from replay_tui.workspace import ReplaySettings, Workspace
 
 if TYPE_CHECKING:
     from replay_tui.visual.batch import BatchPair
+
+
+VALIDATION_POST_INTERVAL = 0.1
+"""Seconds between the background validation's reports of the problems it found (batched)."""
+
+
+class ProblemsFound(Message):
+    """Malformed episodes the background validation found (recorded in the DemoSet already)."""
+
+    def __init__(self, problems: list[LoadProblem]):
+        super().__init__()
+        self.problems = problems
 
 
 class ReplayApp(RunHistory):
@@ -99,6 +114,36 @@ class ReplayApp(RunHistory):
         self.reopen_last_run()
         for problem in self.workspace.demos.unreadable:  # the browser lists them too, as file problems
             self.notify(strip_control(problem.one_line()), title="Cannot read", severity="error", markup=False)
+        self.validate_in_background()
+
+    # -- background validation ----------------------------------------------------------------
+    def validate_in_background(self) -> None:
+        """Parse every episode on a worker thread, so a malformed one shows as a problem row
+        before anyone opens it; opening the file only indexed it (the browser is usable at once)."""
+        self._validate_worker()
+
+    @work(thread=True, exclusive=True, group="validate", exit_on_error=False)
+    def _validate_worker(self) -> None:
+        worker = get_current_worker()
+        found: list[LoadProblem] = []
+        posted = time.monotonic()
+        for problem in self.workspace.demos.validation():
+            if worker.is_cancelled:
+                return
+            if problem is not None:
+                found.append(problem)
+            if found and time.monotonic() - posted >= VALIDATION_POST_INTERVAL:
+                self.post_message(ProblemsFound(found))
+                found, posted = [], time.monotonic()
+            time.sleep(0)  # let the UI thread take the GIL between episodes
+        if found:
+            self.post_message(ProblemsFound(found))
+
+    @on(ProblemsFound)
+    def _problems_found(self, message: ProblemsFound) -> None:
+        browser = self.browser
+        if browser is not None and browser.is_current:
+            browser.refresh_rows()
 
     # -- screens ----------------------------------------------------------------------------
     @property
