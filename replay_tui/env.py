@@ -23,6 +23,7 @@ from replay_tui.trajectory import parse_call_text
 from replay_tui.webshop import ITEM, infer_available_actions, infer_state
 
 MismatchPolicy = Literal["stop", "allow"]
+_PLAIN = (str, int, float, bool, type(None))
 MISMATCH_POLICIES: tuple[str, ...] = ("stop", "allow")
 
 
@@ -63,6 +64,22 @@ class ReplayStep:
         if made is None:
             made = self.__dict__["_recorded"] = self._recorded()
         return made
+
+    @property
+    def webshop_call(self) -> tuple[str, dict[str, Any]] | None:
+        """The recorded WebShop tool call (name, arguments) as :attr:`recorded` holds it, when its
+        arguments are plain JSON scalars (they then read the same in the model as in its dump);
+        None for a tool call of another format and any other arguments."""
+        source = self.source
+        if isinstance(source, DecisionStep):
+            if (source.model_extra or {}).get("tool_call"):
+                return None
+            name, arguments = source.llm_action_name, source.llm_action_arguments
+        else:
+            name, arguments = source.llm_action.name, source.llm_action.arguments
+        if type(arguments) is not dict or not all(type(value) in _PLAIN for value in arguments.values()):
+            return None
+        return name, arguments
 
     def _recorded(self) -> dict[str, Any]:
         if isinstance(self.source, DecisionStep):

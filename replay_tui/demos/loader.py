@@ -179,8 +179,8 @@ def parse_episode(raw: Any, *, file: str, index: int) -> Episode:
         else:
             kind = entry.get("type", "")
             model = sub_event_class(kind if isinstance(kind, str) else "")
-        try:
-            entries.append(model.model_validate(entry))
+        try:  # model_validate's own call, without its wrapper (once per entry of every episode read)
+            entries.append(model.__pydantic_validator__.validate_python(entry))
         except ValidationError as exc:
             path, message = _error_text(exc)
             raise fail(f"{where}.{path}" if path else where, message) from None
