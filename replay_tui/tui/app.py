@@ -114,7 +114,7 @@ class ReplayApp(RunHistory):
         self.reopen_last_run()
         for problem in self.workspace.demos.unreadable:  # the browser lists them too, as file problems
             self.notify(strip_control(problem.one_line()), title="Cannot read", severity="error", markup=False)
-        self.validate_in_background()
+        self.call_after_refresh(self.validate_in_background)  # after the first paint
 
     # -- background validation ----------------------------------------------------------------
     def validate_in_background(self) -> None:
