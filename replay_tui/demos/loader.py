@@ -66,13 +66,16 @@ _STEP_NUMBER = b'"step_number"'
 _CONTAINER = object()
 
 
-class _EntryMarker(msgspec.Struct):
-    """Just enough of a trajectory entry to classify it; every other field is skipped unread."""
+class _EntryMarker(msgspec.Struct, gc=False):
+    """Just enough of a trajectory entry to classify it; every other field is skipped unread.
+
+    Not tracked by the garbage collector (decoded JSON holds no reference cycles): a 1 GB file
+    has ~200k of these, built in one pass."""
 
     step_number: Any = msgspec.UNSET
 
 
-class _EpisodeIndex(msgspec.Struct):
+class _EpisodeIndex(msgspec.Struct, gc=False):
     """The header fields of an episode plus one marker per trajectory entry."""
 
     session_id: Any = msgspec.UNSET
