@@ -798,8 +798,10 @@ class DemoSet:
     def add_file(self, demo: EpisodeSource) -> None:
         self.files.append(demo)
         self.problems.extend(demo.problems)
+        by_session, refs = self.by_session, self.refs
         for ref in demo.episodes:
-            first = self.by_session.get(ref.session_id)
+            session_id = ref.header.session_id  # (ref.session_id, without the property call: 40k refs a GB)
+            first = by_session.get(session_id)
             if first is not None:
                 self.problems.append(
                     LoadProblem(
@@ -811,8 +813,8 @@ class DemoSet:
                     )
                 )
                 continue
-            self.by_session[ref.session_id] = ref
-            self.refs.append(ref)
+            by_session[session_id] = ref
+            refs.append(ref)
 
     def add_unreadable(self, name: str, message: str) -> None:
         """Record a file that cannot be read at all (its one-line error) as a file-level problem."""
