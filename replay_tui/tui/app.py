@@ -59,6 +59,9 @@ if TYPE_CHECKING:
 
 VALIDATION_POST_INTERVAL = 0.1
 """Seconds between the background validation's reports of the problems it found (batched)."""
+VALIDATION_DELAY = 0.3
+"""Seconds the background validation waits after the first refresh before it starts parsing (it
+competes for the GIL with the UI thread; the browser's first paint should not wait for it)."""
 
 
 class ProblemsFound(Message):
@@ -125,6 +128,8 @@ class ReplayApp(RunHistory):
     @work(thread=True, exclusive=True, group="validate", exit_on_error=False)
     def _validate_worker(self) -> None:
         worker = get_current_worker()
+        if worker.cancelled_event.wait(VALIDATION_DELAY):  # let the browser paint and settle first
+            return
         found: list[LoadProblem] = []
         posted = time.monotonic()
         for problem in self.workspace.demos.validation():
