@@ -109,6 +109,8 @@ class ReplayApp(RunHistory):
         self.cancel_event = threading.Event()
         self.progress: tuple[int, int] = (0, 0)
         self.current_replay: tuple[int, str] | None = None
+        self.validated = threading.Event()
+        """Set when the background validation has parsed every episode."""
 
     def on_mount(self) -> None:
         if self.config.keymap:
@@ -143,6 +145,7 @@ class ReplayApp(RunHistory):
             time.sleep(0)  # let the UI thread take the GIL between episodes
         if found:
             self.post_message(ProblemsFound(found))
+        self.validated.set()
 
     @on(ProblemsFound)
     def _problems_found(self, message: ProblemsFound) -> None:

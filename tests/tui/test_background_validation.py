@@ -15,6 +15,17 @@ def _rows(app) -> list[list[str]]:
     return [[cell.plain for cell in screen.source.cells(i)] for i in range(len(screen.source))]
 
 
+async def _validated(app, pilot) -> None:
+    """Wait until the background validation (started after the first refresh) has finished."""
+    for _ in range(500):
+        if app.validated.is_set():
+            break
+        await pilot.pause(0.01)
+    else:  # pragma: no cover - a hung validation fails the test here
+        raise AssertionError("the background validation did not finish")
+    await pilot.pause()
+
+
 def _mixed(tmp_path):
     # sessions 3 and 5 index fine (header and trajectory shape are right) and fail only when parsed
     return write_json(
@@ -32,8 +43,7 @@ def _mixed(tmp_path):
 async def test_malformed_episodes_appear_as_problems_without_being_opened(build, tmp_path):
     app = build([_mixed(tmp_path)])
     async with app.run_test(size=SIZE) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await _validated(app, pilot)
         rows = _rows(app)
         assert [row[0] for row in rows] == ["1", "2", "3", "4", "5"]
         assert [row[6] for row in rows] == ["—", "—", "problem", "—", "problem"]
@@ -67,8 +77,7 @@ async def test_the_browser_is_usable_while_validation_runs(build, tmp_path, monk
         await pilot.press("down", "down")
         assert app.screen.current_session() == 3
         release.set()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await _validated(app, pilot)
         assert [row[6] for row in _rows(app)] == ["—", "—", "problem", "—", "problem"]
         assert app.screen.current_session() == 3  # the refresh keeps the cursor
 
