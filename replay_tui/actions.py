@@ -79,14 +79,25 @@ class ParsedAction(NamedTuple):
     argument: str
 
 
+_SEPARATORS = re.compile(r"[\s_\-.]+")
+_CANONICAL: dict[str, str | None] = {}
+"""canonical_tool's answers by name: a log uses a handful of tool names, asked once per step."""
+
+
 def fold_tool_name(name: str) -> str:
     """Fold a tool name for alias lookup: lowercase, without ``_``, ``-``, spaces and dots."""
-    return re.sub(r"[\s_\-.]+", "", name).lower()
+    return _SEPARATORS.sub("", name).lower()
 
 
 def canonical_tool(name: str) -> str | None:
     """Return the canonical tool name for ``name`` (any case, any alias), or None when unknown."""
-    return _ALIASES.get(fold_tool_name(name))
+    try:
+        return _CANONICAL[name]
+    except KeyError:
+        found = _ALIASES.get(fold_tool_name(name))
+        if len(_CANONICAL) < 4096:  # bounded: names come from the logs
+            _CANONICAL[name] = found
+        return found
 
 
 def _first_arg(arguments: Mapping[str, Any], names: tuple[str, ...]) -> str | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Literal
 
 from replay_tui.demos.loader import DemoSet
@@ -24,6 +23,7 @@ from replay_tui.trajectory import parse_call_text
 from replay_tui.webshop import ITEM, infer_available_actions, infer_state
 
 MismatchPolicy = Literal["stop", "allow"]
+_PLAIN = (str, int, float, bool, type(None))
 MISMATCH_POLICIES: tuple[str, ...] = ("stop", "allow")
 
 
@@ -55,9 +55,33 @@ class ReplayStep:
     schema: dict[str, Any] | None = field(default=None, repr=False)
     """The recorded tool's JSON-schema ``parameters`` (types for the arguments), when known."""
 
-    @cached_property
+    @property
     def recorded(self) -> dict[str, Any]:
-        """The recorded decision as a plain dict in the decision-step shape (what policies receive)."""
+        """The recorded decision as a plain dict in the decision-step shape (what policies receive),
+        made on first use and kept (without functools.cached_property, whose lock every replay
+        worker's every step would take)."""
+        made = self.__dict__.get("_recorded")
+        if made is None:
+            made = self.__dict__["_recorded"] = self._recorded()
+        return made
+
+    @property
+    def webshop_call(self) -> tuple[str, dict[str, Any]] | None:
+        """The recorded WebShop tool call (name, arguments) as :attr:`recorded` holds it, when its
+        arguments are plain JSON scalars (they then read the same in the model as in its dump);
+        None for a tool call of another format and any other arguments."""
+        source = self.source
+        if isinstance(source, DecisionStep):
+            if (source.model_extra or {}).get("tool_call"):
+                return None
+            name, arguments = source.llm_action_name, source.llm_action_arguments
+        else:
+            name, arguments = source.llm_action.name, source.llm_action.arguments
+        if type(arguments) is not dict or not all(type(value) in _PLAIN for value in arguments.values()):
+            return None
+        return name, arguments
+
+    def _recorded(self) -> dict[str, Any]:
         if isinstance(self.source, DecisionStep):
             data = self.source.model_dump()
         else:

@@ -19,6 +19,7 @@ from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv,
 from replay_tui.jobs import fan_out
 from replay_tui.matching import MatchSettings, Verdict
 from replay_tui.policies.base import Policy, Prediction, accepts_recorded_step, call_policy, policy_name
+from replay_tui.policies.stub import StubPolicy
 from replay_tui.sanitize import excerpt
 
 EXCERPT_CHARS = 400
@@ -60,7 +61,7 @@ class StepResult(BaseModel):
         if isinstance(data, dict):
             if data.get("verdict") is None:
                 data = {**data, "verdict": "match" if data.get("match") else "mismatch"}
-            else:
+            elif data.get("match") is not (data["verdict"] == "match"):  # (a replay passes both, agreeing)
                 data = {**data, "match": data["verdict"] == "match"}
         return data
 
@@ -240,6 +241,8 @@ class Runner:
         self.cancel = cancel or threading.Event()
         self.excerpt_chars = excerpt_chars
         self._pass_step = accepts_recorded_step(policy)
+        # the stub itself (not a subclass, which may read more of the recorded step) answers from the step
+        self._from_step = policy.predict_from_step if type(policy) is StubPolicy and self._pass_step else None
 
     @property
     def mismatch_policy(self) -> MismatchPolicy:
@@ -249,7 +252,7 @@ class Runner:
         """(predicted action, error message, error kind); a failure is a verdict, never a crash.
 
         The policy is asked about ``step`` (``observation`` is its ``step.observation``)."""
-        return call_policy(self.policy, step, pass_step=self._pass_step)
+        return call_policy(self.policy, step, pass_step=self._pass_step, from_step=self._from_step)
 
     def iter_episode(self, session_id: int) -> Iterator[StepResult]:
         """Reset the env to ``session_id`` and yield each step's result as it is judged.
@@ -277,6 +280,7 @@ class Runner:
                 expected=step.expected,
                 predicted=predicted,
                 verdict=info["verdict"],
+                match=info["verdict"] == "match",
                 reason=info["reason"],
                 policy=info["policy"],
                 reward=reward,

@@ -210,6 +210,8 @@ class Workspace:
     mode_name: str = "stub"
     session_run: SessionRun = field(default_factory=SessionRun)
     _rejected: tuple[int, list[LoadProblem]] | None = field(default=None, repr=False)
+    _usable: tuple[int, set[tuple[str, int]]] | None = field(default=None, repr=False)
+    """(how many refs, their (file, index) pairs): built once, not again each time a problem is found."""
     _totals: ResultTotals | None = field(default=None, repr=False)
 
     @classmethod
@@ -384,8 +386,14 @@ class Workspace:
         """
         count = len(self.demos.problems)
         if self._rejected is None or self._rejected[0] != count:
-            usable = {(ref.file.name, ref.index) for ref in self.demos.refs}
-            self._rejected = (count, [p for p in self.demos.problems if (p.file, p.index) not in usable])
+            if not count:  # the usual case: no set of every episode to build (40k of them a GB)
+                self._rejected = (0, [])
+            else:
+                refs = self.demos.refs
+                if self._usable is None or self._usable[0] != len(refs):
+                    self._usable = (len(refs), {(ref.file.name, ref.index) for ref in refs})
+                usable = self._usable[1]
+                self._rejected = (count, [p for p in self.demos.problems if (p.file, p.index) not in usable])
         return self._rejected[1]
 
     def problem_count(self) -> int:

@@ -280,3 +280,29 @@ def test_wide_encodings_are_decoded(tmp_path, codec, bom):
     demos = open_demos(_write(tmp_path, bom + text.encode(codec)))
     assert demos.files[0].encoding == codec and demos.problems == []
     assert demos.episode(2).instruction == "thé ☕ 𝄞"
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='ab"\\[]{} \n', max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(alphabet='k"\\[', max_size=3), children),
+    max_leaves=20,
+)
+
+
+@SETTINGS
+@given(values=st.lists(_JSON, max_size=6), chunk=st.sampled_from([1, 2, 3, 7, 64, 1 << 24]), lines=st.booleans())
+def test_the_depth_scanners_find_the_same_top_level_spans(monkeypatch, values, chunk, lines):
+    """The spans the one-pass index cuts episodes with: the values of a JSON array (level 2) or of
+    JSON Lines (level 1), the same from both scanners, and exactly each value's bytes."""
+    import json
+
+    import replay_tui.demos.scan as scan
+
+    monkeypatch.setattr(scan, "_CHUNK", chunk)
+    texts = [json.dumps(value) for value in values]
+    data = ("\n".join(texts) if lines else "[" + ", ".join(texts) + "]").encode()
+    level = 1 if lines else 2
+    expected = scan.scan_depth(data, 200, 0, spans_at=level)
+    assert scan._scan_depth_numpy(data, 200, 0, spans_at=level) == expected
+    containers = [text for text in texts if text[0] in "[{"]
+    assert [data[start:end].decode() for start, end in expected[1]] == containers

@@ -112,3 +112,52 @@ def test_search_keywords_drop_filler_and_price():
     assert search_keywords("I am looking for a red dress with pockets, and price lower than 50.00 dollars") == (
         "red dress pockets"
     )
+
+
+def test_the_stub_answers_from_the_step_as_from_its_recorded_dict(tmp_path):
+    """The replay's shortcut (no dump of each step) gives the answer predict_action gives from the
+    recorded dict, failures included, on every step of the example and of quirky synthetic logs."""
+    from replay_tui.demos.synth import write_demo_file
+    from replay_tui.env import replay_steps
+    from replay_tui.examples import example_path
+    from replay_tui.policies import StubPolicy
+    from replay_tui.sources import open_sources
+    from tests.conftest import episode, search_step, write_json
+
+    quirky = tmp_path / "quirky.json"
+    write_demo_file(quirky, start=0, count=60, seed=5, quirk_rate=0.6)
+    odd = [
+        search_step(0, llm_action_name="Nonsense", action_executed_in_env="click[x]"),  # unknown tool
+        search_step(1, llm_action_arguments={}, action_executed_in_env="search[y]"),  # no keywords
+        search_step(2, llm_action_arguments={"keywords": ["a", "b"]}),  # not a plain value
+        search_step(3, llm_action_arguments={"Keywords": 7}),
+        search_step(4, tool_call=True, action_executed_in_env='Search({"keywords": "z"})'),
+    ]
+    odd_file = write_json(tmp_path / "odd.json", [episode(900 + i, [step]) for i, step in enumerate(odd)])
+    demos = open_sources([str(example_path()), str(quirky), str(odd_file)])
+
+    def answer(call):
+        try:
+            return call()
+        except Exception as exc:
+            return (type(exc).__name__, str(exc))
+
+    compared = shortcut = 0
+    for fallback in (False, True):
+        policy = StubPolicy(fallback_to_recorded=fallback)
+        for ref in demos:
+            try:
+                parsed = demos.episode(ref.session_id)
+            except Exception:
+                continue
+            for step in replay_steps(parsed, include_item_steps=True):
+                fast = answer(lambda step=step, policy=policy: policy.predict_from_step(step))
+                slow = answer(
+                    lambda step=step, policy=policy: policy.predict_action(
+                        step.observation, step.state, list(step.available_actions), step.llm_prompt, step.recorded
+                    )
+                )
+                assert fast == slow, (ref.session_id, step.label)
+                compared += 1
+                shortcut += step.webshop_call is not None
+    assert compared > 1000 and shortcut > compared * 0.9

@@ -42,6 +42,7 @@ from replay_tui.demos.scan import (
     first_too_deep,
     literal,
     not_utf8_message,
+    scan_depth,
     sniff_encoding,
     transcode,
     utf8_error,
@@ -65,13 +66,16 @@ _STEP_NUMBER = b'"step_number"'
 _CONTAINER = object()
 
 
-class _EntryMarker(msgspec.Struct):
-    """Just enough of a trajectory entry to classify it; every other field is skipped unread."""
+class _EntryMarker(msgspec.Struct, gc=False):
+    """Just enough of a trajectory entry to classify it; every other field is skipped unread.
+
+    Not tracked by the garbage collector (decoded JSON holds no reference cycles): a 1 GB file
+    has ~200k of these, built in one pass."""
 
     step_number: Any = msgspec.UNSET
 
 
-class _EpisodeIndex(msgspec.Struct):
+class _EpisodeIndex(msgspec.Struct, gc=False):
     """The header fields of an episode plus one marker per trajectory entry."""
 
     session_id: Any = msgspec.UNSET
@@ -85,6 +89,7 @@ class _EpisodeIndex(msgspec.Struct):
 _SPLIT = msgspec.json.Decoder(list[msgspec.Raw])
 _LINES = msgspec.json.Decoder(msgspec.Raw)
 _INDEX = msgspec.json.Decoder(_EpisodeIndex)
+_INDEX_ALL = msgspec.json.Decoder(list[_EpisodeIndex])
 _HEADER_FIELDS = ("session_id", "instruction", "final_reward", "success", "completed_by_backup")
 _ANY = msgspec.json.Decoder()
 ID_MIN, ID_MAX = -(2**63), 2**63 - 1
@@ -177,8 +182,8 @@ def parse_episode(raw: Any, *, file: str, index: int) -> Episode:
         else:
             kind = entry.get("type", "")
             model = sub_event_class(kind if isinstance(kind, str) else "")
-        try:
-            entries.append(model.model_validate(entry))
+        try:  # model_validate's own call, without its wrapper (once per entry of every episode read)
+            entries.append(model.__pydantic_validator__.validate_python(entry))
         except ValidationError as exc:
             path, message = _error_text(exc)
             raise fail(f"{where}.{path}" if path else where, message) from None
@@ -249,6 +254,37 @@ def _header(values: dict[str, Any]) -> HeaderInfo:
     return HeaderInfo(
         header.session_id, header.instruction, header.final_reward, header.success, header.completed_by_backup
     )
+
+
+def _quick_header(marker: _EpisodeIndex) -> HeaderInfo | None:
+    """:func:`_header` of a marker whose fields all have their exact types (the common case, taken
+    without building a dict); None for anything else, which goes through :meth:`DemoFile._add`."""
+    session = marker.session_id
+    if type(session) is not int or not ID_MIN <= session <= ID_MAX:
+        return None
+    instruction = marker.instruction
+    if instruction is msgspec.UNSET:
+        instruction = ""
+    elif type(instruction) is not str:
+        return None
+    reward = marker.final_reward
+    if reward is msgspec.UNSET or reward is None:
+        reward = None
+    elif type(reward) is int and ID_MIN <= reward <= ID_MAX:
+        reward = float(reward)
+    elif type(reward) is not float:
+        return None
+    success = marker.success
+    if success is msgspec.UNSET:
+        success = None
+    elif success is not None and type(success) is not bool:
+        return None
+    backup = marker.completed_by_backup
+    if backup is msgspec.UNSET:
+        backup = False
+    elif type(backup) is not bool:
+        return None
+    return HeaderInfo(session, instruction, reward, success, backup)
 
 
 class DemoFile:
@@ -346,13 +382,18 @@ class DemoFile:
             )
 
         # Nesting deeper than MAX_DEPTH is found here, without recursion, and sends the file to the
-        # tolerant tokenizer (which refuses the deep episodes alone): msgspec never sees it.
-        deep = first_too_deep(data, MAX_DEPTH + base, pos)
-        # A well-formed JSON array, or JSON Lines (one episode object per line), is split by msgspec;
-        # anything else (a broken array, a line that is not a whole JSON value) takes the tolerant path.
+        # tolerant tokenizer (which refuses the deep episodes alone): msgspec never sees it. The same
+        # scan finds where each top-level value starts and ends.
+        deep, spans = scan_depth(data, MAX_DEPTH + base, pos, spans_at=base + 1)
+        # A well-formed file of episode objects is indexed in one msgspec pass; otherwise a
+        # well-formed JSON array, or JSON Lines (one episode object per line), is split by msgspec
+        # and each value indexed alone; anything else (a broken array, a line that is not a whole
+        # JSON value) takes the tolerant path.
         source = memoryview(data)[bom:] if bom else data
         split = _SPLIT.decode if base == 1 else _LINES.decode_lines
-        if deep is not None or not self._index_with(split, source):
+        if deep is None and self._index_whole(source, spans, base):
+            pass
+        elif deep is not None or not self._index_with(split, source):
             self._tolerant = True
             self._index_tolerant(pos, base)
         if self._encoding_error:
@@ -361,6 +402,23 @@ class DemoFile:
             self._problem(self.error)
         elif not self.episodes and not self.problems:
             self._problem("the file holds no episodes (an empty JSON array)")
+
+    def _index_whole(self, source: Any, spans: list[tuple[int, int]], base: int) -> bool:
+        """Index a file whose top-level values are all episode objects in one msgspec pass: the
+        headers and entry markers come from the decoder, each episode's bytes from ``spans``.
+
+        False (nothing recorded) when the file is anything else (a value that is not an object, bad
+        text or numbers in a header, broken JSON): the per-episode path then says why."""
+        try:
+            markers = _INDEX_ALL.decode(source) if base == 1 else _INDEX.decode_lines(source)
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            return False
+        if len(markers) != len(spans):  # pragma: no cover - both see the same well-formed values
+            return False
+        view = memoryview(self._data)
+        for index, (marker, (start, end)) in enumerate(zip(markers, spans, strict=True)):
+            self._index_one(index, msgspec.Raw(view[start:end]), marker)
+        return True
 
     def _index_with(self, split: Any, source: Any) -> bool:
         """Index the episodes ``split`` cuts the file into; False (and the reason kept) when it cannot."""
@@ -378,12 +436,20 @@ class DemoFile:
                 marker = _INDEX.decode(raw)
             except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
                 marker = None  # not an object, a trajectory of non-objects, bad text or numbers: parse it to say why
-            if marker is None or marker.trajectory is msgspec.UNSET:
-                self._reject(index, raw)
-                continue
-            values = {name: getattr(marker, name) for name in _HEADER_FIELDS}
-            steps = sum(1 for entry in marker.trajectory if entry.step_number is not msgspec.UNSET)
-            self._add(index, raw, values, steps, len(marker.trajectory) - steps)
+            self._index_one(index, raw, marker)
+
+    def _index_one(self, index: int, raw: Any, marker: _EpisodeIndex | None) -> None:
+        if marker is None or marker.trajectory is msgspec.UNSET:
+            self._reject(index, raw)
+            return
+        trajectory = marker.trajectory
+        events = [entry.step_number for entry in trajectory].count(msgspec.UNSET)
+        header = _quick_header(marker)
+        if header is not None:
+            self.episodes.append(EpisodeRef(self, index, raw, header, len(trajectory) - events, events))
+            return
+        values = {name: getattr(marker, name) for name in _HEADER_FIELDS}
+        self._add(index, raw, values, len(trajectory) - events, events)
 
     def _reject(self, index: int, raw: Any) -> None:
         """Record why an episode that failed the quick index is malformed (full parse names the field)."""
@@ -732,8 +798,10 @@ class DemoSet:
     def add_file(self, demo: EpisodeSource) -> None:
         self.files.append(demo)
         self.problems.extend(demo.problems)
+        by_session, refs = self.by_session, self.refs
         for ref in demo.episodes:
-            first = self.by_session.get(ref.session_id)
+            session_id = ref.header.session_id  # (ref.session_id, without the property call: 40k refs a GB)
+            first = by_session.get(session_id)
             if first is not None:
                 self.problems.append(
                     LoadProblem(
@@ -745,8 +813,8 @@ class DemoSet:
                     )
                 )
                 continue
-            self.by_session[ref.session_id] = ref
-            self.refs.append(ref)
+            by_session[session_id] = ref
+            refs.append(ref)
 
     def add_unreadable(self, name: str, message: str) -> None:
         """Record a file that cannot be read at all (its one-line error) as a file-level problem."""
@@ -816,17 +884,24 @@ class DemoSet:
 
     def validate_all(self) -> list[LoadProblem]:
         """Parse every episode once (dropping them again) and return the problems found."""
-        found = []
-        for ref in self.refs:
+        return [problem for problem in self.validation() if problem is not None]
+
+    def validation(self) -> Iterator[LoadProblem | None]:
+        """Parse every episode not parsed yet, one at a time (dropping them again): yields the
+        problem of each malformed one as it is found (recorded as :meth:`episode` records it), and
+        None after each good one, so a caller (the app's background validation) can stop or yield
+        between episodes."""
+        for ref in list(self.refs):
             with self._lock:  # per episode, as :meth:`episode` does, so readers are not held up for the whole file
                 if ref.session_id in self._bad or ref.session_id in self._cache:
                     continue
+                problem = None
                 try:
                     ref.file.read_episode(ref)
                 except EpisodeLoadError as exc:
                     self._record_bad(ref.session_id, exc.problem)
-                    found.append(exc.problem)
-        return found
+                    problem = exc.problem
+            yield problem
 
     def close(self) -> None:
         for demo in self.files:

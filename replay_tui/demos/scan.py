@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 MAX_DEPTH = 64
@@ -30,23 +31,50 @@ def first_too_deep(data: Any, limit: int = MAX_DEPTH, start: int = 0) -> int | N
 
     ``data`` is any bytes-like object (bytes, mmap, memoryview); nothing is copied for big inputs.
     """
+    return scan_depth(data, limit, start)[0]
+
+
+def scan_depth(
+    data: Any, limit: int = MAX_DEPTH, start: int = 0, spans_at: int | None = None
+) -> tuple[int | None, list[tuple[int, int]]]:
+    """:func:`first_too_deep`, and in the same pass the ``(start, end)`` byte spans of the values
+    that open at level ``spans_at`` (level 1 is the outermost value; the episodes of a JSON array
+    are at level 2, those of JSON Lines at level 1). The spans are only meaningful when the data is
+    not too deep (the scan stops at the first bracket past ``limit``) and is well-formed JSON.
+    """
     size = len(memoryview(data))
     if size - start >= _NUMPY_FROM:
-        return _first_too_deep_numpy(data, limit, start)
+        return _scan_depth_numpy(data, limit, start, spans_at)
     depth = 0
+    spans: list[tuple[int, int]] = []
+    opened = -1
     for match in _LEXEME.finditer(data, start):
         if match.lastindex == 1:
             depth += 1
             if depth > limit:
-                return match.start()
+                return match.start(), spans
+            if depth == spans_at:
+                opened = match.start()
         elif match.lastindex == 2:
+            if depth == spans_at:
+                spans.append((opened, match.end()))
             depth -= 1
-    return None
+    return None, spans
 
 
 def _first_too_deep_numpy(data: Any, limit: int, start: int = 0) -> int | None:
-    """:func:`first_too_deep` in chunks: find the unescaped quotes, then count brackets only in the
-    gaps between strings (a small share of a demo file, whose bulk is observation text)."""
+    """:func:`first_too_deep` with numpy, whatever the input's size."""
+    return _scan_depth_numpy(data, limit, start)[0]
+
+
+def _scan_depth_numpy(
+    data: Any, limit: int, start: int = 0, spans_at: int | None = None
+) -> tuple[int | None, list[tuple[int, int]]]:
+    """:func:`scan_depth` in chunks: find the unescaped quotes, then count brackets only in the
+    gaps between strings (a small share of a demo file, whose bulk is observation text).
+
+    Finding a chunk's quotes needs nothing from the chunks before it, so a helper thread finds the
+    next chunk's while this one's brackets are counted (numpy releases the GIL: two cores work)."""
     import numpy as np
 
     delta_of = np.zeros(256, dtype=np.int8)
@@ -56,53 +84,84 @@ def _first_too_deep_numpy(data: Any, limit: int, start: int = 0) -> int | None:
     total_size = len(buf)
     depth = 0
     in_string = False
-    carry = 0  # backslashes ending the previous chunk
-    pos = start
+    opens: list[Any] = []
+    closes: list[Any] = []
+    bounds = [(pos, min(total_size, pos + _CHUNK)) for pos in range(start, total_size, _CHUNK)]
     try:
-        while pos < total_size:
-            end = min(total_size, pos + _CHUNK)
-            chunk = buf[pos:end]
-            size = end - pos
-            quotes = np.flatnonzero(chunk == 0x22)
-            if len(quotes):
-                maybe = np.flatnonzero(chunk[np.maximum(quotes - 1, 0)] == 0x5C)
-                maybe = maybe[quotes[maybe] > 0]
-                if carry and quotes[0] == 0:
-                    maybe = np.concatenate(([0], maybe))
-                if len(maybe):
-                    escaped = np.zeros(len(quotes), dtype=bool)
-                    escaped[maybe] = _odd_backslash_runs(np, chunk, quotes[maybe], carry)
-                    quotes = quotes[~escaped]
-            # Gaps between strings: [gap_start, gap_end) outside any string.
-            if in_string:
-                gap_starts = quotes[0::2] + 1
-                gap_ends = np.concatenate((quotes[1::2], [size]))[: len(gap_starts)]
-            else:
-                gap_starts = np.concatenate(([0], quotes[1::2] + 1))
-                gap_ends = np.concatenate((quotes[0::2], [size]))[: len(gap_starts)]
-            lengths = gap_ends - gap_starts
-            length = int(lengths.sum())
-            if length:
-                offsets = np.cumsum(lengths) - lengths
-                index = np.repeat(gap_starts - offsets, lengths) + np.arange(length)
-                deltas = delta_of[chunk[index]]
-                moves = np.flatnonzero(deltas)
-                if len(moves):
-                    levels = depth + np.cumsum(deltas[moves], dtype=np.int64)
-                    over = np.flatnonzero(levels > limit)
-                    if len(over):
-                        return pos + int(index[moves[over[0]]])
-                    depth = int(levels[-1])
-            in_string ^= len(quotes) % 2 == 1
-            if chunk[size - 1] == 0x5C:
-                others = np.flatnonzero(chunk[::-1] != 0x5C)
-                carry = int(others[0]) if len(others) else size + carry
-            else:
-                carry = 0
-            pos = end
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="scan") as pool:
+            ahead = [pool.submit(_chunk_quotes, np, buf, pos, end, start) for pos, end in bounds[:2]]
+            for number, (pos, end) in enumerate(bounds):
+                quotes = ahead.pop(0).result()
+                if number + 2 < len(bounds):
+                    ahead.append(pool.submit(_chunk_quotes, np, buf, *bounds[number + 2], start))
+                chunk = buf[pos:end]
+                size = end - pos
+                # Gaps between strings: [gap_start, gap_end) outside any string.
+                if in_string:
+                    gap_starts = quotes[0::2] + 1
+                    gap_ends = np.concatenate((quotes[1::2], [size]))[: len(gap_starts)]
+                else:
+                    gap_starts = np.concatenate(([0], quotes[1::2] + 1))
+                    gap_ends = np.concatenate((quotes[0::2], [size]))[: len(gap_starts)]
+                lengths = gap_ends - gap_starts
+                length = int(lengths.sum())
+                if length:
+                    offsets = np.cumsum(lengths) - lengths
+                    index = np.repeat(gap_starts - offsets, lengths) + np.arange(length)
+                    deltas = delta_of[chunk[index]]
+                    moves = np.flatnonzero(deltas)
+                    if len(moves):
+                        steps = deltas[moves]
+                        levels = depth + np.cumsum(steps, dtype=np.int64)
+                        over = np.flatnonzero(levels > limit)
+                        if len(over):
+                            for future in ahead:
+                                future.cancel()
+                            return pos + int(index[moves[over[0]]]), []
+                        depth = int(levels[-1])
+                        if spans_at is not None:
+                            at = pos + index[moves]
+                            opens.append(at[(steps > 0) & (levels == spans_at)])
+                            closes.append(at[(steps < 0) & (levels == spans_at - 1)] + 1)
+                in_string ^= len(quotes) % 2 == 1
     finally:
-        del buf  # release the export of an mmap, so it can be closed
-    return None
+        del buf  # release the export of an mmap, so it can be closed (the pool has stopped using it)
+    if spans_at is None:
+        return None, []
+    starts = np.concatenate(opens).tolist() if opens else []
+    ends = np.concatenate(closes).tolist() if closes else []
+    return None, list(zip(starts, ends, strict=False))
+
+
+def _chunk_quotes(np: Any, buf: Any, pos: int, end: int, start: int) -> Any:
+    """Offsets (in the chunk ``buf[pos:end]``) of its quotes that are not escaped; a run of
+    backslashes before the chunk (back to ``start``) counts as it would in one pass."""
+    chunk = buf[pos:end]
+    quotes = np.flatnonzero(chunk == 0x22)
+    if len(quotes):
+        carry = _backslashes_before(np, buf, pos, start) if pos > start and buf[pos - 1] == 0x5C else 0
+        maybe = np.flatnonzero(chunk[np.maximum(quotes - 1, 0)] == 0x5C)
+        maybe = maybe[quotes[maybe] > 0]
+        if carry and quotes[0] == 0:
+            maybe = np.concatenate(([0], maybe))
+        if len(maybe):
+            escaped = np.zeros(len(quotes), dtype=bool)
+            escaped[maybe] = _odd_backslash_runs(np, chunk, quotes[maybe], carry)
+            quotes = quotes[~escaped]
+    return quotes
+
+
+def _backslashes_before(np: Any, buf: Any, pos: int, start: int) -> int:
+    """How many backslashes run right up to ``pos`` (not counting any before ``start``)."""
+    count = 0
+    while pos > start:
+        low = max(start, pos - 4096)
+        others = np.flatnonzero(buf[low:pos][::-1] != 0x5C)
+        if len(others):
+            return count + int(others[0])
+        count += pos - low
+        pos = low
+    return count
 
 
 def _odd_backslash_runs(np: Any, chunk: Any, quotes: Any, carry: int) -> Any:

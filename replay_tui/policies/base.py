@@ -105,7 +105,12 @@ class Prediction(NamedTuple):
 
 
 def call_policy(
-    policy: Policy, step: PolicyInput, *, pass_step: bool | None = None, sample: int | None = None
+    policy: Policy,
+    step: PolicyInput,
+    *,
+    pass_step: bool | None = None,
+    sample: int | None = None,
+    from_step: Callable[[Any], str] | None = None,
 ) -> Prediction:
     """Ask ``policy`` for ``step``'s action; a failure is a Prediction, never an exception.
 
@@ -113,23 +118,27 @@ def call_policy(
     prompt), plus ``recorded_step=step.recorded`` when it accepts it (``pass_step``, worked out
     from its signature when None: give the answer when calling in a loop) and ``sample=`` when
     ``sample`` is not None. A PolicyFailure gives its kind; any other exception the kind
-    ``exception``; an answer that is not a string the kind ``not_a_string``.
+    ``exception``; an answer that is not a string the kind ``not_a_string``. ``from_step`` (the
+    stub's ``predict_from_step``) answers for the step itself, as ``predict_action`` would have.
     """
     if pass_step is None:
         pass_step = accepts_recorded_step(policy)
     kwargs: dict[str, Any] = {}
-    if pass_step:
+    if pass_step and from_step is None:
         kwargs["recorded_step"] = step.recorded
     if sample is not None:
         kwargs["sample"] = sample
     try:
-        predicted = policy.predict_action(
-            step.observation,
-            step.state,
-            list(step.available_actions),
-            step.llm_prompt,
-            **kwargs,
-        )
+        if from_step is not None and sample is None:
+            predicted = from_step(step)
+        else:
+            predicted = policy.predict_action(
+                step.observation,
+                step.state,
+                list(step.available_actions),
+                step.llm_prompt,
+                **kwargs,
+            )
     except PolicyFailure as exc:
         return Prediction("", exc.message, exc.kind)
     except Exception as exc:

@@ -54,9 +54,24 @@ class StubPolicy:
             return recorded_call_text(recorded_step)
         name = recorded_step.get("llm_action_name") or ""
         arguments = _arguments_from_json(recorded_step.get("llm_action_arguments"))
+        return self._webshop_action(name, arguments, recorded_step.get("action_executed_in_env"))
+
+    def predict_from_step(self, step: Any) -> str:
+        """:meth:`predict_action` for a replay step (:class:`replay_tui.env.ReplayStep`), without
+        building the step's ``recorded`` dict (a dump of the whole step) when the answer only needs
+        its WebShop tool call (:attr:`~replay_tui.env.ReplayStep.webshop_call`); the same answer."""
+        call = step.webshop_call
+        if call is None:
+            return self.predict_action(
+                step.observation, step.state, list(step.available_actions), step.llm_prompt, recorded_step=step.recorded
+            )
+        name, arguments = call
+        return self._webshop_action(name or "", arguments, step.expected)
+
+    def _webshop_action(self, name: str, arguments: dict[str, Any], executed: Any) -> str:
         try:
             return format_env_action(name, arguments)
         except ActionError:
-            if self.fallback_to_recorded and recorded_step.get("action_executed_in_env"):
-                return str(recorded_step["action_executed_in_env"])
+            if self.fallback_to_recorded and executed:
+                return str(executed)
             raise

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +18,14 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.widgets import Static
+from textual.worker import get_current_worker
 
 from replay_tui.annotations import AnnotationError
 from replay_tui.compare import CompareError, compare_runs, demo_identities, load_run_file
 from replay_tui.config import Config, load_config
-from replay_tui.demos.problems import DemoFileError, EpisodeLoadError
+from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
 from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies
@@ -53,6 +56,21 @@ from replay_tui.workspace import ReplaySettings, Workspace
 
 if TYPE_CHECKING:
     from replay_tui.visual.batch import BatchPair
+
+
+VALIDATION_POST_INTERVAL = 0.1
+"""Seconds between the background validation's reports of the problems it found (batched)."""
+VALIDATION_DELAY = 0.3
+"""Seconds the background validation waits after the first refresh before it starts parsing (it
+competes for the GIL with the UI thread; the browser's first paint should not wait for it)."""
+
+
+class ProblemsFound(Message):
+    """Malformed episodes the background validation found (recorded in the DemoSet already)."""
+
+    def __init__(self, problems: list[LoadProblem]):
+        super().__init__()
+        self.problems = problems
 
 
 class ReplayApp(RunHistory):
@@ -92,6 +110,8 @@ class ReplayApp(RunHistory):
         self.cancel_event = threading.Event()
         self.progress: tuple[int, int] = (0, 0)
         self.current_replay: tuple[int, str] | None = None
+        self.validated = threading.Event()
+        """Set when the background validation has parsed every episode."""
 
     def on_mount(self) -> None:
         if self.config.keymap:
@@ -100,6 +120,39 @@ class ReplayApp(RunHistory):
         self.reopen_last_run()
         for problem in self.workspace.demos.unreadable:  # the browser lists them too, as file problems
             self.notify(strip_control(problem.one_line()), title="Cannot read", severity="error", markup=False)
+        self.call_after_refresh(self.validate_in_background)  # after the first paint
+
+    # -- background validation ----------------------------------------------------------------
+    def validate_in_background(self) -> None:
+        """Parse every episode on a worker thread, so a malformed one shows as a problem row
+        before anyone opens it; opening the file only indexed it (the browser is usable at once)."""
+        self._validate_worker()
+
+    @work(thread=True, exclusive=True, group="validate", exit_on_error=False)
+    def _validate_worker(self) -> None:
+        worker = get_current_worker()
+        if worker.cancelled_event.wait(VALIDATION_DELAY):  # let the browser paint and settle first
+            return
+        found: list[LoadProblem] = []
+        posted = time.monotonic()
+        for problem in self.workspace.demos.validation():
+            if worker.is_cancelled:
+                return
+            if problem is not None:
+                found.append(problem)
+            if found and time.monotonic() - posted >= VALIDATION_POST_INTERVAL:
+                self.post_message(ProblemsFound(found))
+                found, posted = [], time.monotonic()
+            time.sleep(0)  # let the UI thread take the GIL between episodes
+        if found:
+            self.post_message(ProblemsFound(found))
+        self.validated.set()
+
+    @on(ProblemsFound)
+    def _problems_found(self, message: ProblemsFound) -> None:
+        browser = self.browser
+        if browser is not None and browser.is_current:
+            browser.refresh_rows()
 
     # -- screens ----------------------------------------------------------------------------
     @property

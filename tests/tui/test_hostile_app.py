@@ -51,7 +51,7 @@ async def _walk(app, pilot, *, replay: bool = True, skip: frozenset[int] = froze
         assert (screen.problem is None) == (demos.problem_for(session_id) is None)
         if replay:
             await pilot.press("j", "tab", "o")
-        app.pop_screen()
+        await app.pop_screen()  # the stepper is gone before the next one is pushed (same id)
         await pilot.pause()
     assert isinstance(app.screen, BrowserScreen) and app.is_running
 
