@@ -1,10 +1,14 @@
 """``replay-tui verify``: check agent answers against WebArena-Verified tasks, deterministically.
 
-    replay-tui verify --tasks TASKS.json --answers ANSWERS.jsonl [--report out.json]
+    replay-tui verify --tasks TASKS.json --answers ANSWERS.jsonl [--report out.json] [--rules upstream]
 
 Each answers line is ``{"task_id": N, "response": <object or raw text>}``. Exit codes: 0 when every
 answer succeeds, 1 when any fails (or errors: an unknown task id, a task whose expected answer
 cannot be normalised), 2 on bad input (an unreadable or malformed file, a bad flag value).
+
+``--rules strict`` (the default) keeps replay_tui's corrections; ``--rules upstream`` gives the
+official evaluator's verdicts (README: "Differences from the official evaluator"). The summary and
+the report say which rules were used.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from replay_tui.demos.scan import first_too_deep, literal
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.sanitize import strip_control
 from replay_tui.verify.evaluate import evaluate_many
-from replay_tui.verify.models import Counts, Report, TaskFileError, load_tasks
+from replay_tui.verify.models import RULES, Counts, Report, TaskFileError, load_tasks
 
 EXIT_FAILED = EXIT_MISMATCH  # an answer failed or errored
 MAX_LISTED = 25
@@ -68,6 +72,13 @@ def register(subparsers: Any) -> None:
         metavar="SITE=URL",
         help="base URL a site was served from (e.g. gitlab=http://localhost:8023), to read URLs in answers "
         "as __SITE__ placeholders; repeatable",
+    )
+    parser.add_argument(
+        "--rules",
+        choices=RULES,
+        default="strict",
+        help="strict (default): replay_tui's corrections (no credit for an agent's regex or hedged "
+        "alternatives, optimal list matching, ...); upstream: the official evaluator's verdicts, quirks included",
     )
     parser.add_argument("--tui", action="store_true", help="browse the verdicts and assertions in the debugger")
     parser.set_defaults(func=run)
@@ -157,7 +168,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         except UsageError as exc:
             print_error(err, "verify", str(exc))
             return EXIT_USAGE
-    report = evaluate_many(tasks, answers, site_urls=site_urls)
+    report = evaluate_many(tasks, answers, site_urls=site_urls, rules=getattr(args, "rules", "strict"))
     if args.report:
         try:
             atomic_write_bytes(args.report, report.to_json_bytes())
@@ -204,6 +215,7 @@ def render_summary(report: Report, tasks_total: int | None = None) -> Renderable
     head.append(f"{overall.failure} failure", style="red" if overall.failure else "")
     head.append(", ")
     head.append(f"{overall.error} error", style="yellow" if overall.error else "")
+    head.append(f" (rules: {report.rules})")
     parts: list[RenderableType] = [
         head,
         Text(""),

@@ -136,6 +136,8 @@ class VerifyScreen(Screen):
         title.append(f"{overall.success} success ", style="green")
         title.append(f"{overall.failure} failure ", style="bold red" if overall.failure else "dim")
         title.append(f"{overall.error} error", style="bold yellow" if overall.error else "dim")
+        if self.report.rules != "strict":
+            title.append(f"  rules: {self.report.rules}", style="cyan")
         if self.failures_only:
             title.append("  showing failures and errors", style="cyan")
         self.query_one("#verify-title", Static).update(title)
