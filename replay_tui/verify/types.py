@@ -524,8 +524,14 @@ def _units() -> Any:
 
 # pint evaluates arithmetic ("2**10 km"); agent text only ever needs "<number> <unit>".
 _UNSAFE_DISTANCE = re.compile(r"[*^/()\[\]{}=<>!@#$%&|\\]")
-# Upstream hands any text to pint; only powers (which can run for minutes) are refused here too.
-_UNSAFE_POWER = re.compile(r"\*\*|\^")
+# Upstream hands any text to pint. Under upstream rules only powers that could run for minutes are
+# refused: more than one power operator, or an exponent of more than three digits.
+_POWER = re.compile(r"(\*\*|\^)\s*[-+]?\s*(\d*)")
+
+
+def _unsafe_power(text: str) -> bool:
+    powers = _POWER.findall(text)
+    return len(powers) > 1 or any(len(digits) > 3 or not digits for _, digits in powers)
 
 
 class DistanceType(DataType):
@@ -547,8 +553,8 @@ class DistanceType(DataType):
             pass
         else:
             raise _fail(value, "a distance", "a number without a unit")
-        unsafe = _UNSAFE_POWER if side.upstream else _UNSAFE_DISTANCE
-        if len(text) > (400 if side.upstream else 80) or unsafe.search(text):
+        unsafe = _unsafe_power(text) if side.upstream else bool(_UNSAFE_DISTANCE.search(text))
+        if len(text) > (400 if side.upstream else 80) or unsafe:
             raise _fail(value, "a distance", "not of the form <number> <unit>")
         units = _units()
         try:
@@ -669,6 +675,16 @@ class CoordinatesType(DataType):
 
     def upstream_list_is_alternatives(self, raw: list[Any] | tuple[Any, ...]) -> bool:
         return self.is_alternatives(raw)
+
+    def make(self, raw: Any, side: Side) -> TypedValue:
+        """A 2-item list of scalars is a pair; upstream falls back to reading it as two alternatives
+        when the pair does not parse (``["40.4, -79.9", "40.4, -79.9"]``)."""
+        if side.upstream and isinstance(raw, (list, tuple)) and not self.is_alternatives(raw):
+            try:
+                return TypedValue(self, (self._one(raw, side),), raw)
+            except NormalizationError:
+                return TypedValue(self, tuple(self._one(v, side) for v in raw), raw)
+        return super().make(raw, side)
 
     def _one(self, value: Any, side: Side) -> Any:
         if side.upstream:  # upstream casefolds first, so "40.7N 74.0W" (read as "40.7n 74.0w") fails there

@@ -141,6 +141,8 @@ def test_two_empty_array_properties_trip_upstreams_circular_reference_check() ->
         ("string_list", "5", 5, False, True),  # upstream reads any value's text
         ("distance", "500 m", "1/2 km", False, True),  # pint arithmetic is upstream's reading
         ("string", "^#?\\s*0*170$", '"^#?\\s*0*170$."', True, True),  # the pattern's text, quoted
+        # a 2-item list is a pair; upstream then tries it as two alternatives (strict refuses the pair)
+        ("coordinates", "40.4424191, -79.9397388", ["40.4424191, -79.9397388"] * 2, False, True),
     ],
 )
 def test_type_quirks(type_name: str, want: Any, got: Any, strict: bool, upstream: bool) -> None:

@@ -68,3 +68,34 @@ def run_official(
     if len(lines) != len(cases):
         raise RuntimeError(f"official runner answered {len(lines)} of {len(cases)} cases")
     return lines
+
+
+class OfficialSession:
+    """One long-running official runner, for many small batches (the property-based tests)."""
+
+    def __init__(self, python: str, tasks_file: Path):
+        self.process = subprocess.Popen(
+            [python, str(RUNNER), str(tasks_file)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+
+    def judge(self, cases: list[tuple[int, Any]]) -> list[dict[str, Any]]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        for tid, answer in cases:
+            self.process.stdin.write(json.dumps({"task_id": tid, "answer": answer}) + "\n")
+        self.process.stdin.flush()
+        lines = []
+        for _ in cases:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError("official runner stopped")
+            lines.append(json.loads(line))
+        return lines
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=60)
