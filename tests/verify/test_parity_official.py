@@ -197,3 +197,32 @@ def test_every_documented_difference_is_demonstrated_and_in_the_readme(
 def test_the_generated_cases_cover_every_task(tasks: dict[int, Task]) -> None:
     counts = Counter(tid for _, tid, _ in all_cases(load_tasks(TASKS_FILE)))
     assert set(counts) == set(tasks) and min(counts.values()) >= 25
+
+
+def test_place_name_scores_match_thefuzz_on_accented_text(official: str) -> None:
+    """The place-name score equals thefuzz's ``token_sort_ratio`` (which upstream calls) on accented text."""
+    import random
+    import subprocess
+
+    from replay_tui.verify.types import fuzzy_score
+
+    rng = random.Random(17)
+    names = ["Carnegie Mellon University", "Café Du Monde", "Zürich Hauptbahnhof", "São Paulo", "Ærøskøbing", "Łódź"]
+    accents = "áàâäãåæçéèêëíìîïñóòôöõøœúùûüýÿßğışžčřłđ"
+
+    def mutate(text: str) -> str:
+        chars = list(text)
+        for _ in range(rng.randint(0, 4)):
+            i = rng.randrange(len(chars))
+            chars[i] = rng.choice(accents + chars[i].lower() + chars[i].upper())
+        return "".join(chars)
+
+    pairs = [(mutate(name), mutate(rng.choice(names) if rng.random() < 0.3 else name)) for name in names * 300]
+    script = (
+        "import json, sys\nfrom thefuzz import fuzz\n"
+        "print(json.dumps([fuzz.token_sort_ratio(a, b) for a, b in json.load(sys.stdin)]))"
+    )
+    done = subprocess.run([official, "-c", script], input=json.dumps(pairs), capture_output=True, text=True, check=True)
+    theirs = json.loads(done.stdout)
+    assert [fuzzy_score(a, b) for a, b in pairs] == theirs
+    assert any(a.isascii() is False for a, _ in pairs) and len({t >= 80 for t in theirs}) == 2
