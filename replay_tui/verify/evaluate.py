@@ -17,8 +17,9 @@ listed in ``skipped_evaluators`` and do not change the verdict.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from replay_tui.verify.compare import compare, compare_upstream
 from replay_tui.verify.models import (
@@ -32,6 +33,7 @@ from replay_tui.verify.models import (
     extract_response,
     extract_response_upstream,
 )
+from replay_tui.verify.network import NETWORK_EVALUATOR, Event, NetworkCheck, check_events
 from replay_tui.verify.normalize import (
     Raw,
     _schema_kind,
@@ -88,8 +90,13 @@ def evaluate(
     site_urls: SiteUrls | None = None,
     line: int | None = None,
     rules: Rules = "strict",
+    trace: Sequence[Event] | None = None,
 ) -> TaskResult:
-    """Verify one answer (an object, or raw text) to ``task`` under ``rules``."""
+    """Verify one answer (an object, or raw text) to ``task`` under ``rules``.
+
+    With a ``trace`` (the requests the agent's browser made) the task's network checks run too;
+    without one they are listed in ``skipped_evaluators`` (the verdict is then "answer-only").
+    """
     config = task.agent_response_config
     try:
         data_types = schema_data_types(config.results_schema)
@@ -99,8 +106,13 @@ def evaluate(
         result = evaluate_agent_response_upstream(task, response, site_urls=site_urls)
     else:
         result = evaluate_agent_response(task, response, site_urls=site_urls)
+    results = [result]
+    skipped = task.other_evaluators
+    if trace is not None:
+        results += evaluate_network(task, trace, site_urls=site_urls)
+        skipped = [name for name in skipped if name != NETWORK_EVALUATOR]
     return TaskResult.from_evaluators(
-        [result],
+        results,
         rules=rules,
         line=line,
         task_id=task.task_id,
@@ -108,8 +120,36 @@ def evaluate(
         sites=list(task.sites),
         task_revision=task.revision,
         data_types=data_types,
-        skipped_evaluators=task.other_evaluators,
+        skipped_evaluators=skipped,
     )
+
+
+def evaluate_network(task: Task, trace: Sequence[Event], *, site_urls: SiteUrls | None = None) -> list[EvaluatorResult]:
+    """Run each network check of ``task`` on ``trace``.
+
+    Site URLs come from ``site_urls``; for a one-site task without them, the origin of the trace's
+    first request stands for the site (as upstream does when no environment is configured).
+    """
+    urls = dict(site_urls or {})
+    known = {key.strip("_").lower() for key in urls}
+    missing = [site for site in task.sites if site.lower() not in known]
+    if missing and len(task.sites) == 1 and trace:
+        parts = urlsplit(trace[0].url)
+        if parts.scheme and parts.netloc:
+            urls[missing[0]] = [f"{parts.scheme}://{parts.netloc}"]
+    sides = sides_for(task.sites, urls)
+    navigate = task.agent_response_config.task_type is TaskType.NAVIGATE
+    results = []
+    for config in task.eval:
+        if config.get("evaluator") != NETWORK_EVALUATOR:
+            continue
+        try:
+            check = NetworkCheck.from_config(config)
+        except (ValueError, TypeError) as exc:
+            results.append(EvaluatorResult.create(evaluator_name=NETWORK_EVALUATOR, error_msg=f"network check: {exc}"))
+            continue
+        results.append(check_events(check, trace, sides, navigate_task=navigate))
+    return results
 
 
 def evaluate_agent_response(task: Task, response: Any, *, site_urls: SiteUrls | None = None) -> EvaluatorResult:
@@ -282,10 +322,12 @@ def evaluate_many(
     *,
     site_urls: SiteUrls | None = None,
     rules: Rules = "strict",
+    traces: Callable[[int], Sequence[Event] | None] | None = None,
 ) -> Report:
     """Verify answers in order: ``(task_id, response)`` or ``(line, task_id, response)`` tuples.
 
-    An answer to a task id that is not in ``tasks`` is an ``error`` line.
+    An answer to a task id that is not in ``tasks`` is an ``error`` line. ``traces`` gives the
+    trace of a task id (or None: its network checks are skipped).
     """
     results: list[TaskResult] = []
     for index, answer in enumerate(answers, start=1):
@@ -303,7 +345,8 @@ def evaluate_many(
                 )
             )
             continue
-        results.append(evaluate(task, response, site_urls=site_urls, line=line, rules=rules))
+        trace = traces(task_id) if traces is not None else None
+        results.append(evaluate(task, response, site_urls=site_urls, line=line, rules=rules, trace=trace))
     return Report.of(results, rules=rules)
 
 

@@ -368,11 +368,18 @@ class Summary(BaseModel):
     per_site: dict[str, Counts] = Field(default_factory=dict)
     per_data_type: dict[str, Counts] = Field(default_factory=dict)
     per_assertion_kind: dict[str, int] = Field(default_factory=dict)
+    skipped_checks: int = 0
+    """Checks not run (network checks without a trace): when nonzero the verdicts are answer-only."""
+
+    @property
+    def answer_only(self) -> bool:
+        return self.skipped_checks > 0
 
     @classmethod
     def of(cls, results: list[TaskResult]) -> Summary:
         summary = cls()
         for result in results:
+            summary.skipped_checks += len(result.skipped_evaluators)
             summary.overall.add(result)
             summary.per_site.setdefault(result.site_key, Counts()).add(result)
             for name in result.data_types or ["(none)"]:
