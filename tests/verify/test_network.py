@@ -407,3 +407,49 @@ def test_the_browser_shows_the_offending_request(recorded: tuple[Path, str]) -> 
     assert f"POST {base}/sv/124260.json -> 200" in text
     untraced = "\n".join(line.text for line in detail_lines(evaluate(task, ANSWER), task))
     assert "skipped (answer-only, no trace): NetworkEventEvaluator" in untraced
+
+
+def test_each_check_kind_agrees_with_the_official_evaluator(recorded: tuple[Path, str], tmp_path: Path) -> None:
+    """The same checks and trace through the official package (side venv): same verdict, same summary name."""
+    import subprocess
+
+    from tests.verify.conftest import TASKS_FILE
+    from tests.verify.parity.official import RUNNER, official_python
+
+    python, why = official_python()
+    if python is None:
+        pytest.skip(f"the official webarena-verified package cannot be installed: {why}")
+    har, base = recorded
+    entries = json.loads(har.read_text())["log"]["entries"]
+    real = json.loads(TASKS_FILE.read_text(encoding="utf-8"))  # the official reader wants all 812 tasks
+    cases = []
+    for index, (_, task_type, good, broken, _) in enumerate(c for c in CHECKS for _ in (0, 1)):
+        check = good if index % 2 == 0 else broken
+        task = dict(real[index], sites=["gitlab"])
+        task["eval"] = [
+            {
+                "evaluator": "AgentResponseEvaluator",
+                "results_schema": {"type": "null"},
+                "expected": {"task_type": task_type, "status": "SUCCESS", "retrieved_data": None},
+            },
+            {"evaluator": "NetworkEventEvaluator", **check},
+        ]
+        real[index] = task
+        cases.append((task["task_id"], ANSWER | {"task_type": task_type}))
+    tasks_file = tmp_path / "tasks.json"
+    tasks_file.write_text(json.dumps(real))
+    payload = "".join(json.dumps({"task_id": tid, "answer": answer, "trace": entries}) + "\n" for tid, answer in cases)
+    environments = json.dumps({"gitlab": {"urls": [base]}})
+    done = subprocess.run(
+        [python, str(RUNNER), str(tasks_file), environments], input=payload, capture_output=True, text=True, check=True
+    )
+    official = [json.loads(line) for line in done.stdout.splitlines()]
+    ours_tasks = parse_tasks(real[: len(cases)])
+    trace = load_trace(har)
+    verdicts = []
+    for (tid, answer), theirs in zip(cases, official, strict=True):
+        ours = evaluate(ours_tasks[tid], answer, trace=trace, site_urls={"gitlab": [base]})
+        their_names = next(e["assertions"] for e in theirs["evaluators"] if e["name"] == "NetworkEventEvaluator")
+        our_names = [a.name for a in ours.evaluators_results[-1].assertions][:1]
+        verdicts.append((ours.status, our_names) == (theirs["status"], their_names))
+    assert all(verdicts) and len(verdicts) == 2 * len(CHECKS)
