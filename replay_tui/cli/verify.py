@@ -1,10 +1,20 @@
 """``replay-tui verify``: check agent answers against WebArena-Verified tasks, deterministically.
 
-    replay-tui verify --tasks TASKS.json --answers ANSWERS.jsonl [--report out.json]
+    replay-tui verify --tasks TASKS.json --answers ANSWERS.jsonl [--report out.json] [--rules upstream]
+                      [--trace DIR|FILE]
 
 Each answers line is ``{"task_id": N, "response": <object or raw text>}``. Exit codes: 0 when every
 answer succeeds, 1 when any fails (or errors: an unknown task id, a task whose expected answer
 cannot be normalised), 2 on bad input (an unreadable or malformed file, a bad flag value).
+
+``--rules strict`` (the default) keeps replay_tui's corrections; ``--rules upstream`` gives the
+official evaluator's verdicts (README: "Differences from the official evaluator"). The summary and
+the report say which rules were used.
+
+``--trace`` runs the tasks' network checks on the requests the agent's browser made: a HAR file (or
+upstream's trace format) for every answer, or a directory holding one per task id (``<id>.har``,
+``<id>/network.har``, ...). Without a trace, network checks are skipped and the summary says the
+verdicts are answer-only.
 """
 
 from __future__ import annotations
@@ -32,7 +42,8 @@ from replay_tui.demos.scan import first_too_deep, literal
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.sanitize import strip_control
 from replay_tui.verify.evaluate import evaluate_many
-from replay_tui.verify.models import Counts, Report, TaskFileError, load_tasks
+from replay_tui.verify.models import RULES, Counts, Report, TaskFileError, load_tasks
+from replay_tui.verify.network import Event, TraceError, find_trace, load_trace
 
 EXIT_FAILED = EXIT_MISMATCH  # an answer failed or errored
 MAX_LISTED = 25
@@ -68,6 +79,20 @@ def register(subparsers: Any) -> None:
         metavar="SITE=URL",
         help="base URL a site was served from (e.g. gitlab=http://localhost:8023), to read URLs in answers "
         "as __SITE__ placeholders; repeatable",
+    )
+    parser.add_argument(
+        "--rules",
+        choices=RULES,
+        default="strict",
+        help="strict (default): replay_tui's corrections (no credit for an agent's regex or hedged "
+        "alternatives, optimal list matching, ...); upstream: the official evaluator's verdicts, quirks included",
+    )
+    parser.add_argument(
+        "--trace",
+        metavar="DIR|FILE",
+        help="network trace(s) for the tasks' network checks: a HAR file (or upstream's Playwright trace) "
+        "used for every answer, or a directory with one per task id (<id>.har, <id>/network.har, <id>.zip); "
+        "without it those checks are skipped (answer-only verdicts)",
     )
     parser.add_argument("--tui", action="store_true", help="browse the verdicts and assertions in the debugger")
     parser.set_defaults(func=run)
@@ -141,6 +166,30 @@ def parse_site_urls(values: list[str]) -> dict[str, list[str]]:
     return urls
 
 
+def trace_source(where: str | None) -> Any:
+    """``--trace``: None (no traces), a file for every answer, or a directory looked up by task id.
+
+    Traces are read once each; an unreadable one is a :class:`TraceError` (exit 2).
+    """
+    if not where:
+        return None
+    path = Path(where)
+    if not path.exists():
+        raise TraceError(f"--trace {where}: no such file or directory")
+    if path.is_file() or (path.is_dir() and (path / "trace.network").is_file()):
+        events = load_trace(path)
+        return lambda task_id: events
+    cache: dict[int, list[Event] | None] = {}
+
+    def lookup(task_id: int) -> list[Event] | None:
+        if task_id not in cache:
+            found = find_trace(path, task_id)
+            cache[task_id] = load_trace(found) if found is not None else None
+        return cache[task_id]
+
+    return lookup
+
+
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Run ``verify``; print a summary to ``out``, one-line errors to ``err``; return the exit code."""
     try:
@@ -157,7 +206,14 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         except UsageError as exc:
             print_error(err, "verify", str(exc))
             return EXIT_USAGE
-    report = evaluate_many(tasks, answers, site_urls=site_urls)
+    try:
+        traces = trace_source(getattr(args, "trace", None))
+        report = evaluate_many(
+            tasks, answers, site_urls=site_urls, rules=getattr(args, "rules", "strict"), traces=traces
+        )
+    except TraceError as exc:
+        print_error(err, "verify", str(exc))
+        return EXIT_USAGE
     if args.report:
         try:
             atomic_write_bytes(args.report, report.to_json_bytes())
@@ -204,8 +260,16 @@ def render_summary(report: Report, tasks_total: int | None = None) -> Renderable
     head.append(f"{overall.failure} failure", style="red" if overall.failure else "")
     head.append(", ")
     head.append(f"{overall.error} error", style="yellow" if overall.error else "")
-    parts: list[RenderableType] = [
-        head,
+    head.append(f" (rules: {report.rules})")
+    parts: list[RenderableType] = [head]
+    if report.summary.answer_only:
+        parts.append(
+            Text(
+                f"answer-only: {report.summary.skipped_checks} network check(s) skipped (no trace; see --trace)",
+                style="yellow",
+            )
+        )
+    parts += [
         Text(""),
         _counts_table("per site", "site", report.summary.per_site),
         Text(""),
@@ -217,7 +281,8 @@ def render_summary(report: Report, tasks_total: int | None = None) -> Renderable
         for column in ("line", "task", "status", "assertion", "detail"):
             table.add_column(column, overflow="fold")
         for result in bad[:MAX_LISTED]:
-            specific = [a for a in result.assertions if a.kind != "array_values_mismatch"]
+            summaries = ("array_values_mismatch", "missing_navigation_event")  # details say more
+            specific = [a for a in result.assertions if a.kind != "array_values_mismatch" and a.name not in summaries]
             candidates = specific or result.assertions
             first = candidates[0] if candidates else None
             name = first.name if first else ""

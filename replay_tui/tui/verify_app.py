@@ -90,7 +90,13 @@ def detail_lines(result: TaskResult, task: Task | None) -> list[PaneLine]:
             if assertion.message:
                 lines += lines_from_text("  " + assertion.message)
             lines.append(PaneLine(f"  expected  {_show(assertion.expected)}", "green"))
-            lines.append(PaneLine(f"  actual    {_show(assertion.actual)}", "red"))
+            request = request_of(assertion.actual)
+            if request is not None:  # a network assertion: the offending request, then what it carried
+                lines.append(PaneLine(f"  request   {request}", "bold magenta"))
+                if isinstance(assertion.actual, dict) and "value" in assertion.actual:
+                    lines.append(PaneLine(f"  actual    {_show(assertion.actual['value'])}", "red"))
+            else:
+                lines.append(PaneLine(f"  actual    {_show(assertion.actual)}", "red"))
         lines.append(PaneLine("expected (normalised)", "dim"))
         lines += lines_from_text(_show(evaluator.expected))
         lines.append(PaneLine("actual (normalised)", "dim"))
@@ -99,8 +105,19 @@ def detail_lines(result: TaskResult, task: Task | None) -> list[PaneLine]:
         )
     if result.skipped_evaluators:
         lines.append(PaneLine(""))
-        lines.append(PaneLine("not run here: " + ", ".join(result.skipped_evaluators), "dim"))
+        lines.append(
+            PaneLine("skipped (answer-only, no trace): " + ", ".join(result.skipped_evaluators), "bold yellow")
+        )
     return lines
+
+
+def request_of(actual: Any) -> str | None:
+    """``"POST http://host/path -> 201"`` when a network assertion's actual side names a request."""
+    if isinstance(actual, dict) and isinstance(actual.get("request"), dict):
+        actual = actual["request"]
+    if isinstance(actual, dict) and {"method", "url", "status"} <= set(actual):
+        return strip_control(f"#{actual.get('index', '?')} {actual['method']} {actual['url']} -> {actual['status']}")
+    return None
 
 
 class VerifyScreen(Screen):
@@ -136,6 +153,8 @@ class VerifyScreen(Screen):
         title.append(f"{overall.success} success ", style="green")
         title.append(f"{overall.failure} failure ", style="bold red" if overall.failure else "dim")
         title.append(f"{overall.error} error", style="bold yellow" if overall.error else "dim")
+        if self.report.rules != "strict":
+            title.append(f"  rules: {self.report.rules}", style="cyan")
         if self.failures_only:
             title.append("  showing failures and errors", style="cyan")
         self.query_one("#verify-title", Static).update(title)

@@ -247,3 +247,143 @@ def _closest_pairs(trials: list[list[list[Assertion]]], missing: list[int], extr
     cost = np.array([[float(sum(_WEIGHTS.get(a.kind, 1) for a in trials[i][j])) for j in extra] for i in missing])
     rows, cols = linear_sum_assignment(cost)
     return sorted((missing[r], extra[c]) for r, c in zip(rows, cols, strict=True))
+
+
+# --------------------------------------------------------------------------------------------------
+# Upstream rules: greedy matching, one summary per array, and the official circular-reference check
+# --------------------------------------------------------------------------------------------------
+
+
+class CircularReferenceError(ValueError):
+    """Upstream refuses to visit one actual container twice in a comparison (an ``error`` verdict).
+
+    Normalised containers are fresh objects, except that every empty array is the same ``()``: an
+    answer with two empty-array properties trips the check there, so it does here under upstream rules.
+    """
+
+
+def compare_upstream(
+    expected: Any,
+    actual: Any,
+    *,
+    path: str,
+    ordered: bool = False,
+    ignored_keys: Iterable[str] = (),
+) -> list[Assertion]:
+    """Compare as the official evaluator does (``--rules upstream``); an empty list means equal.
+
+    Unordered arrays are matched greedily: each expected item in turn takes the first unused actual
+    item that matches it, so with alternatives the verdict can depend on order. A failed array is a
+    single ``<path>_array_values_mismatch``. Leaves use the types' symmetric
+    :meth:`~replay_tui.verify.types.DataType.upstream_equal`.
+    """
+    return _upstream(expected, actual, path, ordered, frozenset(ignored_keys), set())
+
+
+def _upstream(
+    expected: Any, actual: Any, path: str, ordered: bool, ignored: frozenset[str], visited: set[int]
+) -> list[Assertion]:
+    if isinstance(actual, (dict, tuple, list)):
+        if id(actual) in visited:
+            raise CircularReferenceError(f"circular reference at {path!r}: one container visited twice")
+        visited.add(id(actual))
+    if expected is None and actual is None:
+        return []
+    if expected is None or actual is None:
+        return [
+            _assertion(path, "none_mismatch", expected, actual, f"expected {_short(expected)}, got {_short(actual)}")
+        ]
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            message = f"expected an object, got {_kind_of(actual)} {_short(actual)}"
+            return [_assertion(path, "invalid_format", expected, actual, message)]
+        if not expected:
+            raise ValueError(f"{path}: the expected object has no keys")
+        assertions: list[Assertion] = []
+        missing = sorted(k for k in expected if k not in actual)
+        extra = sorted(str(k) for k in actual if k not in expected)
+        if missing or extra:
+            parts = ([f"missing keys {missing}"] if missing else []) + ([f"extra keys {extra}"] if extra else [])
+            assertions.append(
+                Assertion(
+                    name=f"{path}_keys_mismatch",
+                    kind="keys_mismatch",
+                    path=path,
+                    expected=sorted(expected),
+                    actual=sorted(str(k) for k in actual),
+                    message="; ".join(parts),
+                )
+            )
+        for key in expected:
+            if key in actual and key not in ignored:
+                assertions.extend(_upstream(expected[key], actual[key], f"{path}.{key}", ordered, ignored, visited))
+        return assertions
+    if isinstance(expected, tuple):
+        if not isinstance(actual, (tuple, list)):
+            message = f"expected an array, got {_kind_of(actual)} {_short(actual)}"
+            return [_assertion(path, "invalid_format", expected, actual, message)]
+        items = tuple(actual)
+        if ordered:
+            return _upstream_ordered(expected, items, path, ignored, visited)
+        return _upstream_greedy(expected, items, path, ignored, visited)
+    if isinstance(expected, TypedValue):
+        if expected.matches(actual, upstream=True):
+            return []
+        if isinstance(actual, Raw):
+            message = f"expected {expected.dtype.name} {_short(expected)}, got {_short(actual)} ({actual.reason})"
+        else:
+            message = f"expected {_short(expected)}, got {_short(actual)}"
+        return [_assertion(path, "mismatch", expected, actual, message)]
+    if expected == actual:
+        return []
+    return [_assertion(path, "mismatch", expected, actual, f"expected {_short(expected)}, got {_short(actual)}")]
+
+
+def _upstream_greedy(
+    expected: tuple[Any, ...], actual: tuple[Any, ...], path: str, ignored: frozenset[str], visited: set[int]
+) -> list[Assertion]:
+    used = [False] * len(actual)
+    missing: list[int] = []
+    for i, want in enumerate(expected):
+        for j, got in enumerate(actual):
+            if used[j]:
+                continue
+            trial = set(visited)
+            if not _upstream(want, got, f"{path}[{i}]", False, ignored, trial):
+                used[j] = True
+                visited |= trial
+                break
+        else:
+            missing.append(i)
+    extra = [j for j, taken in enumerate(used) if not taken]
+    if not missing and not extra:
+        return []
+    matched = len(expected) - len(missing)
+    if not missing:
+        message = f"array has all {len(expected)} expected item(s) but {len(extra)} extra"
+    elif not extra:
+        message = f"array is missing {len(missing)} expected item(s): matched {matched}/{len(expected)}"
+    else:
+        message = (
+            f"array mismatch (unordered, greedy): matched {matched}/{len(expected)}, "
+            f"missing {len(missing)}, extra {len(extra)}"
+        )
+    missing_values = tuple(expected[i] for i in missing)
+    extra_values = tuple(actual[j] for j in extra)
+    return [_assertion(path, "array_values_mismatch", missing_values, extra_values, message)]
+
+
+def _upstream_ordered(
+    expected: tuple[Any, ...], actual: tuple[Any, ...], path: str, ignored: frozenset[str], visited: set[int]
+) -> list[Assertion]:
+    assertions: list[Assertion] = []
+    matched = 0
+    for i, (want, got) in enumerate(zip(expected, actual, strict=False)):
+        nested = _upstream(want, got, f"{path}[{i}]", True, ignored, visited)
+        assertions.extend(nested)
+        matched += not nested
+    shorter = min(len(expected), len(actual))
+    if len(expected) != len(actual) or (matched < shorter and not assertions):
+        message = f"ordered array mismatch: matched {matched}/{len(expected)}, got {len(actual)} items"
+        assertions.append(_assertion(path, "array_values_mismatch", expected, actual, message))
+    return assertions

@@ -78,6 +78,36 @@ def extract_response(raw: Any) -> Any:
     return candidates[0] or None
 
 
+Rules = Literal["strict", "upstream"]
+"""Which verdicts to give: ``strict`` (replay_tui's corrections, the default) or ``upstream`` (the
+official evaluator's, quirks included). README: "Differences from the official evaluator"."""
+
+RULES: tuple[Rules, ...] = ("strict", "upstream")
+
+# Upstream takes the first block fenced with ``` or ```json (lowercase only), whether or not it parses.
+_UPSTREAM_FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)\n?```", re.DOTALL)
+
+
+def extract_response_upstream(raw: Any) -> Any:
+    """The official evaluator's reading of a raw answer (``--rules upstream``).
+
+    Text is trimmed; the first ```` ``` ```` / ```` ```json ```` block (exactly those tags) is taken
+    when there is one (```` ```JSON ```` is not a tag there: its content then fails to parse); the
+    result is JSON-parsed when it parses. Any falsy result (``{}``, ``[]``, ``""``, ``0``) is None.
+    """
+    value = raw
+    if isinstance(raw, str):
+        value = raw.strip()
+        match = _UPSTREAM_FENCE.search(raw)
+        if match:
+            value = match.group(1).strip()
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            pass
+    return value or None
+
+
 class AgentResponse(BaseModel):
     """The agent's final answer in its strict form (for validation and display; evaluation is lenient)."""
 
@@ -267,6 +297,7 @@ class EvaluatorResult(BaseModel):
 class TaskResult(BaseModel):
     """The verdict for one answer to one task (binary: no partial credit)."""
 
+    rules: Rules = "strict"
     line: int | None = None
     task_id: int
     intent_template_id: int = -1
@@ -337,11 +368,18 @@ class Summary(BaseModel):
     per_site: dict[str, Counts] = Field(default_factory=dict)
     per_data_type: dict[str, Counts] = Field(default_factory=dict)
     per_assertion_kind: dict[str, int] = Field(default_factory=dict)
+    skipped_checks: int = 0
+    """Checks not run (network checks without a trace): when nonzero the verdicts are answer-only."""
+
+    @property
+    def answer_only(self) -> bool:
+        return self.skipped_checks > 0
 
     @classmethod
     def of(cls, results: list[TaskResult]) -> Summary:
         summary = cls()
         for result in results:
+            summary.skipped_checks += len(result.skipped_evaluators)
             summary.overall.add(result)
             summary.per_site.setdefault(result.site_key, Counts()).add(result)
             for name in result.data_types or ["(none)"]:
@@ -355,12 +393,13 @@ class Report(BaseModel):
     """A verification run: the summary and, in input order, one result per answer line."""
 
     version: int = 1
+    rules: Rules = "strict"
     summary: Summary
     results: list[TaskResult]
 
     @classmethod
-    def of(cls, results: list[TaskResult]) -> Report:
-        return cls(summary=Summary.of(results), results=results)
+    def of(cls, results: list[TaskResult], rules: Rules = "strict") -> Report:
+        return cls(rules=rules, summary=Summary.of(results), results=results)
 
     def to_json_bytes(self) -> bytes:
         """Deterministic JSON: sorted keys, two-space indent, strict (no NaN), trailing newline."""

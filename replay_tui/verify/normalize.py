@@ -188,3 +188,122 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, UrlValue):
         return value.base
     return str(value)
+
+
+# --------------------------------------------------------------------------------------------------
+# Upstream rules: the official evaluator's normalisation of retrieved_data, quirks included
+# --------------------------------------------------------------------------------------------------
+
+
+def _upstream_type_of(schema: Any) -> tuple[Any, bool]:
+    """(type name, or the object schema itself; is it an array) the way upstream reads a schema:
+    ``array`` takes its items' type (nested arrays flatten), ``object`` keeps the schema, then
+    ``format``, then ``type``, then ``string``."""
+    if not isinstance(schema, Mapping):
+        raise SchemaError(f"a schema must be an object, got {type(schema).__name__}")
+    kind = schema.get("type")
+    if kind == "array":
+        return _upstream_type_of(schema.get("items", {}))[0], True
+    if kind == "object":
+        return schema, False
+    return schema.get("format") or kind or "string", False
+
+
+def _upstream_leaf(value: Any, name: str, side: Side) -> Any:
+    dtype = data_type({"type": name})
+    try:
+        return dtype.make(value, side)
+    except Exception as exc:  # upstream keeps any agent value it cannot read; the expected side raises
+        if side.expected:
+            raise ExpectedValueError(f"cannot read {value!r} as {name}: {exc}") from exc
+        return Raw(value, dtype.name, str(exc))
+
+
+def normalize_retrieved_data_upstream(raw: Any, schema: Any, side: Side) -> tuple[Any, ...] | None:
+    """``retrieved_data`` as the official evaluator normalises it (``--rules upstream``).
+
+    As :func:`normalize_retrieved_data`, except: a results schema that is not an array (the
+    ``{"type": "null"}`` of "no data" tasks) is an error as soon as there is data to read; object
+    items given as a list become a list of objects; a property without a schema is text; any list
+    where one value belongs is a set of alternatives on both sides.
+    """
+    if is_no_data(raw):
+        return None
+    items = tuple(raw) if isinstance(raw, (list, tuple)) else (raw,)
+    if schema is not None and not isinstance(schema, Mapping):
+        raise SchemaError(f"results_schema must be an object, got {type(schema).__name__}")
+    if schema is None:
+        items_schema: Mapping[str, Any] = {}
+    else:
+        if schema.get("type", "array") != "array":
+            raise SchemaError(f"results_schema type must be 'array', got {schema.get('type')!r}")
+        items_schema = schema.get("items", {})
+    if items_schema.get("type", "string") == "object":
+        return tuple(_upstream_object_or_list(item, items_schema, side) for item in items)
+    name = items_schema.get("format") or items_schema.get("type", "string")
+    data_type({"type": name})  # an unknown type name is an error of the task, on both sides
+    return tuple(_upstream_leaf(item, name, side) for item in items)
+
+
+def _upstream_object_or_list(value: Any, schema: Mapping[str, Any], side: Side) -> Any:
+    if isinstance(value, (list, tuple)):
+        return tuple(_upstream_object(item, schema, side) for item in value)
+    return _upstream_object(value, schema, side)
+
+
+def _upstream_object(value: Any, schema: Mapping[str, Any], side: Side) -> Any:
+    if isinstance(value, str):
+        value = _parsed_if(value, dict)
+    if not isinstance(value, Mapping):
+        if side.expected:
+            raise ExpectedValueError(f"expected an object, got {type(value).__name__}")
+        return Raw(value, "object", f"expected an object, got {type(value).__name__}")
+    properties = schema.get("properties", {})
+    result: dict[str, Any] = {}
+    for key, item in value.items():
+        if item is None:
+            result[key] = None
+            continue
+        prop = properties.get(key)
+        if prop is None:
+            result[key] = _upstream_leaf(item, "string", side)
+            continue
+        kind, is_array = _upstream_type_of(prop)
+        try:
+            if is_array:
+                result[key] = _upstream_array(item, kind, side)
+            elif isinstance(kind, Mapping):
+                result[key] = _upstream_object(item, kind, side)
+            else:
+                name = kind if isinstance(kind, str) and _known(kind) else "string"
+                result[key] = _upstream_leaf(item, name, side)
+        except (ExpectedValueError, SchemaError):
+            raise
+        except Exception as exc:  # pragma: no cover - defensive, as upstream
+            if side.expected:
+                raise ExpectedValueError(f"{key}: {exc}") from exc
+            result[key] = Raw(item, "?", str(exc))
+    return result
+
+
+def _known(name: str) -> bool:
+    try:
+        data_type({"type": name})
+    except SchemaError:
+        return False
+    return True
+
+
+def _upstream_array(value: Any, kind: Any, side: Side) -> Any:
+    value = _parsed_if(value, list)
+    if not isinstance(value, (list, tuple)):
+        if side.expected:
+            raise ExpectedValueError(f"expected an array, got {type(value).__name__}")
+        return Raw(value, "array", f"expected an array, got {type(value).__name__}")
+    if isinstance(kind, Mapping):
+        return tuple(_upstream_object(item, kind, side) for item in value)
+    if not _known(str(kind)):
+        if side.expected:
+            raise SchemaError(f"unknown data type {kind!r} in results schema")
+        return Raw(value, str(kind), f"unknown data type {kind!r}")
+    return tuple(_upstream_leaf(item, str(kind), side) for item in value)

@@ -52,13 +52,20 @@ def is_pattern(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Pattern:
-    """An expected ``^...$`` string: matched case-insensitively against the whole actual value."""
+    """An expected ``^...$`` string: matched case-insensitively against the whole actual value.
+
+    ``ignore_case=False`` patterns are case-sensitive (upstream's URL and base64 patterns);
+    ``dotall`` lets ``.`` match newlines (base64 content).
+    """
 
     text: str
+    ignore_case: bool = True
+    dotall: bool = False
 
     @property
     def regex(self) -> regex.Pattern[str] | None:
-        return _compile(self.text)
+        flags = (regex.IGNORECASE if self.ignore_case else 0) | (regex.DOTALL if self.dotall else 0)
+        return _compile(self.text, flags)
 
     def fullmatch(self, value: str) -> bool:
         return self._run("fullmatch", value)
@@ -83,9 +90,9 @@ untrusted text: with ``re`` a pattern like ``^(a+)+$`` took 30 s on a 30-charact
 
 
 @lru_cache(maxsize=512)
-def _compile(text: str) -> regex.Pattern[str] | None:
+def _compile(text: str, flags: int = regex.IGNORECASE) -> regex.Pattern[str] | None:
     try:
-        return regex.compile(text, regex.IGNORECASE)
+        return regex.compile(text, flags)
     except (regex.error, ValueError, OverflowError, RecursionError):
         return None  # an invalid pattern then only equals its own text
 
@@ -100,11 +107,21 @@ class Side:
     :meth:`TypedValue.matches`), a ``^...$`` string is only text, and failures are kept raw
     (so that part fails). ``derender`` turns real site URLs in text back into ``__SITE__``
     placeholders; ``render`` does the reverse for URL values.
+
+    ``upstream`` selects the official evaluator's reading (``--rules upstream``): the agent's side
+    may hold alternatives and patterns exactly like the expected side, and each type reads values
+    the way the official types do, quirks included (see :meth:`DataType.upstream_equal`).
     """
 
     expected: bool
     derender: Callable[[str], str] | None = None
     render: Callable[[str], str] | None = None
+    upstream: bool = False
+
+    @property
+    def patterns(self) -> bool:
+        """Whether ``^...$`` strings on this side are patterns (always upstream, else expected only)."""
+        return self.expected or self.upstream
 
 
 EXPECTED = Side(expected=True)
@@ -168,14 +185,18 @@ class TypedValue:
     def canonical(self) -> Any:
         return self.alternatives[0]
 
-    def matches(self, actual: Any) -> bool:
+    def matches(self, actual: Any, upstream: bool = False) -> bool:
         """True when ``actual`` has the same data type and is one of the expected alternatives.
 
         An agent may list alternatives too (pasting a task's expected answer passes), but then
-        every value it lists must be acceptable, so hedging with a wrong guess never pays.
+        every value it lists must be acceptable, so hedging with a wrong guess never pays. With
+        ``upstream`` the official rule applies instead: the two sides' alternatives need only
+        overlap (symmetric), so a hedged ``[right, wrong]`` or an agent's ``"^.*$"`` passes.
         """
         if not isinstance(actual, TypedValue) or actual.dtype is not self.dtype:
             return False
+        if upstream:
+            return self.dtype.upstream_equal(self.alternatives, actual.alternatives)
         return all(any(self.dtype.equal(e, a) for e in self.alternatives) for a in actual.alternatives)
 
     def to_json(self) -> Any:
@@ -194,6 +215,10 @@ class DataType:
 
     def make(self, raw: Any, side: Side) -> TypedValue:
         """Normalise ``raw`` (a value, or on the expected side a list of 2+ alternatives)."""
+        if side.upstream and isinstance(raw, (list, tuple)) and self.upstream_list_is_alternatives(raw):
+            if len(raw) < 2:
+                raise NormalizationError(f"alternatives need 2 or more values, got {len(raw)}")
+            return TypedValue(self, tuple(self._one(v, side) for v in raw), raw)
         if self.is_alternatives(raw):
             if len(raw) < 2:
                 raise NormalizationError(f"alternatives need 2 or more values, got {len(raw)}")
@@ -203,8 +228,12 @@ class DataType:
     def is_alternatives(self, raw: Any) -> bool:
         return isinstance(raw, (list, tuple))
 
+    def upstream_list_is_alternatives(self, raw: list[Any] | tuple[Any, ...]) -> bool:
+        """Under upstream rules, whether a list is a set of alternatives (any list, but a coordinate pair)."""
+        return True
+
     def _one(self, value: Any, side: Side) -> Any:
-        if isinstance(value, (list, tuple)):
+        if isinstance(value, (list, tuple)) and not side.upstream:
             raise NormalizationError(f"a list where one {self.name} value belongs")
         if isinstance(value, str) and not is_pattern(value):
             value = self.prepare_string(value, side)
@@ -218,6 +247,10 @@ class DataType:
 
     def equal(self, expected: Any, actual: Any) -> bool:
         return bool(expected == actual)
+
+    def upstream_equal(self, expected: tuple[Any, ...], actual: tuple[Any, ...]) -> bool:
+        """The official equality: some expected alternative equals some actual one (symmetric)."""
+        return any(self.equal(e, a) for e in expected for a in actual)
 
     def to_json(self, canonical: Any) -> Any:
         return canonical
@@ -244,11 +277,13 @@ class StringType(DataType):
     name = "string"
 
     def normalize(self, value: Any, side: Side) -> Any:
+        if side.upstream and not value:  # upstream: every falsy value (0, false, {}) is ""
+            return ""
         if value is None or value == "":
             return ""
         if is_pattern(value):
-            return Pattern(value.strip()) if side.expected else value.strip()
-        if isinstance(value, Mapping):
+            return Pattern(value.strip()) if side.patterns else value.strip()
+        if isinstance(value, Mapping) and not side.upstream:
             raise _fail(value, "text", "an object where text belongs")
         return str(value).lower().strip()
 
@@ -256,10 +291,27 @@ class StringType(DataType):
         if isinstance(expected, Pattern):
             if not isinstance(actual, str):
                 return False
-            return expected.fullmatch(actual) or actual == expected.text
+            # the pattern's own text also counts as an answer (pasted from the task), quoted or not
+            return expected.fullmatch(actual) or strip_edge_punctuation(actual) == strip_edge_punctuation(expected.text)
         if expected == actual:
             return True
         return strip_edge_punctuation(expected) == strip_edge_punctuation(actual)
+
+    def upstream_equal(self, expected: tuple[Any, ...], actual: tuple[Any, ...]) -> bool:
+        """A pattern on either side matches the other side's text; then equal text; then equal text
+        without edge punctuation (patterns taking part as their text)."""
+
+        def text(value: Any) -> str:
+            return value.text if isinstance(value, Pattern) else str(value)
+
+        for patterns, texts in ((expected, actual), (actual, expected)):
+            for pattern in patterns:
+                if isinstance(pattern, Pattern) and any(pattern.fullmatch(text(t)) for t in texts):
+                    return True
+        if {text(e) for e in expected} & {text(a) for a in actual}:
+            return True
+        stripped = {strip_edge_punctuation(text(e)) for e in expected}
+        return bool(stripped & {strip_edge_punctuation(text(a)) for a in actual})
 
     def to_json(self, canonical: Any) -> Any:
         return canonical.text if isinstance(canonical, Pattern) else canonical
@@ -304,6 +356,8 @@ class CurrencyType(DataType):
     TOLERANCE = Decimal("0.1")
 
     def normalize(self, value: Any, side: Side) -> Decimal:
+        if side.upstream:
+            return self._upstream(value)
         if _is_number(value):
             try:
                 result = Decimal(str(value))
@@ -328,8 +382,30 @@ class CurrencyType(DataType):
         result = Decimal(str(price.amount_float))
         return -result if negative else result
 
+    def _upstream(self, value: Any) -> Decimal:
+        """The official reading: the value's text through price-parser, no thousands-group guess
+        (``"$1,000"`` is 1.0 there: the last separator is taken as the decimal one)."""
+        if not value and not isinstance(value, (int, float, Decimal)):
+            raise _fail(value, "an amount")
+        text = str(value)
+        negative = text.startswith("-")
+        if negative:
+            text = text.replace("-", "")
+        separator = "." if text.rfind(".") > text.rfind(",") else ","
+        from price_parser import Price
+
+        price = Price.fromstring(text, decimal_separator=separator)
+        if price.amount_float is None:
+            raise _fail(value, "an amount", "no number found")
+        result = Decimal(str(price.amount_float))
+        return -result if negative else result
+
     def equal(self, expected: Decimal, actual: Decimal) -> bool:
         return abs(expected - actual) <= self.TOLERANCE
+
+    def upstream_equal(self, expected: tuple[Any, ...], actual: tuple[Any, ...]) -> bool:
+        """Upstream compares the first alternative of each side only."""
+        return self.equal(expected[0], actual[0])
 
     def to_json(self, canonical: Decimal) -> Any:
         return float(canonical)
@@ -350,8 +426,10 @@ class DateType(DataType):
         from dateutil import parser
 
         text = re.sub(r",(?! )", ", ", value)
+        # upstream fills missing parts from today (its verdict can change with the date it runs on)
+        default = None if side.upstream else _DATE_DEFAULT
         try:
-            parsed = parser.parse(text, dayfirst=False, default=_DATE_DEFAULT)
+            parsed = parser.parse(text, dayfirst=False, default=default)
         except (ValueError, OverflowError, TypeError) as exc:
             raise _fail(value, "a date") from exc
         return parsed.date().isoformat()
@@ -363,7 +441,7 @@ class MonthType(DataType):
     name = "month"
 
     def normalize(self, value: Any, side: Side) -> str:
-        if _is_number(value):
+        if _is_number(value) or (side.upstream and isinstance(value, bool)):  # upstream: true is January
             if value != int(value):
                 raise _fail(value, "a month", "not a whole number")
             return self._from_number(int(value), value)
@@ -372,6 +450,13 @@ class MonthType(DataType):
         text = value.strip()
         if re.fullmatch(r"[+-]?\d+", text):
             return self._from_number(int(text), value)
+        if side.upstream:
+            try:
+                number = int(text)  # Python's int(): also "1_2" and " 7 "
+            except ValueError:
+                pass
+            else:
+                return self._from_number(number, value)
         from dateutil import parser
 
         try:
@@ -439,6 +524,14 @@ def _units() -> Any:
 
 # pint evaluates arithmetic ("2**10 km"); agent text only ever needs "<number> <unit>".
 _UNSAFE_DISTANCE = re.compile(r"[*^/()\[\]{}=<>!@#$%&|\\]")
+# Upstream hands any text to pint. Under upstream rules only powers that could run for minutes are
+# refused: more than one power operator, or an exponent of more than three digits.
+_POWER = re.compile(r"(\*\*|\^)\s*[-+]?\s*(\d*)")
+
+
+def _unsafe_power(text: str) -> bool:
+    powers = _POWER.findall(text)
+    return len(powers) > 1 or any(len(digits) > 3 or not digits for _, digits in powers)
 
 
 class DistanceType(DataType):
@@ -460,7 +553,8 @@ class DistanceType(DataType):
             pass
         else:
             raise _fail(value, "a distance", "a number without a unit")
-        if len(text) > 80 or _UNSAFE_DISTANCE.search(text):
+        unsafe = _unsafe_power(text) if side.upstream else bool(_UNSAFE_DISTANCE.search(text))
+        if len(text) > (400 if side.upstream else 80) or unsafe:
             raise _fail(value, "a distance", "not of the form <number> <unit>")
         units = _units()
         try:
@@ -527,25 +621,41 @@ class NullType(DataType):
         raise _fail(value, "an empty value")
 
 
+# Upstream's fuzzy matcher (thefuzz) first drops the Latin-1 range (U+0080..U+00FF) from both texts.
+_LATIN1 = {code: None for code in range(0x80, 0x100)}
+
+
 class LocationNameType(DataType):
-    """A place name: lowercase and trim; equal when rapidfuzz token_sort_ratio ≥ 80 for some pair."""
+    """A place name: lowercase and trim; equal when token_sort_ratio ≥ 80 for some pair.
+
+    The score is thefuzz's (upstream's): Latin-1 letters are dropped, then rapidfuzz's default
+    processing, ``token_sort_ratio``, rounded half to even.
+    """
 
     name = "location-name"
     tolerance = "token_sort_ratio >= 80"
     THRESHOLD = 80
 
     def normalize(self, value: Any, side: Side) -> str:
-        if value is None or isinstance(value, Mapping):
+        if value is None or (isinstance(value, Mapping) and not side.upstream):
             raise _fail(value, "a place name")
+        if side.upstream and not value:
+            return ""
         return str(value).lower().strip() if value != "" else ""
 
     def equal(self, expected: str, actual: str) -> bool:
         if not expected or not actual:
             return expected == actual
-        from rapidfuzz import fuzz, utils
+        return fuzzy_score(expected, actual) >= self.THRESHOLD
 
-        score = fuzz.token_sort_ratio(expected, actual, processor=utils.default_process)
-        return round(score) >= self.THRESHOLD
+
+def fuzzy_score(first: str, second: str) -> int:
+    """thefuzz's ``token_sort_ratio`` (Latin-1 dropped, default processing, rounded half to even)."""
+    from rapidfuzz import fuzz, utils
+
+    a = utils.default_process(first.translate(_LATIN1))
+    b = utils.default_process(second.translate(_LATIN1))
+    return round(fuzz.token_sort_ratio(a, b))
 
 
 class CoordinatesType(DataType):
@@ -563,7 +673,22 @@ class CoordinatesType(DataType):
             return False
         return not (len(raw) == 2 and all(isinstance(v, (int, float, str)) for v in raw))
 
+    def upstream_list_is_alternatives(self, raw: list[Any] | tuple[Any, ...]) -> bool:
+        return self.is_alternatives(raw)
+
+    def make(self, raw: Any, side: Side) -> TypedValue:
+        """A 2-item list of scalars is a pair; upstream falls back to reading it as two alternatives
+        when the pair does not parse (``["40.4, -79.9", "40.4, -79.9"]``)."""
+        if side.upstream and isinstance(raw, (list, tuple)) and not self.is_alternatives(raw):
+            try:
+                return TypedValue(self, (self._one(raw, side),), raw)
+            except NormalizationError:
+                return TypedValue(self, tuple(self._one(v, side) for v in raw), raw)
+        return super().make(raw, side)
+
     def _one(self, value: Any, side: Side) -> Any:
+        if side.upstream:  # upstream casefolds first, so "40.7N 74.0W" (read as "40.7n 74.0w") fails there
+            return super()._one(value, side)
         # The pre-pass would casefold "40.7N 74.0W" and turn "°" into "deg", which geopy then rejects.
         if isinstance(value, str):
             value = unicodedata.normalize("NFKC", value).strip()
@@ -572,10 +697,12 @@ class CoordinatesType(DataType):
     def normalize(self, value: Any, side: Side) -> tuple[float, float]:
         from geopy import Point
 
+        if side.upstream and not value:
+            raise _fail(value, "coordinates")
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                point = self._point(Point, value)
+                point = self._point(Point, value, retry_upper=not side.upstream)
         except NormalizationError:
             raise
         except (ValueError, TypeError, AttributeError) as exc:
@@ -585,7 +712,7 @@ class CoordinatesType(DataType):
         return (float(point.latitude), float(point.longitude))
 
     @staticmethod
-    def _point(point_class: Any, value: Any) -> Any:
+    def _point(point_class: Any, value: Any, retry_upper: bool = True) -> Any:
         if isinstance(value, Mapping):
             lat_key = _coordinate_key(value, "latitude")
             lon_key = _coordinate_key(value, "longitude", extra=("lng",))
@@ -598,11 +725,17 @@ class CoordinatesType(DataType):
             try:
                 return point_class(value)
             except ValueError:
+                if not retry_upper:
+                    raise
                 return point_class(value.upper())
         raise _fail(value, "coordinates")
 
     def equal(self, expected: tuple[float, float], actual: tuple[float, float]) -> bool:
         return all(abs(e - a) <= self.TOLERANCE for e, a in zip(expected, actual, strict=True))
+
+    def upstream_equal(self, expected: tuple[Any, ...], actual: tuple[Any, ...]) -> bool:
+        """Upstream compares the first alternative of each side only."""
+        return self.equal(expected[0], actual[0])
 
     def to_json(self, canonical: tuple[float, float]) -> Any:
         return {"latitude": canonical[0], "longitude": canonical[1]}
@@ -650,7 +783,7 @@ class UrlType(DataType):
             raise _fail(value, "a URL")
         value = value.strip()
         if is_pattern(value):
-            return UrlValue(base=value.rstrip("/"), pattern=side.expected)
+            return UrlValue(base=value.rstrip("/"), pattern=side.patterns)
         value = value.rstrip("/")
         if value.startswith("__") and side.render is not None:
             value = side.render(value)
@@ -658,6 +791,9 @@ class UrlType(DataType):
         if low.startswith("ssh://") or (low.startswith("git@") and ":" in value and "://" not in value):
             return _ssh_url(value)
         placeholder = _PLACEHOLDER_URL.match(value)
+        if side.upstream and side.derender is None:
+            # upstream derenders every http URL against the configured sites and fails without them
+            raise _fail(value, "a URL", "no site URLs configured for this task (upstream needs them for URLs)")
         try:
             if placeholder:
                 parts = urlsplit("http://placeholder.invalid" + placeholder.group(2))
@@ -704,10 +840,38 @@ class UrlType(DataType):
                 return False
         return True
 
+    def upstream_equal(self, expected: tuple[Any, ...], actual: tuple[Any, ...]) -> bool:
+        """Some pair whose bases match (a pattern on either side, matched case-sensitively from the
+        start; else equal ignoring case and a trailing ``/``) and whose first query values are equal
+        (an expected ``^...$`` value matched case-sensitively)."""
+        return any(_upstream_base(e, a) and _upstream_query(e, a) for e in expected for a in actual)
+
     def to_json(self, canonical: UrlValue) -> Any:
         if not canonical.query:
             return canonical.base
         return {"base_url": canonical.base, "query_params": {k: list(v) for k, v in canonical.query}}
+
+
+def _upstream_base(one: UrlValue, other: UrlValue) -> bool:
+    if one.pattern and Pattern(one.base, ignore_case=False).match(other.base):
+        return True
+    if other.pattern and Pattern(other.base, ignore_case=False).match(one.base):
+        return True
+    if one.pattern or other.pattern:
+        return False
+    return one.base.lower().rstrip("/") == other.base.lower().rstrip("/")
+
+
+def _upstream_query(expected: UrlValue, actual: UrlValue) -> bool:
+    want, got = expected.first_values(), actual.first_values()
+    for key in set(want) | set(got):
+        w, g = want.get(key, ""), got.get(key, "")
+        if is_pattern(w):
+            if not Pattern(w, ignore_case=False).match(g):
+                return False
+        elif w != g:
+            return False
+    return True
 
 
 def _ssh_url(value: str) -> UrlValue:
@@ -728,56 +892,127 @@ class StringListType(DataType):
     name = "string_list"
 
     def normalize(self, value: Any, side: Side) -> tuple[str, ...]:
+        if side.upstream and value and not isinstance(value, str):
+            value = str(value)  # upstream reads any value's text
         if not isinstance(value, str):
             raise _fail(value, "a comma-separated list")
-        return tuple(sorted(part.strip() for part in value.split(",") if part.strip()))
+        parts = tuple(sorted(part.strip() for part in value.split(",") if part.strip()))
+        if side.upstream and not parts:
+            raise _fail(value, "a comma-separated list", "no items")
+        return parts
 
     def to_json(self, canonical: tuple[str, ...]) -> Any:
         return list(canonical)
 
 
 class JsonType(DataType):
-    """A JSON document: parsed (when text) and dumped compactly with sorted keys; exact."""
+    """A JSON document given as text: the string pre-pass (so it is casefolded and its whitespace
+    collapsed, as upstream does), parsed, then dumped compactly with sorted keys; exact.
+
+    Only text is accepted (upstream rejects an already-parsed object or list); empty text is refused.
+    """
 
     name = "json"
+
+    def normalize(self, value: Any, side: Side) -> str:
+        if not isinstance(value, str):
+            raise _fail(value, "JSON text", f"expected text, got {type(value).__name__}")
+        if not value:
+            raise _fail(value, "JSON text", "empty")
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise _fail(value, "JSON") from exc
+        try:
+            return json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise _fail(value, "JSON") from exc
+
+
+_MD_TRAILING = re.compile(r"[ \t]+$", re.MULTILINE)
+_MD_BLANK_RUNS = re.compile(r"\n{3,}")
+_MD_HEADER = re.compile(r"^(\s*)(#{1,6})[ \t]+", re.MULTILINE)
+_MD_STAR_PLUS = re.compile(r"^(\s*)[*+][ \t]+", re.MULTILINE)
+_MD_DASH_INDENT = re.compile(r"^[ \t]+-", re.MULTILINE)
+_MD_SPLIT_LINK = re.compile(r"\[([^\]]*?)\n\s*([^\]]*?)\](\([^)]+\))")
+_MD_LINK_TEXT = re.compile(r"\[([^\]]+)\]")
+_MD_PARENS = re.compile(r"\(\s*([^)]+?)\s*\)")
+
+
+class MarkdownType(DataType):
+    """Markdown text, read as upstream reads it; exact (case and accents kept).
+
+    Outer whitespace is trimmed; newlines unified; trailing spaces and runs of blank lines removed;
+    ``##   Header`` becomes ``## Header``; ``*``/``+`` list markers become ``-`` and any indentation
+    before a ``-`` becomes two spaces; a link text broken over lines is rejoined and its whitespace
+    collapsed; ``( url )`` is trimmed to ``(url)``. Non-text and empty markdown are refused.
+    """
+
+    name = "markdown"
 
     def prepare_string(self, text: str, side: Side) -> str:
         return text.strip()
 
     def normalize(self, value: Any, side: Side) -> str:
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError as exc:
-                raise _fail(value, "JSON") from exc
-        try:
-            return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise _fail(value, "JSON") from exc
+        if not isinstance(value, str):
+            raise _fail(value, "markdown text", f"expected text, got {type(value).__name__}")
+        if not value:
+            raise _fail(value, "markdown text", "empty")
+        text = value.replace("\r\n", "\n").replace("\r", "\n")
+        text = _MD_TRAILING.sub("", text)
+        text = _MD_BLANK_RUNS.sub("\n\n", text)
+        text = _MD_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)} ", text)
+        text = _MD_STAR_PLUS.sub(lambda m: f"{m.group(1)}- ", text)
+        text = _MD_DASH_INDENT.sub("  -", text)
+        text = _MD_SPLIT_LINK.sub(lambda m: f"[{m.group(1)} {m.group(2)}]{m.group(3)}", text)
+        text = _MD_LINK_TEXT.sub(lambda m: "[" + " ".join(m.group(1).split()) + "]", text)
+        text = _MD_PARENS.sub(lambda m: f"({m.group(1)})", text)
+        return text.strip()
 
 
-class MarkdownType(DataType):
-    """Markdown text: newlines unified, trailing spaces and repeated blank lines removed, ``#`` headers
-    spaced, ``*``/``+`` list markers as ``-``, whitespace inside link text collapsed; exact."""
+class Base64Type(DataType):
+    """Base64 content (e.g. a file body a GitLab request carries): decoded as UTF-8, line endings
+    unified, trimmed; case-sensitive. An expected ``^...$`` pattern matches the decoded text
+    (case-sensitive, ``.`` matching newlines)."""
 
-    name = "markdown"
+    name = "base64"
 
     def prepare_string(self, text: str, side: Side) -> str:
-        return text
+        return text.strip()
 
-    def normalize(self, value: Any, side: Side) -> str:
+    def normalize(self, value: Any, side: Side) -> Any:
         if not isinstance(value, str):
-            raise _fail(value, "markdown text")
-        lines = [line.rstrip() for line in value.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-        out: list[str] = []
-        for line in lines:
-            line = re.sub(r"^(#{1,6})(?=[^#\s])", r"\1 ", line)
-            line = re.sub(r"^(\s*)[*+](\s+)", r"\1-\2", line)
-            line = re.sub(r"\[([^\]]*)\]", lambda m: "[" + " ".join(m.group(1).split()) + "]", line)
-            if line == "" and out and out[-1] == "":
-                continue
-            out.append(line)
-        return "\n".join(out).strip("\n")
+            raise _fail(value, "base64 text", f"expected text, got {type(value).__name__}")
+        if not value:
+            raise _fail(value, "base64 text", "empty")
+        if is_pattern(value) and side.patterns:
+            return Pattern(value.strip(), ignore_case=False, dotall=True)
+        import base64
+        import binascii
+
+        try:
+            decoded = base64.b64decode(value, validate=True).decode("utf-8")
+        except (binascii.Error, ValueError) as exc:
+            raise _fail(value, "base64 text") from exc
+        return decoded.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+    def equal(self, expected: Any, actual: Any) -> bool:
+        if isinstance(expected, Pattern):
+            return isinstance(actual, str) and (expected.fullmatch(actual) or actual == expected.text)
+        return bool(expected == actual)
+
+    def upstream_equal(self, expected: tuple[Any, ...], actual: tuple[Any, ...]) -> bool:
+        def text(value: Any) -> str:
+            return value.text if isinstance(value, Pattern) else str(value)
+
+        for patterns, texts in ((expected, actual), (actual, expected)):
+            for pattern in patterns:
+                if isinstance(pattern, Pattern) and any(pattern.fullmatch(text(t)) for t in texts):
+                    return True
+        return bool({text(e) for e in expected} & {text(a) for a in actual})
+
+    def to_json(self, canonical: Any) -> Any:
+        return canonical.text if isinstance(canonical, Pattern) else canonical
 
 
 STRING = StringType()
@@ -800,6 +1035,7 @@ REGISTRY: dict[str, DataType] = {
     "string_list": StringListType(),
     "json": JsonType(),
     "markdown": MarkdownType(),
+    "base64": Base64Type(),
 }
 """Schema name (a ``format`` or a ``type``) -> data type."""
 

@@ -175,3 +175,25 @@ def test_the_main_cli_dispatches_verify(tmp_path: Path, capsys: pytest.CaptureFi
     answers = write_answers(tmp_path / "a.jsonl", [{"task_id": 107, "response": "no json here"}])
     assert main(["verify", "--tasks", str(TASKS_FILE), "--answers", str(answers)]) == 1
     assert "failure" in capsys.readouterr().out
+
+
+def test_rules_flag_changes_verdicts_and_is_reported(tmp_path: Path, tasks: dict[int, Task]) -> None:
+    hedged = reference_response(tasks[231]) | {"retrieved_data": ["^.*$"]}
+    answers = write_answers(
+        tmp_path / "answers.jsonl",
+        [{"task_id": 231, "response": hedged}, {"task_id": 319, "response": reference_response(tasks[319])}],
+    )
+    verdicts = {}
+    for rules in ("strict", "upstream"):
+        report_path = tmp_path / f"{rules}.json"
+        argv = ["--tasks", str(TASKS_FILE), "--answers", str(answers), "--report", str(report_path)]
+        code, out, err = run([*argv, "--rules", rules] if rules == "upstream" else argv)
+        assert (code, err) == (1, "")
+        assert f"(rules: {rules})" in out
+        report = json.loads(report_path.read_text())
+        assert report["rules"] == rules and {r["rules"] for r in report["results"]} == {rules}
+        verdicts[rules] = [r["status"] for r in report["results"]]
+    assert verdicts == {"strict": ["failure", "success"], "upstream": ["success", "failure"]}
+    with pytest.raises(SystemExit) as exit_info:  # argparse: usage error, exit 2
+        run(["--tasks", str(TASKS_FILE), "--answers", str(answers), "--rules", "lenient"])
+    assert exit_info.value.code == 2

@@ -143,8 +143,17 @@ EQUALITY = [
     ("url", "^__GITLAB__/projects/\\d+$", "__GITLAB__/projects/x", False),
     # string_list, json, markdown (registered, unused by the dataset)
     ("string_list", "b, a", "A,B,", True),
-    ("json", '{"a": 1, "b": [1, 2]}', {"b": [1, 2], "a": 1}, True),
-    ("markdown", "#Title\n* item\n\n\n[a  b](x)", "# Title  \n- item\n\n[a b](x)\n", True),
+    ("json", '{"a": 1, "b": [1, 2]}', '{"b": [1,2],\n "a": 1}', True),
+    ("json", '{"name": "Alice"}', '{"NAME":  "alice"}', True),  # upstream casefolds (the string pre-pass)
+    ("markdown", "##  Title\n* item\n\n\n[a  b](x)", "## Title  \n- item\n\n[a b](x)\n", True),
+    ("markdown", "# Title\n    - item", "  # Title\n - item  ", True),  # indentation before "-" is 2 spaces
+    ("markdown", "[GE heater won't stay\nlit](http://x.org)", "[GE heater won't stay lit]( http://x.org )", True),
+    ("markdown", "#Title", "# Title", False),  # upstream does not add a space after "#"
+    ("markdown", "# Title", "# title", False),  # case kept
+    ("base64", "SGVsbG8gV29ybGQ=", "SGVsbG8gV29ybGQ=\n", True),
+    ("base64", "SGVsbG8gV29ybGQ=", "aGVsbG8gd29ybGQ=", False),  # "hello world": case-sensitive
+    ("base64", "^.*MIT License.*$", "TUlUIExpY2Vuc2U=", True),  # a pattern on the decoded text
+    ("base64", "^.*mit license.*$", "TUlUIExpY2Vuc2U=", False),
 ]
 
 
@@ -230,6 +239,11 @@ UNREADABLE = [
     ("url", ""),
     ("url", 42),
     ("json", "{not json"),
+    ("json", {"b": [1, 2], "a": 1}),  # upstream takes JSON as text only
+    ("json", ""),
+    ("markdown", "   "),
+    ("markdown", 42),
+    ("base64", "not base64!"),
     ("string", {"an": "object"}),
 ]
 

@@ -1,0 +1,544 @@
+"""Network-trace checks (WebArena-Verified's ``NetworkEventEvaluator``): did the agent's browser
+make the request the task describes?
+
+A trace is read from a HAR file (what browsers and Playwright write: ``{"log": {"entries": [...]}}``),
+a JSON list of HAR entries, or upstream's Playwright trace format (a ``.zip`` or directory holding
+``trace.network``, whose ``resource-snapshot`` lines are HAR entries). Static assets (``.css``,
+``.js``, images, fonts) are not evaluation events.
+
+One check, as the task file describes it (``expected`` holds ``url`` and optionally
+``http_method`` (default GET), ``headers``, ``query_params``, ``post_data``, ``response_status``
+(default 200), ``response_content``, ``response_cookies``):
+
+1. Candidates: for a navigate task whose expected method is GET, the last page navigation;
+   otherwise every event with that method whose URL path matches ``url`` (placeholders, ``^...$``
+   patterns and alternatives as in answers; the query is not looked at yet) and, when a
+   ``referer`` header is expected and sent, whose referer path matches too.
+2. ``last_event_only`` (the default) keeps the last candidate; otherwise any candidate may match.
+3. A candidate matches when every expected field does: the whole URL (query included, minus
+   ``ignored_query_params``/``..._patterns``; ``query_params`` given separately replace the
+   expected URL's query), headers by case-insensitive name, ``post_data`` and ``response_content``
+   keys (also ``$.a.b[0]`` paths and ``$.^regex$`` keys), the status, cookies.
+4. No candidate matching: ``missing_navigation_event``, plus the mismatches of the last candidate
+   (the offending request) at paths like ``network_event.post_data.name``. With ``should_not_exist``
+   any candidate is ``unexpected_navigation_event``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from replay_tui.verify.models import Assertion, EvaluatorResult
+from replay_tui.verify.normalize import Raw, normalize_object, to_display
+from replay_tui.verify.types import (
+    STRING,
+    NormalizationError,
+    Pattern,
+    Side,
+    TypedValue,
+    UrlType,
+    UrlValue,
+    is_pattern,
+)
+
+STATIC_SUFFIXES = (".css", ".js", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".woff", ".woff2", ".ttf", ".ico", ".webp")
+NETWORK_EVALUATOR = "NetworkEventEvaluator"
+
+
+class TraceError(ValueError):
+    """A trace file that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """One request of a trace, with its response."""
+
+    index: int
+    method: str
+    url: str
+    status: int
+    request_headers: Mapping[str, str]
+    post_data: Mapping[str, Any] | None = None
+    response_content: Mapping[str, Any] | None = None
+    cookies: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        return urlsplit(self.url).path
+
+    @property
+    def is_evaluation_event(self) -> bool:
+        return not self.path.endswith(STATIC_SUFFIXES)
+
+    @property
+    def is_navigation(self) -> bool:
+        """A top-level page load: a GET for a document (``Sec-Fetch-*`` headers, else ``Accept``)."""
+        if self.method.upper() != "GET":
+            return False
+        headers = {k: v.lower() for k, v in self.request_headers.items()}
+        if "sec-fetch-user" in headers:
+            return (
+                headers.get("sec-fetch-dest") == "document"
+                and headers.get("sec-fetch-mode") == "navigate"
+                and headers.get("sec-fetch-user") == "?1"
+                and "text/html" in headers.get("accept", "")
+            )
+        return headers.get("accept", "").startswith("text/html")
+
+    def describe(self) -> dict[str, Any]:
+        """The request as a report shows it."""
+        return {"index": self.index, "method": self.method, "url": self.url, "status": self.status}
+
+
+def _parse_body(content: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A HAR ``postData``/``content`` as an object: form fields (first value), a JSON object, or None."""
+    if not isinstance(content, Mapping):
+        return None
+    text = content.get("text") or ""
+    mime = str(content.get("mimeType") or "").lower()
+    if not isinstance(text, str) or not text:
+        return None
+    if content.get("encoding") == "base64":
+        import base64
+        import binascii
+
+        try:
+            text = base64.b64decode(text).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+    if "application/x-www-form-urlencoded" in mime:
+        return {k: (v[0] if v else "") for k, v in parse_qs(text, keep_blank_values=True).items()}
+    if "json" in mime:
+        try:
+            parsed = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            return None
+        return parsed if isinstance(parsed, dict) else None
+    return None
+
+
+def event_from_har(entry: Mapping[str, Any], index: int) -> Event:
+    """One HAR entry as an :class:`Event` (:class:`TraceError` when it lacks a request)."""
+    request = entry.get("request")
+    if not isinstance(request, Mapping) or not isinstance(request.get("url"), str):
+        raise TraceError(f"entry {index}: no request URL")
+    response = entry.get("response") if isinstance(entry.get("response"), Mapping) else {}
+    assert isinstance(response, Mapping)
+    headers = {
+        str(h.get("name", "")).lower(): str(h.get("value", ""))
+        for h in request.get("headers") or []
+        if isinstance(h, Mapping)
+    }
+    cookies = {
+        str(c.get("name", "")): unquote(str(c.get("value", "")))
+        for c in response.get("cookies") or []
+        if isinstance(c, Mapping)
+    }
+    status = response.get("status")
+    return Event(
+        index=index,
+        method=str(request.get("method") or "GET").upper(),
+        url=request["url"],
+        status=status if isinstance(status, int) else 0,
+        request_headers=headers,
+        post_data=_parse_body(request.get("postData")),
+        response_content=_parse_body(response.get("content")),
+        cookies=cookies,
+    )
+
+
+def load_trace(path: str | Path) -> list[Event]:
+    """Read a HAR file, a JSON list of HAR entries, or a Playwright trace (``.zip`` or directory)."""
+    path = Path(path)
+    try:
+        if path.is_dir() or path.suffix == ".zip":
+            entries = _playwright_entries(path)
+        else:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data, Mapping) and isinstance(data.get("log"), Mapping):
+                entries = data["log"].get("entries") or []
+            elif isinstance(data, list):
+                entries = [e.get("snapshot", e) if isinstance(e, Mapping) else e for e in data]
+            else:
+                raise TraceError(f"{path}: neither a HAR file nor a list of HAR entries")
+    except TraceError:
+        raise
+    except (OSError, UnicodeDecodeError, zipfile.BadZipFile, KeyError) as exc:
+        raise TraceError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise TraceError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(entries, list):
+        raise TraceError(f"{path}: HAR entries must be a list")
+    return [event_from_har(entry, i) for i, entry in enumerate(entries) if isinstance(entry, Mapping)]
+
+
+def _playwright_entries(path: Path) -> list[Any]:
+    if path.suffix == ".zip":
+        with zipfile.ZipFile(path) as archive:
+            text = archive.read("trace.network").decode("utf-8", errors="replace")
+    else:
+        text = (path / "trace.network").read_text(encoding="utf-8", errors="replace")
+    entries = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        item = json.loads(line)
+        if isinstance(item, Mapping) and item.get("type") == "resource-snapshot":
+            entries.append(item.get("snapshot"))
+    return entries
+
+
+def find_trace(where: Path, task_id: int) -> Path | None:
+    """The trace of one task in a traces directory: ``<id>.har``, ``<id>.json``, ``<id>.zip``, or
+    ``<id>/network.har`` / ``<id>/trace.zip`` / ``<id>/trace.network`` (upstream's layout)."""
+    for candidate in (
+        where / f"{task_id}.har",
+        where / f"{task_id}.json",
+        where / f"{task_id}.zip",
+        where / str(task_id) / "network.har",
+        where / str(task_id) / "trace.zip",
+    ):
+        if candidate.is_file():
+            return candidate
+    folder = where / str(task_id)
+    if (folder / "trace.network").is_file():
+        return folder
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# The check
+# --------------------------------------------------------------------------------------------------
+
+URL = UrlType()
+
+
+@dataclass(frozen=True)
+class QueryRules:
+    """Query parameters the check does not look at."""
+
+    names: frozenset[str] = frozenset()
+    patterns: tuple[str, ...] = ()
+
+    def keep(self, key: str) -> bool:
+        if key in self.names:
+            return False
+        return not any(_search(p, key) for p in self.patterns)
+
+
+def _search(pattern: str, text: str, flags: int = re.IGNORECASE) -> bool:
+    try:
+        return re.search(pattern, text, flags) is not None
+    except re.error:
+        return False
+
+
+def _url(raw: Any, side: Side, rules: QueryRules, query: Mapping[str, Any] | None = None) -> TypedValue:
+    """A URL (or alternatives) with ignored query parameters removed; ``query`` replaces its query."""
+    value = URL.make(raw, side)
+    alternatives = []
+    for alt in value.alternatives:
+        params: list[tuple[str, tuple[str, ...]]] = list(alt.query)
+        if query is not None:
+            params = [
+                (str(k), tuple(str(x).lower().strip() for x in (v if isinstance(v, list) else [v])))
+                for k, v in query.items()
+            ]
+        kept = tuple(sorted((k, tuple(sorted(v))) for k, v in params if rules.keep(k)))
+        alternatives.append(UrlValue(base=alt.base, query=kept, pattern=alt.pattern))
+    return TypedValue(URL, tuple(alternatives), raw)
+
+
+def _paths_match(expected: TypedValue, actual: TypedValue) -> bool:
+    """Whether some pair of alternatives has matching bases (the query is not looked at)."""
+    for e in expected.alternatives:
+        for a in actual.alternatives:
+            if e.pattern:
+                if Pattern(e.base).match(a.base):
+                    return True
+            elif e.base.lower().rstrip("/") == a.base.lower().rstrip("/"):
+                return True
+    return False
+
+
+_JSONPATH_STEP = re.compile(r"\.([^.\[\]]+)|\[(\d+)\]|\[['\"]([^'\"]+)['\"]\]")
+
+
+def lookup(data: Any, key: str) -> Any:
+    """``key`` in ``data``: a plain key, a ``$.a.b[0]`` path, or a ``$.^regex$`` / ``^regex$`` key
+    (exactly one top-level key must match it). None when absent."""
+    if not isinstance(data, Mapping):
+        return None
+    regex_key = key[2:] if key.startswith("$.^") else key if is_pattern(key) else None
+    if regex_key is not None:
+        hits = [k for k in data if isinstance(k, str) and Pattern(regex_key, ignore_case=False).fullmatch(k)]
+        return data[hits[0]] if len(hits) == 1 else None
+    if not key.startswith("$"):
+        return data.get(key)
+    node: Any = data
+    rest = key[1:]
+    position = 0
+    while position < len(rest):
+        step = _JSONPATH_STEP.match(rest, position)
+        if step is None:
+            return None
+        name, index, quoted = step.groups()
+        if index is not None:
+            if not isinstance(node, list) or int(index) >= len(node):
+                return None
+            node = node[int(index)]
+        else:
+            if not isinstance(node, Mapping):
+                return None
+            node = node.get(name if name is not None else quoted)
+        position = step.end()
+    return node
+
+
+@dataclass(frozen=True)
+class NetworkCheck:
+    """One ``NetworkEventEvaluator`` entry of a task."""
+
+    expected: Mapping[str, Any]
+    last_event_only: bool = True
+    should_not_exist: bool = False
+    query_rules: QueryRules = QueryRules()
+    ignored_post_patterns: tuple[str, ...] = ()
+    post_data_schema: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> NetworkCheck:
+        expected = config.get("expected")
+        if not isinstance(expected, Mapping) or "url" not in expected:
+            raise ValueError("a network check needs expected.url")
+        return cls(
+            expected=expected,
+            last_event_only=bool(config.get("last_event_only", True)),
+            should_not_exist=bool(config.get("should_not_exist", False)),
+            query_rules=QueryRules(
+                frozenset(config.get("ignored_query_params") or ()),
+                tuple(config.get("ignored_query_params_patterns") or ()),
+            ),
+            ignored_post_patterns=tuple(config.get("ignored_post_data_params_patterns") or ()),
+            post_data_schema=config.get("post_data_schema"),
+        )
+
+
+def _assertion(path: str, kind: str, expected: Any, actual: Any, message: str) -> Assertion:
+    return Assertion(
+        name=f"{path}_{kind}", kind=kind, path=path, expected=to_display(expected), actual=actual, message=message
+    )
+
+
+def check_events(
+    check: NetworkCheck, events: Sequence[Event], sides: tuple[Side, Side], *, navigate_task: bool = False
+) -> EvaluatorResult:
+    """Run one network check over a trace's events."""
+    expected_side, actual_side = sides
+    want = check.expected
+    try:
+        expected_url = _url(want["url"], expected_side, check.query_rules, want.get("query_params"))
+        method = str(want.get("http_method") or "GET").upper()
+        raw_headers = want.get("headers")
+        headers: Mapping[str, Any] = raw_headers if isinstance(raw_headers, Mapping) else {}
+        referer = _url(headers["referer"], expected_side, QueryRules()) if "referer" in headers else None
+    except NormalizationError as exc:
+        return EvaluatorResult.create(evaluator_name=NETWORK_EVALUATOR, error_msg=f"network check: {exc}")
+    usable = [e for e in events if e.is_evaluation_event]
+    if navigate_task and method == "GET":
+        navigations = [e for e in usable if e.is_navigation]
+        candidates = navigations[-1:]
+    else:
+        candidates = [
+            e
+            for e in usable
+            if e.method == method
+            and _url_matches_path(expected_url, e.url, actual_side, check.query_rules)
+            and (
+                referer is None
+                or "referer" not in e.request_headers
+                or _url_matches_path(referer, e.request_headers["referer"], actual_side, QueryRules())
+            )
+        ]
+    if check.last_event_only:
+        candidates = candidates[-1:]
+    shown = {"expected": dict(want), "candidates": [e.describe() for e in candidates]}
+    if check.should_not_exist:
+        if not candidates:
+            return EvaluatorResult.create(evaluator_name=NETWORK_EVALUATOR, assertions=[], expected=shown)
+        offending = candidates[-1].describe()
+        message = (
+            f"{len(candidates)} matching request(s) when none may exist: "
+            f"{offending['method']} {offending['url']} -> {offending['status']}"
+        )
+        found = _assertion("network_event", "unexpected", None, offending, message)
+        found = found.model_copy(update={"name": "unexpected_navigation_event"})
+        return EvaluatorResult.create(evaluator_name=NETWORK_EVALUATOR, assertions=[found], expected=shown)
+    if not candidates:
+        missing = Assertion(
+            name="missing_navigation_event",
+            kind="missing",
+            path="network_event",
+            expected=to_display(expected_url),
+            actual=None,
+            message=f"no {method} request to {_short_url(want['url'])}",
+        )
+        return EvaluatorResult.create(evaluator_name=NETWORK_EVALUATOR, assertions=[missing], expected=shown)
+    details: list[Assertion] = []
+    for event in candidates:
+        details = _compare_event(check, event, expected_url, sides)
+        if not details:
+            return EvaluatorResult.create(
+                evaluator_name=NETWORK_EVALUATOR, assertions=[], expected=shown, actual=event.describe()
+            )
+    offending = candidates[-1].describe()
+    summary = Assertion(
+        name="missing_navigation_event",
+        kind="missing",
+        path="network_event",
+        expected=to_display(expected_url),
+        actual=offending,
+        message=(
+            f"{len(candidates)} candidate request(s), none matched all expected fields; last: "
+            f"{offending['method']} {offending['url']} -> {offending['status']}"
+        ),
+    )
+    return EvaluatorResult.create(
+        evaluator_name=NETWORK_EVALUATOR, assertions=[summary, *details], expected=shown, actual=offending
+    )
+
+
+def request_text(request: Mapping[str, Any]) -> str:
+    """``POST http://host/path -> 201``."""
+    return f"{request.get('method')} {request.get('url')} -> {request.get('status')}"
+
+
+def _short_url(raw: Any) -> str:
+    text = json.dumps(raw, ensure_ascii=False) if not isinstance(raw, str) else raw
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def _url_matches_path(expected: TypedValue, url: str, side: Side, rules: QueryRules) -> bool:
+    try:
+        return _paths_match(expected, _url(url, side, rules))
+    except NormalizationError:
+        return False
+
+
+def _compare_event(
+    check: NetworkCheck, event: Event, expected_url: TypedValue, sides: tuple[Side, Side]
+) -> list[Assertion]:
+    expected_side, actual_side = sides
+    want = check.expected
+    request = event.describe()
+    out: list[Assertion] = []
+
+    def fail(field: str, expected: Any, actual: Any, message: str) -> None:
+        message += f" (in {request_text(request)})"
+        out.append(
+            _assertion(f"network_event.{field}", "mismatch", expected, {"value": actual, "request": request}, message)
+        )
+
+    try:
+        actual_url: Any = _url(event.url, actual_side, check.query_rules)
+    except NormalizationError as exc:
+        actual_url = Raw(event.url, "url", str(exc))
+    if not expected_url.matches(actual_url):
+        fail("url", expected_url, to_display(actual_url), f"expected {_short_url(want['url'])}, got {event.url}")
+    status = want.get("response_status", 200)
+    if status is not None and status != event.status:
+        fail(
+            "response_status",
+            status,
+            event.status,
+            f"expected {status}, got {event.status}",
+        )
+    for name, value in (want.get("headers") or {}).items():
+        sent = event.request_headers.get(str(name).lower())
+        if sent is None:
+            fail(f"headers.{name}", value, None, f"header {name} was not sent")
+        elif str(name).lower() == "referer":
+            if not _url(value, expected_side, QueryRules()).matches(_url(sent, actual_side, QueryRules())):
+                fail(f"headers.{name}", value, sent, f"expected referer {_short_url(value)}, got {sent}")
+        elif not _text_matches(value, sent, sides):
+            fail(f"headers.{name}", value, sent, f"expected {_short_url(value)}, got {_short_url(sent)}")
+    for name, value in (want.get("response_cookies") or {}).items():
+        got = event.cookies.get(name)
+        if got is None or not _text_matches(value, got, sides):
+            fail(f"response_cookies.{name}", value, got, f"cookie {name}: expected {_short_url(value)}, got {got!r}")
+    out += _compare_fields("post_data", want.get("post_data"), event.post_data, check, sides, request)
+    out += _compare_fields(
+        "response_content", want.get("response_content"), event.response_content, check, sides, request
+    )
+    return out
+
+
+def _text_matches(expected: Any, actual: str, sides: tuple[Side, Side]) -> bool:
+    try:
+        return STRING.make(expected, sides[0]).matches(STRING.make(actual, sides[1]))
+    except NormalizationError:
+        return False
+
+
+def _compare_fields(
+    where: str,
+    expected: Any,
+    actual: Mapping[str, Any] | None,
+    check: NetworkCheck,
+    sides: tuple[Side, Side],
+    request: dict[str, Any],
+) -> list[Assertion]:
+    """Each expected key (plain, ``$.path`` or ``$.^regex$``) of a request or response body."""
+    if not isinstance(expected, Mapping) or not expected:
+        return []
+    if actual is None:
+        return [
+            _assertion(
+                f"network_event.{where}",
+                "missing_or_null",
+                expected,
+                {"value": None, "request": request},
+                f"the request has no {where.replace('_', ' ')} that could be read (form or JSON object)",
+            )
+        ]
+    if where == "post_data" and check.ignored_post_patterns:
+        actual = {k: v for k, v in actual.items() if not any(_search(p, k, 0) for p in check.ignored_post_patterns)}
+    picked = {str(key): lookup(actual, str(key)) for key in expected}
+    schema = check.post_data_schema if where == "post_data" and check.post_data_schema else {"type": "object"}
+    try:
+        want = normalize_object({str(k): v for k, v in expected.items()}, schema, sides[0], where)
+    except Exception as exc:
+        return [_assertion(f"network_event.{where}", "invalid_expected", expected, None, f"cannot read: {exc}")]
+    got = normalize_object(picked, schema, sides[1], where)
+    out: list[Assertion] = []
+    for key, value in want.items():
+        have = got.get(key)
+        if value is None and have is None:
+            continue
+        if value is None or have is None or not _leaf_equal(value, have):
+            out.append(
+                _assertion(
+                    f"network_event.{where}.{key}",
+                    "mismatch",
+                    value,
+                    {"value": to_display(have), "request": request},
+                    f"{where}.{key}: expected {json.dumps(to_display(value), ensure_ascii=False)}, "
+                    f"got {json.dumps(to_display(have), ensure_ascii=False)} (in {request_text(request)})",
+                )
+            )
+    return out
+
+
+def _leaf_equal(expected: Any, actual: Any) -> bool:
+    if isinstance(expected, TypedValue):
+        return expected.matches(actual)
+    from replay_tui.verify.compare import compare
+
+    return not compare(expected, actual, path="value")
