@@ -182,3 +182,43 @@ def test_strings_with_brackets_quotes_and_escapes_do_not_confuse_the_index(tmp_p
     demos = open_demos(path)
     assert demos.session_ids == [1, 2] and demos.ref(1).decision_steps == 3
     assert "after the JSON array" in demos.file_errors[0]
+
+
+def test_json_lines_with_a_cut_line_keep_every_other_episode(tmp_path):
+    import json as _json
+
+    from replay_tui.examples import example_path
+
+    episodes = _json.loads(example_path().read_text())
+    lines = [_json.dumps(e) for e in episodes]
+    lines[1] = lines[1][: len(lines[1]) // 2]  # cut mid-record
+    lines[50] = "{" * 300 + "}" * 300  # nested too deep for one record
+    path = tmp_path / "demos.jsonl"
+    path.write_text("\n".join(lines) + "\n\n")
+    demos = open_demos([path])
+    assert len(demos) == 98
+    assert set(demos.session_ids) == {e["session_id"] for i, e in enumerate(episodes) if i not in (1, 50)}
+    messages = sorted(p.one_line() for p in demos.problems)
+    assert len(messages) == 2
+    assert "line 2 is not a complete JSON value" in messages[0] or "line 2 is not a complete JSON value" in messages[1]
+    assert any("line 51: nested more than" in m for m in messages)
+    assert demos.episode(episodes[99]["session_id"]).session_id == episodes[99]["session_id"]
+
+
+def test_python_written_nan_is_named_on_its_field_and_the_rest_is_usable(tmp_path):
+    import json as _json
+
+    from replay_tui.examples import example_path
+
+    episodes = _json.loads(example_path().read_text())[:4]
+    episodes[0]["final_reward"] = float("nan")
+    episodes[2]["trajectory"][0]["reward"] = float("inf")
+    path = tmp_path / "nan.json"
+    path.write_text(_json.dumps(episodes))  # Python writes NaN and Infinity, which JSON has not
+    demos = open_demos([path])
+    problems = demos.problems + demos.validate_all()
+    fields = {(p.index, p.field) for p in problems}
+    assert fields == {(0, "final_reward"), (2, "trajectory[0].reward")}
+    assert all("is not a JSON number" in p.message for p in problems)
+    assert not demos.file_errors  # the file itself is fine
+    assert demos.episode(episodes[1]["session_id"]).session_id == episodes[1]["session_id"]

@@ -38,10 +38,12 @@ from replay_tui.demos.models import (
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.demos.scan import (
     MAX_DEPTH,
+    NON_JSON_CONSTANTS,
     find_bad_value,
     first_too_deep,
     literal,
     not_utf8_message,
+    number_message,
     scan_depth,
     sniff_encoding,
     transcode,
@@ -300,6 +302,8 @@ class DemoFile:
         self.encoding = "utf-8"
         """The file's text encoding; UTF-16 and UTF-32 files are decoded to UTF-8 in memory."""
         self._decode_error: str | None = None
+        self._episode_spans: list[tuple[int, int]] = []  # (start, end) of each value the tokenizer cut out
+        self._source_start = 0  # bytes of BOM before the JSON text msgspec saw
         self._encoding_error: str | None = None
         self._tolerant = False
         """Indexed by the tolerant tokenizer: each episode's depth is checked again before it is parsed."""
@@ -390,9 +394,12 @@ class DemoFile:
         # and each value indexed alone; anything else (a broken array, a line that is not a whole
         # JSON value) takes the tolerant path.
         source = memoryview(data)[bom:] if bom else data
+        self._source_start = bom
         split = _SPLIT.decode if base == 1 else _LINES.decode_lines
         if deep is None and self._index_whole(source, spans, base):
             pass
+        elif base == 0 and self._index_lines(source):
+            pass  # JSON Lines with bad lines: each line is its own record, a bad one is one problem
         elif deep is not None or not self._index_with(split, source):
             self._tolerant = True
             self._index_tolerant(pos, base)
@@ -428,6 +435,51 @@ class DemoFile:
             self._decode_error = str(exc)
             return False
         self._index_raws(raws)
+        return True
+
+    def _index_lines(self, source: Any) -> bool:
+        """Index JSON Lines one line at a time: a cut, invalid or too deeply nested line is a problem
+        naming its line, and every other line stays usable (the tolerant tokenizer reads a stream and
+        lost everything after the first cut line).
+
+        False (nothing recorded) when the first record does not end at its line's end: a single
+        object written over several lines is not JSON Lines, the tolerant path reads it."""
+        view = memoryview(source)
+        lines: list[tuple[int, Any]] = []
+        start = 0
+        number = 0
+        size = len(view)
+        while start < size:
+            end = source.find(b"\n", start)
+            end = size if end < 0 else end
+            number += 1
+            if _NON_SPACE.search(source, start, end) is not None:
+                lines.append((number, view[start:end]))
+            start = end + 1
+        if len(lines) < 2:
+            return False
+        try:
+            _LINES.decode(lines[0][1])
+        except (msgspec.DecodeError, RecursionError):
+            if first_too_deep(lines[0][1], MAX_DEPTH) is None:
+                return False
+        for index, (number, line) in enumerate(lines):
+            deep = first_too_deep(line, MAX_DEPTH)
+            if deep is not None:
+                self._problem(f"line {number:,}: {self._too_deep(line, deep)}", index=index)
+                continue
+            try:
+                raw = _LINES.decode(line)
+            except (msgspec.DecodeError, RecursionError) as exc:
+                reason = str(exc).split(" - ")[0] if str(exc) else "invalid JSON"
+                message = f"line {number:,} is not a complete JSON value ({reason}); the other lines are read"
+                self._problem(message, index=index)
+                continue
+            try:
+                marker = _INDEX.decode(raw)
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                marker = None
+            self._index_one(index, raw, marker)
         return True
 
     def _index_raws(self, raws: list[Any]) -> None:
@@ -490,7 +542,10 @@ class DemoFile:
             if located is not None:
                 raise fail(*located) from None
             raise fail(None, f"invalid JSON: {exc}") from None
-        except msgspec.DecodeError as exc:
+        except msgspec.DecodeError as exc:  # NaN/Infinity (Python's json writes them) are named on their field
+            located = find_bad_value(raw)
+            if located is not None:
+                raise fail(*located) from None
             raise fail(None, f"invalid JSON: {exc}") from None
         except RecursionError:  # pragma: no cover - the depth check comes first
             raise fail(None, f"nested more than {MAX_DEPTH} levels deep") from None
@@ -613,6 +668,7 @@ class DemoFile:
                 if depth == base:
                     prev_end = match.end()
                     if not skipping and ep_start >= 0:
+                        self._episode_spans.append((ep_start, prev_end))
                         if deep_at >= 0:
                             self._problem(
                                 f"nested more than {MAX_DEPTH} levels deep (at byte {deep_at:,}); not parsed",
@@ -642,8 +698,21 @@ class DemoFile:
             trailing = _NON_SPACE.search(data, closed_at)
             if trailing is not None:
                 self.error = f"unexpected data after the JSON array at byte {trailing.start():,}"
-        if not self.error and self._decode_error:
+        if not self.error and self._decode_error and not self._python_constant(self._decode_error):
             self.error = f"invalid JSON ({self._decode_error})"
+
+    def _python_constant(self, decode_error: str) -> bool:
+        """Whether msgspec stopped at a ``NaN``/``Infinity`` (Python's json writes them) inside an
+        episode the tokenizer cut out: that episode's own parse names the field, the file's JSON is
+        otherwise fine, so no file-level error is added (a real syntax error still is one)."""
+        found = re.search(r"byte (\d+)", decode_error)
+        if found is None:
+            return False
+        at = int(found.group(1)) + self._source_start
+        head = bytes(self._data[at : at + 9])
+        if not head.startswith((b"NaN", b"Infinity", b"-Infinity")):
+            return False
+        return any(start <= at < end for start, end in self._episode_spans)
 
     def _scalars(self, start: int, end: int, index: int, base: int) -> int:
         """One problem per top-level value between ``start`` and ``end`` (numbers, literals, garbage:
@@ -694,9 +763,9 @@ class DemoFile:
                 )
                 return
             except msgspec.DecodeError:
-                self._problem(
-                    f"invalid JSON value {bytes(value[:40]).decode('utf-8', 'replace')!r}", index=index, field_path=name
-                )
+                shown = bytes(value[:40]).decode("utf-8", "replace")
+                message = number_message(shown) if shown in NON_JSON_CONSTANTS else f"invalid JSON value {shown!r}"
+                self._problem(message, index=index, field_path=name)
                 return
         if traj_kind != "list":
             if "session_id" not in values and traj_kind is None:

@@ -266,6 +266,17 @@ def _parse_constant(text: str) -> Any:
     return _Unreadable(text)
 
 
+NON_JSON_CONSTANTS = frozenset({"NaN", "Infinity", "-Infinity"})
+
+
+def number_message(text: str) -> str:
+    """Why a number cannot be read: out of range, or one of the constants Python's ``json`` writes
+    for floats (``NaN``, ``Infinity``) that JSON does not have."""
+    if text in NON_JSON_CONSTANTS:
+        return f"{text} is not a JSON number (Python's json writes it for such a float; write null)"
+    return f"number out of range: {literal(text)}"
+
+
 def literal(text: str, limit: int = 24) -> str:
     """A number's text for a message, shortened when it is long."""
     if len(text) <= limit:
@@ -289,7 +300,7 @@ def find_bad_value(raw: Any) -> tuple[str | None, str] | None:
     while stack:
         path, item = stack.pop()
         if isinstance(item, _Unreadable):
-            return path or None, f"number out of range: {literal(item.text)}"
+            return path or None, number_message(item.text)
         if isinstance(item, str):
             if _has_escaped_byte(item):
                 return path or None, "not valid UTF-8 text"

@@ -98,3 +98,11 @@ class IndexingReader(Protocol):
     def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
         """The whole episode ``summary`` points at (or the problem that stops it)."""
         ...
+
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def strip_bom(data: bytes) -> bytes:
+    """JSON text without the UTF-8 byte order mark Windows tools write (orjson refuses it)."""
+    return data[3:] if data[:3] == UTF8_BOM else data

@@ -45,7 +45,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, ClassVar
 
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import Detection, ReadItem
+from replay_tui.formats.base import Detection, ReadItem, strip_bom
 from replay_tui.pyliteral import literal_eval, parse_expression
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
 
@@ -346,7 +346,7 @@ class _Experiment:
             self.problem("no summary_info.json: the experiment did not finish", warning=True)
             return None
         try:
-            data = json.loads(path.read_bytes())
+            data = json.loads(strip_bom(path.read_bytes()))
         except (ValueError, UnicodeDecodeError) as exc:
             self.problem(f"not JSON: {exc}", file=SUMMARY)
             return None

@@ -36,7 +36,7 @@ from typing import Any
 import orjson
 
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import Detection, ReadItem
+from replay_tui.formats.base import Detection, ReadItem, strip_bom
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
 
 _SAMPLE_MEMBER = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
@@ -599,7 +599,7 @@ def _several_epochs(log: dict[str, Any], pairs: list[tuple[Any, Any]]) -> bool:
 
 
 def _loads(data: bytes | memoryview) -> Any:
-    return orjson.loads(data)
+    return orjson.loads(strip_bom(bytes(data)))
 
 
 _ZIP_ERRORS: tuple[type[Exception], ...] = (
@@ -758,7 +758,7 @@ class InspectAiReader:
     def _read_json(self, path: Path) -> Iterator[ReadItem]:
         file = path.name
         try:
-            log = orjson.loads(path.read_bytes())
+            log = orjson.loads(strip_bom(path.read_bytes()))
         except OSError as exc:
             yield LoadProblem(file=file, message=f"cannot read: {exc.strerror or exc}")
             return

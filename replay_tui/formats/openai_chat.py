@@ -52,7 +52,7 @@ import msgspec
 import orjson
 
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem
+from replay_tui.formats.base import UTF8_BOM, Detection, EpisodeSummary, ReadItem, strip_bom
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
 
 NAME = "openai-chat"
@@ -658,7 +658,7 @@ _CHUNK = 1 << 22
 """How much of a JSON Lines file the index reads at a time (a longer line is read whole)."""
 _DROP = 1 << 23
 """How much of a mapped file the index reads before it gives the pages back (the RSS it adds)."""
-_BOM = b"\xef\xbb\xbf"
+_BOM = UTF8_BOM
 _OPEN_BRACE = ord("{")
 
 
@@ -996,7 +996,7 @@ class OpenAIChatReader:
 
     def _document(self, path: Path, data: bytes) -> Iterator[tuple[int | None, ReadItem]]:
         try:
-            value = orjson.loads(data.lstrip(_BOM))
+            value = orjson.loads(strip_bom(data))
         except orjson.JSONDecodeError as exc:
             yield None, LoadProblem(file=path.name, message=f"not JSON (nor JSON Lines): {exc}")
             return

@@ -55,7 +55,7 @@ from typing import Any
 import orjson
 
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem
+from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
 
 AGENT_INSTRUCTION = """
@@ -393,7 +393,7 @@ def _load(path: Path) -> tuple[Any, LoadProblem | None]:
     except OSError as exc:
         return None, LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
     try:
-        return orjson.loads(raw), None
+        return orjson.loads(strip_bom(raw)), None
     except orjson.JSONDecodeError as exc:
         return None, LoadProblem(file=path.name, message=f"not valid JSON: {exc}")
 
