@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -1087,8 +1089,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not hasattr(args, "func"):
         parser.print_help()
         return EXIT_OK
+    if args.command not in ("tui", "inspect") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)  # the app handles its own signals
     try:
         return args.func(args, out, err)
+    except _Terminated:
+        err.print(Text("terminated", style="red"))
+        return 128 + signal.SIGTERM
     except (UsageError, DemoFileError, OSError) as exc:  # an unreadable input or an unwritable output
         message = str(exc) if not isinstance(exc, OSError) or not exc.filename else _os_error_line(exc)
         print_error(err, args.command, message)
@@ -1096,6 +1103,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print(Text("interrupted", style="red"))
         return 130
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so ``finally`` blocks run: temporary files (atomic writes,
+    the visual renderer's page copies beside the user's HTML) are removed as on any other exit."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise _Terminated
 
 
 def _os_error_line(exc: OSError) -> str:

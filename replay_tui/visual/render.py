@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -37,6 +38,8 @@ from urllib.parse import unquote, urlparse
 
 import cv2
 import numpy as np
+
+from replay_tui.fileio import PROCESS_START
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright, Route, ViewportSize
@@ -306,6 +309,8 @@ class Renderer:
         temp_dirs: list[str] = []
         jobs: list[tuple[str, Path]] = []
         try:
+            for page_folder in {Path(base_dir).resolve() for _, base_dir, _ in items}:
+                remove_stale_copies(page_folder)
             for html, base_dir, stem in items:
                 base = Path(base_dir).resolve()
                 data = html.encode("utf-8", errors="surrogateescape")
@@ -328,6 +333,30 @@ class Renderer:
                     pass
             for folder in temp_dirs:
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+_COPY = re.compile(r"\..+\.visual-[0-9a-f]{12}\.html")
+
+
+def remove_stale_copies(folder: Path) -> int:
+    """Remove the page copies (``.NAME.visual-<hex>.html``) an earlier process left in ``folder`` when
+    it was killed before its ``finally`` ran; only copies older than this process, so a concurrent
+    renderer's are kept. Returns how many went; never raises."""
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        if not _COPY.fullmatch(entry.name):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < PROCESS_START:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 def _route_handler(state: _PageState) -> Callable[[Route], Awaitable[None]]:
