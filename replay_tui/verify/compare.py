@@ -108,6 +108,25 @@ def _compare(
     return [_assertion(path, "mismatch", expected, actual, f"expected {_short(expected)}, got {_short(actual)}")]
 
 
+def _keys_mismatch(expected: dict[str, Any], actual: dict[Any, Any], path: str) -> list[Assertion]:
+    """The assertion for an object whose keys are not the expected ones (the same under both rule sets)."""
+    missing = sorted(k for k in expected if k not in actual)
+    extra = sorted(str(k) for k in actual if k not in expected)
+    if not (missing or extra):
+        return []
+    parts = ([f"missing keys {missing}"] if missing else []) + ([f"extra keys {extra}"] if extra else [])
+    return [
+        Assertion(
+            name=f"{path}_keys_mismatch",
+            kind="keys_mismatch",
+            path=path,
+            expected=sorted(expected),
+            actual=sorted(str(k) for k in actual),
+            message="; ".join(parts),
+        )
+    ]
+
+
 def _compare_objects(
     expected: dict[str, Any], actual: Any, path: str, ordered: bool, ignored: frozenset[str]
 ) -> list[Assertion]:
@@ -117,25 +136,7 @@ def _compare_objects(
                 path, "invalid_format", expected, actual, f"expected an object, got {_kind_of(actual)} {_short(actual)}"
             )
         ]
-    missing = [k for k in expected if k not in actual]
-    extra = sorted(k for k in actual if k not in expected)
-    assertions: list[Assertion] = []
-    if missing or extra:
-        parts = []
-        if missing:
-            parts.append(f"missing keys {sorted(missing)}")
-        if extra:
-            parts.append(f"extra keys {extra}")
-        assertions.append(
-            Assertion(
-                name=f"{path}_keys_mismatch",
-                kind="keys_mismatch",
-                path=path,
-                expected=sorted(expected),
-                actual=sorted(str(k) for k in actual),
-                message="; ".join(parts),
-            )
-        )
+    assertions = _keys_mismatch(expected, actual, path)
     for key in expected:
         if key in actual and key not in ignored:
             assertions.extend(_compare(expected[key], actual[key], f"{path}.{key}", ordered))
@@ -299,21 +300,7 @@ def _upstream(
             return [_assertion(path, "invalid_format", expected, actual, message)]
         if not expected:
             raise ValueError(f"{path}: the expected object has no keys")
-        assertions: list[Assertion] = []
-        missing = sorted(k for k in expected if k not in actual)
-        extra = sorted(str(k) for k in actual if k not in expected)
-        if missing or extra:
-            parts = ([f"missing keys {missing}"] if missing else []) + ([f"extra keys {extra}"] if extra else [])
-            assertions.append(
-                Assertion(
-                    name=f"{path}_keys_mismatch",
-                    kind="keys_mismatch",
-                    path=path,
-                    expected=sorted(expected),
-                    actual=sorted(str(k) for k in actual),
-                    message="; ".join(parts),
-                )
-            )
+        assertions = _keys_mismatch(expected, actual, path)
         for key in expected:
             if key in actual and key not in ignored:
                 assertions.extend(_upstream(expected[key], actual[key], f"{path}.{key}", ordered, ignored, visited))
