@@ -94,3 +94,25 @@ def test_a_corrupt_sidecar_is_a_warning_up_front_and_the_report_is_still_written
     code, _, err = run_cli(capsys, "replay", "--demos", str(demo), "--no-save-run", "--report", str(report))
     assert code == 0 and "cannot read annotations" in err and "without annotations" in err
     assert report.exists() and notes.read_text() == '{"annotations": ['
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["replay", "--no-save-run", "--report-steps", "--report", "{bad}/r.json"],
+        ["replay", "--no-save-run", "--repeat", "2", "--report", "{bad}/r.json"],
+        ["export", "--no-save-run", "--out", "{bad}/r.md"],
+        ["visual", "{ref}", "{pred}", "--json", "{bad}/v.json"],
+    ],
+    ids=["report-steps", "repeat", "export", "visual-json"],
+)
+def test_an_unwritable_output_is_one_line_exit_2_before_any_work(capsys, tmp_path, argv):
+    from replay_tui.visual.examples import example_pair
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")  # a folder path through a file: unwritable for anyone, root included
+    ref, pred = example_pair("11202", "move")
+    filled = [a.format(bad=blocker, ref=ref, pred=pred) for a in argv]
+    code, out, err = run_cli(capsys, *filled)
+    assert code == 2 and "cannot write there" in err and err.count("\n") == 1
+    assert "Traceback" not in err and out == ""
