@@ -543,3 +543,17 @@ async def test_export_asks_before_overwriting_and_never_replaces_the_log(build, 
         await pilot.pause()
         assert isinstance(app.screen, ExportModal)  # refused, twice
         assert demo.read_bytes() == before
+
+
+async def test_steps_after_a_stop_say_why_they_were_not_replayed(build):
+    app = build(mode="heuristic", mismatch="stop")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter", "r")  # session 0: the heuristic's search differs at step 0
+        await wait_replay(app, pilot)
+        report = app.workspace.results[0]
+        assert report.stopped_early and report.first_mismatch_step == "0"
+        await pilot.press("j")
+        await pilot.pause()
+        text = app.screen.query_one("#step-detail").render().plain
+        assert "not reached: the replay stopped at the first mismatch (step 0)" in text
+        assert "not replayed yet" not in text

@@ -667,10 +667,19 @@ class StepperScreen(Screen):
         verdict = self.verdicts().get(step.label)
         text.append("\npredicted  ", style="dim")
         if verdict is None:
-            text.append(
-                "— not replayed yet (r replays with " + self.replay_app.workspace.settings.describe() + ")",
-                style="dim italic",
-            )
+            report = self.replay_app.workspace.results.get(self.session_id)
+            if report is not None and report.stopped_early and not report.cancelled:
+                stopped_at = report.first_mismatch_step or "?"
+                text.append(
+                    f"— not reached: the replay stopped at the first mismatch (step {stopped_at}); "
+                    "p → mismatch: allow to continue past mismatches",
+                    style="dim italic",
+                )
+            else:
+                text.append(
+                    "— not replayed yet (r replays with " + self.replay_app.workspace.settings.describe() + ")",
+                    style="dim italic",
+                )
         elif verdict.error:
             text.append(f"policy error: {strip_control(verdict.error)}", style="bold red")
         elif verdict.match:
