@@ -557,3 +557,22 @@ async def test_steps_after_a_stop_say_why_they_were_not_replayed(build):
         text = app.screen.query_one("#step-detail").render().plain
         assert "not reached: the replay stopped at the first mismatch (step 0)" in text
         assert "not replayed yet" not in text
+
+
+async def test_a_new_sort_shows_the_list_from_its_start_with_the_selection_visible(build):
+    app = build()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        browser = app.screen
+        table = browser.table
+        await pilot.press("G")  # the last row: the list is scrolled down
+        await pilot.pause()
+        selected = browser.current_session()
+        assert table.scroll_offset.y > 0
+        for key in ("s", "s", "S"):
+            await pilot.press(key)
+            await pilot.pause()
+            index = browser.source.index_of(selected)
+            body = len(table.visible_rows())
+            assert table.cursor == index
+            assert round(table.scroll_offset.y) == max(0, index - body + 1), (key, index, body)

@@ -393,6 +393,9 @@ class BrowserScreen(SortActions, Screen):
         self.table.set_source(self.source, cursor=index if index is not None else 0)
         self.update_title()
 
+    def after_sort(self) -> None:
+        self.table.show_start_and_cursor()
+
     def refresh_rows(self) -> None:
         self.table.refresh_rows()
         self.update_title()

@@ -79,13 +79,18 @@ class SortActions:
     def rebuild(self) -> None:
         raise NotImplementedError
 
+    def after_sort(self) -> None:
+        """Called once a new order is shown (a screen scrolls its table to the start here)."""
+
     def action_sort(self) -> None:
         self.sort_index = (self.sort_index + 1) % len(self.sort_keys)
         self.rebuild()
+        self.after_sort()
 
     def action_reverse_sort(self) -> None:
         self.reverse = not self.reverse
         self.rebuild()
+        self.after_sort()
 
     def sort_by(self, key: str) -> None:
         if key not in self.sort_keys:
@@ -95,6 +100,7 @@ class SortActions:
             self.reverse = not self.reverse
         self.sort_index = index
         self.rebuild()
+        self.after_sort()
 
 
 class LazyTable(ScrollView, can_focus=True):
@@ -216,6 +222,12 @@ class LazyTable(ScrollView, can_focus=True):
     def _body_height(self) -> int:
         # the content region, not the widget: borders and a scrollbar must not hide the cursor row
         return max(1, self.scrollable_content_region.height - (1 if self.show_header else 0))
+
+    def show_start_and_cursor(self) -> None:
+        """After a new order: the list's start on screen when the cursor fits on that first page,
+        else the cursor on the last line (never left at the top, hiding the rows above it)."""
+        self.scroll_to(y=0, animate=False, immediate=True)
+        self.scroll_to_cursor()
 
     def scroll_to_cursor(self) -> None:
         top = round(self.scroll_offset.y)
