@@ -50,23 +50,16 @@ def print_warning(err: Console, command: str | None, message: str) -> None:
     err.print(Text(f"{where}: warning: {strip_control(message)}", style="yellow"), soft_wrap=True)
 
 
-def refuse_overwriting_inputs(
-    path: str | os.PathLike[str] | None, inputs: Iterable[str | os.PathLike[str]], flag: str
-) -> None:
-    """A :class:`UsageError` when an output path is one of the command's inputs (``--report d.json``
-    with ``--demos d.json`` replaced the demos with the report): checked before any work is done."""
+def output_arg(path: str | os.PathLike[str] | None, flag: str, inputs: Iterable[str | os.PathLike[str]] = ()) -> None:
+    """Check an output path before any work: a :class:`UsageError` when it is one of the command's
+    ``inputs`` (``--report d.json`` with ``--demos d.json`` replaced the demos with the report) or
+    cannot be written (a typo costs nothing, not a whole run)."""
     if path is None:
         return
     target = Path(path)
     for source in inputs:
         if same_file(target, source):
             raise UsageError(f"{flag} {target} is one of the inputs ({source}): write the output somewhere else")
-
-
-def writable_output(path: str | os.PathLike[str] | None, flag: str) -> None:
-    """A :class:`UsageError` now, before any work, when the output ``path`` cannot be written."""
-    if path is None:
-        return
     try:
         check_writable(path)
     except OSError as exc:

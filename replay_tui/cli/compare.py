@@ -29,9 +29,8 @@ from replay_tui.cli.common import (
     EXIT_OK,
     UsageError,
     cell,
+    output_arg,
     print_warning,
-    refuse_overwriting_inputs,
-    writable_output,
 )
 from replay_tui.compare import (
     Agreement,
@@ -143,8 +142,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     runs = [loaded for spec in args.runs for loaded in load_run(spec, args.runs_dir)]
     if len(runs) < 2:
         raise UsageError("give at least two runs (RUN_A RUN_B), or a --repeat report of two or more runs")
-    refuse_overwriting_inputs(args.report, [loaded.source for loaded in runs if loaded.source], "--report")
-    writable_output(args.report, "--report")
+    output_arg(args.report, "--report", [loaded.source for loaded in runs if loaded.source])
     infos = [
         run_info(loaded.summary, loaded.info, label=run_label(index), source=loaded.source)
         for index, loaded in enumerate(runs)

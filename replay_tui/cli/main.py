@@ -33,12 +33,11 @@ from replay_tui.cli.common import (
     add_graphics_argument,
     cell,
     folder_arg,
+    output_arg,
     prepare_graphics,
     print_error,
     print_warning,
     refuse_overwriting,
-    refuse_overwriting_inputs,
-    writable_output,
 )
 from replay_tui.cli.compare import register as register_compare
 from replay_tui.cli.formats import register as register_formats
@@ -747,8 +746,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     inputs = [source.path for source in demos.files]
     if args.annotations:
         inputs.append(Path(args.annotations))
-    refuse_overwriting_inputs(report_path, inputs, "--out" if exporting else "--report")
-    writable_output(report_path, "--out" if exporting else "--report")
+    output_arg(report_path, "--out" if exporting else "--report", inputs)
     steps_only = args.report_steps and report_format == "json"  # a --report-steps JSON has no annotations
     store = _report_annotations(args, demos, err) if report_path is not None and not steps_only else None
     session_ids = _select_sessions(args.sessions, demos) if args.sessions else None

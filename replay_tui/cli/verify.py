@@ -34,9 +34,8 @@ from replay_tui.cli.common import (
     EXIT_USAGE,
     UsageError,
     cell,
+    output_arg,
     print_error,
-    refuse_overwriting_inputs,
-    writable_output,
 )
 from replay_tui.demos.scan import first_too_deep, literal
 from replay_tui.fileio import atomic_write_bytes
@@ -201,8 +200,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         return EXIT_USAGE
     if args.report:
         try:
-            refuse_overwriting_inputs(args.report, [p for p in (args.tasks, args.answers) if p], "--report")
-            writable_output(args.report, "--report")
+            output_arg(args.report, "--report", [p for p in (args.tasks, args.answers) if p])
         except UsageError as exc:
             print_error(err, "verify", str(exc))
             return EXIT_USAGE

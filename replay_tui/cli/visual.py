@@ -26,10 +26,10 @@ from replay_tui.cli.common import (
     UsageError,
     add_graphics_argument,
     folder_arg,
+    output_arg,
     prepare_graphics,
     print_error,
     print_warning,
-    writable_output,
 )
 from replay_tui.fileio import atomic_write_bytes, atomic_write_text
 from replay_tui.sanitize import strip_control
@@ -191,7 +191,7 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--timeout must be positive")
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    writable_output(args.json, "--json")
+    output_arg(args.json, "--json")
     folders = (folder_arg(args.ref_dir, "--ref-dir"), folder_arg(pred_dirs[0], "--pred-dir")) if batch else None
     other = folder_arg(pred_dirs[1], "--pred-dir") if len(pred_dirs) == 2 else None
     clip_scorer = None

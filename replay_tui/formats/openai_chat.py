@@ -658,7 +658,6 @@ _CHUNK = 1 << 22
 """How much of a JSON Lines file the index reads at a time (a longer line is read whole)."""
 _DROP = 1 << 23
 """How much of a mapped file the index reads before it gives the pages back (the RSS it adds)."""
-_BOM = UTF8_BOM
 _OPEN_BRACE = ord("{")
 
 
@@ -742,7 +741,7 @@ def _layout(handle: BinaryIO) -> str:
             break
     if not first:
         return "empty"
-    stripped = first.lstrip(_BOM + b" \t\r\n")
+    stripped = first.lstrip(UTF8_BOM + b" \t\r\n")
     if stripped.startswith(b"interactions:"):
         return "cassette"
     if _is_jsonl_line(stripped):
@@ -851,7 +850,7 @@ class OpenAIChatReader:
     )
 
     def sniff(self, path: Path, head: bytes) -> Detection:
-        data = head[3:] if head.startswith(_BOM) else head
+        data = strip_bom(head)
         text = data.decode("utf-8", errors="replace")
         if text.lstrip().startswith("interactions:"):
             if "/chat/completions" in text:
@@ -962,7 +961,7 @@ class OpenAIChatReader:
     def _line(self, path: Path, line: bytes, index: int, number: int) -> Iterator[ReadItem]:
         """The items of one non-blank line of a JSON Lines file: record ``index``, line ``number``."""
         if index == 0:
-            line = line.lstrip(_BOM)
+            line = line.lstrip(UTF8_BOM)
         try:
             value = orjson.loads(line)
         except orjson.JSONDecodeError as exc:
