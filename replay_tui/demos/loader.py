@@ -120,7 +120,8 @@ class EpisodeRef:
     file: EpisodeSource = field(repr=False)
     index: int
     raw: Any = field(repr=False)
-    """The episode's JSON bytes: a zero-copy view into the memory-mapped file."""
+    """The episode's JSON bytes: a zero-copy view into the memory-mapped file (None until a
+    background scan has found them: read it through the file)."""
     header: HeaderInfo
     decision_steps: int
     sub_events: int
@@ -128,11 +129,6 @@ class EpisodeRef:
     @property
     def session_id(self) -> int:
         return self.header.session_id
-
-    @property
-    def size(self) -> int:
-        """Size of the episode's JSON in bytes."""
-        return len(memoryview(self.raw))
 
 
 def _error_text(exc: ValidationError) -> tuple[str, str]:
@@ -290,9 +286,13 @@ def _quick_header(marker: _EpisodeIndex) -> HeaderInfo | None:
 
 
 class DemoFile:
-    """One demo file, memory-mapped and indexed; episodes are parsed on demand."""
+    """One demo file, memory-mapped and indexed; episodes are parsed on demand.
 
-    def __init__(self, path: str | os.PathLike[str]):
+    ``background_scan`` (the app): a clean file is browsable after one msgspec pass, and the depth
+    scan that finds each episode's bytes runs on a helper thread (reading an episode waits for it);
+    an episode nested past MAX_DEPTH is then a problem when it is read instead of at open."""
+
+    def __init__(self, path: str | os.PathLike[str], *, background_scan: bool = False):
         self.path = Path(path)
         self.name = str(path)
         self.episodes: list[EpisodeRef] = []
@@ -307,6 +307,11 @@ class DemoFile:
         self._encoding_error: str | None = None
         self._tolerant = False
         """Indexed by the tolerant tokenizer: each episode's depth is checked again before it is parsed."""
+        self._background_scan = background_scan
+        self._spans_ready: threading.Event | None = None
+        """Set once every episode's ``raw`` is known, when the depth scan runs after the index."""
+        self._deep_at: dict[int, int] = {}
+        """Episodes the background scan found nested past MAX_DEPTH: index -> offset in the episode."""
         self._data: Any = b""
         try:
             size = self.path.stat().st_size
@@ -385,10 +390,10 @@ class DemoFile:
                 f"{self.name}: not a JSON demo file (starts with {shown!r}{hint}); expected a JSON array of episodes"
             )
 
-        # Nesting deeper than MAX_DEPTH is found here, without recursion, and sends the file to the
-        # tolerant tokenizer (which refuses the deep episodes alone): msgspec never sees it. The same
-        # scan finds where each top-level value starts and ends.
-        deep, spans = scan_depth(data, MAX_DEPTH + base, pos, spans_at=base + 1)
+        # Nesting deeper than MAX_DEPTH is found by a scan without recursion, and sends the file to the
+        # tolerant tokenizer (which refuses the deep episodes alone). The same scan finds where each
+        # top-level value starts and ends. With ``background_scan`` a clean file is indexed by msgspec
+        # first (it refuses nesting past Python's recursion limit cleanly) and scanned afterwards.
         # A well-formed file of episode objects is indexed in one msgspec pass; otherwise a
         # well-formed JSON array, or JSON Lines (one episode object per line), is split by msgspec
         # and each value indexed alone; anything else (a broken array, a line that is not a whole
@@ -396,13 +401,15 @@ class DemoFile:
         source = memoryview(data)[bom:] if bom else data
         self._source_start = bom
         split = _SPLIT.decode if base == 1 else _LINES.decode_lines
-        if deep is None and self._index_whole(source, spans, base):
-            pass
-        elif base == 0 and self._index_lines(source):
-            pass  # JSON Lines with bad lines: each line is its own record, a bad one is one problem
-        elif deep is not None or not self._index_with(split, source):
-            self._tolerant = True
-            self._index_tolerant(pos, base)
+        if not (self._background_scan and self._index_first(source, base, pos)):
+            deep, spans = scan_depth(data, MAX_DEPTH + base, pos, spans_at=base + 1)
+            if deep is None and self._index_whole(source, spans, base):
+                pass
+            elif base == 0 and self._index_lines(source):
+                pass  # JSON Lines with bad lines: each line is its own record, a bad one is one problem
+            elif deep is not None or not self._index_with(split, source):
+                self._tolerant = True
+                self._index_tolerant(pos, base)
         if self._encoding_error:
             self.error = f"{self._encoding_error}; {len(self.episodes)} complete episodes are usable"
         if self.error:
@@ -426,6 +433,69 @@ class DemoFile:
         for index, (marker, (start, end)) in enumerate(zip(markers, spans, strict=True)):
             self._index_one(index, msgspec.Raw(view[start:end]), marker)
         return True
+
+    def _index_first(self, source: Any, base: int, pos: int) -> bool:
+        """Index a clean file (every value an episode object whose header has its exact types) from
+        one msgspec pass, before any depth scan: the refs are browsable at once and their ``raw``
+        bytes follow from a scan on a helper thread (:meth:`_scan_spans`), which also finds episodes
+        nested past MAX_DEPTH. msgspec itself refuses nesting past Python's recursion limit with a
+        RecursionError, so no input can hurt it. False (nothing recorded) for any other file: the
+        caller then scans first, as without ``background_scan``."""
+        try:
+            markers = _INDEX_ALL.decode(source) if base == 1 else _INDEX.decode_lines(source)
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            return False
+        refs: list[EpisodeRef] = []
+        for index, marker in enumerate(markers):
+            trajectory = marker.trajectory
+            if isinstance(trajectory, msgspec.UnsetType):
+                return False
+            header = _quick_header(marker)
+            if header is None:
+                return False
+            events = [entry.step_number for entry in trajectory].count(msgspec.UNSET)
+            refs.append(EpisodeRef(self, index, None, header, len(trajectory) - events, events))
+        self.episodes.extend(refs)
+        self._spans_ready = threading.Event()
+        threading.Thread(
+            target=self._scan_spans, args=(source, base, pos, refs), name="demo-spans", daemon=True
+        ).start()
+        return True
+
+    def _scan_spans(self, source: Any, base: int, pos: int, refs: list[EpisodeRef]) -> None:
+        """Give each ref of :meth:`_index_first` its bytes. An episode nested past MAX_DEPTH is
+        remembered (reading it raises the same problem the tolerant index records)."""
+        assert self._spans_ready is not None
+        try:
+            data = self._data
+            deep, spans = scan_depth(data, MAX_DEPTH + base, pos, spans_at=base + 1)
+            if deep is None and len(spans) == len(refs):
+                view = memoryview(data)
+                for ref, (start, end) in zip(refs, spans, strict=True):
+                    ref.raw = view[start:end]
+                return
+            # Rare: some episode is nested past MAX_DEPTH (the scan stops there). msgspec splits the
+            # file (it decoded it whole, so it is within the recursion limit) and each is checked.
+            raws = _SPLIT.decode(source) if base == 1 else _LINES.decode_lines(source)
+            for ref, raw in zip(refs, raws, strict=True):
+                at = first_too_deep(raw, MAX_DEPTH)
+                if at is not None:
+                    self._deep_at[ref.index] = at
+                ref.raw = raw
+        except (ValueError, BufferError):  # pragma: no cover - the file was closed while scanning
+            pass
+        finally:
+            self._spans_ready.set()
+
+    def _raw_of(self, ref: EpisodeRef) -> Any:
+        """``ref.raw``, once the background scan has found it."""
+        if ref.raw is None and self._spans_ready is not None:
+            self._spans_ready.wait()
+        if ref.raw is None:  # pragma: no cover - the file was closed before its scan finished
+            raise EpisodeLoadError(
+                LoadProblem(file=self.name, index=ref.index, session_id=ref.session_id, message="file closed")
+            )
+        return ref.raw
 
     def _index_with(self, split: Any, source: Any) -> bool:
         """Index the episodes ``split`` cuts the file into; False (and the reason kept) when it cannot."""
@@ -524,7 +594,7 @@ class DemoFile:
 
         # The whole file's depth was checked when it was indexed; a broken file's episodes (cut out by
         # the tolerant tokenizer) are checked again, one by one.
-        deep = first_too_deep(raw, MAX_DEPTH) if self._tolerant else None
+        deep = first_too_deep(raw, MAX_DEPTH) if self._tolerant else self._deep_at.get(index)
         if deep is not None:
             raise fail(None, self._too_deep(raw, deep))
         try:
@@ -786,7 +856,8 @@ class DemoFile:
 
     def raw_episode(self, ref: EpisodeRef) -> Any:
         """The episode's JSON as Python data (parsed now, not cached)."""
-        return self._decode(ref.raw, ref.index, ref.session_id)
+        raw = ref.raw if ref.raw is not None else self._raw_of(ref)
+        return self._decode(raw, ref.index, ref.session_id)
 
     def read_episode(self, ref: EpisodeRef) -> Episode:
         """Parse and validate one episode; raise :class:`EpisodeLoadError` if it is malformed."""
