@@ -287,14 +287,14 @@ def open_sources(
     fmt: str | None = None,
     allow_pickle: bool = False,
     skip_unreadable: bool = False,
-    background_scan: bool = False,
+    defer_scan: bool = False,
 ) -> DemoSet:
     """Open log files of any format (paths, directories, globs) as one DemoSet.
 
     Each file's format is detected by content (``fmt`` forces one). Raises DemoFileError (one line)
     when a spec matches nothing or a file cannot be read at all, unless ``skip_unreadable``, which
     records it in :attr:`DemoSet.unreadable` and opens the rest. FormatError for an unknown ``fmt``.
-    ``background_scan``: a clean demo file is browsable before its depth scan (see :class:`DemoFile`);
+    ``defer_scan``: a clean demo file is browsable before its depth scan (see :class:`DemoFile`);
     what the scan finds is a problem of the episode when it is read, not at open.
     """
     if isinstance(specs, (str, os.PathLike)):
@@ -314,7 +314,7 @@ def open_sources(
         try:
             reader = _reader(path, fmt, allow_pickle)
             if reader is None:
-                demos.add_file(DemoFile(path, background_scan=background_scan))
+                demos.add_file(DemoFile(path, defer_scan=defer_scan))
             else:
                 demos.add_file(TrajectoryFile(path, reader, _next_id(demos)))
         except (DemoFileError, FormatError) as exc:

@@ -225,7 +225,7 @@ class Workspace:
         skip_unreadable: bool = False,
         fmt: str | None = None,
         allow_pickle: bool = False,
-        background_scan: bool = False,
+        defer_scan: bool = False,
     ) -> Workspace:
         """Open demo files and the annotations sidecar (beside the first file unless given).
 
@@ -234,7 +234,7 @@ class Workspace:
         BrowserGym's step pickles be read by the restricted unpickler).
         """
         demos = open_sources(
-            specs, fmt=fmt, allow_pickle=allow_pickle, skip_unreadable=skip_unreadable, background_scan=background_scan
+            specs, fmt=fmt, allow_pickle=allow_pickle, skip_unreadable=skip_unreadable, defer_scan=defer_scan
         )
         if annotations_path is None:
             annotations_path = default_annotations_path(demos)

@@ -121,7 +121,7 @@ class EpisodeRef:
     index: int
     raw: Any = field(repr=False)
     """The episode's JSON bytes: a zero-copy view into the memory-mapped file (None until a
-    background scan has found them: read it through the file)."""
+    deferred depth scan has found them: read it through the file)."""
     header: HeaderInfo
     decision_steps: int
     sub_events: int
@@ -288,11 +288,12 @@ def _quick_header(marker: _EpisodeIndex) -> HeaderInfo | None:
 class DemoFile:
     """One demo file, memory-mapped and indexed; episodes are parsed on demand.
 
-    ``background_scan`` (the app): a clean file is browsable after one msgspec pass, and the depth
-    scan that finds each episode's bytes runs on a helper thread (reading an episode waits for it);
-    an episode nested past MAX_DEPTH is then a problem when it is read instead of at open."""
+    ``defer_scan`` (the app): a clean file is browsable after one msgspec pass, and the depth scan
+    that finds each episode's bytes runs at the first read of an episode (the app's background
+    validation, started after the first paint, makes it); an episode nested past MAX_DEPTH is then
+    a problem when it is read instead of at open."""
 
-    def __init__(self, path: str | os.PathLike[str], *, background_scan: bool = False):
+    def __init__(self, path: str | os.PathLike[str], *, defer_scan: bool = False):
         self.path = Path(path)
         self.name = str(path)
         self.episodes: list[EpisodeRef] = []
@@ -307,11 +308,12 @@ class DemoFile:
         self._encoding_error: str | None = None
         self._tolerant = False
         """Indexed by the tolerant tokenizer: each episode's depth is checked again before it is parsed."""
-        self._background_scan = background_scan
-        self._spans_ready: threading.Event | None = None
-        """Set once every episode's ``raw`` is known, when the depth scan runs after the index."""
+        self._defer_scan = defer_scan
+        self._pending_scan: tuple[Any, int, int, list[EpisodeRef]] | None = None
+        """The depth scan :meth:`_index_first` left for the first read (its arguments)."""
+        self._scan_lock = threading.Lock()
         self._deep_at: dict[int, int] = {}
-        """Episodes the background scan found nested past MAX_DEPTH: index -> offset in the episode."""
+        """Episodes the deferred scan found nested past MAX_DEPTH: index -> offset in the episode."""
         self._data: Any = b""
         try:
             size = self.path.stat().st_size
@@ -392,8 +394,8 @@ class DemoFile:
 
         # Nesting deeper than MAX_DEPTH is found by a scan without recursion, and sends the file to the
         # tolerant tokenizer (which refuses the deep episodes alone). The same scan finds where each
-        # top-level value starts and ends. With ``background_scan`` a clean file is indexed by msgspec
-        # first (it refuses nesting past Python's recursion limit cleanly) and scanned afterwards.
+        # top-level value starts and ends. With ``defer_scan`` a clean file is indexed by msgspec
+        # first (it refuses nesting past Python's recursion limit cleanly) and scanned when read.
         # A well-formed file of episode objects is indexed in one msgspec pass; otherwise a
         # well-formed JSON array, or JSON Lines (one episode object per line), is split by msgspec
         # and each value indexed alone; anything else (a broken array, a line that is not a whole
@@ -401,7 +403,7 @@ class DemoFile:
         source = memoryview(data)[bom:] if bom else data
         self._source_start = bom
         split = _SPLIT.decode if base == 1 else _LINES.decode_lines
-        if not (self._background_scan and self._index_first(source, base, pos)):
+        if not (self._defer_scan and self._index_first(source, base, pos)):
             deep, spans = scan_depth(data, MAX_DEPTH + base, pos, spans_at=base + 1)
             if deep is None and self._index_whole(source, spans, base):
                 pass
@@ -437,10 +439,11 @@ class DemoFile:
     def _index_first(self, source: Any, base: int, pos: int) -> bool:
         """Index a clean file (every value an episode object whose header has its exact types) from
         one msgspec pass, before any depth scan: the refs are browsable at once and their ``raw``
-        bytes follow from a scan on a helper thread (:meth:`_scan_spans`), which also finds episodes
-        nested past MAX_DEPTH. msgspec itself refuses nesting past Python's recursion limit with a
-        RecursionError, so no input can hurt it. False (nothing recorded) for any other file: the
-        caller then scans first, as without ``background_scan``."""
+        bytes come from a scan made by the first read (:meth:`_scan_spans`), which also finds
+        episodes nested past MAX_DEPTH (a scan on a thread at once would take the GIL from the
+        first paint: numpy holds it for much of the scan). msgspec itself refuses nesting past
+        Python's recursion limit with a RecursionError, so no input can hurt it. False (nothing
+        recorded) for any other file: the caller then scans first, as without ``defer_scan``."""
         try:
             markers = _INDEX_ALL.decode(source) if base == 1 else _INDEX.decode_lines(source)
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
@@ -456,16 +459,12 @@ class DemoFile:
             events = [entry.step_number for entry in trajectory].count(msgspec.UNSET)
             refs.append(EpisodeRef(self, index, None, header, len(trajectory) - events, events))
         self.episodes.extend(refs)
-        self._spans_ready = threading.Event()
-        threading.Thread(
-            target=self._scan_spans, args=(source, base, pos, refs), name="demo-spans", daemon=True
-        ).start()
+        self._pending_scan = (source, base, pos, refs)
         return True
 
     def _scan_spans(self, source: Any, base: int, pos: int, refs: list[EpisodeRef]) -> None:
         """Give each ref of :meth:`_index_first` its bytes. An episode nested past MAX_DEPTH is
         remembered (reading it raises the same problem the tolerant index records)."""
-        assert self._spans_ready is not None
         try:
             data = self._data
             deep, spans = scan_depth(data, MAX_DEPTH + base, pos, spans_at=base + 1)
@@ -484,13 +483,13 @@ class DemoFile:
                 ref.raw = raw
         except (ValueError, BufferError):  # pragma: no cover - the file was closed while scanning
             pass
-        finally:
-            self._spans_ready.set()
 
     def _raw_of(self, ref: EpisodeRef) -> Any:
-        """``ref.raw``, once the background scan has found it."""
-        if ref.raw is None and self._spans_ready is not None:
-            self._spans_ready.wait()
+        """``ref.raw``, after the deferred scan (the first caller makes it, any other waits)."""
+        with self._scan_lock:
+            pending, self._pending_scan = self._pending_scan, None
+            if pending is not None:
+                self._scan_spans(*pending)
         if ref.raw is None:  # pragma: no cover - the file was closed before its scan finished
             raise EpisodeLoadError(
                 LoadProblem(file=self.name, index=ref.index, session_id=ref.session_id, message="file closed")

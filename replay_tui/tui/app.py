@@ -632,7 +632,7 @@ def make_app(
         skip_unreadable=True,
         fmt=fmt,
         allow_pickle=allow_pickle,
-        background_scan=True,  # the browser shows first; each episode's bytes follow from a helper thread
+        defer_scan=True,  # the browser shows first; the validation worker's first read scans the file
     )
     if require_readable and workspace.demos.unreadable and not workspace.demos.files:
         raise DemoFileError(workspace.demos.unreadable[0].one_line())

@@ -1,4 +1,4 @@
-"""The app opens demo files with ``background_scan``: an episode nested past MAX_DEPTH is browsable
+"""The app opens demo files with ``defer_scan``: an episode nested past MAX_DEPTH is browsable
 at first and shows as a problem once the background validation reads it; the others open."""
 
 from __future__ import annotations
