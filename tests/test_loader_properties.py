@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replay_tui.demos.loader import DemoSet, open_demos, parse_episode
+from replay_tui.demos.models import EpisodeHeader
 from replay_tui.demos.problems import DemoFileError
 from replay_tui.demos.scan import _first_too_deep_numpy, first_too_deep
 from tests.hostile import DEEP, good, step
@@ -76,6 +77,15 @@ STEP = (
 )
 
 
+def _claims_good_id(value: Any) -> bool:
+    """A session id that reads as one of the good episodes' ("1", " 3 ", 5.0): the good episode
+    would then share its id with a malformed one, which the test does not mean to exercise."""
+    try:
+        return EpisodeHeader.model_validate({"session_id": value}).session_id in GOOD_IDS
+    except Exception:
+        return False
+
+
 @st.composite
 def malformed_episode(draw: st.DrawFn, session_id: int) -> Any:
     """A good episode with a few fields replaced, removed or added, or not an episode at all."""
@@ -85,7 +95,8 @@ def malformed_episode(draw: st.DrawFn, session_id: int) -> Any:
     for _ in range(draw(st.integers(1, 3))):
         where = draw(st.sampled_from(["header", "step", "remove", "entry"]))
         if where == "header":
-            episode[draw(st.sampled_from(HEADER))] = draw(values)
+            key = draw(st.sampled_from(HEADER))
+            episode[key] = draw(values.filter(lambda v: not _claims_good_id(v)) if key == "session_id" else values)
         elif where == "step" and isinstance(episode.get("trajectory"), list) and episode["trajectory"]:
             entry = episode["trajectory"][draw(st.integers(0, len(episode["trajectory"]) - 1))]
             if isinstance(entry, dict):
