@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv, ReplayStep, judge_step
+from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.jobs import fan_out
 from replay_tui.matching import MatchSettings, Verdict
 from replay_tui.policies.base import Policy, Prediction, accepts_recorded_step, call_policy, policy_name
@@ -342,23 +343,25 @@ class Runner:
         ids = list(session_ids) if session_ids is not None else demos.session_ids
         episodes: list[EpisodeReport] = []
         cancelled = False
-        for session_id in ids:
-            if self.cancel.is_set():
-                cancelled = True
-                break
-            try:
-                report = self.run_episode(session_id)
-            except EpisodeLoadError as exc:
+        with gc_paused():
+            for session_id in ids:
+                if self.cancel.is_set():
+                    cancelled = True
+                    break
+                gc_tick()
+                try:
+                    report = self.run_episode(session_id)
+                except EpisodeLoadError as exc:
+                    if on_episode is not None:
+                        on_episode(exc.problem)
+                    continue
+                episodes.append(report)
                 if on_episode is not None:
-                    on_episode(exc.problem)
-                continue
-            episodes.append(report)
-            if on_episode is not None:
-                on_episode(report)
-            if report.cancelled:
-                cancelled = True
-                break
-        return self.summary(episodes, cancelled=cancelled)
+                    on_episode(report)
+                if report.cancelled:
+                    cancelled = True
+                    break
+            return self.summary(episodes, cancelled=cancelled)
 
     def summary(self, episodes: list[EpisodeReport], *, cancelled: bool = False) -> SummaryReport:
         """The run's report over ``episodes``, with this runner's settings (mode, mismatch, matching)."""
@@ -496,14 +499,16 @@ def run_all_parallel(
     def finished(session_id: int, result: EpisodeReport | LoadProblem) -> None:
         if isinstance(result, EpisodeReport) and result.cancelled:
             first.cancel.set()
+        gc_tick()
         if on_episode is not None:
             on_episode(result)
 
-    results = fan_out(
-        ids, replay, first, worker_runner, jobs=jobs, cancel=first.cancel, on_result=finished, name="replay"
-    )
-    episodes = [result for _, result in results if isinstance(result, EpisodeReport)]
-    return first.summary(episodes, cancelled=first.cancel.is_set())
+    with gc_paused():
+        results = fan_out(
+            ids, replay, first, worker_runner, jobs=jobs, cancel=first.cancel, on_result=finished, name="replay"
+        )
+        episodes = [result for _, result in results if isinstance(result, EpisodeReport)]
+        return first.summary(episodes, cancelled=first.cancel.is_set())
 
 
 def episodes_total(demos: Any) -> int:

@@ -22,6 +22,7 @@ CORE = [
     "replay_tui.config",
     "replay_tui.sources",
     "replay_tui.stats",
+    "replay_tui.gcpause",
     "replay_tui.compare",
     "replay_tui.compare_export",
     "replay_tui.groups",

@@ -29,6 +29,7 @@ from replay_tui.config import Config, load_config
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
+from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies
 from replay_tui.runner import Cancelled, Runner, StepResult, SummaryReport
 from replay_tui.runs import RunStore
@@ -274,24 +275,26 @@ class ReplayApp(RunHistory):
     def _replay_sessions(
         self, runner: Runner, feed: ReplayFeed, session_ids: list[int], cancel: threading.Event
     ) -> None:
-        for session_id in session_ids:
-            if cancel.is_set():
-                break
-            feed.begin()
-            try:
-                report = runner.run_episode(session_id)
-            except EpisodeLoadError as exc:
-                feed.failed(exc.problem)
-                continue
-            except Cancelled:  # pragma: no cover - run_episode turns this into a cancelled report
-                break
-            except Exception as exc:  # the UI must survive anything a policy or a file throws
-                feed.flush()
-                self.post_message(ReplayFinished(cancelled=False, error=f"{type(exc).__name__}: {exc}"))
-                return
-            feed.episode(report)
-            if report.cancelled:
-                break
+        with gc_paused():  # a replay allocates much and makes no cycles (see replay_tui.gcpause)
+            for session_id in session_ids:
+                if cancel.is_set():
+                    break
+                gc_tick()
+                feed.begin()
+                try:
+                    report = runner.run_episode(session_id)
+                except EpisodeLoadError as exc:
+                    feed.failed(exc.problem)
+                    continue
+                except Cancelled:  # pragma: no cover - run_episode turns this into a cancelled report
+                    break
+                except Exception as exc:  # the UI must survive anything a policy or a file throws
+                    feed.flush()
+                    self.post_message(ReplayFinished(cancelled=False, error=f"{type(exc).__name__}: {exc}"))
+                    return
+                feed.episode(report)
+                if report.cancelled:
+                    break
         feed.flush()
         self.post_message(ReplayFinished(cancelled=cancel.is_set()))
 

@@ -1,0 +1,90 @@
+"""The cycle collector is paused during replays (they allocate much and make no cycles), comes back
+when the last pause ends, and young cycles are still collected by the ticks between episodes."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import weakref
+
+import pytest
+
+from replay_tui import gcpause
+from replay_tui.env import OfflineWebshopEnv
+from replay_tui.examples import example_path
+from replay_tui.gcpause import gc_paused, gc_tick
+from replay_tui.policies import StubPolicy
+from replay_tui.runner import Runner, run_all_parallel
+from replay_tui.sources import open_sources
+
+
+@pytest.fixture(autouse=True)
+def _gc_on():
+    gc.enable()
+    yield
+    gc.enable()
+
+
+def test_nested_and_concurrent_pauses_restore_the_collector_after_the_last():
+    inside = threading.Event()
+    leave = threading.Event()
+
+    def other() -> None:
+        with gc_paused():
+            inside.set()
+            leave.wait(5)
+
+    with gc_paused():
+        assert not gc.isenabled()
+        thread = threading.Thread(target=other)
+        thread.start()
+        assert inside.wait(5)
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert not gc.isenabled()  # the other thread's pause is still on
+    leave.set()
+    thread.join()
+    assert gc.isenabled()
+
+
+def test_a_collector_that_was_off_stays_off():
+    gc.disable()
+    with gc_paused():
+        pass
+    assert not gc.isenabled()
+
+
+class _Node:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_ticks_collect_young_cycles_at_most_every_few_seconds(monkeypatch):
+    with gc_paused():
+        node = _Node()
+        gone = weakref.ref(node)
+        del node
+        monkeypatch.setattr(gcpause, "_last_tick", 0.0)
+        gc_tick()
+        assert gone() is None
+        again = _Node()
+        kept = weakref.ref(again)
+        del again
+        gc_tick()  # too soon: no collection
+        assert kept() is not None
+    gc.collect()
+    assert kept() is None
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_replay_runs_with_the_collector_paused_and_leaves_it_on(jobs):
+    demos = open_sources([example_path()])
+    seen: list[bool] = []
+    summary = run_all_parallel(
+        lambda: Runner(OfflineWebshopEnv(demos), StubPolicy()),
+        jobs=jobs,
+        on_episode=lambda _: seen.append(gc.isenabled()),
+    )
+    assert summary.episodes_run > 1 and seen and not any(seen)
+    assert gc.isenabled()
