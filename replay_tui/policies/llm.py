@@ -20,7 +20,7 @@ of one kind (``timeout``, ``http_error``, ``connection_error``, ``bad_response``
 ``no_tool_call``, ``unknown_tool``, ``invalid_arguments``, ``bad_prompt``, ``not_recorded``): the
 Runner records it on the step and counts it in ``SummaryReport.failures_by_kind``.
 
-Every exchange goes through an on-disk :class:`~replay_tui.policies.cache.ResponseCache` (unless
+Every exchange goes through the SQLite :class:`~replay_tui.policies.llm_cache.ResponseCache` (unless
 disabled) and, optionally, a :class:`~replay_tui.policies.cache.Cassette` that records a whole run
 or replays one without any network.
 """
@@ -42,7 +42,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from replay_tui.actions import CANONICAL_TOOLS, format_env_action
 from replay_tui.demos.models import PromptError, _arguments_from_json, parse_prompt
 from replay_tui.policies.base import PolicyFailure, ThreadLocalTrace
-from replay_tui.policies.cache import Cassette, CassetteError, ResponseCache, is_transport_failure, request_key
+from replay_tui.policies.cache import Cassette, CassetteError, is_transport_failure, request_key
+from replay_tui.policies.llm_cache import ResponseCache
 from replay_tui.sanitize import excerpt
 from replay_tui.trajectory import ToolCall, call_text, infer_tools
 from replay_tui.webshop import ITEM, RESULT, SEARCH
@@ -1071,7 +1072,9 @@ class LlmPolicy(ThreadLocalTrace):
             return {"requests_sent": self.requests_sent, "cache_hits": self.cache_hits}
 
     def close(self) -> None:
-        """Write the ``record`` cassette, if any, and close the HTTP client."""
+        """Write the ``record`` cassette, if any, commit the cache and close the HTTP client."""
+        if self.cache is not None:
+            self.cache.flush()
         if self.cassette is not None and self.cassette.mode == "record":
             try:
                 self.cassette.save()

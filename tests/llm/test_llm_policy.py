@@ -7,8 +7,9 @@ import threading
 import pytest
 
 from replay_tui.policies.base import PolicyFailure
-from replay_tui.policies.cache import Cassette, ResponseCache
+from replay_tui.policies.cache import Cassette
 from replay_tui.policies.llm import DUMMY_API_KEY, LlmConfigError, LlmPolicy, LlmSettings
+from replay_tui.policies.llm_cache import ResponseCache
 from tests.llm.scripted import Reply, ScriptedServer, completion, tool_reply
 
 PROMPT = repr([{"role": "system", "content": "You shop."}, {"role": "user", "content": "Page 1 of results"}])
@@ -186,8 +187,8 @@ def test_record_then_replay_a_cassette_without_any_server(tmp_path):
     ):
         assert ask(policy) == "click[Next >]"
         assert ask(policy, actions=["Next"]) == "click[Next >]"
-    data = json.loads(cassette.read_text())
-    assert data["format"] == "replay-tui-llm-cassette" and data["model"] == "M" and len(data["entries"]) == 2
+    header, *lines = [json.loads(line) for line in cassette.read_text().splitlines()]
+    assert header["format"] == "replay-tui-llm-cassette" and header["model"] == "M" and len(lines) == 2
 
     replay = LlmPolicy(replay=str(cassette))  # no base_url, no key, no client: the model comes from the file
     assert replay.client is None and replay.settings.model == "M"
