@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -44,6 +45,7 @@ from replay_tui.demos.models import PromptError, _arguments_from_json, parse_pro
 from replay_tui.policies.base import PolicyFailure, ThreadLocalTrace
 from replay_tui.policies.cache import Cassette, CassetteError, is_transport_failure, request_key
 from replay_tui.policies.llm_cache import ResponseCache
+from replay_tui.policies.retry import retry_after_seconds, retry_delay
 from replay_tui.sanitize import excerpt
 from replay_tui.trajectory import ToolCall, call_text, infer_tools
 from replay_tui.webshop import ITEM, RESULT, SEARCH
@@ -643,7 +645,8 @@ class LlmSettings:
     retries: int = 2
     """Further attempts after a timeout, a connection error, HTTP 408/409/429 or 5xx."""
     backoff: float = 1.0
-    """Seconds before the first retry, doubled for each further one (a Retry-After header wins)."""
+    """The bound of the first retry's wait, doubled for each further one; each wait is drawn uniformly
+    below its bound (full jitter). A Retry-After or retry-after-ms header wins (see retry.py)."""
     max_backoff: float = 30.0
     cache: bool = True
     cache_dir: str | None = None
@@ -754,6 +757,7 @@ class LlmPolicy(ThreadLocalTrace):
         self.cache = ResponseCache(settings.cache_dir) if settings.cache and not settings.replay else None
         self.name = f"llm:{settings.model}"
         self._sleep = sleep
+        self._random = random.Random()  # the jitter of retries (retry.py)
         self._local = threading.local()
         self._lock = threading.Lock()
         self.requests_sent = 0
@@ -827,10 +831,7 @@ class LlmPolicy(ThreadLocalTrace):
         }
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
-        s = self.settings
-        if retry_after is not None and retry_after >= 0:
-            return min(retry_after, s.max_backoff)
-        return min(s.backoff * (2**attempt), s.max_backoff)
+        return retry_delay(attempt, self.settings.backoff, self.settings.max_backoff, retry_after, self._random)
 
     def _send(self, request: dict[str, Any]) -> str:
         """One attempt's response body, cut at ``timeout`` seconds overall (not per read) and at
@@ -905,7 +906,7 @@ class LlmPolicy(ThreadLocalTrace):
                 entry = self._failure_entry(
                     "http_error", f"HTTP {status}: {excerpt(detail, 200)}", body, started, attempt + 1, status=status
                 )
-                retry_after = _retry_after(exc)
+                retry_after = retry_after_seconds(getattr(getattr(exc, "response", None), "headers", None))
             except openai.APIConnectionError as exc:
                 entry = self._failure_entry(
                     "connection_error", f"cannot reach the server: {excerpt(str(exc), 200)}", None, started, attempt + 1
@@ -1089,19 +1090,3 @@ class LlmPolicy(ThreadLocalTrace):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _retry_after(exc: Any) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return float(value) / divisor
-        except ValueError:
-            return None
-    return None
