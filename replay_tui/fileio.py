@@ -8,11 +8,14 @@ temporary file is never touched.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 
 def _process_start() -> float:
@@ -83,6 +86,15 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
 
     Leftover temp files of earlier interrupted writes of ``path`` are removed first.
     """
+    with atomic_writer(path) as handle:
+        handle.write(data)
+    return Path(path)
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """:func:`atomic_write_bytes` for a file written piece by piece (a batch file of many lines):
+    the handle writes a temp file, renamed over ``path`` when the block ends without an exception."""
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
@@ -93,7 +105,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
         raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, target)
@@ -103,7 +115,6 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
         except FileNotFoundError:
             pass
         raise
-    return target
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
