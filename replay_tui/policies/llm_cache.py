@@ -111,6 +111,11 @@ class _Writer:
                     self._busy = False
                     self._cond.notify_all()
         finally:
+            if self._closed:  # the last writer out folds the log back into the file
+                try:
+                    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.Error:
+                    pass
             connection.close()
 
     def flush(self) -> None:
