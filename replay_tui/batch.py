@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ import orjson
 from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.env import replay_steps
-from replay_tui.fileio import atomic_writer
+from replay_tui.fileio import atomic_writer, bounded_lines
 from replay_tui.policies.base import call_policy
 from replay_tui.policies.cache import canonical_json
 from replay_tui.policies.llm import MAX_RESPONSE_BYTES, LlmPolicy, LlmSettings
@@ -139,23 +139,6 @@ class ImportReport:
     errors: list[tuple[int, str]] = field(default_factory=list)
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
-    """``(number, line)`` of a JSONL file, streamed; ``None`` for a line over :data:`MAX_LINE_BYTES`."""
-    with path.open("rb") as handle:
-        number = 0
-        while True:
-            line = handle.readline(MAX_LINE_BYTES + 1)
-            if not line:
-                return
-            number += 1
-            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-                while line and not line.endswith(b"\n"):  # skip the rest of the line
-                    line = handle.readline(MAX_LINE_BYTES)
-                yield number, None
-                continue
-            yield number, line
-
-
 def result_entry(record: Any, source: str) -> tuple[str, dict[str, Any]]:
     """``(custom_id, cache entry)`` of one Batch output record; raises ValueError with the reason."""
     if not isinstance(record, dict):
@@ -194,25 +177,26 @@ def import_results(path: str | os.PathLike[str], cache: ResponseCache) -> Import
     that are not answers are reported, not stored. Raises OSError when the file cannot be read."""
     source = Path(path)
     report = ImportReport()
-    for number, line in _lines(source):
-        if line is None:
+    with source.open("rb") as handle:
+        for number, line in bounded_lines(handle, MAX_LINE_BYTES):
+            if line is None:
+                report.lines += 1
+                report.errors.append((number, f"longer than {MAX_LINE_BYTES // 2**20} MiB"))
+                continue
+            if not line.strip():
+                continue
             report.lines += 1
-            report.errors.append((number, f"longer than {MAX_LINE_BYTES // 2**20} MiB"))
-            continue
-        if not line.strip():
-            continue
-        report.lines += 1
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            report.errors.append((number, "not JSON"))
-            continue
-        try:
-            key, entry = result_entry(record, source.name)
-        except ValueError as exc:
-            report.errors.append((number, str(exc)))
-            continue
-        cache.put(key, entry)
-        report.imported += 1
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                report.errors.append((number, "not JSON"))
+                continue
+            try:
+                key, entry = result_entry(record, source.name)
+            except ValueError as exc:
+                report.errors.append((number, str(exc)))
+                continue
+            cache.put(key, entry)
+            report.imported += 1
     cache.flush()
     return report

@@ -15,7 +15,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 
 def _process_start() -> float:
@@ -115,6 +115,23 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         except FileNotFoundError:
             pass
         raise
+
+
+def bounded_lines(handle: IO[bytes], limit: int) -> Iterator[tuple[int, bytes | None]]:
+    """``(line number, bytes)`` of a file read line by line; None for a line longer than ``limit``
+    bytes, skipped unread, so one huge line never has to fit in memory."""
+    number = 0
+    while True:
+        raw = handle.readline(limit + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):
+                raw = handle.readline(limit)
+            yield number, None
+            continue
+        yield number, raw
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:

@@ -26,6 +26,13 @@ def ask(policy, page="1"):
     return policy.predict_action("obs", "Result", ["select_item", "Next", "Back_to_Search"], prompt)
 
 
+def ask_pages(server, cache_dir, pages):
+    """Ask for ``pages`` result pages through a policy with its cache in ``cache_dir``, then close it."""
+    with LlmPolicy(model="M", base_url=server.url, cache_dir=str(cache_dir), retries=0) as policy:
+        for page in range(pages):
+            ask(policy, str(page))
+
+
 def entry(n):
     return {"outcome": "response", "response": {"n": n}, "latency_ms": 1.0, "attempts": 1}
 
@@ -33,9 +40,7 @@ def entry(n):
 def test_a_replay_writes_one_sqlite_file_and_a_new_process_reads_it(tmp_path):
     cache_dir = tmp_path / "cache"
     with ScriptedServer(lambda body: tool_reply("Next", {})) as server:
-        with LlmPolicy(model="M", base_url=server.url, cache_dir=str(cache_dir), retries=0) as policy:
-            for page in range(5):
-                ask(policy, str(page))
+        ask_pages(server, cache_dir, 5)
         assert len(server.requests) == 5
         assert sorted(p.name for p in cache_dir.iterdir() if not p.name.endswith(("-wal", "-shm"))) == [DB_NAME]
         # a fresh interpreter sees every entry: they were committed, not only held by this process
@@ -79,9 +84,7 @@ def test_an_unusable_cache_directory_is_a_one_line_error(tmp_path):
 def test_the_file_per_request_cache_is_migrated_on_first_open(tmp_path):
     live = tmp_path / "live"
     with ScriptedServer(lambda body: tool_reply("Next", {})) as server:
-        with LlmPolicy(model="M", base_url=server.url, cache_dir=str(live), retries=0) as policy:
-            for page in range(3):
-                ask(policy, str(page))
+        ask_pages(server, live, 3)
         # the same answers in the previous layout, as an older replay-tui left them
         old = FileCache(tmp_path / "old")
         source = ResponseCache(live)
