@@ -16,11 +16,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from replay_tui.batch import export_requests, import_results
 from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, output_arg
 from replay_tui.demos.loader import DemoSet
-from replay_tui.policies.llm import LlmConfigError, LlmSettings
-from replay_tui.policies.llm_cache import CacheError, ResponseCache
 from replay_tui.sanitize import strip_control
 
 ReplayInputs = Callable[[argparse.Namespace], tuple[DemoSet, list[int] | None, dict[str, object]]]
@@ -68,6 +65,9 @@ def register(
 
 
 def run_export(args: argparse.Namespace, out: Console, err: Console, replay_inputs: ReplayInputs) -> int:
+    from replay_tui.batch import export_requests  # the LLM policy and openai: only when asked for
+    from replay_tui.policies.llm import LlmConfigError, LlmSettings
+
     if args.policy or args.mode != "llm":
         raise UsageError("batch export is for --mode llm (the requests an OpenAI-compatible model is sent)")
     for flag, given in (("--report", args.report), ("--record", args.record), ("--replay", args.replay)):
@@ -100,6 +100,9 @@ def run_export(args: argparse.Namespace, out: Console, err: Console, replay_inpu
 
 
 def run_import(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from replay_tui.batch import import_results
+    from replay_tui.policies.llm_cache import CacheError, ResponseCache
+
     path = Path(args.results)
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
