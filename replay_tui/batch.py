@@ -69,10 +69,12 @@ class _Collector(LlmPolicy):
 
 @dataclass
 class ExportCounts:
-    """What an export wrote: distinct requests, steps asked (times samples), and malformed episodes."""
+    """What an export wrote: distinct requests, steps asked (times samples), requests left out because
+    the cache answers them, and malformed episodes."""
 
     requests: int = 0
     asked: int = 0
+    cached: int = 0
     episodes: int = 0
     problems: list[LoadProblem] = field(default_factory=list)
     endpoint: str = ""
@@ -91,24 +93,34 @@ def export_requests(
     *,
     include_item_steps: bool = False,
     samples: int = 1,
+    missing_only: bool = False,
     on_episode: Callable[[int | LoadProblem], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> ExportCounts:
     """Write the requests of an LLM replay of ``session_ids`` (every recorded step, ``samples``
     times as ``--repeat`` asks them) to ``out`` as OpenAI Batch JSONL, each distinct request once, in
-    replay order; nothing is sent. The file is written atomically."""
-    base = settings.to_dict() if isinstance(settings, LlmSettings) else dict(settings)
+    replay order; nothing is sent. The file is written atomically.
+
+    ``missing_only`` leaves out what the response cache (``settings.cache_dir``) already answers, as
+    the replay would take it: after an import that skipped some lines, the requests to send again."""
+    llm = LlmSettings.from_dict(settings.to_dict() if isinstance(settings, LlmSettings) else dict(settings))
+    cache = ResponseCache(llm.cache_dir) if missing_only else None
     counts = ExportCounts()
     seen: set[str] = set()
     with atomic_writer(out) as handle:
 
         def sink(custom_id: str, body: dict[str, Any]) -> None:
             counts.asked += 1
-            if custom_id not in seen:
-                seen.add(custom_id)
-                handle.write(batch_line(custom_id, body))
+            if custom_id in seen:
+                return
+            seen.add(custom_id)
+            if cache is not None and cache.answer(custom_id, retry_failures=llm.retry_failures) is not None:
+                counts.cached += 1
+                return
+            handle.write(batch_line(custom_id, body))
+            counts.requests += 1
 
-        policy = _Collector(LlmSettings.from_dict(base), sink)
+        policy = _Collector(llm, sink)
         counts.endpoint = policy.endpoint
         for session_id in session_ids if session_ids is not None else demos.session_ids:
             if cancel is not None and cancel.is_set():
@@ -126,7 +138,6 @@ def export_requests(
             counts.episodes += 1
             if on_episode is not None:
                 on_episode(session_id)
-    counts.requests = len(seen)
     return counts
 
 

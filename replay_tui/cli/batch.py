@@ -47,6 +47,12 @@ def register(
     add_replay_arguments(export)
     export.set_defaults(mode="llm")
     export.add_argument("--out", metavar="REQUESTS.jsonl", required=True, help="where to write the requests")
+    export.add_argument(
+        "--missing",
+        action="store_true",
+        help="only the requests the response cache (--cache-dir) cannot answer yet: what to send again "
+        "after a batch that failed some",
+    )
     export.set_defaults(func=lambda args, out, err: run_export(args, out, err, replay_inputs))
     load = commands.add_parser(
         "import",
@@ -67,6 +73,7 @@ def register(
 def run_export(args: argparse.Namespace, out: Console, err: Console, replay_inputs: ReplayInputs) -> int:
     from replay_tui.batch import export_requests  # the LLM policy and openai: only when asked for
     from replay_tui.policies.llm import LlmConfigError, LlmSettings
+    from replay_tui.policies.llm_cache import CacheError
 
     if args.policy or args.mode != "llm":
         raise UsageError("batch export is for --mode llm (the requests an OpenAI-compatible model is sent)")
@@ -75,20 +82,30 @@ def run_export(args: argparse.Namespace, out: Console, err: Console, replay_inpu
             raise UsageError(f"{flag} is not used by batch export (it writes requests, not a run)")
     if args.repeat < 1:
         raise UsageError("--repeat must be at least 1")
+    if args.missing and args.no_cache:
+        raise UsageError("--missing reads the response cache; it cannot go with --no-cache")
     demos, session_ids, llm = replay_inputs(args)
     output_arg(args.out, "--out", [source.path for source in demos.files])
     try:
         settings = LlmSettings.from_dict(llm)
         counts = export_requests(
-            settings, demos, session_ids, args.out, include_item_steps=args.item_steps, samples=args.repeat
+            settings,
+            demos,
+            session_ids,
+            args.out,
+            include_item_steps=args.item_steps,
+            samples=args.repeat,
+            missing_only=args.missing,
         )
-    except LlmConfigError as exc:
+    except (LlmConfigError, CacheError) as exc:
         raise UsageError(str(exc)) from None
     for problem in counts.problems:
         err.print(Text(f"problem: {strip_control(problem.one_line())}", style="yellow"), soft_wrap=True)
     if not args.quiet:
-        shared = counts.asked - counts.requests
+        shared = counts.asked - counts.requests - counts.cached
         note = f" ({shared} asked again share one)" if shared else ""
+        if args.missing:
+            note += f"; {counts.cached} already in the cache left out"
         out.print(
             Text(
                 f"{counts.requests} requests of {counts.episodes} episodes{note} written to {args.out}, "

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from replay_tui.actions import CANONICAL_TOOLS, format_env_action
 from replay_tui.demos.models import PromptError, _arguments_from_json, parse_prompt
 from replay_tui.policies.base import PolicyFailure, ThreadLocalTrace
-from replay_tui.policies.cache import Cassette, CassetteError, is_transport_failure, request_key
+from replay_tui.policies.cache import Cassette, CassetteError, request_key
 from replay_tui.policies.llm_cache import ResponseCache
 from replay_tui.policies.retry import retry_after_seconds, retry_delay
 from replay_tui.sanitize import excerpt
@@ -952,9 +952,7 @@ class LlmPolicy(ThreadLocalTrace):
             return key, entry, "cassette"
         entry = None
         if self.cache is not None:
-            entry = self.cache.get(self.cache_key(key))
-            if entry is not None and self.settings.retry_failures and is_transport_failure(entry):
-                entry = None
+            entry = self.cache.answer(self.cache_key(key), retry_failures=self.settings.retry_failures)
         if entry is not None:
             source = "hit"
             with self._lock:

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from replay_tui.policies.cache import FileCache, default_cache_dir, valid_entry
+from replay_tui.policies.cache import FileCache, default_cache_dir, is_transport_failure, valid_entry
 
 DB_NAME = "llm-cache.sqlite3"
 SCHEMA_VERSION = 1
@@ -223,6 +223,14 @@ class ResponseCache:
         except orjson.JSONDecodeError:
             return None
         return value if valid_entry(value) else None
+
+    def answer(self, key: str, *, retry_failures: bool = False) -> dict[str, Any] | None:
+        """What a replay takes from the cache for ``key``: the entry, unless there is none or it is a
+        transport failure and ``retry_failures`` asks again for those."""
+        entry = self.get(key)
+        if entry is not None and retry_failures and is_transport_failure(entry):
+            return None
+        return entry
 
     def put(self, key: str, entry: Mapping[str, Any]) -> None:
         """Queue ``entry`` for the writer thread (seen by :meth:`get` at once); an entry over

@@ -112,6 +112,21 @@ def test_export_results_import_then_replay_without_network_gives_the_live_report
     assert replayed.read_bytes() == live.read_bytes()
 
 
+def test_export_missing_gives_what_a_partial_batch_left_out(bundled_calls, tmp_path, capsys):
+    offline, cache_dir = closed_port_url(), tmp_path / "cache"
+    everything, missing = tmp_path / "all.jsonl", tmp_path / "missing.jsonl"
+    assert main(["batch", "export", *llm_args(offline, cache_dir), "--out", str(everything)]) == 0
+    lines = results_for(everything, Oracle(bundled_calls))
+    half = len(lines) // 2
+    (tmp_path / "first.jsonl").write_text("\n".join(lines[:half]) + "\n")
+    assert main(["batch", "import", str(tmp_path / "first.jsonl"), "--cache-dir", str(cache_dir)]) == 0
+    capsys.readouterr()
+    assert main(["batch", "export", *llm_args(offline, cache_dir), "--missing", "--out", str(missing)]) == 0
+    assert f"{half} already in the cache left out" in capsys.readouterr().out
+    exported = [json.loads(line)["custom_id"] for line in everything.read_text().splitlines()]
+    assert [json.loads(line)["custom_id"] for line in missing.read_text().splitlines()] == exported[half:]
+
+
 def test_bad_result_lines_are_named_by_number_and_the_others_imported(tmp_path, capsys):
     key = "a" * 64
     good = {"id": "r1", "custom_id": key, "response": {"status_code": 200, "body": {"choices": []}}, "error": None}
@@ -158,6 +173,10 @@ def test_bad_result_lines_are_named_by_number_and_the_others_imported(tmp_path, 
         (["batch", "export", "--model", "M", "--report", "r.json", "--out", "x.jsonl"], "--report is not used"),
         (["batch", "export", "--model", "M", "--sessions", "9999", "--out", "x.jsonl"], "no episode with session_id"),
         (["batch", "import", "missing.jsonl"], "missing.jsonl: no such file"),
+        (
+            ["batch", "export", "--model", "M", "--missing", "--no-cache", "--out", "x.jsonl"],
+            "cannot go with --no-cache",
+        ),
     ],
 )
 def test_usage_errors_are_one_line(argv, message, tmp_path, monkeypatch, capsys):
