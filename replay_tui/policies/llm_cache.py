@@ -19,6 +19,8 @@ old files are left in place for the user to delete.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import itertools
 import os
 import sqlite3
 import threading
@@ -76,47 +78,64 @@ class _Writer:
             self.pending[key] = data
             if self._thread is None:
                 self._closed = False
-                self._thread = threading.Thread(target=self._run, name="llm-cache-writer", daemon=True)
-                self._thread.start()
+                self._start()
             self._cond.notify_all()
+
+    def _start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="llm-cache-writer", daemon=True)
+        self._thread.start()
 
     def pending_entry(self, key: str) -> bytes | None:
         with self._cond:
             return self.pending.get(key)
 
     def _run(self) -> None:
-        connection = _connect(self.path)
+        connection: sqlite3.Connection | None = None
         try:
-            while True:
-                with self._cond:
-                    while not self.pending and not self._closed:
-                        self._cond.wait()
-                    if not self.pending:
-                        self._thread = None  # a later put starts a new one
-                        return
-                    batch = list(self.pending.items())[:BATCH_ROWS]
-                    self._busy = True
-                try:
-                    connection.execute("BEGIN IMMEDIATE")
-                    connection.executemany("INSERT OR REPLACE INTO entries (key, entry) VALUES (?, ?)", batch)
-                    connection.execute("COMMIT")
-                except sqlite3.Error as exc:
-                    self.error = f"{self.path}: {exc}"
-                    if connection.in_transaction:
-                        connection.execute("ROLLBACK")
-                with self._cond:
-                    for key, data in batch:  # a newer put of the same key stays pending
-                        if self.pending.get(key) is data:
-                            del self.pending[key]
-                    self._busy = False
-                    self._cond.notify_all()
+            connection = _connect(self.path)
+            while self._commit_next(connection):
+                pass
+        except BaseException as exc:  # the file went away, the disk is full...: report it, never hang a flush
+            self.error = f"{self.path}: {exc}"
         finally:
-            if self._closed:  # the last writer out folds the log back into the file
-                try:
-                    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-                except sqlite3.Error:
-                    pass
-            connection.close()
+            with self._cond:
+                if self.pending and self.error:  # what could not be written is dropped (best effort)
+                    self.pending.clear()
+                self._thread = None  # a later put starts a new one
+                self._busy = False
+                if self.pending:  # a put came in while this writer was closing
+                    self._start()
+                self._cond.notify_all()
+            if connection is not None:
+                if self._closed:  # the last writer out folds the log back into the file
+                    with contextlib.suppress(sqlite3.Error):
+                        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                connection.close()
+
+    def _commit_next(self, connection: sqlite3.Connection) -> bool:
+        """Commit the next batch of pending entries; False when there is none and the writer closes."""
+        with self._cond:
+            while not self.pending and not self._closed:
+                self._cond.wait()
+            if not self.pending:
+                return False
+            batch = list(itertools.islice(self.pending.items(), BATCH_ROWS))
+            self._busy = True
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            connection.executemany("INSERT OR REPLACE INTO entries (key, entry) VALUES (?, ?)", batch)
+            connection.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self.error = f"{self.path}: {exc}"
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+        with self._cond:
+            for key, data in batch:  # a newer put of the same key stays pending
+                if self.pending.get(key) is data:
+                    del self.pending[key]
+            self._busy = False
+            self._cond.notify_all()
+        return True
 
     def flush(self) -> None:
         """Wait until every pending entry is committed (or its write failed)."""

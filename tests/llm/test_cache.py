@@ -74,6 +74,15 @@ def test_puts_are_seen_at_once_and_committed_in_batches(tmp_path):
     assert cache.get("broken") is None and cache.get("odd") is None
 
 
+def test_a_write_that_fails_is_reported_and_never_hangs_the_run(tmp_path):
+    cache = ResponseCache(tmp_path)
+    (tmp_path / DB_NAME).unlink()
+    (tmp_path / DB_NAME).mkdir()  # the writer cannot open its file
+    cache.put(request_key({"n": 1}), entry(1))
+    cache.flush()  # returns: the entry is dropped, the error kept
+    assert cache.write_error is not None and DB_NAME in cache.write_error
+
+
 def test_an_unusable_cache_directory_is_a_one_line_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
