@@ -127,6 +127,27 @@ def test_export_missing_gives_what_a_partial_batch_left_out(bundled_calls, tmp_p
     assert [json.loads(line)["custom_id"] for line in missing.read_text().splitlines()] == exported[half:]
 
 
+def test_repeat_samples_are_exported_as_their_own_requests(server, bundled_calls, tmp_path, capsys):
+    offline, cache_dir = closed_port_url(), tmp_path / "cache"
+    requests_path, once = tmp_path / "requests.jsonl", tmp_path / "once.jsonl"
+    assert main(["batch", "export", *llm_args(offline, cache_dir, "--repeat", "2"), "--out", str(requests_path)]) == 0
+    assert main(["batch", "export", *llm_args(offline, cache_dir), "--out", str(once)]) == 0
+    requests = [json.loads(line) for line in requests_path.read_text().splitlines()]
+    assert len(requests) == 2 * len(once.read_text().splitlines())
+    assert requests[0]["body"] == requests[1]["body"] and requests[0]["custom_id"] != requests[1]["custom_id"]
+
+    live = tmp_path / "live.json"
+    main(["replay", *llm_args(server.url, tmp_path / "live-cache", "--repeat", "2"), "--report", str(live)])
+    results = tmp_path / "results.jsonl"
+    results.write_text("\n".join(results_for(requests_path, Oracle(bundled_calls))) + "\n")
+    assert main(["batch", "import", str(results), "--cache-dir", str(cache_dir)]) == 0
+    capsys.readouterr()
+    report = tmp_path / "repeat.json"
+    main(["replay", *llm_args(offline, cache_dir, "--repeat", "2"), "--report", str(report)])
+    assert "llm: 0 requests sent" in capsys.readouterr().err
+    assert report.read_bytes() == live.read_bytes()
+
+
 def test_bad_result_lines_are_named_by_number_and_the_others_imported(tmp_path, capsys):
     key = "a" * 64
     good = {"id": "r1", "custom_id": key, "response": {"status_code": 200, "body": {"choices": []}}, "error": None}
