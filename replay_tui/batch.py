@@ -35,6 +35,7 @@ from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.env import replay_steps
 from replay_tui.fileio import atomic_writer, bounded_lines
+from replay_tui.formats.base import strip_bom
 from replay_tui.policies.base import call_policy
 from replay_tui.policies.cache import canonical_json
 from replay_tui.policies.llm import MAX_RESPONSE_BYTES, LlmPolicy, LlmSettings
@@ -170,7 +171,8 @@ def result_entry(record: Any, source: str) -> tuple[str, dict[str, Any]]:
     status = response.get("status_code")
     body = response.get("body")
     if status != 200:
-        message = body.get("error", {}).get("message") if isinstance(body, dict) else None
+        error = body.get("error") if isinstance(body, dict) else None
+        message = error.get("message") if isinstance(error, dict) else error
         if not isinstance(message, str):
             message = ""
         raise ValueError(f"{label}: HTTP {status}" + (f": {excerpt(message, 200)}" if message else ""))
@@ -198,7 +200,7 @@ def import_results(path: str | os.PathLike[str], cache: ResponseCache) -> Import
                 continue
             report.lines += 1
             try:
-                record = orjson.loads(line)
+                record = orjson.loads(strip_bom(line) if number == 1 else line)
             except orjson.JSONDecodeError:
                 report.errors.append((number, "not JSON"))
                 continue

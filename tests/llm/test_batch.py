@@ -159,15 +159,16 @@ def test_bad_result_lines_are_named_by_number_and_the_others_imported(tmp_path, 
             {**good, "custom_id": "c" * 64, "response": {"status_code": 429, "body": {"error": {"message": "rate"}}}}
         ),
         json.dumps({**good, "custom_id": "request-7"}),
+        json.dumps({**good, "custom_id": "f" * 64, "response": {"status_code": 500, "body": {"error": "down"}}}),
         json.dumps({**good, "custom_id": "d" * 64, "response": {"status_code": 200, "body": {"object": "error"}}}),
         "",
         json.dumps({**good, "custom_id": "e" * 64}),
     ]
     results = tmp_path / "out.jsonl"
-    results.write_text("\n".join(lines) + "\n")
+    results.write_bytes(b"\xef\xbb\xbf" + ("\n".join(lines) + "\n").encode())  # a BOM, as Windows tools write
     assert main(["batch", "import", str(results), "--cache-dir", str(tmp_path / "c")]) == 1
     out, err = capsys.readouterr()
-    assert "2 answers imported" in out and "5 of 7 lines not imported" in out
+    assert "2 answers imported" in out and "6 of 8 lines not imported" in out
     assert err.splitlines() == [
         "out.jsonl line 2: not JSON",
         "out.jsonl line 3: custom_id bbbbbbbbbbbbbbbbbbb… : the batch failed this request: expired".replace(
@@ -176,7 +177,8 @@ def test_bad_result_lines_are_named_by_number_and_the_others_imported(tmp_path, 
         "out.jsonl line 4: custom_id ccccccccccccccccccc…: HTTP 429: rate",
         "out.jsonl line 5: custom_id request-7 is not a replay-tui cache key (export requests with replay-tui batch "
         "export)",
-        "out.jsonl line 6: custom_id ddddddddddddddddddd…: the response body is not a chat completion (no choices)",
+        "out.jsonl line 6: custom_id fffffffffffffffffff…: HTTP 500: down",
+        "out.jsonl line 7: custom_id ddddddddddddddddddd…: the response body is not a chat completion (no choices)",
     ]
     cache = ResponseCache(tmp_path / "c")
     assert cache.get(key)["response"] == {"choices": []} and cache.get(key)["batch"] == {
