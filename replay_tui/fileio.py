@@ -8,11 +8,14 @@ temporary file is never touched.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, BinaryIO
 
 
 def _process_start() -> float:
@@ -83,6 +86,15 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
 
     Leftover temp files of earlier interrupted writes of ``path`` are removed first.
     """
+    with atomic_writer(path) as handle:
+        handle.write(data)
+    return Path(path)
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """:func:`atomic_write_bytes` for a file written piece by piece (a batch file of many lines):
+    the handle writes a temp file, renamed over ``path`` when the block ends without an exception."""
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
@@ -93,7 +105,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
         raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, target)
@@ -103,7 +115,23 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
         except FileNotFoundError:
             pass
         raise
-    return target
+
+
+def bounded_lines(handle: IO[bytes], limit: int) -> Iterator[tuple[int, bytes | None]]:
+    """``(line number, bytes)`` of a file read line by line; None for a line longer than ``limit``
+    bytes, skipped unread, so one huge line never has to fit in memory."""
+    number = 0
+    while True:
+        raw = handle.readline(limit + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > limit and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):
+                raw = handle.readline(limit)
+            yield number, None
+            continue
+        yield number, raw
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:

@@ -17,6 +17,7 @@ CORE = [
     "replay_tui.export",
     "replay_tui.workspace",
     "replay_tui.repeat",
+    "replay_tui.batch",
     "replay_tui.visual.pipeline",
     "replay_tui.verify.evaluate",
     "replay_tui.config",

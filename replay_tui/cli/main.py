@@ -25,6 +25,7 @@ from rich.text import Text
 
 from replay_tui import __version__
 from replay_tui.annotations import AnnotationError, AnnotationStore
+from replay_tui.cli.batch import register as register_batch
 from replay_tui.cli.common import (
     EXIT_MISMATCH,
     EXIT_OK,
@@ -411,6 +412,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_inspect(commands)
     register_formats(commands)
     register_compare(commands)
+    register_batch(commands, _add_replay_arguments, _batch_inputs)
     runs = commands.add_parser(
         "runs",
         help="list the saved runs (every replay is saved as a run)",
@@ -532,6 +534,21 @@ def _check_llm_flags(args: argparse.Namespace) -> None:
     if given:
         flag = "--" + ("seed" if given[0] == "llm_seed" else given[0]).replace("_", "-")
         raise UsageError(f"{flag} is used with --mode llm or --mode langgraph")
+
+
+def _batch_inputs(args: argparse.Namespace) -> tuple[DemoSet, list[int] | None, dict[str, object]]:
+    """``batch export``: the demos, sessions and LLM settings of the replay its flags describe."""
+    demos = _load(args)
+    session_ids = _select_sessions(args.sessions, demos) if args.sessions else None
+    if session_ids is not None:
+        bad = {p.session_id for p in demos.problems}
+        unknown = [sid for sid in session_ids if sid not in demos and sid not in bad]
+        if unknown:
+            raise UsageError(f"--sessions: no episode with session_id {', '.join(map(str, unknown[:10]))}")
+        session_ids = [sid for sid in session_ids if sid in demos or sid in bad]
+    _check_llm_flags(args)
+    _check_webshop_only(args, demos)
+    return demos, session_ids, _llm_settings(args)
 
 
 def _replay_settings(args: argparse.Namespace) -> ReplaySettings:
@@ -1024,7 +1041,7 @@ def run_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
-COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual", "inspect", "formats", "compare", "runs")
+COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual", "inspect", "formats", "compare", "runs", "batch")
 
 
 def run_tui(args: argparse.Namespace, out: Console, err: Console) -> int:

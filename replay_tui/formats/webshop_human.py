@@ -45,6 +45,7 @@ import orjson
 
 from replay_tui.actions import BACK_TO_SEARCH, BUY_NOW, NEXT, PREV, format_env_action
 from replay_tui.demos.problems import LoadProblem
+from replay_tui.fileio import bounded_lines
 from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem
 from replay_tui.pyliteral import literal_eval
 from replay_tui.trajectory import Outcome, ToolCall, Trajectory, TrajectoryStep
@@ -422,22 +423,6 @@ def build(episode: _Episode) -> Trajectory:
     )
 
 
-def _lines(handle: IO[bytes]) -> Iterator[tuple[int, bytes | None]]:
-    """``(line number, bytes)``; None for a line longer than :data:`MAX_LINE` (skipped unread)."""
-    number = 0
-    while True:
-        raw = handle.readline(MAX_LINE + 1)
-        if not raw:
-            return
-        number += 1
-        if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
-            while raw and not raw.endswith(b"\n"):
-                raw = handle.readline(MAX_LINE)
-            yield number, None
-            continue
-        yield number, raw
-
-
 class WebshopHumanReader:
     name = "webshop-human"
     label = "WebShop session logs (AgentGym all_trajs JSONL)"
@@ -493,7 +478,7 @@ class WebshopHumanReader:
             return LoadProblem(file=path.name, index=emitted, session_id=session, field=where, message=message)
 
         try:
-            for number, raw in _lines(handle):
+            for number, raw in bounded_lines(handle, MAX_LINE):
                 if raw is None:
                     yield problem(number, None, f"line longer than {MAX_LINE // (1024 * 1024)} MiB, skipped")
                     continue

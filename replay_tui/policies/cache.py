@@ -1,4 +1,5 @@
-"""LLM exchanges on disk: a response cache so a re-run is free and identical, and cassettes that
+"""LLM exchanges on disk: the cache keys and entries (the SQLite cache itself is in llm_cache.py), the
+previous file-per-request cache (read to migrate it), and cassettes that
 record a whole run for offline regression tests.
 
 Both store *entries* under a key: the SHA-256 of the canonical JSON of what determines the model's
@@ -18,9 +19,9 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -28,12 +29,14 @@ from replay_tui.fileio import atomic_write_bytes
 
 CACHE_FORMAT_VERSION = 1
 CASSETTE_FORMAT = "replay-tui-llm-cassette"
+CASSETTE_VERSION = 2
+"""Version 2: JSON Lines written as the run goes; version 1 (one document) is still read."""
 
 TRANSPORT_FAILURES = frozenset({"timeout", "http_error", "connection_error", "bad_response", "api_error"})
 """Failure kinds that come from the way to the model, not from the model's answer."""
 
 
-class CassetteError(Exception):
+class CassetteError(ValueError):
     """A cassette that cannot be read or written; the message is one line."""
 
 
@@ -64,13 +67,15 @@ def is_transport_failure(entry: Mapping[str, Any]) -> bool:
     return failure.get("kind") in TRANSPORT_FAILURES
 
 
-def _valid_entry(value: Any) -> bool:
+def valid_entry(value: Any) -> bool:
+    """Whether a decoded entry has the shape every reader relies on."""
     return isinstance(value, dict) and value.get("outcome") in ("response", "failure")
 
 
-class ResponseCache:
-    """One JSON file per key under ``directory/ab/abcdef....json``; safe across threads and processes
-    (each write is atomic; a corrupt file reads as a miss and is overwritten)."""
+class FileCache:
+    """The previous cache layout, one JSON file per key under ``directory/ab/abcdef....json``; kept
+    to migrate it into :class:`~replay_tui.policies.llm_cache.ResponseCache` and as the benchmark's
+    baseline (each write is atomic; a corrupt file reads as a miss)."""
 
     def __init__(self, directory: str | os.PathLike[str] | None = None):
         self.directory = Path(directory) if directory is not None else default_cache_dir()
@@ -83,21 +88,40 @@ class ResponseCache:
             value = orjson.loads(self.path(key).read_bytes())
         except (OSError, orjson.JSONDecodeError):
             value = None
-        return value if _valid_entry(value) else None
+        return value if valid_entry(value) else None
 
     def put(self, key: str, entry: Mapping[str, Any]) -> None:
         atomic_write_bytes(self.path(key), orjson.dumps(dict(entry), option=orjson.OPT_SORT_KEYS))
 
+    def files(self) -> Iterator[Path]:
+        """The entry files, in no particular order."""
+        if self.directory.is_dir():
+            yield from self.directory.glob("[0-9a-f][0-9a-f]/*.json")
+
+    def raw_entries(self) -> Iterator[tuple[str, bytes]]:
+        """``(key, JSON bytes)`` of every readable, well-formed entry (what a migration copies)."""
+        for path in self.files():
+            try:
+                data = path.read_bytes()
+                value = orjson.loads(data)
+            except (OSError, orjson.JSONDecodeError):
+                continue
+            if valid_entry(value):
+                yield path.stem, data
+
     def __len__(self) -> int:
-        return sum(1 for _ in self.directory.glob("*/*.json")) if self.directory.is_dir() else 0
+        return sum(1 for _ in self.files())
 
 
 class Cassette:
-    """Every exchange of a run in one file: ``record`` collects entries and writes them on
-    :meth:`save`; ``replay`` serves only what the file holds (never the network).
+    """Every exchange of a run in one file: ``record`` appends each new entry to the file as it comes
+    (a JSON line, flushed, so nothing is held in memory and an interrupted run keeps what it had);
+    ``replay`` serves only what the file holds (never the network).
 
-    The file is deterministic JSON (sorted keys), so recording the same run twice writes the
-    same bytes and a cassette diffs well in version control.
+    The file is JSON Lines: a header ``{"format": ..., "version": 2, "model": ...}``, then one
+    ``{"entry": {...}, "key": ...}`` per request, each key once, sorted keys: recording the same run
+    twice (one job) writes the same bytes, and a cassette diffs well in version control. Version 1
+    cassettes (one JSON document with an ``entries`` map) still replay.
     """
 
     def __init__(
@@ -114,26 +138,51 @@ class Cassette:
         self.mode = mode
         self.model = model
         self.entries: dict[str, dict[str, Any]] = dict(entries or {})
+        """Replay mode: what the file holds. Record mode keeps only the keys written (``written``)."""
+        self.written: set[str] = set()
+        self.error: str | None = None
         self._lock = threading.Lock()
+        self._handle: BinaryIO | None = None
+        if mode == "record":
+            header = {"format": CASSETTE_FORMAT, "version": CASSETTE_VERSION, "model": model}
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._handle = open(self.path, "wb")  # noqa: SIM115 -- open for the run, closed by save()
+                self._handle.write(canonical_json(header) + b"\n")
+                self._handle.flush()
+            except OSError as exc:
+                raise CassetteError(f"cannot write cassette {str(self.path)!r}: {exc.strerror or exc}") from None
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Cassette:
         """Open a recorded cassette for replay; raises :class:`CassetteError` with a one-line reason."""
         target = Path(path)
+        name = repr(str(target))
         try:
-            data = orjson.loads(target.read_bytes())
+            data = target.read_bytes()
         except FileNotFoundError:
-            raise CassetteError(f"cassette {str(target)!r} does not exist (record one with --record)") from None
+            raise CassetteError(f"cassette {name} does not exist (record one with --record)") from None
         except OSError as exc:
-            raise CassetteError(f"cannot read cassette {str(target)!r}: {exc.strerror or exc}") from None
-        except orjson.JSONDecodeError as exc:
-            raise CassetteError(f"cassette {str(target)!r} is not JSON: {exc}") from None
-        if not isinstance(data, dict) or data.get("format") != CASSETTE_FORMAT:
-            raise CassetteError(f"{str(target)!r} is not a replay-tui LLM cassette")
-        entries = data.get("entries")
-        if not isinstance(entries, dict) or not all(_valid_entry(v) for v in entries.values()):
-            raise CassetteError(f"cassette {str(target)!r} has malformed entries")
-        model = data.get("model")
+            raise CassetteError(f"cannot read cassette {name}: {exc.strerror or exc}") from None
+        first, _, rest = data.partition(b"\n")
+        try:
+            header = orjson.loads(first)
+        except orjson.JSONDecodeError:
+            header = None
+        if isinstance(header, dict) and header.get("format") == CASSETTE_FORMAT and "entries" not in header:
+            entries = _cassette_lines(rest, name)
+        else:  # version 1: one JSON document
+            try:
+                document = orjson.loads(data)
+            except orjson.JSONDecodeError as exc:
+                raise CassetteError(f"cassette {name} is not JSON: {exc}") from None
+            if not isinstance(document, dict) or document.get("format") != CASSETTE_FORMAT:
+                raise CassetteError(f"{name} is not a replay-tui LLM cassette")
+            header, found = document, document.get("entries")
+            if not isinstance(found, dict) or not all(valid_entry(v) for v in found.values()):
+                raise CassetteError(f"cassette {name} has malformed entries")
+            entries = found
+        model = header.get("model")
         return cls(target, mode="replay", model=model if isinstance(model, str) else None, entries=entries)
 
     def get(self, key: str) -> dict[str, Any] | None:
@@ -141,27 +190,65 @@ class Cassette:
             return self.entries.get(key)
 
     def put(self, key: str, entry: Mapping[str, Any]) -> None:
+        """Record mode: append ``entry`` unless ``key`` is already in the file; a write that fails is
+        kept in :attr:`error` (raised by :meth:`save`) and stops the recording, not the run."""
+        if self.mode != "record":
+            with self._lock:
+                self.entries[key] = dict(entry)
+            return
+        line = canonical_json({"entry": dict(entry), "key": key}) + b"\n"
         with self._lock:
-            self.entries[key] = dict(entry)
+            if key in self.written or self._handle is None:
+                return
+            try:
+                self._handle.write(line)
+                self._handle.flush()
+            except OSError as exc:
+                self.error = f"cannot write cassette {str(self.path)!r}: {exc.strerror or exc}"
+                self._close_handle()
+                return
+            self.written.add(key)
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return len(self.written) if self.mode == "record" else len(self.entries)
 
-    def to_bytes(self) -> bytes:
-        with self._lock:
-            data = {
-                "format": CASSETTE_FORMAT,
-                "version": CACHE_FORMAT_VERSION,
-                "model": self.model,
-                "entries": dict(self.entries),
-            }
-        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+    def _close_handle(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            try:
+                handle.close()
+            except OSError as exc:
+                self.error = self.error or f"cannot write cassette {str(self.path)!r}: {exc.strerror or exc}"
 
     def save(self) -> Path:
-        """Write the cassette (record mode); returns its path."""
-        if self.mode != "record":
-            return self.path
+        """Finish the file (record mode: close it); returns its path, or raises :class:`CassetteError`
+        when a write failed during the run."""
+        with self._lock:
+            self._close_handle()
+        if self.error:
+            raise CassetteError(self.error)
+        return self.path
+
+
+def _cassette_lines(data: bytes, name: str) -> dict[str, dict[str, Any]]:
+    """The entries of a version 2 cassette's lines; a last line cut short (the recording was killed
+    mid-write) is left out, any other bad line is an error naming its number."""
+    entries: dict[str, dict[str, Any]] = {}
+    lines = data.split(b"\n")
+    for number, line in enumerate(lines, start=2):
+        if not line.strip():
+            continue
         try:
-            return atomic_write_bytes(self.path, self.to_bytes())
-        except OSError as exc:
-            raise CassetteError(f"cannot write cassette {str(self.path)!r}: {exc.strerror or exc}") from None
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            if number == len(lines) + 1:  # no newline after it: an interrupted write
+                break
+            raise CassetteError(f"cassette {name} line {number}: not JSON") from None
+        if (
+            not isinstance(record, dict)
+            or not isinstance(record.get("key"), str)
+            or not valid_entry(record.get("entry"))
+        ):
+            raise CassetteError(f"cassette {name} line {number}: not a cassette entry (key, entry)")
+        entries.setdefault(record["key"], record["entry"])
+    return entries

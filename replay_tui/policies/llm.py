@@ -20,7 +20,7 @@ of one kind (``timeout``, ``http_error``, ``connection_error``, ``bad_response``
 ``no_tool_call``, ``unknown_tool``, ``invalid_arguments``, ``bad_prompt``, ``not_recorded``): the
 Runner records it on the step and counts it in ``SummaryReport.failures_by_kind``.
 
-Every exchange goes through an on-disk :class:`~replay_tui.policies.cache.ResponseCache` (unless
+Every exchange goes through the SQLite :class:`~replay_tui.policies.llm_cache.ResponseCache` (unless
 disabled) and, optionally, a :class:`~replay_tui.policies.cache.Cassette` that records a whole run
 or replays one without any network.
 """
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -42,7 +43,9 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from replay_tui.actions import CANONICAL_TOOLS, format_env_action
 from replay_tui.demos.models import PromptError, _arguments_from_json, parse_prompt
 from replay_tui.policies.base import PolicyFailure, ThreadLocalTrace
-from replay_tui.policies.cache import Cassette, CassetteError, ResponseCache, is_transport_failure, request_key
+from replay_tui.policies.cache import Cassette, CassetteError, request_key
+from replay_tui.policies.llm_cache import ResponseCache
+from replay_tui.policies.retry import retry_after_seconds, retry_delay
 from replay_tui.sanitize import excerpt
 from replay_tui.trajectory import ToolCall, call_text, infer_tools
 from replay_tui.webshop import ITEM, RESULT, SEARCH
@@ -642,7 +645,8 @@ class LlmSettings:
     retries: int = 2
     """Further attempts after a timeout, a connection error, HTTP 408/409/429 or 5xx."""
     backoff: float = 1.0
-    """Seconds before the first retry, doubled for each further one (a Retry-After header wins)."""
+    """The bound of the first retry's wait, doubled for each further one; each wait is drawn uniformly
+    below its bound (full jitter). A Retry-After or retry-after-ms header wins (see retry.py)."""
     max_backoff: float = 30.0
     cache: bool = True
     cache_dir: str | None = None
@@ -753,6 +757,7 @@ class LlmPolicy(ThreadLocalTrace):
         self.cache = ResponseCache(settings.cache_dir) if settings.cache and not settings.replay else None
         self.name = f"llm:{settings.model}"
         self._sleep = sleep
+        self._random = random.Random()  # the jitter of retries (retry.py)
         self._local = threading.local()
         self._lock = threading.Lock()
         self.requests_sent = 0
@@ -826,10 +831,7 @@ class LlmPolicy(ThreadLocalTrace):
         }
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
-        s = self.settings
-        if retry_after is not None and retry_after >= 0:
-            return min(retry_after, s.max_backoff)
-        return min(s.backoff * (2**attempt), s.max_backoff)
+        return retry_delay(attempt, self.settings.backoff, self.settings.max_backoff, retry_after, self._random)
 
     def _send(self, request: dict[str, Any]) -> str:
         """One attempt's response body, cut at ``timeout`` seconds overall (not per read) and at
@@ -904,7 +906,7 @@ class LlmPolicy(ThreadLocalTrace):
                 entry = self._failure_entry(
                     "http_error", f"HTTP {status}: {excerpt(detail, 200)}", body, started, attempt + 1, status=status
                 )
-                retry_after = _retry_after(exc)
+                retry_after = retry_after_seconds(getattr(getattr(exc, "response", None), "headers", None))
             except openai.APIConnectionError as exc:
                 entry = self._failure_entry(
                     "connection_error", f"cannot reach the server: {excerpt(str(exc), 200)}", None, started, attempt + 1
@@ -950,9 +952,7 @@ class LlmPolicy(ThreadLocalTrace):
             return key, entry, "cassette"
         entry = None
         if self.cache is not None:
-            entry = self.cache.get(self.cache_key(key))
-            if entry is not None and self.settings.retry_failures and is_transport_failure(entry):
-                entry = None
+            entry = self.cache.answer(self.cache_key(key), retry_failures=self.settings.retry_failures)
         if entry is not None:
             source = "hit"
             with self._lock:
@@ -1071,7 +1071,9 @@ class LlmPolicy(ThreadLocalTrace):
             return {"requests_sent": self.requests_sent, "cache_hits": self.cache_hits}
 
     def close(self) -> None:
-        """Write the ``record`` cassette, if any, and close the HTTP client."""
+        """Write the ``record`` cassette, if any, commit the cache and close the HTTP client."""
+        if self.cache is not None:
+            self.cache.flush()
         if self.cassette is not None and self.cassette.mode == "record":
             try:
                 self.cassette.save()
@@ -1086,19 +1088,3 @@ class LlmPolicy(ThreadLocalTrace):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _retry_after(exc: Any) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return float(value) / divisor
-        except ValueError:
-            return None
-    return None
