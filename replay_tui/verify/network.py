@@ -50,6 +50,7 @@ from replay_tui.verify.types import (
     UrlValue,
     data_type,
     is_pattern,
+    pattern_matches_base,
 )
 
 STATIC_SUFFIXES = (".css", ".js", ".png", ".jpg", ".jpeg", ".gif", ".svg", ".woff", ".woff2", ".ttf", ".ico", ".webp")
@@ -72,6 +73,9 @@ class Event:
     post_data: Mapping[str, Any] | None = None
     response_content: Mapping[str, Any] | None = None
     cookies: Mapping[str, str] = field(default_factory=dict)
+    upstream_unreadable: frozenset[str] = frozenset()
+    """Which of ``post_data``/``response_content`` upstream cannot read (recorded base64-encoded, or
+    JSON under a media type other than ``application/json``); read here, ignored under upstream rules."""
 
     @property
     def path(self) -> str:
@@ -84,7 +88,7 @@ class Event:
     @property
     def is_navigation(self) -> bool:
         """A top-level page load: a GET for a document (``Sec-Fetch-*`` headers, else ``Accept``)."""
-        if self.method.upper() != "GET":
+        if self.method != "GET":
             return False
         headers = {k: v.lower() for k, v in self.request_headers.items()}
         if "sec-fetch-user" in headers:
@@ -157,6 +161,14 @@ def _multipart_fields(text: str, boundary: str) -> dict[str, str]:
     return fields
 
 
+def _upstream_unreadable(body: Any) -> bool:
+    if not isinstance(body, Mapping) or not body.get("text"):
+        return False
+    mime = str(body.get("mimeType") or "").lower()
+    other_json = "json" in mime and "application/json" not in mime and "x-www-form-urlencoded" not in mime
+    return body.get("encoding") == "base64" or other_json
+
+
 def event_from_har(entry: Mapping[str, Any], index: int) -> Event:
     """One HAR entry as an :class:`Event` (:class:`TraceError` when it lacks a request)."""
     request = entry.get("request")
@@ -177,12 +189,17 @@ def event_from_har(entry: Mapping[str, Any], index: int) -> Event:
     status = response.get("status")
     return Event(
         index=index,
-        method=str(request.get("method") or "GET").upper(),
+        method=str(request.get("method") or "GET"),
         url=request["url"],
         status=status if isinstance(status, int) else 0,
         request_headers=headers,
         post_data=_parse_body(request.get("postData")),
         response_content=_parse_body(response.get("content")),
+        upstream_unreadable=frozenset(
+            name
+            for name, body in (("post_data", request.get("postData")), ("response_content", response.get("content")))
+            if _upstream_unreadable(body)
+        ),
         cookies=cookies,
     )
 
@@ -373,12 +390,17 @@ def _typed_query(
     return tuple(out)
 
 
-def _paths_match(expected: TypedValue, actual: TypedValue) -> bool:
-    """Whether some pair of alternatives has matching bases (the query is not looked at)."""
+def _paths_match(expected: TypedValue, actual: TypedValue, upstream: bool = False) -> bool:
+    """Whether some pair of alternatives has matching bases (the query is not looked at); upstream
+    matches patterns case-sensitively."""
     for e in expected.alternatives:
         for a in actual.alternatives:
             if e.pattern:
-                if Pattern(e.base).match(a.base):
+                if (
+                    Pattern(e.base, ignore_case=False).match(a.base)
+                    if upstream
+                    else pattern_matches_base(e.base, a.base)
+                ):
                     return True
             elif e.base.lower().rstrip("/") == a.base.lower().rstrip("/"):
                 return True
@@ -515,7 +537,11 @@ def check_events(
         raw_headers = want.get("headers")
         headers: Mapping[str, Any] = raw_headers if isinstance(raw_headers, Mapping) else {}
         referer = _url(headers["referer"], expected_side, check.query_rules) if "referer" in headers else None
-    except NormalizationError as exc:
+        for where in ("post_data", "response_content"):  # a broken expectation is an error, trace or not
+            fields = want.get(where)
+            if isinstance(fields, Mapping) and fields:
+                normalize_object({str(k): v for k, v in fields.items()}, _schema(check, where), expected_side, where)
+    except (NormalizationError, ValueError) as exc:
         return EvaluatorResult.create(evaluator_name=NETWORK_EVALUATOR, error_msg=f"network check: {exc}")
     usable = [e for e in events if e.is_evaluation_event]
     if navigate_task and method == "GET":
@@ -525,7 +551,7 @@ def check_events(
         candidates = [
             e
             for e in usable
-            if e.method == method
+            if e.method.upper() == method
             and _url_matches_path(expected_url, e.url, actual_side, check.query_rules)
             and (
                 referer is None
@@ -593,7 +619,7 @@ def _short_url(raw: Any) -> str:
 
 def _url_matches_path(expected: TypedValue, url: str, side: Side, rules: QueryRules) -> bool:
     try:
-        return _paths_match(expected, _url(url, side, rules))
+        return _paths_match(expected, _url(url, side, rules), side.upstream)
     except NormalizationError:
         return False
 
@@ -616,8 +642,11 @@ def _compare_event(
         actual_url: Any = _url(event.url, actual_side, check.query_rules)
     except NormalizationError as exc:
         actual_url = Raw(event.url, "url", str(exc))
-    if not expected_url.matches(actual_url):
+    if not expected_url.matches(actual_url, upstream=actual_side.upstream):
         fail("url", expected_url, to_display(actual_url), f"expected {_short_url(want['url'])}, got {event.url}")
+    method = str(want.get("http_method") or "GET")
+    if event.method != method:  # the filter ignores case; the request itself must say it exactly
+        fail("http_method", method, event.method, f"expected {method}, got {event.method}")
     status = want.get("response_status", 200)
     if status is not None and status != event.status:
         fail(
@@ -632,7 +661,9 @@ def _compare_event(
             fail(f"headers.{name}", value, None, f"header {name} was not sent")
         elif str(name).lower() == "referer":
             rules = check.query_rules
-            if not _url(value, expected_side, rules).matches(_url(sent, actual_side, rules)):
+            if not _url(value, expected_side, rules).matches(
+                _url(sent, actual_side, rules), upstream=actual_side.upstream
+            ):
                 fail(f"headers.{name}", value, sent, f"expected referer {_short_url(value)}, got {sent}")
         elif not _text_matches(value, sent, sides):
             fail(f"headers.{name}", value, sent, f"expected {_short_url(value)}, got {_short_url(sent)}")
@@ -640,16 +671,16 @@ def _compare_event(
         got = event.cookies.get(name)
         if got is None or not _text_matches(value, got, sides):
             fail(f"response_cookies.{name}", value, got, f"cookie {name}: expected {_short_url(value)}, got {got!r}")
-    out += _compare_fields("post_data", want.get("post_data"), event.post_data, check, sides, request)
-    out += _compare_fields(
-        "response_content", want.get("response_content"), event.response_content, check, sides, request
-    )
+    for where, body in (("post_data", event.post_data), ("response_content", event.response_content)):
+        if actual_side.upstream and where in event.upstream_unreadable:
+            body = None
+        out += _compare_fields(where, want.get(where), body, check, sides, request)
     return out
 
 
 def _text_matches(expected: Any, actual: str, sides: tuple[Side, Side]) -> bool:
     try:
-        return STRING.make(expected, sides[0]).matches(STRING.make(actual, sides[1]))
+        return STRING.make(expected, sides[0]).matches(STRING.make(actual, sides[1]), upstream=sides[1].upstream)
     except NormalizationError:
         return False
 
@@ -678,7 +709,7 @@ def _compare_fields(
     if where == "post_data" and check.ignored_post_patterns:
         actual = {k: v for k, v in actual.items() if not any(_search(p, k, 0) for p in check.ignored_post_patterns)}
     picked = {str(key): lookup(actual, str(key)) for key in expected}
-    schema = check.post_data_schema if where == "post_data" and check.post_data_schema else {"type": "object"}
+    schema = _schema(check, where)
     try:
         want = normalize_object({str(k): v for k, v in expected.items()}, schema, sides[0], where)
     except Exception as exc:
@@ -689,7 +720,7 @@ def _compare_fields(
         have = got.get(key)
         if value is None and have is None:
             continue
-        if value is None or have is None or not _leaf_equal(value, have):
+        if value is None or have is None or not _leaf_equal(value, have, sides[1].upstream):
             out.append(
                 _assertion(
                     f"network_event.{where}.{key}",
@@ -703,9 +734,16 @@ def _compare_fields(
     return out
 
 
-def _leaf_equal(expected: Any, actual: Any) -> bool:
+def _schema(check: NetworkCheck, where: str) -> Mapping[str, Any]:
+    """The schema a body's expected fields are read by (``post_data_schema`` for post data)."""
+    return check.post_data_schema if where == "post_data" and check.post_data_schema else {"type": "object"}
+
+
+def _leaf_equal(expected: Any, actual: Any, upstream: bool = False) -> bool:
+    from replay_tui.verify.compare import compare, compare_upstream
+
+    if upstream:
+        return not compare_upstream(expected, actual, path="value")
     if isinstance(expected, TypedValue):
         return expected.matches(actual)
-    from replay_tui.verify.compare import compare
-
     return not compare(expected, actual, path="value")

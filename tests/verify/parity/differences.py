@@ -84,3 +84,26 @@ def explain_typed_case(type_name: str, expected: Any, item: Any, strict: str, of
     if type_name == "string_list" and not isinstance(item, str):
         return "string-list-non-text"
     return None
+
+
+# Network checks (``--trace``): where ``--rules strict`` and the official evaluator disagree.
+NETWORK_DIFFERENCES: dict[str, str] = {
+    "url-pattern-trailing-slash": "a URL pattern ending in '/.*$' fails a request to that very '.../' URL",
+    "site-url-case": "a site URL with a path (…/admin) is recognised only in its exact case",
+    "bodies-upstream-cannot-read": "a body recorded base64-encoded or as JSON under another media type is not read",
+}
+
+
+def explain_network_case(variant: str, url: Any, strict: str, official: str) -> str | None:
+    """The documented difference behind a strict/official disagreement on one network check whose
+    expected URL is ``url``, on the synthetic trace ``variant``."""
+    if (strict, official) != ("success", "failure"):
+        return None
+    if variant == "path_uppercase":
+        return "site-url-case"
+    if variant in ("response_base64", "json_media_type"):
+        return "bodies-upstream-cannot-read"
+    urls = url if isinstance(url, list) else [url]
+    if any(is_pattern(u) for u in urls):
+        return "url-pattern-trailing-slash"
+    return None
