@@ -157,6 +157,7 @@ def network(task: Task, trace: Any, answer: dict[str, Any] = ANSWER) -> Any:
 
 REPORT = "__GITLAB__/reports/report_sales/sales/filter"
 MATRIX = "$['configurable-matrix-serialized'][?(@.newProduct == 1)].attributes"
+MATRIX_SCHEMA = {"type": "object", "properties": {MATRIX: {"type": "array", "items": {"type": "string"}}}}
 DATES = {
     "type": "object",
     "properties": {
@@ -319,10 +320,7 @@ CHECKS: list[tuple[str, str, dict[str, Any], dict[str, Any], str]] = [
         "post_data (a $ filter on a JSON form field, post_data_schema)",
         "mutate",
         {
-            "post_data_schema": {
-                "type": "object",
-                "properties": {MATRIX: {"type": "array", "items": {"type": "string"}}},
-            },
+            "post_data_schema": MATRIX_SCHEMA,
             "expected": {
                 "url": "^__GITLAB__/catalog/product/save/id/1130$",
                 "http_method": "POST",
@@ -330,10 +328,7 @@ CHECKS: list[tuple[str, str, dict[str, Any], dict[str, Any], str]] = [
             },
         },
         {
-            "post_data_schema": {
-                "type": "object",
-                "properties": {MATRIX: {"type": "array", "items": {"type": "string"}}},
-            },
+            "post_data_schema": MATRIX_SCHEMA,
             "expected": {
                 "url": "^__GITLAB__/catalog/product/save/id/1130$",
                 "http_method": "POST",

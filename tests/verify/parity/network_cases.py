@@ -13,7 +13,7 @@ import base64
 import copy
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -237,6 +237,21 @@ def _first_value_changed(good: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _with_base(entries: list[dict[str, Any]], change: Callable[[str], str]) -> list[dict[str, Any]]:
+    """Copies of ``entries`` whose request URLs have ``change`` applied to the part before the query."""
+    changed = copy.deepcopy(entries)
+    for e in changed:
+        base, _, query = e["request"]["url"].partition("?")
+        e["request"]["url"] = change(base) + ("?" + query if query else "")
+    return changed
+
+
+def _path_upper(base: str) -> str:
+    head, _, path = base.partition("//")
+    host, _, rest = path.partition("/")
+    return f"{head}//{host}/{rest.upper()}"
+
+
 UNRELATED = entry("GET", SITE_URLS["gitlab"] + "/static/app.css")
 ELSEWHERE = entry("GET", SITE_URLS["shopping"] + "/somewhere/else", navigation=True)
 
@@ -271,28 +286,14 @@ def trace_cases(task: Task) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     for e in lower_method:
         e["request"]["method"] = e["request"]["method"].lower()
     yield "method_lowercase", lower_method
-    bad_path = copy.deepcopy(goods)
-    for e in bad_path:
-        base, _, query = e["request"]["url"].partition("?")
-        e["request"]["url"] = base.rstrip("/") + "/zzz" + ("?" + query if query else "")
-    yield "path_off", bad_path
-    upper = copy.deepcopy(goods)
-    for e in upper:
-        base, _, query = e["request"]["url"].partition("?")
-        head, _, path = base.partition("//")
-        host, _, rest = path.partition("/")
-        e["request"]["url"] = f"{head}//{host}/{rest.upper()}" + ("?" + query if query else "")
-    yield "path_uppercase", upper
+    yield "path_off", _with_base(goods, lambda base: base.rstrip("/") + "/zzz")
+    yield "path_uppercase", _with_base(goods, _path_upper)
     extra = copy.deepcopy(goods)
     for e in extra:
         url = e["request"]["url"]
         e["request"]["url"] = url + ("&" if "?" in url else "?") + "zzz=1"
     yield "extra_query", extra
-    trailing = copy.deepcopy(goods)
-    for e in trailing:
-        base, _, query = e["request"]["url"].partition("?")
-        e["request"]["url"] = base.rstrip("/") + "/" + ("?" + query if query else "")
-    yield "trailing_slash", trailing
+    yield "trailing_slash", _with_base(goods, lambda base: base.rstrip("/") + "/")
     changed = [_first_value_changed(e) for e in goods]
     if any(c is not None for c in changed):
         yield "value_off", [c if c is not None else g for c, g in zip(changed, goods, strict=True)]
