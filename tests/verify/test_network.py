@@ -568,3 +568,17 @@ def test_each_check_kind_agrees_with_the_official_evaluator(recorded: tuple[Path
         our_names = [a.name for a in ours.evaluators_results[-1].assertions][:1]
         verdicts.append((ours.status, our_names) == (theirs["status"], their_names))
     assert all(verdicts) and len(verdicts) == 2 * len(CHECKS)
+
+
+def test_cli_rules_upstream_applies_to_network_checks(recorded: tuple[Path, str], tmp_path: Path) -> None:
+    """A URL pattern ending in ``/.*$`` on a request to that very ``.../`` URL: strict passes it,
+    upstream (which drops the trailing ``/`` first) does not (README: url-pattern-trailing-slash)."""
+    from tests.verify.test_cli import run, write_answers
+
+    har, _ = recorded
+    tasks = _tasks_file(tmp_path, [{"expected": {"url": "^__GITLAB__/sales/order/.*$"}}])
+    answers = write_answers(tmp_path / "a.jsonl", [{"task_id": 1, "response": ANSWER}])
+    code, out, _ = run(["--tasks", str(tasks), "--answers", str(answers), "--trace", str(har)])
+    assert code == 0 and "1 success" in out
+    code, out, _ = run(["--tasks", str(tasks), "--answers", str(answers), "--trace", str(har), "--rules", "upstream"])
+    assert code == 1 and "1 failure" in out and "rules: upstream" in out and "missing_navigation_event" in out
