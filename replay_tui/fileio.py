@@ -78,10 +78,28 @@ def clean_stale_temp_files(path: str | os.PathLike[str], *, older_than: float | 
     return removed
 
 
+def _current_umask() -> int:
+    """The process umask (reading it means setting it; it is set straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _target_mode(target: Path) -> int:
+    """The mode the written file should have: an existing file keeps its own (a rewrite of a 0644
+    report stays 0644), a new one gets what ``open()`` would give it (0666 less the umask), not
+    ``mkstemp``'s 0600."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_current_umask()
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to a temp file beside ``path``, fsync it, then rename it over ``path``.
 
-    Leftover temp files of earlier interrupted writes of ``path`` are removed first.
+    Leftover temp files of earlier interrupted writes of ``path`` are removed first. The file
+    keeps its mode when it existed, else follows the umask (see :func:`_target_mode`).
     """
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
@@ -93,6 +111,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
         raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), _target_mode(target))
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
