@@ -30,7 +30,7 @@ from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProbl
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
 from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies
-from replay_tui.runner import Cancelled, Runner, StepResult, SummaryReport
+from replay_tui.runner import UNREACHABLE_STREAK, Cancelled, EndpointUnreachable, Runner, StepResult, SummaryReport
 from replay_tui.runs import RunStore
 from replay_tui.sanitize import strip_control
 from replay_tui.stats import wilson
@@ -266,6 +266,7 @@ class ReplayApp(RunHistory):
             self.post_message(ReplayFinished(cancelled=False, error=str(exc)))
             return
         feed.mode = runner.mode
+        runner.unreachable_limit = UNREACHABLE_STREAK  # a dead endpoint stops the replay, not every step's retries
         try:
             self._replay_sessions(runner, feed, session_ids, cancel)
         finally:
@@ -285,6 +286,17 @@ class ReplayApp(RunHistory):
                 continue
             except Cancelled:  # pragma: no cover - run_episode turns this into a cancelled report
                 break
+            except EndpointUnreachable as exc:
+                feed.flush()
+                failed = exc.unreachable.failures
+                self.post_message(
+                    ReplayFinished(
+                        cancelled=False,
+                        error=f"{exc}. The replay stopped after {failed} requests in a row failed; "
+                        "check the endpoint (p → policy) and press r to replay again.",
+                    )
+                )
+                return
             except Exception as exc:  # the UI must survive anything a policy or a file throws
                 feed.flush()
                 self.post_message(ReplayFinished(cancelled=False, error=f"{type(exc).__name__}: {exc}"))
