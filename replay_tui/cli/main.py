@@ -780,9 +780,15 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     count = len(session_ids) if session_ids is not None else len(demos)
     show_progress = not (args.no_progress or args.quiet) and err.is_terminal and count >= PROGRESS_MIN_EPISODES
 
+    printed = [len(demos.problems)]  # problems found while replaying (a malformed episode, an invalid field)
+
     def on_episode(item: object) -> None:
-        if isinstance(item, LoadProblem):
-            _print_problem(err, item)
+        found = demos.problems[printed[0] :]
+        printed[0] += len(found)
+        if isinstance(item, LoadProblem) and not any(p is item for p in found):
+            found.append(item)
+        for problem in found:
+            _print_problem(err, problem)
         if progress is not None:
             progress.advance(task)
 

@@ -267,7 +267,7 @@ async def test_problem_rows_and_a_bad_episode_do_not_crash(build, tmp_path):
             good_episode(1),
             {"instruction": "no id", "trajectory": []},
             good_episode(2),
-            episode(3, [search_step(0, done=[1])]),
+            episode(3, [search_step(0, llm_action_arguments=[1])]),
         ],
     )
     app = build([path])
@@ -283,7 +283,7 @@ async def test_problem_rows_and_a_bad_episode_do_not_crash(build, tmp_path):
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, StepperScreen) and screen.problem is not None
-        assert "trajectory[0].done" in screen.query_one("#step-detail").render().plain
+        assert "trajectory[0].llm_action_arguments" in screen.query_one("#step-detail").render().plain
         await pilot.press("escape")
         await pilot.pause()
         assert browser_rows(app)[2][6] == "problem"

@@ -120,7 +120,17 @@ class StepsSource:
             return "bold red"
         return "dim" if self.rows[index].is_sub_event and self.rows[index].step is None else ""
 
+    marks: Callable[[StepRow], Text | None] | None = None
+    """What the screen marks a row with (tags, a note, an invalid field), shown before its action."""
+
     def cells(self, index: int) -> Sequence[Text]:
+        cells = self.plain_cells(index)
+        marks = self.marks(self.rows[index]) if self.marks is not None else None
+        if not marks:
+            return cells
+        return [*cells[:-1], Text.assemble(marks, " ", cells[-1])]
+
+    def plain_cells(self, index: int) -> Sequence[Text]:
         row = self.rows[index]
         verdict = self.verdict(index)
         if verdict is None:
@@ -366,6 +376,7 @@ class StepperScreen(Screen):
         general = trajectory is not None
         calls = trajectory is not None and is_call_judged(trajectory.format)
         self.source = StepsSource(self.rows, self.verdicts(), self.show_sub_events, general=general, calls=calls)
+        self.source.marks = self.step_marks
         self._reloading = True  # the cursor may move on the way: show the step once, below
         try:
             self.steps_table.set_source(self.source, cursor=cursor)
@@ -416,6 +427,7 @@ class StepperScreen(Screen):
             text.append(" ".join(tags) + "  ", style="cyan")
         text.append("\n")
         text.append(one_line(episode.instruction), style="italic")
+        self.append_episode_note(text)
         self.query_one("#episode-title", Static).update(text)
 
     def general_title(self, text: Text, episode: Episode) -> None:
@@ -630,7 +642,7 @@ class StepperScreen(Screen):
         # a layout only when the detail's height changes (it is height: auto), not on every step
         width = detail.content_region.width
         before = detail.get_content_height(detail.container_size, self.size, width)
-        detail.update(self.detail_text(row), layout=False)
+        detail.update(self.with_field_problems(self.detail_text(row), row), layout=False)
         if width <= 0 or detail.get_content_height(detail.container_size, self.size, width) != before:
             detail.refresh(layout=True)
 
@@ -882,3 +894,37 @@ class StepperScreen(Screen):
     def annotations_changed(self) -> None:
         self.show_detail()
         self.update_title()
+        self.steps_table.refresh_rows()  # the tag and note marks
+
+    # -- marks: tags, notes, invalid fields ---------------------------------------------------
+    def step_marks(self, row: StepRow) -> Text | None:
+        """``⚠`` for a step with an invalid field, ``⚑`` tagged, ``✎`` noted (the step list's marks)."""
+        marks = Text()
+        if self.episode is not None and self.episode.problems_at(row.position):
+            marks.append("⚠", style="bold yellow")
+        annotation = self.replay_app.workspace.annotations.get(self.session_id, row.label) if row.label else None
+        if annotation is not None and annotation.tags:
+            marks.append("⚑", style="bold cyan")
+        if annotation is not None and annotation.note.strip():
+            marks.append("✎", style="bold cyan")
+        return marks or None
+
+    def with_field_problems(self, text: Text, row: StepRow) -> Text:
+        """The detail of a step with an invalid field: which field, its value, why, and what was read instead."""
+        problems = self.episode.problems_at(row.position) if self.episode is not None else []
+        for problem in problems:
+            text.append("\n⚠ invalid field ", style="bold yellow")
+            text.append(strip_control(problem.field or ""), style="bold yellow")
+            text.append(": " + excerpt(problem.message, 300), style="yellow")
+        return text
+
+    def append_episode_note(self, text: Text) -> None:
+        """The episode's note under its instruction (first lines; N edits it)."""
+        annotation = self.replay_app.workspace.annotations.get(self.session_id, None)
+        if annotation is None or not annotation.note.strip():
+            return
+        lines = [one_line(line) for line in annotation.note.strip().splitlines() if line.strip()]
+        text.append("\n✎ ", style="bold cyan")
+        text.append(excerpt(" ⏎ ".join(lines[:3]), 300), style="cyan")
+        if len(lines) > 3:
+            text.append(f" (+{len(lines) - 3} lines: N)", style="dim")
