@@ -420,11 +420,20 @@ class ReplayApp(RunHistory):
         store = self.workspace.annotations
         current = store.get(session_id, step_label)
 
-        def apply(label: str | None) -> None:
-            if label is None:
+        before = list(current.tags) if current else []
+
+        def apply(tags: list[str] | None) -> None:
+            if tags is None:
                 return
-            present = store.toggle_tag(session_id, step_label, label)
-            self._save_annotations(f"{'tagged' if present else 'untagged'} {label}")
+            added = [tag for tag in tags if tag not in before]
+            removed = [tag for tag in before if tag not in tags]
+            if not added and not removed:
+                return
+            for tag in [*removed, *added]:  # one edit per change, so a merge with another writer keeps the rest
+                store.toggle_tag(session_id, step_label, tag)
+            what = [f"tagged {' '.join(added)}"] if added else []
+            what += [f"untagged {' '.join(removed)}"] if removed else []
+            self._save_annotations(" · ".join(what))
 
         self.push_screen(
             TagModal(self._target(session_id, step_label), store.labels, current.tags if current else []), apply
