@@ -25,7 +25,7 @@ from textual.worker import get_current_worker
 
 from replay_tui.annotations import AnnotationError
 from replay_tui.compare import CompareError, compare_runs, demo_identities, load_run_file
-from replay_tui.config import Config, load_config
+from replay_tui.config import Config, load_config, load_state, remember
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
@@ -51,7 +51,7 @@ from replay_tui.tui.run_history import RunHistory
 from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.compare import ComparePathModal, CompareScreen, ComparisonFailed, ComparisonReady
 from replay_tui.tui.screens.groups import GroupsScreen
-from replay_tui.tui.screens.modals import ExportModal, NoteModal, SettingsModal, TagModal
+from replay_tui.tui.screens.modals import ExportChoice, ExportModal, NoteModal, SettingsModal, TagModal
 from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.workspace import ReplaySettings, Workspace
 
@@ -106,6 +106,8 @@ class ReplayApp(RunHistory):
         self.visual = visual or VisualBatch()
         self.config = config or Config()
         self.export_dir = export_dir or Path.cwd()
+        self.export_dir_given = export_dir is not None
+        """An export folder given by the caller wins over the one remembered from the last export."""
         self.step_results: dict[int, dict[str, StepResult]] = {}
         self.replaying = False
         self.cancel_event = threading.Event()
@@ -521,16 +523,27 @@ class ReplayApp(RunHistory):
         self.push_screen(SettingsModal(self.workspace.settings), apply)
 
     def action_export(self) -> None:
-        def apply(choice: tuple[str, Path] | None) -> None:
+        browser = self.browser
+        shown = browser.shown_sessions() if browser is not None else None
+        remembered = load_state()
+        folder = Path(str(remembered.get("export_dir") or self.export_dir))
+        start = folder if not self.export_dir_given and folder.is_dir() else self.export_dir
+
+        def apply(choice: ExportChoice | None) -> None:
             if choice is None:
                 return
-            fmt, path = choice
+            sessions = shown[1] if choice.only_shown and shown is not None else None
+            summary = self.workspace.summary(sessions)
             try:
-                written = write_report(path, self.workspace.summary(), self.workspace.annotations, fmt)
+                written = write_report(choice.path, summary, self.workspace.annotations, choice.fmt)
             except (OSError, ValueError) as exc:
                 self.notify(f"export failed: {exc}", severity="error", markup=False)
                 return
-            episodes = len(self.workspace.results)
+            try:  # the next export starts where this one went
+                remember(export_format=choice.fmt, export_dir=str(choice.path.parent.resolve()))
+            except OSError:
+                pass
+            episodes = len(summary.episodes)
             self.notify(f"exported {episodes} replayed episodes to {written}", timeout=3, markup=False)
 
         if not self.workspace.results:
@@ -540,7 +553,9 @@ class ReplayApp(RunHistory):
                 timeout=3,
             )
         inputs = [source.path for source in self.workspace.demos.files] + [self.workspace.annotations.path]
-        self.push_screen(ExportModal(self.export_dir, inputs=inputs), apply)
+        fmt = str(remembered.get("export_format") or "md")
+        label = f"only the {len(shown[1])} episodes shown ({shown[0]})" if shown is not None else None
+        self.push_screen(ExportModal(start, fmt, inputs=inputs, shown=label), apply)
 
     # -- compare runs -----------------------------------------------------------------------
     def action_compare(self) -> None:

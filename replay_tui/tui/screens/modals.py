@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -151,17 +151,29 @@ class NoteModal(ModalScreen[str | None]):
         self.dismiss(self.query_one(TextArea).text)
 
 
-class ExportModal(ModalScreen[tuple[str, Path] | None]):
-    """Choose a report format and a path; enter exports, escape cancels."""
+@dataclass(frozen=True)
+class ExportChoice:
+    """What the export dialog returns: the format, the path, and whether only the shown episodes go."""
+
+    fmt: str
+    path: Path
+    only_shown: bool = False
+
+
+class ExportModal(ModalScreen[ExportChoice | None]):
+    """Choose a report format and a path (and, under a filter, only the episodes shown); enter
+    exports, escape cancels."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel", id="export.cancel")]
 
-    def __init__(self, default_dir: Path, fmt: str = "md", inputs: Sequence[Path] = ()):
+    def __init__(self, default_dir: Path, fmt: str = "md", inputs: Sequence[Path] = (), *, shown: str | None = None):
         super().__init__()
         self.default_dir = default_dir
-        self.fmt = fmt
+        self.fmt = fmt if fmt in FORMATS else "md"
         self.inputs = list(inputs)
         """Files the report must never replace (the logs being debugged, the annotations)."""
+        self.shown = shown
+        """The browser's active filter, said as the checkbox label (None: no filter, no checkbox)."""
         self._confirmed: Path | None = None
 
     def compose(self) -> ComposeResult:
@@ -169,12 +181,21 @@ class ExportModal(ModalScreen[tuple[str, Path] | None]):
             yield Label(Text("Export the replay report", style="bold"))
             yield OptionList(*(Option(FORMAT_HELP[f], id=f) for f in FORMATS), id="export-format")
             yield Input(str(self.default_dir / f"replay-report{FORMAT_SUFFIX[self.fmt]}"), id="export-path")
-            yield Label(Text("↑/↓ format · enter exports · esc cancels", style="dim"))
+            if self.shown is not None:
+                yield Checkbox(self.shown, id="export-shown")
+            keys = "↑/↓ format · " + ("tab, space: only the shown episodes · " if self.shown is not None else "")
+            yield Label(Text(keys + "enter exports · esc cancels", style="dim"))
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
         options.highlighted = FORMATS.index(self.fmt)
         options.focus()
+
+    def on_key(self, event) -> None:
+        if event.key == "enter" and isinstance(self.focused, Checkbox):  # enter exports anywhere in the dialog
+            event.stop()
+            event.prevent_default()
+            self._submit()
 
     @on(OptionList.OptionHighlighted)
     def _format_changed(self, event: OptionList.OptionHighlighted) -> None:
@@ -201,7 +222,8 @@ class ExportModal(ModalScreen[tuple[str, Path] | None]):
             message = f"{path} exists: enter again to overwrite it, or edit the path"
             self.notify(message, severity="warning", markup=False)
             return
-        self.dismiss((self.fmt, path))
+        shown = self.query("#export-shown").results(Checkbox)
+        self.dismiss(ExportChoice(self.fmt, path, any(box.value for box in shown)))
 
 
 class SettingsModal(ModalScreen[ReplaySettings | None]):
