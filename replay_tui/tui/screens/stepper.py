@@ -181,6 +181,36 @@ class StepsSource:
         return cells
 
 
+def model_output_lines(recorded: str | None, trace: dict[str, Any]) -> list[PaneLine]:
+    """The thinking pane of a replayed step: the recorded thinking, then the replayed model's own
+    output (reasoning, text, tool calls or failure), each under a header."""
+    lines = [PaneLine("── recorded thinking ──", "bold")]
+    lines += lines_from_text(recorded) if recorded else [PaneLine("(none recorded)", "dim")]
+    model = trace.get("model") or trace.get("policy") or "the policy"
+    lines += [PaneLine(""), PaneLine(f"── replayed model output ({model}) ──", "bold magenta")]
+    answer = trace.get("response")
+    response: dict[str, Any] = answer if isinstance(answer, dict) else {}
+    said = False
+    if response.get("reasoning"):
+        lines += [PaneLine("reasoning:", "dim"), *lines_from_text(str(response["reasoning"]))]
+        said = True
+    if response.get("content"):
+        lines += lines_from_text(str(response["content"]))
+        said = True
+    for call in response.get("tool_calls") or ():
+        if isinstance(call, dict):
+            lines.append(PaneLine(f"→ {call.get('name')}({call.get('arguments') or ''})", "bold green"))
+            said = True
+    failure = trace.get("failure")
+    if isinstance(failure, dict):
+        lines.append(PaneLine(f"✗ {failure.get('kind')}: {failure.get('message')}", "bold red"))
+        said = True
+    if not said:
+        lines.append(PaneLine("(the model answered nothing)", "dim"))
+    lines.append(PaneLine("x: the whole request and response", "dim"))
+    return lines
+
+
 def trace_summary(trace: dict[str, Any]) -> str:
     """One line about a policy call: model, latency, tokens, cache (x shows the whole call)."""
     parts = []
@@ -390,6 +420,7 @@ class StepperScreen(Screen):
         self.steps_table.refresh_rows()
         self.show_detail()
         self.update_title()
+        self.refresh_model_output()
 
     def current_row(self) -> StepRow | None:
         if not len(self.source):
@@ -482,9 +513,7 @@ class StepperScreen(Screen):
             )
             lines, placeholder = self.pane_lines(("prompt", row.position), lambda: prompt_lines(entry))
             prompt.set_lines(lines, placeholder=placeholder)
-            thinking.set_lines(
-                self.text_lines(("thinking", row.position), entry.llm_thinking), placeholder="no thinking recorded"
-            )
+            self.show_thinking(thinking, row, entry.llm_thinking)
             if self.show_trace:
                 self.show_trace_in(thinking, row)
         else:  # a sub-event
@@ -555,9 +584,7 @@ class StepperScreen(Screen):
         prompt.set_title(f"messages ({len(step.messages)})" if step.messages else "messages")
         prompt.set_lines(lines, placeholder="no messages recorded", top_line=last)
         thinking = self.query_one("#thinking", TextPane)
-        thinking.set_lines(
-            self.text_lines(("thinking", row.position), step.thinking), placeholder="no thinking recorded"
-        )
+        self.show_thinking(thinking, row, step.thinking)
         if self.show_trace:
             self.show_trace_in(thinking, row)
         action = self.query_one("#action", TextPane)
@@ -623,6 +650,36 @@ class StepperScreen(Screen):
             pane.set_text(None, placeholder="no policy call recorded for this step (x: thinking)")
             return
         pane.set_text(json.dumps(verdict.trace, indent=2, ensure_ascii=False, default=str))
+
+    def show_thinking(self, pane: TextPane, row: StepRow, recorded: str | None) -> None:
+        """The recorded thinking, and below it what the replayed model said for this step (its
+        reasoning, text and tool call) when a model answered it; x shows the whole request."""
+        verdict = self.verdicts().get(row.label) if row.label else None
+        trace = verdict.trace if verdict is not None else None
+        self._thinking_shown = (row.position, id(trace) if trace else None)
+        if not trace or not ("response" in trace or "failure" in trace):
+            pane.set_lines(self.text_lines(("thinking", row.position), recorded), placeholder="no thinking recorded")
+            return
+        key = ("thinking+model", row.position, id(verdict))
+        lines, _ = self.pane_lines(key, lambda: (model_output_lines(recorded, trace), None))
+        pane.set_lines(lines)
+
+    _thinking_shown: tuple[int, int | None] | None = None
+    """(row position, id of the trace) the thinking pane shows: a verdict arriving for it redraws it."""
+
+    def refresh_model_output(self) -> None:
+        """A verdict arrived: show the replayed model's output under the current step's thinking
+        (only that pane, and only when its call is new; the other panes keep their scroll)."""
+        row = self.current_row()
+        if row is None or self.show_trace or self.problem is not None or not isinstance(row.entry, DecisionStep):
+            return
+        verdict = self.verdicts().get(row.label) if row.label else None
+        trace = verdict.trace if verdict is not None else None
+        if self._thinking_shown == (row.position, id(trace) if trace else None):
+            return
+        step = self.source_step(row)
+        recorded = step.thinking if step is not None else row.entry.llm_thinking
+        self.show_thinking(self.query_one("#thinking", TextPane), row, recorded)
 
     def action_toggle_trace(self) -> None:
         self.show_trace = not self.show_trace
