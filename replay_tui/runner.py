@@ -246,11 +246,15 @@ def endpoint_unreachable(steps: Iterable[StepResult]) -> Unreachable | None:
     """The endpoint every policy call of a run failed to reach, or None when one call got an answer
     (or no call went to an endpoint: the stub and oracle modes, a replayed cassette)."""
     found: Unreachable | None = None
+    cached = True
     for step in steps:
         failed = transport_failure(step)
         if failed is None:
             return None
+        cached = cached and bool((step.trace or {}).get("cache_hit"))
         found = Unreachable(url=failed[0], reason=failed[1], failures=(found.failures if found else 0) + 1)
+    if found is not None and cached:  # nothing was asked: the cache holds earlier failures
+        found.reason += " (failures kept in the cache from an earlier run: --retry-failures asks again)"
     return found
 
 

@@ -92,3 +92,14 @@ def test_a_server_that_answers_some_requests_is_a_replay_with_failures_not_unrea
     code, _, err, report = replay(server.url, tmp_path, capsys, "--sessions", "0-1", "--no-save-run")
     assert code == 1 and "unreachable" not in err
     assert json.loads(report.read_text())["failures_by_kind"] == {"http_error": 1}
+
+
+def test_failures_served_from_the_cache_say_so(tmp_path, capsys):
+    """A rerun gets the cached failures without asking anyone: the line says how to ask again."""
+    with ScriptedServer(lambda body: Reply(status=503, body="down")) as server:
+        url = server.url
+        assert replay(url, tmp_path, capsys, "--sessions", "2", "--no-save-run")[0] == 2
+        asked = len(server.requests)
+    code, _, err, _ = replay(url, tmp_path, capsys, "--sessions", "2", "--no-save-run")
+    assert asked and code == 2
+    assert err.count("\n") == 1 and "kept in the cache from an earlier run: --retry-failures asks again" in err

@@ -9,15 +9,20 @@ from tests.llm.scripted import Reply, tool_reply
 from tests.tui.conftest import SIZE, wait_replay
 
 
+async def choose_llm(pilot, url: str) -> None:
+    """p, then the llm policy with ``url`` and the model ``scripted-model``, by keys."""
+    await pilot.press("p")
+    await pilot.pause()
+    await pilot.press("down", "down", "down", "enter")  # llm
+    await pilot.press("tab", "tab", *url, "tab", *"scripted-model", "ctrl+s")
+    await pilot.pause()
+
+
 async def test_choose_llm_by_keys_replay_and_inspect_the_call(build, server, oracle):  # noqa: F811
     oracle.overrides[(0, "1")] = Reply(status=500, body={"error": {"message": "overloaded"}})
     app = build(mismatch="allow")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("p")
-        await pilot.pause()
-        await pilot.press("down", "down", "down", "enter")  # llm
-        await pilot.press("tab", "tab", *server.url, "tab", *"scripted-model", "ctrl+s")
-        await pilot.pause()
+        await choose_llm(pilot, server.url)
         settings = app.workspace.settings
         assert settings.mode == "llm" and settings.llm == {"base_url": server.url, "model": "scripted-model"}
         await pilot.press("enter", "r")
@@ -53,11 +58,7 @@ async def test_the_replayed_models_output_shows_beside_the_recorded_thinking(bui
     oracle.overrides[(0, "1")] = Reply(status=400, body={"error": {"message": "context too long"}})
     app = build(mismatch="allow")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("p")
-        await pilot.pause()
-        await pilot.press("down", "down", "down", "enter")  # llm
-        await pilot.press("tab", "tab", *server.url, "tab", *"scripted-model", "ctrl+s")
-        await pilot.pause()
+        await choose_llm(pilot, server.url)
         await pilot.press("enter")
         await pilot.pause()
         screen = app.screen
