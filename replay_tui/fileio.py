@@ -79,7 +79,15 @@ def clean_stale_temp_files(path: str | os.PathLike[str], *, older_than: float | 
 
 
 def _current_umask() -> int:
-    """The process umask (reading it means setting it; it is set straight back)."""
+    """The process umask: from /proc on Linux (a read, safe beside other threads creating files),
+    else by setting it and straight back (the only portable way to read it)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask

@@ -22,6 +22,7 @@ async def test_an_episode_with_an_invalid_reward_opens_with_the_step_marked(buil
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, StepperScreen) and screen.problem is None
+        assert "⚠ 1 invalid field read as defaults" in screen.query_one("#episode-title").render().plain
         rows = _step_rows(screen)
         assert len(rows) == len(bad["trajectory"])
         marked = [i for i, row in enumerate(rows) if "⚠" in row]

@@ -445,6 +445,7 @@ class StepperScreen(Screen):
             text.append("success  " if succeeded else "failure  ", style="green" if succeeded else "red")
         if episode.completed_by_backup:
             text.append("backup  ", style="magenta")
+        self.append_field_problems(text, episode)
         verdicts = self.verdicts()
         if verdicts:
             bad = sum(1 for v in verdicts.values() if v.is_mismatch)
@@ -974,6 +975,12 @@ class StepperScreen(Screen):
             text.append(strip_control(problem.field or ""), style="bold yellow")
             text.append(": " + excerpt(problem.message, 300), style="yellow")
         return text
+
+    def append_field_problems(self, text: Text, episode: Episode) -> None:
+        """How many fields were invalid and read as their defaults (the steps are marked ⚠)."""
+        count = len(episode.problems)
+        if count:
+            text.append(f"⚠ {count} invalid {'field' if count == 1 else 'fields'} read as defaults  ", style="yellow")
 
     def append_episode_note(self, text: Text) -> None:
         """The episode's note under its instruction (first lines; N edits it)."""
