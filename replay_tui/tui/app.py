@@ -30,7 +30,15 @@ from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProbl
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
 from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies
-from replay_tui.runner import UNREACHABLE_STREAK, Cancelled, EndpointUnreachable, Runner, StepResult, SummaryReport
+from replay_tui.runner import (
+    UNREACHABLE_STREAK,
+    Cancelled,
+    EndpointUnreachable,
+    Runner,
+    StepResult,
+    SummaryReport,
+    endpoint_unreachable,
+)
 from replay_tui.runs import RunStore
 from replay_tui.sanitize import strip_control
 from replay_tui.stats import wilson
@@ -277,6 +285,7 @@ class ReplayApp(RunHistory):
     def _replay_sessions(
         self, runner: Runner, feed: ReplayFeed, session_ids: list[int], cancel: threading.Event
     ) -> None:
+        replayed: list[StepResult] = []  # to tell a dead endpoint from a run that failed its steps
         for session_id in session_ids:
             if cancel.is_set():
                 break
@@ -304,9 +313,16 @@ class ReplayApp(RunHistory):
                 self.post_message(ReplayFinished(cancelled=False, error=f"{type(exc).__name__}: {exc}"))
                 return
             feed.episode(report)
+            replayed.extend(report.steps)
             if report.cancelled:
                 break
         feed.flush()
+        unreachable = None if cancel.is_set() else endpoint_unreachable(replayed)
+        if unreachable is not None:  # fewer steps than the streak, none of them answered
+            self.post_message(
+                ReplayFinished(cancelled=False, error=f"{unreachable.message()}: no request got an answer")
+            )
+            return
         self.post_message(ReplayFinished(cancelled=cancel.is_set()))
 
     def action_cancel_replay(self) -> None:

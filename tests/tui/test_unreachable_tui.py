@@ -8,6 +8,7 @@ from replay_tui.tui.app import make_app
 from replay_tui.workspace import ReplaySettings
 from tests.llm.conftest import _isolated_llm_env  # noqa: F401 - fixture
 from tests.llm.scripted import Reply, ScriptedServer
+from tests.llm.test_unreachable import closed_port_url
 from tests.tui.conftest import SIZE, wait_replay
 
 
@@ -25,3 +26,17 @@ async def test_replay_all_against_a_503_server_stops_after_a_streak_and_says_so(
             assert stopped, toasts
             assert f"stopped after {UNREACHABLE_STREAK} requests in a row failed" in stopped[0]
             assert not app.replaying
+
+
+async def test_replaying_one_short_episode_against_a_closed_port_says_the_endpoint_is_unreachable(tmp_path):
+    """Fewer steps than the streak: the end of the replay says it, not only each step's failure."""
+    url = closed_port_url()
+    llm = {"base_url": url, "model": "M", "retries": 0, "backoff": 0, "timeout": 2, "cache": False}
+    settings = ReplaySettings(mode="llm", mismatch="stop", llm=llm)  # the first failed step ends the episode
+    app = make_app(settings=settings, annotations=tmp_path / "a.json", export_dir=tmp_path, save_runs=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("j", "j", "enter", "r")
+        await wait_replay(app, pilot)
+        assert len(app.step_results[2]) < UNREACHABLE_STREAK
+        toasts = [str(n.message) for n in app._notifications]
+        assert any(t.startswith(f"endpoint unreachable: {url}: cannot reach the server") for t in toasts), toasts
