@@ -182,7 +182,7 @@ class ExportModal(ModalScreen[ExportChoice | None]):
             yield OptionList(*(Option(FORMAT_HELP[f], id=f) for f in FORMATS), id="export-format")
             yield Input(str(self.default_dir / f"replay-report{FORMAT_SUFFIX[self.fmt]}"), id="export-path")
             if self.shown is not None:
-                yield Checkbox(self.shown, id="export-shown")
+                yield Checkbox(Text(self.shown), id="export-shown")  # the filter as typed: not markup
             keys = "↑/↓ format · " + ("tab, space: only the shown episodes · " if self.shown is not None else "")
             yield Label(Text(keys + "enter exports · esc cancels", style="dim"))
 
