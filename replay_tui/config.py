@@ -15,12 +15,15 @@ Binding ids are listed on the help screen (``?``). Textual-free: the CLI reads i
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from replay_tui.fileio import atomic_write_text
 from replay_tui.matching import MatchSettings, MatchSpecError
 
 
@@ -77,3 +80,23 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"{target}: {first}") from None
+
+
+def state_path() -> Path:
+    """Choices the app remembers between sessions (``state.json`` beside ``config.toml``): written by
+    the app, never by hand, so the hand-written TOML keeps its comments."""
+    return default_config_path().with_name("state.json")
+
+
+def load_state() -> dict[str, Any]:
+    """The remembered choices; an absent or unreadable file is nothing remembered (never an error)."""
+    try:
+        data = json.loads(state_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def remember(**values: Any) -> None:
+    """Add ``values`` to the remembered choices (atomically); raises OSError when it cannot be written."""
+    atomic_write_text(state_path(), json.dumps({**load_state(), **values}, indent=1, sort_keys=True) + "\n")

@@ -536,6 +536,18 @@ def md_text(text: Any, limit: int = 500) -> str:
     return _MD_PUNCT.sub(r"\\\1", _cut(_one_line(text), limit))
 
 
+def md_lines(text: Any, limit: int, indent: str) -> str:
+    """Multi-line plain text for a Markdown list item: each line escaped like :func:`md_text`, ended by
+    a hard break and indented under the item, so a note keeps its line breaks (blank lines dropped)."""
+    lines = [" ".join(line.split()) for line in _cut(clean(text).strip(), limit).splitlines()]
+    escaped = [_MD_LIST_START.sub(r"\1\\\2", _MD_PUNCT.sub(r"\\\1", line)) for line in lines if line]
+    return ("\\\n" + indent).join(escaped)
+
+
+_MD_LIST_START = re.compile(r"^(\d*)([-+.)])")
+"""What would start a list at the beginning of a line: escaped in note lines."""
+
+
 def md_code(text: Any, limit: int = _MD_CELL, *, table: bool = True) -> str:
     """Text as an inline code span: a fence longer than any backtick run inside, newlines shown as ⏎.
 
@@ -770,9 +782,9 @@ def _md_notes(ctx: _Context, budget: int) -> tuple[list[str], int]:
                 parts = [f"session {session_id}, step {md_code(item.step_label, 20, table=False)}"]
             if item.tags:
                 parts.append(_md_tags(item.tags, table=False))
-            if item.note.strip():
-                parts.append(md_text(item.note, 1_000))
             prefix = "- " if item.step_label is None else "  - "
+            if item.note.strip():
+                parts.append(md_lines(item.note, 1_000, " " * len(prefix)))
             items.append(prefix + " — ".join(parts))
     if not items:
         return [], 0

@@ -81,10 +81,36 @@ def clean_stale_temp_files(path: str | os.PathLike[str], *, older_than: float | 
     return removed
 
 
+def _current_umask() -> int:
+    """The process umask: from /proc on Linux (a read, safe beside other threads creating files),
+    else by setting it and straight back (the only portable way to read it)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _target_mode(target: Path) -> int:
+    """The mode the written file should have: an existing file keeps its own (a rewrite of a 0644
+    report stays 0644), a new one gets what ``open()`` would give it (0666 less the umask), not
+    ``mkstemp``'s 0600."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_current_umask()
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to a temp file beside ``path``, fsync it, then rename it over ``path``.
 
-    Leftover temp files of earlier interrupted writes of ``path`` are removed first.
+    Leftover temp files of earlier interrupted writes of ``path`` are removed first. The file
+    keeps its mode when it existed, else follows the umask (see :func:`_target_mode`).
     """
     with atomic_writer(path) as handle:
         handle.write(data)
@@ -105,6 +131,7 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), _target_mode(target))
             yield handle
             handle.flush()
             os.fsync(handle.fileno())

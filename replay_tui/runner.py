@@ -213,6 +213,60 @@ class Cancelled(Exception):
     """Raised inside a run when its cancel event is set."""
 
 
+UNREACHABLE_STREAK = 5
+"""The app stops a replay after this many policy calls in a row failed to reach their endpoint."""
+
+
+class Unreachable(BaseModel):
+    """An endpoint no request got through to: its URL, the last failure's message and how many failed."""
+
+    url: str
+    reason: str
+    failures: int
+
+    def message(self) -> str:
+        """The one line the CLI and the app show: ``endpoint unreachable: URL: REASON``."""
+        return f"endpoint unreachable: {self.url}: {self.reason}"
+
+
+def transport_failure(result: StepResult) -> tuple[str, str] | None:
+    """``(endpoint, message)`` when the step's policy call never reached a working endpoint (no
+    connection, a timeout, an HTTP 5xx), else None. A 4xx (a bad key or model) or a bad answer means
+    the server was reached and said no, which a new endpoint would not fix."""
+    trace = result.trace or {}
+    failure = trace.get("failure")
+    if result.error_kind not in ("connection_error", "timeout", "http_error") or not isinstance(failure, dict):
+        return None
+    status = failure.get("status")
+    if result.error_kind == "http_error" and not (isinstance(status, int) and status >= 500):
+        return None
+    return str(trace.get("base_url") or "(the default endpoint)"), result.error or result.error_kind
+
+
+def endpoint_unreachable(steps: Iterable[StepResult]) -> Unreachable | None:
+    """The endpoint every policy call of a run failed to reach, or None when one call got an answer
+    (or no call went to an endpoint: the stub and oracle modes, a replayed cassette)."""
+    found: Unreachable | None = None
+    cached = True
+    for step in steps:
+        failed = transport_failure(step)
+        if failed is None:
+            return None
+        cached = cached and bool((step.trace or {}).get("cache_hit"))
+        found = Unreachable(url=failed[0], reason=failed[1], failures=(found.failures if found else 0) + 1)
+    if found is not None and cached:  # nothing was asked: the cache holds earlier failures
+        found.reason += " (failures kept in the cache from an earlier run: --retry-failures asks again)"
+    return found
+
+
+class EndpointUnreachable(Exception):
+    """Raised inside a run whose policy failed to reach its endpoint ``Runner.unreachable_limit`` times in a row."""
+
+    def __init__(self, unreachable: Unreachable):
+        super().__init__(unreachable.message())
+        self.unreachable = unreachable
+
+
 class Runner:
     """Replays episodes of ``env`` with ``policy`` and reports step and episode accuracy.
 
@@ -241,6 +295,9 @@ class Runner:
         self.on_step = on_step
         self.cancel = cancel or threading.Event()
         self.excerpt_chars = excerpt_chars
+        self.unreachable_limit: int | None = None
+        """Raise :class:`EndpointUnreachable` after this many transport failures in a row (the app sets it)."""
+        self._unreachable: list[StepResult] = []
         self._pass_step = accepts_recorded_step(policy)
         # the stub itself (not a subclass, which may read more of the recorded step) answers from the step
         self._from_step = policy.predict_from_step if type(policy) is StubPolicy and self._pass_step else None
@@ -295,6 +352,20 @@ class Runner:
             if self.on_step is not None:
                 self.on_step(result)
             yield result
+            self._count_transport_failure(result)
+
+    def _count_transport_failure(self, result: StepResult) -> None:
+        """Keep the current run of transport failures (across episodes); give up at the limit."""
+        if transport_failure(result) is None:
+            self._unreachable = []
+            return
+        self._unreachable.append(result)
+        limit = self.unreachable_limit
+        if limit is not None and len(self._unreachable) >= limit:
+            unreachable = endpoint_unreachable(self._unreachable)
+            self._unreachable = []
+            assert unreachable is not None
+            raise EndpointUnreachable(unreachable)
 
     def run_episode(self, session_id: int) -> EpisodeReport:
         """Replay one episode to the end (or the first mismatch under ``stop``)."""

@@ -59,7 +59,7 @@ def test_malformed_episodes_are_listed_and_good_ones_replay(capsys, tmp_path):
     code, _, err = run_cli(capsys, "replay", "--demos", str(path), "--report", str(report))
     assert code == 0
     data = json.loads(report.read_text())
-    assert data["episodes_run"] == 2 and data["overall_accuracy"] == 1.0
+    assert data["episodes_run"] == 3 and data["overall_accuracy"] == 1.0  # 4's invalid reward is read as 0
     located = {(p["index"], p["field"]) for p in data["problems"]}
     assert located == {(1, "session_id"), (3, "trajectory"), (4, "trajectory[0].reward")}
     assert all(p["file"] == str(path) for p in data["problems"])

@@ -77,14 +77,41 @@ def test_malformed_episode_is_a_problem_naming_file_index_and_field(tmp_path, ma
 
 
 def test_bad_episode_raises_on_open_and_others_stay_usable(tmp_path):
-    path = write_json(tmp_path / "m.json", [good_episode(1), episode(9, [search_step(0, done=[1])])])
+    # the recorded call is invalid: no default can stand in for it (an invalid `done` is read as its
+    # default instead, see test_an_invalid_field_is_a_problem_of_its_step_and_the_episode_loads)
+    path = write_json(tmp_path / "m.json", [good_episode(1), episode(9, [search_step(0, llm_action_arguments=[1])])])
     demos = open_demos(path)
     assert 9 in demos  # indexing only checks the header
     with pytest.raises(EpisodeLoadError) as info:
         demos.episode(9)
-    assert info.value.problem.field == "trajectory[0].done"
+    assert info.value.problem.field == "trajectory[0].llm_action_arguments"
     assert demos.problem_for(9) is info.value.problem
     assert demos.episode(1).session_id == 1
+
+
+def test_an_invalid_field_is_a_problem_of_its_step_and_the_episode_loads(tmp_path):
+    """Issue 16: ``trajectory[1].reward = "abc"`` used to hide the whole episode behind one error."""
+    bad = good_episode(9)
+    bad["trajectory"][1]["reward"] = "abc"
+    bad["trajectory"][3]["observation_before_action"] = 5  # a sub-event's field: the same
+    path = write_json(tmp_path / "m.json", [good_episode(1), bad])
+    demos = open_demos(path)
+    loaded = demos.episode(9)
+    assert demos.problem_for(9) is None  # usable
+    assert len(loaded.trajectory) == len(bad["trajectory"]) and loaded.trajectory[1].reward == 0.0
+    assert loaded.trajectory[2].observation_before_llm == bad["trajectory"][2]["observation_before_llm"]
+    reward, observation = loaded.problems
+    assert (reward.field, reward.index, reward.session_id, reward.severity) == ("trajectory[1].reward", 1, 9, "warning")
+    assert reward.message.startswith("'abc': Input should be a valid number") and "read as 0.0" in reward.message
+    assert observation.field == "trajectory[3].observation_before_action" and "read as ''" in observation.message
+    assert loaded.problems_at(1) == [reward] and loaded.problems_at(2) == [] and loaded.problems_at(3) == [observation]
+    assert reward.one_line().startswith(f"{path}: episode #1 (session 9): field trajectory[1].reward: 'abc': ")
+    assert demos.problems == [reward, observation]
+    demos.episode(9)
+    assert demos.problems == [reward, observation]  # recorded once
+    fresh = open_demos(path)
+    fields = [p.field for p in fresh.validate_all()]
+    assert fields == ["trajectory[1].reward", "trajectory[3].observation_before_action"]
 
 
 def test_duplicate_session_id_keeps_the_first(tmp_path):

@@ -79,7 +79,7 @@ def test_policy_errors_become_failed_steps_not_crashes(demo_file):
 
 
 def test_run_all_summarizes_by_state_and_skips_malformed(tmp_path):
-    bad = episode(5, [search_step(0, reward="lots")])
+    bad = episode(5, [search_step(0, llm_action_arguments=[1])])  # the recorded call itself (see test_loader)
     path = write_json(tmp_path / "d.json", [good_episode(1), bad, good_episode(2)])
     runner = Runner(OfflineWebshopEnv(path), StubPolicy())
     seen = []
@@ -89,7 +89,7 @@ def test_run_all_summarizes_by_state_and_skips_malformed(tmp_path):
     assert summary.accuracy_by_state == {"Result": 1.0, "Search": 1.0}
     assert summary.steps_by_state == {"Result": 4, "Search": 2}
     [problem] = summary.problems
-    assert problem.index == 1 and problem.field == "trajectory[0].reward"
+    assert problem.index == 1 and problem.field == "trajectory[0].llm_action_arguments"
     assert len(seen) == 3
 
 

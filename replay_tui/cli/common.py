@@ -21,6 +21,11 @@ class UsageError(Exception):
     """A bad flag value or an unreadable input; printed as one line, exit code 2."""
 
 
+class EndpointError(UsageError):
+    """No request of a replay reached the policy's endpoint (``endpoint unreachable: URL: REASON``):
+    exit 2 like bad input, so CI does not read a dead server as a regression (exit 1)."""
+
+
 def print_error(err: Console, command: str | None, message: str) -> None:
     """One line on stderr, the same for every command: ``replay-tui COMMAND: error: MESSAGE``.
 

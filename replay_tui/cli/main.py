@@ -30,6 +30,7 @@ from replay_tui.cli.common import (
     EXIT_MISMATCH,
     EXIT_OK,
     EXIT_USAGE,
+    EndpointError,
     UsageError,
     add_graphics_argument,
     cell,
@@ -57,7 +58,15 @@ from replay_tui.matching import CASE_POLICIES, MatchSettings, MatchSpecError
 from replay_tui.policies import POLICY_BUILD_ERRORS, Policy, close_policies, policy_mode
 from replay_tui.policies.registry import LLM_MODES, MODE_FLAGS
 from replay_tui.repeat import RepeatReport, run_repeats
-from replay_tui.runner import EpisodeReport, Runner, SummaryReport, run_all_parallel
+from replay_tui.runner import (
+    UNREACHABLE_STREAK,
+    EndpointUnreachable,
+    EpisodeReport,
+    Runner,
+    SummaryReport,
+    endpoint_unreachable,
+    run_all_parallel,
+)
 from replay_tui.runs import RunEntry, RunError, RunStore, runs_root
 from replay_tui.sanitize import excerpt, strip_control
 from replay_tui.sources import open_sources
@@ -788,9 +797,15 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     count = len(session_ids) if session_ids is not None else len(demos)
     show_progress = not (args.no_progress or args.quiet) and err.is_terminal and count >= PROGRESS_MIN_EPISODES
 
+    printed = [len(demos.problems)]  # problems found while replaying (a malformed episode, an invalid field)
+
     def on_episode(item: object) -> None:
-        if isinstance(item, LoadProblem):
-            _print_problem(err, item)
+        found = demos.problems[printed[0] :]
+        printed[0] += len(found)
+        if isinstance(item, LoadProblem) and not any(p is item for p in found):
+            found.append(item)
+        for problem in found:
+            _print_problem(err, problem)
         if progress is not None:
             progress.advance(task)
 
@@ -798,7 +813,9 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         env = OfflineWebshopEnv(
             demos, mismatch_policy=args.mismatch, include_item_steps=args.item_steps, matching=matching
         )
-        return Runner(env, policies.take(), mode=policies.mode)
+        runner = Runner(env, policies.take(), mode=policies.mode)
+        runner.unreachable_limit = UNREACHABLE_STREAK  # a dead endpoint ends the run, not each step's retries
+        return runner
 
     def run() -> SummaryReport | RepeatReport:
         if args.repeat > 1:
@@ -833,8 +850,14 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
                 summary = run()
         else:
             summary = run()
+    except EndpointUnreachable as exc:
+        raise EndpointError(str(exc)) from None
     finally:
         policies.close()
+    if isinstance(summary, SummaryReport):
+        unreachable = endpoint_unreachable(step for episode in summary.episodes for step in episode.steps)
+        if unreachable is not None:  # no request got through: an infrastructure failure, not 0 % accuracy
+            raise EndpointError(unreachable.message())
     stats = policies.stats_line()
     if stats and not args.quiet:
         err.print(Text(stats), soft_wrap=True)

@@ -30,6 +30,7 @@ import msgspec
 from pydantic import ValidationError
 
 from replay_tui.demos.models import (
+    ACTION_FIELDS,
     DecisionStep,
     Episode,
     EpisodeHeader,
@@ -49,6 +50,7 @@ from replay_tui.demos.scan import (
     transcode,
     utf8_error,
 )
+from replay_tui.sanitize import excerpt
 
 _STR = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 # One token per key (with its scalar value when it has one), per bare string, per bracket.
@@ -171,6 +173,7 @@ def parse_episode(raw: Any, *, file: str, index: int) -> Episode:
     if not isinstance(trajectory, list):
         raise fail("trajectory", f"must be a list, got a JSON {_json_kind(trajectory)}")
     entries: list[Any] = []
+    repaired: list[LoadProblem] = []
     for position, entry in enumerate(trajectory):
         where = f"trajectory[{position}]"
         if not isinstance(entry, dict):
@@ -183,9 +186,48 @@ def parse_episode(raw: Any, *, file: str, index: int) -> Episode:
         try:  # model_validate's own call, without its wrapper (once per entry of every episode read)
             entries.append(model.__pydantic_validator__.validate_python(entry))
         except ValidationError as exc:
-            path, message = _error_text(exc)
-            raise fail(f"{where}.{path}" if path else where, message) from None
-    return Episode.model_validate({**header.model_dump(), "trajectory": entries})
+            fixed = _without_bad_fields(model, entry, exc)
+            if fixed is None:
+                path, message = _error_text(exc)
+                raise fail(f"{where}.{path}" if path else where, message) from None
+            entries.append(fixed[0])
+            for path, message in fixed[1]:
+                problem = fail(f"{where}.{path}", message).problem
+                repaired.append(problem.model_copy(update={"severity": "warning"}))
+    episode = Episode.model_validate({**header.model_dump(), "trajectory": entries})
+    episode._problems = repaired
+    return episode
+
+
+VALUE_CHARS = 60
+"""The most of an invalid value a problem quotes."""
+
+
+def _without_bad_fields(
+    model: Any, entry: dict[str, Any], exc: ValidationError
+) -> tuple[Any, list[tuple[str, str]]] | None:
+    """``entry`` validated with its invalid optional fields left out (read as their defaults), and a
+    ``(field path, "VALUE: reason; read as DEFAULT")`` for each; None when an invalid field is required
+    or one of the :data:`ACTION_FIELDS`, or the entry fails as a whole (a model check), so the episode
+    stays a problem as before."""
+    bad: dict[str, tuple[str, str]] = {}
+    for error in exc.errors(include_url=False):
+        loc = error.get("loc", ())
+        key = loc[0] if loc else None
+        info = model.model_fields.get(key) if isinstance(key, str) else None
+        if info is None or info.is_required() or key not in entry or key in ACTION_FIELDS:
+            return None
+        bad.setdefault(key, (_loc_path(loc), str(error.get("msg", "invalid value"))))
+    try:
+        fixed = model.__pydantic_validator__.validate_python({k: v for k, v in entry.items() if k not in bad})
+    except ValidationError:
+        return None
+    notes = []
+    for key, (path, reason) in bad.items():
+        shown = excerpt(repr(entry[key]), VALUE_CHARS)
+        default = model.model_fields[key].get_default(call_default_factory=True)
+        notes.append((path, f"{shown}: {reason}; read as {default!r}, the rest of the episode is usable"))
+    return fixed, notes
 
 
 def _json_kind(value: Any) -> str:
@@ -932,6 +974,8 @@ class DemoSet:
     cache_size: int = 32
     _cache: OrderedDict[int, Episode] = field(default_factory=OrderedDict, repr=False)
     _bad: dict[int, LoadProblem] = field(default_factory=dict, repr=False)
+    _noted: set[int] = field(default_factory=set, repr=False)
+    """Sessions whose invalid fields (read as defaults) are in :attr:`problems` already."""
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     def add_file(self, demo: EpisodeSource) -> None:
@@ -1007,6 +1051,7 @@ class DemoSet:
         except EpisodeLoadError as exc:
             self._record_bad(session_id, exc.problem)
             raise
+        self._note_fields(session_id, episode)
         self._cache[session_id] = episode
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
@@ -1016,6 +1061,15 @@ class DemoSet:
         """Remember a malformed episode's problem (call with the lock held)."""
         self._bad[session_id] = problem
         self.problems.append(problem)
+
+    def _note_fields(self, session_id: int, episode: Episode) -> list[LoadProblem]:
+        """Record the episode's invalid fields in :attr:`problems` once (call with the lock held); the
+        ones recorded now. The episode itself stays usable (its :attr:`Episode.problems` say where)."""
+        if session_id in self._noted or not episode.problems:
+            return []
+        self._noted.add(session_id)
+        self.problems.extend(episode.problems)
+        return list(episode.problems)
 
     def problem_for(self, session_id: int) -> LoadProblem | None:
         """The parse problem found for this session so far, if any."""
@@ -1027,20 +1081,20 @@ class DemoSet:
 
     def validation(self) -> Iterator[LoadProblem | None]:
         """Parse every episode not parsed yet, one at a time (dropping them again): yields the
-        problem of each malformed one as it is found (recorded as :meth:`episode` records it), and
-        None after each good one, so a caller (the app's background validation) can stop or yield
-        between episodes."""
+        problem of each malformed one as it is found (recorded as :meth:`episode` records it), the
+        invalid fields of a usable one then None, and None after each good one, so a caller (the
+        app's background validation) can stop or yield between episodes."""
         for ref in list(self.refs):
             with self._lock:  # per episode, as :meth:`episode` does, so readers are not held up for the whole file
                 if ref.session_id in self._bad or ref.session_id in self._cache:
                     continue
-                problem = None
+                found: list[LoadProblem | None] = [None]
                 try:
-                    ref.file.read_episode(ref)
+                    found = [*self._note_fields(ref.session_id, ref.file.read_episode(ref)), None]
                 except EpisodeLoadError as exc:
                     self._record_bad(ref.session_id, exc.problem)
-                    problem = exc.problem
-            yield problem
+                    found = [exc.problem]
+            yield from found
 
     def close(self) -> None:
         for demo in self.files:

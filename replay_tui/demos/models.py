@@ -305,6 +305,12 @@ def sub_event_class(type_name: str) -> type[SubEvent]:
 
 TrajectoryEntry = DecisionStep | SubEvent
 
+ACTION_FIELDS = frozenset(
+    {"step_number", "type", "llm_action_name", "llm_action_arguments", "action_executed_in_env", "llm_action"}
+)
+"""The fields that say what a step is and which action it recorded: an invalid one is never read as
+its default (the step would be judged against an action nobody took), so the episode stays a problem."""
+
 
 class EpisodeHeader(BaseModel):
     """The episode-level fields, without the trajectory (what the session browser shows)."""
@@ -323,6 +329,9 @@ class Episode(EpisodeHeader):
 
     trajectory: list[Any] = Field(default_factory=list)
 
+    _problems: list[Any] = PrivateAttr(default_factory=list)
+    """The :class:`~replay_tui.demos.problems.LoadProblem` of each trajectory field that was invalid
+    and read as its default (see ``loader.parse_episode``): one bad field no longer hides the episode."""
     _source: Any = PrivateAttr(default=None)
     """The :class:`~replay_tui.trajectory.Trajectory` this episode was built from, for a log of
     another format (screenshots, tool results and the format's own fields live there); None for the
@@ -332,6 +341,16 @@ class Episode(EpisodeHeader):
     def source(self) -> Any:
         """The trajectory of another format this episode stands for (None for a seed demo file)."""
         return self._source
+
+    @property
+    def problems(self) -> list[Any]:
+        """The invalid fields of this episode's steps, each read as its default (LoadProblems)."""
+        return self._problems
+
+    def problems_at(self, position: int) -> list[Any]:
+        """The invalid fields of the trajectory entry at ``position``."""
+        prefix = f"trajectory[{position}]"
+        return [p for p in self._problems if p.field and (p.field == prefix or p.field.startswith(prefix + "."))]
 
     @property
     def episode_id(self) -> str:

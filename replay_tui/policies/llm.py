@@ -613,7 +613,7 @@ def response_summary(response: Any) -> dict[str, Any]:
         else None
     )
     content = message.get("content")
-    return {
+    summary = {
         "id": response.get("id") if isinstance(response, dict) else None,
         "finish_reason": finish,
         "content": _raw(content, 2000) if content else None,
@@ -622,6 +622,10 @@ def response_summary(response: Any) -> dict[str, Any]:
             for name, args in _tool_calls(message)
         ],
     }
+    reasoning = message.get("reasoning_content") or message.get("reasoning")  # vLLM, DeepSeek, OpenRouter
+    if reasoning:  # (only when sent: a trace without it stays as it was)
+        summary["reasoning"] = _raw(reasoning, 4000)
+    return summary
 
 
 # -- settings ---------------------------------------------------------------------------------------

@@ -25,13 +25,21 @@ from textual.worker import get_current_worker
 
 from replay_tui.annotations import AnnotationError
 from replay_tui.compare import CompareError, compare_runs, demo_identities, load_run_file
-from replay_tui.config import Config, load_config
+from replay_tui.config import Config, load_config, load_state, remember
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
 from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies
-from replay_tui.runner import Cancelled, Runner, StepResult, SummaryReport
+from replay_tui.runner import (
+    UNREACHABLE_STREAK,
+    Cancelled,
+    EndpointUnreachable,
+    Runner,
+    StepResult,
+    SummaryReport,
+    endpoint_unreachable,
+)
 from replay_tui.runs import RunStore
 from replay_tui.sanitize import strip_control
 from replay_tui.stats import wilson
@@ -52,7 +60,7 @@ from replay_tui.tui.run_history import RunHistory
 from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.compare import ComparePathModal, CompareScreen, ComparisonFailed, ComparisonReady
 from replay_tui.tui.screens.groups import GroupsScreen
-from replay_tui.tui.screens.modals import ExportModal, NoteModal, SettingsModal, TagModal
+from replay_tui.tui.screens.modals import ExportChoice, ExportModal, NoteModal, SettingsModal, TagModal
 from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.workspace import ReplaySettings, Workspace
 
@@ -107,6 +115,8 @@ class ReplayApp(RunHistory):
         self.visual = visual or VisualBatch()
         self.config = config or Config()
         self.export_dir = export_dir or Path.cwd()
+        self.export_dir_given = export_dir is not None
+        """An export folder given by the caller wins over the one remembered from the last export."""
         self.step_results: dict[int, dict[str, StepResult]] = {}
         self.replaying = False
         self.cancel_event = threading.Event()
@@ -267,6 +277,7 @@ class ReplayApp(RunHistory):
             self.post_message(ReplayFinished(cancelled=False, error=str(exc)))
             return
         feed.mode = runner.mode
+        runner.unreachable_limit = UNREACHABLE_STREAK  # a dead endpoint stops the replay, not every step's retries
         try:
             self._replay_sessions(runner, feed, session_ids, cancel)
         finally:
@@ -275,6 +286,7 @@ class ReplayApp(RunHistory):
     def _replay_sessions(
         self, runner: Runner, feed: ReplayFeed, session_ids: list[int], cancel: threading.Event
     ) -> None:
+        replayed: list[StepResult] = []  # to tell a dead endpoint from a run that failed its steps
         with gc_paused():  # a replay allocates much and makes no cycles (see replay_tui.gcpause)
             for session_id in session_ids:
                 if cancel.is_set():
@@ -288,14 +300,32 @@ class ReplayApp(RunHistory):
                     continue
                 except Cancelled:  # pragma: no cover - run_episode turns this into a cancelled report
                     break
+                except EndpointUnreachable as exc:
+                    feed.flush()
+                    failed = exc.unreachable.failures
+                    self.post_message(
+                        ReplayFinished(
+                            cancelled=False,
+                            error=f"{exc}. The replay stopped after {failed} requests in a row failed; "
+                            "check the endpoint (p → policy) and press r to replay again.",
+                        )
+                    )
+                    return
                 except Exception as exc:  # the UI must survive anything a policy or a file throws
                     feed.flush()
                     self.post_message(ReplayFinished(cancelled=False, error=f"{type(exc).__name__}: {exc}"))
                     return
                 feed.episode(report)
+                replayed.extend(report.steps)
                 if report.cancelled:
                     break
         feed.flush()
+        unreachable = None if cancel.is_set() else endpoint_unreachable(replayed)
+        if unreachable is not None:  # fewer steps than the streak, none of them answered
+            self.post_message(
+                ReplayFinished(cancelled=False, error=f"{unreachable.message()}: no request got an answer")
+            )
+            return
         self.post_message(ReplayFinished(cancelled=cancel.is_set()))
 
     def action_cancel_replay(self) -> None:
@@ -411,11 +441,20 @@ class ReplayApp(RunHistory):
         store = self.workspace.annotations
         current = store.get(session_id, step_label)
 
-        def apply(label: str | None) -> None:
-            if label is None:
+        before = list(current.tags) if current else []
+
+        def apply(tags: list[str] | None) -> None:
+            if tags is None:
                 return
-            present = store.toggle_tag(session_id, step_label, label)
-            self._save_annotations(f"{'tagged' if present else 'untagged'} {label}")
+            added = [tag for tag in tags if tag not in before]
+            removed = [tag for tag in before if tag not in tags]
+            if not added and not removed:
+                return
+            for tag in [*removed, *added]:  # one edit per change, so a merge with another writer keeps the rest
+                store.toggle_tag(session_id, step_label, tag)
+            what = [f"tagged {' '.join(added)}"] if added else []
+            what += [f"untagged {' '.join(removed)}"] if removed else []
+            self._save_annotations(" · ".join(what))
 
         self.push_screen(
             TagModal(self._target(session_id, step_label), store.labels, current.tags if current else []), apply
@@ -503,16 +542,27 @@ class ReplayApp(RunHistory):
         self.push_screen(SettingsModal(self.workspace.settings), apply)
 
     def action_export(self) -> None:
-        def apply(choice: tuple[str, Path] | None) -> None:
+        browser = self.browser
+        shown = browser.shown_sessions() if browser is not None else None
+        remembered = load_state()
+        folder = Path(str(remembered.get("export_dir") or self.export_dir))
+        start = folder if not self.export_dir_given and folder.is_dir() else self.export_dir
+
+        def apply(choice: ExportChoice | None) -> None:
             if choice is None:
                 return
-            fmt, path = choice
+            sessions = shown[1] if choice.only_shown and shown is not None else None
+            summary = self.workspace.summary(sessions)
             try:
-                written = write_report(path, self.workspace.summary(), self.workspace.annotations, fmt)
+                written = write_report(choice.path, summary, self.workspace.annotations, choice.fmt)
             except (OSError, ValueError) as exc:
                 self.notify(f"export failed: {exc}", severity="error", markup=False)
                 return
-            episodes = len(self.workspace.results)
+            try:  # the next export starts where this one went
+                remember(export_format=choice.fmt, export_dir=str(choice.path.parent.resolve()))
+            except OSError:
+                pass
+            episodes = len(summary.episodes)
             self.notify(f"exported {episodes} replayed episodes to {written}", timeout=3, markup=False)
 
         if not self.workspace.results:
@@ -522,7 +572,9 @@ class ReplayApp(RunHistory):
                 timeout=3,
             )
         inputs = [source.path for source in self.workspace.demos.files] + [self.workspace.annotations.path]
-        self.push_screen(ExportModal(self.export_dir, inputs=inputs), apply)
+        fmt = str(remembered.get("export_format") or "md")
+        label = f"only the {len(shown[1])} episodes shown ({shown[0]})" if shown is not None else None
+        self.push_screen(ExportModal(start, fmt, inputs=inputs, shown=label), apply)
 
     # -- compare runs -----------------------------------------------------------------------
     def action_compare(self) -> None:

@@ -426,26 +426,43 @@ class InspectorScreen(Screen):
         if len(self.images) < 2:
             self.notify("no screenshots yet", severity="warning")
             return
-        paths = self._write_overlays(Path(tempfile.mkdtemp(prefix="replay-tui-overlay-")))
+        try:
+            paths = self._write_overlays(Path(tempfile.mkdtemp(prefix="replay-tui-overlay-")))
+        except OSError as exc:
+            self.notify(f"could not save the overlays: {exc}", severity="error", markup=False)
+            return
+        saved = f"{paths[0].name} and {paths[1].name} in {paths[0].parent}"
         command = viewer_command()
         if command is None:
-            self.notify(
-                f"overlays saved to {paths[0].parent} (no image viewer: set ${VIEWER_ENV})", timeout=4, markup=False
-            )
+            self.notify(f"overlays saved: {saved} (no image viewer: set ${VIEWER_ENV})", timeout=6, markup=False)
             return
         try:
             with self.app.suspend():  # a terminal viewer gets the terminal; a GUI one returns at once
-                self._run_viewer(command, paths)
+                failure = self._run_viewer(command, paths)
         except SuspendNotSupported:  # headless or web driver: nothing to hand over
-            self._run_viewer(command, paths)
+            failure = self._run_viewer(command, paths)
+        if failure is not None:  # say so: a silent failure looked like nothing happened
+            self.notify(
+                f"the image viewer failed: {failure}. The overlays are saved: {saved}",
+                title="Open PNG",
+                severity="error",
+                timeout=10,
+                markup=False,
+            )
+        else:
+            self.notify(f"opened {saved}", timeout=3, markup=False)
 
-    def _run_viewer(self, command: list[str], paths: list[Path]) -> None:
+    def _run_viewer(self, command: list[str], paths: list[Path]) -> str | None:
+        """Open each path with ``command``; why it failed (its error output or exit status), or None."""
         for path in paths:
             try:
-                subprocess.run([*command, str(path)], check=False, timeout=120)
+                done = subprocess.run([*command, str(path)], check=False, timeout=120, stderr=subprocess.PIPE)
             except (OSError, subprocess.TimeoutExpired) as exc:
-                self.notify(f"could not run {command[0]}: {exc}", severity="error", markup=False)
-                return
+                return f"could not run {command[0]}: {exc}"
+            if done.returncode != 0:
+                said = strip_control(done.stderr.decode("utf-8", "replace")).strip().splitlines()
+                return f"{command[0]} exited with status {done.returncode}" + (f": {said[-1][:200]}" if said else "")
+        return None
 
     def action_save_overlay(self) -> None:
         if len(self.images) < 2:

@@ -33,7 +33,7 @@ def _mixed(tmp_path):
         [
             good_episode(1),
             good_episode(2),
-            episode(3, [search_step(0, done=[1])]),
+            episode(3, [search_step(0, llm_action_arguments=[1])]),
             good_episode(4),
             episode(5, [search_step("zero")]),
         ],
@@ -50,7 +50,7 @@ async def test_malformed_episodes_appear_as_problems_without_being_opened(build,
         assert "2 problems" in str(app.screen.query_one("#browser-title").render())
         problems = app.workspace.demos.problems
         assert [(p.session_id, p.field) for p in problems] == [
-            (3, "trajectory[0].done"),
+            (3, "trajectory[0].llm_action_arguments"),
             (5, "trajectory[0].step_number"),
         ]
         assert isinstance(app.screen, BrowserScreen)  # nothing was opened
@@ -87,5 +87,5 @@ def test_the_cli_still_names_every_malformed_episode(tmp_path, capsys):
     code = main(["replay", "--demos", str(path), "--all", "--mode", "stub", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 0
-    assert "episode #2" in err and "session 3" in err and "trajectory[0].done" in err
+    assert "episode #2" in err and "session 3" in err and "trajectory[0].llm_action_arguments" in err
     assert "episode #4" in err and "session 5" in err and "trajectory[0].step_number" in err

@@ -188,9 +188,9 @@ async def test_tag_and_note_persist_and_reload(build, tmp_path):
         await wait_replay(app, pilot)
         await pilot.press("t")
         await pilot.pause()
-        await pilot.press("1")  # policy-bug on step 0
+        await pilot.press("1", "enter")  # policy-bug on step 0 (enter saves)
         await pilot.pause()
-        await pilot.press("T", "3")  # normalization on the episode
+        await pilot.press("T", "3", "enter")  # normalization on the episode
         await pilot.pause()
         await pilot.press("n")
         await pilot.pause()
@@ -208,7 +208,7 @@ async def test_tag_and_note_persist_and_reload(build, tmp_path):
         rows = browser_rows(again)
         assert [r[0] for r in rows] == ["0"]
         assert rows[0][7] == "policy-bug normalization"
-        await pilot.press("t", "1")  # toggle policy-bug on the episode too
+        await pilot.press("t", "1", "enter")  # toggle policy-bug on the episode too
         await pilot.pause()
     assert AnnotationStore.load(sidecar).get(0, None).tags == ["normalization", "policy-bug"]
 
@@ -219,7 +219,7 @@ async def test_export_each_format_from_the_modal(build, tmp_path, downs, suffix)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("slash", *"volleyball", "enter", "R")
         await wait_replay(app, pilot)
-        await pilot.press("t", "1")
+        await pilot.press("t", "1", "enter")
         await pilot.pause()
         await pilot.press("e")
         await pilot.pause()
@@ -267,7 +267,7 @@ async def test_problem_rows_and_a_bad_episode_do_not_crash(build, tmp_path):
             good_episode(1),
             {"instruction": "no id", "trajectory": []},
             good_episode(2),
-            episode(3, [search_step(0, done=[1])]),
+            episode(3, [search_step(0, llm_action_arguments=[1])]),
         ],
     )
     app = build([path])
@@ -283,7 +283,7 @@ async def test_problem_rows_and_a_bad_episode_do_not_crash(build, tmp_path):
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, StepperScreen) and screen.problem is not None
-        assert "trajectory[0].done" in screen.query_one("#step-detail").render().plain
+        assert "trajectory[0].llm_action_arguments" in screen.query_one("#step-detail").render().plain
         await pilot.press("escape")
         await pilot.pause()
         assert browser_rows(app)[2][6] == "problem"
@@ -452,7 +452,7 @@ async def test_acceptance_flow_keys_only(build, tmp_path):
             row = screen.current_row()
         first_bad = min(label for label, v in app.step_results[int(failed[0])].items() if not v.match)
         assert row.label == first_bad
-        await pilot.press("t", "1")
+        await pilot.press("t", "1", "enter")
         await pilot.pause()
         await pilot.press("e", "home", "down", "enter")
         await pilot.pause()

@@ -252,3 +252,34 @@ def test_explanations_give_the_numbers_each_score_is_made_of():
     assert missing.startswith("missing:") and "2.0% of both pages" in missing and "25.0% of Block-Match" in missing
     assert "0.420 < 0.5" in explain(PairRow("dropped", ref, pred, text=0.42), 0.08).plain
     assert explain(PairRow("extra", None, pred), 0.08).plain.startswith("hallucinated:")
+
+
+FAILING_VIEWER = """
+import sys
+print("Error: no DISPLAY environment variable specified", file=sys.stderr)
+sys.exit(3)
+"""
+
+
+@pytest.mark.parametrize("broken", ["exits", "missing"])
+async def test_a_failing_viewer_is_reported_with_the_saved_paths(tmp_path, monkeypatch, broken):
+    """``o`` with a viewer that fails (issue 16): the error and where the overlays are, not silence."""
+    viewer = tmp_path / "viewer.py"
+    viewer.write_text(FAILING_VIEWER)
+    command = f"{sys.executable} {viewer}" if broken == "exits" else str(tmp_path / "no-such-viewer")
+    monkeypatch.setenv(VIEWER_ENV, command)
+    app = InspectorApp(EXAMPLES / "ref" / "11202.html", EXAMPLES / "drop" / "11202.html", export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_scored(app, pilot)
+        await pilot.press("o")
+        await pilot.pause()
+        toasts = [str(n.message) for n in app._notifications]
+    failed = [t for t in toasts if t.startswith("the image viewer failed:")]
+    assert len(failed) == 1, toasts
+    if broken == "exits":
+        assert "exited with status 3: Error: no DISPLAY environment variable specified" in failed[0]
+    else:
+        assert "could not run" in failed[0] and "no-such-viewer" in failed[0]
+    folder = failed[0].rsplit(" in ", 1)[1]
+    pngs = sorted(p.name for p in Path(folder).glob("*.png"))
+    assert len(pngs) == 2 and all(name in failed[0] for name in pngs)

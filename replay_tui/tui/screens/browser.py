@@ -479,3 +479,11 @@ class BrowserScreen(SortActions, Screen):
         session = self.current_session()
         if session is not None:
             self.post_message(NoteRequested(session))
+
+    def shown_sessions(self) -> tuple[str, list[int]] | None:
+        """(the active filter said in words, the sessions it shows), or None when no filter is on:
+        what the export dialog offers as "only the episodes shown"."""
+        described = self.filters.describe()
+        if not described:
+            return None
+        return described, [row.session_id for row in self.source.rows if row.session_id is not None]

@@ -38,7 +38,7 @@ from replay_tui.export import FORMATS
 from replay_tui.groups import MismatchGroup
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.tui.screens.groups import GroupsSource, GroupsView
-from replay_tui.tui.screens.modals import FORMAT_SUFFIX, ExportModal
+from replay_tui.tui.screens.modals import FORMAT_SUFFIX, ExportChoice, ExportModal
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 
 EPISODE_COLUMNS = (
@@ -163,10 +163,10 @@ class _ExportsComparison:
     export_dir: Path
 
     def action_export(self) -> None:
-        def apply(choice: tuple[str, Path] | None) -> None:
+        def apply(choice: ExportChoice | None) -> None:
             if choice is None:
                 return
-            fmt, path = choice
+            fmt, path = choice.fmt, choice.path
             try:
                 written = write_comparison(path, self.comparison, fmt)
             except (OSError, ValueError) as exc:

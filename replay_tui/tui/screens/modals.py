@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -20,6 +20,7 @@ from replay_tui.export import FORMATS
 from replay_tui.fileio import same_file
 from replay_tui.matching import MATCH_POLICIES, MATCH_STATES, POLICY_DESCRIPTIONS, MatchSettings
 from replay_tui.policies.registry import POLICY_MODES
+from replay_tui.sanitize import strip_control
 from replay_tui.workspace import ReplaySettings
 
 FORMAT_SUFFIX = {"json": ".json", "md": ".md", "csv": ".csv", "html": ".html", "junit": ".xml"}
@@ -32,41 +33,94 @@ FORMAT_HELP = {
 }
 
 
-class TagModal(ModalScreen[str | None]):
-    """Pick a label to toggle on the target (number keys or enter); escape cancels."""
+LABEL_CHARS = 40
+"""The longest label the tag dialog creates."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel", id="tag.cancel")]
+
+def label_name(text: str) -> str:
+    """A new label as typed, made a tag: control characters gone, spaces joined with ``-`` (tags are
+    shown space-separated), cut at :data:`LABEL_CHARS`."""
+    return "-".join(strip_control(text).split())[:LABEL_CHARS]
+
+
+class TagModal(ModalScreen[list[str] | None]):
+    """Toggle any number of labels on the target, or create one; returns the target's tags.
+
+    Number keys and space toggle (the dialog stays open), tab goes to the new-label field, enter
+    saves, escape cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss(None)", "Cancel", id="tag.cancel"),
+        Binding("ctrl+s", "save", "Save", id="tag.save"),
+    ]
 
     def __init__(self, target: str, labels: list[str], current: list[str]):
         super().__init__()
         self.target = target
-        self.labels = labels
+        self.labels = list(labels)
         self.current = set(current)
+        self.order = list(current)  # the target's tags, in the order they were set
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(Text(f"Tag {self.target}", style="bold"))
-            options = []
-            for number, label in enumerate(self.labels, start=1):
-                mark = "✓" if label in self.current else " "
-                key = str(number) if number < 10 else " "
-                options.append(Option(Text(f"{key}  [{mark}] {label}"), id=label))
-            yield OptionList(*options, id="tag-options")
-            yield Label(Text("number or enter toggles · esc cancels", style="dim"))
+            yield OptionList(*(Option(self._prompt(label), id=label) for label in self.labels), id="tag-options")
+            yield Input(placeholder="new label (enter adds and sets it)", id="tag-new")
+            yield Label(Text("number or space toggles · tab: new label · enter saves · esc cancels", style="dim"))
+
+    def _prompt(self, label: str) -> Text:
+        number = self.labels.index(label) + 1
+        key = str(number) if number < 10 else " "
+        return Text(f"{key}  [{'✓' if label in self.current else ' '}] {label}")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
 
+    def toggle(self, label: str) -> None:
+        if label in self.current:
+            self.current.discard(label)
+            self.order.remove(label)
+        else:
+            self.current.add(label)
+            self.order.append(label)
+        self.query_one(OptionList).replace_option_prompt(label, self._prompt(label))
+
     def on_key(self, event) -> None:
+        options = self.query_one(OptionList)
+        if self.focused is not options:
+            return
         if event.key.isdigit() and event.key != "0":
             index = int(event.key) - 1
             if index < len(self.labels):
                 event.stop()
-                self.dismiss(self.labels[index])
+                self.toggle(self.labels[index])
+        elif event.key == "space" and options.highlighted is not None:
+            event.stop()
+            self.toggle(self.labels[options.highlighted])
 
     @on(OptionList.OptionSelected)
-    def _selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+    def _selected(self) -> None:
+        self.action_save()
+
+    @on(Input.Submitted, "#tag-new")
+    def _new_label(self, event: Input.Submitted) -> None:
+        event.stop()
+        name = label_name(event.value)
+        event.input.value = ""
+        options = self.query_one(OptionList)
+        if not name:
+            options.focus()
+            return
+        if name not in self.labels:
+            self.labels.append(name)
+            options.add_option(Option(self._prompt(name), id=name))
+        if name not in self.current:
+            self.toggle(name)
+        options.highlighted = self.labels.index(name)
+        options.focus()
+
+    def action_save(self) -> None:
+        self.dismiss(list(self.order))
 
 
 class NoteModal(ModalScreen[str | None]):
@@ -97,17 +151,29 @@ class NoteModal(ModalScreen[str | None]):
         self.dismiss(self.query_one(TextArea).text)
 
 
-class ExportModal(ModalScreen[tuple[str, Path] | None]):
-    """Choose a report format and a path; enter exports, escape cancels."""
+@dataclass(frozen=True)
+class ExportChoice:
+    """What the export dialog returns: the format, the path, and whether only the shown episodes go."""
+
+    fmt: str
+    path: Path
+    only_shown: bool = False
+
+
+class ExportModal(ModalScreen[ExportChoice | None]):
+    """Choose a report format and a path (and, under a filter, only the episodes shown); enter
+    exports, escape cancels."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel", id="export.cancel")]
 
-    def __init__(self, default_dir: Path, fmt: str = "md", inputs: Sequence[Path] = ()):
+    def __init__(self, default_dir: Path, fmt: str = "md", inputs: Sequence[Path] = (), *, shown: str | None = None):
         super().__init__()
         self.default_dir = default_dir
-        self.fmt = fmt
+        self.fmt = fmt if fmt in FORMATS else "md"
         self.inputs = list(inputs)
         """Files the report must never replace (the logs being debugged, the annotations)."""
+        self.shown = shown
+        """The browser's active filter, said as the checkbox label (None: no filter, no checkbox)."""
         self._confirmed: Path | None = None
 
     def compose(self) -> ComposeResult:
@@ -115,12 +181,21 @@ class ExportModal(ModalScreen[tuple[str, Path] | None]):
             yield Label(Text("Export the replay report", style="bold"))
             yield OptionList(*(Option(FORMAT_HELP[f], id=f) for f in FORMATS), id="export-format")
             yield Input(str(self.default_dir / f"replay-report{FORMAT_SUFFIX[self.fmt]}"), id="export-path")
-            yield Label(Text("↑/↓ format · enter exports · esc cancels", style="dim"))
+            if self.shown is not None:
+                yield Checkbox(Text(self.shown), id="export-shown")  # the filter as typed: not markup
+            keys = "↑/↓ format · " + ("tab, space: only the shown episodes · " if self.shown is not None else "")
+            yield Label(Text(keys + "enter exports · esc cancels", style="dim"))
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
         options.highlighted = FORMATS.index(self.fmt)
         options.focus()
+
+    def on_key(self, event) -> None:
+        if event.key == "enter" and isinstance(self.focused, Checkbox):  # enter exports anywhere in the dialog
+            event.stop()
+            event.prevent_default()
+            self._submit()
 
     @on(OptionList.OptionHighlighted)
     def _format_changed(self, event: OptionList.OptionHighlighted) -> None:
@@ -147,7 +222,8 @@ class ExportModal(ModalScreen[tuple[str, Path] | None]):
             message = f"{path} exists: enter again to overwrite it, or edit the path"
             self.notify(message, severity="warning", markup=False)
             return
-        self.dismiss((self.fmt, path))
+        shown = self.query("#export-shown").results(Checkbox)
+        self.dismiss(ExportChoice(self.fmt, path, any(box.value for box in shown)))
 
 
 class SettingsModal(ModalScreen[ReplaySettings | None]):

@@ -120,7 +120,17 @@ class StepsSource:
             return "bold red"
         return "dim" if self.rows[index].is_sub_event and self.rows[index].step is None else ""
 
+    marks: Callable[[StepRow], Text | None] | None = None
+    """What the screen marks a row with (tags, a note, an invalid field), shown before its action."""
+
     def cells(self, index: int) -> Sequence[Text]:
+        cells = self.plain_cells(index)
+        marks = self.marks(self.rows[index]) if self.marks is not None else None
+        if not marks:
+            return cells
+        return [*cells[:-1], Text.assemble(marks, " ", cells[-1])]
+
+    def plain_cells(self, index: int) -> Sequence[Text]:
         row = self.rows[index]
         verdict = self.verdict(index)
         if verdict is None:
@@ -169,6 +179,36 @@ class StepsSource:
         if self.columns is CALL_STEP_COLUMNS:
             del cells[2]
         return cells
+
+
+def model_output_lines(recorded: str | None, trace: dict[str, Any]) -> list[PaneLine]:
+    """The thinking pane of a replayed step: the recorded thinking, then the replayed model's own
+    output (reasoning, text, tool calls or failure), each under a header."""
+    lines = [PaneLine("── recorded thinking ──", "bold")]
+    lines += lines_from_text(recorded) if recorded else [PaneLine("(none recorded)", "dim")]
+    model = trace.get("model") or trace.get("policy") or "the policy"
+    lines += [PaneLine(""), PaneLine(f"── replayed model output ({model}) ──", "bold magenta")]
+    answer = trace.get("response")
+    response: dict[str, Any] = answer if isinstance(answer, dict) else {}
+    said = False
+    if response.get("reasoning"):
+        lines += [PaneLine("reasoning:", "dim"), *lines_from_text(str(response["reasoning"]))]
+        said = True
+    if response.get("content"):
+        lines += lines_from_text(str(response["content"]))
+        said = True
+    for call in response.get("tool_calls") or ():
+        if isinstance(call, dict):
+            lines.append(PaneLine(f"→ {call.get('name')}({call.get('arguments') or ''})", "bold green"))
+            said = True
+    failure = trace.get("failure")
+    if isinstance(failure, dict):
+        lines.append(PaneLine(f"✗ {failure.get('kind')}: {failure.get('message')}", "bold red"))
+        said = True
+    if not said:
+        lines.append(PaneLine("(the model answered nothing)", "dim"))
+    lines.append(PaneLine("x: the whole request and response", "dim"))
+    return lines
 
 
 def trace_summary(trace: dict[str, Any]) -> str:
@@ -366,6 +406,7 @@ class StepperScreen(Screen):
         general = trajectory is not None
         calls = trajectory is not None and is_call_judged(trajectory.format)
         self.source = StepsSource(self.rows, self.verdicts(), self.show_sub_events, general=general, calls=calls)
+        self.source.marks = self.step_marks
         self._reloading = True  # the cursor may move on the way: show the step once, below
         try:
             self.steps_table.set_source(self.source, cursor=cursor)
@@ -379,6 +420,7 @@ class StepperScreen(Screen):
         self.steps_table.refresh_rows()
         self.show_detail()
         self.update_title()
+        self.refresh_model_output()
 
     def current_row(self) -> StepRow | None:
         if not len(self.source):
@@ -403,6 +445,7 @@ class StepperScreen(Screen):
             text.append("success  " if succeeded else "failure  ", style="green" if succeeded else "red")
         if episode.completed_by_backup:
             text.append("backup  ", style="magenta")
+        self.append_field_problems(text, episode)
         verdicts = self.verdicts()
         if verdicts:
             bad = sum(1 for v in verdicts.values() if v.is_mismatch)
@@ -416,6 +459,7 @@ class StepperScreen(Screen):
             text.append(" ".join(tags) + "  ", style="cyan")
         text.append("\n")
         text.append(one_line(episode.instruction), style="italic")
+        self.append_episode_note(text)
         self.query_one("#episode-title", Static).update(text)
 
     def general_title(self, text: Text, episode: Episode) -> None:
@@ -470,9 +514,7 @@ class StepperScreen(Screen):
             )
             lines, placeholder = self.pane_lines(("prompt", row.position), lambda: prompt_lines(entry))
             prompt.set_lines(lines, placeholder=placeholder)
-            thinking.set_lines(
-                self.text_lines(("thinking", row.position), entry.llm_thinking), placeholder="no thinking recorded"
-            )
+            self.show_thinking(thinking, row, entry.llm_thinking)
             if self.show_trace:
                 self.show_trace_in(thinking, row)
         else:  # a sub-event
@@ -543,9 +585,7 @@ class StepperScreen(Screen):
         prompt.set_title(f"messages ({len(step.messages)})" if step.messages else "messages")
         prompt.set_lines(lines, placeholder="no messages recorded", top_line=last)
         thinking = self.query_one("#thinking", TextPane)
-        thinking.set_lines(
-            self.text_lines(("thinking", row.position), step.thinking), placeholder="no thinking recorded"
-        )
+        self.show_thinking(thinking, row, step.thinking)
         if self.show_trace:
             self.show_trace_in(thinking, row)
         action = self.query_one("#action", TextPane)
@@ -612,6 +652,36 @@ class StepperScreen(Screen):
             return
         pane.set_text(json.dumps(verdict.trace, indent=2, ensure_ascii=False, default=str))
 
+    def show_thinking(self, pane: TextPane, row: StepRow, recorded: str | None) -> None:
+        """The recorded thinking, and below it what the replayed model said for this step (its
+        reasoning, text and tool call) when a model answered it; x shows the whole request."""
+        verdict = self.verdicts().get(row.label) if row.label else None
+        trace = verdict.trace if verdict is not None else None
+        self._thinking_shown = (row.position, id(trace) if trace else None)
+        if not trace or not ("response" in trace or "failure" in trace):
+            pane.set_lines(self.text_lines(("thinking", row.position), recorded), placeholder="no thinking recorded")
+            return
+        key = ("thinking+model", row.position, id(verdict))
+        lines, _ = self.pane_lines(key, lambda: (model_output_lines(recorded, trace), None))
+        pane.set_lines(lines)
+
+    _thinking_shown: tuple[int, int | None] | None = None
+    """(row position, id of the trace) the thinking pane shows: a verdict arriving for it redraws it."""
+
+    def refresh_model_output(self) -> None:
+        """A verdict arrived: show the replayed model's output under the current step's thinking
+        (only that pane, and only when its call is new; the other panes keep their scroll)."""
+        row = self.current_row()
+        if row is None or self.show_trace or self.problem is not None or not isinstance(row.entry, DecisionStep):
+            return
+        verdict = self.verdicts().get(row.label) if row.label else None
+        trace = verdict.trace if verdict is not None else None
+        if self._thinking_shown == (row.position, id(trace) if trace else None):
+            return
+        step = self.source_step(row)
+        recorded = step.thinking if step is not None else row.entry.llm_thinking
+        self.show_thinking(self.query_one("#thinking", TextPane), row, recorded)
+
     def action_toggle_trace(self) -> None:
         self.show_trace = not self.show_trace
         self.show_panes()
@@ -630,7 +700,7 @@ class StepperScreen(Screen):
         # a layout only when the detail's height changes (it is height: auto), not on every step
         width = detail.content_region.width
         before = detail.get_content_height(detail.container_size, self.size, width)
-        detail.update(self.detail_text(row), layout=False)
+        detail.update(self.with_field_problems(self.detail_text(row), row), layout=False)
         if width <= 0 or detail.get_content_height(detail.container_size, self.size, width) != before:
             detail.refresh(layout=True)
 
@@ -882,3 +952,43 @@ class StepperScreen(Screen):
     def annotations_changed(self) -> None:
         self.show_detail()
         self.update_title()
+        self.steps_table.refresh_rows()  # the tag and note marks
+
+    # -- marks: tags, notes, invalid fields ---------------------------------------------------
+    def step_marks(self, row: StepRow) -> Text | None:
+        """``⚠`` for a step with an invalid field, ``⚑`` tagged, ``✎`` noted (the step list's marks)."""
+        marks = Text()
+        if self.episode is not None and self.episode.problems_at(row.position):
+            marks.append("⚠", style="bold yellow")
+        annotation = self.replay_app.workspace.annotations.get(self.session_id, row.label) if row.label else None
+        if annotation is not None and annotation.tags:
+            marks.append("⚑", style="bold cyan")
+        if annotation is not None and annotation.note.strip():
+            marks.append("✎", style="bold cyan")
+        return marks or None
+
+    def with_field_problems(self, text: Text, row: StepRow) -> Text:
+        """The detail of a step with an invalid field: which field, its value, why, and what was read instead."""
+        problems = self.episode.problems_at(row.position) if self.episode is not None else []
+        for problem in problems:
+            text.append("\n⚠ invalid field ", style="bold yellow")
+            text.append(strip_control(problem.field or ""), style="bold yellow")
+            text.append(": " + excerpt(problem.message, 300), style="yellow")
+        return text
+
+    def append_field_problems(self, text: Text, episode: Episode) -> None:
+        """How many fields were invalid and read as their defaults (the steps are marked ⚠)."""
+        count = len(episode.problems)
+        if count:
+            text.append(f"⚠ {count} invalid {'field' if count == 1 else 'fields'} read as defaults  ", style="yellow")
+
+    def append_episode_note(self, text: Text) -> None:
+        """The episode's note under its instruction (first lines; N edits it)."""
+        annotation = self.replay_app.workspace.annotations.get(self.session_id, None)
+        if annotation is None or not annotation.note.strip():
+            return
+        lines = [one_line(line) for line in annotation.note.strip().splitlines() if line.strip()]
+        text.append("\n✎ ", style="bold cyan")
+        text.append(excerpt(" ⏎ ".join(lines[:3]), 300), style="cyan")
+        if len(lines) > 3:
+            text.append(f" (+{len(lines) - 3} lines: N)", style="dim")

@@ -1,0 +1,42 @@
+"""One invalid field no longer hides its episode (issue 16): the stepper opens it, marks the step
+(field, value, reason) and every other step is shown and replayed."""
+
+from __future__ import annotations
+
+from replay_tui.tui.screens.stepper import StepperScreen
+from tests.conftest import good_episode, write_json
+from tests.tui.conftest import SIZE, wait_replay
+
+
+def _step_rows(screen: StepperScreen) -> list[str]:
+    return [" ".join(cell.plain for cell in screen.source.cells(i)) for i in range(len(screen.source))]
+
+
+async def test_an_episode_with_an_invalid_reward_opens_with_the_step_marked(build, tmp_path):
+    bad = good_episode(10)
+    bad["trajectory"][1]["reward"] = "abc"
+    path = write_json(tmp_path / "webshop_demonstrations_10-11.json", [bad, good_episode(11)])
+    app = build([path])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")  # session 10
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, StepperScreen) and screen.problem is None
+        assert "⚠ 1 invalid field read as defaults" in screen.query_one("#episode-title").render().plain
+        rows = _step_rows(screen)
+        assert len(rows) == len(bad["trajectory"])
+        marked = [i for i, row in enumerate(rows) if "⚠" in row]
+        assert marked == [1]
+        await pilot.press("j")  # the marked step: which field, its value, why
+        detail = screen.query_one("#step-detail").render().plain
+        assert "step 1" in detail
+        assert "⚠ invalid field trajectory[1].reward: 'abc': Input should be a valid number" in detail
+        assert "read as 0.0" in detail
+        await pilot.press("j")  # the next step is whole
+        detail = screen.query_one("#step-detail").render().plain
+        assert "step 2" in detail and "invalid field" not in detail and "expected" in detail
+        await pilot.press("r")  # and the episode replays
+        await wait_replay(app, pilot)
+        verdicts = app.step_results[10]
+        assert {"0", "1", "2"} <= set(verdicts) and all(v.match for v in verdicts.values())
+        assert "malformed" not in screen.query_one("#episode-title").render().plain
