@@ -21,6 +21,7 @@ CORE = [
     "replay_tui.verify.evaluate",
     "replay_tui.config",
     "replay_tui.sources",
+    "replay_tui.search",
     "replay_tui.stats",
     "replay_tui.compare",
     "replay_tui.compare_export",

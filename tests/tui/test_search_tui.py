@@ -1,0 +1,138 @@
+"""Find across episodes, driven with keys: the results list, jumping to a step, walking the results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replay_tui.tui.screens.browser import BrowserScreen
+from replay_tui.tui.screens.search import MATCH_STYLE, SearchScreen
+from replay_tui.tui.screens.stepper import StepperScreen
+from tests.conftest import good_episode, write_json
+from tests.tui.conftest import SIZE
+
+
+def zebra_demos(tmp_path: Path) -> Path:
+    """Sessions 10-13; 'zebra' in 11's thinking (step 0), 12's detail sub-event and 13's page after step 1."""
+    episodes = [good_episode(i) for i in (10, 11, 12, 13)]
+    episodes[1]["trajectory"][0]["llm_thinking"] = "Look for the Zebra print, [bold red]not[/] \x1b[31mred\x1b[0m."
+    episodes[2]["trajectory"][4]["observation"] = "a zebra pattern, soft"
+    episodes[3]["trajectory"][1]["observation_after_action"] = "Page 2: zebra shoes"
+    return write_json(tmp_path / "zebra_demos.json", episodes)
+
+
+async def finish(app, pilot) -> SearchScreen:
+    screen = app.screen
+    assert isinstance(screen, SearchScreen)
+    for _ in range(200):
+        await pilot.pause(0.02)
+        if screen.finished:
+            break
+    await pilot.pause()
+    return screen
+
+
+async def test_finds_text_in_every_episode_and_enter_opens_the_step(build, tmp_path):
+    app = build([zebra_demos(tmp_path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("F", *"zebra")
+        search = await finish(app, pilot)
+        hits = search.source.hits
+        assert [(h.session_id, h.step, h.field) for h in hits] == [
+            (11, "0", "thinking"),
+            (12, "↳ detail_exploration", "observation"),
+            (13, "1", "observation after"),
+        ]
+        status = search.query_one("#search-status").render().plain
+        assert "3 results" in status and "all 4 episodes" in status
+        cells = search.source.cells(0)
+        match = cells[3]
+        # the log's text is shown as text: markup and escape sequences do nothing
+        assert "[bold red]not[/]" in match.plain and "\x1b" not in match.plain
+        highlighted = [match.plain[span.start : span.end] for span in match.spans if span.style == MATCH_STYLE]
+        assert highlighted == ["Zebra"]
+        await pilot.press("down", "down", "enter")  # to the list, to the second result, open it
+        await pilot.pause(0.2)
+        stepper = app.screen
+        assert isinstance(stepper, StepperScreen) and stepper.session_id == 12
+        assert stepper.current_row().position == 4
+        assert stepper.query_one("#find").value == "zebra" and stepper.find_hits == [("observation", 0)]
+
+
+async def test_dot_and_comma_walk_the_results_across_episodes(build, tmp_path):
+    app = build([zebra_demos(tmp_path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("F", *"zebra")
+        await finish(app, pilot)
+        await pilot.press("enter", "enter")  # enter in the query: to the list; enter: open the first
+        await pilot.pause(0.2)
+        assert app.screen.session_id == 11
+        depth = len(app.screen_stack)
+        await pilot.press("full_stop")
+        await pilot.pause(0.2)
+        await pilot.press("full_stop")
+        await pilot.pause(0.2)
+        stepper = app.screen
+        assert stepper.session_id == 13 and len(app.screen_stack) == depth  # replaced, not stacked
+        assert stepper.show_after and stepper.current_row().position == 1  # the page after the action
+        assert stepper.find_hits and stepper.find_hits[0][0] == "observation"
+        await pilot.press("full_stop")
+        await pilot.pause(0.1)
+        assert app.screen.session_id == 13
+        assert any("last of 3 results" in str(n.message) for n in app._notifications)
+        await pilot.press("comma")
+        await pilot.pause(0.2)
+        assert app.screen.session_id == 12
+        await pilot.press("F")  # the search comes back with its query and results
+        await pilot.pause()
+        assert isinstance(app.screen, SearchScreen) and app.screen.query_one("#search-query").value == "zebra"
+        assert app.screen.results.cursor == 1
+
+
+async def test_scope_narrows_to_the_episode_on_screen(build, tmp_path):
+    app = build([zebra_demos(tmp_path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("down", "enter")  # session 11
+        await pilot.pause()
+        await pilot.press("F", *"clip-in")
+        search = await finish(app, pilot)
+        assert {h.session_id for h in search.source.hits} == {10, 11, 12, 13}
+        await pilot.press("ctrl+t")
+        search = await finish(app, pilot)
+        assert {h.session_id for h in search.source.hits} == {11}
+        assert "in episode 11" in search.query_one("#search-status").render().plain
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, StepperScreen)
+
+
+async def test_a_new_query_replaces_the_results_and_no_match_is_said(build, tmp_path):
+    app = build([zebra_demos(tmp_path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("F", *"zebra")
+        search = await finish(app, pilot)
+        assert len(search.source) == 3
+        await pilot.press(*["backspace"] * 5, *"soft")
+        search = await finish(app, pilot)
+        assert search.source.hits and all("soft" in h.snippet.lower() for h in search.source.hits)
+        await pilot.press(*"xyzzy")
+        search = await finish(app, pilot)
+        assert not search.source.hits
+        assert "no match for 'softxyzzy'" in search.query_one("#search-status").render().plain
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, BrowserScreen)
+
+
+async def test_searches_the_bundled_example_and_help_lists_the_keys(build):
+    app = build()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("F", *"volleyball")
+        search = await finish(app, pilot)
+        assert len({h.session_id for h in search.source.hits}) > 1
+        assert "volleyball" in app.export_screenshot()
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        ids = {row[3] for row in app.screen.rows}
+        assert {"app.search", "app.goto", "search.next", "search.previous", "search.scope"} <= ids
