@@ -25,8 +25,9 @@ from replay_tui.env import replay_steps
 from replay_tui.sanitize import strip_control
 from replay_tui.trajectory import TrajectoryStep
 
-SNIPPET_BEFORE = 30
-"""Characters of context kept before a match in a snippet (the rest follows it)."""
+SNIPPET_BEFORE = 12
+"""Characters of context kept before a match in a snippet (the rest follows it): few, so the match
+itself shows in the results list's narrow column at 80 columns."""
 SNIPPET_LENGTH = 160
 _SPACES = re.compile(r"\s+")
 _JSON_ESCAPED = frozenset('"\\/')
@@ -87,13 +88,18 @@ class Query:
         self.text = text
         self.pattern = re.compile(re.escape(text), re.IGNORECASE)
         raw_safe = text.isascii() and text.isprintable() and not (_JSON_ESCAPED & set(text))
-        self.raw = re.compile(re.escape(text.encode()), re.IGNORECASE) if raw_safe else None
+        self.raw = text.lower().encode() if raw_safe else None
 
     def maybe_in(self, ref: EpisodeRef) -> bool:
-        """False when the episode's raw JSON cannot contain the query (nothing to parse then)."""
-        if self.raw is None or not isinstance(ref.raw, (bytes, bytearray, memoryview)):
+        """False when the episode's raw JSON cannot contain the query (nothing to parse then).
+        Lowering the bytes and ``in`` scan ~1 GB/s; a case-insensitive regex over them, ~0.25."""
+        if self.raw is None:
             return True
-        return self.raw.search(ref.raw) is not None
+        try:
+            view = memoryview(ref.raw)  # a seed demo's JSON; other formats' refs hold a summary
+        except TypeError:
+            return True
+        return self.raw in bytes(view).lower()
 
     def hit(self, session_id: int, position: int | None, step: str, name: str, text: str | None) -> SearchHit | None:
         if not text:

@@ -70,3 +70,19 @@ def test_searches_only_the_sessions_asked_in_their_order(tmp_path: Path) -> None
     path = write_json(tmp_path / "demos.json", [good_episode(i) for i in (10, 11, 12)])
     found = list(search(open_demos([path]), "clip-in", [12, 99, 10]))
     assert [f.session_id for f in found] == [12, 10]
+
+
+def test_episodes_whose_raw_json_lacks_the_query_are_not_parsed(tmp_path: Path, monkeypatch) -> None:
+    ep = good_episode(11)
+    ep["trajectory"][0]["llm_thinking"] = "naïve Zebra"  # written \\u00ef: the ASCII query still matches raw
+    path = write_json(tmp_path / "demos.json", [good_episode(10), ep, good_episode(12)])
+    demos = open_demos([path])
+    parsed: list[int] = []
+    demo_file = demos.files[0]
+    read = demo_file.read_episode
+    monkeypatch.setattr(demo_file, "read_episode", lambda ref: parsed.append(ref.session_id) or read(ref))
+    assert [h.session_id for f in search(demos, "zebra") for h in f.hits] == [11]
+    assert parsed == [11]
+    parsed.clear()
+    assert [h.session_id for f in search(demos, "naïve") for h in f.hits] == [11]  # not ASCII: every episode read
+    assert parsed == [10, 11, 12]

@@ -339,12 +339,16 @@ class ReplayApp(RunHistory):
     def update_status(self) -> None:
         if not self.screen_stack:  # a message that arrives while the app shuts down
             return
-        text = self.status_text()
-        for status in self.screen.query("#status").results(Static):
+        line = Text(self.status_text())
+        screen = self.screen
+        found = screen.find_status() if isinstance(screen, StepperScreen) else None
+        if found is not None:  # the stepper's find box is open: what it found comes first
+            line = found + Text("  │  ") + line
+        for status in screen.query("#status").results(Static):
             current = status.content
-            if not isinstance(current, Text) or current.plain != text:
+            if not isinstance(current, Text) or current.plain != line.plain:
                 # Text, never a markup string: file names, models and policies are the user's text
-                status.update(Text(text), layout=False)  # one line, always: no layout pass
+                status.update(line, layout=False)  # one line, always: no layout pass
 
     def status_text(self) -> str:
         ws = self.workspace

@@ -56,6 +56,8 @@ async def test_finds_text_in_every_episode_and_enter_opens_the_step(build, tmp_p
         assert isinstance(stepper, StepperScreen) and stepper.session_id == 12
         assert stepper.current_row().position == 4
         assert stepper.query_one("#find").value == "zebra" and stepper.find_hits == [("observation", 0)]
+        await pilot.pause(0.1)
+        assert stepper.query_one("#status").render().plain.startswith("find: match 1/1 in observation  │  policy")
 
 
 async def test_dot_and_comma_walk_the_results_across_episodes(build, tmp_path):

@@ -116,7 +116,7 @@ class SearchScreen(ModalScreen[SearchHit | None]):
             yield Static(id="search-status")
             yield LazyTable(self.source, id="search-results")
             yield Label(
-                Text("enter: open · ↓/n/N: move in the results · ctrl+t: scope · esc: close", style="dim"),
+                Text("enter opens · ↓ n N move · ctrl+t scope · esc closes", style="dim"),
                 id="search-hint",
             )
 

@@ -918,16 +918,22 @@ class StepperScreen(Screen):
         self.update_find_status()
 
     def update_find_status(self) -> None:
-        query = self.query_one("#find", Input).value
-        if not query:
+        message = self.find_status()
+        if message is None:
             self.post_message(StatusRefreshRequested())
             return
-        if not self.find_hits:
-            message = Text(f"find: no match for {query!r}", style="yellow")
-        else:
-            pane, _ = self.find_hits[max(0, self.find_index)]
-            message = Text(f"find: match {max(0, self.find_index) + 1}/{len(self.find_hits)} in {pane}")
         self.query_one("#status", Static).update(message)
+
+    def find_status(self) -> Text | None:
+        """What the find box found, for the status line (None while it holds no query); the App
+        puts it before its own status when it redraws the line."""
+        query = self.query_one("#find", Input).value
+        if not query:
+            return None
+        if not self.find_hits:
+            return Text(f"find: no match for {query!r}", style="yellow")
+        pane, _ = self.find_hits[max(0, self.find_index)]
+        return Text(f"find: match {max(0, self.find_index) + 1}/{len(self.find_hits)} in {pane}")
 
     # -- triage -----------------------------------------------------------------------------
     def _step_label(self) -> str | None:
