@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from replay_tui.tui.screens.browser import BrowserScreen
@@ -40,7 +41,7 @@ async def test_finds_text_in_every_episode_and_enter_opens_the_step(build, tmp_p
         assert [(h.session_id, h.step, h.field) for h in hits] == [
             (11, "0", "thinking"),
             (12, "↳ detail_exploration", "observation"),
-            (13, "1", "observation after"),
+            (13, "1", "observation after"),  # shown as "obs. after"
         ]
         status = search.query_one("#search-status").render().plain
         assert "3 results" in status and "all 4 episodes" in status
@@ -138,3 +139,43 @@ async def test_searches_the_bundled_example_and_help_lists_the_keys(build):
         await pilot.pause()
         ids = {row[3] for row in app.screen.rows}
         assert {"app.search", "app.goto", "search.next", "search.previous", "search.scope"} <= ids
+
+
+async def test_a_new_query_cancels_the_running_search(build, tmp_path, monkeypatch):
+    from replay_tui.tui.screens import search as search_screen
+
+    path = write_json(tmp_path / "many.json", [good_episode(i) for i in range(200)])
+    consumed: dict[str, int] = {}
+    real_search = search_screen.search
+
+    def slow_search(demos, text, sessions=None):  # a big file: every episode takes a while
+        for found in real_search(demos, text, sessions):
+            time.sleep(0.005)
+            consumed[text] = consumed.get(text, 0) + 1
+            yield found
+
+    monkeypatch.setattr(search_screen, "search", slow_search)
+    app = build([path])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("F", *"clip-in")
+        await pilot.pause(0.2)
+        assert "searching" in app.screen.query_one("#search-status").render().plain  # results stream in
+        assert len(app.screen.source) > 0 and app.screen.done < 200
+        await pilot.press(*" hair")
+        search = await finish(app, pilot)
+        assert consumed["clip-in"] < 200  # abandoned once the query changed
+        assert consumed["clip-in hair"] == 200
+        assert {h.session_id for h in search.source.hits} == set(range(200))
+        assert all("clip-in hair" in h.snippet.lower() for h in search.source.hits)
+
+
+async def test_the_search_stops_at_the_result_cap(build, tmp_path, monkeypatch):
+    from replay_tui.tui.screens import search as search_screen
+
+    monkeypatch.setattr(search_screen, "MAX_RESULTS", 5)
+    app = build([zebra_demos(tmp_path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("F", *"clip-in")
+        search = await finish(app, pilot)
+        assert len(search.source) == 5
+        assert "5 results (stopped at 5: narrow the query)" in search.query_one("#search-status").render().plain

@@ -39,6 +39,8 @@ RESULT_COLUMNS = (
     Column("match", "match", flex=True),
 )
 MATCH_STYLE = "bold reverse"
+FIELD_NAMES = {"observation after": "obs. after"}
+"""Field names shortened to fit the results list's field column."""
 
 
 class ResultsSource:
@@ -62,7 +64,8 @@ class ResultsSource:
         match.stylize(MATCH_STYLE, hit.start, hit.end)
         if hit.count > 1:
             match.append(f"  ×{hit.count}", style="dim")
-        return [Text(str(hit.session_id)), Text(hit.step), Text(hit.field, style="cyan"), match]
+        field = FIELD_NAMES.get(hit.field, hit.field)
+        return [Text(str(hit.session_id)), Text(hit.step), Text(field, style="cyan"), match]
 
 
 @dataclass
@@ -90,8 +93,9 @@ class SearchScreen(ModalScreen[SearchHit | None]):
     ]
     DEFAULT_CSS = """
     SearchScreen { align: center middle; }
-    SearchScreen > .search-dialog { width: 96%; max-width: 160; height: 90%; padding: 0 1; }
-    SearchScreen #search-query { margin: 0; }
+    SearchScreen > .search-dialog {
+        width: 96%; max-width: 160; height: 90%; padding: 0 1; border: thick $accent; background: $surface;
+    }
     SearchScreen #search-results { height: 1fr; }
     SearchScreen #search-status { height: auto; }
     """
@@ -110,7 +114,7 @@ class SearchScreen(ModalScreen[SearchHit | None]):
         self.problems: list[LoadProblem] = []
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog search-dialog"):
+        with Vertical(classes="search-dialog"):  # not .dialog: as tall and wide as the screen allows
             yield Label(Text("Find in episodes", style="bold"))
             yield Input(placeholder="text to find in every step (case-insensitive)", id="search-query")
             yield Static(id="search-status")
@@ -229,9 +233,7 @@ class SearchScreen(ModalScreen[SearchHit | None]):
         if self.problems:
             text.append(f" · {len(self.problems)} unreadable episodes skipped", style="red")
         if self.session_id is not None:
-            text.append(
-                "  (ctrl+t: " + ("all episodes" if self.this_episode else "this episode only") + ")", style="dim"
-            )
+            text.append("  ctrl+t: " + ("all episodes" if self.this_episode else "this episode"), style="dim")
         self.query_one("#search-status", Static).update(text)
 
     # -- actions ----------------------------------------------------------------------------
