@@ -268,6 +268,10 @@ class ReplayApp(RunHistory):
     ) -> None:
         """Show an episode at a step: in the stepper on screen when it shows that episode, else in
         a new stepper that takes the place of the one on screen (the stack does not grow)."""
+        browser = self.browser
+        index = browser.source.index_of(session_id) if browser is not None and hasattr(browser, "source") else None
+        if browser is not None and index is not None:
+            browser.table.set_cursor(index)  # back in the browser (esc), the row of the last episode seen
         screen = self.screen
         if isinstance(screen, StepperScreen) and screen.session_id == session_id:
             screen.go_to(step_label=step_label, position=position, find=find, after=after)

@@ -54,9 +54,14 @@ async def test_next_and_previous_episode_follow_the_browser_order(build):
         await pilot.pause(0.2)
         assert app.screen.session_id == 99
         assert any("no previous episode in the list" in n for n in notes(app))
+        await pilot.press("J", "J")
+        await pilot.pause(0.2)
+        assert app.screen.session_id == 97
         await pilot.press("escape")
         await pilot.pause()
-        assert isinstance(app.screen, BrowserScreen)
+        browser = app.screen
+        assert isinstance(browser, BrowserScreen)
+        assert browser.current_session() == 97  # the browser shows where the stepper was left
 
 
 async def test_parentheses_jump_to_the_next_episode_with_mismatches(build, tmp_path):
