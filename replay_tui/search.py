@@ -6,9 +6,9 @@ occurrence. The caller decides when to stop (a new query, a cap on results): it 
 generator one episode at a time.
 
 Big files: a seed demo's episode is first searched as raw JSON bytes (a zero-copy view of the
-memory-mapped file), and only parsed when they contain the query. The shortcut is taken for an
-ASCII query without characters JSON escapes (quotes, backslashes, slashes, controls), which then
-appears in the bytes exactly as in the text.
+memory-mapped file), and only parsed when they contain the query's longest run of printable ASCII
+characters JSON writes as they are (not quotes, backslashes, slashes, < > &): a match in the text has that
+run in the bytes. (It assumes no writer escapes plain ASCII letters as ``\u0041``; none does.)
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ SNIPPET_BEFORE = 12
 itself shows in the results list's narrow column at 80 columns."""
 SNIPPET_LENGTH = 160
 _SPACES = re.compile(r"\s+")
-_JSON_ESCAPED = frozenset('"\\/')
+_RAW_RUNS = re.compile(r"[ !#$%'()*+,\-.0-9:;=?@A-Z\[\]^_`a-z{|}~]+")
+"""Runs of printable ASCII that every JSON writer keeps as they are: not " \\ / (escaped by some),
+nor < > & (escaped by Go's encoder)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +89,8 @@ class Query:
     def __init__(self, text: str):
         self.text = text
         self.pattern = re.compile(re.escape(text), re.IGNORECASE)
-        raw_safe = text.isascii() and text.isprintable() and not (_JSON_ESCAPED & set(text))
-        self.raw = text.lower().encode() if raw_safe else None
+        run = max(_RAW_RUNS.findall(text), key=len, default="")
+        self.raw = run.lower().encode() if run else None
 
     def maybe_in(self, ref: EpisodeRef) -> bool:
         """False when the episode's raw JSON cannot contain the query (nothing to parse then).

@@ -49,8 +49,10 @@ def test_snippet_is_one_line_without_controls_and_keeps_the_span() -> None:
 
 
 def test_raw_shortcut_only_for_queries_json_keeps_as_is(tmp_path: Path) -> None:
-    assert Query("buy now").raw is not None
-    assert Query('say "hi"').raw is None and Query("a/b").raw is None and Query("café").raw is None
+    assert Query("Buy Now").raw == b"buy now"
+    # the longest run JSON cannot have escaped is what the raw bytes must hold
+    assert Query('say "hello"').raw == b"hello" and Query("café").raw == b"caf" and Query("<b>").raw == b"b"
+    assert Query("日本").raw is None  # no ASCII: every episode is parsed
     # an escaped character still matches through the parsed text (the shortcut is not taken)
     path = write_json(tmp_path / "demos.json", [episode(1, [search_step(0, llm_thinking='he said "café/bar"')])])
     assert [h.field for h in hits_of(path, 'said "café/bar')] == ["thinking"]
@@ -84,5 +86,8 @@ def test_episodes_whose_raw_json_lacks_the_query_are_not_parsed(tmp_path: Path, 
     assert [h.session_id for f in search(demos, "zebra") for h in f.hits] == [11]
     assert parsed == [11]
     parsed.clear()
-    assert [h.session_id for f in search(demos, "naïve") for h in f.hits] == [11]  # not ASCII: every episode read
+    assert [h.session_id for f in search(demos, "naïve") for h in f.hits] == [11]  # "na" is in every episode
     assert parsed == [10, 11, 12]
+    parsed.clear()
+    assert [h.session_id for f in search(demos, "ïve zebra") for h in f.hits] == [11]  # "ve zebra" in one
+    assert parsed == [11]
