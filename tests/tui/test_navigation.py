@@ -148,3 +148,15 @@ async def test_help_lists_the_navigation_keys(build):
         assert rows["stepper.next_bad"][1] == ")" and rows["stepper.prev_bad"][1] == "("
         assert rows["stepper.next_result"][1] == "." and rows["stepper.prev_result"][1] == ","
         assert rows["app.goto"][1] == "^g, :" and rows["app.search"][2] == "Find in all episodes"
+
+
+async def test_go_to_takes_a_logs_episode_id_too(build):
+    from replay_tui.examples import example_path
+
+    traj = Path(__file__).parents[1] / "data" / "formats" / "swe_agent" / "function_calling_simple.traj"
+    app = build([str(example_path()), str(traj)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("colon", *"function_calling_simple", "enter")
+        await pilot.pause(0.2)
+        stepper = app.screen
+        assert isinstance(stepper, StepperScreen) and stepper.session_id == 100 and stepper.general

@@ -179,3 +179,20 @@ async def test_the_search_stops_at_the_result_cap(build, tmp_path, monkeypatch):
         search = await finish(app, pilot)
         assert len(search.source) == 5
         assert "5 results (stopped at 5: narrow the query)" in search.query_one("#search-status").render().plain
+
+
+async def test_finds_in_a_real_swe_agent_log_and_opens_the_tool_result(build):
+    traj = Path(__file__).parents[1] / "data" / "formats" / "swe_agent" / "function_calling_simple.traj"
+    app = build([str(traj)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("F", *"text replaced")
+        search = await finish(app, pilot)
+        found = [(h.step, h.field) for h in search.source.hits]
+        assert ("2", "observation after") in found and ("3", "observation") in found  # the tool result, then the page
+        index = found.index(("2", "observation after"))
+        await pilot.press("enter", *["down"] * index, "enter")
+        await pilot.pause(0.2)
+        stepper = app.screen
+        assert isinstance(stepper, StepperScreen) and stepper.current_row().position == 2
+        assert stepper.show_after  # the observation pane shows the tool result, where the text is
+        assert stepper.find_hits and stepper.find_hits[0][0] == "observation"
