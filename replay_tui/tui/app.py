@@ -20,6 +20,7 @@ from rich.text import Text
 from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.screen import ModalScreen
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
@@ -296,7 +297,7 @@ class ReplayApp(RunHistory):
             if session_id is not None:
                 self.show_episode(session_id)
 
-        if not isinstance(self.screen, GoToModal):
+        if not isinstance(self.screen, ModalScreen):  # not over a dialog (nor over itself)
             self.push_screen(GoToModal(self.workspace.demos), apply)
 
     # -- search across episodes -------------------------------------------------------------
@@ -311,7 +312,7 @@ class ReplayApp(RunHistory):
 
     def action_search(self) -> None:
         """Find text in every step of every episode; enter on a result opens that step."""
-        if isinstance(self.screen, SearchScreen):
+        if isinstance(self.screen, ModalScreen):  # not over a dialog (nor over itself)
             return
         below = self.screen
         search = self.search_screen

@@ -35,6 +35,18 @@ def notes(app) -> list[str]:
     return [str(n.message) for n in app._notifications]
 
 
+async def press(pilot, *keys: str) -> None:
+    """Press keys and let a stepper that takes another's place (a pop then a push) settle."""
+    await pilot.press(*keys)
+    await pilot.pause(0.2)
+
+
+def mismatch_app(build, tmp_path: Path):
+    """The app on :func:`demos_with_mismatches`, replaying with the policy that gets them wrong."""
+    demos, policy = demos_with_mismatches(tmp_path)
+    return build([demos], policy=f"{policy}:WrongWhenTold", mismatch="allow")
+
+
 async def test_next_and_previous_episode_follow_the_browser_order(build):
     app = build()
     async with app.run_test(size=SIZE) as pilot:
@@ -42,20 +54,16 @@ async def test_next_and_previous_episode_follow_the_browser_order(build):
         await pilot.pause()
         assert app.screen.session_id == 99
         depth = len(app.screen_stack)
-        await pilot.press("J")
-        await pilot.pause(0.2)
+        await press(pilot, "J")
         assert isinstance(app.screen, StepperScreen) and app.screen.session_id == 98
-        await pilot.press("j", "j", "K")
-        await pilot.pause(0.2)
+        await press(pilot, "j", "j", "K")
         stepper = app.screen
         assert stepper.session_id == 99 and stepper.steps_table.cursor == 0  # a new episode starts at its start
         assert len(app.screen_stack) == depth  # the stepper is replaced, never stacked
-        await pilot.press("K")
-        await pilot.pause(0.2)
+        await press(pilot, "K")
         assert app.screen.session_id == 99
         assert any("no previous episode in the list" in n for n in notes(app))
-        await pilot.press("J", "J")
-        await pilot.pause(0.2)
+        await press(pilot, "J", "J")
         assert app.screen.session_id == 97
         await pilot.press("escape")
         await pilot.pause()
@@ -65,32 +73,26 @@ async def test_next_and_previous_episode_follow_the_browser_order(build):
 
 
 async def test_parentheses_jump_to_the_next_episode_with_mismatches(build, tmp_path):
-    demos, policy = demos_with_mismatches(tmp_path)
-    app = build([demos], policy=f"{policy}:WrongWhenTold", mismatch="allow")
+    app = mismatch_app(build, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("R")
         await wait_replay(app, pilot)
         await pilot.press("enter")  # session 10, all matched
         await pilot.pause()
-        await pilot.press("right_parenthesis")
-        await pilot.pause(0.2)
+        await press(pilot, "right_parenthesis")
         stepper = app.screen
         assert stepper.session_id == 11 and stepper.current_row().label == "1"  # at its first mismatch
-        await pilot.press("right_parenthesis")
-        await pilot.pause(0.2)
+        await press(pilot, "right_parenthesis")
         assert app.screen.session_id == 13 and app.screen.current_row().label == "2"
-        await pilot.press("right_parenthesis")
-        await pilot.pause(0.2)
+        await press(pilot, "right_parenthesis")
         assert app.screen.session_id == 13
         assert any("no next episode with mismatches" in n for n in notes(app))
-        await pilot.press("left_parenthesis")
-        await pilot.pause(0.2)
+        await press(pilot, "left_parenthesis")
         assert app.screen.session_id == 11
 
 
 async def test_bracket_at_the_last_mismatch_offers_the_next_episode(build, tmp_path):
-    demos, policy = demos_with_mismatches(tmp_path)
-    app = build([demos], policy=f"{policy}:WrongWhenTold", mismatch="allow")
+    app = mismatch_app(build, tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("R")
         await wait_replay(app, pilot)
@@ -104,8 +106,7 @@ async def test_bracket_at_the_last_mismatch_offers_the_next_episode(build, tmp_p
         await pilot.pause(0.2)
         assert app.screen is stepper and stepper.current_row().label == "2"
         assert any("press ] again for session 13's first mismatch (step 2)" in n for n in notes(app))
-        await pilot.press("right_square_bracket")
-        await pilot.pause(0.2)
+        await press(pilot, "right_square_bracket")
         assert app.screen.session_id == 13 and app.screen.current_row().label == "2"
         await pilot.press("right_square_bracket")  # 13 is the last with mismatches
         await pilot.pause(0.2)
@@ -124,8 +125,7 @@ async def test_go_to_session_explains_bad_input_and_opens_a_good_one(build):
         await pilot.pause()
         error = app.screen.query_one("#goto-error").render().plain
         assert error == "no session 999 in the loaded files (sessions 0–99)"
-        await pilot.press(*["backspace"] * 3, *"42", "enter")
-        await pilot.pause(0.2)
+        await press(pilot, *["backspace"] * 3, *"42", "enter")
         assert isinstance(app.screen, StepperScreen) and app.screen.session_id == 42
         depth = len(app.screen_stack)
         await pilot.press("colon", *"7", "enter")  # from a stepper: it takes the stepper's place
@@ -156,7 +156,6 @@ async def test_go_to_takes_a_logs_episode_id_too(build):
     traj = Path(__file__).parents[1] / "data" / "formats" / "swe_agent" / "function_calling_simple.traj"
     app = build([str(example_path()), str(traj)])
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("colon", *"function_calling_simple", "enter")
-        await pilot.pause(0.2)
+        await press(pilot, "colon", *"function_calling_simple", "enter")
         stepper = app.screen
         assert isinstance(stepper, StepperScreen) and stepper.session_id == 100 and stepper.general
