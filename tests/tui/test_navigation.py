@@ -106,6 +106,9 @@ async def test_bracket_at_the_last_mismatch_offers_the_next_episode(build, tmp_p
         await pilot.pause(0.2)
         assert app.screen is stepper and stepper.current_row().label == "2"
         assert any("press ] again for session 13's first mismatch (step 2)" in n for n in notes(app))
+        app.clear_notifications()
+        await press(pilot, "k", "j", "right_square_bracket")  # the cursor moved meanwhile: offered again
+        assert app.screen is stepper and any("press ] again" in n for n in notes(app))
         await press(pilot, "right_square_bracket")
         assert app.screen.session_id == 13 and app.screen.current_row().label == "2"
         await pilot.press("right_square_bracket")  # 13 is the last with mismatches

@@ -457,6 +457,7 @@ class StepperScreen(Screen):
             text.append("success  " if episode.success else "failure  ", style="green" if episode.success else "red")
 
     def _cursor_moved(self) -> None:
+        self.offered_at = None  # ] offers the next episode again before it opens it
         if not self._reloading:
             self.show_current()
 
