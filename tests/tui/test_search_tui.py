@@ -89,6 +89,13 @@ async def test_dot_and_comma_walk_the_results_across_episodes(build, tmp_path):
         await pilot.pause()
         assert isinstance(app.screen, SearchScreen) and app.screen.query_one("#search-query").value == "zebra"
         assert app.screen.results.cursor == 1
+        await pilot.press("enter", "n")  # to the list; n: the next result
+        assert app.screen.results.cursor == 2
+        await pilot.press("N", "N")
+        assert app.screen.results.cursor == 0
+        await pilot.press("escape", "escape")  # back to the query, then closed
+        await pilot.pause()
+        assert isinstance(app.screen, StepperScreen) and app.screen.session_id == 12
 
 
 async def test_scope_narrows_to_the_episode_on_screen(build, tmp_path):
