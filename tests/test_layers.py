@@ -22,6 +22,7 @@ CORE = [
     "replay_tui.verify.evaluate",
     "replay_tui.config",
     "replay_tui.sources",
+    "replay_tui.search",
     "replay_tui.stats",
     "replay_tui.gcpause",
     "replay_tui.compare",

@@ -20,6 +20,7 @@ from rich.text import Text
 from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.screen import ModalScreen
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
@@ -45,6 +46,7 @@ from replay_tui.sanitize import strip_control
 from replay_tui.stats import wilson
 from replay_tui.tui.app_base import stylesheets
 from replay_tui.tui.messages import (
+    EpisodeNavRequested,
     EpisodeOpenRequested,
     NoteRequested,
     Rejudged,
@@ -52,6 +54,7 @@ from replay_tui.tui.messages import (
     ReplayFinished,
     ReplayProgressed,
     ReplayRequested,
+    SearchStepRequested,
     StatusRefreshRequested,
     TagRequested,
 )
@@ -61,10 +64,12 @@ from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.compare import ComparePathModal, CompareScreen, ComparisonFailed, ComparisonReady
 from replay_tui.tui.screens.groups import GroupsScreen
 from replay_tui.tui.screens.modals import ExportChoice, ExportModal, NoteModal, SettingsModal, TagModal
+from replay_tui.tui.screens.search import GoToModal, SearchScreen
 from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.workspace import ReplaySettings, Workspace
 
 if TYPE_CHECKING:
+    from replay_tui.search import SearchHit
     from replay_tui.visual.batch import BatchPair
 
 
@@ -96,6 +101,8 @@ class ReplayApp(RunHistory):
         Binding("c", "compare", "Compare with a run", show=False, id="app.compare"),
         Binding("M", "groups", "Mismatch groups", show=False, id="app.groups"),
         Binding("H", "runs", "Runs", show=False, id="app.runs"),
+        Binding("F", "search", "Find in all episodes", show=False, id="app.search"),
+        Binding("ctrl+g,colon", "goto", "Go to session", show=False, id="app.goto"),
         Binding("ctrl+x", "cancel_replay", "Cancel replay", show=False, id="app.cancel_replay"),
         Binding("q", "quit", "Quit", id="app.quit"),
     ]
@@ -211,16 +218,153 @@ class ReplayApp(RunHistory):
     def _status_requested(self) -> None:
         self.update_status()
 
+    @on(EpisodeNavRequested)
+    def _nav_requested(self, message: EpisodeNavRequested) -> None:
+        self.episode_neighbour(message.session_id, message.direction, message.mismatching, offer=message.offer)
+
+    @on(SearchStepRequested)
+    def _search_step_requested(self, message: SearchStepRequested) -> None:
+        self.search_step(message.direction)
+
+    # -- navigation across episodes ---------------------------------------------------------
+    def episode_order(self, session_id: int) -> list[int]:
+        """The episodes in the order the browser lists them (filtered and sorted), or every
+        episode in session order when the browser's list does not hold ``session_id``."""
+        browser = self.browser
+        if browser is not None and hasattr(browser, "source"):
+            shown = [row.session_id for row in browser.source.rows if row.session_id is not None]
+            if session_id in shown:
+                return shown
+        return self.workspace.demos.session_ids
+
+    def first_mismatch(self, session_id: int) -> str | None:
+        """The label of the episode's first mismatching step in the latest results (None: none)."""
+        report = self.workspace.results.get(session_id)
+        if report is None or report.matched:
+            return None
+        return report.first_mismatch_step or next((s.step_label for s in report.steps if s.is_mismatch), None)
+
+    def episode_neighbour(self, session_id: int, direction: int, mismatching: bool, *, offer: bool = False) -> None:
+        """Open the next (previous) episode after ``session_id``, or the next with mismatches at its
+        first one; with ``offer``, say which the same key opens instead of opening it."""
+        order = self.episode_order(session_id)
+        here = order.index(session_id) if session_id in order else -1
+        candidates = order[here + 1 :] if direction > 0 else order[:here][::-1] if here >= 0 else []
+        target = next((s for s in candidates if not mismatching or self.first_mismatch(s) is not None), None)
+        where = "next" if direction > 0 else "previous"
+        if target is None:
+            what = "episode with mismatches" if mismatching else "episode"
+            extra = "" if mismatching or here >= 0 else " (this episode is not in the list)"
+            prefix = "no further mismatch in this episode; " if offer else ""
+            self.notify(f"{prefix}no {where} {what} in the list{extra}", severity="warning", timeout=3)
+            return
+        step = self.first_mismatch(target) if mismatching else None
+        if offer:
+            self.notify(
+                f"last mismatch of session {session_id} · press ] again for session {target}'s first "
+                f"mismatch (step {step})",
+                timeout=4,
+                markup=False,
+            )
+            return
+        self.show_episode(target, step_label=step)
+
+    def show_episode(
+        self,
+        session_id: int,
+        *,
+        step_label: str | None = None,
+        position: int | None = None,
+        find: str = "",
+        after: bool = False,
+    ) -> None:
+        """Show an episode at a step: in the stepper on screen when it shows that episode, else in
+        a new stepper that takes the place of the one on screen (the stack does not grow)."""
+        browser = self.browser
+        index = browser.source.index_of(session_id) if browser is not None and hasattr(browser, "source") else None
+        if browser is not None and index is not None:
+            browser.table.set_cursor(index)  # back in the browser (esc), the row of the last episode seen
+        screen = self.screen
+        if isinstance(screen, StepperScreen) and screen.session_id == session_id:
+            screen.go_to(step_label=step_label, position=position, find=find, after=after)
+            return
+        stepper = StepperScreen(session_id, self, step_label=step_label, position=position, find=find, after=after)
+        if isinstance(screen, StepperScreen):
+            screen.remember_pane_sizes()
+            self.call_next(self._replace_stepper, stepper)
+        else:
+            self.push_screen(stepper)
+
+    async def _replace_stepper(self, stepper: StepperScreen) -> None:
+        """The stepper on screen gives its place to ``stepper`` (gone first: screens have one id)."""
+        with self.batch_update():
+            await self.pop_screen()
+            await self.push_screen(stepper)
+
+    def action_goto(self) -> None:
+        """Ask for a session number and open that episode."""
+
+        def apply(session_id: int | None) -> None:
+            if session_id is not None:
+                self.show_episode(session_id)
+
+        if not isinstance(self.screen, ModalScreen):  # not over a dialog (nor over itself)
+            self.push_screen(GoToModal(self.workspace.demos), apply)
+
+    # -- search across episodes -------------------------------------------------------------
+    @property
+    def search_screen(self) -> SearchScreen:
+        """The one search screen, kept (installed) with its query and results between showings."""
+        if not self.is_screen_installed("search"):
+            self.install_screen(SearchScreen(self.workspace.demos), name="search")
+        screen = self.get_screen("search")
+        assert isinstance(screen, SearchScreen)
+        return screen
+
+    def action_search(self) -> None:
+        """Find text in every step of every episode; enter on a result opens that step."""
+        if isinstance(self.screen, ModalScreen):  # not over a dialog (nor over itself)
+            return
+        below = self.screen
+        search = self.search_screen
+        search.start(below.session_id if isinstance(below, StepperScreen) else None)
+        self.push_screen(search, self.open_hit)
+
+    def open_hit(self, hit: SearchHit | None) -> None:
+        if hit is not None:
+            find = self.search_screen.query_text if hit.position is not None else ""
+            self.show_episode(hit.session_id, position=hit.position, find=find, after=hit.after)
+
+    def search_step(self, direction: int) -> None:
+        """Open the next (previous) search result, as ``.``/``,`` in the stepper ask."""
+        if not self.is_screen_installed("search") or not self.search_screen.query_text:
+            self.notify("no search yet: F finds text in every episode", severity="warning", timeout=2)
+            return
+        search = self.search_screen
+        hit = search.step(direction)
+        if hit is None:
+            count = len(search.source)
+            where = "last" if direction > 0 else "first"
+            more = "" if search.finished else " so far (still searching: F shows the list)"
+            self.notify(f"{where} of {count} results{more}", severity="warning", timeout=2)
+            return
+        self.open_hit(hit)
+        self.notify(f"result {search.results.cursor + 1}/{len(search.source)}", timeout=1.5)
+
     # -- status -----------------------------------------------------------------------------
     def update_status(self) -> None:
         if not self.screen_stack:  # a message that arrives while the app shuts down
             return
-        text = self.status_text()
-        for status in self.screen.query("#status").results(Static):
+        line = Text(self.status_text())
+        screen = self.screen
+        found = screen.find_status() if isinstance(screen, StepperScreen) else None
+        if found is not None:  # the stepper's find box is open: what it found comes first
+            line = found + Text("  │  ") + line
+        for status in screen.query("#status").results(Static):
             current = status.content
-            if not isinstance(current, Text) or current.plain != text:
+            if not isinstance(current, Text) or current.plain != line.plain:
                 # Text, never a markup string: file names, models and policies are the user's text
-                status.update(Text(text), layout=False)  # one line, always: no layout pass
+                status.update(line, layout=False)  # one line, always: no layout pass
 
     def status_text(self) -> str:
         ws = self.workspace

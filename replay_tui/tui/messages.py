@@ -103,6 +103,25 @@ class NoteRequested(Message):
     step_label: str | None = None
 
 
+@dataclass
+class EpisodeNavRequested(Message):
+    """From a stepper: open the next (``direction`` 1) or previous (-1) episode in the browser's
+    order, or the next one with mismatches (at its first mismatch) when ``mismatching``. With
+    ``offer``, only say which one the same key would open (``]`` at an episode's last mismatch)."""
+
+    session_id: int
+    direction: int
+    mismatching: bool = False
+    offer: bool = False
+
+
+@dataclass
+class SearchStepRequested(Message):
+    """From a stepper: open the next (``direction`` 1) or previous (-1) result of the last search."""
+
+    direction: int
+
+
 class StatusRefreshRequested(Message):
     """Redraw the status line of the current screen (one pending request is enough)."""
 

@@ -42,7 +42,9 @@ def bound_keys(app: App, binding: Binding, keymap: Mapping[str, str]) -> list[st
 
 
 def binding_rows(screen: Screen, keymap: Mapping[str, str] | None = None) -> list[tuple[str, str, str, str]]:
-    """(group, keys, description, id) for the app's, the screen's and its widgets' bindings."""
+    """(group, keys, description, id) for the app's, the screen's and its widgets' bindings, and
+    the search dialog's (its input takes ``?``, so its keys are listed here, from every screen)."""
+    from replay_tui.tui.screens.search import GoToModal, SearchScreen
     from replay_tui.tui.widgets.lazy_table import LazyTable
     from replay_tui.tui.widgets.text_pane import TextPane
 
@@ -53,6 +55,8 @@ def binding_rows(screen: Screen, keymap: Mapping[str, str] | None = None) -> lis
         (screen.id or "screen", list(own_bindings(screen))),
     ]
     groups += [("tables", LazyTable.BINDINGS), ("panes", TextPane.BINDINGS)]
+    dialogs = [("search", SearchScreen.BINDINGS), ("goto", GoToModal.BINDINGS)]
+    groups += [(group, bindings) for group, bindings in dialogs if group != screen.id]
     for group, bindings in groups:
         for binding in bindings:
             if not isinstance(binding, Binding):

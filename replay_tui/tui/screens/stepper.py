@@ -36,10 +36,12 @@ from replay_tui.sanitize import excerpt, one_line, strip_control
 from replay_tui.sources import is_call_judged
 from replay_tui.trajectory import Trajectory, TrajectoryStep
 from replay_tui.tui.messages import (
+    EpisodeNavRequested,
     NoteRequested,
     ReplayCancelRequested,
     ReplayRequested,
     ReplayState,
+    SearchStepRequested,
     StatusRefreshRequested,
     TagRequested,
 )
@@ -285,18 +287,40 @@ class StepperScreen(Screen):
         Binding("n", "note_step", "Note", show=False, id="stepper.note_step"),
         Binding("N", "note_episode", "Episode note", show=False, id="stepper.note_episode"),
         Binding("escape", "back", "Back", id="stepper.back"),
+        Binding("J", "episode(1)", "Next episode", show=False, id="stepper.next_episode"),
+        Binding("K", "episode(-1)", "Prev episode", show=False, id="stepper.prev_episode"),
+        Binding(
+            "right_parenthesis", "episode(1, True)", "Next episode with mismatches", show=False, id="stepper.next_bad"
+        ),
+        Binding(
+            "left_parenthesis", "episode(-1, True)", "Prev episode with mismatches", show=False, id="stepper.prev_bad"
+        ),
+        Binding("full_stop", "search_result(1)", "Next search result", show=False, id="stepper.next_result"),
+        Binding("comma", "search_result(-1)", "Prev search result", show=False, id="stepper.prev_result"),
     ]
 
-    def __init__(self, session_id: int, replay_app: ReplayState, *, step_label: str | None = None):
+    def __init__(
+        self,
+        session_id: int,
+        replay_app: ReplayState,
+        *,
+        step_label: str | None = None,
+        position: int | None = None,
+        find: str = "",
+        after: bool = False,
+    ):
         super().__init__(id="stepper")
         self.session_id = session_id
         self.start_label = step_label  # the step the cursor starts on (None: the first entry)
+        self.start_position = position  # or the trajectory entry it starts on (a search result)
+        self.start_find = find  # the find box's query on opening (a search result's)
+        self.offered_at: int | None = None  # the cursor where ] offered the next episode's first mismatch
         self.replay_app = replay_app  # read only: changes are asked for with messages
         self.episode: Episode | None = None
         self.problem: LoadProblem | None = None
         self.rows: list[StepRow] = []
         self.show_sub_events = True
-        self.show_after = False
+        self.show_after = after
         self.show_trace = False
         self.find_hits: list[tuple[str, int]] = []
         self.find_index = -1
@@ -371,6 +395,8 @@ class StepperScreen(Screen):
         self.update_title()
         self.query_one("#steps", LazyTable).focus()
         self.post_message(StatusRefreshRequested())
+        if self.start_position is not None or self.start_find:
+            self.go_to(position=self.start_position, find=self.start_find, after=self.show_after)
         # Everything alive now (the workspace, this screen, the episode) outlives the keys pressed
         # here: keep the cyclic GC from walking it again and again (a full collection over it cost
         # ~100 ms of CPU every few keys). Unfrozen when the screen goes, so nothing of it leaks.
@@ -475,6 +501,7 @@ class StepperScreen(Screen):
             text.append("success  " if episode.success else "failure  ", style="green" if episode.success else "red")
 
     def _cursor_moved(self) -> None:
+        self.offered_at = None  # ] offers the next episode again before it opens it
         if not self._reloading:
             self.show_current()
 
@@ -808,12 +835,60 @@ class StepperScreen(Screen):
             if verdict is not None and (verdict.is_mismatch or (equivalents and verdict.is_equivalent)):
                 self.steps_table.set_cursor(index)
                 return
+        if direction > 0 and not equivalents and self.verdicts():
+            # the episode's last mismatch: offer the next episode's first; the same key again opens it
+            self.post_message(
+                EpisodeNavRequested(self.session_id, 1, mismatching=True, offer=self.offered_at != cursor)
+            )
+            self.offered_at = cursor
+            return
         what = "mismatch or equivalent step" if equivalents else "mismatch"
         self.notify(
             f"no further {what}" if self.verdicts() else "replay first (r) to find mismatches",
             severity="warning",
             timeout=2,
         )
+
+    def action_episode(self, direction: int, mismatching: bool = False) -> None:
+        """The next (previous) episode of the browser's list; with ``mismatching``, the next one
+        with mismatches, at its first mismatch."""
+        self.post_message(EpisodeNavRequested(self.session_id, direction, mismatching=mismatching))
+
+    def action_search_result(self, direction: int) -> None:
+        self.post_message(SearchStepRequested(direction))
+
+    def go_to(
+        self, *, step_label: str | None = None, position: int | None = None, find: str = "", after: bool = False
+    ) -> None:
+        """Move to a step (by label or trajectory position) and show ``find`` highlighted in the
+        panes (a search result: the observation after the action when ``after``)."""
+        if position is not None and not self.show_sub_events and position not in {r.position for r in self.source.rows}:
+            self.show_sub_events = True  # the result is in a sub-event the list hides
+            self.reload_steps(cursor=0)
+        if after != self.show_after:
+            self.show_after = after
+            self.show_panes()
+        rows = self.source.rows
+        index = next(
+            (
+                n
+                for n, row in enumerate(rows)
+                if (position is not None and row.position == position)
+                or (step_label is not None and row.label == step_label)
+            ),
+            None,
+        )
+        if index is not None:
+            self.steps_table.set_cursor(index)
+        if find:
+            box = self.query_one("#find", Input)
+            box.display = True
+            if box.value == find:
+                self.run_find(find)
+                self.action_find_next(1)
+            else:
+                box.value = find  # Input.Changed searches the panes and shows the first match
+            self.steps_table.focus()
 
     def action_toggle_sub_events(self) -> None:
         row = self.current_row()
@@ -914,16 +989,22 @@ class StepperScreen(Screen):
         self.update_find_status()
 
     def update_find_status(self) -> None:
-        query = self.query_one("#find", Input).value
-        if not query:
+        message = self.find_status()
+        if message is None:
             self.post_message(StatusRefreshRequested())
             return
-        if not self.find_hits:
-            message = Text(f"find: no match for {query!r}", style="yellow")
-        else:
-            pane, _ = self.find_hits[max(0, self.find_index)]
-            message = Text(f"find: match {max(0, self.find_index) + 1}/{len(self.find_hits)} in {pane}")
         self.query_one("#status", Static).update(message)
+
+    def find_status(self) -> Text | None:
+        """What the find box found, for the status line (None while it holds no query); the App
+        puts it before its own status when it redraws the line."""
+        query = self.query_one("#find", Input).value
+        if not query:
+            return None
+        if not self.find_hits:
+            return Text(f"find: no match for {query!r}", style="yellow")
+        pane, _ = self.find_hits[max(0, self.find_index)]
+        return Text(f"find: match {max(0, self.find_index) + 1}/{len(self.find_hits)} in {pane}")
 
     # -- triage -----------------------------------------------------------------------------
     def _step_label(self) -> str | None:
