@@ -14,6 +14,7 @@ from replay_tui.tui.screens.modals import SettingsModal
 from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.tui.widgets.lazy_table import LazyTable
 from replay_tui.tui.widgets.text_pane import TextPane
+from tests.conftest import DATA
 
 SMALL = (80, 24)
 LARGE = (200, 60)
@@ -188,3 +189,16 @@ async def test_panes_and_tables_draw_in_theme_colours(build):
             background = pane.background_colors[1]
             assert contrast(background + pane.styles.border_title_color, background) >= 4.5
             assert contrast(background + pane.styles.border_left[1], background) >= 3  # the pane's frame
+
+
+async def test_another_formats_four_panes_are_tabs_at_80x24(build):
+    """A 2x2 grid in 24 rows left each pane four lines: tabs, the action pane as the fourth."""
+    app = build([str(DATA / "formats" / "openai_chat" / "synthetic_shapes.jsonl")])
+    async with app.run_test(size=SMALL) as pilot:
+        await pilot.press("down")
+        screen = await open_stepper(pilot)
+        assert "4 action" in str(screen.query_one("#pane-tabs", Static).render())
+        await pilot.press("4")
+        await pilot.pause()
+        assert shown(screen, "action") and not shown(screen, "observation")
+        assert screen.query_one("#action").outer_size.height >= 10

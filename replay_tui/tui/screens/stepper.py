@@ -69,6 +69,9 @@ STEPS_WIDTH = (24, 0.35)
 """The step list is as wide as its longest row, within these bounds: cells, share of the screen."""
 PANE_MIN_WIDTH = 24
 """Below this width per pane the panes are shown one at a time, as tabs (words are not cut)."""
+GRID_MIN_HEIGHT = 32
+"""Below this many rows the two rows of panes of another format's episode are tabs too (a 2x2 grid
+in 24 rows leaves each pane four lines)."""
 
 
 @dataclass(frozen=True)
@@ -842,7 +845,7 @@ class StepperScreen(Screen):
         columns = 2 if self.general else 3
         if self.show_shot and self.has_screenshots:
             columns += 1
-        tabbed = (width - listed) // columns < PANE_MIN_WIDTH
+        tabbed = (width - listed) // columns < PANE_MIN_WIDTH or (self.general and self.size.height < GRID_MIN_HEIGHT)
         if tabbed != self.tabbed:
             self.tabbed = tabbed
             self.layout_panes()
@@ -868,15 +871,18 @@ class StepperScreen(Screen):
         tabs = self.query_one("#pane-tabs", Static)
         tabs.display = self.tabbed
         if self.tabbed:
-            bar = Text()
+            room = self.size.width - (0 if self.steps_collapsed else self.steps_table.outer_size.width) - 2
+            bar = Text(no_wrap=True, overflow="ellipsis")
             for number, name in enumerate(names, start=1):
                 title = "screenshot" if name == "shot" else str(self.query_one(f"#{name}", TextPane).border_title)
+                title = title.split(" (")[0]  # "messages (3)": the count is in the pane's own title
                 if name == self.active_pane:
-                    bar.append(f"▶{number} {title} ", style="bold reverse")
+                    bar.append(f"▶{number} {title}", style="bold reverse")
                 else:
-                    bar.append(f" {number} {title} ", style="dim")
+                    bar.append(f" {number} {title}", style="")
                 bar.append(" ")
-            bar.append("(1-4, w)", style="dim italic")
+            if bar.cell_len + 9 <= room:
+                bar.append("(1-4, w)", style="dim italic")
             tabs.update(bar)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
