@@ -284,6 +284,7 @@ class StepperScreen(Screen):
         self.tabbed = False  # the panes one at a time (set from the width, see layout_width)
         self.active_pane = "observation"  # the tab shown, and what z zooms from the step list
         self._steps_content_width = STEPS_WIDTH[0]
+        self._listed_width = 0  # the step list's width as last laid out (0: hidden)
 
     @property
     def trajectory(self) -> Trajectory | None:
@@ -840,6 +841,7 @@ class StepperScreen(Screen):
         low, share = STEPS_WIDTH
         listed = 0 if self.steps_collapsed else max(low, min(self._steps_content_width, int(width * share)))
         steps.display = not self.steps_collapsed
+        self._listed_width = listed
         if listed and steps.styles.width != listed:
             steps.styles.width = listed
         columns = 2 if self.general else 3
@@ -871,7 +873,7 @@ class StepperScreen(Screen):
         tabs = self.query_one("#pane-tabs", Static)
         tabs.display = self.tabbed
         if self.tabbed:
-            room = self.size.width - (0 if self.steps_collapsed else self.steps_table.outer_size.width) - 2
+            room = self.size.width - self._listed_width - 2
             bar = Text(no_wrap=True, overflow="ellipsis")
             for number, name in enumerate(names, start=1):
                 title = "screenshot" if name == "shot" else str(self.query_one(f"#{name}", TextPane).border_title)
@@ -881,8 +883,10 @@ class StepperScreen(Screen):
                 else:
                     bar.append(f" {number} {title}", style="")
                 bar.append(" ")
-            if bar.cell_len + 9 <= room:
-                bar.append("(1-4, w)", style="dim italic")
+            for hint in ("1-4/w: pane · z: zoom", "1-4/w · z"):
+                if bar.cell_len + len(hint) <= room:
+                    bar.append(hint, style="italic")
+                    break
             tabs.update(bar)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
