@@ -202,3 +202,18 @@ async def test_another_formats_four_panes_are_tabs_at_80x24(build):
         await pilot.pause()
         assert shown(screen, "action") and not shown(screen, "observation")
         assert screen.query_one("#action").outer_size.height >= 10
+
+
+async def test_the_next_episode_keeps_the_hidden_list_and_the_tab(build):
+    async with build().run_test(size=SMALL) as pilot:
+        screen = await open_stepper(pilot)
+        await pilot.press("backslash", "3", "escape")
+        await pilot.pause()
+        await pilot.press("down")
+        screen = await open_stepper(pilot)
+        assert screen.session_id == 1
+        assert not screen.query_one("#steps").display
+        assert shown(screen, "thinking") and screen.query_one("#thinking").has_focus
+        await pilot.press("backslash")
+        await pilot.pause()
+        assert screen.query_one("#steps").display

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import io
 import json
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -349,7 +350,13 @@ class StepperScreen(Screen):
         self.watch(self.steps_table, "cursor", self._cursor_moved, init=False)
         self.reload_steps(cursor=start if self.start_label is not None else 0)
         self.update_title()
-        self.query_one("#steps", LazyTable).focus()
+        self.steps_collapsed, self.active_pane = self._layout_kept.get(self.app, (False, self.active_pane))
+        self.layout_width()
+        self.layout_panes()
+        if self.steps_collapsed:
+            self.show_pane(self.active_pane)
+        else:
+            self.query_one("#steps", LazyTable).focus()
         self.post_message(StatusRefreshRequested())
         # Everything alive now (the workspace, this screen, the episode) outlives the keys pressed
         # here: keep the cyclic GC from walking it again and again (a full collection over it cost
@@ -366,6 +373,9 @@ class StepperScreen(Screen):
             sizes = {pane.id or "": pane.content_region.size for pane in panes if pane.display}
             if sizes and all(size.width > 0 for size in sizes.values()):
                 StepperScreen._pane_sizes[self._layout_key()] = sizes
+
+    _layout_kept: ClassVar[weakref.WeakKeyDictionary[object, tuple[bool, str]]] = weakref.WeakKeyDictionary()
+    """Per app: the step list hidden or not and the tab shown, kept for the next episode opened."""
 
     _pane_sizes: ClassVar[dict[tuple[object, ...], dict[str, Size]]] = {}
     """The panes' content sizes when a stepper of this layout last closed: the next one wraps for them."""
@@ -893,6 +903,7 @@ class StepperScreen(Screen):
         name = event.widget.id
         if name in PANES or name == "shot":
             self.active_pane = name
+            self._layout_kept[self.app] = (self.steps_collapsed, name)
 
     def action_pane(self, number: int) -> None:
         """Show pane ``number`` (its tab, when tabbed) and focus it."""
@@ -908,6 +919,7 @@ class StepperScreen(Screen):
 
     def show_pane(self, name: str, *, focus: bool = True) -> None:
         self.active_pane = name
+        self._layout_kept[self.app] = (self.steps_collapsed, name)
         if self.tabbed:
             self.layout_panes()
             if name == "shot":
@@ -918,6 +930,7 @@ class StepperScreen(Screen):
     def action_toggle_steps(self) -> None:
         """Hide or show the step list (j/k, [ and ] still step): the panes get its width."""
         self.steps_collapsed = not self.steps_collapsed
+        self._layout_kept[self.app] = (self.steps_collapsed, self.active_pane)
         if self.steps_collapsed and self.steps_table.has_focus:
             self.show_pane(self.active_pane)
         self.layout_width()
