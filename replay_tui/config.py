@@ -3,6 +3,7 @@
 ``~/.config/replay-tui/config.toml`` (or ``$XDG_CONFIG_HOME``, or ``--config PATH``)::
 
     labels = ["policy-bug", "data-issue", "flaky"]
+    theme = "textual-light"  # the app's theme; written back when one is chosen (ctrl+p → theme)
     [match]                 # the matching policy per state (replay_tui.matching); --match overrides
     default = "exact"
     Search = "tolerant"
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,8 @@ class Config(BaseModel):
     """Matching policy per state (``Search = "tolerant"``); ``default`` names the one for every other state."""
     keymap: dict[str, str] = Field(default_factory=dict)
     """Binding id -> keys (``"stepper.next_mismatch" = "n"``)."""
+    theme: str | None = None
+    """The Textual theme the apps start in (the default theme when absent or unknown)."""
 
     @field_validator("match")
     @classmethod
@@ -100,3 +104,35 @@ def load_state() -> dict[str, Any]:
 def remember(**values: Any) -> None:
     """Add ``values`` to the remembered choices (atomically); raises OSError when it cannot be written."""
     atomic_write_text(state_path(), json.dumps({**load_state(), **values}, indent=1, sort_keys=True) + "\n")
+
+
+_TABLE = re.compile(r"^\s*\[", re.MULTILINE)
+_THEME = re.compile(r"^theme\s*=.*$", re.MULTILINE)
+
+
+def save_theme(path: str | os.PathLike[str], theme: str) -> Path:
+    """Remember ``theme`` in the config file: its top-level ``theme = ...`` line replaced (or one
+    added at the top), every other line, comments included, kept as written. Written atomically,
+    and only when the result reads back as the same config with the new theme (else ConfigError)."""
+    target = Path(path)
+    try:
+        text = target.read_text(encoding="utf-8") if target.exists() else ""
+        before = tomllib.loads(text)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"{target}: {first}") from None
+    line = f"theme = {json.dumps(theme)}"  # a JSON string is a valid TOML basic string
+    table = _TABLE.search(text)
+    head, tables = (text[: table.start()], text[table.start() :]) if table else (text, "")
+    head = _THEME.sub(lambda _: line, head, count=1) if _THEME.search(head) else f"{line}\n{head}"
+    updated = head + tables
+    try:
+        after = tomllib.loads(updated)
+    except tomllib.TOMLDecodeError:
+        after = {}
+    if after != {**before, "theme": theme}:
+        raise ConfigError(f"{target}: theme not saved (the file's layout is not one this edit understands)")
+    try:
+        return atomic_write_text(target, updated)
+    except OSError as exc:
+        raise ConfigError(f"{target}: {exc.strerror or exc}") from None

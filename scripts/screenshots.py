@@ -33,7 +33,9 @@ async def settle(app: ReplayApp, pilot) -> None:
     await pilot.pause(0.1)
 
 
-async def shoot(name: str, keys: list[str], *, mode: str = "heuristic", mismatch: str = "allow") -> None:
+async def shoot(
+    name: str, keys: list[str], *, mode: str = "heuristic", mismatch: str = "allow", size: tuple[int, int] = SIZE
+) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         app = make_app(
             settings=ReplaySettings(mode=mode, mismatch=mismatch),
@@ -41,7 +43,7 @@ async def shoot(name: str, keys: list[str], *, mode: str = "heuristic", mismatch
             export_dir="reports",
             runs_dir=Path(scratch) / "runs",  # no earlier run reopened: every shot starts the same
         )
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=size) as pilot:
             for key in keys:
                 await pilot.press(key)
                 await settle(app, pilot)
@@ -57,6 +59,8 @@ async def main() -> None:
     await shoot("browser", [])
     await shoot("browser-replayed", ["R", "f"])
     await shoot("stepper-mismatch", ["enter", "r", "g", "right_square_bracket", "right_square_bracket"])
+    # a laptop terminal in tmux: the step list narrows, the panes become tabs (1-4, w), z zooms one
+    await shoot("stepper-80x24", ["enter", "r", "g", "right_square_bracket"], size=(80, 24))
     await shoot("find", ["enter", "ctrl+f", *"volleyball", "enter"])
     await shoot("tag", ["enter", "r", "g", "right_square_bracket", "t"])
     await shoot("export", ["R", "e", "down"])

@@ -26,7 +26,7 @@ from textual.worker import get_current_worker
 
 from replay_tui.annotations import AnnotationError
 from replay_tui.compare import CompareError, compare_runs, demo_identities, load_run_file
-from replay_tui.config import Config, load_config, load_state, remember
+from replay_tui.config import Config, default_config_path, load_config, load_state, remember
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
@@ -835,7 +835,7 @@ def make_app(
     )
     if require_readable and workspace.demos.unreadable and not workspace.demos.files:
         raise DemoFileError(workspace.demos.unreadable[0].one_line())
-    return ReplayApp(
+    app = ReplayApp(
         workspace,
         config=conf,
         export_dir=Path(export_dir) if export_dir else None,
@@ -843,3 +843,6 @@ def make_app(
         runs=RunStore(runs_dir),
         save_runs=save_runs,
     )
+    # the theme chosen with ctrl+p → theme is written to the config file read here (not to a given Config)
+    app.remember_theme(None if isinstance(config, Config) else Path(config or default_config_path()), conf.theme)
+    return app

@@ -14,8 +14,10 @@ from typing import ClassVar
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.theme import Theme
 from textual.types import CSSPathType
 
+from replay_tui.config import ConfigError, save_theme
 from replay_tui.tui.screens.help import HelpScreen, bound_keys, own_bindings
 
 STYLES = Path(__file__).resolve().parent / "styles"
@@ -32,6 +34,8 @@ class AppBase(App[None]):
     the command palette under its description and keys."""
 
     CSS_PATH: ClassVar[CSSPathType | None] = stylesheets()
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]  # noqa: RUF012 (App declares it as a ClassVar | None)
+    """Screens get ``-short`` below 32 rows (an 80x24 terminal): the stylesheets give panes the rows."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark,f1", "help", "Help", id="app.help"),
     ]
@@ -39,6 +43,35 @@ class AppBase(App[None]):
     def __init__(self) -> None:
         super().__init__()
         self.keymap: dict[str, str] = {}  # binding id -> keys, as the user wrote them
+        self.theme_config: Path | None = None
+        """The config file a chosen theme is written to (None: not remembered)."""
+        self._config_theme: str | None = None
+
+    def remember_theme(self, config_path: Path | None, theme: str | None) -> None:
+        """Start in ``theme`` (the config's) and write each theme chosen later (ctrl+p → theme) to
+        ``config_path``, so the next start looks the same."""
+        self.theme_config = config_path
+        self._config_theme = theme
+
+    def on_mount(self) -> None:
+        theme = self._config_theme
+        if theme is not None:
+            if theme in self.available_themes:
+                self.theme = theme
+            else:
+                known = ", ".join(sorted(self.available_themes))
+                self.notify(f"config theme {theme!r} is not a theme: one of {known}", severity="warning", markup=False)
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, theme: Theme) -> None:
+        if self.theme_config is None or theme.name == self._config_theme:
+            return
+        try:
+            save_theme(self.theme_config, theme.name)
+        except ConfigError as exc:
+            self.notify(f"theme not remembered: {exc}", severity="error", markup=False)
+            return
+        self._config_theme = theme.name
 
     def set_keymap(self, keymap: Mapping[str, str]) -> None:
         super().set_keymap(dict(keymap))

@@ -5,6 +5,8 @@ Update after an intended change: ``python -m pytest tests/tui/test_snapshots.py 
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import DATA, episode, good_episode, write_json
 from tests.tui.conftest import SIZE, wait_replay
 
@@ -73,3 +75,47 @@ def test_stepper_on_an_openai_chat_episode(build, snap_compare):
 
     app = build([str(DATA / "formats" / "openai_chat" / "synthetic_shapes.jsonl")])
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+SIZES = [(80, 24), (120, 40), (200, 60)]
+"""A laptop terminal in tmux, a usual window, a wide screen (issue 16)."""
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
+def test_browser_at(build, snap_compare, size):
+    """The instruction keeps its width; backup, tags and replay give way at 80 columns; ▶ marks the cursor."""
+    assert snap_compare(build(), terminal_size=size, press=["down"])
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
+def test_stepper_at(build, snap_compare, size):
+    """The step list sized to its content; at 80 columns the panes are tabs."""
+
+    async def run_before(pilot):
+        await pilot.press("enter", "r")
+        await wait_replay(pilot.app, pilot)
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(build(mode="heuristic", mismatch="allow"), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda size: f"{size[0]}x{size[1]}")
+def test_policy_dialog_at(build, snap_compare, size):
+    """The dialog's body scrolls; Apply and Cancel stay on screen."""
+    assert snap_compare(build(match=("Search=tolerant",)), terminal_size=size, press=["p"])
+
+
+def test_stepper_in_a_light_theme(build, snap_compare):
+    """Panes and tables in the theme's colours (no terminal-default islands), readable titles."""
+
+    async def run_before(pilot):
+        pilot.app.theme = "textual-light"
+        await pilot.press("enter", "r")
+        await wait_replay(pilot.app, pilot)
+        await pilot.press("right_square_bracket")
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(build(mode="heuristic", mismatch="allow"), terminal_size=(120, 40), run_before=run_before)

@@ -32,17 +32,22 @@ from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 if TYPE_CHECKING:
     from replay_tui.workspace import Workspace
 
+INSTRUCTION_MIN = 30
+"""The instruction (task) column keeps this width: at 80 columns tags, backup and replay give way."""
+VERDICT = Column("verdict", "replay", 12, min_width=9, drop=1)
+TAGS = Column("tags", "tags", 18, min_width=8, drop=2)
+BACKUP = Column("backup", "backup", 6, drop=3)
 COLUMNS = (
     Column("session", "session", 8, justify="right"),
-    Column("instruction", "instruction", flex=True),
+    Column("instruction", "instruction", flex=True, min_width=INSTRUCTION_MIN),
     Column("steps", "steps", 5, justify="right"),
     Column("reward", "reward", 6, justify="right"),
     Column("success", "ok", 2),
-    Column("backup", "backup", 6),
-    Column("verdict", "replay", 12),
-    Column("tags", "tags", 18),
+    BACKUP,
+    VERDICT,
+    TAGS,
 )
-"""The columns of a set of the seed's demo files only."""
+"""The columns of a set of the seed's demo files only (narrow terminals: see Column.drop)."""
 SORTABLE = ("session", "instruction", "steps", "reward", "success", "backup", "verdict", "tags")
 SEED_FORMAT = "webshop-demos"
 EPISODE_ID_WIDTH = (7, 36)
@@ -60,17 +65,17 @@ def browser_columns(refs: Sequence[EpisodeRef]) -> tuple[Column, ...]:
     longest = max((len(_episode_id(ref)) for ref in refs), default=0)
     columns = [
         Column("session", "#", session_width, justify="right"),
-        Column("episode", "episode", max(EPISODE_ID_WIDTH[0], min(EPISODE_ID_WIDTH[1], longest))),
-        Column("instruction", "task", flex=True),
+        Column("episode", "episode", max(EPISODE_ID_WIDTH[0], min(EPISODE_ID_WIDTH[1], longest)), min_width=7),
+        Column("instruction", "task", flex=True, min_width=INSTRUCTION_MIN),
         Column("steps", "steps", 5, justify="right"),
         Column("reward", "score", 6, justify="right"),
         Column("success", "ok", 2),
     ]
     if len(formats) > 1:
-        columns.append(Column("format", "format", max(len(name) for name in formats)))
+        columns.append(Column("format", "format", max(len(name) for name in formats), drop=4))
     if SEED_FORMAT in formats:
-        columns.append(Column("backup", "backup", 6))
-    columns += [Column("verdict", "replay", 12), Column("tags", "tags", 18)]
+        columns.append(BACKUP)
+    columns += [VERDICT, TAGS]
     return tuple(columns)
 
 
@@ -359,7 +364,7 @@ class BrowserScreen(SortActions, Screen):
                 else "filter: task, episode id or session"
             )
             yield Input(placeholder=placeholder, id="filter")
-        yield LazyTable(id="episodes")
+        yield LazyTable(id="episodes", marker=True)
         yield Static(id="status")
         yield KeysFooter()  # Footer recomposed (and leaked ~30 FooterKeys) on every return from a screen
 

@@ -240,42 +240,44 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
 
     def compose(self) -> ComposeResult:
         s = self.settings
-        with VerticalScroll(classes="dialog", can_focus=False):  # may be taller than the terminal
+        # the body scrolls (it may be taller than the terminal); Apply and Cancel stay below it
+        with Vertical(classes="dialog"):
             yield Label(Text("Replay settings", style="bold"))
-            with RadioSet(id="policy"):
-                for mode in POLICY_MODES:
-                    yield RadioButton(mode.label, value=s.mode == mode.name, id=f"mode-{mode.name}")
-            yield Input(
-                s.policy_spec or s.graph_spec or "",
-                placeholder="policy spec (custom) or graph spec (langgraph)",
-                id="policy-spec",
-            )
-            llm = s.llm or {}
-            with Horizontal(classes="llm-row"):
+            with VerticalScroll(classes="dialog-body", can_focus=False):
+                with RadioSet(id="policy"):
+                    for mode in POLICY_MODES:
+                        yield RadioButton(mode.label, value=s.mode == mode.name, id=f"mode-{mode.name}")
                 yield Input(
-                    str(llm.get("base_url") or ""),
-                    placeholder="base URL, e.g. http://127.0.0.1:8000/v1",
-                    id="llm-base-url",
+                    s.policy_spec or s.graph_spec or "",
+                    placeholder="policy spec (custom) or graph spec (langgraph)",
+                    id="policy-spec",
                 )
-                yield Input(str(llm.get("model") or ""), placeholder="model", id="llm-model")
-            with RadioSet(id="mismatch"):
-                yield RadioButton("stop at the first mismatch", value=s.mismatch == "stop", id="mismatch-stop")
-                yield RadioButton(
-                    "allow: force the recorded action, go on", value=s.mismatch == "allow", id="mismatch-allow"
-                )
-            yield Checkbox("replay item-page actions as steps", value=s.item_steps, id="item-steps")
-            yield Label(Text("matching per state (≈: a tolerated difference)", style="dim"))
-            with Horizontal(classes="match-row"):
-                for state in MATCH_STATES:
-                    yield Label(state)
-                    yield Select(
-                        [(name, name) for name in MATCH_POLICIES],
-                        value=s.matching.policy_for(state),
-                        allow_blank=False,
-                        compact=True,
-                        id=f"match-{state}",
-                        tooltip="\n".join(POLICY_DESCRIPTIONS.values()),
+                llm = s.llm or {}
+                with Horizontal(classes="llm-row"):
+                    yield Input(
+                        str(llm.get("base_url") or ""),
+                        placeholder="base URL, e.g. http://127.0.0.1:8000/v1",
+                        id="llm-base-url",
                     )
+                    yield Input(str(llm.get("model") or ""), placeholder="model", id="llm-model")
+                with RadioSet(id="mismatch"):
+                    yield RadioButton("stop at the first mismatch", value=s.mismatch == "stop", id="mismatch-stop")
+                    yield RadioButton(
+                        "allow: force the recorded action, go on", value=s.mismatch == "allow", id="mismatch-allow"
+                    )
+                yield Checkbox("replay item-page actions as steps", value=s.item_steps, id="item-steps")
+                yield Label(Text("matching per state (≈: a tolerated difference)", style="dim"))
+                with Horizontal(classes="match-row"):
+                    for state in MATCH_STATES:
+                        yield Label(state)
+                        yield Select(
+                            [(name, name) for name in MATCH_POLICIES],
+                            value=s.matching.policy_for(state),
+                            allow_blank=False,
+                            compact=True,
+                            id=f"match-{state}",
+                            tooltip="\n".join(POLICY_DESCRIPTIONS.values()),
+                        )
             with Horizontal(classes="buttons"):
                 yield Button("Apply", variant="primary", id="apply")
                 yield Button("Cancel", id="cancel")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import io
 import json
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from typing import Any, ClassVar
 
 from PIL import Image
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -54,18 +55,26 @@ from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 STEP_COLUMNS = (
     Column("mark", "", 1),
     Column("label", "step", 5),
-    Column("state", "state", 6),
-    Column("action", "recorded action", flex=True),
+    Column("state", "state", 6, drop=1),
+    Column("action", "recorded action", flex=True, min_width=14),
 )
+"""The step list; a narrow one (80 columns) leaves the state out for the action's sake."""
 CALL_STEP_COLUMNS = (
     Column("mark", "", 1),
     Column("label", "step", 5),
-    Column("action", "recorded action", flex=True),
+    Column("action", "recorded action", flex=True, min_width=14),
 )
 """The step list of a tool-calling log: the action shown as the log shows it (it names the tool)."""
 ROLE_STYLES = {"system": "bold magenta", "user": "bold cyan", "assistant": "bold green", "tool": "bold yellow"}
 PANES = ("observation", "prompt", "thinking", "action")
 """The text panes, in the order find visits them (the action pane is shown for other formats only)."""
+STEPS_WIDTH = (24, 0.35)
+"""The step list is as wide as its longest row, within these bounds: cells, share of the screen."""
+PANE_MIN_WIDTH = 24
+"""Below this width per pane the panes are shown one at a time, as tabs (words are not cut)."""
+GRID_MIN_HEIGHT = 32
+"""Below this many rows the two rows of panes of another format's episode are tabs too (a 2x2 grid
+in 24 rows leaves each pane four lines)."""
 
 
 @dataclass(frozen=True)
@@ -275,6 +284,13 @@ class StepperScreen(Screen):
         ),
         Binding("r", "replay", "Replay", id="stepper.replay"),
         Binding("z", "maximize_pane", "Zoom", id="stepper.zoom"),
+        Binding("backslash", "toggle_steps", "Steps list", show=False, id="stepper.toggle_steps"),
+        Binding("w", "cycle_pane(1)", "Next pane", show=False, id="stepper.next_pane"),
+        Binding("W", "cycle_pane(-1)", "Previous pane", show=False, id="stepper.previous_pane"),
+        Binding("1", "pane(0)", "Pane 1", show=False, id="stepper.pane_1"),
+        Binding("2", "pane(1)", "Pane 2", show=False, id="stepper.pane_2"),
+        Binding("3", "pane(2)", "Pane 3", show=False, id="stepper.pane_3"),
+        Binding("4", "pane(3)", "Pane 4", show=False, id="stepper.pane_4"),
         Binding("ctrl+f", "find", "Find", id="stepper.find"),
         Binding("f3", "find_next(1)", "Find next", show=False, id="stepper.find_next"),
         Binding("shift+f3", "find_next(-1)", "Find previous", show=False, id="stepper.find_previous"),
@@ -329,6 +345,11 @@ class StepperScreen(Screen):
         self._images: dict[int, Image.Image | None] = {}
         self._reloading = False
         self._pane_lines: OrderedDict[tuple[object, ...], tuple[list[PaneLine], Any]] = OrderedDict()
+        self.steps_collapsed = False  # backslash hides the step list (j/k still step)
+        self.tabbed = False  # the panes one at a time (set from the width, see layout_width)
+        self.active_pane = "observation"  # the tab shown, and what z zooms from the step list
+        self._steps_content_width = STEPS_WIDTH[0]
+        self._listed_width = 0  # the step list's width as last laid out (0: hidden)
 
     @property
     def trajectory(self) -> Trajectory | None:
@@ -343,9 +364,10 @@ class StepperScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(id="episode-title")
         with Horizontal(id="stepper-body"):
-            yield LazyTable(id="steps")
+            yield LazyTable(id="steps", marker=True)
             with Vertical(id="stepper-right"):
                 yield Static(id="step-detail")
+                yield Static(id="pane-tabs")
                 with Horizontal(id="panes"):
                     shot = ShotView(id="shot")
                     shot.display = False
@@ -381,10 +403,9 @@ class StepperScreen(Screen):
         if trajectory is not None:
             self.has_screenshots = any(step.screenshot for step in trajectory.steps)
             self.query_one("#panes").add_class("general")
-            self.query_one("#action", TextPane).display = True
             self.query_one("#prompt", TextPane).border_title = "messages"
             self.query_one("#shot", ShotView).border_title = "screenshot"
-            self.layout_screenshot()
+        self.layout_screenshot()
         for name, size in self._pane_sizes.get(self._layout_key(), {}).items():
             self.query_one(f"#{name}", TextPane).size_hint = size  # see TextPane.size_hint
         start = next((n for n, row in enumerate(self.rows) if row.label == self.start_label), 0)
@@ -393,7 +414,13 @@ class StepperScreen(Screen):
         self.watch(self.steps_table, "cursor", self._cursor_moved, init=False)
         self.reload_steps(cursor=start if self.start_label is not None else 0)
         self.update_title()
-        self.query_one("#steps", LazyTable).focus()
+        self.steps_collapsed, self.active_pane = self._layout_kept.get(self.app, (False, self.active_pane))
+        self.layout_width()
+        self.layout_panes()
+        if self.steps_collapsed:
+            self.show_pane(self.active_pane)
+        else:
+            self.query_one("#steps", LazyTable).focus()
         self.post_message(StatusRefreshRequested())
         if self.start_position is not None or self.start_find:
             self.go_to(position=self.start_position, find=self.start_find, after=self.show_after)
@@ -412,6 +439,9 @@ class StepperScreen(Screen):
             sizes = {pane.id or "": pane.content_region.size for pane in panes if pane.display}
             if sizes and all(size.width > 0 for size in sizes.values()):
                 StepperScreen._pane_sizes[self._layout_key()] = sizes
+
+    _layout_kept: ClassVar[weakref.WeakKeyDictionary[object, tuple[bool, str]]] = weakref.WeakKeyDictionary()
+    """Per app: the step list hidden or not and the tab shown, kept for the next episode opened."""
 
     _pane_sizes: ClassVar[dict[tuple[object, ...], dict[str, Size]]] = {}
     """The panes' content sizes when a stepper of this layout last closed: the next one wraps for them."""
@@ -438,6 +468,8 @@ class StepperScreen(Screen):
             self.steps_table.set_source(self.source, cursor=cursor)
         finally:
             self._reloading = False
+        self._steps_content_width = self.steps_content_width()
+        self.layout_width()
         self.show_current()
 
     def refresh_verdicts(self) -> None:
@@ -625,8 +657,8 @@ class StepperScreen(Screen):
     def layout_screenshot(self) -> None:
         """Show the screenshot pane when the episode has screenshots and it is not toggled off."""
         shown = self.show_shot and self.has_screenshots
-        self.query_one("#shot", ShotView).display = shown
         self.query_one("#panes").set_class(shown, "with-shot")
+        self.layout_panes()
 
     def screenshot(self, row: StepRow) -> Image.Image | None:
         """The step's screenshot as an image (decoded once); None when it has none or it does not decode."""
@@ -905,16 +937,26 @@ class StepperScreen(Screen):
         self.show_panes()
 
     def action_maximize_pane(self) -> None:
+        """Zoom the focused pane; from the step list, the pane last used (the tab shown): at 80
+        columns that is the way to read a pane whole. j/k still step while zoomed."""
         if self.maximized is not None:
             self.minimize()
             return
+        shot = self.query_one("#shot", ShotView)
         focused = self.focused
-        if focused is not None and focused.id in (*PANES, "steps"):
-            self.maximize(focused)
-        elif focused is not None:
-            shot = self.query_one("#shot", ShotView)
-            if focused is shot or shot in focused.ancestors:
+        if focused is not None and (focused is shot or shot in focused.ancestors):
+            self.maximize(shot, container=False)
+            return
+        if focused is None or focused.id not in PANES:
+            names = self.pane_names()
+            name = self.active_pane if self.active_pane in names else names[0]
+            if name == "shot":
                 self.maximize(shot, container=False)
+                return
+            focused = self.query_one(f"#{name}", TextPane)
+            focused.display = True
+            focused.focus()
+        self.maximize(focused)
 
     def action_replay(self) -> None:
         self.post_message(ReplayRequested([self.session_id]))
@@ -929,6 +971,116 @@ class StepperScreen(Screen):
         else:
             self.remember_pane_sizes()
             self.app.pop_screen()
+
+    # -- layout -----------------------------------------------------------------------------
+    def on_resize(self, event: events.Resize) -> None:
+        self.layout_width()
+
+    def steps_content_width(self) -> int:
+        """The step list's width for its longest row (the first 500 rows): gutter, columns, scrollbar, border."""
+        source = self.source
+        columns = source.columns
+        longest = 0
+        for index in range(min(len(source), 500)):
+            longest = max(longest, source.cells(index)[-1].cell_len)
+        fixed = sum(column.width for column in columns if not column.flex) + len(columns) - 1
+        return len(LazyTable.MARKER) + fixed + max(longest, len(columns[-1].label)) + 2 + 1
+
+    def layout_width(self) -> None:
+        """Size the step list to its content within STEPS_WIDTH (or hide it), and show the panes as
+        tabs when each would be narrower than PANE_MIN_WIDTH."""
+        width = self.size.width
+        if width <= 0:
+            return
+        steps = self.steps_table
+        low, share = STEPS_WIDTH
+        listed = 0 if self.steps_collapsed else max(low, min(self._steps_content_width, int(width * share)))
+        steps.display = not self.steps_collapsed
+        self._listed_width = listed
+        if listed and steps.styles.width != listed:
+            steps.styles.width = listed
+        columns = 2 if self.general else 3
+        if self.show_shot and self.has_screenshots:
+            columns += 1
+        tabbed = (width - listed) // columns < PANE_MIN_WIDTH or (self.general and self.size.height < GRID_MIN_HEIGHT)
+        if tabbed != self.tabbed:
+            self.tabbed = tabbed
+            self.layout_panes()
+
+    def pane_names(self) -> list[str]:
+        """The panes this episode shows, in tab order (``shot``: the screenshot)."""
+        names = ["observation", "prompt", "thinking"]
+        if self.general:
+            names.append("action")
+        if self.show_shot and self.has_screenshots:
+            names.insert(0, "shot")
+        return names
+
+    def layout_panes(self) -> None:
+        """Show the episode's panes side by side, or only the active one with a tab bar above."""
+        names = self.pane_names()
+        if self.active_pane not in names:
+            self.active_pane = names[1] if names[0] == "shot" and len(names) > 1 else names[0]
+        self.query_one("#panes").set_class(self.tabbed, "tabbed")
+        for name in (*PANES, "shot"):
+            shown = name in names and (not self.tabbed or name == self.active_pane)
+            self.query_one(f"#{name}").display = shown
+        tabs = self.query_one("#pane-tabs", Static)
+        tabs.display = self.tabbed
+        if self.tabbed:
+            room = self.size.width - self._listed_width - 2
+            bar = Text(no_wrap=True, overflow="ellipsis")
+            for number, name in enumerate(names, start=1):
+                title = "screenshot" if name == "shot" else str(self.query_one(f"#{name}", TextPane).border_title)
+                title = title.split(" (")[0]  # "messages (3)": the count is in the pane's own title
+                if name == self.active_pane:
+                    bar.append(f"▶{number} {title}", style="bold reverse")
+                else:
+                    bar.append(f" {number} {title}", style="")
+                bar.append(" ")
+            for hint in ("1-4/w: pane · z: zoom", "1-4/w · z"):
+                if bar.cell_len + len(hint) <= room:
+                    bar.append(hint, style="italic")
+                    break
+            tabs.update(bar)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        name = event.widget.id
+        if name in PANES or name == "shot":
+            self.active_pane = name
+            self._layout_kept[self.app] = (self.steps_collapsed, name)
+
+    def action_pane(self, number: int) -> None:
+        """Show pane ``number`` (its tab, when tabbed) and focus it."""
+        names = self.pane_names()
+        if not 0 <= number < len(names):
+            return
+        self.show_pane(names[number])
+
+    def action_cycle_pane(self, delta: int) -> None:
+        names = self.pane_names()
+        current = names.index(self.active_pane) if self.active_pane in names else 0
+        self.show_pane(names[(current + delta) % len(names)])
+
+    def show_pane(self, name: str, *, focus: bool = True) -> None:
+        self.active_pane = name
+        self._layout_kept[self.app] = (self.steps_collapsed, name)
+        if self.tabbed:
+            self.layout_panes()
+            if name == "shot":
+                self.show_screenshot(self.current_row())
+        if focus and self.maximized is None:
+            self.query_one(f"#{name}").focus()
+
+    def action_toggle_steps(self) -> None:
+        """Hide or show the step list (j/k, [ and ] still step): the panes get its width."""
+        self.steps_collapsed = not self.steps_collapsed
+        self._layout_kept[self.app] = (self.steps_collapsed, self.active_pane)
+        if self.steps_collapsed and self.steps_table.has_focus:
+            self.show_pane(self.active_pane)
+        self.layout_width()
+        if not self.steps_collapsed:
+            self.steps_table.focus()
 
     # -- find -------------------------------------------------------------------------------
     def action_find(self) -> None:
@@ -983,6 +1135,8 @@ class StepperScreen(Screen):
             return
         self.find_index = (self.find_index + direction) % len(self.find_hits)
         current_pane, current_number = self.find_hits[self.find_index]
+        if self.tabbed and current_pane != self.active_pane:
+            self.show_pane(current_pane, focus=False)  # the match is on another tab
         for name in PANES:
             pane = self.query_one(f"#{name}", TextPane)
             pane.show_match(current_number if name == current_pane else -1)

@@ -25,13 +25,20 @@ from textual.strip import Strip
 
 @dataclass(frozen=True)
 class Column:
-    """A column: ``width`` cells, or the remaining width when ``flex``."""
+    """A column: ``width`` cells, or the remaining width when ``flex``.
+
+    When the table is too narrow for every column and ``min_width`` of each flex column, fixed
+    columns shrink to their ``min_width`` (None: never), then those with a ``drop`` rank hide,
+    highest rank first (0: never hidden): the flex column (an instruction) keeps readable width.
+    """
 
     key: str
     label: str
     width: int = 10
     flex: bool = False
     justify: str = "left"
+    min_width: int | None = None
+    drop: int = 0
 
 
 class TableSource(Protocol):
@@ -122,11 +129,13 @@ class LazyTable(ScrollView, can_focus=True):
         "lazy-table--cursor-blurred",
     }
     DEFAULT_CSS = """
-    LazyTable { height: 1fr; overflow-x: hidden; }
-    LazyTable > .lazy-table--header { text-style: bold; background: $panel; }
+    LazyTable { height: 1fr; overflow-x: hidden; background: $background; color: $foreground; }
+    LazyTable > .lazy-table--header { text-style: bold; background: $panel; color: $foreground; }
     LazyTable > .lazy-table--cursor { background: $accent 60%; text-style: bold; }
     LazyTable > .lazy-table--cursor-blurred { background: $accent 25%; }
     """
+    MARKER = "▶ "
+    """The cursor row's gutter when ``marker`` is on: the cursor is not shown by colour alone."""
 
     cursor = reactive(0, init=False)
 
@@ -164,6 +173,7 @@ class LazyTable(ScrollView, can_focus=True):
         source: TableSource | None = None,
         *,
         header: bool = True,
+        marker: bool = False,
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
@@ -171,6 +181,9 @@ class LazyTable(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self.source: TableSource = source or EmptySource()
         self.show_header = header
+        self.marker = marker
+        """A ``▶`` gutter on the cursor row (for monochrome terminals and colour-blind users)."""
+        self._columns_layout: tuple[tuple[int, int], list[tuple[int, int]]] | None = None
 
     # -- data -------------------------------------------------------------------------------
     @property
@@ -276,51 +289,84 @@ class LazyTable(ScrollView, can_focus=True):
         self.refresh()
 
     # -- rendering --------------------------------------------------------------------------
-    def _widths(self) -> list[int]:
+    def _gutter(self) -> int:
+        return len(self.MARKER) if self.marker else 0
+
+    def _widths(self) -> list[tuple[int, int]]:
+        """(column index, width) of the columns shown at the current width (see :class:`Column`)."""
         columns = self.source.columns
-        width = self._width
-        fixed = sum(c.width for c in columns if not c.flex) + max(0, len(columns) - 1)
-        flex = [c for c in columns if c.flex]
-        spare = max(4, width - fixed)
-        return [c.width if not c.flex else max(4, spare // max(1, len(flex))) for c in columns]
+        width = self._width - self._gutter()
+        key = (width, id(columns))
+        if self._columns_layout is not None and self._columns_layout[0] == key:
+            return self._columns_layout[1]
+        shown = list(range(len(columns)))
+        sizes = {index: column.width for index, column in enumerate(columns) if not column.flex}
+        flex = [index for index in shown if columns[index].flex]
+        wanted = sum(columns[index].min_width or 4 for index in flex)
+
+        def spare() -> int:
+            return width - sum(sizes[index] for index in shown if index in sizes) - max(0, len(shown) - 1) - wanted
+
+        for index in shown:
+            column = columns[index]
+            if spare() < 0 and not column.flex and column.min_width is not None:
+                sizes[index] = max(column.min_width, sizes[index] + spare())
+        for index in sorted((i for i in shown if columns[i].drop), key=lambda i: -columns[i].drop):
+            if spare() >= 0:
+                break
+            shown.remove(index)
+        rest = width - sum(sizes[index] for index in shown if index in sizes) - max(0, len(shown) - 1)
+        each = max(4, rest // max(1, len(flex)))
+        layout = [(index, each if columns[index].flex else sizes[index]) for index in shown]
+        self._columns_layout = (key, layout)
+        return layout
+
+    def shown_columns(self) -> list[str]:
+        """The keys of the columns shown at the current width."""
+        return [self.source.columns[index].key for index, _ in self._widths()]
 
     def _column_at(self, x: int) -> int:
-        position = 0
-        for index, width in enumerate(self._widths()):
+        position = self._gutter()
+        layout = self._widths()
+        for index, width in layout:
             position += width + 1
             if x < position:
                 return index
-        return max(0, len(self.source.columns) - 1)
+        return layout[-1][0] if layout else 0
 
-    def _line(self, cells: Sequence[Text], style: Style) -> Strip:
-        widths = self._widths()
-        line = Text(no_wrap=True, end="")
-        for index, (column, width) in enumerate(zip(self.source.columns, widths, strict=False)):
+    def _line(self, cells: Sequence[Text], style: Style, gutter: str = "") -> Strip:
+        columns = self.source.columns
+        layout = self._widths()
+        line = Text(gutter, no_wrap=True, end="")
+        for position, (index, width) in enumerate(layout):
             cell = cells[index].copy() if index < len(cells) else Text("")
             cell.no_wrap = True
             cell.truncate(width, overflow="ellipsis")
-            if column.justify == "right":
+            if columns[index].justify == "right":
                 cell.pad_left(width - cell.cell_len)
             else:
                 cell.pad_right(width - cell.cell_len)
             line.append_text(cell)
-            if index < len(widths) - 1:
+            if position < len(layout) - 1:
                 line.append(" ")
         segments = list(line.render(self.app.console))
         strip = Strip(segments).crop_extend(0, self._width, None)
-        return strip.apply_style(style) if style else strip
+        # theme colours under every cell: no terminal-default (SGR 39/49) islands on a light theme
+        return strip.apply_style(self.visual_style.rich_style + style)
 
     def render_line(self, y: int) -> Strip:
         if self.show_header:
             if y == 0:
                 header = self.get_component_rich_style("lazy-table--header")
-                return self._line([Text(c.label) for c in self.source.columns], header)
+                return self._line([Text(c.label) for c in self.source.columns], header, " " * self._gutter())
             y -= 1
         index = round(self.scroll_offset.y) + y
         if index >= self.row_count:
-            return Strip([Segment(" " * self._width)])
+            return Strip([Segment(" " * self._width, self.visual_style.rich_style)])
         style = Style.parse(self.source.row_style(index) or "none")
+        gutter = " " * self._gutter()
         if index == self.cursor:
             cursor = "lazy-table--cursor" if self.has_focus else "lazy-table--cursor-blurred"
             style = style + self.get_component_rich_style(cursor)
-        return self._line(self.source.cells(index), style)
+            gutter = self.MARKER if self.marker else ""
+        return self._line(self.source.cells(index), style, gutter)

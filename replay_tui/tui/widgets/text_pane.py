@@ -133,8 +133,11 @@ class TextPane(ScrollView, can_focus=True):
     ]
     COMPONENT_CLASSES: ClassVar[set[str]] = {"text-pane--match", "text-pane--current", "text-pane--empty"}
     DEFAULT_CSS = """
-    TextPane { border: round $panel; padding: 0 1; }
-    TextPane:focus { border: round $accent; }
+    TextPane {
+        border: round $foreground-muted; padding: 0 1; background: $background; color: $foreground;
+        border-title-color: $foreground;
+    }
+    TextPane:focus { border: heavy $border; border-title-color: $foreground; border-title-style: bold; }
     TextPane > .text-pane--match { background: $warning 40%; }
     TextPane > .text-pane--current { background: $warning; color: $background; text-style: bold; }
     TextPane > .text-pane--empty { color: $text-muted; text-style: italic; }
@@ -345,13 +348,14 @@ class TextPane(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self._line_width()
+        base = self.visual_style.rich_style  # theme colours: no terminal-default (SGR 39/49) cells
         index = round(self.scroll_offset.y) + y
         if not self._lines and self._placeholder and y == 0:
             text = Text(self._placeholder, style=self.get_component_rich_style("text-pane--empty"))
-            return Strip(list(text.render(self.app.console))).crop_extend(0, width, None)
+            return Strip(list(text.render(self.app.console))).crop_extend(0, width, None).apply_style(base)
         wrap = self._wrap
         if wrap is None or index >= wrap.rows:
-            return Strip([Segment(" " * width)])
+            return Strip([Segment(" " * width, base)])
         number, start, end = wrap.row(index)
         line = self._lines[number]
         if end is None:
@@ -359,8 +363,9 @@ class TextPane(ScrollView, can_focus=True):
         chunk = line.text[start:end]
         numbers = self._by_line.get(number)
         if not numbers:
-            # what Text(chunk, style=...).render() yields for a text without spans: one plain segment
-            return Strip([Segment(chunk)], cell_len(chunk)).crop_extend(0, width, None)
+            # what Text(chunk, style=...).render() yields for a text without spans: one segment
+            line_style = base + Style.parse(line.style) if line.style else base
+            return Strip([Segment(chunk, line_style)], cell_len(chunk)).crop_extend(0, width, None).apply_style(base)
         text = Text(chunk, style=line.style, no_wrap=True, end="")
         match_style = self.get_component_rich_style("text-pane--match")
         current_style = self.get_component_rich_style("text-pane--current")
@@ -371,4 +376,4 @@ class TextPane(ScrollView, can_focus=True):
             style: Style = current_style if match_number == self.current_match else match_style
             text.stylize(style, max(0, m_start - start), min(end, m_end) - start)
         strip = Strip(list(text.render(self.app.console)), cell_len(text.plain))
-        return strip.crop_extend(0, width, None)
+        return strip.crop_extend(0, width, None).apply_style(base)
