@@ -18,6 +18,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -42,6 +43,7 @@ from replay_tui.cli.common import (
 )
 from replay_tui.cli.compare import register as register_compare
 from replay_tui.cli.formats import register as register_formats
+from replay_tui.cli.serve import register as register_serve
 from replay_tui.cli.verify import register as register_verify
 from replay_tui.cli.visual import register as register_visual
 from replay_tui.cli.visual import register_inspect
@@ -62,6 +64,9 @@ from replay_tui.runs import RunEntry, RunError, RunStore, runs_root
 from replay_tui.sanitize import excerpt, strip_control
 from replay_tui.sources import open_sources
 from replay_tui.workspace import ReplaySettings, default_annotations_path, make_run_info
+
+if TYPE_CHECKING:
+    from replay_tui.tui.app import ReplayApp
 
 PROGRESS_MIN_EPISODES = 20
 GROUP_SAMPLE_CHARS = 48
@@ -407,6 +412,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_llm_arguments(tui)
     tui.set_defaults(func=run_tui)
+    register_serve(commands, tui, tui_app)
     register_verify(commands)
     register_visual(commands)
     register_inspect(commands)
@@ -1041,10 +1047,32 @@ def run_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
-COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual", "inspect", "formats", "compare", "runs", "batch")
+COMMANDS = (
+    "replay",
+    "generate",
+    "tui",
+    "export",
+    "verify",
+    "visual",
+    "inspect",
+    "formats",
+    "compare",
+    "runs",
+    "batch",
+    "serve",
+)
 
 
 def run_tui(args: argparse.Namespace, out: Console, err: Console) -> int:
+    app = tui_app(args)
+    prepare_graphics(args)
+    app.run()
+    return EXIT_OK
+
+
+def tui_app(args: argparse.Namespace) -> ReplayApp:
+    """The app the ``tui`` flags ask for, every flag checked (a :class:`UsageError` otherwise); ``serve``
+    builds one too, to refuse bad flags before it listens."""
     from replay_tui.config import ConfigError
     from replay_tui.tui.app import VisualBatch, make_app
 
@@ -1074,9 +1102,7 @@ def run_tui(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
     except (DemoFileError, AnnotationError, ConfigError, FormatError) as exc:
         raise UsageError(str(exc)) from None
-    prepare_graphics(args)
-    app.run()
-    return EXIT_OK
+    return app
 
 
 def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
