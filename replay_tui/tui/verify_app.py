@@ -23,6 +23,7 @@ from replay_tui.tui.app_base import ToolApp, stylesheets
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 from replay_tui.verify.models import Report, Task, TaskResult
+from replay_tui.verify.network import NETWORK_EVALUATOR
 
 STATUS_STYLES = {"success": "green", "failure": "bold red", "error": "bold yellow"}
 COLUMNS = (
@@ -30,6 +31,7 @@ COLUMNS = (
     Column("task", "task", 5, justify="right"),
     Column("status", "status", 8),
     Column("assertions", "fails", 5, justify="right"),
+    Column("network", "network", 7),
     Column("sites", "sites", 16),
     Column("types", "data types", 16),
     Column("intent", "intent", flex=True),
@@ -58,10 +60,20 @@ class ResultsSource:
             Text(str(result.task_id)),
             Text(result.status, style=STATUS_STYLES.get(result.status, "")),
             Text(str(count) if count else ""),
+            network_cell(result),
             Text(",".join(result.sites)),
             Text(",".join(result.data_types), style="cyan"),
             Text(one_line(task.intent if task else result.error_msg or "")),
         ]
+
+
+def network_cell(result: TaskResult) -> Text:
+    """The network checks of one answer: ``2/2`` passed, ``0/1`` (red), ``skipped`` without a trace."""
+    checks = [r for r in result.evaluators_results if r.evaluator_name == NETWORK_EVALUATOR]
+    if not checks:
+        return Text("skipped", style="yellow") if NETWORK_EVALUATOR in result.skipped_evaluators else Text("")
+    passed = sum(r.status == "success" for r in checks)
+    return Text(f"{passed}/{len(checks)}", style="green" if passed == len(checks) else "bold red")
 
 
 def _show(value: Any) -> str:
@@ -69,7 +81,8 @@ def _show(value: Any) -> str:
 
 
 def detail_lines(result: TaskResult, task: Task | None) -> list[PaneLine]:
-    """The verdict of one answer: intent, each evaluator's assertions with path, expected and actual."""
+    """The verdict of one answer: intent, each evaluator's assertions with path, expected and actual
+    (for a network check: the offending request and the field that differs)."""
     lines = [
         PaneLine(
             f"task {result.task_id} · {result.status} · score {result.score:.0f}",
@@ -80,23 +93,32 @@ def detail_lines(result: TaskResult, task: Task | None) -> list[PaneLine]:
         lines += lines_from_text(task.intent, "italic")
     if result.error_msg:
         lines.append(PaneLine(f"error: {strip_control(result.error_msg)}", "bold yellow"))
-    for evaluator in result.evaluators_results:
+    # failing checks first, so a failed network check is not below a passing answer's dumps
+    for evaluator in sorted(result.evaluators_results, key=lambda r: r.status == "success"):
         lines.append(PaneLine(""))
         lines.append(PaneLine(f"── {evaluator.evaluator_name}: {evaluator.status} ──", "bold"))
         if evaluator.error_msg:
             lines.append(PaneLine(f"error: {strip_control(evaluator.error_msg)}", "yellow"))
         for assertion in evaluator.assertions:
-            lines.append(PaneLine(f"✗ {assertion.name}  at {assertion.path}", "bold red"))
-            if assertion.message:
+            request = request_of(assertion.actual)
+            if request is None:
+                lines.append(PaneLine(f"✗ {assertion.name}  at {assertion.path}", "bold red"))
+                if assertion.message:
+                    lines += lines_from_text("  " + assertion.message)
+                lines.append(PaneLine(f"  expected  {_show(assertion.expected)}", "green"))
+                lines.append(PaneLine(f"  actual    {_show(assertion.actual)}", "red"))
+                continue
+            # a network assertion: the offending request, the field that differs, then both values
+            lines.append(PaneLine(f"✗ {assertion.name}", "bold red"))
+            lines.append(PaneLine(f"  request   {request}", "bold magenta"))
+            field = assertion.path.removeprefix("network_event").lstrip(".")
+            if field:
+                lines.append(PaneLine(f"  field     {strip_control(field)}", "bold"))
+            elif assertion.message:
                 lines += lines_from_text("  " + assertion.message)
             lines.append(PaneLine(f"  expected  {_show(assertion.expected)}", "green"))
-            request = request_of(assertion.actual)
-            if request is not None:  # a network assertion: the offending request, then what it carried
-                lines.append(PaneLine(f"  request   {request}", "bold magenta"))
-                if isinstance(assertion.actual, dict) and "value" in assertion.actual:
-                    lines.append(PaneLine(f"  actual    {_show(assertion.actual['value'])}", "red"))
-            else:
-                lines.append(PaneLine(f"  actual    {_show(assertion.actual)}", "red"))
+            if isinstance(assertion.actual, dict) and "value" in assertion.actual:
+                lines.append(PaneLine(f"  actual    {_show(assertion.actual['value'])}", "red"))
         lines.append(PaneLine("expected (normalised)", "dim"))
         lines += lines_from_text(_show(evaluator.expected))
         lines.append(PaneLine("actual (normalised)", "dim"))

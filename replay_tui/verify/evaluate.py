@@ -64,7 +64,8 @@ def sides_for(sites: Iterable[str], site_urls: SiteUrls | None = None, *, upstre
     pairs.sort(key=lambda pair: -len(pair[0]))
     bases = {ph: base for base, ph in reversed(pairs)}
 
-    patterns = [(re.compile(re.escape(base), re.IGNORECASE), ph) for base, ph in pairs]
+    # upstream finds a site URL in a text case-sensitively (``/ADMIN/...`` is not the admin site there)
+    patterns = [(re.compile(re.escape(base), 0 if upstream else re.IGNORECASE), ph) for base, ph in pairs]
 
     def derender(text: str) -> str:
         for pattern, ph in patterns:
@@ -109,7 +110,7 @@ def evaluate(
     results = [result]
     skipped = task.other_evaluators
     if trace is not None:
-        results += evaluate_network(task, trace, site_urls=site_urls)
+        results += evaluate_network(task, trace, site_urls=site_urls, rules=rules)
         skipped = [name for name in skipped if name != NETWORK_EVALUATOR]
     return TaskResult.from_evaluators(
         results,
@@ -124,7 +125,9 @@ def evaluate(
     )
 
 
-def evaluate_network(task: Task, trace: Sequence[Event], *, site_urls: SiteUrls | None = None) -> list[EvaluatorResult]:
+def evaluate_network(
+    task: Task, trace: Sequence[Event], *, site_urls: SiteUrls | None = None, rules: Rules = "strict"
+) -> list[EvaluatorResult]:
     """Run each network check of ``task`` on ``trace``.
 
     Site URLs come from ``site_urls``; for a one-site task without them, the origin of the trace's
@@ -137,7 +140,7 @@ def evaluate_network(task: Task, trace: Sequence[Event], *, site_urls: SiteUrls 
         parts = urlsplit(trace[0].url)
         if parts.scheme and parts.netloc:
             urls[missing[0]] = [f"{parts.scheme}://{parts.netloc}"]
-    sides = sides_for(task.sites, urls)
+    sides = sides_for(task.sites, urls, upstream=rules == "upstream")
     navigate = task.agent_response_config.task_type is TaskType.NAVIGATE
     results = []
     for config in task.eval:

@@ -42,3 +42,60 @@ async def test_verify_browser_lists_verdicts_and_assertions():
 def test_verify_snapshot(snap_compare):
     report, tasks = make_report()
     assert snap_compare(VerifyApp(report, tasks), terminal_size=SIZE, press=["j"])
+
+
+def make_network_report():
+    """Answers whose network checks ran on HAR traces (task 399's request right, then with the
+    biography changed; task 390's reply status wrong) and one without a trace."""
+    from replay_tui.verify.evaluate import evaluate
+    from replay_tui.verify.models import Report
+    from replay_tui.verify.network import event_from_har
+    from tests.verify.parity.network_cases import SITE_URLS, trace_cases
+
+    tasks = load_tasks(TASKS_FILE)
+    sites = {site: [url] for site, url in SITE_URLS.items()}
+
+    def run(tid, variant):
+        task = tasks[tid]
+        entries = dict(trace_cases(task))[variant] if variant else None
+        trace = [event_from_har(e, i) for i, e in enumerate(entries)] if entries is not None else None
+        return evaluate(task, reference_response(task), trace=trace, site_urls=sites)
+
+    results = [run(399, "exact"), run(399, "value_off"), run(390, None), run(390, "status_off")]
+    for line, result in enumerate(results, start=1):
+        result.line = line
+    return Report.of(results), tasks
+
+
+async def test_verify_browser_shows_network_assertions_with_the_offending_request():
+    report, tasks = make_network_report()
+    app = VerifyApp(report, tasks)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, VerifyScreen)
+        assert [r.status for r in screen.source.rows] == ["success", "failure", "success", "failure"]
+        cells = [str(screen.source.cells(i)[4]) for i in range(4)]
+        assert cells == ["1/1", "0/1", "skipped", "0/1"]
+        await pilot.press("j")
+        detail = screen.query_one("#assertion-detail", TextPane).text
+        lines = detail.splitlines()
+        at = lines.index("✗ network_event.post_data.user_biography[biography]_mismatch")
+        assert lines[at + 1].startswith(
+            "  request   #0 POST http://127.0.0.1:9999/user/MarvelsGrantMan136/edit_biography"
+        )
+        assert lines[at + 2 : at + 5] == [
+            "  field     post_data.user_biography[biography]",
+            '  expected  "i am a robot"',
+            '  actual    "zzz"',
+        ]
+        await pilot.press("j")
+        assert (
+            "skipped (answer-only, no trace): NetworkEventEvaluator"
+            in screen.query_one("#assertion-detail", TextPane).text
+        )
+        await pilot.press("f", "G")
+        await pilot.pause()
+        detail = screen.query_one("#assertion-detail", TextPane).text
+        assert "  field     response_status" in detail and "  actual    500" in detail
+        assert "request   #0 POST http://127.0.0.1:8023/a11yproject/a11yproject.com/notes?target_id=72594" in detail

@@ -8,6 +8,7 @@ the offending request, when the expectation is changed.
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import threading
@@ -37,10 +38,28 @@ async function run() {
     body: 'product=42'});
   await send('/mui/index/render/?namespace=sales_order_grid&filters%5Bstatus%5D=fraud&paging=3',
     {headers: {'X-Requested-With': 'XMLHttpRequest'}});
+  for (const dir of ['1', '-1']) {
+    await send('/vote', {method: 'POST', headers: {'Content-Type': 'application/x-www-form-urlencoded'},
+      body: 'id=t3_42&dir=' + dir});
+  }
+  const form = new FormData();
+  form.append('project[name]', 'Awesome Prompts');
+  form.append('project[visibility_level]', '20');
+  await send('/projects', {method: 'POST', body: form});
+  await send('/reports/report_sales/sales/filter/FILTER/?form_key=xyz');
+  await send('/catalog/product/save/id/1130/', {method: 'POST',
+    headers: {'Content-Type': 'application/x-www-form-urlencoded'},
+    body: 'product%5Bname%5D=Phoebe&configurable-matrix-serialized=' + encodeURIComponent(JSON.stringify(
+      [{newProduct: 1, attributes: 'size: s, color: brown'}, {newProduct: 0, attributes: 'size: m, color: red'},
+       {newProduct: 1, attributes: 'size: l, color: brown'}]))});
   document.title = 'done';
 }
 run();
 </script></body></html>"""
+
+# Magento's report filter: the filter form travels base64-encoded as a path segment
+FILTER = base64.urlsafe_b64encode(b"report_type=created_at_order&from=02/1/2023&to=02/28/2023&show_empty_rows=0")
+SALES = SALES.replace("FILTER", FILTER.decode().rstrip("="))
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -62,7 +81,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, PAGE, "text/html")
         elif self.path.startswith("/sales/order/"):
             self._send(200, SALES, "text/html")
-        elif self.path.startswith("/mui/index/render/"):
+        elif self.path.startswith(("/mui/index/render/", "/reports/")):
             self._send(200, json.dumps({"totalRecords": 2}), "application/json")
         else:
             self._send(404, "not found", "text/plain")
@@ -73,6 +92,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send(201, json.dumps({"id": 80, "items": [{"name": "2019-nCov"}]}), "application/json")
         elif self.path == "/sv/124260.json":
             self._send(200, json.dumps({"subscribed": True, "star_count": 56}), "application/json")
+        elif self.path in ("/projects", "/catalog/product/save/id/1130/", "/vote"):
+            self._send(200, "{}", "application/json")
         elif self.path == "/wishlist/index/add/":
             cookie = "mage-messages=" + "Blue%20toothpaste%20has%20been%20added%20to%20your%20wish%20list.; Path=/"
             self._send(200, "{}", "application/json", {"Set-Cookie": cookie})
@@ -133,6 +154,18 @@ def network(task: Task, trace: Any, answer: dict[str, Any] = ANSWER) -> Any:
     result = evaluate(task, answer | {"task_type": task.agent_response_config.task_type.value}, trace=trace)
     return result, result.evaluators_results[-1]
 
+
+REPORT = "__GITLAB__/reports/report_sales/sales/filter"
+MATRIX = "$['configurable-matrix-serialized'][?(@.newProduct == 1)].attributes"
+MATRIX_SCHEMA = {"type": "object", "properties": {MATRIX: {"type": "array", "items": {"type": "string"}}}}
+DATES = {
+    "type": "object",
+    "properties": {
+        "report_type": {"type": "array", "items": {"type": "string"}},
+        "from": {"type": "array", "items": {"type": "string", "format": "date"}},
+        "to": {"type": "array", "items": {"type": "string", "format": "date"}},
+    },
+}
 
 # (check kind, the check, a change that must make it fail, the path of the failing field)
 CHECKS: list[tuple[str, str, dict[str, Any], dict[str, Any], str]] = [
@@ -259,6 +292,88 @@ CHECKS: list[tuple[str, str, dict[str, Any], dict[str, Any], str]] = [
             }
         },
         "network_event.response_cookies.mage-messages",
+    ),
+    (
+        "last_event_only: false (an earlier request may match)",
+        "mutate",
+        {
+            "last_event_only": False,
+            "expected": {"url": "__GITLAB__/vote", "http_method": "POST", "post_data": {"dir": "1"}},
+        },
+        {"expected": {"url": "__GITLAB__/vote", "http_method": "POST", "post_data": {"dir": "1"}}},
+        "network_event.post_data.dir",
+    ),
+    (
+        "post_data (multipart form)",
+        "mutate",
+        {
+            "expected": {
+                "url": "__GITLAB__/projects",
+                "http_method": "POST",
+                "post_data": {"project[name]": "Awesome Prompts", "project[visibility_level]": "20"},
+            }
+        },
+        {"expected": {"url": "__GITLAB__/projects", "http_method": "POST", "post_data": {"project[name]": "Other"}}},
+        "network_event.post_data.project[name]",
+    ),
+    (
+        "post_data (a $ filter on a JSON form field, post_data_schema)",
+        "mutate",
+        {
+            "post_data_schema": MATRIX_SCHEMA,
+            "expected": {
+                "url": "^__GITLAB__/catalog/product/save/id/1130$",
+                "http_method": "POST",
+                "post_data": {"product[name]": "Phoebe", MATRIX: ["size: l, color: brown", "size: s, color: brown"]},
+            },
+        },
+        {
+            "post_data_schema": MATRIX_SCHEMA,
+            "expected": {
+                "url": "^__GITLAB__/catalog/product/save/id/1130$",
+                "http_method": "POST",
+                "post_data": {MATRIX: ["size: s, color: brown"]},
+            },
+        },
+        f"network_event.post_data.{MATRIX}",
+    ),
+    (
+        "decode_base64_query",
+        "retrieve",
+        {
+            "decode_base64_query": True,
+            "ignored_query_params": ["form_key", "show_empty_rows"],
+            "expected": {"url": REPORT + "?report_type=created_at_order&from=02/1/2023&to=02/28/2023"},
+        },
+        {
+            "decode_base64_query": True,
+            "ignored_query_params": ["form_key", "show_empty_rows"],
+            "expected": {"url": REPORT + "?report_type=created_at_order&from=02/1/2023&to=03/28/2023"},
+        },
+        "network_event.url",
+    ),
+    (
+        "query_params_schema (dates)",
+        "retrieve",
+        {
+            "decode_base64_query": True,
+            "ignored_query_params_patterns": ["^(?!report_type$|from$|to$).*$"],
+            "query_params_schema": DATES,
+            "expected": {
+                "url": "__GITLAB__/reports/report_sales/sales/filter",
+                "query_params": {"report_type": ["created_at_order"], "from": ["2023-02-01"], "to": ["Feb 28, 2023"]},
+            },
+        },
+        {
+            "decode_base64_query": True,
+            "ignored_query_params_patterns": ["^(?!report_type$|from$|to$).*$"],
+            "query_params_schema": DATES,
+            "expected": {
+                "url": "__GITLAB__/reports/report_sales/sales/filter",
+                "query_params": {"report_type": ["created_at_order"], "from": ["2023-02-02"], "to": ["02/28/2023"]},
+            },
+        },
+        "network_event.url",
     ),
     (
         "should_not_exist",
@@ -453,3 +568,17 @@ def test_each_check_kind_agrees_with_the_official_evaluator(recorded: tuple[Path
         our_names = [a.name for a in ours.evaluators_results[-1].assertions][:1]
         verdicts.append((ours.status, our_names) == (theirs["status"], their_names))
     assert all(verdicts) and len(verdicts) == 2 * len(CHECKS)
+
+
+def test_cli_rules_upstream_applies_to_network_checks(recorded: tuple[Path, str], tmp_path: Path) -> None:
+    """A URL pattern ending in ``/.*$`` on a request to that very ``.../`` URL: strict passes it,
+    upstream (which drops the trailing ``/`` first) does not (README: url-pattern-trailing-slash)."""
+    from tests.verify.test_cli import run, write_answers
+
+    har, _ = recorded
+    tasks = _tasks_file(tmp_path, [{"expected": {"url": "^__GITLAB__/sales/order/.*$"}}])
+    answers = write_answers(tmp_path / "a.jsonl", [{"task_id": 1, "response": ANSWER}])
+    code, out, _ = run(["--tasks", str(tasks), "--answers", str(answers), "--trace", str(har)])
+    assert code == 0 and "1 success" in out
+    code, out, _ = run(["--tasks", str(tasks), "--answers", str(answers), "--trace", str(har), "--rules", "upstream"])
+    assert code == 1 and "1 failure" in out and "rules: upstream" in out and "missing_navigation_event" in out

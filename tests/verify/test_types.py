@@ -17,6 +17,14 @@ from replay_tui.verify.types import (
 from tests.verify.conftest import actual, expected, same
 
 # (data type, expected value, agent value, equal?)
+ADDRESS = {
+    "house_number": "123",
+    "street": "North Main Street",
+    "city": "San Francisco",
+    "state": "California",
+    "postcode": "94102-1234",
+}
+
 EQUALITY = [
     # string: pre-pass, exact, edge punctuation, no substring
     ("string", "Quest Lumaflex™ Band", "quest lumaflex band", True),
@@ -154,6 +162,13 @@ EQUALITY = [
     ("base64", "SGVsbG8gV29ybGQ=", "aGVsbG8gd29ybGQ=", False),  # "hello world": case-sensitive
     ("base64", "^.*MIT License.*$", "TUlUIExpY2Vuc2U=", True),  # a pattern on the decoded text
     ("base64", "^.*mit license.*$", "TUlUIExpY2Vuc2U=", False),
+    # full_address: USPS abbreviations (scourgify), state codes, ZIP digits; name not compared
+    ("full_address", ADDRESS, ADDRESS | {"street": "N. Main St", "state": "CA", "name": "Bob"}, True),
+    ("full_address", ADDRESS, {k: f" {v.upper()} " for k, v in ADDRESS.items()}, True),
+    ("full_address", ADDRESS, ADDRESS | {"postcode": "941021234", "house_number": 123}, True),
+    ("full_address", ADDRESS, ADDRESS | {"postcode": "94102"}, False),  # ZIP+4 is not the 5-digit ZIP
+    ("full_address", ADDRESS, ADDRESS | {"street": "South Main Street"}, False),
+    ("full_address", ADDRESS, ADDRESS | {"city": "Oakland"}, False),
 ]
 
 
@@ -201,6 +216,17 @@ CANONICAL = [
         {"base_url": "https://example.com/p", "query_params": {"a": ["1"], "b": ["2"]}},
     ),
     ("string_list", "b, a,, c", ["a", "b", "c"]),
+    (
+        "full_address",
+        ADDRESS,
+        {
+            "city": "san francisco",
+            "state": "CA",
+            "street": "n main st",
+            "house_number": "123",
+            "postcode": "94102-1234",
+        },
+    ),
 ]
 
 
@@ -245,6 +271,12 @@ UNREADABLE = [
     ("markdown", 42),
     ("base64", "not base64!"),
     ("string", {"an": "object"}),
+    ("full_address", "123 Main St, San Francisco, CA 94102"),  # an object, not a line
+    ("full_address", ADDRESS | {"state": "Narnia"}),
+    ("full_address", ADDRESS | {"postcode": "941021"}),
+    ("full_address", {k: v for k, v in ADDRESS.items() if k != "city"}),
+    ("full_address", ADDRESS | {"street": ""}),
+    ("full_address", {}),
 ]
 
 
@@ -342,4 +374,4 @@ class TestTypeResolution:
 
     def test_unknown_type(self) -> None:
         with pytest.raises(SchemaError, match="unknown data type"):
-            data_type({"type": "string", "format": "full_address"})
+            data_type({"type": "string", "format": "postal_address"})

@@ -22,7 +22,7 @@ DIFFERENCES: dict[str, str] = {
     "greedy-lists": "unordered lists are matched greedily, so alternatives can make order matter",
     "circular-empty-lists": "two empty-list properties in one answer are an error (circular-reference check)",
     "currency-thousands": '"$1,000" is read as 1.0 (the comma taken as the decimal separator)',
-    "first-alternative-only": "currency and coordinates compare only the first alternative of each side",
+    "first-alternative-only": "currency, coordinates and full_address compare only the first alternative of each side",
     "coordinates-hemisphere": '"40.7128 N, 74.0060 W" is refused (casefolded before geopy reads it)',
     "string-falsy": "0 and false given as text are read as the empty text",
     "month-boolean": "true is read as January",
@@ -69,7 +69,7 @@ def explain_typed_case(type_name: str, expected: Any, item: Any, strict: str, of
         return None
     if is_pattern(item) and (strict, official) == ("failure", "success"):
         return "agent-pattern"
-    if isinstance(expected, list) and type_name in ("currency", "coordinates"):
+    if isinstance(expected, list) and type_name in ("currency", "coordinates", "full_address"):
         return "first-alternative-only"
     if type_name == "currency" and isinstance(item, str) and _THOUSANDS.search(item):
         return "currency-thousands"
@@ -83,4 +83,27 @@ def explain_typed_case(type_name: str, expected: Any, item: Any, strict: str, of
         return "string-falsy"
     if type_name == "string_list" and not isinstance(item, str):
         return "string-list-non-text"
+    return None
+
+
+# Network checks (``--trace``): where ``--rules strict`` and the official evaluator disagree.
+NETWORK_DIFFERENCES: dict[str, str] = {
+    "url-pattern-trailing-slash": "a URL pattern ending in '/.*$' fails a request to that very '.../' URL",
+    "site-url-case": "a site URL with a path (…/admin) is recognised only in its exact case",
+    "bodies-upstream-cannot-read": "a body recorded base64-encoded or as JSON under another media type is not read",
+}
+
+
+def explain_network_case(variant: str, url: Any, strict: str, official: str) -> str | None:
+    """The documented difference behind a strict/official disagreement on one network check whose
+    expected URL is ``url``, on the synthetic trace ``variant``."""
+    if (strict, official) != ("success", "failure"):
+        return None
+    if variant == "path_uppercase":
+        return "site-url-case"
+    if variant in ("response_base64", "json_media_type"):
+        return "bodies-upstream-cannot-read"
+    urls = url if isinstance(url, list) else [url]
+    if any(is_pattern(u) for u in urls):
+        return "url-pattern-trailing-slash"
     return None

@@ -53,10 +53,18 @@ def official_python() -> tuple[str | None, str]:
 
 
 def run_official(
-    python: str, tasks_file: Path, cases: list[tuple[int, Any]], environments: dict[str, Any] | None = None
+    python: str,
+    tasks_file: Path,
+    cases: list[tuple[int, Any]],
+    environments: dict[str, Any] | None = None,
+    traces: list[Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """The official verdict for each (task id, answer), in order."""
-    payload = "".join(json.dumps({"task_id": tid, "answer": answer}) + "\n" for tid, answer in cases)
+    """The official verdict for each (task id, answer), in order; with ``traces`` (HAR entries per
+    case) the network checks run too."""
+    payload = "".join(
+        json.dumps({"task_id": tid, "answer": answer, "trace": traces[i] if traces else None}) + "\n"
+        for i, (tid, answer) in enumerate(cases)
+    )
     argv = [python, str(RUNNER), str(tasks_file)]
     if environments:
         argv.append(json.dumps(environments))

@@ -24,6 +24,27 @@ EXPECTED: dict[str, list[Any]] = {
     "json": ['{"a": 1, "b": [1, 2]}', '{"Name": "Alice"}'],
     "markdown": ["## Most Active\n- [GE heater](http://x.org)\n- item", "# Title"],
     "base64": ["SGVsbG8gV29ybGQ=", "^.*MIT License.*$"],
+    "full_address": [
+        {
+            "name": "Carnegie Mellon University",
+            "house_number": "5000",
+            "street": "Forbes Avenue",
+            "city": "Pittsburgh",
+            "state": "PA",
+            "postcode": "15213",
+        },
+        {
+            "house_number": "123",
+            "street": "North Main Street",
+            "city": "San Francisco",
+            "state": "California",
+            "postcode": "94102-1234",
+        },
+        [
+            {"house_number": "1", "street": "Penn Plaza", "city": "New York", "state": "NY", "postcode": "10119"},
+            {"house_number": "2", "street": "Penn Plaza", "city": "New York", "state": "NY", "postcode": "10119"},
+        ],
+    ],
 }
 
 STRING_ITEMS = {"type": "array", "items": {"type": "string"}}
@@ -198,6 +219,41 @@ PER_TYPE: dict[str, st.SearchStrategy[Any]] = {
         ["SGVsbG8gV29ybGQ=", "SGVsbG8gV29ybGQ=\n", "aGVsbG8gd29ybGQ=", "TUlUIExpY2Vuc2U=", "!!", "", "^.*$"]
     ),
 }
+
+
+def _address_variations(address: dict[str, Any]) -> list[Any]:
+    """Upstream's own address format variations (``tests/api/format_variations_utils.py``:
+    exact, lowercase, uppercase, extra whitespace, state abbreviation swapped, field order reversed)
+    plus abbreviations, a changed field, a missing field and malformed values."""
+    states = {"Pennsylvania": "PA", "California": "CA", "New York": "NY"}
+    states |= {v: k for k, v in states.items()}
+    text = {k: v for k, v in address.items() if isinstance(v, str)}
+    return [
+        dict(address),
+        {k: v.lower() for k, v in text.items()},
+        {k: v.upper() for k, v in text.items()},
+        {k: f" {v} " for k, v in text.items()},
+        address | {"state": states.get(address["state"], address["state"])},
+        dict(reversed(list(address.items()))),
+        address | {"street": address["street"].replace("Avenue", "Ave").replace("Street", "St")},
+        address | {"street": address["street"].replace("North ", "N. ")},
+        address | {"name": "Somewhere Else"},
+        address | {"house_number": int(address["house_number"])},
+        address | {"postcode": address["postcode"][:5]},
+        address | {"postcode": address["postcode"].replace("-", "") + "0"},
+        address | {"postcode": "00000"},
+        address | {"city": "Philadelphia"},
+        address | {"state": "Calif."},
+        address | {"state": "Narnia"},
+        address | {"street": ""},
+        address | {"name": ["Someone"]},
+        {k: v for k, v in address.items() if k != "city"},
+        ", ".join(str(v) for v in address.values()),
+    ]
+
+
+_ADDRESSES = [one for a in EXPECTED["full_address"] for one in (a if isinstance(a, list) else [a])]
+PER_TYPE["full_address"] = st.sampled_from([v for a in _ADDRESSES for v in _address_variations(a)])
 
 
 def answers(type_name: str) -> st.SearchStrategy[Any]:
