@@ -389,6 +389,11 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_argument("--policy", metavar="SPEC", help="policy spec for replays (module:attr or file.py:attr)")
     tui.add_argument("--mismatch", choices=MISMATCH_POLICIES, default="stop", help="mismatch policy for replays")
     tui.add_argument("--item-steps", action="store_true", help="replay item-page actions as steps")
+    tui.add_argument(
+        "--follow",
+        action="store_true",
+        help="demo files in JSON Lines that are still being written: show episodes as they are appended",
+    )
     _add_run_arguments(tui, "save the app's replays as runs (the last run is still reopened)")
     _add_source_arguments(tui, flag="--format")
     _add_match_arguments(tui)
@@ -1099,6 +1104,7 @@ def tui_app(args: argparse.Namespace) -> ReplayApp:
             allow_pickle=args.allow_pickle,
             runs_dir=runs_root(args.runs_dir),
             save_runs=not args.no_save_run,
+            follow=args.follow,
         )
     except (DemoFileError, AnnotationError, ConfigError, FormatError) as exc:
         raise UsageError(str(exc)) from None

@@ -143,7 +143,7 @@ def test_loopback_hosts_need_no_public(host: str) -> None:
 def test_each_browser_gets_the_same_app_arguments(tmp_path: Path) -> None:
     """The per-browser command, parsed back as ``tui``, gives every flag and file serve was given."""
     parser = build_parser()
-    argv = ["--mode", "heuristic", "--match", "Search=tolerant", "--match", "typed", "--temperature", "0.1"]
+    argv = ["--mode", "heuristic", "--match", "Search=tolerant", "--match", "typed", "--temperature", "0.1", "--follow"]
     argv += ["--no-cache", "--format", "webshop-demos", "--visual-ref-dir", "r", "--visual-pred-dir", "p"]
     argv += ["--port", "9000", "--", "a b.json", "-odd.json", "$(touch x).json"]
     served = parser.parse_args(["serve", *argv])
