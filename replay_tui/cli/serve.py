@@ -13,12 +13,18 @@ import ipaddress
 import shlex
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.text import Text
 
 from replay_tui.cli.common import EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from replay_tui.tui.app import ReplayApp
+
+AppCheck = Callable[[argparse.Namespace], "ReplayApp"]
+"""Builds the app the flags ask for, or raises :class:`UsageError` (``cli.main.tui_app``)."""
 
 SERVE_FLAGS = ("host", "port", "public", "public_url")
 """The dests of serve's own flags: everything else is handed to each app process."""
@@ -28,7 +34,7 @@ PROXY_HINT = (
 )
 
 
-def register(subparsers: Any, tui: argparse.ArgumentParser, check_app: Callable[[argparse.Namespace], object]) -> None:
+def register(subparsers: Any, tui: argparse.ArgumentParser, check_app: AppCheck) -> None:
     """Add ``serve``: every flag of ``tui`` (the parser is copied, so the two never drift) and the server's own.
 
     ``check_app`` builds the app from the flags, raising :class:`UsageError`, so a bad flag or an
@@ -64,7 +70,7 @@ def run_serve(
     out: Console,
     err: Console,
     tui: argparse.ArgumentParser,
-    check_app: Callable[[argparse.Namespace], object],
+    check_app: AppCheck,
 ) -> int:
     check_bind(args.host, args.public)
     if not 0 < args.port < 65536:
@@ -73,7 +79,7 @@ def run_serve(
         from textual_serve.server import Server
     except ImportError:
         raise UsageError("serve needs textual-serve: pip install 'replay_tui[serve]'") from None
-    check_app(args)
+    check_app(args).workspace.demos.close()  # each browser's app opens the files itself
     command = app_command(args, tui)
     public_url = args.public_url or f"http://{_url_host(args.host)}:{args.port}"
 
