@@ -51,6 +51,15 @@ def _wait_listening(port: int, server: subprocess.Popen[bytes], log: Path, timeo
     pytest.fail(f"serve did not listen on {port}:\n{log.read_text(errors='replace')}")
 
 
+def _children(pid: int) -> list[int]:
+    """The processes ``pid`` started (Linux ``/proc``): textual-serve's app processes."""
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(part) for part in text.split()]
+
+
 def _group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -115,8 +124,15 @@ def test_serve_in_chromium_browses_and_steps(served) -> None:
             assert "step 0  Search" in screen and "expected   search[long clip-in hair extension]" in screen
             page.keyboard.press("j")
             screen_with("step 1  Result")  # the next step, after a key pressed in the browser
+            app = _children(server.pid)
+            assert len(app) == 1  # one app process for the one browser, started without a shell left behind
+            assert Path(f"/proc/{app[0]}/cmdline").read_bytes().split(b"\0")[1:4] == [b"-m", b"replay_tui", b"tui"]
         finally:
             browser.close()
+    deadline = time.monotonic() + 20
+    while _children(server.pid) and time.monotonic() < deadline:  # the browser left: its app ends
+        time.sleep(0.1)
+    assert _children(server.pid) == []
     # the browser is gone: the server ends its app; then SIGTERM ends the server, leaving no process
     server.send_signal(signal.SIGTERM)
     assert server.wait(timeout=20) == 0, log.read_text(errors="replace")
