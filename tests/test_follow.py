@@ -106,9 +106,48 @@ def test_an_empty_file_is_followed_from_its_first_line(tmp_path: Path) -> None:
     assert [ref.session_id for ref in demos.read_new()[0]] == [1]
 
 
-def test_a_json_array_is_read_once_with_a_warning(tmp_path: Path) -> None:
-    path = write_json(tmp_path / "demos.json", [good_episode(1)])
+def element(session_id: int) -> bytes:
+    return json.dumps(good_episode(session_id), indent=1).encode()
+
+
+def test_a_json_array_grows_before_its_closing_bracket(tmp_path: Path) -> None:
+    path = write_json(tmp_path / "demos.json", [good_episode(1), good_episode(2)])
+    demos = open_sources([path], follow=True, defer_scan=True)
+    assert demos.session_ids == [1, 2] and demos.following and demos.problems == []
+    with path.open("r+b") as handle:  # the writer rewrites "]" after each new episode
+        handle.seek(path.stat().st_size - 1)
+        handle.write(b",\n" + element(3) + b"]")
+    assert [ref.session_id for ref in demos.read_new()[0]] == [3]
+    half = len(element(4)) // 2
+    with path.open("r+b") as handle:
+        handle.seek(path.stat().st_size - 1)
+        handle.write(b",\n" + element(4)[:half])  # half an episode, no "]" for now
+    assert demos.read_new() == ([], [])
+    append(path, element(4)[half:])
+    assert demos.read_new() == ([], [])  # complete, but nothing after it yet: it waits for "," or "]"
+    append(path, b",\n" + b'{"session_id": 5, "trajectory": 7}' + b"]")
+    added, problems = demos.read_new()
+    assert [ref.session_id for ref in added] == [4]
+    assert [p.field for p in problems] == ["trajectory"] and problems[0].index == 4
+    assert demos.episode(4).session_id == 4 and demos.episode(1).session_id == 1
+
+
+def test_an_array_still_open_at_start_shows_its_complete_episodes(tmp_path: Path) -> None:
+    path = tmp_path / "demos.json"
+    path.write_bytes(b"[\n" + element(1) + b",\n" + element(2)[:50])
+    demos = open_sources([path], follow=True)
+    assert demos.session_ids == [1] and demos.problems == []
+    append(path, element(2)[50:] + b",\n")
+    assert [ref.session_id for ref in demos.read_new()[0]] == [2]
+    append(path, b"garbage" + element(3) + b"]")
+    added, problems = demos.read_new()
+    assert added == [] and "not a JSON array any more" in problems[0].one_line() and not demos.following
+
+
+def test_a_utf16_file_is_read_once_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "demos.jsonl"
+    path.write_bytes(line(1).decode().encode("utf-16"))
     demos = open_sources([path], follow=True)
     assert demos.session_ids == [1] and not demos.following
     assert [p.severity for p in demos.problems] == ["warning"]
-    assert "only UTF-8 JSON Lines files" in demos.problems[0].one_line()
+    assert "only UTF-8 files are followed" in demos.problems[0].one_line()

@@ -56,6 +56,7 @@ _TOKEN = re.compile(rb"(" + _STR + rb")\s*:\s*(" + _STR + rb"|[^\s\"\[\]{},:]+)?
 _NON_SPACE = re.compile(rb"\S")
 
 _QUOTE, _LBRACE, _RBRACE, _LBRACK, _RBRACK = b'"'[0], b"{"[0], b"}"[0], b"["[0], b"]"[0]
+_COMMA = b","[0]
 _HEADER_KEYS = {
     b'"session_id"': "session_id",
     b'"instruction"': "instruction",
@@ -110,6 +111,29 @@ class _Tail:
     records: int
     device: int
     inode: int
+    array: bool = False
+    """A JSON array: ``offset`` is the end of its last complete episode, read from again each time."""
+
+
+def _complete_elements(data: bytes, start: int, *, first: bool) -> tuple[list[tuple[int, int]], bool]:
+    """The spans of the complete elements of a JSON array being written, in ``data[start:]`` (just
+    after ``[``, ``first``, or after an element): each after a comma (none before the first) and
+    followed by ``,`` or ``]``; one not followed by anything yet waits. ``broken`` when something
+    else stands between two elements (nothing more of the array can be read)."""
+    _, spans = scan_depth(data, 1 << 30, start, spans_at=1)  # elements are at level 1 from inside the array
+    accepted: list[tuple[int, int]] = []
+    previous, comma = start, not first
+    for begin, end in spans:
+        if data[previous:begin].strip() != (b"," if comma else b""):
+            return accepted, True
+        after = _NON_SPACE.search(data, end)
+        if after is None:
+            break
+        if data[after.start()] not in (_COMMA, _RBRACK):
+            return accepted, True
+        accepted.append((begin, end))
+        previous, comma = end, True
+    return accepted, False
 
 
 class _Gone(Exception):
@@ -553,20 +577,20 @@ class DemoFile:
             if first_too_deep(lines[0][1], MAX_DEPTH) is None:
                 return False
         for index, (number, line) in enumerate(lines):
-            self._index_line(index, number, line)
+            self._index_record(index, line, f"line {number:,}")
         return True
 
-    def _index_line(self, index: int, number: int, line: Any) -> None:
-        """One JSON Lines record (line ``number``): an episode, or a problem naming its line."""
-        deep = first_too_deep(line, MAX_DEPTH)
+    def _index_record(self, index: int, record: Any, where: str, others: str = "lines") -> None:
+        """One record cut out of the file (``where``: "line 7"): an episode, or a problem naming it."""
+        deep = first_too_deep(record, MAX_DEPTH)
         if deep is not None:
-            self._problem(f"line {number:,}: {self._too_deep(line, deep)}", index=index)
+            self._problem(f"{where}: {self._too_deep(record, deep)}", index=index)
             return
         try:
-            raw = _LINES.decode(line)
+            raw = _LINES.decode(record)
         except (msgspec.DecodeError, RecursionError) as exc:
             reason = str(exc).split(" - ")[0] if str(exc) else "invalid JSON"
-            message = f"line {number:,} is not a complete JSON value ({reason}); the other lines are read"
+            message = f"{where} is not a complete JSON value ({reason}); the other {others} are read"
             self._problem(message, index=index)
             return
         try:
@@ -582,9 +606,11 @@ class DemoFile:
 
     def _read_lines(self, stat: os.stat_result) -> bytes:
         """``follow``: the file read into memory (a map would crash the app with SIGBUS if the file
-        were truncated under it) up to its last newline; a last line still being written is read
-        by :meth:`read_new` once complete. A JSON array is read whole and not followed (its
-        closing ``]`` is rewritten by every append: write JSON Lines to be followed)."""
+        were truncated under it) up to its last complete record, which :meth:`read_new` goes on from.
+
+        JSON Lines: up to the last newline (a last line still being written waits for its own).
+        A JSON array: up to its last complete episode (one followed by ``,`` or the closing ``]``,
+        which a writer may rewrite after each new episode), indexed as if the array closed there."""
         try:
             with open(self.path, "rb") as handle:
                 data = handle.read()
@@ -592,12 +618,18 @@ class DemoFile:
             raise DemoFileError(f"{self.name}: cannot open: {_os_reason(exc)}") from None
         first = _NON_SPACE.search(data)
         codec, _ = sniff_encoding(data[:4])
-        if first is not None and (self._is_array(data[first.start()]) or codec != "utf-8"):
-            self._problem(
-                "not followed: only UTF-8 JSON Lines files (one episode per line) are followed",
-                severity="warning",
-            )
+        if codec != "utf-8":
+            self._problem("not followed: only UTF-8 files are followed", severity="warning")
             return data
+        if first is not None and self._is_array(data[first.start()]):
+            after = first.start() + 1
+            spans, broken = _complete_elements(data, after, first=True)
+            if broken:  # indexed as without --follow, which says where the file broke
+                self._problem("not followed: the JSON array is broken", severity="warning")
+                return data
+            end = spans[-1][1] if spans else after
+            self._tail = _Tail(end, b"", 0, len(spans), stat.st_dev, stat.st_ino, array=True)
+            return data[:end] + b"]" if spans else b""
         end = data.rfind(b"\n") + 1
         records = sum(1 for line in data[:end].split(b"\n") if line.strip())
         self._tail = _Tail(len(data), data[end:], data.count(b"\n", 0, end), records, stat.st_dev, stat.st_ino)
@@ -608,9 +640,10 @@ class DemoFile:
         return self._tail is not None
 
     def read_new(self, limit: int = 16 << 20) -> tuple[list[EpisodeRef], list[LoadProblem]]:
-        """The episodes and problems of the lines appended since the last call (at most ``limit``
-        new bytes read per call); the file is never read again from its start. A truncated or
-        replaced file is one problem, and following it stops."""
+        """The episodes and problems of the records appended since the last call (of JSON Lines, at
+        most ``limit`` new bytes read per call; of an array, from its last complete episode on);
+        the file is never read again from its start. A truncated or replaced file is one problem,
+        and following it stops."""
         tail = self._tail
         if tail is None:
             return [], []
@@ -625,12 +658,16 @@ class DemoFile:
                 return [], []
             with open(self.path, "rb") as handle:
                 handle.seek(tail.offset)
-                chunk = handle.read(min(limit, stat.st_size - tail.offset))
+                size = stat.st_size - tail.offset
+                chunk = handle.read(size if tail.array else min(limit, size))
+            if tail.array:
+                self._read_elements(tail, chunk)
+                return self.episodes[episodes:], self.problems[problems:]
         except (OSError, _Gone) as exc:
             self._tail = None
             reason = f"cannot be read any more ({_os_reason(exc)})" if isinstance(exc, OSError) else str(exc)
             self._problem(f"{reason}; following stopped, the episodes read so far stay: reopen it to read it again")
-            return [], self.problems[problems:]
+            return self.episodes[episodes:], self.problems[problems:]
         tail.offset += len(chunk)
         pending = tail.pending + chunk
         end = pending.rfind(b"\n") + 1
@@ -641,10 +678,23 @@ class DemoFile:
             stop = pending.index(b"\n", start)
             tail.lines += 1
             if _NON_SPACE.search(pending, start, stop) is not None:
-                self._index_line(tail.records, tail.lines, view[start:stop])
+                self._index_record(tail.records, view[start:stop], f"line {tail.lines:,}")
                 tail.records += 1
             start = stop + 1
         return self.episodes[episodes:], self.problems[problems:]
+
+    def _read_elements(self, tail: _Tail, chunk: bytes) -> None:
+        """The complete episodes of a followed JSON array in ``chunk`` (its bytes after the last one)."""
+        spans, broken = _complete_elements(chunk, 0, first=tail.records == 0)
+        view = memoryview(chunk)
+        for start, end in spans:
+            where = f"the episode at byte {tail.offset + start:,}"
+            self._index_record(tail.records, view[start:end], where, others="episodes")
+            tail.records += 1
+        if broken:
+            raise _Gone(f"is not a JSON array any more after byte {tail.offset + (spans[-1][1] if spans else 0):,}")
+        if spans:
+            tail.offset += spans[-1][1]
 
     def _index_raws(self, raws: list[Any]) -> None:
         for index, raw in enumerate(raws):
