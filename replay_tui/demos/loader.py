@@ -101,9 +101,9 @@ ID_MIN, ID_MAX = -(2**63), 2**63 - 1
 
 @dataclass(slots=True)
 class _Tail:
-    """Where following a JSON Lines file stands: the bytes read so far (``offset``), the start of a
-    line not complete yet, the lines and records counted, and which file it is (a new file at the
-    same path is a replacement, not more lines)."""
+    """Where following a file stands (``--follow``): for JSON Lines, the bytes read so far
+    (``offset``), the start of a line not complete yet and the lines counted; the records counted;
+    and which file it is (a new file at the same path is a replacement, not more records)."""
 
     offset: int
     pending: bytes
@@ -366,7 +366,7 @@ class DemoFile:
             raise DemoFileError(f"{self.name}: is a directory")
         if stat.st_size == 0 and not follow:
             raise DemoFileError(f"{self.name}: empty file, expected a JSON array of episodes")
-        self._data = self._read_lines(stat) if follow else self._map()
+        self._data = self._read_complete(stat) if follow else self._map()
         self.size = len(self._data)
         try:
             if not follow or _NON_SPACE.search(self._data) is not None:
@@ -604,7 +604,7 @@ class DemoFile:
         """A file starting with ``[`` is one JSON array of episodes, unless it is named ``.jsonl``."""
         return lead == _LBRACK and self.path.suffix.lower() != ".jsonl"
 
-    def _read_lines(self, stat: os.stat_result) -> bytes:
+    def _read_complete(self, stat: os.stat_result) -> bytes:
         """``follow``: the file read into memory (a map would crash the app with SIGBUS if the file
         were truncated under it) up to its last complete record, which :meth:`read_new` goes on from.
 
