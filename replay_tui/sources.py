@@ -288,6 +288,7 @@ def open_sources(
     allow_pickle: bool = False,
     skip_unreadable: bool = False,
     defer_scan: bool = False,
+    follow: bool = False,
 ) -> DemoSet:
     """Open log files of any format (paths, directories, globs) as one DemoSet.
 
@@ -295,7 +296,9 @@ def open_sources(
     when a spec matches nothing or a file cannot be read at all, unless ``skip_unreadable``, which
     records it in :attr:`DemoSet.unreadable` and opens the rest. FormatError for an unknown ``fmt``.
     ``defer_scan``: a clean demo file is browsable before its depth scan (see :class:`DemoFile`);
-    what the scan finds is a problem of the episode when it is read, not at open.
+    what the scan finds is a problem of the episode when it is read, not at open. ``follow``: demo
+    files in JSON Lines are read up to their last complete line and grow with
+    :meth:`DemoSet.read_new`; logs of other formats are read once (a warning says so).
     """
     if isinstance(specs, (str, os.PathLike)):
         specs = [specs]
@@ -314,9 +317,12 @@ def open_sources(
         try:
             reader = _reader(path, fmt, allow_pickle)
             if reader is None:
-                demos.add_file(DemoFile(path, defer_scan=defer_scan))
+                demos.add_file(DemoFile(path, defer_scan=defer_scan, follow=follow))
             else:
                 demos.add_file(TrajectoryFile(path, reader, _next_id(demos)))
+                if follow:
+                    message = f"not followed: {reader.name} logs are read once (only WebShop demo files in JSON Lines)"
+                    demos.problems.append(LoadProblem(file=str(path), message=message, severity="warning"))
         except (DemoFileError, FormatError) as exc:
             if not skip_unreadable:
                 raise DemoFileError(str(exc)) from None

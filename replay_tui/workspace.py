@@ -226,6 +226,7 @@ class Workspace:
         fmt: str | None = None,
         allow_pickle: bool = False,
         defer_scan: bool = False,
+        follow: bool = False,
     ) -> Workspace:
         """Open demo files and the annotations sidecar (beside the first file unless given).
 
@@ -234,7 +235,12 @@ class Workspace:
         BrowserGym's step pickles be read by the restricted unpickler).
         """
         demos = open_sources(
-            specs, fmt=fmt, allow_pickle=allow_pickle, skip_unreadable=skip_unreadable, defer_scan=defer_scan
+            specs,
+            fmt=fmt,
+            allow_pickle=allow_pickle,
+            skip_unreadable=skip_unreadable,
+            defer_scan=defer_scan,
+            follow=follow,
         )
         if annotations_path is None:
             annotations_path = default_annotations_path(demos)

@@ -18,6 +18,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -43,6 +44,7 @@ from replay_tui.cli.common import (
 )
 from replay_tui.cli.compare import register as register_compare
 from replay_tui.cli.formats import register as register_formats
+from replay_tui.cli.serve import register as register_serve
 from replay_tui.cli.verify import register as register_verify
 from replay_tui.cli.visual import register as register_visual
 from replay_tui.cli.visual import register_inspect
@@ -71,6 +73,9 @@ from replay_tui.runs import RunEntry, RunError, RunStore, runs_root
 from replay_tui.sanitize import excerpt, strip_control
 from replay_tui.sources import open_sources
 from replay_tui.workspace import ReplaySettings, default_annotations_path, make_run_info
+
+if TYPE_CHECKING:
+    from replay_tui.tui.app import ReplayApp
 
 PROGRESS_MIN_EPISODES = 20
 GROUP_SAMPLE_CHARS = 48
@@ -393,6 +398,11 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_argument("--policy", metavar="SPEC", help="policy spec for replays (module:attr or file.py:attr)")
     tui.add_argument("--mismatch", choices=MISMATCH_POLICIES, default="stop", help="mismatch policy for replays")
     tui.add_argument("--item-steps", action="store_true", help="replay item-page actions as steps")
+    tui.add_argument(
+        "--follow",
+        action="store_true",
+        help="demo files in JSON Lines that are still being written: show episodes as they are appended",
+    )
     _add_run_arguments(tui, "save the app's replays as runs (the last run is still reopened)")
     _add_source_arguments(tui, flag="--format")
     _add_match_arguments(tui)
@@ -416,6 +426,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_llm_arguments(tui)
     tui.set_defaults(func=run_tui)
+    register_serve(commands, tui, tui_app)
     register_verify(commands)
     register_visual(commands)
     register_inspect(commands)
@@ -1064,10 +1075,32 @@ def run_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
-COMMANDS = ("replay", "generate", "tui", "export", "verify", "visual", "inspect", "formats", "compare", "runs", "batch")
+COMMANDS = (
+    "replay",
+    "generate",
+    "tui",
+    "export",
+    "verify",
+    "visual",
+    "inspect",
+    "formats",
+    "compare",
+    "runs",
+    "batch",
+    "serve",
+)
 
 
 def run_tui(args: argparse.Namespace, out: Console, err: Console) -> int:
+    app = tui_app(args)
+    prepare_graphics(args)
+    app.run()
+    return EXIT_OK
+
+
+def tui_app(args: argparse.Namespace) -> ReplayApp:
+    """The app the ``tui`` flags ask for, every flag checked (a :class:`UsageError` otherwise); ``serve``
+    builds one too, to refuse bad flags before it listens."""
     from replay_tui.config import ConfigError
     from replay_tui.tui.app import VisualBatch, make_app
 
@@ -1094,12 +1127,11 @@ def run_tui(args: argparse.Namespace, out: Console, err: Console) -> int:
             allow_pickle=args.allow_pickle,
             runs_dir=runs_root(args.runs_dir),
             save_runs=not args.no_save_run,
+            follow=args.follow,
         )
     except (DemoFileError, AnnotationError, ConfigError, FormatError) as exc:
         raise UsageError(str(exc)) from None
-    prepare_graphics(args)
-    app.run()
-    return EXIT_OK
+    return app
 
 
 def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:

@@ -58,6 +58,7 @@ _TOKEN = re.compile(rb"(" + _STR + rb")\s*:\s*(" + _STR + rb"|[^\s\"\[\]{},:]+)?
 _NON_SPACE = re.compile(rb"\S")
 
 _QUOTE, _LBRACE, _RBRACE, _LBRACK, _RBRACK = b'"'[0], b"{"[0], b"}"[0], b"["[0], b"]"[0]
+_COMMA = b","[0]
 _HEADER_KEYS = {
     b'"session_id"': "session_id",
     b'"instruction"': "instruction",
@@ -98,6 +99,47 @@ _HEADER_FIELDS = ("session_id", "instruction", "final_reward", "success", "compl
 _ANY = msgspec.json.Decoder()
 ID_MIN, ID_MAX = -(2**63), 2**63 - 1
 """Session ids and step numbers must fit in 64 bits (what JSON reports and msgspec can hold)."""
+
+
+@dataclass(slots=True)
+class _Tail:
+    """Where following a file stands (``--follow``): for JSON Lines, the bytes read so far
+    (``offset``), the start of a line not complete yet and the lines counted; the records counted;
+    and which file it is (a new file at the same path is a replacement, not more records)."""
+
+    offset: int
+    pending: bytes
+    lines: int
+    records: int
+    device: int
+    inode: int
+    array: bool = False
+    """A JSON array: ``offset`` is the end of its last complete episode, read from again each time."""
+
+
+def _complete_elements(data: bytes, start: int, *, first: bool) -> tuple[list[tuple[int, int]], bool]:
+    """The spans of the complete elements of a JSON array being written, in ``data[start:]`` (just
+    after ``[``, ``first``, or after an element): each after a comma (none before the first) and
+    followed by ``,`` or ``]``; one not followed by anything yet waits. ``broken`` when something
+    else stands between two elements (nothing more of the array can be read)."""
+    _, spans = scan_depth(data, 1 << 30, start, spans_at=1)  # elements are at level 1 from inside the array
+    accepted: list[tuple[int, int]] = []
+    previous, comma = start, not first
+    for begin, end in spans:
+        if data[previous:begin].strip() != (b"," if comma else b""):
+            return accepted, True
+        after = _NON_SPACE.search(data, end)
+        if after is None:
+            break
+        if data[after.start()] not in (_COMMA, _RBRACK):
+            return accepted, True
+        accepted.append((begin, end))
+        previous, comma = end, True
+    return accepted, False
+
+
+class _Gone(Exception):
+    """A followed file was truncated or replaced (its message says which)."""
 
 
 class EpisodeSource(Protocol):
@@ -335,7 +377,7 @@ class DemoFile:
     validation, started after the first paint, makes it); an episode nested past MAX_DEPTH is then
     a problem when it is read instead of at open."""
 
-    def __init__(self, path: str | os.PathLike[str], *, defer_scan: bool = False):
+    def __init__(self, path: str | os.PathLike[str], *, defer_scan: bool = False, follow: bool = False):
         self.path = Path(path)
         self.name = str(path)
         self.episodes: list[EpisodeRef] = []
@@ -357,18 +399,20 @@ class DemoFile:
         self._deep_at: dict[int, int] = {}
         """Episodes the deferred scan found nested past MAX_DEPTH: index -> offset in the episode."""
         self._data: Any = b""
+        self._tail: _Tail | None = None
         try:
-            size = self.path.stat().st_size
+            stat = self.path.stat()
         except OSError as exc:
             raise DemoFileError(f"{self.name}: cannot open: {_os_reason(exc)}") from None
         if self.path.is_dir():
             raise DemoFileError(f"{self.name}: is a directory")
-        if size == 0:
+        if stat.st_size == 0 and not follow:
             raise DemoFileError(f"{self.name}: empty file, expected a JSON array of episodes")
-        self._data = self._map()
+        self._data = self._read_complete(stat) if follow else self._map()
         self.size = len(self._data)
         try:
-            self._index()
+            if not follow or _NON_SPACE.search(self._data) is not None:
+                self._index()
         except BaseException:
             self.close()
             raise
@@ -423,7 +467,7 @@ class DemoFile:
             raise DemoFileError(f"{self.name}: empty file, expected a JSON array of episodes")
         pos = first.start()
         lead = data[pos]
-        if lead == _LBRACK and self.path.suffix.lower() != ".jsonl":
+        if self._is_array(lead):
             base = 1  # a JSON array of episodes
         elif lead in (_LBRACE, _LBRACK):
             base = 0  # JSON Lines (a .jsonl file may start with a line that is not an object), or one object
@@ -575,23 +619,124 @@ class DemoFile:
             if first_too_deep(lines[0][1], MAX_DEPTH) is None:
                 return False
         for index, (number, line) in enumerate(lines):
-            deep = first_too_deep(line, MAX_DEPTH)
-            if deep is not None:
-                self._problem(f"line {number:,}: {self._too_deep(line, deep)}", index=index)
-                continue
-            try:
-                raw = _LINES.decode(line)
-            except (msgspec.DecodeError, RecursionError) as exc:
-                reason = str(exc).split(" - ")[0] if str(exc) else "invalid JSON"
-                message = f"line {number:,} is not a complete JSON value ({reason}); the other lines are read"
-                self._problem(message, index=index)
-                continue
-            try:
-                marker = _INDEX.decode(raw)
-            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-                marker = None
-            self._index_one(index, raw, marker)
+            self._index_record(index, line, f"line {number:,}")
         return True
+
+    def _index_record(self, index: int, record: Any, where: str, others: str = "lines") -> None:
+        """One record cut out of the file (``where``: "line 7"): an episode, or a problem naming it."""
+        deep = first_too_deep(record, MAX_DEPTH)
+        if deep is not None:
+            self._problem(f"{where}: {self._too_deep(record, deep)}", index=index)
+            return
+        try:
+            raw = _LINES.decode(record)
+        except (msgspec.DecodeError, RecursionError) as exc:
+            reason = str(exc).split(" - ")[0] if str(exc) else "invalid JSON"
+            message = f"{where} is not a complete JSON value ({reason}); the other {others} are read"
+            self._problem(message, index=index)
+            return
+        try:
+            marker = _INDEX.decode(raw)
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+            marker = None
+        self._index_one(index, raw, marker)
+
+    # -- following a file that is still being written (--follow) ------------------------------
+    def _is_array(self, lead: int) -> bool:
+        """A file starting with ``[`` is one JSON array of episodes, unless it is named ``.jsonl``."""
+        return lead == _LBRACK and self.path.suffix.lower() != ".jsonl"
+
+    def _read_complete(self, stat: os.stat_result) -> bytes:
+        """``follow``: the file read into memory (a map would crash the app with SIGBUS if the file
+        were truncated under it) up to its last complete record, which :meth:`read_new` goes on from.
+
+        JSON Lines: up to the last newline (a last line still being written waits for its own).
+        A JSON array: up to its last complete episode (one followed by ``,`` or the closing ``]``,
+        which a writer may rewrite after each new episode), indexed as if the array closed there."""
+        try:
+            with open(self.path, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise DemoFileError(f"{self.name}: cannot open: {_os_reason(exc)}") from None
+        first = _NON_SPACE.search(data)
+        codec, _ = sniff_encoding(data[:4])
+        if codec != "utf-8":
+            self._problem("not followed: only UTF-8 files are followed", severity="warning")
+            return data
+        if first is not None and self._is_array(data[first.start()]):
+            after = first.start() + 1
+            spans, broken = _complete_elements(data, after, first=True)
+            if broken:  # indexed as without --follow, which says where the file broke
+                self._problem("not followed: the JSON array is broken", severity="warning")
+                return data
+            end = spans[-1][1] if spans else after
+            self._tail = _Tail(end, b"", 0, len(spans), stat.st_dev, stat.st_ino, array=True)
+            return data[:end] + b"]" if spans else b""
+        end = data.rfind(b"\n") + 1
+        records = sum(1 for line in data[:end].split(b"\n") if line.strip())
+        self._tail = _Tail(len(data), data[end:], data.count(b"\n", 0, end), records, stat.st_dev, stat.st_ino)
+        return data[:end]
+
+    @property
+    def following(self) -> bool:
+        return self._tail is not None
+
+    def read_new(self, limit: int = 16 << 20) -> tuple[list[EpisodeRef], list[LoadProblem]]:
+        """The episodes and problems of the records appended since the last call (of JSON Lines, at
+        most ``limit`` new bytes read per call; of an array, from its last complete episode on);
+        the file is never read again from its start. A truncated or replaced file is one problem,
+        and following it stops."""
+        tail = self._tail
+        if tail is None:
+            return [], []
+        episodes, problems = len(self.episodes), len(self.problems)
+        try:
+            stat = os.stat(self.path)
+            if (stat.st_dev, stat.st_ino) != (tail.device, tail.inode):
+                raise _Gone("was replaced by another file")
+            if stat.st_size < tail.offset:
+                raise _Gone(f"shrank from {tail.offset:,} to {stat.st_size:,} bytes (truncated)")
+            if stat.st_size == tail.offset:
+                return [], []
+            with open(self.path, "rb") as handle:
+                handle.seek(tail.offset)
+                size = stat.st_size - tail.offset
+                chunk = handle.read(size if tail.array else min(limit, size))
+            if tail.array:
+                self._read_elements(tail, chunk)
+                return self.episodes[episodes:], self.problems[problems:]
+        except (OSError, _Gone) as exc:
+            self._tail = None
+            reason = f"cannot be read any more ({_os_reason(exc)})" if isinstance(exc, OSError) else str(exc)
+            self._problem(f"{reason}; following stopped, the episodes read so far stay: reopen it to read it again")
+            return self.episodes[episodes:], self.problems[problems:]
+        tail.offset += len(chunk)
+        pending = tail.pending + chunk
+        end = pending.rfind(b"\n") + 1
+        tail.pending = pending[end:]
+        view = memoryview(pending)
+        start = 0
+        while start < end:
+            stop = pending.index(b"\n", start)
+            tail.lines += 1
+            if _NON_SPACE.search(pending, start, stop) is not None:
+                self._index_record(tail.records, view[start:stop], f"line {tail.lines:,}")
+                tail.records += 1
+            start = stop + 1
+        return self.episodes[episodes:], self.problems[problems:]
+
+    def _read_elements(self, tail: _Tail, chunk: bytes) -> None:
+        """The complete episodes of a followed JSON array in ``chunk`` (its bytes after the last one)."""
+        spans, broken = _complete_elements(chunk, 0, first=tail.records == 0)
+        view = memoryview(chunk)
+        for start, end in spans:
+            where = f"the episode at byte {tail.offset + start:,}"
+            self._index_record(tail.records, view[start:end], where, others="episodes")
+            tail.records += 1
+        if broken:
+            raise _Gone(f"is not a JSON array any more after byte {tail.offset + (spans[-1][1] if spans else 0):,}")
+        if spans:
+            tail.offset += spans[-1][1]
 
     def _index_raws(self, raws: list[Any]) -> None:
         for index, raw in enumerate(raws):
@@ -981,8 +1126,11 @@ class DemoSet:
     def add_file(self, demo: EpisodeSource) -> None:
         self.files.append(demo)
         self.problems.extend(demo.problems)
+        self._add_refs(demo, demo.episodes)
+
+    def _add_refs(self, demo: EpisodeSource, episodes: Iterable[EpisodeRef]) -> None:
         by_session, refs = self.by_session, self.refs
-        for ref in demo.episodes:
+        for ref in episodes:
             session_id = ref.header.session_id  # (ref.session_id, without the property call: 40k refs a GB)
             first = by_session.get(session_id)
             if first is not None:
@@ -1005,6 +1153,30 @@ class DemoSet:
         problem = LoadProblem(file=name, message=message[len(prefix) :] if message.startswith(prefix) else message)
         self.unreadable.append(problem)
         self.problems.append(problem)
+
+    @property
+    def following(self) -> bool:
+        """Some file is followed (``--follow``): :meth:`read_new` may find more episodes."""
+        return any(isinstance(demo, DemoFile) and demo.following for demo in self.files)
+
+    def read_new(self) -> tuple[list[EpisodeRef], list[LoadProblem]]:
+        """The episodes (and problems) appended to the followed files since the last call, added to
+        the set as if they had been there at open (a duplicate session id is a problem)."""
+        added: list[EpisodeRef] = []
+        found: list[LoadProblem] = []
+        for demo in list(self.files):
+            if not isinstance(demo, DemoFile):
+                continue
+            episodes, problems = demo.read_new()
+            if not episodes and not problems:
+                continue
+            with self._lock:
+                count, before = len(self.refs), len(self.problems)
+                self.problems.extend(problems)
+                self._add_refs(demo, episodes)
+                added += self.refs[count:]
+                found += self.problems[before:]
+        return added, found
 
     @property
     def session_ids(self) -> list[int]:

@@ -21,6 +21,7 @@ from textual import on, work
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
@@ -73,6 +74,8 @@ if TYPE_CHECKING:
     from replay_tui.visual.batch import BatchPair
 
 
+FOLLOW_INTERVAL = 0.5
+"""Seconds between two looks at the size of a followed file (``--follow``)."""
 VALIDATION_POST_INTERVAL = 0.1
 """Seconds between the background validation's reports of the problems it found (batched)."""
 VALIDATION_DELAY = 0.3
@@ -131,6 +134,8 @@ class ReplayApp(RunHistory):
         self.current_replay: tuple[int, str] | None = None
         self.validated = threading.Event()
         """Set when the background validation has parsed every episode."""
+        self.follow_timer: Timer | None = None
+        """Looks for appended episodes (``--follow``) until no followed file is left."""
 
     def on_mount(self) -> None:
         if self.config.keymap:
@@ -140,7 +145,24 @@ class ReplayApp(RunHistory):
         for problem in self.workspace.demos.unreadable:  # the browser lists them too, as file problems
             self.notify(strip_control(problem.one_line()), title="Cannot read", severity="error", markup=False)
         self.call_after_refresh(self.validate_in_background)  # after the first paint
+        if self.workspace.demos.following:
+            self.follow_timer = self.set_interval(FOLLOW_INTERVAL, self.read_followed)
         gc.freeze()  # the index (an object per episode) is kept for the app's life: not for the GC to walk
+
+    # -- following files that are still being written (--follow) ---------------------------
+    def read_followed(self) -> None:
+        """Show the episodes appended to the followed files since the last look (only the new
+        bytes are read: :meth:`DemoSet.read_new`); a file truncated or replaced is said once."""
+        demos = self.workspace.demos
+        added, problems = demos.read_new()
+        for problem in problems:
+            if problem.index is None:  # the file, not an episode: truncated, replaced, unreadable
+                self.notify(strip_control(problem.one_line()), title="Follow", severity="warning", markup=False)
+        browser = self.browser
+        if (added or problems) and browser is not None:
+            browser.add_episodes(added)
+        if not demos.following and self.follow_timer is not None:
+            self.follow_timer.stop()
 
     # -- background validation ----------------------------------------------------------------
     def validate_in_background(self) -> None:
@@ -813,12 +835,14 @@ def make_app(
     allow_pickle: bool = False,
     runs_dir: str | os.PathLike[str] | None = None,
     save_runs: bool = True,
+    follow: bool = False,
 ) -> ReplayApp:
     """Build the app on demo files (default: the bundled example). A demo file that cannot be read is
     a problem the app shows (``workspace.demos.unreadable``), unless ``require_readable`` and no file
     can be read at all: then DemoFileError. Raises AnnotationError or ConfigError with one-line
     messages when those inputs are unusable. Runs are saved to and reopened from ``runs_dir`` (default:
-    :func:`replay_tui.runs.default_runs_root`); ``save_runs`` False saves none."""
+    :func:`replay_tui.runs.default_runs_root`); ``save_runs`` False saves none. ``follow``: demo
+    files in JSON Lines that are still being written show new episodes as they are appended."""
     conf = config if isinstance(config, Config) else load_config(config)
     specs = list(demos) if demos else [str(example_path())]
     if settings is None:
@@ -832,6 +856,7 @@ def make_app(
         fmt=fmt,
         allow_pickle=allow_pickle,
         defer_scan=True,  # the browser shows first; the validation worker's first read scans the file
+        follow=follow,
     )
     if require_readable and workspace.demos.unreadable and not workspace.demos.files:
         raise DemoFileError(workspace.demos.unreadable[0].one_line())

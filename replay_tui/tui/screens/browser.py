@@ -140,14 +140,13 @@ class BrowserSource:
         refs = workspace.demos.refs
         self.columns = browser_columns(refs) if columns is None else columns
         self._episodes = [EpisodeRow(ref) for ref in refs]
-        # What "/" searches, lowercased once: the session id, the log's episode id and the instruction.
-        self._haystacks = [
-            f"{ref.session_id} {ref.header.instruction.lower()}"
-            if ref.header.episode_id is None
-            else f"{ref.session_id} {ref.header.episode_id.lower()} {ref.header.instruction.lower()}"
-            for ref in refs
-        ]
+        self._haystacks = [_haystack(ref) for ref in refs]
         self.rebuild(filters, sort_key, reverse)
+
+    def add(self, refs: Sequence[EpisodeRef]) -> None:
+        """Episodes appended to a followed file: rows from the next :meth:`rebuild` on."""
+        self._episodes += [EpisodeRow(ref) for ref in refs]
+        self._haystacks += [_haystack(ref) for ref in refs]
 
     def rebuild(self, filters: Filters, sort_key: str, reverse: bool) -> None:
         """Filter and sort; work proportional to the rows, no per-row objects created."""
@@ -269,6 +268,13 @@ class BrowserSource:
                 return Text(f"≈ {report.steps_equivalent} equiv.", style="yellow")
             return Text("✓ matched", style="green")
         return Text(f"✗ step {report.first_mismatch_step}", style="bold red")
+
+
+def _haystack(ref: EpisodeRef) -> str:
+    """What "/" searches, lowercased once: the session id, the log's episode id and the instruction."""
+    if ref.header.episode_id is None:
+        return f"{ref.session_id} {ref.header.instruction.lower()}"
+    return f"{ref.session_id} {ref.header.episode_id.lower()} {ref.header.instruction.lower()}"
 
 
 def _reward(ref: EpisodeRef) -> float:
@@ -397,6 +403,15 @@ class BrowserScreen(SortActions, Screen):
         index = self.source.index_of(keep)
         self.table.set_source(self.source, cursor=index if index is not None else 0)
         self.update_title()
+
+    def add_episodes(self, refs: Sequence[EpisodeRef]) -> None:
+        """Episodes appended to a followed file (``--follow``), and its new problems: the rows and
+        the title now if the browser is shown, else when it is back (:meth:`on_screen_resume`)."""
+        if not hasattr(self, "source"):
+            return  # not mounted yet: its source is built from the demo set, new episodes included
+        self.source.add(refs)
+        if self.is_current:
+            self.rebuild()
 
     def after_sort(self) -> None:
         self.table.show_start_and_cursor()
