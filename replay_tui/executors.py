@@ -36,6 +36,9 @@ EXECUTORS = ("local", "ray")
 RAY_MISSING = "--executor ray needs the ray extra: pip install 'replay-tui[ray]'"
 QUEUED_PER_WORKER = 2
 """Items handed to an actor at once: one running, one waiting, so an actor never idles on a round trip."""
+AHEAD_PER_WORKER = 8
+"""How far past the first undelivered item the actors may run (per actor): a slow item holds back at most this
+many finished results, and a cancel stops within them."""
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -172,7 +175,8 @@ class RayExecutor:
         finished: list[Any] = []
         try:
             while True:
-                while slots and handed < len(todo) and not (cancel is not None and cancel.is_set()):
+                ahead = delivered + AHEAD_PER_WORKER * workers
+                while slots and handed < min(len(todo), ahead) and not (cancel is not None and cancel.is_set()):
                     actor = slots.popleft()
                     if on_start is not None:
                         on_start(todo[handed])

@@ -117,12 +117,12 @@ def add_executor_arguments(parser: argparse.ArgumentParser, what: str) -> None:
 
 def ray_executor(args: argparse.Namespace) -> RayExecutor | None:
     """The Ray executor the flags ask for (not started yet), or None for ``--executor local``."""
-    from replay_tui.executors import RAY_MISSING, RayExecutor, ray_installed
-
     if args.executor != "ray":
         if args.ray_address:
             raise UsageError("--ray-address is used with --executor ray")
         return None
+    from replay_tui.executors import RAY_MISSING, RayExecutor, ray_installed
+
     if not ray_installed():
         raise UsageError(RAY_MISSING)
     if args.ray_address is not None and not args.ray_address.strip():
