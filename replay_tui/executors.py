@@ -10,6 +10,7 @@ Textual-free.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import logging
 import pickle
@@ -228,6 +229,24 @@ class ReplayRecipe:
     fmt: str | None = None
     allow_pickle: bool = False
 
+    @classmethod
+    def for_workers(
+        cls, files: Iterable[Path], settings: ReplaySettings, fmt: str | None = None, allow_pickle: bool = False
+    ) -> ReplayRecipe:
+        """The recipe with every path made absolute (demo files, a ``file.py:attr`` spec, the LLM cache folder
+        and cassette): a worker's working directory need not be the driver's."""
+        llm = dict(settings.llm or {})
+        for key in ("cache_dir", "replay", "record"):
+            if llm.get(key):
+                llm[key] = str(Path(llm[key]).resolve())
+        absolute = dataclasses.replace(
+            settings,
+            policy_spec=_absolute_spec(settings.policy_spec),
+            graph_spec=_absolute_spec(settings.graph_spec),
+            llm=llm or None,
+        )
+        return cls(tuple(str(Path(f).resolve()) for f in files), absolute, fmt, allow_pickle)
+
     def __call__(self) -> Runner:
         demos = open_sources(list(self.files), fmt=self.fmt, allow_pickle=self.allow_pickle)
         if demos.file_errors:
@@ -240,6 +259,16 @@ class ReplayRecipe:
             matching=self.settings.matching,
         )
         return Runner(env, policy, mode=mode)
+
+
+def _absolute_spec(spec: str | None) -> str | None:
+    """``file.py:attr`` with the file's absolute path; a ``module:attr`` spec as it is."""
+    if spec is None:
+        return None
+    target, colon, attr = spec.rpartition(":") if ":" in spec else (spec, "", "")
+    if not target.endswith(".py"):
+        return spec
+    return f"{Path(target).resolve()}{colon}{attr}"
 
 
 def _close_runner(runner: Runner) -> dict[str, int] | None:

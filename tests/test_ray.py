@@ -35,7 +35,8 @@ def local_ray():
         include_dashboard=False,
         log_to_driver=False,
         logging_level=logging.ERROR,
-        runtime_env={"env_vars": {"PYTHONPATH": path}},  # the workers import this checkout's replay_tui
+        # the workers import this checkout's replay_tui and reach the scripted LLM server directly
+        runtime_env={"env_vars": {"PYTHONPATH": path, "NO_PROXY": "127.0.0.1,localhost"}},
     )
     yield ray
     ray.shutdown()
@@ -63,6 +64,40 @@ def test_replay_on_ray_writes_the_local_report(local_ray, capsys, tmp_path, flag
     assert (ray_code, ray_out.replace("ray.json", "local.json")) == (code, out)
     assert on_ray == local  # every step result, in session order
     assert json.loads(on_ray)["episodes_run"] > 0
+
+
+@needs_ray
+def test_llm_replay_on_ray_sums_the_workers_requests_and_shares_their_cache(local_ray, capsys, tmp_path):
+    from tests.llm.scripted import Oracle, ScriptedServer, recorded_calls
+    from tests.llm.test_cli_llm import replay, script_deviations
+
+    oracle = Oracle(recorded_calls([example_path()], item_steps=True))
+    script_deviations(oracle)  # a mismatch and one failure of each kind, a timeout among them
+    with ScriptedServer(oracle) as server:
+        local, on_ray = tmp_path / "local.json", tmp_path / "ray.json"
+        flags = ("--timeout", "1.0", "--no-save-run", "--jobs", "2")
+        assert replay(server.url, tmp_path, local, *flags, "--no-cache")[0] == 1
+        sent = capsys.readouterr().err.splitlines()[-1]
+        assert sent.startswith("llm: ") and "requests sent, 0 answers from the cache" in sent
+        assert replay(server.url, tmp_path, on_ray, *flags, "--executor", "ray")[0] == 1
+        assert capsys.readouterr().err.splitlines()[-1] == sent  # the workers' counts, summed
+        assert on_ray.read_bytes() == local.read_bytes()
+        again = tmp_path / "again.json"
+        assert replay(server.url, tmp_path, again, *flags, "--executor", "ray")[0] == 1
+        hits = capsys.readouterr().err.splitlines()[-1]
+        assert hits.startswith("llm: 0 requests sent, ") and not hits.endswith(" 0 answers from the cache")
+        assert again.read_bytes() == local.read_bytes()
+
+
+def test_recipes_carry_absolute_paths(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    settings = ReplaySettings(mode="custom", policy_spec="pol.py:P", llm={"cache_dir": "cache", "model": "m"})
+    recipe = ReplayRecipe.for_workers([Path("demos.json")], settings)
+    assert recipe.files == (str(tmp_path / "demos.json"),)
+    assert recipe.settings.policy_spec == f"{tmp_path / 'pol.py'}:P"
+    assert recipe.settings.llm == {"cache_dir": str(tmp_path / "cache"), "model": "m"}
+    kept = ReplayRecipe.for_workers([], ReplaySettings(mode="custom", policy_spec="my.module:P")).settings
+    assert kept.policy_spec == "my.module:P" and settings.llm == {"cache_dir": "cache", "model": "m"}
 
 
 @needs_ray

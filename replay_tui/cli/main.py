@@ -882,14 +882,14 @@ def _run_on_ray(
     session_ids: list[int] | None,
     on_episode: Callable[[object], None],
 ) -> SummaryReport:
-    """The episodes replayed by Ray workers that open the same files (by absolute path) with the same settings."""
+    """The episodes replayed by Ray workers that open the same files (by absolute paths) with the same settings."""
     from replay_tui.executors import ExecutorError, ReplayRecipe, run_all_on_ray
 
-    recipe = ReplayRecipe(
-        files=tuple(str(source.path.resolve()) for source in demos.files),
-        settings=policies.settings,
-        fmt=getattr(args, "log_format", None),
-        allow_pickle=getattr(args, "allow_pickle", False),
+    recipe = ReplayRecipe.for_workers(
+        [source.path for source in demos.files],
+        policies.settings,
+        getattr(args, "log_format", None),
+        getattr(args, "allow_pickle", False),
     )
     try:
         with executor:
