@@ -14,6 +14,7 @@ import dataclasses
 import importlib.util
 import logging
 import pickle
+import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -120,6 +121,7 @@ class RayExecutor:
         self.ray = ray
         if not ray.is_initialized():
             quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
+            on_term = signal.getsignal(signal.SIGTERM)
             try:
                 if self.address is None:
                     # "local": our own Ray, even when another one runs on this machine (ray.init() would join it)
@@ -130,6 +132,10 @@ class RayExecutor:
             except Exception as exc:
                 where = f"--ray-address {self.address}" if self.address else "a local Ray"
                 raise ExecutorError(f"could not start {where}: {_one_line(exc)}") from None
+            finally:
+                # Ray's core dumps a stack trace on SIGTERM; the command's own handler ends it cleanly instead
+                if on_term is not None and threading.current_thread() is threading.main_thread():
+                    signal.signal(signal.SIGTERM, on_term)
             self._started = True
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.workers = self.jobs if self.jobs > 1 else max(1, cpus)
