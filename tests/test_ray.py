@@ -145,6 +145,23 @@ def test_cancel_hands_out_no_further_item(local_ray):
     assert 1 <= len(done) < 50 and [item for item, _ in done] == list(range(len(done)))
 
 
+@needs_ray
+def test_results_come_back_in_item_order_whatever_finishes_first(local_ray):
+    seen: list[int] = []
+    with RayExecutor(jobs=2) as executor:
+        done, _ = executor.map(range(6), _Nothing(), _slower_first, on_result=lambda item, _: seen.append(item))
+    assert seen == [item for item, _ in done] == list(range(6))
+    finished = [at for _, at in done]
+    assert finished != sorted(finished)  # item 0 (the slowest) finished after later ones
+
+
+def _slower_first(_resource, item):
+    import time
+
+    time.sleep(0.2 * (6 - item))
+    return time.time()
+
+
 class _Nothing:
     def __call__(self) -> None:
         return None
