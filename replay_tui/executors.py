@@ -16,6 +16,7 @@ import logging
 import pickle
 import signal
 import threading
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -123,15 +124,17 @@ class RayExecutor:
             quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
             on_term = signal.getsignal(signal.SIGTERM)
             try:
-                if self.address is None:
-                    # "local": our own Ray, even when another one runs on this machine (ray.init() would join it)
-                    cpus = self.jobs if self.jobs > 1 else None
-                    ray.init(address="local", num_cpus=cpus, include_dashboard=False, **quiet)
-                else:
-                    ray.init(address=self.address, **quiet)
+                with warnings.catch_warnings():  # Ray Client warns before it raises: the one line says it
+                    warnings.simplefilter("ignore")
+                    if self.address is None:
+                        # "local": our own Ray, even when another one runs on this machine (ray.init() would join it)
+                        cpus = self.jobs if self.jobs > 1 else None
+                        ray.init(address="local", num_cpus=cpus, include_dashboard=False, **quiet)
+                    else:
+                        ray.init(address=self.address, **quiet)
             except Exception as exc:
-                where = f"--ray-address {self.address}" if self.address else "a local Ray"
-                raise ExecutorError(f"could not start {where}: {_one_line(exc)}") from None
+                where = f"connect to --ray-address {self.address}" if self.address else "start a local Ray"
+                raise ExecutorError(f"could not {where}: {_one_line(exc)}") from None
             finally:
                 # Ray's core dumps a stack trace on SIGTERM; the command's own handler ends it cleanly instead
                 if on_term is not None and threading.current_thread() is threading.main_thread():

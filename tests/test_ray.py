@@ -261,6 +261,23 @@ def test_executor_usage_errors(capsys, monkeypatch, argv, message):
 
 
 @needs_ray
+def test_a_bad_ray_address_is_one_line(tmp_path):
+    """In a fresh process (this one has a Ray already, which a command uses as it is)."""
+    argv = ["replay", "--executor", "ray", "--ray-address", "nosuch://host:1", "--no-save-run"]
+    code = f"import sys\nfrom replay_tui.cli import main\nsys.exit(main({argv!r}))\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path)
+    assert proc.returncode == 2
+    err = proc.stderr.strip().splitlines()
+    assert err == [
+        "replay-tui replay: error: could not connect to --ray-address nosuch://host:1: Module: nosuch does not exist."
+    ]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+
+
+@needs_ray
 def test_the_command_starts_a_quiet_local_ray_and_stops_it(tmp_path):
     """No Ray running in this process: the command starts its own (2 CPUs), says nothing about it, stops it."""
     report = tmp_path / "r.json"
@@ -271,8 +288,7 @@ def test_the_command_starts_a_quiet_local_ray_and_stops_it(tmp_path):
         "code = main(argv)\n"
         "print(code, ray.is_initialized())\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.strip().splitlines()
     assert lines[-1] == "0 False"  # exit 0, Ray shut down
