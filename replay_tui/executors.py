@@ -10,6 +10,7 @@ Textual-free.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.util
 import logging
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from replay_tui.visual.pipeline import VisualScorer
     from replay_tui.workspace import ReplaySettings
 
-EXECUTORS = ("local", "ray")
 RAY_MISSING = "--executor ray needs the ray extra: pip install 'replay-tui[ray]'"
 QUEUED_PER_WORKER = 2
 """Items handed to an actor at once: one running, one waiting, so an actor never idles on a round trip."""
@@ -173,6 +173,8 @@ class RayExecutor:
         """
         ray = self.ray
         todo = list(items)
+        if not todo:  # no actor (no files opened, no Chromium started) for nothing
+            return [], []
         workers = max(1, min(self.workers, len(todo)))
         actor_class = ray.remote(_Worker)
         cpus = min(1.0, self._cpus / workers)  # --jobs beyond the CPUs shares them rather than waiting
@@ -213,9 +215,11 @@ class RayExecutor:
             finished = self._get([actor.close.remote(finish) for actor in actors])
         finally:
             for ref in pending:  # an exception or Ctrl-C: start nothing more
-                ray.cancel(ref, force=False)
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref, force=False)
             for actor in actors:
-                ray.kill(actor)
+                with contextlib.suppress(Exception):
+                    ray.kill(actor)
         return done, finished
 
     def _get(self, refs: Any) -> Any:

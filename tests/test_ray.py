@@ -143,6 +143,7 @@ def test_cancel_hands_out_no_further_item(local_ray):
     with RayExecutor(jobs=1) as executor:
         done, _ = executor.map(range(50), _Nothing(), _echo, cancel=cancel, on_result=lambda item, _: cancel.set())
     assert 1 <= len(done) < 50 and [item for item, _ in done] == list(range(len(done)))
+    assert executor.map([], _Nothing(), _echo) == ([], [])  # no actor for nothing
 
 
 @needs_ray
