@@ -535,6 +535,14 @@ def rejudge(
     return episode_report(report, steps, observation_of, excerpt_chars)
 
 
+def replay_or_problem(runner: Runner, session_id: int) -> EpisodeReport | LoadProblem:
+    """One episode of a parallel run (threads, Ray workers): its report, or its problem when malformed."""
+    try:
+        return runner.run_episode(session_id)
+    except EpisodeLoadError as exc:
+        return exc.problem
+
+
 def run_all_parallel(
     make_runner: Callable[[], Runner],
     session_ids: Iterable[int] | None = None,
@@ -561,12 +569,6 @@ def run_all_parallel(
         runner.cancel = first.cancel
         return runner
 
-    def replay(runner: Runner, session_id: int) -> EpisodeReport | LoadProblem:
-        try:
-            return runner.run_episode(session_id)
-        except EpisodeLoadError as exc:
-            return exc.problem
-
     def finished(session_id: int, result: EpisodeReport | LoadProblem) -> None:
         if isinstance(result, EpisodeReport) and result.cancelled:
             first.cancel.set()
@@ -576,7 +578,14 @@ def run_all_parallel(
 
     with gc_paused():
         results = fan_out(
-            ids, replay, first, worker_runner, jobs=jobs, cancel=first.cancel, on_result=finished, name="replay"
+            ids,
+            replay_or_problem,
+            first,
+            worker_runner,
+            jobs=jobs,
+            cancel=first.cancel,
+            on_result=finished,
+            name="replay",
         )
         episodes = [result for _, result in results if isinstance(result, EpisodeReport)]
         return first.summary(episodes, cancelled=first.cancel.is_set())

@@ -29,6 +29,7 @@ CORE = [
     "replay_tui.compare_export",
     "replay_tui.groups",
     "replay_tui.runs",
+    "replay_tui.executors",
 ]
 
 

@@ -69,7 +69,7 @@ def test_heavy_modes_are_imported_only_when_used():
             pass
         from replay_tui.workspace import ReplaySettings
         ReplaySettings(mode="heuristic").make_policy()
-        heavy = [m for m in sys.modules if m.split(".")[0] in ("openai", "langgraph", "textual")
+        heavy = [m for m in sys.modules if m.split(".")[0] in ("openai", "langgraph", "textual", "ray")
                  or m in ("replay_tui.policies.llm", "replay_tui.policies.langgraph_adapter")]
         print(heavy)
     """)

@@ -6,12 +6,16 @@ import argparse
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.text import Text
 
 from replay_tui.fileio import check_writable, require_folder, same_file
 from replay_tui.sanitize import strip_control
+
+if TYPE_CHECKING:
+    from replay_tui.executors import RayExecutor
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 PROG = "replay-tui"
@@ -97,3 +101,35 @@ def prepare_graphics(args: argparse.Namespace) -> None:
     from replay_tui.tui.graphics import prepare
 
     prepare(getattr(args, "graphics", "auto"))
+
+
+def add_executor_arguments(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--executor local|ray`` and ``--ray-address``, for the commands that can run on Ray (the ray extra)."""
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help=f"where {what} run: here on threads (local, the default) or as Ray tasks (ray; needs the ray extra); "
+        "reports are the same",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="with --executor ray: a running Ray cluster (auto, or ray://HOST:10001); default: a local Ray "
+        "started for this command with --jobs CPUs (every core with --jobs 1)",
+    )
+
+
+def ray_executor(args: argparse.Namespace) -> RayExecutor | None:
+    """The Ray executor the flags ask for (not started yet), or None for ``--executor local``."""
+    if args.executor != "ray":
+        if args.ray_address:
+            raise UsageError("--ray-address is used with --executor ray")
+        return None
+    from replay_tui.executors import RAY_MISSING, RayExecutor, ray_installed
+
+    if not ray_installed():
+        raise UsageError(RAY_MISSING)
+    if args.ray_address is not None and not args.ray_address.strip():
+        raise UsageError("--ray-address is empty (auto, or ray://HOST:10001)")
+    return RayExecutor(args.ray_address, args.jobs)

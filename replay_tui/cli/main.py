@@ -16,7 +16,7 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +33,7 @@ from replay_tui.cli.common import (
     EXIT_USAGE,
     EndpointError,
     UsageError,
+    add_executor_arguments,
     add_graphics_argument,
     cell,
     folder_arg,
@@ -40,6 +41,7 @@ from replay_tui.cli.common import (
     prepare_graphics,
     print_error,
     print_warning,
+    ray_executor,
     refuse_overwriting,
 )
 from replay_tui.cli.compare import register as register_compare
@@ -75,6 +77,7 @@ from replay_tui.sources import open_sources
 from replay_tui.workspace import ReplaySettings, default_annotations_path, make_run_info
 
 if TYPE_CHECKING:
+    from replay_tui.executors import RayExecutor
     from replay_tui.tui.app import ReplayApp
 
 PROGRESS_MIN_EPISODES = 20
@@ -230,6 +233,7 @@ def _add_replay_arguments(parser: argparse.ArgumentParser, *, format_flag: str =
         metavar="N",
         help="replay up to N episodes at once (default 1); reports keep the session order",
     )
+    add_executor_arguments(parser, "episodes")
     parser.add_argument(
         "--repeat",
         type=int,
@@ -601,6 +605,8 @@ class _Policies:
         self.shared = policy_mode(self.settings.mode).shareable
         self.made: list[Policy] = [self.first]
         self._first_taken = False
+        self.worker_stats: list[dict[str, int] | None] | None = None
+        """The LLM request counts of the Ray workers (--executor ray), which sent the requests instead."""
 
     def take(self) -> Policy:
         if not self._first_taken:
@@ -625,6 +631,8 @@ class _Policies:
         if not callable(stats):
             return None
         numbers = stats()
+        if self.worker_stats is not None:
+            numbers = {k: sum(s[k] for s in self.worker_stats if s) for k in ("requests_sent", "cache_hits")}
         sent, hits = numbers["requests_sent"], numbers["cache_hits"]
         line = (
             f"llm: {sent} request{'' if sent == 1 else 's'} sent, "
@@ -799,6 +807,11 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--repeat must be at least 1")
     if args.repeat > 1 and report_path is not None and report_format != "json":
         raise UsageError("--repeat writes JSON reports only (use a .json path)")
+    executor = ray_executor(args)
+    if executor is not None and args.repeat > 1:
+        raise UsageError("--repeat runs with --executor local")
+    if executor is not None and args.record:
+        raise UsageError("--record writes one cassette: it runs with --executor local")
     _check_llm_flags(args)
     _check_webshop_only(args, demos)
     policies = _Policies(args)
@@ -841,6 +854,8 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
                 mode=policies.mode,
                 on_episode=on_episode,
             )
+        if executor is not None:
+            return _run_on_ray(executor, args, demos, policies, make_runner(), session_ids, on_episode)
         return run_all_parallel(make_runner, session_ids, jobs=args.jobs, on_episode=on_episode)
 
     progress = None
@@ -904,6 +919,32 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.strict and summary.problems:
         return EXIT_MISMATCH
     return EXIT_OK
+
+
+def _run_on_ray(
+    executor: RayExecutor,
+    args: argparse.Namespace,
+    demos: DemoSet,
+    policies: _Policies,
+    first: Runner,
+    session_ids: list[int] | None,
+    on_episode: Callable[[object], None],
+) -> SummaryReport:
+    """The episodes replayed by Ray workers that open the same files (by absolute paths) with the same settings."""
+    from replay_tui.executors import ExecutorError, ReplayRecipe, run_all_on_ray
+
+    recipe = ReplayRecipe.for_workers(
+        [source.path for source in demos.files],
+        policies.settings,
+        getattr(args, "log_format", None),
+        getattr(args, "allow_pickle", False),
+    )
+    try:
+        with executor:
+            summary, policies.worker_stats = run_all_on_ray(executor, recipe, first, session_ids, on_episode=on_episode)
+    except ExecutorError as exc:
+        raise UsageError(str(exc)) from None
+    return summary
 
 
 def _save_run(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,18 +25,22 @@ from replay_tui.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     UsageError,
+    add_executor_arguments,
     add_graphics_argument,
     folder_arg,
     output_arg,
     prepare_graphics,
     print_error,
     print_warning,
+    ray_executor,
 )
 from replay_tui.fileio import atomic_write_bytes, atomic_write_text
 from replay_tui.sanitize import strip_control
 
 if TYPE_CHECKING:
     from textual.app import App
+
+    from replay_tui.executors import RayExecutor
 
 MATCH_ROWS = 15
 
@@ -92,6 +97,7 @@ def register(subparsers: Any) -> None:
         help="batch: score up to N page pairs at once in one Chromium (default 1; 2 on a 2-core machine keeps "
         "both cores busy); reports keep the pair order and are the same as with --jobs 1",
     )
+    add_executor_arguments(parser, "batch page pairs (a Chromium per Ray worker)")
     parser.add_argument(
         "--show-matches",
         type=int,
@@ -191,6 +197,9 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--timeout must be positive")
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    executor = ray_executor(args)
+    if executor is not None and (not batch or args.tui):
+        raise UsageError("--executor ray scores batches (--ref-dir/--pred-dir) on the command line, without --tui")
     output_arg(args.json, "--json")
     folders = (folder_arg(args.ref_dir, "--ref-dir"), folder_arg(pred_dirs[0], "--pred-dir")) if batch else None
     other = folder_arg(pred_dirs[1], "--pred-dir") if len(pred_dirs) == 2 else None
@@ -203,6 +212,8 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
             print_warning(err, "visual", f"CLIP unavailable ({exc}); clip is null and the final score partial")
     if args.tui:
         return _tui(args, clip_scorer, folders, other)
+    if executor is not None and folders is not None:
+        return _batch_on_ray(args, out, err, executor, weights, folders, other)
     try:
         renderer, owned = renderer_factory(int(args.timeout * 1000))
     except RenderError as exc:
@@ -218,6 +229,29 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     finally:
         if owned:
             renderer.close()
+
+
+def _batch_on_ray(
+    args, out: Console, err: Console, executor: RayExecutor, weights: str | None, folders: tuple[Path, Path], other
+) -> int:
+    """The batch (or the A/B batches) scored by Ray workers, each with its own Chromium; no browser here."""
+    from replay_tui.executors import ExecutorError, ScorerRecipe, score_pairs_on_ray
+    from replay_tui.visual.render import RenderError
+
+    recipe = ScorerRecipe(timeout_ms=int(args.timeout * 1000), clip_weights=weights)
+
+    def score(todo, mode, started, scored) -> None:
+        score_pairs_on_ray(
+            executor, recipe, todo, mode, on_start=started, on_scored=lambda index, report: scored(index, report, None)
+        )
+
+    try:
+        with executor:
+            if other is not None:
+                return _batch_compare(args, out, err, None, None, folders[0], folders[1], other, score=score)
+            return _batch(args, out, err, None, None, *folders, score=score)
+    except (ExecutorError, RenderError) as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _default_renderer(timeout_ms: int):
@@ -388,14 +422,14 @@ def _write_pngs(folder: Path, stem: str, result) -> None:
 
 
 def _batch_compare(
-    args, out: Console, err: Console, renderer, clip_scorer, ref_dir: Path, pred_a: Path, pred_b: Path
+    args, out: Console, err: Console, renderer, clip_scorer, ref_dir: Path, pred_a: Path, pred_b: Path, score=None
 ) -> int:
     """Score both folders against the references, then B against A per score (paired intervals)."""
     from replay_tui.visual.compare import VisualCompareError, compare_batches
 
     reports: list = []
     for pred_dir in (pred_a, pred_b):
-        _batch(args, out, err, renderer, clip_scorer, ref_dir, pred_dir, collect=reports, write_json=False)
+        _batch(args, out, err, renderer, clip_scorer, ref_dir, pred_dir, collect=reports, write_json=False, score=score)
     try:
         comparison = compare_batches(reports[0], reports[1])
     except VisualCompareError as exc:
@@ -467,7 +501,10 @@ def _batch(
     *,
     collect: list | None = None,
     write_json: bool = True,
+    score: Callable[..., None] | None = None,
 ) -> int:
+    """Score a folder against the references: ``score(todo, mode, started, scored)`` when given (on Ray),
+    else with ``renderer`` here."""
     from replay_tui.visual.batch import discover_pairs, page_names, score_pairs
     from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, as_mode, batch_means
     from replay_tui.visual.pipeline import VisualScorer
@@ -481,18 +518,15 @@ def _batch(
     mode = _mode(args)
     rows: list[BatchRow] = []
     pairs = []
-    with (
-        VisualScorer(renderer=renderer, clip_scorer=clip_scorer) as scorer,
-        Progress(
-            TextColumn("[bold]scoring"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.fields[name]}"),
-            console=err,
-            transient=True,
-        ) as progress,
-    ):
+    with Progress(
+        TextColumn("[bold]scoring"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[name]}"),
+        console=err,
+        transient=True,
+    ) as progress:
         task = progress.add_task("pairs", total=len(todo), name="")
 
         def started(index: int) -> None:
@@ -504,7 +538,11 @@ def _batch(
                 pairs.append(report)
             progress.advance(task)
 
-        score_pairs(scorer, todo, mode, on_start=started, on_scored=scored, jobs=args.jobs)
+        if score is not None:
+            score(todo, mode, started, scored)
+        else:
+            with VisualScorer(renderer=renderer, clip_scorer=clip_scorer) as scorer:
+                score_pairs(scorer, todo, mode, on_start=started, on_scored=scored, jobs=args.jobs)
     means = batch_means(rows)
     table = Table(title=f"Design2Code visual scores ({mode}): {len(rows)} pairs", header_style="bold")
     table.add_column("file")

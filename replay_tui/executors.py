@@ -1,0 +1,380 @@
+"""Where the work of a replay or a visual batch runs: here (``--executor local``: the thread pools of
+:func:`replay_tui.jobs.fan_out` and :func:`replay_tui.visual.batch.score_pairs`) or on Ray (``--executor ray``).
+
+On Ray, a pool of actors (one per CPU, or ``--jobs``) each builds its own resource once, from a picklable
+recipe: a Runner over the demo files it opens itself, or a VisualScorer with its own Chromium. Items (session
+ids, page pairs) go to whichever actor is free, two queued per actor so none waits for the driver, and come
+back in the order of the items, so reports are the local run's. Ray is imported only here, only when used;
+Textual-free.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib.util
+import logging
+import pickle
+import signal
+import threading
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from replay_tui.env import OfflineWebshopEnv
+from replay_tui.policies import close_policies
+from replay_tui.runner import EpisodeReport, Runner, SummaryReport, replay_or_problem
+from replay_tui.sources import open_sources
+
+if TYPE_CHECKING:
+    from replay_tui.demos.problems import LoadProblem
+    from replay_tui.visual.batch import BatchPair
+    from replay_tui.visual.models import PairReport
+    from replay_tui.visual.pipeline import VisualScorer
+    from replay_tui.workspace import ReplaySettings
+
+RAY_MISSING = "--executor ray needs the ray extra: pip install 'replay-tui[ray]'"
+QUEUED_PER_WORKER = 2
+"""Items handed to an actor at once: one running, one waiting, so an actor never idles on a round trip."""
+AHEAD_PER_WORKER = 8
+"""How far past the first undelivered item the actors may run (per actor): a slow item holds back at most this
+many finished results, and a cancel stops within them."""
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+Resource = TypeVar("Resource")
+
+
+class ExecutorError(Exception):
+    """Ray is missing, unreachable, or a worker could not build its resource; one line for the CLI."""
+
+
+def ray_installed() -> bool:
+    return importlib.util.find_spec("ray") is not None
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """An exception raised on a worker, carried back as a value (so the driver re-raises the original)."""
+
+    error: BaseException
+
+
+class _Worker(Generic[Resource]):
+    """The body of a Ray actor: one resource, built once, serving items one at a time."""
+
+    def __init__(self, recipe: Callable[[], Resource]) -> None:
+        self.resource: Resource | None = None
+        self.broken: str | None = None
+        try:
+            self.resource = recipe()
+        except Exception as exc:  # reported with the first item, as one line, not as a dead actor
+            self.broken = f"a ray worker could not start: {_one_line(exc)}"
+
+    def run(self, work: Callable[[Resource, Any], Any], item: Any) -> Any:
+        if self.broken is not None:
+            return _Failed(ExecutorError(self.broken))
+        try:
+            return work(self.resource, item)  # type: ignore[arg-type]
+        except Exception as exc:
+            return _Failed(_picklable(exc))
+
+    def close(self, finish: Callable[[Resource], Any] | None) -> Any:
+        """Run ``finish`` on the resource (it closes it and may return what the driver sums up)."""
+        if self.resource is None or finish is None:
+            return None
+        return finish(self.resource)
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _picklable(exc: Exception) -> Exception:
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc
+
+
+class RayExecutor:
+    """A Ray connection for one command: ``address`` (``auto``, ``ray://host:10001``) or a local Ray started
+    in-process with ``jobs`` CPUs (all cores when ``jobs`` is 1), shut down on exit when it was started here.
+    A Ray already initialised in this process (a test session's) is used as it is."""
+
+    def __init__(self, address: str | None = None, jobs: int = 1) -> None:
+        self.address = address
+        self.jobs = jobs
+        self.workers = max(1, jobs)
+        self.ray: Any = None
+        self._started = False
+
+    def __enter__(self) -> RayExecutor:
+        if not ray_installed():
+            raise ExecutorError(RAY_MISSING)
+        import ray
+
+        self.ray = ray
+        if not ray.is_initialized():
+            quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
+            on_term = signal.getsignal(signal.SIGTERM)
+            try:
+                with warnings.catch_warnings():  # Ray Client warns before it raises: the one line says it
+                    warnings.simplefilter("ignore")
+                    if self.address is None:
+                        # "local": our own Ray, even when another one runs on this machine (ray.init() would join it)
+                        cpus = self.jobs if self.jobs > 1 else None
+                        ray.init(address="local", num_cpus=cpus, include_dashboard=False, **quiet)
+                    else:
+                        ray.init(address=self.address, **quiet)
+            except Exception as exc:
+                where = f"connect to --ray-address {self.address}" if self.address else "start a local Ray"
+                raise ExecutorError(f"could not {where}: {_one_line(exc)}") from None
+            finally:
+                # Ray's core dumps a stack trace on SIGTERM; the command's own handler ends it cleanly instead
+                if on_term is not None and threading.current_thread() is threading.main_thread():
+                    signal.signal(signal.SIGTERM, on_term)
+            self._started = True
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        self.workers = self.jobs if self.jobs > 1 else max(1, cpus)
+        self._cpus = max(1, cpus)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._started:
+            self.ray.shutdown()
+            self._started = False
+
+    def map(
+        self,
+        items: Iterable[Item],
+        recipe: Callable[[], Resource],
+        work: Callable[[Resource, Item], Result],
+        *,
+        cancel: threading.Event | None = None,
+        on_start: Callable[[Item], object] | None = None,
+        on_result: Callable[[Item, Result], object] | None = None,
+        on_error: Callable[[Item, Exception], object] | None = None,
+        finish: Callable[[Resource], Any] | None = None,
+    ) -> tuple[list[tuple[Item, Result]], list[Any]]:
+        """``work(resource, item)`` for every item on the actors, like :func:`replay_tui.jobs.fan_out`.
+
+        ``recipe`` and ``work`` must be picklable (module-level functions, dataclasses of paths and
+        settings); each actor calls ``recipe()`` once. ``on_start`` runs as an item is handed out,
+        ``on_result`` / ``on_error`` on the calling thread in item order as results arrive. An exception
+        of ``work`` goes to ``on_error`` (the map goes on) or, without it, is raised again in order. A set
+        ``cancel`` hands out no further item. Returns the ``(item, result)`` pairs in item order and what
+        ``finish(resource)`` returned on each actor (it runs once per actor at the end, to close things).
+        """
+        ray = self.ray
+        todo = list(items)
+        if not todo:  # no actor (no files opened, no Chromium started) for nothing
+            return [], []
+        workers = max(1, min(self.workers, len(todo)))
+        actor_class = ray.remote(_Worker)
+        cpus = min(1.0, self._cpus / workers)  # --jobs beyond the CPUs shares them rather than waiting
+        actors = [actor_class.options(num_cpus=cpus).remote(recipe) for _ in range(workers)]
+        slots = deque(actor for actor in actors for _ in range(QUEUED_PER_WORKER))
+        pending: dict[Any, tuple[int, Any]] = {}
+        arrived: dict[int, Any] = {}
+        done: list[tuple[Item, Result]] = []
+        handed = delivered = 0
+        finished: list[Any] = []
+        try:
+            while True:
+                ahead = delivered + AHEAD_PER_WORKER * workers
+                while slots and handed < min(len(todo), ahead) and not (cancel is not None and cancel.is_set()):
+                    actor = slots.popleft()
+                    if on_start is not None:
+                        on_start(todo[handed])
+                    pending[actor.run.remote(work, todo[handed])] = (handed, actor)
+                    handed += 1
+                if not pending:
+                    break
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                for ref in ready:
+                    index, actor = pending.pop(ref)
+                    slots.append(actor)
+                    arrived[index] = self._get(ref)
+                while delivered in arrived:
+                    item, value = todo[delivered], arrived.pop(delivered)
+                    delivered += 1
+                    if isinstance(value, _Failed):
+                        if on_error is None or isinstance(value.error, ExecutorError):
+                            raise value.error
+                        on_error(item, value.error)  # type: ignore[arg-type]
+                        continue
+                    done.append((item, value))
+                    if on_result is not None:
+                        on_result(item, value)
+            finished = self._get([actor.close.remote(finish) for actor in actors])
+        finally:
+            for ref in pending:  # an exception or Ctrl-C: start nothing more
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref, force=False)
+            for actor in actors:
+                with contextlib.suppress(Exception):
+                    ray.kill(actor)
+        return done, finished
+
+    def _get(self, refs: Any) -> Any:
+        try:
+            return self.ray.get(refs)
+        except self.ray.exceptions.RayError as exc:  # a worker died (out of memory, killed): one line
+            raise ExecutorError(f"a ray worker failed: {_one_line(exc)}") from None
+
+
+# -- replay -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReplayRecipe:
+    """What a worker needs to build its Runner: the demo files (paths readable on the worker, in the
+    driver's order, so session ids agree), how to read them, and the replay settings."""
+
+    files: tuple[str, ...]
+    settings: ReplaySettings
+    fmt: str | None = None
+    allow_pickle: bool = False
+
+    @classmethod
+    def for_workers(
+        cls, files: Iterable[Path], settings: ReplaySettings, fmt: str | None = None, allow_pickle: bool = False
+    ) -> ReplayRecipe:
+        """The recipe with every path made absolute (demo files, a ``file.py:attr`` spec, the LLM cache folder
+        and cassette): a worker's working directory need not be the driver's."""
+        llm = dict(settings.llm or {})
+        for key in ("cache_dir", "replay", "record"):
+            if llm.get(key):
+                llm[key] = str(Path(llm[key]).resolve())
+        absolute = dataclasses.replace(
+            settings,
+            policy_spec=_absolute_spec(settings.policy_spec),
+            graph_spec=_absolute_spec(settings.graph_spec),
+            llm=llm or None,
+        )
+        return cls(tuple(str(Path(f).resolve()) for f in files), absolute, fmt, allow_pickle)
+
+    def __call__(self) -> Runner:
+        demos = open_sources(list(self.files), fmt=self.fmt, allow_pickle=self.allow_pickle)
+        if demos.file_errors:
+            raise ExecutorError(demos.file_errors[0])
+        policy, mode = self.settings.make_policy()
+        env = OfflineWebshopEnv(
+            demos,
+            mismatch_policy=self.settings.mismatch,
+            include_item_steps=self.settings.item_steps,
+            matching=self.settings.matching,
+        )
+        return Runner(env, policy, mode=mode)
+
+
+def _absolute_spec(spec: str | None) -> str | None:
+    """``file.py:attr`` with the file's absolute path; a ``module:attr`` spec as it is."""
+    if spec is None:
+        return None
+    target, colon, attr = spec.rpartition(":") if ":" in spec else (spec, "", "")
+    if not target.endswith(".py"):
+        return spec
+    return f"{Path(target).resolve()}{colon}{attr}"
+
+
+def _close_runner(runner: Runner) -> dict[str, int] | None:
+    """Close the worker's policy; its LLM request counts, when it has them, for the driver's stats line."""
+    stats = getattr(runner.policy, "stats", None)
+    numbers = dict(stats()) if callable(stats) else None
+    close_policies(runner.policy)
+    return numbers
+
+
+def run_all_on_ray(
+    executor: RayExecutor,
+    recipe: ReplayRecipe,
+    first: Runner,
+    session_ids: Iterable[int] | None = None,
+    *,
+    on_episode: Callable[[EpisodeReport | LoadProblem], None] | None = None,
+) -> tuple[SummaryReport, list[dict[str, int] | None]]:
+    """:func:`replay_tui.runner.run_all_parallel` on Ray: the episodes replayed by the workers, the report made
+    here by ``first`` (the driver's Runner over the same files and settings). Also returns each worker's LLM
+    request counts (None for a policy without them)."""
+    ids = list(session_ids) if session_ids is not None else first.env.demos.session_ids
+
+    def finished(_session_id: int, result: EpisodeReport | LoadProblem) -> None:
+        if on_episode is not None:
+            on_episode(result)
+
+    results, stats = executor.map(
+        ids, recipe, replay_or_problem, cancel=first.cancel, on_result=finished, finish=_close_runner
+    )
+    episodes = [result for _, result in results if isinstance(result, EpisodeReport)]
+    return first.summary(episodes, cancelled=first.cancel.is_set()), stats
+
+
+# -- visual batch -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScorerRecipe:
+    """A worker's VisualScorer: its own Chromium (kept for every pair the worker scores) and CLIP when the
+    weights are readable there."""
+
+    timeout_ms: int
+    clip_weights: str | None = None
+
+    def __call__(self) -> VisualScorer:
+        from replay_tui.visual.pipeline import VisualScorer
+
+        clip_scorer = None
+        if self.clip_weights:
+            from replay_tui.visual.clip import ClipUnavailable, load_clip_scorer
+
+            try:
+                clip_scorer = load_clip_scorer(self.clip_weights)
+            except ClipUnavailable:  # the driver has warned already; the final score is partial, as there
+                clip_scorer = None
+        return VisualScorer(timeout_ms=self.timeout_ms, clip_scorer=clip_scorer).__enter__()
+
+
+def _score_pair(scorer: VisualScorer, job: tuple[int, Path, Path, str]) -> PairReport:
+    """The report of pair ``job`` (index, ref, pred, mode); its screenshots stay on the worker (a batch
+    report does not carry them)."""
+    from replay_tui.visual.report import score_and_report
+
+    _, ref, pred, mode = job
+    return score_and_report(scorer, ref, pred, mode)[0]
+
+
+def _close_scorer(scorer: VisualScorer) -> None:
+    scorer.close()
+
+
+def score_pairs_on_ray(
+    executor: RayExecutor,
+    recipe: ScorerRecipe,
+    pairs: Sequence[BatchPair],
+    mode: str,
+    *,
+    cancel: threading.Event | None = None,
+    on_start: Callable[[int], object] | None = None,
+    on_scored: Callable[[int, PairReport], object] | None = None,
+    on_error: Callable[[int, Exception], object] | None = None,
+) -> None:
+    """:func:`replay_tui.visual.batch.score_pairs` on Ray, with the same callbacks in pair order (``on_scored``
+    without the screenshots)."""
+    jobs = [(index, pair.ref, pair.pred, mode) for index, pair in enumerate(pairs)]
+    executor.map(
+        jobs,
+        recipe,
+        _score_pair,
+        cancel=cancel,
+        on_start=None if on_start is None else lambda job: on_start(job[0]),
+        on_result=None if on_scored is None else lambda job, report: on_scored(job[0], report),
+        on_error=None if on_error is None else lambda job, exc: on_error(job[0], exc),
+        finish=_close_scorer,
+    )

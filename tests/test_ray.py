@@ -1,0 +1,310 @@
+"""Issue 18: ``--executor ray`` on a real local Ray (2 CPUs): the replay and visual batch reports are the local
+run's, byte for byte (timings aside), the work runs in Ray worker processes, and errors are one line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from replay_tui.cli import main
+from replay_tui.examples import example_path
+from replay_tui.executors import RAY_MISSING, ExecutorError, RayExecutor, ReplayRecipe, ray_installed
+from replay_tui.workspace import ReplaySettings
+
+ROOT = Path(__file__).resolve().parents[1]
+needs_ray = pytest.mark.skipif(not ray_installed(), reason="the ray extra is not installed: pip install -e '.[ray]'")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray for the module (starting one costs seconds); the commands use it and leave it running."""
+    import ray
+
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level=logging.ERROR,
+        # the workers import this checkout's replay_tui and reach the scripted LLM server directly
+        runtime_env={"env_vars": {"PYTHONPATH": path, "NO_PROXY": "127.0.0.1,localhost"}},
+    )
+    yield ray
+    ray.shutdown()
+
+
+def _replay(capsys, tmp_path: Path, name: str, *argv: str) -> tuple[int, str, bytes]:
+    report = tmp_path / name
+    code = main(["replay", "--no-save-run", "--report-steps", "--report", str(report), *argv])
+    out = capsys.readouterr().out
+    return code, out, report.read_bytes()
+
+
+@needs_ray
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--mode", "stub", "--item-steps"),
+        ("--mode", "heuristic", "--mismatch", "allow"),
+        ("--mode", "heuristic", "--sessions", "7,3,50-55", "--match", "tolerant"),
+    ],
+)
+def test_replay_on_ray_writes_the_local_report(local_ray, capsys, tmp_path, flags):
+    code, out, local = _replay(capsys, tmp_path, "local.json", *flags, "--jobs", "2")
+    ray_code, ray_out, on_ray = _replay(capsys, tmp_path, "ray.json", *flags, "--executor", "ray")
+    assert (ray_code, ray_out.replace("ray.json", "local.json")) == (code, out)
+    assert on_ray == local  # every step result, in session order
+    assert json.loads(on_ray)["episodes_run"] > 0
+
+
+@needs_ray
+def test_llm_replay_on_ray_sums_the_workers_requests_and_shares_their_cache(local_ray, capsys, tmp_path):
+    from tests.llm.scripted import Oracle, ScriptedServer, recorded_calls
+    from tests.llm.test_cli_llm import replay, script_deviations
+
+    oracle = Oracle(recorded_calls([example_path()], item_steps=True))
+    script_deviations(oracle)  # a mismatch and one failure of each kind, a timeout among them
+    with ScriptedServer(oracle) as server:
+        local, on_ray = tmp_path / "local.json", tmp_path / "ray.json"
+        flags = ("--timeout", "1.0", "--no-save-run", "--jobs", "2")
+        assert replay(server.url, tmp_path, local, *flags, "--no-cache")[0] == 1
+        sent = capsys.readouterr().err.splitlines()[-1]
+        assert sent.startswith("llm: ") and "requests sent, 0 answers from the cache" in sent
+        assert replay(server.url, tmp_path, on_ray, *flags, "--executor", "ray")[0] == 1
+        assert capsys.readouterr().err.splitlines()[-1] == sent  # the workers' counts, summed
+        assert on_ray.read_bytes() == local.read_bytes()
+        again = tmp_path / "again.json"
+        assert replay(server.url, tmp_path, again, *flags, "--executor", "ray")[0] == 1
+        hits = capsys.readouterr().err.splitlines()[-1]
+        assert hits.startswith("llm: 0 requests sent, ") and not hits.endswith(" 0 answers from the cache")
+        assert again.read_bytes() == local.read_bytes()
+
+
+def test_recipes_carry_absolute_paths(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    settings = ReplaySettings(mode="custom", policy_spec="pol.py:P", llm={"cache_dir": "cache", "model": "m"})
+    recipe = ReplayRecipe.for_workers([Path("demos.json")], settings)
+    assert recipe.files == (str(tmp_path / "demos.json"),)
+    assert recipe.settings.policy_spec == f"{tmp_path / 'pol.py'}:P"
+    assert recipe.settings.llm == {"cache_dir": str(tmp_path / "cache"), "model": "m"}
+    kept = ReplayRecipe.for_workers([], ReplaySettings(mode="custom", policy_spec="my.module:P")).settings
+    assert kept.policy_spec == "my.module:P" and settings.llm == {"cache_dir": "cache", "model": "m"}
+
+
+@needs_ray
+def test_episodes_run_in_ray_workers_that_open_the_files_themselves(local_ray, capsys, tmp_path):
+    policy = tmp_path / "pid_policy.py"
+    policy.write_text(
+        "import os\n"
+        f"LOG = {str(tmp_path / 'pids.txt')!r}\n"
+        "class P:\n"
+        "    def __init__(self):\n"
+        "        with open(LOG, 'a') as f:\n"
+        "            f.write(f'{os.getpid()}\\n')\n"
+        "    def predict_action(self, observation, state, available_actions, llm_prompt_repr):\n"
+        "        return 'click[Back to Search]'\n"
+    )
+    seen: list[object] = []
+    settings = ReplaySettings(mode="custom", policy_spec=f"{policy}:P")
+    recipe = ReplayRecipe(files=(str(example_path()),), settings=settings)
+    with RayExecutor(jobs=2) as executor:
+        results, _ = executor.map(range(10), recipe, _session_of, on_result=lambda item, result: seen.append(item))
+    assert [item for item, _ in results] == seen == list(range(10))  # item order, whatever finished first
+    workers = set((tmp_path / "pids.txt").read_text().split())
+    assert len(workers) == 2 and str(os.getpid()) not in workers  # one Runner per actor, none here
+
+
+def _session_of(runner, session_id):
+    return runner.run_episode(runner.env.demos.session_ids[session_id]).session_id
+
+
+@needs_ray
+def test_a_worker_that_cannot_open_the_files_is_one_line(local_ray, tmp_path):
+    recipe = ReplayRecipe(files=(str(tmp_path / "not-shared.json"),), settings=ReplaySettings())
+    with RayExecutor(jobs=2) as executor, pytest.raises(ExecutorError) as caught:
+        executor.map([0, 1], recipe, _session_of)
+    message = str(caught.value)
+    assert message.startswith("a ray worker could not start: ") and "not-shared.json" in message
+    assert "\n" not in message
+
+
+@needs_ray
+def test_cancel_hands_out_no_further_item(local_ray):
+    cancel = threading.Event()
+    with RayExecutor(jobs=1) as executor:
+        done, _ = executor.map(range(50), _Nothing(), _echo, cancel=cancel, on_result=lambda item, _: cancel.set())
+    assert 1 <= len(done) < 50 and [item for item, _ in done] == list(range(len(done)))
+    assert executor.map([], _Nothing(), _echo) == ([], [])  # no actor for nothing
+
+
+@needs_ray
+def test_results_come_back_in_item_order_whatever_finishes_first(local_ray):
+    seen: list[int] = []
+    with RayExecutor(jobs=2) as executor:
+        done, _ = executor.map(range(6), _Nothing(), _slower_first, on_result=lambda item, _: seen.append(item))
+    assert seen == [item for item, _ in done] == list(range(6))
+    finished = [at for _, at in done]
+    assert finished != sorted(finished)  # item 0 (the slowest) finished after later ones
+
+
+def _slower_first(_resource, item):
+    import time
+
+    time.sleep(0.2 * (6 - item))
+    return time.time()
+
+
+class _Nothing:
+    def __call__(self) -> None:
+        return None
+
+
+def _echo(_resource, item):
+    return item
+
+
+def _chromium() -> None:
+    from replay_tui.visual.render import RenderError, find_chromium
+
+    try:
+        find_chromium()
+    except RenderError as exc:  # CI installs Debian's chromium; a bare dev machine may not have it
+        pytest.skip(str(exc))
+
+
+@needs_ray
+def test_visual_ab_batch_on_ray_writes_the_local_report(local_ray, capsys, tmp_path):
+    from replay_tui.visual.examples import EXAMPLES_DIR
+
+    _chromium()
+    folders = []
+    for variant in ("ref", "move", "recolour"):  # two pages of each, to keep the test short
+        folder = tmp_path / variant
+        folder.mkdir()
+        for name in ("11202.html", "2310.html", "rick.jpg"):
+            shutil.copy(EXAMPLES_DIR / variant / name, folder / name)
+        folders.append(str(folder))
+    texts = {}
+    for executor in ("local", "ray"):
+        out_json = tmp_path / "batch.json"  # one path: the command prints it
+        args = ["--ref-dir", folders[0], "--pred-dir", folders[1], "--pred-dir", folders[2]]  # A/B: both, compared
+        code = main(["visual", *args, "--jobs", "2", "--executor", executor, "--json", str(out_json)])
+        out = capsys.readouterr().out
+        assert code == 0 and "B (recolour) − A (move) on 2 pages" in out
+        texts[executor] = (out, out_json.read_bytes())
+    assert texts["ray"] == texts["local"]
+
+
+def _bundled_report(executor: RayExecutor | None) -> str:
+    """The 16 bundled pairs scored here (2 at a time in one Chromium) or on Ray; the batch report, timings aside."""
+    from replay_tui.executors import ScorerRecipe, score_pairs_on_ray
+    from replay_tui.visual.batch import BatchPair, batch_report, bundled_pairs, score_pairs
+    from replay_tui.visual.pipeline import VisualScorer
+    from tests.visual.test_jobs import _without_timings
+
+    pairs = [BatchPair(p.label, p.ref, p.pred) for p in bundled_pairs()]
+    order: list[int] = []
+
+    def scored(index, report, *_):
+        order.append(index)
+        pairs[index].report = report
+
+    if executor is not None:
+        score_pairs_on_ray(executor, ScorerRecipe(timeout_ms=15_000), pairs, "compat", on_scored=scored)
+    else:
+        with VisualScorer(timeout_ms=15_000) as scorer:
+            score_pairs(scorer, pairs, "compat", on_scored=scored, jobs=2)
+    assert order == list(range(16))  # in pair order, as they finish
+    report = batch_report(pairs, "compat").model_dump(mode="json", by_alias=True)
+    return json.dumps(_without_timings(report), sort_keys=True)
+
+
+@needs_ray
+def test_bundled_pairs_scored_on_ray_are_the_local_reports(local_ray):
+    _chromium()
+    with RayExecutor(jobs=2) as executor:
+        on_ray = _bundled_report(executor)
+    assert on_ray == _bundled_report(None)
+
+
+def test_without_the_ray_extra_the_executor_is_one_line(capsys, monkeypatch):
+    monkeypatch.setattr("replay_tui.executors.ray_installed", lambda: False)
+    for argv in (["replay", "--executor", "ray", "--no-save-run"], ["visual", "--ref-dir", ".", "--pred-dir", "."]):
+        argv = [*argv, "--executor", "ray"] if argv[0] == "visual" else argv
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.strip().splitlines() == [f"replay-tui {argv[0]}: error: {RAY_MISSING}"]
+    assert RAY_MISSING == "--executor ray needs the ray extra: pip install 'replay-tui[ray]'"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["replay", "--ray-address", "auto"], "--ray-address is used with --executor ray"),
+        (["replay", "--executor", "ray", "--repeat", "2"], "--repeat runs with --executor local"),
+        (["visual", "a.html", "b.html", "--executor", "ray"], "--executor ray scores batches"),
+    ],
+)
+def test_executor_usage_errors(capsys, monkeypatch, argv, message):
+    monkeypatch.setattr("replay_tui.executors.ray_installed", lambda: True)
+    assert main([*argv, "--no-save-run"] if argv[0] == "replay" else argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and message in err
+
+
+@needs_ray
+def test_a_bad_ray_address_is_one_line(tmp_path):
+    """In a fresh process (this one has a Ray already, which a command uses as it is)."""
+    argv = ["replay", "--executor", "ray", "--ray-address", "nosuch://host:1", "--no-save-run"]
+    code = f"import sys\nfrom replay_tui.cli import main\nsys.exit(main({argv!r}))\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path)
+    assert proc.returncode == 2
+    err = proc.stderr.strip().splitlines()
+    assert err == [
+        "replay-tui replay: error: could not connect to --ray-address nosuch://host:1: Module: nosuch does not exist."
+    ]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+
+
+@needs_ray
+def test_the_command_starts_a_quiet_local_ray_and_stops_it(tmp_path):
+    """No Ray running in this process: the command starts its own (2 CPUs), says nothing about it, stops it."""
+    report = tmp_path / "r.json"
+    code = (
+        "import sys, ray\n"
+        "from replay_tui.cli import main\n"
+        f"argv = ['replay', '--executor', 'ray', '--jobs', '2', '--no-save-run', '-q', '--report', {str(report)!r}]\n"
+        "code = main(argv)\n"
+        "print(code, ray.is_initialized())\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.strip().splitlines()
+    assert lines[-1] == "0 False"  # exit 0, Ray shut down
+    assert lines[:-1] == ["100 episodes, 431 steps, 431 matched (100.0%); 0 mismatches; 0 problems"]
+    assert proc.stderr == ""
+    assert json.loads(report.read_text())["episodes_run"] == 100
+
+
+def test_ray_is_imported_only_when_used():
+    code = (
+        "import sys\n"
+        "from replay_tui.cli import main\n"
+        "main(['replay', '--no-save-run', '-q', '--sessions', '0-3'])\n"
+        "print([m for m in sys.modules if m.split('.')[0] == 'ray' or m == 'replay_tui.executors'])\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
