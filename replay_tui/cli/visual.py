@@ -5,7 +5,9 @@
     replay-tui visual --ref-dir DIR --pred-dir DIR [--json out.json] [--jobs N]
     replay-tui inspect [RESULT.json | REF.html GEN.html]
 
-Exit codes: 0 when scoring ran (whatever the scores), 2 on a usage error, an unreadable input or no browser.
+Exit codes: 0 when every pair was scored (whatever the scores), 1 when some pair could not be (its status is
+``error``, ``too_deep``, ``too_tall``, ``timeout`` or ``crashed``; the other pairs are still scored), 2 on a
+usage error, an unreadable input or no browser.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from replay_tui.cli.common import (
+    EXIT_MISMATCH,
     EXIT_OK,
     EXIT_USAGE,
     UsageError,
@@ -82,7 +85,14 @@ def register(subparsers: Any) -> None:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="bound on each page's load and capture (default 30)",
+        help="bound on each render of a page: load, height check and capture together (default 30)",
+    )
+    parser.add_argument(
+        "--pair-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="bound on all the renders of a pair together (default: 4 x --timeout); a pair past it ends "
+        "with status timeout and the batch goes on",
     )
     parser.add_argument(
         "--jobs",
@@ -189,6 +199,8 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("expected REF.html GEN.html (or --ref-dir DIR --pred-dir DIR)")
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    if args.pair_timeout is not None and args.pair_timeout <= 0:
+        raise UsageError("--pair-timeout must be positive")
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     output_arg(args.json, "--json")
@@ -220,6 +232,22 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
             renderer.close()
 
 
+def _scorer(args: argparse.Namespace, renderer, clip_scorer):
+    from replay_tui.visual.pipeline import VisualScorer
+
+    pair_ms = None if args.pair_timeout is None else int(args.pair_timeout * 1000)
+    return VisualScorer(renderer=renderer, clip_scorer=clip_scorer, pair_timeout_ms=pair_ms)
+
+
+def _print_isolation(out: Console, renderer) -> None:
+    """Which sandbox layers were active (issue 15; the README explains each): the network namespace is missing
+    where the OS refuses it."""
+    layers = getattr(renderer, "isolation", ())
+    if layers:
+        missing = "" if "netns" in layers else " (no network namespace: unshare is missing or not allowed here)"
+        out.print(_txt("renderer sandbox: " + ", ".join(layers) + missing, "dim"), soft_wrap=True)
+
+
 def _default_renderer(timeout_ms: int):
     from replay_tui.visual.render import Renderer
 
@@ -243,22 +271,23 @@ def _check_file(path: str, what: str) -> Path:
 
 
 def _single(args, out: Console, err: Console, renderer, clip_scorer) -> int:
-    from replay_tui.visual.pipeline import VisualScorer
+    from replay_tui.visual.models import FAILED_STATUSES
     from replay_tui.visual.report import score_and_report
 
     ref = _check_file(args.ref, "reference")
     pred = _check_file(args.pred, "generated page")
     mode = _mode(args)
-    with VisualScorer(renderer=renderer, clip_scorer=clip_scorer) as scorer:
+    with _scorer(args, renderer, clip_scorer) as scorer:
         report, result = score_and_report(scorer, ref, pred, mode)
     _print_pair(out, report, args.show_matches)
+    _print_isolation(out, renderer)
     if args.png_dir:
         _write_pngs(Path(args.png_dir), pred.stem, result)
         out.print(_txt(f"screenshots written to {args.png_dir}", "dim"))
     if args.json:
         atomic_write_text(args.json, report.model_dump_json(by_alias=True, indent=2))
         out.print(_txt(f"report written to {args.json}", "dim"))
-    return EXIT_OK
+    return EXIT_MISMATCH if report.result.status in FAILED_STATUSES else EXIT_OK
 
 
 def _tui(args: argparse.Namespace, clip_scorer, folders: tuple[Path, Path] | None, other: Path | None = None) -> int:
@@ -469,8 +498,7 @@ def _batch(
     write_json: bool = True,
 ) -> int:
     from replay_tui.visual.batch import discover_pairs, page_names, score_pairs
-    from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, as_mode, batch_means
-    from replay_tui.visual.pipeline import VisualScorer
+    from replay_tui.visual.models import FAILED_STATUSES, SCORE_COLUMNS, BatchReport, BatchRow, as_mode, batch_means
 
     names = page_names(ref_dir)
     if not names:
@@ -482,7 +510,7 @@ def _batch(
     rows: list[BatchRow] = []
     pairs = []
     with (
-        VisualScorer(renderer=renderer, clip_scorer=clip_scorer) as scorer,
+        _scorer(args, renderer, clip_scorer) as scorer,
         Progress(
             TextColumn("[bold]scoring"),
             BarColumn(),
@@ -504,7 +532,11 @@ def _batch(
                 pairs.append(report)
             progress.advance(task)
 
-        score_pairs(scorer, todo, mode, on_start=started, on_scored=scored, jobs=args.jobs)
+        def failed(index: int, exc: Exception) -> None:  # one pair's failure never stops the batch
+            rows.append(BatchRow.failed(todo[index].ref.name, f"{type(exc).__name__}: {exc}"))
+            progress.advance(task)
+
+        score_pairs(scorer, todo, mode, on_start=started, on_scored=scored, on_error=failed, jobs=args.jobs)
     means = batch_means(rows)
     table = Table(title=f"Design2Code visual scores ({mode}): {len(rows)} pairs", header_style="bold")
     table.add_column("file")
@@ -523,6 +555,10 @@ def _batch(
     out.print(Text("means  " + "  ".join(f"{c}={_fmt(means[c])}" for c in SCORE_COLUMNS)))
     if any(r.clip is None for r in rows):
         out.print(_txt("CLIP not computed: final is partial (CLIP counted as 0)", "yellow"))
+    failures = [r for r in rows if r.status in FAILED_STATUSES]
+    for row in failures:
+        out.print(_txt(f"{row.name}: {row.status}: {row.reason or 'not scored'}", "red"), soft_wrap=True)
+    _print_isolation(out, renderer)
     if missing:
         out.print(
             _txt(
@@ -547,7 +583,7 @@ def _batch(
     if args.json and write_json:
         atomic_write_text(args.json, report.model_dump_json(by_alias=True, indent=2))
         out.print(_txt(f"report written to {args.json}", "dim"))
-    return EXIT_OK
+    return EXIT_MISMATCH if failures else EXIT_OK
 
 
 def inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int = 30_000, jobs: int = 1) -> App:

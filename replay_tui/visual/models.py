@@ -14,7 +14,13 @@ from replay_tui.visual.blocks import Block
 SCHEMA = "replay-tui.visual/1"
 
 Mode = Literal["compat", "fixed"]
-Status = Literal["ok", "no_blocks", "no_match", "reference_crash", "error"]
+Status = Literal[
+    "ok", "no_blocks", "no_match", "reference_crash", "error", "too_deep", "too_tall", "timeout", "crashed"
+]
+# A page the sandbox refused or gave up on (issue 15): the pair is not scored, its scores are 0.
+PageFailure = Literal["too_deep", "too_tall", "timeout", "crashed"]
+# Statuses of a pair that could not be scored: a batch with any of them exits 1.
+FAILED_STATUSES: tuple[str, ...] = ("error", "too_deep", "too_tall", "timeout", "crashed")
 
 
 def as_mode(value: str) -> Mode:
@@ -73,6 +79,7 @@ class ModeResultModel(BaseModel):
     mode: Mode
     status: Status
     error: str | None = None
+    reason: str | None = Field(default=None, description="why the pair ended with its status, when not ok")
     scores: ScoresModel
     matches: list[MatchModel]
     pred: PageModel
@@ -112,6 +119,7 @@ class BatchRow(BaseModel):
     position: float
     color: float
     clip: float | None
+    reason: str | None = None
 
     @classmethod
     def from_report(cls, name: str, report: PairReport) -> BatchRow:
@@ -125,6 +133,14 @@ class BatchRow(BaseModel):
             position=s.position,
             color=s.color,
             clip=s.clip,
+            reason=report.result.reason,
+        )
+
+    @classmethod
+    def failed(cls, name: str, reason: str) -> BatchRow:
+        """A pair whose scoring raised: status ``error``, scores 0."""
+        return cls(
+            name=name, status="error", final=0.0, block=0.0, text=0.0, position=0.0, color=0.0, clip=None, reason=reason
         )
 
 

@@ -57,6 +57,7 @@ def mode_model(result: PairResult) -> ModeResultModel:
         mode=result.mode,
         status=result.status,
         error=result.error,
+        reason=result.reason,
         scores=ScoresModel(
             block=s.block,
             text=s.text,
