@@ -317,23 +317,39 @@ def _tui(args: argparse.Namespace, clip_scorer, folders: tuple[Path, Path] | Non
 
 
 def _scores_table(report) -> Table:
+    from replay_tui.visual.scores import RENORMALISED
+
     result = report.result
     s = result.scores
     table = Table(title=f"Design2Code visual scores ({result.mode})", header_style="bold")
+    renormalised = s.final_renormalised is not None
     for name in ("Block-Match", "Text", "Position", "Color", "CLIP", "Final"):
         table.add_column(name, justify="right")
+    if renormalised:
+        table.add_column(RENORMALISED, justify="right")
     final = _fmt(s.final) + (" (partial)" if s.final_partial else "")
-    table.add_row(_fmt(s.block), _fmt(s.text), _fmt(s.position), _fmt(s.color), _fmt(s.clip), Text(final, style="bold"))
+    table.add_row(
+        _fmt(s.block),
+        _fmt(s.text),
+        _fmt(s.position),
+        _fmt(s.color),
+        _fmt(s.clip),
+        Text(final, style="bold"),
+        *([Text(_fmt(s.final_renormalised), style="bold")] if renormalised else []),
+    )
     if report.compat is not None:
         c = report.compat.scores
         table.add_row(
             *(Text(_fmt(v), style="dim") for v in (c.block, c.text, c.position, c.color, c.clip)),
             Text(_fmt(c.final) + " compat", style="dim"),
+            *([Text(_fmt(c.final_renormalised), style="dim")] if renormalised else []),
         )
     return table
 
 
 def _print_pair(out: Console, report, show: int) -> None:
+    from replay_tui.visual.scores import RENORMALISED
+
     result = report.result
     out.print(_scores_table(report))
     status_style = "green" if result.status == "ok" else "yellow"
@@ -345,11 +361,18 @@ def _print_pair(out: Console, report, show: int) -> None:
         f"   matched: {sum(m.kept for m in result.matches)}"
     )
     out.print(line)
-    if result.error:
+    if result.reason:
+        out.print(_txt(f"why {result.status}: {result.reason}", "yellow"), soft_wrap=True)
+    elif result.error:
         out.print(_txt(f"error: {result.error}", "red"), soft_wrap=True)
     if result.scores.final_partial:
         out.print(
-            _txt("CLIP is not computed (no weights given): the final score counts it as 0 and is partial", "yellow")
+            _txt(
+                "CLIP is not computed (no weights given): Final counts it as 0 and is partial (the reference's "
+                f"number); {RENORMALISED} is the mean of the other four",
+                "yellow",
+            ),
+            soft_wrap=True,
         )
     for side, page in (("generated", result.pred), ("reference", result.ref)):
         for note in page.notes + page.render_errors:
@@ -498,7 +521,16 @@ def _batch(
     write_json: bool = True,
 ) -> int:
     from replay_tui.visual.batch import discover_pairs, page_names, score_pairs
-    from replay_tui.visual.models import FAILED_STATUSES, SCORE_COLUMNS, BatchReport, BatchRow, as_mode, batch_means
+    from replay_tui.visual.models import (
+        FAILED_STATUSES,
+        SCORE_COLUMNS,
+        BatchReport,
+        BatchRow,
+        as_mode,
+        batch_means,
+        renormalised_mean,
+    )
+    from replay_tui.visual.scores import RENORMALISED
 
     names = page_names(ref_dir)
     if not names:
@@ -543,18 +575,33 @@ def _batch(
     table.add_column("status")
     for name in SCORE_COLUMNS:
         table.add_column(name, justify="right")
+    renormalised = renormalised_mean(rows)
+    if renormalised is not None:
+        table.add_column("final (4, renorm.)", justify="right")
+    reasons = any(r.reason for r in rows)
+    if reasons:
+        table.add_column("why", overflow="fold", ratio=1)
     for row in rows:
         table.add_row(
             _txt(row.name),
             _txt(row.status, "green" if row.status == "ok" else "yellow"),
             *(_fmt(getattr(row, c)) for c in SCORE_COLUMNS),
+            *([_fmt(row.final_renormalised)] if renormalised is not None else []),
+            *([_txt(row.reason or "", "dim")] if reasons else []),
         )
-    table.add_row(Text("mean", style="bold"), "", *(Text(_fmt(means[c]), style="bold") for c in SCORE_COLUMNS))
+    table.add_row(
+        Text("mean", style="bold"),
+        "",
+        *(Text(_fmt(means[c]), style="bold") for c in SCORE_COLUMNS),
+        *([Text(_fmt(renormalised), style="bold")] if renormalised is not None else []),
+    )
     out.print(table)
     # The reference's runner prints the unweighted per-column means over files, in this order.
     out.print(Text("means  " + "  ".join(f"{c}={_fmt(means[c])}" for c in SCORE_COLUMNS)))
     if any(r.clip is None for r in rows):
         out.print(_txt("CLIP not computed: final is partial (CLIP counted as 0)", "yellow"))
+    if renormalised is not None:
+        out.print(_txt(f"{RENORMALISED}: mean {_fmt(renormalised)} (the mean of the other four scores)", "yellow"))
     failures = [r for r in rows if r.status in FAILED_STATUSES]
     for row in failures:
         out.print(_txt(f"{row.name}: {row.status}: {row.reason or 'not scored'}", "red"), soft_wrap=True)

@@ -73,6 +73,10 @@ class ScoresModel(BaseModel):
     clip: float | None
     final: float = Field(description="0.2 x (block + text + position + color + clip); clip counts 0 when missing")
     final_partial: bool = Field(description="true when CLIP is missing: final is then not the paper's number")
+    final_renormalised: float | None = Field(
+        default=None,
+        description="CLIP missing: 'Final (4 metrics, renormalised)', the mean of the other four scores; else null",
+    )
 
 
 class ModeResultModel(BaseModel):
@@ -120,6 +124,7 @@ class BatchRow(BaseModel):
     color: float
     clip: float | None
     reason: str | None = None
+    final_renormalised: float | None = None
 
     @classmethod
     def from_report(cls, name: str, report: PairReport) -> BatchRow:
@@ -134,14 +139,14 @@ class BatchRow(BaseModel):
             color=s.color,
             clip=s.clip,
             reason=report.result.reason,
+            final_renormalised=s.final_renormalised,
         )
 
     @classmethod
     def failed(cls, name: str, reason: str) -> BatchRow:
         """A pair whose scoring raised: status ``error``, scores 0."""
-        return cls(
-            name=name, status="error", final=0.0, block=0.0, text=0.0, position=0.0, color=0.0, clip=None, reason=reason
-        )
+        zero = {"final": 0.0, "block": 0.0, "text": 0.0, "position": 0.0, "color": 0.0, "final_renormalised": 0.0}
+        return cls(name=name, status="error", clip=None, reason=reason, **zero)
 
 
 SCORE_COLUMNS = ("final", "block", "text", "position", "color", "clip")
@@ -155,6 +160,14 @@ def batch_means(rows: list[BatchRow]) -> dict[str, float | None]:
         values = [getattr(r, column) for r in rows]
         means[column] = None if not values or any(v is None for v in values) else sum(values) / len(values)
     return means
+
+
+def renormalised_mean(rows: list[BatchRow]) -> float | None:
+    """The mean "Final (4 metrics, renormalised)" over the rows, when every row has one (no CLIP anywhere)."""
+    values = [r.final_renormalised for r in rows]
+    if not values or any(v is None for v in values):
+        return None
+    return sum(v for v in values if v is not None) / len(values)
 
 
 class ReportFileError(ValueError):

@@ -17,6 +17,7 @@ from replay_tui.visual.models import (
     block_models,
 )
 from replay_tui.visual.pipeline import Page, PairResult, SharedRenders, VisualScorer, modes_for
+from replay_tui.visual.scores import final_renormalised
 
 SCORE_NAMES = ("block", "text", "position", "color", "clip", "final")
 TOLERANCE = 1e-9
@@ -66,6 +67,7 @@ def mode_model(result: PairResult) -> ModeResultModel:
             clip=result.clip,
             final=result.final,
             final_partial=result.final_partial,
+            final_renormalised=final_renormalised(s.block, s.text, s.position, s.color, result.clip),
         ),
         matches=matches,
         pred=page_model(result.pred, result.pred_blocks, result.pred_bbox_merged),
