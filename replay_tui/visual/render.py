@@ -69,8 +69,9 @@ CHROMIUM_ARGS = [
     "--mute-audio",
     "--font-render-hinting=none",
 ]
-# The network layers of the sandbox (see the module docstring). None of them changes a pixel of a page that
-# loads nothing from the network (the bundled and test-set renders are identical with and without them).
+# The network layers of the sandbox (see the module docstring), and a bound on script memory. None of them
+# changes a pixel of a page that loads nothing from the network (the bundled and test-set renders are
+# identical with and without them).
 ISOLATION_ARGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND",  # no host name resolves, the proxy's included
     "--proxy-server=socks5://proxy.invalid:9",  # every non-file request goes to a proxy that cannot exist
@@ -80,6 +81,7 @@ ISOLATION_ARGS = [
     "--disable-quic",  # no HTTP/3 or WebTransport datagrams
     "--dns-prefetch-disable",
     "--no-pings",
+    "--js-flags=--max-old-space-size=512",  # bounded memory: a memory bomb crashes its renderer in a second
 ]
 # Playwright turns Chromium's popup blocker off; the sandbox wants it on.
 IGNORED_DEFAULT_ARGS = ["--disable-popup-blocking"]

@@ -231,6 +231,15 @@ def test_html_processing_never_recurses(monkeypatch):
         htmlproc.parse(DEEP.format("<i>" * (htmlproc.MAX_DEPTH - 1), ""))
 
 
+def test_a_memory_bomb_crashes_its_renderer_only(renderer, tmp_path):
+    bomb = "<html><body><p>x</p><script>let a = []; while (true) a.push(new Array(1e6).fill(Math.random()))</script>"
+    started = time.monotonic()
+    result = renderer.render_html(bomb, tmp_path, "bomb")
+    assert result.status == "crashed" and "crash" in result.error, result.error
+    assert time.monotonic() - started < 10  # script memory is bounded: the renderer dies early
+    assert renderer.render_html("<p>fine</p>", tmp_path, "after").ok
+
+
 def test_render_failures_are_named():
     from replay_tui.visual.render import _failure_status
 
