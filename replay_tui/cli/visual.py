@@ -624,6 +624,7 @@ def _batch(
         means=means,
         missing=missing,
         pairs=pairs,
+        sandbox=list(getattr(renderer, "isolation", ())),
     )
     if collect is not None:
         collect.append(report)

@@ -221,6 +221,7 @@ def batch_report(pairs: Sequence[BatchPair], mode: str, missing: Sequence[str] =
         means=batch_means(rows),
         missing=list(missing),
         pairs=[p.report for p in pairs if p.report is not None],
+        sandbox=next((p.report.sandbox for p in pairs if p.report is not None), []),
     )
 
 

@@ -110,6 +110,7 @@ class PairReport(BaseModel):
         default=None, description="fixed mode: the compat result it is compared with"
     )
     disagreements: list[Disagreement] = Field(default_factory=list)
+    sandbox: list[str] = Field(default_factory=list, description="the renderer's isolation layers that were active")
 
     model_config = {"populate_by_name": True}
 
@@ -197,6 +198,7 @@ class BatchReport(BaseModel):
     means: dict[str, float | None]
     missing: list[str] = Field(default_factory=list)
     pairs: list[PairReport] = Field(default_factory=list)
+    sandbox: list[str] = Field(default_factory=list, description="the renderer's isolation layers that were active")
 
     model_config = {"populate_by_name": True}
 

@@ -140,7 +140,9 @@ def score_and_report(
 ) -> tuple[PairReport, PairResult]:
     """Score a pair in ``mode`` with ``scorer``: the report and the mode's result (with its screenshots)."""
     results = scorer.score(ref, pred, modes_for(mode), shared=shared)
-    return pair_report(str(ref), str(pred), results, mode), results[mode]
+    report = pair_report(str(ref), str(pred), results, mode)
+    report.sandbox = list(scorer.renderer.isolation)
+    return report, results[mode]
 
 
 def pair_report(ref: str, pred: str, results: dict[str, PairResult], mode: str) -> PairReport:

@@ -112,7 +112,9 @@ def test_single_and_batch_commands_send_nothing(renderer, monkeypatch, tmp_path)
         assert (traffic.connections, traffic.bytes, traffic.packets) == (0, 0, 0), traffic.seen
         _listeners_count(ports, traffic)
     assert "Traceback" not in out + err
-    rows = json.loads(report.read_text())["rows"]
+    saved = json.loads(report.read_text())
+    rows = saved["rows"]
+    assert saved["sandbox"] == list(renderer.isolation) == saved["pairs"][0]["sandbox"]  # the layers, recorded
     assert len(rows) == len(hostile_html(ports))
     assert code == (1 if any(r["status"] in ("error", "timeout", "crashed") for r in rows) else 0)
 
