@@ -198,6 +198,12 @@ def hostile_pages(ports: Ports) -> dict[str, str]:
         "</script>",
         "late_location": f"<script>setTimeout(() => location.href = '{http}/late', 50)</script>",
         "http_ip_other_form": f"<script>fetch('http://2130706433:{ports.http}/decimal-ip')</script>",
+        "speculation_rules": '<script type="speculationrules">{"prefetch": [{"source": "list", "urls": '
+        f'["{http}/speculative"]}}], "prerender": [{{"source": "list", "urls": ["{http}/prerender"]}}]}}</script>',
+        "shared_worker": "<script>new SharedWorker(URL.createObjectURL(new Blob(["
+        f"\"fetch('{http}/shared-worker'); new WebSocket('{ws}/shared-worker-ws')\"])))</script>",
+        "keepalive_on_unload": f"<script>onpagehide = () => fetch('{http}/keepalive', {{keepalive: true}});"
+        f"setTimeout(() => location.reload(), 20)</script>",
     }
 
 
