@@ -27,7 +27,7 @@ import numpy as np
 
 from replay_tui.visual import htmlproc
 from replay_tui.visual.blocks import Block, BlockError, blocks_from_renders, merge_blocks_by_bbox
-from replay_tui.visual.dedup import DedupResult, check_repetitive_compat, check_repetitive_fixed
+from replay_tui.visual.dedup import DedupResult, OutOfTime, check_repetitive_compat, check_repetitive_fixed
 from replay_tui.visual.match import MergeStats, RatioCache, find_possible_merge
 from replay_tui.visual.models import Mode, PageFailure, Status
 from replay_tui.visual.render import Renderer, RenderResult, blank_image
@@ -241,8 +241,9 @@ class PagePlan:
         return out
 
 
-def plan_page(path: str | Path, *, is_pred: bool, mode: str) -> PagePlan:
-    """Pre-process (predictions only) and build the recoloured variants."""
+def plan_page(path: str | Path, *, is_pred: bool, mode: str, deadline: float | None = None) -> PagePlan:
+    """Pre-process (predictions only) and build the recoloured variants; the repetition check stops at
+    ``deadline`` (the page then fails ``timeout``)."""
     path = Path(path)
     base = path.parent.resolve()
     text, _raw = read_html(path)
@@ -252,7 +253,7 @@ def plan_page(path: str | Path, *, is_pred: bool, mode: str) -> PagePlan:
         if is_pred:
             if mode == "compat" and _has_surrogates(text):
                 raise htmlproc.ReferenceCrash("the file is not valid UTF-8 (UnicodeDecodeError in the reference)")
-            page.dedup = (check_repetitive_compat if mode == "compat" else check_repetitive_fixed)(text)
+            page.dedup = (check_repetitive_compat if mode == "compat" else check_repetitive_fixed)(text, deadline)
             if page.dedup.cut:
                 page.notes.append(f"dedup cut the page at offset {page.dedup.cut_at} of {len(text)}")
                 text = text[: page.dedup.cut_at]
@@ -275,6 +276,8 @@ def plan_page(path: str | Path, *, is_pred: bool, mode: str) -> PagePlan:
                 plan.rounds.append(htmlproc.perturb(text, chunk=k, strict_pool=False))
     except htmlproc.TooDeep as exc:
         page.failure, page.error = "too_deep", f"too_deep: {exc}"
+    except OutOfTime as exc:
+        page.failure, page.error = "timeout", f"timeout: {exc}"
     except htmlproc.PoolExhausted as exc:
         page.crash = f"NotImplementedError in the reference's ColorPool: {exc}"
     except htmlproc.ReferenceCrash as exc:
@@ -513,7 +516,8 @@ class VisualScorer:
         for mode in modes:
             started = time.perf_counter()
             renders_before = cache.seconds
-            pred_plan = known_failure(plan_page(pred_path, is_pred=True, mode=mode), failed.get(True))
+            pred_plan = plan_page(pred_path, is_pred=True, mode=mode, deadline=deadline)
+            pred_plan = known_failure(pred_plan, failed.get(True))
             ref_plan = known_failure(plan_page(ref_path, is_pred=False, mode=mode), failed.get(False))
             if pred_plan.page.failure or ref_plan.page.failure:  # the pair ends with it: nothing to render
                 pred, ref = pred_plan.page, ref_plan.page

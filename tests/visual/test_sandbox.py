@@ -165,6 +165,21 @@ def test_deep_tall_and_looping_pages_end_with_a_status_within_the_pair_deadline(
     assert scorer.score(ref, ref)["compat"].status == "ok"
 
 
+def test_a_page_whose_repetition_check_would_take_minutes_ends_timeout(scorer, tmp_path):
+    import random
+    import string
+
+    rnd = random.Random(0)
+    words = " ".join("".join(rnd.choices(string.ascii_lowercase, k=rnd.randint(2, 9))) for _ in range(200_000))
+    page = tmp_path / "random_words.html"
+    page.write_text(f"<html><body><p>{words}</p></body></html>")  # 1.2 MB: the compat scan alone takes minutes
+    ref, _ = example_pair("11202", "ref")
+    started = time.monotonic()
+    result = VisualScorer(renderer=scorer.renderer, pair_timeout_ms=3000).score(ref, page)["compat"]
+    assert result.status == "timeout" and "repetition check stopped" in result.reason
+    assert time.monotonic() - started < 3 + 3
+
+
 def test_a_batch_with_hostile_pages_scores_every_other_pair_and_exits_1(renderer, monkeypatch, tmp_path):
     refs, preds = tmp_path / "ref", tmp_path / "gen"
     refs.mkdir()
