@@ -18,14 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from replay_tui.visual.models import OutOfTime
+
 CHUNK = 100
 REPEATS = 5
 SIMILARITY = 0.8
-
-
-class OutOfTime(Exception):
-    """The repetition scan (quadratic in the distinct chunks: ~26 s for 200 KB of random words) ran past its
-    deadline; the pair ends ``timeout`` instead of holding a batch for minutes."""
 
 
 @dataclass

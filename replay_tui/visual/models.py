@@ -23,6 +23,12 @@ PageFailure = Literal["too_deep", "too_tall", "timeout", "crashed"]
 FAILED_STATUSES: tuple[str, ...] = ("error", "too_deep", "too_tall", "timeout", "crashed")
 
 
+class OutOfTime(Exception):
+    """Python work on a pair (the repetition scan, quadratic in the distinct text: ~26 s for 200 KB of random
+    words; the merge search, in the number of blocks) ran past the pair's deadline: the pair ends ``timeout``
+    instead of holding a batch for minutes."""
+
+
 def as_mode(value: str) -> Mode:
     """``value`` as a :data:`Mode`; raises :class:`ValueError` for anything but ``compat`` and ``fixed``."""
     if value == "compat":

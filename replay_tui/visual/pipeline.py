@@ -7,8 +7,9 @@ inpainted screenshots. Inputs on which the reference would crash are reported (`
 scores 0, as the batch runner records them). A page that fails to render is reported; compat then uses the
 reference's blank 1280x960 stand-in so the numbers stay comparable. A page the sandbox refuses or gives up on
 (nested too deep, too tall, out of time, renderer crashed: issue 15) ends the pair with that status in both
-modes, scores 0; a pair's renders share one deadline (``VisualScorer(pair_timeout_ms=...)``), and a page that
-failed in compat is not rendered again for fixed.
+modes, scores 0; a pair's renders share one deadline (``VisualScorer(pair_timeout_ms=...)``), the Python stages
+that grow faster than linearly (repetition check, merge search) stop at it too, and a page that failed in
+compat is not rendered again for fixed.
 
 fixed applies the corrections in :data:`FIXES` and reports each one.
 """
@@ -27,9 +28,9 @@ import numpy as np
 
 from replay_tui.visual import htmlproc
 from replay_tui.visual.blocks import Block, BlockError, blocks_from_renders, merge_blocks_by_bbox
-from replay_tui.visual.dedup import DedupResult, OutOfTime, check_repetitive_compat, check_repetitive_fixed
+from replay_tui.visual.dedup import DedupResult, check_repetitive_compat, check_repetitive_fixed
 from replay_tui.visual.match import MergeStats, RatioCache, find_possible_merge
-from replay_tui.visual.models import Mode, PageFailure, Status
+from replay_tui.visual.models import Mode, OutOfTime, PageFailure, Status
 from replay_tui.visual.render import Renderer, RenderResult, blank_image
 from replay_tui.visual.scores import SubScores, final_score, sub_scores
 
@@ -362,8 +363,10 @@ def _items(html: str, mode: str) -> list[tuple[str, str]]:
     return htmlproc.extract_text_with_color(html, lenient=True)
 
 
-def score_pages(pred: Page, ref: Page, mode: Mode = "compat", clip_scorer=None) -> PairResult:
-    """Match and score two extracted pages."""
+def score_pages(
+    pred: Page, ref: Page, mode: Mode = "compat", clip_scorer=None, deadline: float | None = None
+) -> PairResult:
+    """Match and score two extracted pages; the merge search stops at ``deadline`` (status ``timeout``)."""
     started = time.perf_counter()
     ratio = RatioCache(autojunk=(mode == "compat"))
     colour_formula = "colormath" if mode == "compat" else "sharma"
@@ -414,7 +417,13 @@ def score_pages(pred: Page, ref: Page, mode: Mode = "compat", clip_scorer=None) 
     pred_merged = merge_blocks_by_bbox(pred.raw_blocks)
     pred_bbox_merged = [b.copy() for b in pred_merged]
     stats = MergeStats()
-    pred_m, ref_m, matching = find_possible_merge(pred_merged, [b.copy() for b in ref_merged], ratio, stats=stats)
+    try:
+        pred_m, ref_m, matching = find_possible_merge(
+            pred_merged, [b.copy() for b in ref_merged], ratio, stats=stats, deadline=deadline
+        )
+    except OutOfTime as exc:
+        reason = f"{exc} ({len(pred_merged)} generated x {len(ref_merged)} reference blocks)"
+        return result("timeout", SubScores(), None, error=reason, reason=reason)
     scores = sub_scores(pred_m, ref_m, matching, ratio, colour_formula)
     if mode == "compat":
         clip = _clip(clip_scorer, pred, ref, pred_m, ref_merged)  # quirk Q7: merged pred boxes, unmerged ref
@@ -516,7 +525,10 @@ class VisualScorer:
         for mode in modes:
             started = time.perf_counter()
             renders_before = cache.seconds
-            pred_plan = plan_page(pred_path, is_pred=True, mode=mode, deadline=deadline)
+            # Python stages get the pair's time each, counted from their start: waiting for the browser while
+            # other pairs hold it never makes a good pair time out.
+            budget = self.pair_timeout_ms / 1000
+            pred_plan = plan_page(pred_path, is_pred=True, mode=mode, deadline=time.monotonic() + budget)
             pred_plan = known_failure(pred_plan, failed.get(True))
             ref_plan = known_failure(plan_page(ref_path, is_pred=False, mode=mode), failed.get(False))
             if pred_plan.page.failure or ref_plan.page.failure:  # the pair ends with it: nothing to render
@@ -529,7 +541,7 @@ class VisualScorer:
                 if page.failure is not None:
                     failed[is_pred] = (page.failure, page.error or page.failure)
             extracted = time.perf_counter()
-            res = score_pages(pred, ref, mode, self.clip_scorer)
+            res = score_pages(pred, ref, mode, self.clip_scorer, time.monotonic() + budget)
             res.seconds["render"] = cache.seconds - renders_before
             res.seconds["extract"] = extracted - started - res.seconds["render"]
             res.seconds["total"] = time.perf_counter() - started

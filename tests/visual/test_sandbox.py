@@ -180,6 +180,19 @@ def test_a_page_whose_repetition_check_would_take_minutes_ends_timeout(scorer, t
     assert time.monotonic() - started < 3 + 3
 
 
+def test_a_merge_search_past_the_deadline_ends_timeout():
+    from replay_tui.visual.blocks import Block
+    from replay_tui.visual.pipeline import Page, score_pages
+
+    def page(name: str, n: int) -> Page:
+        blocks = [Block(f"{name} block {k}", (0.0, k / n, 0.5, 0.5 / n), (0.0, 0.0, 0.0)) for k in range(n)]
+        return Page(path=f"{name}.html", html="", raw_blocks=blocks, items=[("x", "#000000")] * n)
+
+    result = score_pages(page("gen", 300), page("ref", 300), "compat", deadline=time.monotonic() - 1)
+    assert result.status == "timeout" and "block matching ran past the pair's deadline" in result.reason
+    assert score_pages(page("gen", 5), page("ref", 5), "compat", deadline=time.monotonic() + 60).status == "ok"
+
+
 def test_a_batch_with_hostile_pages_scores_every_other_pair_and_exits_1(renderer, monkeypatch, tmp_path):
     refs, preds = tmp_path / "ref", tmp_path / "gen"
     refs.mkdir()
