@@ -326,6 +326,7 @@ class ScorerRecipe:
 
     timeout_ms: int
     clip_weights: str | None = None
+    pair_timeout_ms: int | None = None
 
     def __call__(self) -> VisualScorer:
         from replay_tui.visual.pipeline import VisualScorer
@@ -338,7 +339,9 @@ class ScorerRecipe:
                 clip_scorer = load_clip_scorer(self.clip_weights)
             except ClipUnavailable:  # the driver has warned already; the final score is partial, as there
                 clip_scorer = None
-        return VisualScorer(timeout_ms=self.timeout_ms, clip_scorer=clip_scorer).__enter__()
+        return VisualScorer(
+            timeout_ms=self.timeout_ms, clip_scorer=clip_scorer, pair_timeout_ms=self.pair_timeout_ms
+        ).__enter__()
 
 
 def _score_pair(scorer: VisualScorer, job: tuple[int, Path, Path, str]) -> PairReport:

@@ -5,14 +5,16 @@
     replay-tui visual --ref-dir DIR --pred-dir DIR [--json out.json] [--jobs N]
     replay-tui inspect [RESULT.json | REF.html GEN.html]
 
-Exit codes: 0 when scoring ran (whatever the scores), 2 on a usage error, an unreadable input or no browser.
+Exit codes: 0 when every pair was scored (whatever the scores), 1 when some pair could not be (its status is
+``error``, ``too_deep``, ``too_tall``, ``timeout`` or ``crashed``; the other pairs are still scored), 2 on a
+usage error, an unreadable input or no browser.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from replay_tui.cli.common import (
+    EXIT_MISMATCH,
     EXIT_OK,
     EXIT_USAGE,
     UsageError,
@@ -87,7 +90,14 @@ def register(subparsers: Any) -> None:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="bound on each page's load and capture (default 30)",
+        help="bound on each render of a page: load, height check and capture together (default 30)",
+    )
+    parser.add_argument(
+        "--pair-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="bound on all the renders of a pair together (default: 4 x --timeout); a pair past it ends "
+        "with status timeout and the batch goes on",
     )
     parser.add_argument(
         "--jobs",
@@ -195,6 +205,8 @@ def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("expected REF.html GEN.html (or --ref-dir DIR --pred-dir DIR)")
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    if args.pair_timeout is not None and args.pair_timeout <= 0:
+        raise UsageError("--pair-timeout must be positive")
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     executor = ray_executor(args)
@@ -238,11 +250,18 @@ def _batch_on_ray(
     from replay_tui.executors import ExecutorError, ScorerRecipe, score_pairs_on_ray
     from replay_tui.visual.render import RenderError
 
-    recipe = ScorerRecipe(timeout_ms=int(args.timeout * 1000), clip_weights=weights)
+    pair_ms = None if args.pair_timeout is None else int(args.pair_timeout * 1000)
+    recipe = ScorerRecipe(timeout_ms=int(args.timeout * 1000), clip_weights=weights, pair_timeout_ms=pair_ms)
 
-    def score(todo, mode, started, scored) -> None:
+    def score(todo, mode, started, scored, failed) -> None:
         score_pairs_on_ray(
-            executor, recipe, todo, mode, on_start=started, on_scored=lambda index, report: scored(index, report, None)
+            executor,
+            recipe,
+            todo,
+            mode,
+            on_start=started,
+            on_scored=lambda index, report: scored(index, report, None),
+            on_error=failed,
         )
 
     try:
@@ -252,6 +271,21 @@ def _batch_on_ray(
             return _batch(args, out, err, None, None, *folders, score=score)
     except (ExecutorError, RenderError) as exc:
         raise UsageError(str(exc)) from None
+
+
+def _scorer(args: argparse.Namespace, renderer, clip_scorer):
+    from replay_tui.visual.pipeline import VisualScorer
+
+    pair_ms = None if args.pair_timeout is None else int(args.pair_timeout * 1000)
+    return VisualScorer(renderer=renderer, clip_scorer=clip_scorer, pair_timeout_ms=pair_ms)
+
+
+def _print_isolation(out: Console, layers: Sequence[str]) -> None:
+    """Which sandbox layers were active (issue 15; the README explains each): the network namespace is missing
+    where the OS refuses it."""
+    if layers:
+        missing = "" if "netns" in layers else " (no network namespace: unshare is missing or not allowed here)"
+        out.print(_txt("renderer sandbox: " + ", ".join(layers) + missing, "dim"), soft_wrap=True)
 
 
 def _default_renderer(timeout_ms: int):
@@ -277,22 +311,23 @@ def _check_file(path: str, what: str) -> Path:
 
 
 def _single(args, out: Console, err: Console, renderer, clip_scorer) -> int:
-    from replay_tui.visual.pipeline import VisualScorer
+    from replay_tui.visual.models import FAILED_STATUSES
     from replay_tui.visual.report import score_and_report
 
     ref = _check_file(args.ref, "reference")
     pred = _check_file(args.pred, "generated page")
     mode = _mode(args)
-    with VisualScorer(renderer=renderer, clip_scorer=clip_scorer) as scorer:
+    with _scorer(args, renderer, clip_scorer) as scorer:
         report, result = score_and_report(scorer, ref, pred, mode)
     _print_pair(out, report, args.show_matches)
+    _print_isolation(out, report.sandbox)
     if args.png_dir:
         _write_pngs(Path(args.png_dir), pred.stem, result)
         out.print(_txt(f"screenshots written to {args.png_dir}", "dim"))
     if args.json:
         atomic_write_text(args.json, report.model_dump_json(by_alias=True, indent=2))
         out.print(_txt(f"report written to {args.json}", "dim"))
-    return EXIT_OK
+    return EXIT_MISMATCH if report.result.status in FAILED_STATUSES else EXIT_OK
 
 
 def _tui(args: argparse.Namespace, clip_scorer, folders: tuple[Path, Path] | None, other: Path | None = None) -> int:
@@ -322,23 +357,39 @@ def _tui(args: argparse.Namespace, clip_scorer, folders: tuple[Path, Path] | Non
 
 
 def _scores_table(report) -> Table:
+    from replay_tui.visual.scores import RENORMALISED
+
     result = report.result
     s = result.scores
     table = Table(title=f"Design2Code visual scores ({result.mode})", header_style="bold")
+    renormalised = s.final_renormalised is not None
     for name in ("Block-Match", "Text", "Position", "Color", "CLIP", "Final"):
         table.add_column(name, justify="right")
+    if renormalised:
+        table.add_column(RENORMALISED, justify="right")
     final = _fmt(s.final) + (" (partial)" if s.final_partial else "")
-    table.add_row(_fmt(s.block), _fmt(s.text), _fmt(s.position), _fmt(s.color), _fmt(s.clip), Text(final, style="bold"))
+    table.add_row(
+        _fmt(s.block),
+        _fmt(s.text),
+        _fmt(s.position),
+        _fmt(s.color),
+        _fmt(s.clip),
+        Text(final, style="bold"),
+        *([Text(_fmt(s.final_renormalised), style="bold")] if renormalised else []),
+    )
     if report.compat is not None:
         c = report.compat.scores
         table.add_row(
             *(Text(_fmt(v), style="dim") for v in (c.block, c.text, c.position, c.color, c.clip)),
             Text(_fmt(c.final) + " compat", style="dim"),
+            *([Text(_fmt(c.final_renormalised), style="dim")] if renormalised else []),
         )
     return table
 
 
 def _print_pair(out: Console, report, show: int) -> None:
+    from replay_tui.visual.scores import RENORMALISED
+
     result = report.result
     out.print(_scores_table(report))
     status_style = "green" if result.status == "ok" else "yellow"
@@ -350,11 +401,18 @@ def _print_pair(out: Console, report, show: int) -> None:
         f"   matched: {sum(m.kept for m in result.matches)}"
     )
     out.print(line)
-    if result.error:
+    if result.reason:
+        out.print(_txt(f"why {result.status}: {result.reason}", "yellow"), soft_wrap=True)
+    elif result.error:
         out.print(_txt(f"error: {result.error}", "red"), soft_wrap=True)
     if result.scores.final_partial:
         out.print(
-            _txt("CLIP is not computed (no weights given): the final score counts it as 0 and is partial", "yellow")
+            _txt(
+                "CLIP is not computed (no weights given): Final counts it as 0 and is partial (the reference's "
+                f"number); {RENORMALISED} is the mean of the other four",
+                "yellow",
+            ),
+            soft_wrap=True,
         )
     for side, page in (("generated", result.pred), ("reference", result.ref)):
         for note in page.notes + page.render_errors:
@@ -506,8 +564,16 @@ def _batch(
     """Score a folder against the references: ``score(todo, mode, started, scored)`` when given (on Ray),
     else with ``renderer`` here."""
     from replay_tui.visual.batch import discover_pairs, page_names, score_pairs
-    from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, as_mode, batch_means
-    from replay_tui.visual.pipeline import VisualScorer
+    from replay_tui.visual.models import (
+        FAILED_STATUSES,
+        SCORE_COLUMNS,
+        BatchReport,
+        BatchRow,
+        as_mode,
+        batch_means,
+        renormalised_mean,
+    )
+    from replay_tui.visual.scores import RENORMALISED
 
     names = page_names(ref_dir)
     if not names:
@@ -518,6 +584,7 @@ def _batch(
     mode = _mode(args)
     rows: list[BatchRow] = []
     pairs = []
+    layers: list[str] = list(getattr(renderer, "isolation", ()))  # on Ray: what the workers' reports say
     with Progress(
         TextColumn("[bold]scoring"),
         BarColumn(),
@@ -534,33 +601,58 @@ def _batch(
 
         def scored(index: int, report, _result) -> None:
             rows.append(BatchRow.from_report(todo[index].ref.name, report))
+            if not layers:
+                layers.extend(report.sandbox)
             if args.json:
                 pairs.append(report)
             progress.advance(task)
 
+        def failed(index: int, exc: Exception) -> None:  # one pair's failure never stops the batch
+            rows.append(BatchRow.failed(todo[index].ref.name, f"{type(exc).__name__}: {exc}"))
+            progress.advance(task)
+
         if score is not None:
-            score(todo, mode, started, scored)
+            score(todo, mode, started, scored, failed)
         else:
-            with VisualScorer(renderer=renderer, clip_scorer=clip_scorer) as scorer:
-                score_pairs(scorer, todo, mode, on_start=started, on_scored=scored, jobs=args.jobs)
+            with _scorer(args, renderer, clip_scorer) as scorer:
+                score_pairs(scorer, todo, mode, on_start=started, on_scored=scored, on_error=failed, jobs=args.jobs)
     means = batch_means(rows)
     table = Table(title=f"Design2Code visual scores ({mode}): {len(rows)} pairs", header_style="bold")
     table.add_column("file")
     table.add_column("status")
     for name in SCORE_COLUMNS:
         table.add_column(name, justify="right")
+    renormalised = renormalised_mean(rows)
+    if renormalised is not None:
+        table.add_column("final (4, renorm.)", justify="right")
+    reasons = any(r.reason for r in rows)
+    if reasons:
+        table.add_column("why", overflow="fold", ratio=1)
     for row in rows:
         table.add_row(
             _txt(row.name),
             _txt(row.status, "green" if row.status == "ok" else "yellow"),
             *(_fmt(getattr(row, c)) for c in SCORE_COLUMNS),
+            *([_fmt(row.final_renormalised)] if renormalised is not None else []),
+            *([_txt(row.reason or "", "dim")] if reasons else []),
         )
-    table.add_row(Text("mean", style="bold"), "", *(Text(_fmt(means[c]), style="bold") for c in SCORE_COLUMNS))
+    table.add_row(
+        Text("mean", style="bold"),
+        "",
+        *(Text(_fmt(means[c]), style="bold") for c in SCORE_COLUMNS),
+        *([Text(_fmt(renormalised), style="bold")] if renormalised is not None else []),
+    )
     out.print(table)
     # The reference's runner prints the unweighted per-column means over files, in this order.
     out.print(Text("means  " + "  ".join(f"{c}={_fmt(means[c])}" for c in SCORE_COLUMNS)))
     if any(r.clip is None for r in rows):
         out.print(_txt("CLIP not computed: final is partial (CLIP counted as 0)", "yellow"))
+    if renormalised is not None:
+        out.print(_txt(f"{RENORMALISED}: mean {_fmt(renormalised)} (the mean of the other four scores)", "yellow"))
+    failures = [r for r in rows if r.status in FAILED_STATUSES]
+    for row in failures:
+        out.print(_txt(f"{row.name}: {row.status}: {row.reason or 'not scored'}", "red"), soft_wrap=True)
+    _print_isolation(out, layers)
     if missing:
         out.print(
             _txt(
@@ -579,13 +671,14 @@ def _batch(
         means=means,
         missing=missing,
         pairs=pairs,
+        sandbox=layers,
     )
     if collect is not None:
         collect.append(report)
     if args.json and write_json:
         atomic_write_text(args.json, report.model_dump_json(by_alias=True, indent=2))
         out.print(_txt(f"report written to {args.json}", "dim"))
-    return EXIT_OK
+    return EXIT_MISMATCH if failures else EXIT_OK
 
 
 def inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int = 30_000, jobs: int = 1) -> App:

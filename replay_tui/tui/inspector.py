@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -40,6 +41,7 @@ from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.visual.explain import PairRow, block_match_total, explain, markdown_summary, pair_rows, score_pair
 from replay_tui.visual.models import BlockModel, ModeResultModel, PairReport
+from replay_tui.visual.scores import RENORMALISED
 
 PALETTE: tuple[tuple[int, int, int], ...] = (
     (31, 119, 180),
@@ -162,7 +164,14 @@ class InspectTarget:
 
     @property
     def name(self) -> str:
-        return Path(self.pred).stem
+        """The pair, named by its generated page and that page's folder (the variant: ``move/11202``)."""
+        pred = Path(self.pred)
+        return f"{pred.parent.name}/{pred.stem}" if pred.parent.name else pred.stem
+
+    @property
+    def file_stem(self) -> str:
+        """:attr:`name` as a file name (``move-11202``), so exports of two variants never collide."""
+        return re.sub(r"[^\w.-]+", "-", strip_control(self.name)).strip("-.") or "pair"
 
 
 class Scored(Message):
@@ -214,6 +223,7 @@ class InspectorScreen(Screen):
         self.zoom = 1.0
         self.done = False
         self._worst_position: int | None = None
+        self._overwrite: tuple[Path, ...] = ()  # files the user was told exist: the same key again replaces them
 
     def compose(self) -> ComposeResult:
         yield Static(Text("scoring the pair in headless Chromium…", style="italic"), id="scores")
@@ -234,7 +244,9 @@ class InspectorScreen(Screen):
             titles, (("reference", self.target.ref), ("generated", self.target.pred)), strict=False
         ):
             line = Text(label, style="bold")
-            line.append(f"  {strip_control(Path(path).name)}", style="dim")
+            page = Path(path)
+            line.append(f"  {strip_control(page.parent.name + '/' if page.parent.name else '')}", style="dim")
+            line.append(strip_control(page.name), style="dim")
             title.update(line)
         shots = self.target.shots
         if self.report is not None:
@@ -328,12 +340,19 @@ class InspectorScreen(Screen):
         text.append(f"{s.final:.4f}", style="bold green")
         if s.final_partial:
             text.append(" (partial: no CLIP)", style="yellow")
+        if s.final_renormalised is not None:
+            text.append(f"\n{RENORMALISED} ", style="dim")
+            text.append(f"{s.final_renormalised:.4f}", style="bold")
+            text.append(" (CLIP absent: the mean of the other four; Final counts CLIP as 0)", style="dim")
         kinds = {k: sum(1 for r in self.rows if r.kind == k) for k in ("match", "dropped", "missing", "extra")}
+        text.append(f"\n{strip_control(self.target.name)}", style="bold")
         text.append(
-            f"\n{self.result.mode} · {self.result.status} · {kinds['match']} matched, {kinds['missing']} "
+            f" · {self.result.mode} · {self.result.status} · {kinds['match']} matched, {kinds['missing']} "
             f"missing, {kinds['extra']} extra, {kinds['dropped']} dropped · rank by: {self.sort_key}",
             style="dim",
         )
+        if self.result.reason:
+            text.append(f"\nwhy {self.result.status}: {strip_control(self.result.reason)}", style="yellow")
         self.query_one("#scores", Static).update(text)
 
     def aspect(self, side: str) -> float:
@@ -413,13 +432,33 @@ class InspectorScreen(Screen):
         """The full-resolution screenshot with every block outlined (the selected one filled)."""
         return draw_boxes(self.images[side], boxes_for(self.rows, side, self.selected(), aspect=self.aspect(side)))
 
+    def _overlay_paths(self, folder: Path) -> list[Path]:
+        return [folder / f"{self.target.file_stem}.{side}.overlay.png" for side in ("ref", "pred")]
+
     def _write_overlays(self, folder: Path) -> list[Path]:
         paths = []
-        for side in ("ref", "pred"):
+        for side, path in zip(("ref", "pred"), self._overlay_paths(folder), strict=True):
             buffer = io.BytesIO()
             self.overlay(side).save(buffer, format="PNG")
-            paths.append(atomic_write_bytes(folder / f"{self.target.name}.{side}.overlay.png", buffer.getvalue()))
+            paths.append(atomic_write_bytes(path, buffer.getvalue()))
         return paths
+
+    def _may_write(self, paths: Sequence[Path], key: str) -> bool:
+        """False, with a warning, when some of ``paths`` exist and the user has not pressed ``key`` again
+        (a second press replaces them): an export never overwrites without asking."""
+        existing = tuple(p for p in paths if p.exists())
+        if not existing or existing == self._overwrite:
+            self._overwrite = ()
+            return True
+        self._overwrite = existing
+        names = ", ".join(p.name for p in existing)
+        self.notify(
+            f"{names} already in {existing[0].parent}: press {key} again to replace",
+            severity="warning",
+            timeout=5,
+            markup=False,
+        )
+        return False
 
     def action_open_overlay(self) -> None:
         """Write both full-resolution overlays to a temp folder and open them in the image viewer."""
@@ -468,6 +507,8 @@ class InspectorScreen(Screen):
         if len(self.images) < 2:
             self.notify("no screenshots yet", severity="warning")
             return
+        if not self._may_write(self._overlay_paths(self.target.export_dir), "ctrl+s"):
+            return
         try:
             paths = self._write_overlays(self.target.export_dir)
         except OSError as exc:
@@ -480,15 +521,18 @@ class InspectorScreen(Screen):
         if self.result is None:
             return
         out = self.target.export_dir
-        stem = self.target.name
+        stem = self.target.file_stem
+        files = [out / f"{stem}.visual.json", out / f"{stem}.visual.md"]
+        if not self._may_write(files + (self._overlay_paths(out) if len(self.images) == 2 else []), "e"):
+            return
         report = (
             self.report.model_dump_json(by_alias=True, indent=2)
             if self.report
             else self.result.model_dump_json(indent=2)
         )
         try:
-            atomic_write_text(out / f"{stem}.visual.json", report)  # as `visual --json` writes it
-            atomic_write_text(out / f"{stem}.visual.md", markdown_summary(self.result, self.rows))
+            atomic_write_text(files[0], report)  # as `visual --json` writes it
+            atomic_write_text(files[1], markdown_summary(self.result, self.rows))
             if len(self.images) == 2:
                 self._write_overlays(out)
         except OSError as exc:

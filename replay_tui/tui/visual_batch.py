@@ -30,13 +30,14 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from replay_tui.fileio import atomic_write_text
-from replay_tui.sanitize import strip_control
+from replay_tui.sanitize import one_line, strip_control
 from replay_tui.tui.app_base import ToolApp
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 from replay_tui.visual.batch import LABELS, BatchPair, batch_markdown, batch_report, score_pairs
 from replay_tui.visual.compare import VisualCompareError, VisualComparison, compare_batches
 from replay_tui.visual.explain import screenshots
-from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, PairReport, batch_means
+from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, PairReport, batch_means, renormalised_mean
+from replay_tui.visual.scores import RENORMALISED
 
 if TYPE_CHECKING:
     from replay_tui.visual.pipeline import PairResult
@@ -246,11 +247,30 @@ class VisualBatchScreen(SortActions, Screen):
             mean = means[key]
             text.append(f"{LABELS[key]} ", style="dim")
             text.append("—    " if mean is None else f"{mean:.4f}  ", style="bold")
+        renormalised = renormalised_mean([row for row in (p.batch_row() for p in scored) if row is not None])
+        if renormalised is not None:
+            text.append(f"{RENORMALISED} ", style="dim")
+            text.append(f"{renormalised:.4f}", style="bold")
         self.query_one("#batch-title", Static).update(text)
-        status = "enter opens a pair in the inspector · s sorts · e exports"
+        self.update_status()
+
+    def update_status(self) -> None:
+        """Scoring progress; else why the selected pair ended as it did (when not ok); else the keys."""
+        pair = self.selected()
+        reason = None if pair is None else (pair.report.result.reason if pair.report else pair.error)
         if self.scoring:
-            status = f"scoring {len(scored)}/{len(self.pairs)} in headless Chromium · ctrl+x cancels"
+            scored = sum(p.report is not None for p in self.pairs)
+            status = Text(f"scoring {scored}/{len(self.pairs)} in headless Chromium · ctrl+x cancels")
+        elif pair is not None and reason:
+            status = Text(f"why {pair.status}: ", style="bold")
+            status.append(strip_control(one_line(reason)))
+        else:
+            status = Text("enter opens a pair in the inspector · s sorts · e exports")
         self.query_one("#batch-status", Static).update(status)
+
+    @on(LazyTable.Highlighted, "#batch-pairs")
+    def _highlighted(self) -> None:
+        self.update_status()
 
     # -- two folders: B − A -------------------------------------------------------------------
     def folder_reports(self) -> tuple[BatchReport, BatchReport] | None:

@@ -18,7 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from replay_tui.sanitize import strip_control
-from replay_tui.visual.models import SCORE_COLUMNS, BatchReport, BatchRow, PairReport, as_mode, batch_means
+from replay_tui.visual.models import (
+    SCORE_COLUMNS,
+    BatchReport,
+    BatchRow,
+    PairReport,
+    as_mode,
+    batch_means,
+    renormalised_mean,
+)
+from replay_tui.visual.scores import RENORMALISED
 
 if TYPE_CHECKING:
     from replay_tui.visual.pipeline import PairResult, VisualScorer
@@ -33,7 +42,7 @@ class BatchPair:
     label: str
     ref: Path
     pred: Path
-    status: str = "queued"  # queued | scoring | ok | no_blocks | no_match | reference_crash | error
+    status: str = "queued"  # queued | scoring | a models.Status
     report: PairReport | None = None
     shots: tuple[Path, Path] | None = None
     error: str | None = None
@@ -212,26 +221,42 @@ def batch_report(pairs: Sequence[BatchPair], mode: str, missing: Sequence[str] =
         means=batch_means(rows),
         missing=list(missing),
         pairs=[p.report for p in pairs if p.report is not None],
+        sandbox=next((p.report.sandbox for p in pairs if p.report is not None), []),
     )
 
 
 def batch_markdown(pairs: Sequence[BatchPair], order: Iterable[int], report: BatchReport, sort_key: str) -> str:
-    """A Markdown table of the scored pairs in ``order`` (indices into ``pairs``), with the means."""
+    """A Markdown table of the scored pairs in ``order`` (indices into ``pairs``), with the means; without CLIP
+    also "Final (4 metrics, renormalised)", and why a pair ended with its status when it is not ok."""
+    renormalised = renormalised_mean(report.rows)
+    extra = [RENORMALISED] if renormalised is not None else []
+    reasons = any(row.reason for row in report.rows)
+    why = (" why |", " --- |") if reasons else ("", "")
     lines = [
         "## Visual batch",
         "",
         f"{len(report.rows)} pairs, {report.mode} mode, sorted by {sort_key}",
         "",
-        "| pair | status | " + " | ".join(LABELS[k] for k in SCORE_COLUMNS) + " |",
-        "| --- | --- | " + " | ".join("---:" for _ in SCORE_COLUMNS) + " |",
+        "| pair | status | " + " | ".join([*(LABELS[k] for k in SCORE_COLUMNS), *extra]) + " |" + why[0],
+        "| --- | --- | " + " | ".join("---:" for _ in [*SCORE_COLUMNS, *extra]) + " |" + why[1],
     ]
     for index in order:
         pair = pairs[index]
         if pair.report is None:
             continue
         cells = ["n/a" if pair.value(k) is None else f"{pair.value(k):.4f}" for k in SCORE_COLUMNS]
-        label = strip_control(pair.label).replace("|", "\\|")
-        lines.append(f"| {label} | {pair.status} | " + " | ".join(cells) + " |")
+        scores = pair.report.result.scores
+        if extra:
+            cells.append("n/a" if scores.final_renormalised is None else f"{scores.final_renormalised:.4f}")
+        if reasons:
+            cells.append(_cell(pair.report.result.reason or ""))
+        lines.append(f"| {_cell(pair.label)} | {pair.status} | " + " | ".join(cells) + " |")
     mean_cells = ["n/a" if report.means[k] is None else f"{report.means[k]:.4f}" for k in SCORE_COLUMNS]
-    lines.append("| **mean** | | " + " | ".join(mean_cells) + " |")
+    if renormalised is not None:
+        mean_cells.append(f"{renormalised:.4f}")
+    lines.append("| **mean** | | " + " | ".join(mean_cells) + " |" + (" |" if reasons else ""))
     return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return " ".join(strip_control(text).split()).replace("|", "\\|")

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import difflib
 import re
+import time
 from dataclasses import dataclass
 
 import numpy as np
+
+from replay_tui.visual.models import OutOfTime
 
 CHUNK = 100
 REPEATS = 5
@@ -43,7 +46,7 @@ def _position_map(clean: str, content: str) -> list[int]:
     return positions
 
 
-def _scan(chunks: list[str], similarity: float, repeats: int, on_repeat) -> None:
+def _scan(chunks: list[str], similarity: float, repeats: int, on_repeat, deadline: float | None = None) -> None:
     """The reference's insertion-ordered first-hit scan; ``on_repeat(group)`` each time a group is long enough.
 
     Exact speed-up: ``quick_ratio`` (the multiset overlap, an upper bound of ``ratio``) is computed for all seen
@@ -62,6 +65,8 @@ def _scan(chunks: list[str], similarity: float, repeats: int, on_repeat) -> None
     groups: list[list[int]] = []
     matchers: list[difflib.SequenceMatcher] = []
     for i, chunk in enumerate(chunks):
+        if deadline is not None and i % 64 == 0 and time.monotonic() > deadline:
+            raise OutOfTime(f"the repetition check stopped at chunk {i} of {len(chunks)}: the pair's deadline passed")
         h = np.bincount([vocab[c] for c in chunk], minlength=width).astype(np.int32)
         count = len(groups)
         hit = -1
@@ -88,8 +93,8 @@ def _scan(chunks: list[str], similarity: float, repeats: int, on_repeat) -> None
             lengths[count] = len(chunk)
 
 
-def check_repetitive_compat(content: str) -> DedupResult:
-    """Where the reference cuts ``content`` (a file offset), or None."""
+def check_repetitive_compat(content: str, deadline: float | None = None) -> DedupResult:
+    """Where the reference cuts ``content`` (a file offset), or None; :class:`OutOfTime` past ``deadline``."""
     clean = re.sub("<.*?>", "", content)
     positions = _position_map(clean, content)
     chunks = [clean[i : i + CHUNK] for i in range(0, len(clean), CHUNK)]
@@ -101,7 +106,7 @@ def check_repetitive_compat(content: str) -> DedupResult:
         if candidate < state["start"]:
             state["start"] = candidate
 
-    _scan(chunks, SIMILARITY, REPEATS, on_repeat)
+    _scan(chunks, SIMILARITY, REPEATS, on_repeat, deadline)
     start = state["start"]
     return DedupResult(cut_at=start if start != len(clean) else None, original_length=len(content))
 
@@ -111,7 +116,7 @@ _INVISIBLE = re.compile(
 )
 
 
-def check_repetitive_fixed(content: str) -> DedupResult:
+def check_repetitive_fixed(content: str, deadline: float | None = None) -> DedupResult:
     """Repetition in the visible text only; a cut lands at the start of the first repeated visible chunk."""
     words: list[tuple[str, int]] = []  # (word, file offset)
     position = 0
@@ -137,7 +142,7 @@ def check_repetitive_fixed(content: str) -> DedupResult:
         if state["second"] is None or second < state["second"]:
             state["second"] = second
 
-    _scan(chunks, SIMILARITY, REPEATS, on_repeat)
+    _scan(chunks, SIMILARITY, REPEATS, on_repeat, deadline)
     if state["second"] is None:
         return DedupResult(cut_at=None, original_length=len(content))
     cut = offsets[state["second"] * CHUNK]

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.visual.models import BlockModel, ModeResultModel, PageModel, PairReport
+from replay_tui.visual.scores import RENORMALISED
 
 if TYPE_CHECKING:
     import numpy as np
@@ -207,6 +208,12 @@ def markdown_summary(result: ModeResultModel, rows: Sequence[PairRow], *, worst:
         f"| {s.block:.4f} | {s.text:.4f} | {s.position:.4f} | {s.color:.4f} | {clip} | {s.final:.4f}"
         f"{' (partial)' if s.final_partial else ''} |",
         "",
+        *(
+            [f"{RENORMALISED}: {s.final_renormalised:.4f} (no CLIP: the mean of the other four scores)", ""]
+            if s.final_renormalised is not None
+            else []
+        ),
+        *([f"Why {result.status}: {strip_control(result.reason)}", ""] if result.reason else []),
         "### Worst pairs",
         "",
         "| kind | reference | generated | text | position | colour |",

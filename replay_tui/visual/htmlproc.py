@@ -3,6 +3,10 @@
 Behaviour follows the reference metric (Design2Code ``ocr_free_utils.process_html`` and
 ``extract_text_with_color``; ``visual_score.make_html``/``truncate_repeated_html_elements``) as described in the
 project's research notes. The _p files are bs4 round trips of the page, because layout may depend on it.
+
+Pages are untrusted (issue 15): nothing here recurses in Python (Beautiful Soup's parser and serialiser are
+iterative since 4.12; the tree walks below use explicit stacks), and every parse refuses a tree deeper than
+:data:`MAX_DEPTH` (:class:`TooDeep`) before anything costlier than linear is done with it.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import cast
 
-from bs4 import BeautifulSoup, Comment, NavigableString, Tag
+from bs4 import BeautifulSoup, Comment, NavigableString, PageElement, Tag
 from PIL import ImageColor
 
 TEXT_TAGS = [
@@ -39,10 +43,17 @@ TEXT_TAGS = [
 POOL_VALUES = tuple(range(10, 251, 16))  # 16 values: 10, 26, ..., 250
 POOL_SIZE = len(POOL_VALUES) ** 3  # 4096
 TRANSPARENT = "rgba(0, 0, 0, 0)"
+# Element nesting refused by :func:`parse` (the test-set pages reach 22; Chromium's HTML parser stops nesting
+# at 512, and the repeated-element truncation costs the sum of the element depths).
+MAX_DEPTH = 256
 
 
 class PoolExhausted(Exception):
     """More text tags than the 4096 pool colours (the reference raises NotImplementedError and crashes)."""
+
+
+class TooDeep(Exception):
+    """Elements nested deeper than :data:`MAX_DEPTH`: the page is reported ``too_deep``, not processed."""
 
 
 class ReferenceCrash(Exception):
@@ -80,7 +91,23 @@ def update_style(element: Tag, prop: str, value: str) -> None:
 
 
 def parse(html: str) -> BeautifulSoup:
-    return BeautifulSoup(html, "html.parser")
+    """The page as bs4's ``html.parser`` reads it; :class:`TooDeep` when its elements nest too deep."""
+    soup = BeautifulSoup(html, "html.parser")
+    depth = dom_depth(soup)
+    if depth > MAX_DEPTH:
+        raise TooDeep(f"elements nested {depth} deep (the limit is {MAX_DEPTH})")
+    return soup
+
+
+def dom_depth(root: Tag) -> int:
+    """The deepest element nesting under ``root`` (an explicit stack: no Python recursion)."""
+    deepest = 0
+    stack = [(root, 0)]
+    while stack:
+        element, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in element.contents if isinstance(child, Tag))
+    return deepest
 
 
 @dataclass
@@ -164,20 +191,18 @@ def extract_text_with_color(html: str, lenient: bool = False) -> list[tuple[str,
     if body is None:
         return []
     items: list[tuple[str, str]] = []
-
-    def walk(element: Tag, parent_colour: str) -> None:
-        colour = _style_color(element, lenient) or parent_colour
-        for child in element.children:
-            if isinstance(child, Comment):
-                continue
-            if isinstance(child, NavigableString):
-                text = child.strip()
-                if text:
-                    items.append((text, colour))
-            elif isinstance(child, Tag):
-                walk(child, colour)
-
-    walk(body, "#000000")
+    # Depth first in document order with an explicit stack (children pushed reversed): the reference's
+    # recursive walk, without its recursion limit.
+    stack: list[tuple[PageElement, str]] = [(body, "#000000")]
+    while stack:
+        node, inherited = stack.pop()
+        if isinstance(node, Tag):
+            colour = _style_color(node, lenient) or inherited
+            stack.extend((child, colour) for child in reversed(node.contents) if not isinstance(child, Comment))
+        elif isinstance(node, NavigableString):
+            text = node.strip()
+            if text:
+                items.append((text, inherited))
     return items
 
 

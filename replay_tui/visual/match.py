@@ -14,6 +14,7 @@ orientation, so ties break the same way), but:
 from __future__ import annotations
 
 import difflib
+import time
 from collections import Counter
 from collections.abc import Sequence
 
@@ -21,6 +22,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from replay_tui.visual.blocks import Block
+from replay_tui.visual.models import OutOfTime
 
 MERGE_GAIN = 0.05
 CONSECUTIVE_BONUS = 0.1
@@ -176,6 +178,11 @@ class MergeStats:
         self.lsa_calls = 0
 
 
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise OutOfTime("the block matching ran past the pair's deadline")
+
+
 def find_possible_merge(
     pred: list[Block],
     ref: list[Block],
@@ -183,8 +190,10 @@ def find_possible_merge(
     bonus: float = CONSECUTIVE_BONUS,
     window: int = WINDOW,
     stats: MergeStats | None = None,
+    deadline: float | None = None,
 ) -> tuple[list[Block], list[Block], list[tuple[int, int]]]:
-    """Greedy merging of neighbouring blocks on both sides, then the final context-bonus matching.
+    """Greedy merging of neighbouring blocks on both sides, then the final context-bonus matching;
+    :class:`OutOfTime` once ``deadline`` (``time.monotonic()``) has passed.
 
     ``pred`` is modified in place (the reference's quirk Q7: CLIP later masks the merged prediction boxes);
     callers that want the reference protected pass a copy, as the reference does with ``deepcopy``.
@@ -192,6 +201,7 @@ def find_possible_merge(
     stats = stats or MergeStats()
     a, b = pred, ref
     while True:
+        _check(deadline)
         stats.outer_iterations += 1
         a_changed = b_changed = False
         a_texts = [blk.text for blk in a]
@@ -202,6 +212,8 @@ def find_possible_merge(
         if len(a) >= 2:
             candidates = []
             for i in range(len(a) - 1):
+                if i % 32 == 0:
+                    _check(deadline)
                 row = ratio.row(a_texts[i] + " " + a_texts[i + 1], b_texts)
                 trial = np.concatenate((cost[:i], row[None, :], cost[i + 2 :]), axis=0)
                 gain = difference_of_means(current, assigned_costs(trial))
@@ -220,6 +232,8 @@ def find_possible_merge(
         if len(b) >= 2:
             candidates = []
             for j in range(len(b) - 1):
+                if j % 32 == 0:
+                    _check(deadline)
                 col = ratio.col(a_texts, b_texts[j] + " " + b_texts[j + 1])
                 trial = np.concatenate((cost[:, :j], col[:, None], cost[:, j + 2 :]), axis=1)
                 gain = difference_of_means(current, assigned_costs(trial))

@@ -14,7 +14,19 @@ from replay_tui.visual.blocks import Block
 SCHEMA = "replay-tui.visual/1"
 
 Mode = Literal["compat", "fixed"]
-Status = Literal["ok", "no_blocks", "no_match", "reference_crash", "error"]
+Status = Literal[
+    "ok", "no_blocks", "no_match", "reference_crash", "error", "too_deep", "too_tall", "timeout", "crashed"
+]
+# A page the sandbox refused or gave up on (issue 15): the pair is not scored, its scores are 0.
+PageFailure = Literal["too_deep", "too_tall", "timeout", "crashed"]
+# Statuses of a pair that could not be scored: a batch with any of them exits 1.
+FAILED_STATUSES: tuple[str, ...] = ("error", "too_deep", "too_tall", "timeout", "crashed")
+
+
+class OutOfTime(Exception):
+    """Python work on a pair (the repetition scan, quadratic in the distinct text: ~26 s for 200 KB of random
+    words; the merge search, in the number of blocks) ran past the pair's deadline: the pair ends ``timeout``
+    instead of holding a batch for minutes."""
 
 
 def as_mode(value: str) -> Mode:
@@ -67,12 +79,17 @@ class ScoresModel(BaseModel):
     clip: float | None
     final: float = Field(description="0.2 x (block + text + position + color + clip); clip counts 0 when missing")
     final_partial: bool = Field(description="true when CLIP is missing: final is then not the paper's number")
+    final_renormalised: float | None = Field(
+        default=None,
+        description="CLIP missing: 'Final (4 metrics, renormalised)', the mean of the other four scores; else null",
+    )
 
 
 class ModeResultModel(BaseModel):
     mode: Mode
     status: Status
     error: str | None = None
+    reason: str | None = Field(default=None, description="why the pair ended with its status, when not ok")
     scores: ScoresModel
     matches: list[MatchModel]
     pred: PageModel
@@ -99,6 +116,7 @@ class PairReport(BaseModel):
         default=None, description="fixed mode: the compat result it is compared with"
     )
     disagreements: list[Disagreement] = Field(default_factory=list)
+    sandbox: list[str] = Field(default_factory=list, description="the renderer's isolation layers that were active")
 
     model_config = {"populate_by_name": True}
 
@@ -112,6 +130,8 @@ class BatchRow(BaseModel):
     position: float
     color: float
     clip: float | None
+    reason: str | None = None
+    final_renormalised: float | None = None
 
     @classmethod
     def from_report(cls, name: str, report: PairReport) -> BatchRow:
@@ -125,7 +145,15 @@ class BatchRow(BaseModel):
             position=s.position,
             color=s.color,
             clip=s.clip,
+            reason=report.result.reason,
+            final_renormalised=s.final_renormalised,
         )
+
+    @classmethod
+    def failed(cls, name: str, reason: str) -> BatchRow:
+        """A pair whose scoring raised: status ``error``, scores 0."""
+        zero = {"final": 0.0, "block": 0.0, "text": 0.0, "position": 0.0, "color": 0.0, "final_renormalised": 0.0}
+        return cls(name=name, status="error", clip=None, reason=reason, **zero)
 
 
 SCORE_COLUMNS = ("final", "block", "text", "position", "color", "clip")
@@ -139,6 +167,14 @@ def batch_means(rows: list[BatchRow]) -> dict[str, float | None]:
         values = [getattr(r, column) for r in rows]
         means[column] = None if not values or any(v is None for v in values) else sum(values) / len(values)
     return means
+
+
+def renormalised_mean(rows: list[BatchRow]) -> float | None:
+    """The mean "Final (4 metrics, renormalised)" over the rows, when every row has one (no CLIP anywhere)."""
+    values = [r.final_renormalised for r in rows]
+    if not values or any(v is None for v in values):
+        return None
+    return sum(v for v in values if v is not None) / len(values)
 
 
 class ReportFileError(ValueError):
@@ -168,6 +204,7 @@ class BatchReport(BaseModel):
     means: dict[str, float | None]
     missing: list[str] = Field(default_factory=list)
     pairs: list[PairReport] = Field(default_factory=list)
+    sandbox: list[str] = Field(default_factory=list, description="the renderer's isolation layers that were active")
 
     model_config = {"populate_by_name": True}
 

@@ -5,7 +5,11 @@ cut, ``make_html``, bs4 round trip with repeated-element truncation); the refere
 gets two recoloured renders; blocks; ``merge_blocks_by_bbox``; merge search; the 0.5 cut; sub-scores; CLIP on the
 inpainted screenshots. Inputs on which the reference would crash are reported (``status='reference_crash'``,
 scores 0, as the batch runner records them). A page that fails to render is reported; compat then uses the
-reference's blank 1280x960 stand-in so the numbers stay comparable.
+reference's blank 1280x960 stand-in so the numbers stay comparable. A page the sandbox refuses or gives up on
+(nested too deep, too tall, out of time, renderer crashed: issue 15) ends the pair with that status in both
+modes, scores 0; a pair's renders share one deadline (``VisualScorer(pair_timeout_ms=...)``), the Python stages
+that grow faster than linearly (repetition check, merge search) stop at it too, and a page that failed in
+compat is not rendered again for fixed.
 
 fixed applies the corrections in :data:`FIXES` and reports each one.
 """
@@ -26,11 +30,12 @@ from replay_tui.visual import htmlproc
 from replay_tui.visual.blocks import Block, BlockError, blocks_from_renders, merge_blocks_by_bbox
 from replay_tui.visual.dedup import DedupResult, check_repetitive_compat, check_repetitive_fixed
 from replay_tui.visual.match import MergeStats, RatioCache, find_possible_merge
-from replay_tui.visual.models import Mode, Status
+from replay_tui.visual.models import Mode, OutOfTime, PageFailure, Status
 from replay_tui.visual.render import Renderer, RenderResult, blank_image
 from replay_tui.visual.scores import SubScores, final_score, sub_scores
 
 MODES: tuple[Mode, ...] = ("compat", "fixed")
+PAIR_TIMEOUTS = 4  # a pair's deadline, in render timeouts, when not given
 
 
 def modes_for(mode: str) -> tuple[Mode, ...]:
@@ -72,7 +77,8 @@ class Page:
     blocked_requests: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     crash: str | None = None  # the reference raises here (compat)
-    error: str | None = None  # unusable page (fixed)
+    error: str | None = None  # unusable page (fixed), or why it failed
+    failure: PageFailure | None = None  # the sandbox refused or gave up on the page (both modes)
 
 
 @dataclass
@@ -91,6 +97,7 @@ class PairResult:
     ref_bbox_merged: list[Block] = field(default_factory=list)
     matching: list[tuple[int, int]] = field(default_factory=list)
     error: str | None = None
+    reason: str | None = None  # why the status, when it is not ok (shown in the batch table and the inspector)
     seconds: dict[str, float] = field(default_factory=dict)
     merge_stats: MergeStats | None = None
     corrections: list[str] = field(default_factory=list)
@@ -153,8 +160,11 @@ class RenderCache:
         _, html, base, _stem = source
         return (hashlib.sha256(html.encode("utf-8", errors="surrogateescape")).hexdigest(), str(Path(base).resolve()))
 
-    def prefetch(self, sources: Sequence[tuple], shareable: Sequence[tuple] = ()) -> None:
-        """Render what ``sources`` and ``shareable`` (the shared page's sources) need, in one concurrent batch."""
+    def prefetch(
+        self, sources: Sequence[tuple], shareable: Sequence[tuple] = (), deadline: float | None = None
+    ) -> None:
+        """Render what ``sources`` and ``shareable`` (the shared page's sources) need, in one concurrent batch, none
+        of them past ``deadline`` (``time.monotonic()``)."""
         missing: dict[tuple[str, str], tuple] = {}
         promised: dict[tuple[str, str], Future[RenderResult]] = {}
         waiting: dict[tuple[str, str], Future[RenderResult]] = {}
@@ -173,7 +183,7 @@ class RenderCache:
         if missing:
             try:
                 # one concurrent batch, each text rendered through a copy beside its page
-                results = self.renderer.render_texts([(s[1], s[2], s[3]) for s in missing.values()])
+                results = self.renderer.render_texts([(s[1], s[2], s[3]) for s in missing.values()], deadline)
             except BaseException as exc:
                 for key, future in promised.items():
                     if self.shared is not None:
@@ -196,9 +206,14 @@ class RenderCache:
 
 
 def _image_or_blank(result: RenderResult, page: Page, what: str, mode: str) -> np.ndarray | None:
+    """The render's image; or, for a failed render: None with ``page.failure`` set when the sandbox gave up on
+    the page, else the reference's blank stand-in (compat) or None (fixed)."""
     if result.ok:
         return result.image
     page.render_errors.append(f"{what}: {result.error}")
+    if result.status in ("timeout", "crashed", "too_tall"):
+        page.failure = result.status
+        return None
     if mode == "compat":
         page.notes.append(f"{what} failed to render; the reference's blank 1280x960 image stands in")
         return blank_image()
@@ -227,8 +242,9 @@ class PagePlan:
         return out
 
 
-def plan_page(path: str | Path, *, is_pred: bool, mode: str) -> PagePlan:
-    """Pre-process (predictions only) and build the recoloured variants."""
+def plan_page(path: str | Path, *, is_pred: bool, mode: str, deadline: float | None = None) -> PagePlan:
+    """Pre-process (predictions only) and build the recoloured variants; the repetition check stops at
+    ``deadline`` (the page then fails ``timeout``)."""
     path = Path(path)
     base = path.parent.resolve()
     text, _raw = read_html(path)
@@ -238,7 +254,7 @@ def plan_page(path: str | Path, *, is_pred: bool, mode: str) -> PagePlan:
         if is_pred:
             if mode == "compat" and _has_surrogates(text):
                 raise htmlproc.ReferenceCrash("the file is not valid UTF-8 (UnicodeDecodeError in the reference)")
-            page.dedup = (check_repetitive_compat if mode == "compat" else check_repetitive_fixed)(text)
+            page.dedup = (check_repetitive_compat if mode == "compat" else check_repetitive_fixed)(text, deadline)
             if page.dedup.cut:
                 page.notes.append(f"dedup cut the page at offset {page.dedup.cut_at} of {len(text)}")
                 text = text[: page.dedup.cut_at]
@@ -259,6 +275,10 @@ def plan_page(path: str | Path, *, is_pred: bool, mode: str) -> PagePlan:
             plan.rounds = [first]
             for k in range(1, (first.total_text_tags + htmlproc.POOL_SIZE - 1) // htmlproc.POOL_SIZE):
                 plan.rounds.append(htmlproc.perturb(text, chunk=k, strict_pool=False))
+    except htmlproc.TooDeep as exc:
+        page.failure, page.error = "too_deep", f"too_deep: {exc}"
+    except OutOfTime as exc:
+        page.failure, page.error = "timeout", f"timeout: {exc}"
     except htmlproc.PoolExhausted as exc:
         page.crash = f"NotImplementedError in the reference's ColorPool: {exc}"
     except htmlproc.ReferenceCrash as exc:
@@ -269,6 +289,14 @@ def plan_page(path: str | Path, *, is_pred: bool, mode: str) -> PagePlan:
         else:
             page.crash = f"RecursionError while processing the HTML: {exc}"
     if page.crash or page.error:
+        plan.original, plan.rounds = None, []
+    return plan
+
+
+def known_failure(plan: PagePlan, failure: tuple[PageFailure, str] | None) -> PagePlan:
+    """``plan`` not to be rendered when its page already failed (in an earlier mode of the pair)."""
+    if failure is not None:
+        plan.page.failure, plan.page.error = failure
         plan.original, plan.rounds = None, []
     return plan
 
@@ -335,8 +363,10 @@ def _items(html: str, mode: str) -> list[tuple[str, str]]:
     return htmlproc.extract_text_with_color(html, lenient=True)
 
 
-def score_pages(pred: Page, ref: Page, mode: Mode = "compat", clip_scorer=None) -> PairResult:
-    """Match and score two extracted pages."""
+def score_pages(
+    pred: Page, ref: Page, mode: Mode = "compat", clip_scorer=None, deadline: float | None = None
+) -> PairResult:
+    """Match and score two extracted pages; the merge search stops at ``deadline`` (status ``timeout``)."""
     started = time.perf_counter()
     ratio = RatioCache(autojunk=(mode == "compat"))
     colour_formula = "colormath" if mode == "compat" else "sharma"
@@ -358,12 +388,17 @@ def score_pages(pred: Page, ref: Page, mode: Mode = "compat", clip_scorer=None) 
         out.seconds["match_and_score"] = time.perf_counter() - started
         return out
 
+    for side, page in (("generated", pred), ("reference", ref)):
+        if page.failure is not None:
+            return result(page.failure, SubScores(), None, error=page.error, reason=f"{side} page: {page.error}")
     crash = pred.crash or ref.crash
     if crash:
-        return result("reference_crash", SubScores(), None, error=crash)
+        side = "generated" if pred.crash else "reference"
+        return result("reference_crash", SubScores(), None, error=crash, reason=f"{side} page: {crash}")
     error = pred.error or ref.error
     if error:
-        return result("error", SubScores(), None, error=error)
+        side = "generated" if pred.error else "reference"
+        return result("error", SubScores(), None, error=error, reason=f"{side} page: {error}")
     ref_merged = merge_blocks_by_bbox(ref.raw_blocks)
     if not pred.raw_blocks or not ref_merged:
         clip = _clip(clip_scorer, pred, ref, pred.raw_blocks, ref_merged)
@@ -373,11 +408,22 @@ def score_pages(pred: Page, ref: Page, mode: Mode = "compat", clip_scorer=None) 
             clip,
             ref_bbox_merged=ref_merged,
             pred_bbox_merged=[b.copy() for b in pred.raw_blocks],
+            reason="; ".join(
+                no_blocks_reason(side, page, mode)
+                for side, page in (("generated", pred), ("reference", ref))
+                if not page.raw_blocks
+            ),
         )
     pred_merged = merge_blocks_by_bbox(pred.raw_blocks)
     pred_bbox_merged = [b.copy() for b in pred_merged]
     stats = MergeStats()
-    pred_m, ref_m, matching = find_possible_merge(pred_merged, [b.copy() for b in ref_merged], ratio, stats=stats)
+    try:
+        pred_m, ref_m, matching = find_possible_merge(
+            pred_merged, [b.copy() for b in ref_merged], ratio, stats=stats, deadline=deadline
+        )
+    except OutOfTime as exc:
+        reason = f"{exc} ({len(pred_merged)} generated x {len(ref_merged)} reference blocks)"
+        return result("timeout", SubScores(), None, error=reason, reason=reason)
     scores = sub_scores(pred_m, ref_m, matching, ratio, colour_formula)
     if mode == "compat":
         clip = _clip(clip_scorer, pred, ref, pred_m, ref_merged)  # quirk Q7: merged pred boxes, unmerged ref
@@ -388,12 +434,40 @@ def score_pages(pred: Page, ref: Page, mode: Mode = "compat", clip_scorer=None) 
         status,
         scores,
         clip,
+        reason=None
+        if scores.matched
+        else f"none of the {len(pred_m)} x {len(ref_m)} block pairs has text similarity 0.5 or more",
         pred_blocks=pred_m,
         ref_blocks=ref_m,
         matching=matching,
         pred_bbox_merged=pred_bbox_merged,
         ref_bbox_merged=ref_merged,
         merge_stats=stats,
+    )
+
+
+def no_blocks_reason(side: str, page: Page, mode: str) -> str:
+    """Why ``page`` gave no text blocks, in the words a user can act on (issue 16)."""
+    dedup = page.dedup
+    if not page.items and dedup is not None and dedup.cut_at is not None:
+        quirk = (
+            " (a compat quirk: CSS, script and indentation count as repeated text; --mode fixed looks at the "
+            "visible text only)"
+            if mode == "compat"
+            else ""
+        )
+        return (
+            f"the {side} page has no text blocks: the repetition cut kept only its first {dedup.cut_at:,} of "
+            f"{dedup.original_length:,} characters, with no text left{quirk}"
+        )
+    if not page.items:
+        return f"the {side} page has no text blocks: no text under <body>"
+    lost = [n for n in page.notes if "lost" in n or "differ in size" in n or "blank" in n]
+    if lost:
+        return f"the {side} page has no text blocks: " + "; ".join(lost)
+    return (
+        f"the {side} page has no text blocks: none of its {len(page.items)} text items has pixels that changed "
+        "colour between the two recoloured renders (hidden, transparent or image text)"
     )
 
 
@@ -405,14 +479,23 @@ def _clip(clip_scorer, pred: Page, ref: Page, pred_blocks: list[Block], ref_bloc
 
 class VisualScorer:
     """Scores pairs with one browser for the whole run. :meth:`score` may run on several threads at once (the
-    renderer is shared; everything else is per call)."""
+    renderer is shared; everything else is per call). ``pair_timeout_ms`` bounds all the renders of a pair
+    (both modes) together; each render is also bounded by the renderer's own ``timeout_ms``."""
 
-    def __init__(self, renderer: Renderer | None = None, clip_scorer=None, timeout_ms: int | None = None) -> None:
+    def __init__(
+        self,
+        renderer: Renderer | None = None,
+        clip_scorer=None,
+        timeout_ms: int | None = None,
+        pair_timeout_ms: int | None = None,
+    ) -> None:
         self._own = renderer is None
         if renderer is None:
             renderer = Renderer(timeout_ms=timeout_ms) if timeout_ms else Renderer()
         self.renderer = renderer
         self.clip_scorer = clip_scorer
+        # every render of a pair within this, both modes together (default: four renders' worth)
+        self.pair_timeout_ms = pair_timeout_ms or PAIR_TIMEOUTS * renderer.timeout_ms
 
     def __enter__(self) -> VisualScorer:
         self.renderer.start()
@@ -436,17 +519,29 @@ class VisualScorer:
         """Score a pair in each of ``modes``. With ``shared`` (a batch's), the reference page's renders are
         taken from, or left for, the other pairs of the batch that score against the same reference."""
         cache = RenderCache(self.renderer, shared, str(Path(ref_path).resolve()))
+        deadline = time.monotonic() + self.pair_timeout_ms / 1000
+        failed: dict[bool, tuple[PageFailure, str]] = {}  # is_pred -> how that page failed in an earlier mode
         out: dict[str, PairResult] = {}
         for mode in modes:
             started = time.perf_counter()
             renders_before = cache.seconds
-            pred_plan = plan_page(pred_path, is_pred=True, mode=mode)
-            ref_plan = plan_page(ref_path, is_pred=False, mode=mode)
-            cache.prefetch(pred_plan.sources(), ref_plan.sources())  # both pages' renders in one batch
-            pred = finish_page(pred_plan, cache)
-            ref = finish_page(ref_plan, cache)
+            # Python stages get the pair's time each, counted from their start: waiting for the browser while
+            # other pairs hold it never makes a good pair time out.
+            budget = self.pair_timeout_ms / 1000
+            pred_plan = plan_page(pred_path, is_pred=True, mode=mode, deadline=time.monotonic() + budget)
+            pred_plan = known_failure(pred_plan, failed.get(True))
+            ref_plan = known_failure(plan_page(ref_path, is_pred=False, mode=mode), failed.get(False))
+            if pred_plan.page.failure or ref_plan.page.failure:  # the pair ends with it: nothing to render
+                pred, ref = pred_plan.page, ref_plan.page
+            else:
+                cache.prefetch(pred_plan.sources(), ref_plan.sources(), deadline)  # both pages in one batch
+                pred = finish_page(pred_plan, cache)
+                ref = finish_page(ref_plan, cache)
+            for is_pred, page in ((True, pred), (False, ref)):
+                if page.failure is not None:
+                    failed[is_pred] = (page.failure, page.error or page.failure)
             extracted = time.perf_counter()
-            res = score_pages(pred, ref, mode, self.clip_scorer)
+            res = score_pages(pred, ref, mode, self.clip_scorer, time.monotonic() + budget)
             res.seconds["render"] = cache.seconds - renders_before
             res.seconds["extract"] = extracted - started - res.seconds["render"]
             res.seconds["total"] = time.perf_counter() - started

@@ -17,6 +17,7 @@ from replay_tui.visual.models import (
     block_models,
 )
 from replay_tui.visual.pipeline import Page, PairResult, SharedRenders, VisualScorer, modes_for
+from replay_tui.visual.scores import final_renormalised
 
 SCORE_NAMES = ("block", "text", "position", "color", "clip", "final")
 TOLERANCE = 1e-9
@@ -57,6 +58,7 @@ def mode_model(result: PairResult) -> ModeResultModel:
         mode=result.mode,
         status=result.status,
         error=result.error,
+        reason=result.reason,
         scores=ScoresModel(
             block=s.block,
             text=s.text,
@@ -65,6 +67,7 @@ def mode_model(result: PairResult) -> ModeResultModel:
             clip=result.clip,
             final=result.final,
             final_partial=result.final_partial,
+            final_renormalised=final_renormalised(s.block, s.text, s.position, s.color, result.clip),
         ),
         matches=matches,
         pred=page_model(result.pred, result.pred_blocks, result.pred_bbox_merged),
@@ -137,7 +140,9 @@ def score_and_report(
 ) -> tuple[PairReport, PairResult]:
     """Score a pair in ``mode`` with ``scorer``: the report and the mode's result (with its screenshots)."""
     results = scorer.score(ref, pred, modes_for(mode), shared=shared)
-    return pair_report(str(ref), str(pred), results, mode), results[mode]
+    report = pair_report(str(ref), str(pred), results, mode)
+    report.sandbox = list(scorer.renderer.isolation)
+    return report, results[mode]
 
 
 def pair_report(ref: str, pred: str, results: dict[str, PairResult], mode: str) -> PairReport:

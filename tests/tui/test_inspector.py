@@ -58,7 +58,7 @@ async def test_open_a_pair_find_the_worst_block_and_export(tmp_path):
         assert screen.zoom == 2.0 and ref_image.zoom == 2.0
         await pilot.press("e")
         await pilot.pause()
-    report = json.loads((tmp_path / "13470.visual.json").read_text())
+    report = json.loads((tmp_path / "reword-13470.visual.json").read_text())
     assert report["result"]["scores"]["final"] == screen.result.scores.final
     assert report["schema"].startswith("replay-tui.visual")  # the same document `visual --json` writes
     cli_json = tmp_path / "cli.json"
@@ -71,8 +71,8 @@ async def test_open_a_pair_find_the_worst_block_and_export(tmp_path):
         return [without_timings(v) for v in data] if isinstance(data, list) else data
 
     assert without_timings(report) == without_timings(json.loads(cli_json.read_text()))
-    assert "Worst pairs" in (tmp_path / "13470.visual.md").read_text()
-    assert (tmp_path / "13470.ref.overlay.png").stat().st_size > 1000
+    assert "Worst pairs" in (tmp_path / "reword-13470.visual.md").read_text()
+    assert (tmp_path / "reword-13470.ref.overlay.png").stat().st_size > 1000
 
 
 async def test_missing_and_extra_blocks_are_rows(tmp_path):
@@ -135,13 +135,13 @@ async def test_open_the_overlay_in_the_viewer_and_save_it(tmp_path, monkeypatch)
         await pilot.pause()
         screenshot = screen.images["ref"]
     opened = sorted(p.name for p in seen.iterdir())
-    assert opened == ["11202.pred.overlay.png", "11202.ref.overlay.png"]
-    overlay = Image.open(seen / "11202.ref.overlay.png").convert("RGB")
+    assert opened == ["drop-11202.pred.overlay.png", "drop-11202.ref.overlay.png"]
+    overlay = Image.open(seen / "drop-11202.ref.overlay.png").convert("RGB")
     assert overlay.size == screenshot.size  # full resolution, not the terminal-sized picture
     x, y, w, h = row.ref.bbox
     centre = (int((x + w / 2) * overlay.width), int((y + h / 2) * overlay.height))
     assert overlay.getpixel(centre) != screenshot.getpixel(centre)  # the selected pair is filled
-    saved = Image.open(out / "11202.ref.overlay.png").convert("RGB")
+    saved = Image.open(out / "drop-11202.ref.overlay.png").convert("RGB")
     assert saved.tobytes() == overlay.tobytes()  # ctrl+s saves the same picture
 
 
@@ -283,3 +283,47 @@ async def test_a_failing_viewer_is_reported_with_the_saved_paths(tmp_path, monke
     folder = failed[0].rsplit(" in ", 1)[1]
     pngs = sorted(p.name for p in Path(folder).glob("*.png"))
     assert len(pngs) == 2 and all(name in failed[0] for name in pngs)
+
+
+async def test_exports_are_named_by_the_pair_and_never_overwrite_without_asking(tmp_path):
+    """Issue 16: drop/11202 and move/11202 both used to write 11202.visual.json, the second silently."""
+    for variant in ("drop", "move"):
+        app = InspectorApp(EXAMPLES / "ref" / "11202.html", EXAMPLES / variant / "11202.html", export_dir=tmp_path)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_scored(app, pilot)
+            screen = app.screen
+            assert f"{variant}/11202" in screen.query_one("#scores").render().plain
+            titles = [t.render().plain for t in screen.query(".shot-title")]
+            assert "ref/11202.html" in titles[0] and f"{variant}/11202.html" in titles[1]
+            await pilot.press("e")
+            await pilot.pause()
+            exported = tmp_path / f"{variant}-11202.visual.json"
+            assert json.loads(exported.read_text())["pred"].endswith(f"{variant}/11202.html")
+            exported.write_text("kept")
+            await pilot.press("e")  # the files exist now: a warning, nothing written
+            await pilot.pause()
+            assert exported.read_text() == "kept"
+            assert any("press e again to replace" in str(n.message) for n in app._notifications)
+            await pilot.press("e")  # asked and confirmed
+            await pilot.pause()
+            assert exported.read_text() != "kept"
+    assert json.loads((tmp_path / "drop-11202.visual.json").read_text())["pred"].endswith("drop/11202.html")
+
+
+async def test_a_pair_without_blocks_says_why_and_the_renormalised_final_is_shown(tmp_path):
+    app = InspectorApp(EXAMPLES / "ref" / "2310.html", EXAMPLES / "move" / "2310.html", export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_scored(app, pilot)
+        scores = app.screen.query_one("#scores").render().plain
+    assert "why no_blocks: the generated page has no text blocks: the repetition cut kept only its first" in scores
+    assert "Final (4 metrics, renormalised) 0.0000" in scores
+    app = InspectorApp(EXAMPLES / "ref" / "13470.html", EXAMPLES / "move" / "13470.html", export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_scored(app, pilot)
+        screen = app.screen
+        s = screen.result.scores
+        scores = screen.query_one("#scores").render().plain
+    assert s.clip is None and s.final_renormalised == (s.block + s.text + s.position + s.color) / 4
+    renormalised = f"Final (4 metrics, renormalised) {s.final_renormalised:.4f}"
+    assert f"Final {s.final:.4f} (partial: no CLIP)\n{renormalised}" in scores
+    assert s.final_renormalised > 0.95 > 0.8 > s.final  # the near-perfect pair of the issue

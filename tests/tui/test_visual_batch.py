@@ -138,3 +138,28 @@ def test_visual_batch_snapshot(snap_compare, tmp_path):
     pairs, _ = discover_pairs(EXAMPLES_DIR / "ref", [EXAMPLES_DIR / "reword"])
     app = VisualBatchApp(pairs, export_dir=tmp_path)
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+async def test_the_batch_says_why_a_pair_has_no_blocks_and_shows_the_renormalised_final(tmp_path):
+    """Issue 16: the bundled 2310 pairs scored no_blocks 0.000 with no explanation."""
+    pairs, _ = discover_pairs(EXAMPLES_DIR / "ref", [EXAMPLES_DIR / "move"])
+    app = VisualBatchApp(pairs, export_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.batch
+        await wait_batch(screen, pilot)
+        await pilot.press("s", "g")  # by final, worst first: 2310
+        assert screen.selected().label == "2310" and screen.selected().status == "no_blocks"
+        status = screen.query_one("#batch-status").render().plain
+        assert status.startswith("why no_blocks: the generated page has no text blocks: the repetition cut kept")
+        await pilot.press("j")
+        assert screen.selected().status == "ok"
+        assert screen.query_one("#batch-status").render().plain.startswith("enter opens a pair")
+        title = screen.query_one("#batch-title").render().plain
+        rows = [p.report.result.scores for p in screen.pairs]
+        mean = sum(s.final_renormalised for s in rows) / len(rows)
+        assert f"Final (4 metrics, renormalised) {mean:.4f}" in title
+        await pilot.press("e")
+        await pilot.pause()
+    table = (tmp_path / "visual-batch.md").read_text()
+    assert "| Final (4 metrics, renormalised) | why |" in table
+    assert "| 2310 | no_blocks |" in table and "the repetition cut kept only its first" in table

@@ -37,8 +37,11 @@ def test_single_pair_prints_scores_and_writes_json(renderer, monkeypatch, tmp_pa
     assert data["schema"] == "replay-tui.visual/1"
     result = data["result"]
     assert result["mode"] == "compat" and result["status"] == "ok"
-    assert set(result["scores"]) == {"block", "text", "position", "color", "clip", "final", "final_partial"}
-    assert result["scores"]["clip"] is None and result["scores"]["final_partial"] is True
+    scores = result["scores"]
+    assert set(scores) == {"block", "text", "position", "color", "clip", "final", "final_partial", "final_renormalised"}
+    assert scores["clip"] is None and scores["final_partial"] is True
+    four = (scores["block"], scores["text"], scores["position"], scores["color"])
+    assert scores["final_renormalised"] == sum(four) / 4 and "Final (4 metrics, renormalised)" in out
     kept = [m for m in result["matches"] if m["kept"]]
     assert kept and {"pred", "ref", "text", "position", "color"} <= set(kept[0])
     block = result["pred"]["blocks"][kept[0]["pred"]]
