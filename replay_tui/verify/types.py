@@ -263,6 +263,15 @@ def _fail(value: Any, what: str, reason: str = "") -> NormalizationError:
     return NormalizationError(f"cannot read {shown} as {what}" + (f": {reason}" if reason else ""))
 
 
+def _text(value: Any, what: str) -> str:
+    """``value`` when it is non-empty text; else why not (the text types refuse other values and '')."""
+    if not isinstance(value, str):
+        raise _fail(value, what, f"expected text, got {type(value).__name__}")
+    if not value:
+        raise _fail(value, what, "empty")
+    return value
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
 
@@ -922,10 +931,7 @@ class JsonType(DataType):
     name = "json"
 
     def normalize(self, value: Any, side: Side) -> str:
-        if not isinstance(value, str):
-            raise _fail(value, "JSON text", f"expected text, got {type(value).__name__}")
-        if not value:
-            raise _fail(value, "JSON text", "empty")
+        value = _text(value, "JSON text")
         try:
             parsed = json.loads(value)
         except json.JSONDecodeError as exc:
@@ -961,10 +967,7 @@ class MarkdownType(DataType):
         return text.strip()
 
     def normalize(self, value: Any, side: Side) -> str:
-        if not isinstance(value, str):
-            raise _fail(value, "markdown text", f"expected text, got {type(value).__name__}")
-        if not value:
-            raise _fail(value, "markdown text", "empty")
+        value = _text(value, "markdown text")
         text = value.replace("\r\n", "\n").replace("\r", "\n")
         text = _MD_TRAILING.sub("", text)
         text = _MD_BLANK_RUNS.sub("\n\n", text)
@@ -988,10 +991,7 @@ class Base64Type(DataType):
         return text.strip()
 
     def normalize(self, value: Any, side: Side) -> Any:
-        if not isinstance(value, str):
-            raise _fail(value, "base64 text", f"expected text, got {type(value).__name__}")
-        if not value:
-            raise _fail(value, "base64 text", "empty")
+        value = _text(value, "base64 text")
         if is_pattern(value) and side.patterns:
             return Pattern(value.strip(), ignore_case=False, dotall=True)
         import base64
