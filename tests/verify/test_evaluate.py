@@ -12,6 +12,7 @@ import pytest
 from replay_tui.verify.evaluate import evaluate, evaluate_many, reference_response
 from replay_tui.verify.models import AgentResponse, Report, Task, extract_response, parse_tasks
 from tests.verify.conftest import demo
+from tests.verify.parity.cases import WRONG
 
 
 def names(result: Any) -> list[str]:
@@ -301,22 +302,6 @@ def test_extra_item_fails(tasks: dict[int, Task]) -> None:
             assert names(result) == ["retrieved_data_array_values_mismatch"]
 
 
-WRONG_TYPE = {
-    "number": "unknown",
-    "integer": "unknown",
-    "currency": "n/a",
-    "date": "someday",
-    "month": "blursday",
-    "duration": "42",
-    "distance": "42",
-    "boolean": "maybe",
-    "coordinates": "north-ish",
-    "url": 42,
-    "string": {"unexpected": "object"},
-    "location-name": {"unexpected": "object"},
-}
-
-
 def test_wrong_type_fails_at_its_path(tasks: dict[int, Task]) -> None:
     seen: set[str] = set()
     for task in _retrieve_tasks(tasks):
@@ -325,7 +310,7 @@ def test_wrong_type_fails_at_its_path(tasks: dict[int, Task]) -> None:
         if not leaves:
             continue
         suffix, container, key, type_name = leaves[0]
-        container[key] = WRONG_TYPE[type_name]
+        container[key] = WRONG[type_name]
         result = evaluate(task, body)
         assert result.status == "failure", task.task_id
         tail = re.escape(suffix.split("]", 1)[1])

@@ -84,7 +84,7 @@ def _first_leaf(data: list[Any], schema: Any) -> tuple[Any, Any, str] | None:
     return None
 
 
-WRONG = {
+WRONG = {  # a value of each type's JSON kind that it cannot read (also test_evaluate's wrong types)
     "number": "unknown",
     "integer": "unknown",
     "currency": "n/a",
