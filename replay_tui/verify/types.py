@@ -263,6 +263,21 @@ def _fail(value: Any, what: str, reason: str = "") -> NormalizationError:
     return NormalizationError(f"cannot read {shown} as {what}" + (f": {reason}" if reason else ""))
 
 
+def _as_text(value: Any) -> str:
+    """A value as upstream's symmetric equality reads it: a pattern by its text."""
+    return value.text if isinstance(value, Pattern) else str(value)
+
+
+def _pattern_matches_either_way(expected: tuple[Any, ...], actual: tuple[Any, ...]) -> bool:
+    """Upstream's symmetric equality: a pattern among either side's alternatives matches one of the
+    other side's (as text)."""
+    for patterns, texts in ((expected, actual), (actual, expected)):
+        for pattern in patterns:
+            if isinstance(pattern, Pattern) and any(pattern.fullmatch(_as_text(t)) for t in texts):
+                return True
+    return False
+
+
 def _text(value: Any, what: str) -> str:
     """``value`` when it is non-empty text; else why not (the text types refuse other values and '')."""
     if not isinstance(value, str):
@@ -309,18 +324,12 @@ class StringType(DataType):
     def upstream_equal(self, expected: tuple[Any, ...], actual: tuple[Any, ...]) -> bool:
         """A pattern on either side matches the other side's text; then equal text; then equal text
         without edge punctuation (patterns taking part as their text)."""
-
-        def text(value: Any) -> str:
-            return value.text if isinstance(value, Pattern) else str(value)
-
-        for patterns, texts in ((expected, actual), (actual, expected)):
-            for pattern in patterns:
-                if isinstance(pattern, Pattern) and any(pattern.fullmatch(text(t)) for t in texts):
-                    return True
-        if {text(e) for e in expected} & {text(a) for a in actual}:
+        if _pattern_matches_either_way(expected, actual):
             return True
-        stripped = {strip_edge_punctuation(text(e)) for e in expected}
-        return bool(stripped & {strip_edge_punctuation(text(a)) for a in actual})
+        if {_as_text(e) for e in expected} & {_as_text(a) for a in actual}:
+            return True
+        stripped = {strip_edge_punctuation(_as_text(e)) for e in expected}
+        return bool(stripped & {strip_edge_punctuation(_as_text(a)) for a in actual})
 
     def to_json(self, canonical: Any) -> Any:
         return canonical.text if isinstance(canonical, Pattern) else canonical
@@ -1009,14 +1018,9 @@ class Base64Type(DataType):
         return bool(expected == actual)
 
     def upstream_equal(self, expected: tuple[Any, ...], actual: tuple[Any, ...]) -> bool:
-        def text(value: Any) -> str:
-            return value.text if isinstance(value, Pattern) else str(value)
-
-        for patterns, texts in ((expected, actual), (actual, expected)):
-            for pattern in patterns:
-                if isinstance(pattern, Pattern) and any(pattern.fullmatch(text(t)) for t in texts):
-                    return True
-        return bool({text(e) for e in expected} & {text(a) for a in actual})
+        if _pattern_matches_either_way(expected, actual):
+            return True
+        return bool({_as_text(e) for e in expected} & {_as_text(a) for a in actual})
 
     def to_json(self, canonical: Any) -> Any:
         return canonical.text if isinstance(canonical, Pattern) else canonical
