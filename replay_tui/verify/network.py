@@ -519,9 +519,15 @@ class NetworkCheck:
         )
 
 
-def _assertion(path: str, kind: str, expected: Any, actual: Any, message: str) -> Assertion:
+def _assertion(path: str, kind: str, expected: Any, actual: Any, message: str, name: str | None = None) -> Assertion:
+    """An assertion named ``<path>_<kind>`` unless ``name`` says otherwise (upstream's navigation names)."""
     return Assertion(
-        name=f"{path}_{kind}", kind=kind, path=path, expected=to_display(expected), actual=actual, message=message
+        name=name or f"{path}_{kind}",
+        kind=kind,
+        path=path,
+        expected=to_display(expected),
+        actual=actual,
+        message=message,
     )
 
 
@@ -570,18 +576,11 @@ def check_events(
             f"{len(candidates)} matching request(s) when none may exist: "
             f"{offending['method']} {offending['url']} -> {offending['status']}"
         )
-        found = _assertion("network_event", "unexpected", None, offending, message)
-        found = found.model_copy(update={"name": "unexpected_navigation_event"})
+        found = _assertion("network_event", "unexpected", None, offending, message, "unexpected_navigation_event")
         return EvaluatorResult.create(evaluator_name=NETWORK_EVALUATOR, assertions=[found], expected=shown)
     if not candidates:
-        missing = Assertion(
-            name="missing_navigation_event",
-            kind="missing",
-            path="network_event",
-            expected=to_display(expected_url),
-            actual=None,
-            message=f"no {method} request to {_short_url(want['url'])}",
-        )
+        message = f"no {method} request to {_short_url(want['url'])}"
+        missing = _assertion("network_event", "missing", expected_url, None, message, "missing_navigation_event")
         return EvaluatorResult.create(evaluator_name=NETWORK_EVALUATOR, assertions=[missing], expected=shown)
     details: list[Assertion] = []
     for event in candidates:
@@ -591,17 +590,11 @@ def check_events(
                 evaluator_name=NETWORK_EVALUATOR, assertions=[], expected=shown, actual=event.describe()
             )
     offending = candidates[-1].describe()
-    summary = Assertion(
-        name="missing_navigation_event",
-        kind="missing",
-        path="network_event",
-        expected=to_display(expected_url),
-        actual=offending,
-        message=(
-            f"{len(candidates)} candidate request(s), none matched all expected fields; last: "
-            f"{offending['method']} {offending['url']} -> {offending['status']}"
-        ),
+    message = (
+        f"{len(candidates)} candidate request(s), none matched all expected fields; last: "
+        f"{offending['method']} {offending['url']} -> {offending['status']}"
     )
+    summary = _assertion("network_event", "missing", expected_url, offending, message, "missing_navigation_event")
     return EvaluatorResult.create(
         evaluator_name=NETWORK_EVALUATOR, assertions=[summary, *details], expected=shown, actual=offending
     )
