@@ -536,14 +536,10 @@ class DemoFile:
             return False
         refs: list[EpisodeRef] = []
         for index, marker in enumerate(markers):
-            trajectory = marker.trajectory
-            if isinstance(trajectory, msgspec.UnsetType):
+            ref = self._quick_ref(index, None, marker)
+            if ref is None:
                 return False
-            header = _quick_header(marker)
-            if header is None:
-                return False
-            events = [entry.step_number for entry in trajectory].count(msgspec.UNSET)
-            refs.append(EpisodeRef(self, index, None, header, len(trajectory) - events, events))
+            refs.append(ref)
         self.episodes.extend(refs)
         self._pending_scan = (source, base, pos, refs)
         return True
@@ -746,16 +742,28 @@ class DemoFile:
                 marker = None  # not an object, a trajectory of non-objects, bad text or numbers: parse it to say why
             self._index_one(index, raw, marker)
 
+    def _quick_ref(self, index: int, raw: Any, marker: _EpisodeIndex) -> EpisodeRef | None:
+        """The ref of an episode whose marker has a trajectory and a header of exact types (the
+        common case, no validation needed); None for any other."""
+        trajectory = marker.trajectory
+        if isinstance(trajectory, msgspec.UnsetType):
+            return None
+        header = _quick_header(marker)
+        if header is None:
+            return None
+        events = [entry.step_number for entry in trajectory].count(msgspec.UNSET)
+        return EpisodeRef(self, index, raw, header, len(trajectory) - events, events)
+
     def _index_one(self, index: int, raw: Any, marker: _EpisodeIndex | None) -> None:
-        if marker is None or marker.trajectory is msgspec.UNSET:
+        if marker is None or isinstance(marker.trajectory, msgspec.UnsetType):
             self._reject(index, raw)
+            return
+        ref = self._quick_ref(index, raw, marker)
+        if ref is not None:
+            self.episodes.append(ref)
             return
         trajectory = marker.trajectory
         events = [entry.step_number for entry in trajectory].count(msgspec.UNSET)
-        header = _quick_header(marker)
-        if header is not None:
-            self.episodes.append(EpisodeRef(self, index, raw, header, len(trajectory) - events, events))
-            return
         values = {name: getattr(marker, name) for name in _HEADER_FIELDS}
         self._add(index, raw, values, len(trajectory) - events, events)
 
