@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from replay_tui.demos.fast import FastEntry, FastEpisode
 from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction
 from replay_tui.matching import ActionVerdict, MatchPolicy, MatchSettings, judge_call
@@ -47,7 +48,8 @@ class ReplayStep:
     reward: float
     done: bool
     llm_prompt: str | None
-    source: DecisionStep | ItemPageAction = field(repr=False)
+    source: DecisionStep | ItemPageAction | FastEntry = field(repr=False)
+    """The recorded entry: its model, or the replay's fast reading of it (:mod:`replay_tui.demos.fast`)."""
     trajectory_index: int = 0
     warnings: tuple[str, ...] = ()
     call: bool = False
@@ -71,12 +73,12 @@ class ReplayStep:
         arguments are plain JSON scalars (they then read the same in the model as in its dump);
         None for a tool call of another format and any other arguments."""
         source = self.source
-        if isinstance(source, DecisionStep):
-            if (source.model_extra or {}).get("tool_call"):
-                return None
-            name, arguments = source.llm_action_name, source.llm_action_arguments
+        if self.call:
+            return None
+        if self.kind == "decision":
+            name, arguments = source.llm_action_name, source.llm_action_arguments  # type: ignore[union-attr]
         else:
-            name, arguments = source.llm_action.name, source.llm_action.arguments
+            name, arguments = source.llm_action.name, source.llm_action.arguments  # type: ignore[union-attr]
         if type(arguments) is not dict or not all(type(value) in _PLAIN for value in arguments.values()):
             return None
         return name, arguments
@@ -84,11 +86,14 @@ class ReplayStep:
     def _recorded(self) -> dict[str, Any]:
         if isinstance(self.source, DecisionStep):
             data = self.source.model_dump()
+        elif isinstance(self.source, FastEntry) and self.kind == "decision":
+            data = self.source.decision_dump()
         else:
+            call: Any = self.source.llm_action  # an item-page action's (set on a fast entry too)
             data = {
                 "step_number": self.step_number,
-                "llm_action_name": self.source.llm_action.name,
-                "llm_action_arguments": dict(self.source.llm_action.arguments),
+                "llm_action_name": call.name,
+                "llm_action_arguments": dict(call.arguments),
                 "observation_before_llm": self.observation,
                 "observation_after_action": self.observation_after,
                 "llm_prompt": None,
@@ -127,17 +132,29 @@ def judge_step(
     return judge_call(want.name, want.arguments, got.name, got.arguments, policy, parameters)
 
 
-def replay_steps(episode: Episode, *, include_item_steps: bool = False) -> list[ReplayStep]:
-    """The steps to replay for an episode, with missing state and actions inferred (and warned)."""
+def _entry_kind(entry: Any) -> Literal["decision", "item"] | None:
+    """What a trajectory entry (a model, or a fast entry) is to the replay."""
+    if type(entry) is FastEntry:
+        return "decision" if entry.is_decision else "item" if entry.is_item_action else None
+    if isinstance(entry, DecisionStep):
+        return "decision"
+    return "item" if isinstance(entry, ItemPageAction) else None
+
+
+def replay_steps(episode: Episode | FastEpisode, *, include_item_steps: bool = False) -> list[ReplayStep]:
+    """The steps to replay for an episode, with missing state and actions inferred (and warned);
+    the same steps from the parsed episode and from its fast reading."""
     steps: list[ReplayStep] = []
     last_number = -1
     item_count = 0
-    for position, entry in enumerate(episode.trajectory):
+    trajectory: list[Any] = episode.trajectory  # models or fast entries, told apart below
+    for position, entry in enumerate(trajectory):
         warnings: list[str] = []
-        if isinstance(entry, DecisionStep):
+        kind = _entry_kind(entry)
+        if kind == "decision":
             last_number, item_count = entry.step_number, 0
             observation = entry.observation_before_llm
-            extra = entry.model_extra or {}
+            extra = (entry.model_extra or {}) if isinstance(entry, DecisionStep) else {}
             call = bool(extra.get("tool_call"))
             label = extra.get("step_label") if call else None
             available: list[str]
@@ -177,7 +194,7 @@ def replay_steps(episode: Episode, *, include_item_steps: bool = False) -> list[
                     schema=tools_by_name(extra.get("tools") or []).get(entry.llm_action_name) if call else None,
                 )
             )
-        elif include_item_steps and isinstance(entry, ItemPageAction):
+        elif include_item_steps and kind == "item":
             expected = entry.action
             if expected is None:
                 continue  # a tool call we cannot map; nothing to compare against
@@ -236,10 +253,19 @@ class OfflineWebshopEnv:
         self.mismatch_policy: MismatchPolicy = mismatch_policy
         self.include_item_steps = include_item_steps
         self.matching: MatchSettings = matching if matching is not None else MatchSettings(case)
-        self.episode: Episode | None = None
+        self.replayed: Episode | FastEpisode | None = None
+        """The episode being replayed, as the replay read it (its header answers as the Episode's)."""
+        self._episode: Episode | None = None
         self.steps: list[ReplayStep] = []
         self.cursor = 0
         self.finished = True
+
+    @property
+    def episode(self) -> Episode | None:
+        """The parsed episode being replayed (parsed now if the replay read it the fast way)."""
+        if self._episode is None and self.replayed is not None:
+            self._episode = self.demos.episode(self.replayed.session_id)
+        return self._episode
 
     @property
     def case(self) -> MatchPolicy:
@@ -258,8 +284,9 @@ class OfflineWebshopEnv:
 
         Raises KeyError for an unknown session and EpisodeLoadError for a malformed one.
         """
-        self.episode = self.demos.episode(session_id)
-        self.steps = replay_steps(self.episode, include_item_steps=self.include_item_steps)
+        self.replayed = self.demos.replay_episode(session_id)
+        self._episode = self.replayed if isinstance(self.replayed, Episode) else None
+        self.steps = replay_steps(self.replayed, include_item_steps=self.include_item_steps)
         self.cursor = 0
         self.finished = not self.steps
         first = self.current

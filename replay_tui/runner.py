@@ -380,7 +380,7 @@ class Runner:
 
     def _episode_report(self, session_id: int, results: list[StepResult], cancelled: bool) -> EpisodeReport:
         env = self.env
-        episode = env.episode
+        episode = env.replayed
         assert episode is not None
         steps = env.steps
         return episode_report(

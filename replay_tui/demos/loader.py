@@ -29,6 +29,7 @@ from typing import Any, Literal, Protocol
 import msgspec
 from pydantic import ValidationError
 
+from replay_tui.demos.fast import FastEpisode, decode_fast
 from replay_tui.demos.models import (
     ACTION_FIELDS,
     DecisionStep,
@@ -1053,6 +1054,15 @@ class DemoFile:
         raw = ref.raw if ref.raw is not None else self._raw_of(ref)
         return self._decode(raw, ref.index, ref.session_id)
 
+    def read_fast(self, ref: EpisodeRef) -> FastEpisode | None:
+        """The episode as the replay reads it when it is in the contract's exact form (one typed
+        decode, no models; see :mod:`replay_tui.demos.fast`); None sends the caller to
+        :meth:`read_episode`, which reads anything else or names its problem."""
+        raw = ref.raw if ref.raw is not None else self._raw_of(ref)
+        if self._tolerant or ref.index in self._deep_at:
+            return None
+        return decode_fast(raw)
+
     def read_episode(self, ref: EpisodeRef) -> Episode:
         """Parse and validate one episode; raise :class:`EpisodeLoadError` if it is malformed."""
         data = self.raw_episode(ref)
@@ -1216,6 +1226,19 @@ class DemoSet:
         Safe to call from a replay worker thread and the UI thread at once.
         """
         with self._lock:
+            return self._episode(session_id)
+
+    def replay_episode(self, session_id: int) -> Episode | FastEpisode:
+        """The episode as a replay reads it: the parsed episode when it is cached, else the fast
+        reading of a clean episode of a demo file (not cached: a replay reads each episode once),
+        else :meth:`episode`. Raises as :meth:`episode` does."""
+        with self._lock:
+            if session_id not in self._cache and session_id not in self._bad:
+                ref = self.ref(session_id)
+                read_fast = getattr(ref.file, "read_fast", None)
+                fast = read_fast(ref) if read_fast is not None else None
+                if fast is not None:
+                    return fast
             return self._episode(session_id)
 
     def _episode(self, session_id: int) -> Episode:
