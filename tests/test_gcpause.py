@@ -88,3 +88,33 @@ def test_a_replay_runs_with_the_collector_paused_and_leaves_it_on(jobs):
     )
     assert summary.episodes_run > 1 and seen and not any(seen)
     assert gc.isenabled()
+
+
+def test_what_a_pause_leaves_alive_is_tenured_and_rejoins_at_the_next_full_collection():
+    gc.collect()
+    with gc_paused():
+        node = _Node()  # a cycle made during the replay, still referenced when the pause ends
+        gone = weakref.ref(node)
+    assert gc.get_freeze_count() > 0  # tenured: the young collections do not walk it
+    del node
+    gc.collect(0)
+    gc.collect(1)
+    assert gone() is not None and gc.get_freeze_count() > 0
+    gc.collect()  # a full collection takes the tenured objects back first, and frees the cycle
+    assert gone() is None
+    assert gc.get_freeze_count() == 0
+
+
+def test_an_automatic_full_collection_takes_the_tenured_objects_back():
+    gc.collect()
+    with gc_paused():
+        kept = [_Node() for _ in range(10)]
+    assert gc.get_freeze_count() > 0
+    thresholds = gc.get_threshold()
+    gc.set_threshold(10, 1, 1)
+    try:
+        made = [[_Node()] for _ in range(50_000)]  # enough young objects for the collector's full pass
+    finally:
+        gc.set_threshold(*thresholds)
+    assert gc.get_freeze_count() == 0
+    del kept, made

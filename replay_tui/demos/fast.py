@@ -109,21 +109,6 @@ class FastEntry(msgspec.Struct, forbid_unknown_fields=True, gc=False):
         }
 
 
-_NOT_DECISION_FIELDS = (
-    "type",
-    "llm_action",
-    "observation_before_action",
-    "available_options",
-    "recorded_action",
-    "observation",
-    "detail",
-    "option_type",
-    "option_value",
-)
-"""Fields a decision step would keep as extra fields: one present falls back, so a fast decision
-step's dump is exactly the model's."""
-
-
 class FastEpisode(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """A clean episode as the replay reads it; the same header answers as :class:`Episode`."""
 
@@ -171,7 +156,17 @@ def decode_fast(raw: Any) -> FastEpisode | None:
         return None
     for entry in episode.trajectory:
         if entry.step_number is not UNSET:
-            if any(getattr(entry, name) is not UNSET for name in _NOT_DECISION_FIELDS):
+            if (
+                entry.type is not UNSET
+                or entry.llm_action is not UNSET
+                or entry.observation_before_action is not UNSET
+                or entry.available_options is not UNSET
+                or entry.recorded_action is not UNSET
+                or entry.observation is not UNSET
+                or entry.detail is not UNSET
+                or entry.option_type is not UNSET
+                or entry.option_value is not UNSET
+            ):  # a field a decision step would keep as an extra: its dump would not be the model's
                 return None
             try:
                 entry.llm_action_arguments = _arguments_from_json(entry.llm_action_arguments)
