@@ -18,8 +18,6 @@ import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 MAX_DRAWS = 200_000_000
 """Items drawn over all resamples at most (about a second); past it fewer resamples are drawn."""
 Z95 = 1.959963984540054
@@ -82,6 +80,8 @@ def paired_bootstrap(
     n = len(a)
     if n == 0:
         return PairedDifference(0.0, 0.0, 0.0, 0, 0)
+    import numpy as np  # here, not at the top: the app imports this module at launch for wilson()
+
     delta = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
     keys = list(clusters) if clusters is not None else list(range(n))
     if len(keys) != n:

@@ -15,9 +15,8 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from PIL import Image
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
@@ -51,6 +50,9 @@ from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
+
+if TYPE_CHECKING:  # Pillow loads at the first screenshot, not at the app's launch
+    from PIL import Image
 
 STEP_COLUMNS = (
     Column("mark", "", 1),
@@ -668,6 +670,8 @@ class StepperScreen(Screen):
         image = None
         if step is not None and step.screenshot:
             try:
+                from PIL import Image
+
                 with Image.open(io.BytesIO(step.screenshot)) as opened:
                     opened.load()
                     image = opened.copy()

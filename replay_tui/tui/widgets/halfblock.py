@@ -15,9 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import ceil
+from typing import TYPE_CHECKING
 
-import numpy as np
-from PIL import Image, ImageDraw
 from rich.color import Color
 from rich.segment import Segment
 from rich.style import Style
@@ -25,6 +24,10 @@ from textual import events
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+if TYPE_CHECKING:  # numpy and Pillow load at the first picture, not at the app's launch (~70 ms)
+    import numpy as np
+    from PIL import Image, ImageDraw
 
 RGB = tuple[int, int, int]
 BBox = tuple[float, float, float, float]
@@ -58,6 +61,8 @@ def scale_image(image: Image.Image, width_px: int, zoom: float = 1.0) -> Image.I
     """The image resized to ``width_px * zoom`` pixels wide, keeping its aspect ratio."""
     target_w = max(1, round(width_px * zoom))
     target_h = max(2, round(image.height * target_w / max(1, image.width)))
+    from PIL import Image
+
     return as_rgb(image).resize((target_w, target_h), Image.Resampling.BOX)
 
 
@@ -121,6 +126,8 @@ def draw_boxes(image: Image.Image, boxes: Sequence[Box]) -> Image.Image:
     after a full-resolution overlay is scaled down for display.
     """
     out = image.copy()
+    from PIL import ImageDraw
+
     draw = ImageDraw.Draw(out, "RGBA")
     dash_base = max(2, out.width // 200)
     for box in boxes:
@@ -154,6 +161,8 @@ def _style(key: tuple[int, ...]) -> Style:
 
 def row_segments(pixels: np.ndarray, row: int) -> list[Segment]:
     """Segments for terminal row ``row`` of an (H, W, 3) uint8 array; runs of equal cells merged."""
+    import numpy as np
+
     upper = pixels[2 * row]
     lower = pixels[2 * row + 1] if 2 * row + 1 < pixels.shape[0] else np.zeros_like(upper)
     cells = np.concatenate([upper[:, :3], lower[:, :3]], axis=1).tolist()
@@ -175,6 +184,8 @@ def row_segments(pixels: np.ndarray, row: int) -> list[Segment]:
 
 def image_rows(image: Image.Image) -> list[list[Segment]]:
     """Segments for every terminal row of an RGB image: upper pixel as foreground, lower as background."""
+    import numpy as np
+
     pixels = np.asarray(image.convert("RGB"))
     return [row_segments(pixels, row) for row in range((pixels.shape[0] + 1) // 2)]
 
@@ -261,6 +272,8 @@ class HalfBlockImage(ScrollView):
             if len(self._scaled) >= 4:
                 self._scaled.clear()
             scaled = self._scaled[key] = scale_image(self.image, width, self.zoom)
+        import numpy as np
+
         self._pixels = np.asarray(draw_boxes(scaled, self.boxes))
         self.virtual_size = Size(scaled.width, (scaled.height + 1) // 2)
 

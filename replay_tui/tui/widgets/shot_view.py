@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from math import ceil
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from PIL import Image
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -23,6 +22,9 @@ from textual.widget import Widget
 
 from replay_tui.tui import graphics as graphics_mode
 from replay_tui.tui.widgets.halfblock import Box, HalfBlockImage, as_rgb, draw_boxes
+
+if TYPE_CHECKING:  # Pillow loads at the first picture
+    from PIL import Image
 
 Viewport = tuple[int, int, int, int]
 MIN_ZOOM, MAX_ZOOM = 1.0, 8.0
@@ -243,6 +245,8 @@ class ShotView(Widget):
         crop = overlay.crop((left, top, right, min(bottom, overlay.height)))
         if crop.height < bottom - top:  # a page shorter than the pane: pad below, never stretch
             background = self.background_colors[1].rgb
+            from PIL import Image
+
             canvas = Image.new("RGB", (right - left, bottom - top), background)
             canvas.paste(crop, (0, 0))
             crop = canvas
