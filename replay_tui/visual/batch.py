@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -183,14 +183,26 @@ def score_pairs(
                 raise
             on_error(index, exc)
 
+    def running() -> list[Future]:
+        return [future for _, future in pending if not future.done()]
+
+    # A worker takes the next pair as soon as it is free, not when the oldest pair is done (a slow
+    # pair held the other worker idle); what is done is reported in pair order, from the front, and
+    # at most ``ahead`` pairs wait for a slower one before them (their results hold page renders).
+    ahead = 4 * jobs
     pending: deque[tuple[int, Future]] = deque()
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="replay-tui-visual") as pool:
         try:
             for index in order:
                 if cancel is not None and cancel.is_set():
                     break
-                while len(pending) >= jobs:
-                    finish(*pending.popleft())
+                while True:
+                    while pending and pending[0][1].done():
+                        finish(*pending.popleft())
+                    busy = running()
+                    if len(busy) < jobs and len(pending) < ahead:
+                        break
+                    wait(busy if len(pending) < ahead else [pending[0][1]], return_when=FIRST_COMPLETED)
                 if cancel is not None and cancel.is_set():
                     break
                 pair = pairs[index]
