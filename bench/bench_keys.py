@@ -40,7 +40,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
-from termdrive import FLOOR_APP, Press, TmuxApp, summary  # noqa: E402
+from termdrive import FLOOR_APP, Press, TmuxApp, installed_bytecode, summary  # noqa: E402
 
 EXAMPLE = ROOT / "replay_tui" / "examples" / "webshop_demonstrations_0-99.json"
 APP = [sys.executable, "-m", "replay_tui"]
@@ -85,8 +85,12 @@ def launch_file(data: Path, size_mb: int) -> Path:
     return path
 
 
+BYTECODE: dict[str, str] = {}
+"""Set by main(): the app reads compiled bytecode, as an installed app does (termdrive.installed_bytecode)."""
+
+
 def env(runs: Path) -> dict[str, str]:
-    return {"REPLAY_TUI_RUNS_DIR": str(runs), "PYTHONPATH": str(ROOT)}
+    return {"REPLAY_TUI_RUNS_DIR": str(runs), "PYTHONPATH": str(ROOT), **BYTECODE}
 
 
 def fmt(label: str, presses: list[Press], floor: list[Press] | None = None, *, first: bool = False) -> str:
@@ -274,6 +278,8 @@ def main() -> None:
     if not shutil.which("tmux"):
         sys.exit("bench_keys needs tmux")
     only = set(args.only or ["launch", "enter", "j", "replay"])
+    BYTECODE.update(installed_bytecode())
+    print("the app reads compiled bytecode, as after pip install (PYTHONDONTWRITEBYTECODE unset for it)")
     data = HERE / "data"
     data.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import glob
 import mmap
+import operator
 import os
 import re
 import threading
@@ -92,6 +93,7 @@ class _EpisodeIndex(msgspec.Struct, gc=False):
     trajectory: list[_EntryMarker] | msgspec.UnsetType = msgspec.UNSET
 
 
+_STEP_NUMBER_OF = operator.attrgetter("step_number")
 _SPLIT = msgspec.json.Decoder(list[msgspec.Raw])
 _LINES = msgspec.json.Decoder(msgspec.Raw)
 _INDEX = msgspec.json.Decoder(_EpisodeIndex)
@@ -752,7 +754,7 @@ class DemoFile:
         header = _quick_header(marker)
         if header is None:
             return None
-        events = [entry.step_number for entry in trajectory].count(msgspec.UNSET)
+        events = list(map(_STEP_NUMBER_OF, trajectory)).count(msgspec.UNSET)  # a loop in C
         return EpisodeRef(self, index, raw, header, len(trajectory) - events, events)
 
     def _index_one(self, index: int, raw: Any, marker: _EpisodeIndex | None) -> None:
