@@ -26,7 +26,6 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from replay_tui.annotations import AnnotationError
-from replay_tui.compare import CompareError, compare_runs, demo_identities, load_run_file
 from replay_tui.config import Config, default_config_path, load_config, load_state, remember
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.examples import example_path
@@ -47,6 +46,8 @@ from replay_tui.sanitize import strip_control
 from replay_tui.stats import wilson
 from replay_tui.tui.app_base import stylesheets
 from replay_tui.tui.messages import (
+    ComparisonFailed,
+    ComparisonReady,
     EpisodeNavRequested,
     EpisodeOpenRequested,
     NoteRequested,
@@ -62,7 +63,6 @@ from replay_tui.tui.messages import (
 from replay_tui.tui.replay_feed import ReplayFeed
 from replay_tui.tui.run_history import RunHistory
 from replay_tui.tui.screens.browser import BrowserScreen
-from replay_tui.tui.screens.compare import ComparePathModal, CompareScreen, ComparisonFailed, ComparisonReady
 from replay_tui.tui.screens.groups import GroupsScreen
 from replay_tui.tui.screens.modals import ExportChoice, ExportModal, NoteModal, SettingsModal, TagModal
 from replay_tui.tui.screens.search import GoToModal, SearchScreen
@@ -756,6 +756,8 @@ class ReplayApp(RunHistory):
             if path is not None:
                 self.compare_with_file(path)
 
+        from replay_tui.tui.screens.compare import ComparePathModal  # (compare loads when first used)
+
         self.push_screen(ComparePathModal(self.export_dir), apply)
 
     def compare_runs(self, path_a: str | os.PathLike[str], path_b: str | os.PathLike[str]) -> None:
@@ -774,6 +776,8 @@ class ReplayApp(RunHistory):
         self, path_a: Path, path_b: Path | None, session: tuple[SummaryReport, list[tuple[str, Path]]] | None
     ) -> None:
         """Load the runs, hash this session's demo files, compare; post the comparison or why not."""
+        from replay_tui.compare import CompareError, compare_runs, demo_identities, load_run_file
+
         try:
             a = load_run_file(path_a)
             if session is not None:
@@ -796,6 +800,8 @@ class ReplayApp(RunHistory):
 
     @on(ComparisonReady)
     def _comparison_ready(self, message: ComparisonReady) -> None:
+        from replay_tui.tui.screens.compare import CompareScreen
+
         self.push_screen(CompareScreen(message.comparison, self.export_dir))
 
     @on(ComparisonFailed)

@@ -17,6 +17,7 @@ from replay_tui.demos.problems import LoadProblem
 from replay_tui.runner import EpisodeReport, StepResult
 
 if TYPE_CHECKING:
+    from replay_tui.compare import Comparison
     from replay_tui.workspace import Workspace
 
 
@@ -140,3 +141,19 @@ class ReplayState(Protocol):
 
     @property
     def replaying(self) -> bool: ...
+
+
+class ComparisonReady(Message):
+    """A comparison was made (worker -> App), to be shown."""
+
+    def __init__(self, comparison: Comparison):
+        super().__init__()
+        self.comparison = comparison
+
+
+class ComparisonFailed(Message):
+    """Runs could not be compared; ``reason`` is one line."""
+
+    def __init__(self, reason: str):
+        super().__init__()
+        self.reason = reason

@@ -26,7 +26,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -37,6 +36,8 @@ from replay_tui.diff import char_diff
 from replay_tui.export import FORMATS
 from replay_tui.groups import MismatchGroup
 from replay_tui.sanitize import one_line, strip_control
+from replay_tui.tui.messages import ComparisonFailed as ComparisonFailed  # posted by the App
+from replay_tui.tui.messages import ComparisonReady as ComparisonReady
 from replay_tui.tui.screens.groups import GroupsSource, GroupsView
 from replay_tui.tui.screens.modals import FORMAT_SUFFIX, ExportChoice, ExportModal
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
@@ -72,22 +73,6 @@ COMPARE_FORMAT_HELP = {
     "html": "HTML — one self-contained file with diffs",
     "junit": "JUnit XML — one failing test case per regression",
 }
-
-
-class ComparisonReady(Message):
-    """A comparison was made (worker -> App), to be shown."""
-
-    def __init__(self, comparison: Comparison):
-        super().__init__()
-        self.comparison = comparison
-
-
-class ComparisonFailed(Message):
-    """Runs could not be compared; ``reason`` is one line."""
-
-    def __init__(self, reason: str):
-        super().__init__()
-        self.reason = reason
 
 
 def _verdict_mark(verdict: str) -> Text:
