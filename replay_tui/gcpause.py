@@ -34,9 +34,11 @@ _last_tick = 0.0
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(*, tenure: bool = True) -> Iterator[None]:
     """Automatic collection off for the block (nested and concurrent pauses count: the collector
-    comes back, if it was on, when the last one ends)."""
+    comes back, if it was on, when the last one ends). ``tenure=False`` for a caller that freezes
+    and unfreezes the heap itself (the app: see ``tui.app``), whose frozen objects must stay frozen
+    past the next full collection: the last pause to end decides."""
     global _pauses, _resume, _last_tick
     with _lock:
         if _pauses == 0:
@@ -50,21 +52,30 @@ def gc_paused() -> Iterator[None]:
         with _lock:
             _pauses -= 1
             if _pauses == 0 and _resume:
-                _tenure()
+                if tenure:
+                    _tenure()
                 gc.enable()
+
+
+_tenured = False
+"""True while what a pause left alive is frozen by :func:`_tenure`, until the next full collection."""
 
 
 def _tenure() -> None:
     """Every tracked object to the permanent generation until the next full collection starts."""
+    global _tenured
     if _rejoin not in gc.callbacks:
         gc.callbacks.append(_rejoin)
     gc.freeze()
+    _tenured = True  # after the freeze: a full collection between the two leaves them frozen till the next
 
 
 def _rejoin(phase: str, info: dict[str, int]) -> None:
-    """A gc callback: before a full collection, the frozen objects go back to the oldest generation
-    (no lock and no flag: it may run on any thread, inside an allocation anywhere)."""
-    if phase == "start" and info.get("generation") == 2 and gc.get_freeze_count():
+    """A gc callback: before a full collection, what :func:`_tenure` froze goes back to the oldest
+    generation (no lock: it may run on any thread, inside an allocation anywhere)."""
+    global _tenured
+    if _tenured and phase == "start" and info.get("generation") == 2:
+        _tenured = False
         gc.unfreeze()
 
 

@@ -118,3 +118,19 @@ def test_an_automatic_full_collection_takes_the_tenured_objects_back():
         gc.set_threshold(*thresholds)
     assert gc.get_freeze_count() == 0
     del kept, made
+
+
+def test_a_pause_without_tenure_leaves_the_callers_frozen_objects_frozen():
+    """The app freezes the heap itself (until a stepper closes): its replay's pause must not put the
+    frozen objects back at the next full collection."""
+    gc.collect()
+    gc.freeze()
+    try:
+        with gc_paused(tenure=False):
+            pass
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        gc.collect()
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

@@ -453,7 +453,9 @@ class ReplayApp(RunHistory):
         self, runner: Runner, feed: ReplayFeed, session_ids: list[int], cancel: threading.Event
     ) -> None:
         replayed: list[StepResult] = []  # to tell a dead endpoint from a run that failed its steps
-        with gc_paused():  # a replay allocates much and makes no cycles (see replay_tui.gcpause)
+        # a replay allocates much and makes no cycles (see replay_tui.gcpause); the app freezes what
+        # it keeps itself (after each batch of results, see _replay_progressed)
+        with gc_paused(tenure=False):
             for session_id in session_ids:
                 if cancel.is_set():
                     break

@@ -95,3 +95,48 @@ async def test_a_reopened_stepper_has_its_status_and_pane_sizes_from_the_start(b
             assert pane.content_region.size == size and pane.size_hint is None  # dropped at the first resize
             assert pane._wrap is not None and pane._wrap.width == pane.scrollable_content_region.width
         assert screen is not again
+
+
+async def test_stepping_keeps_the_panes_in_place_and_costs_no_layout_once_every_height_was_seen(build, monkeypatch):
+    """The detail keeps the rows a taller step needed while stepping (the panes below do not jump),
+    so going over steps already seen lays nothing out again (a layout re-renders the whole screen);
+    a verdict or note arriving fits the detail to its content again."""
+    from textual.screen import Screen
+
+    app = build()
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(app, pilot)
+        await pilot.pause(0.5)  # the replay's verdicts are in
+        detail = screen.query_one("#step-detail")
+        panes = screen.query_one("#panes")
+
+        def needed() -> int:
+            width = detail.content_region.width
+            return min(9, detail.get_content_height(detail.container_size, screen.size, width))
+
+        steps = len(screen.source.rows)
+        tops, heights, needs = [], [], []
+        for _ in range(steps - 1):
+            await pilot.press("j")
+            await pilot.pause()
+            tops.append(panes.region.y)
+            heights.append(detail.content_region.height)
+            needs.append(needed())
+        assert needs != sorted(needs)  # some step needs fewer rows than one before it...
+        assert tops == sorted(tops) and heights == sorted(heights)  # ...yet nothing moves up while stepping
+        assert all(height >= need for height, need in zip(heights, needs, strict=True))
+        layouts: list[int] = []
+        original = Screen._refresh_layout
+
+        def counted(self, *args, **kwargs):
+            layouts.append(1)
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(Screen, "_refresh_layout", counted)
+        for key in "k" * (steps - 1) + "j" * (steps - 1):
+            await pilot.press(key)
+            await pilot.pause()
+        assert layouts == []
+        screen.show_detail()  # not stepping (a verdict or note arrived): the detail fits its content
+        await pilot.pause()
+        assert detail.content_region.height == needed() < heights[-1]

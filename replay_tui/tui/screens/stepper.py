@@ -22,6 +22,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.scalar import Unit
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.visual import VisualType
@@ -537,13 +538,13 @@ class StepperScreen(Screen):
     def _cursor_moved(self) -> None:
         self.offered_at = None  # ] offers the next episode again before it opens it
         if not self._reloading:
-            self.show_current()
+            self.show_current(stepping=True)
 
-    def show_current(self) -> None:
+    def show_current(self, *, stepping: bool = False) -> None:
         """Show the step under the cursor: the detail and the panes, as one update of the screen."""
         with self.app.batch_update():
             self.show_panes()
-            self.show_detail()
+            self.show_detail(stepping=stepping)
 
     def show_panes(self) -> None:
         observation = self.query_one("#observation", TextPane)
@@ -749,7 +750,11 @@ class StepperScreen(Screen):
         self.show_trace = not self.show_trace
         self.show_panes()
 
-    def show_detail(self) -> None:
+    def show_detail(self, *, stepping: bool = False) -> None:
+        """The current step's detail. ``stepping`` (the cursor moved): a layout only when the step
+        needs more rows than the detail has, so the panes below stay put while stepping and most
+        steps cost no layout (a layout re-renders the whole screen: 33 vs 18 ms of CPU a step, measured
+        on small steps); otherwise the detail takes the height its content needs."""
         detail = self.query_one("#step-detail", Static)
         if self.problem is not None:
             text = Text("⚠ ", style="bold red")
@@ -760,11 +765,17 @@ class StepperScreen(Screen):
         if row is None:
             detail.update(Text("this episode has no trajectory entries", style="dim"))
             return
-        # a layout only when the detail's height changes (it is height: auto), not on every step
         width = detail.content_region.width
-        before = detail.get_content_height(detail.container_size, self.size, width)
         detail.update(self.with_field_problems(self.detail_text(row), row), layout=False)
-        if width <= 0 or detail.get_content_height(detail.container_size, self.size, width) != before:
+        if width <= 0:
+            detail.refresh(layout=True)
+            return
+        height = detail.get_content_height(detail.container_size, self.size, width)
+        limit = detail.styles.max_height
+        if limit is not None and limit.unit == Unit.CELLS:
+            height = min(height, int(limit.value))
+        shown = detail.content_region.height
+        if height > shown or (height < shown and not stepping):
             detail.refresh(layout=True)
 
     def detail_text(self, row: StepRow) -> Text:
