@@ -103,11 +103,11 @@ def test_single_and_batch_commands_send_nothing(renderer, monkeypatch, tmp_path)
             code, out, _ = _run([str(refs / f"{name}.html"), str(preds / f"{name}.html")], renderer, monkeypatch)
             assert code == 0 and "renderer sandbox:" in out, out
         report = tmp_path / "batch.json"
-        code, out, err = _run(
-            ["--ref-dir", str(refs), "--pred-dir", str(preds), "--jobs", "2", "--json", str(report)],
-            renderer,
-            monkeypatch,
-        )
+        # A pair deadline: keepalive_on_unload reloads itself forever, so without one its renders each wait out
+        # the session renderer's 15 s timeout (about 30 s, and they hold up the pair beside them). The page
+        # is closed at its deadline all the same (its pagehide keepalive fetch included), only sooner.
+        args = ["--ref-dir", str(refs), "--pred-dir", str(preds), "--jobs", "2", "--pair-timeout", "5"]
+        code, out, err = _run([*args, "--json", str(report)], renderer, monkeypatch)
         time.sleep(LATE)
         assert (traffic.connections, traffic.bytes, traffic.packets) == (0, 0, 0), traffic.seen
         _listeners_count(ports, traffic)
