@@ -55,12 +55,18 @@ def test_jobs_2_gives_the_sequential_reports(renderer):
 
 
 def test_cli_jobs_writes_the_same_batch_report(renderer, monkeypatch, tmp_path):
+    import shutil
+
     from replay_tui.visual.examples import EXAMPLES_DIR
 
+    for variant in ("ref", "reword"):  # two of the bundled pages: the two pairs are scored at once with --jobs 2
+        (tmp_path / variant).mkdir()
+        for name in ("11202.html", "13470.html", "rick.jpg"):
+            shutil.copy(EXAMPLES_DIR / variant / name, tmp_path / variant / name)
     texts = {}
     for jobs in ("1", "2"):
         out_json = tmp_path / "batch.json"  # one path: the command prints it
-        args = ["--ref-dir", str(EXAMPLES_DIR / "ref"), "--pred-dir", str(EXAMPLES_DIR / "reword")]
+        args = ["--ref-dir", str(tmp_path / "ref"), "--pred-dir", str(tmp_path / "reword")]
         code, out, _ = _run([*args, "--jobs", jobs, "--json", str(out_json)], renderer, monkeypatch)
         assert code == 0 and "means" in out
         texts[jobs] = (out, json.dumps(_without_timings(json.loads(out_json.read_text())), sort_keys=True))
