@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 from replay_tui.cli.visual import inspect_app
 from replay_tui.tui.visual_batch import BatchSource, VisualBatchApp, VisualBatchScreen, page_key
 from replay_tui.visual.batch import LABELS, discover_pairs
 from replay_tui.visual.compare import VisualComparison, compare_batches
-from replay_tui.visual.examples import EXAMPLES_DIR, example_ids
+from replay_tui.visual.examples import EXAMPLES_DIR
 
 from .test_visual_batch import SIZE, shown, wait_batch
 
-REF, MOVE, REWORD = EXAMPLES_DIR / "ref", EXAMPLES_DIR / "move", EXAMPLES_DIR / "reword"
+PAGES = ("11202", "2310")  # two of the bundled pages: the smallest, and one that compat scores 0 either way
+
+
+def folders(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """Copies of the bundled ref, move and reword folders with :data:`PAGES` only (each pair costs renders)."""
+    copies = []
+    for variant in ("ref", "move", "reword"):
+        folder = tmp_path / "pages" / variant
+        folder.mkdir(parents=True)
+        for name in (*(f"{page}.html" for page in PAGES), "rick.jpg"):
+            shutil.copy(EXAMPLES_DIR / variant / name, folder / name)
+        copies.append(folder)
+    return copies[0], copies[1], copies[2]
 
 
 def summary_lines(screen: VisualBatchScreen) -> list[str]:
@@ -37,8 +52,9 @@ def delta_cells(screen: VisualBatchScreen) -> dict[str, str]:
 
 
 async def test_two_folders_show_b_minus_a_per_score_and_a_delta_final_column(tmp_path):
-    pairs, missing = discover_pairs(REF, [MOVE, REWORD])
-    assert not missing and len(pairs) == 2 * len(example_ids()) == 8
+    ref, move, reword = folders(tmp_path)
+    pairs, missing = discover_pairs(ref, [move, reword])
+    assert not missing and len(pairs) == 2 * len(PAGES) == 4
     app = VisualBatchApp(pairs, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.batch
@@ -50,17 +66,17 @@ async def test_two_folders_show_b_minus_a_per_score_and_a_delta_final_column(tmp
         reports = screen.folder_reports()
         assert reports is not None
         first, second = reports
-        assert first.pred_dir == str(MOVE) and second.pred_dir == str(REWORD)
-        assert sorted(r.name for r in first.rows) == sorted(r.name for r in second.rows) == sorted(example_ids())
+        assert first.pred_dir == str(move) and second.pred_dir == str(reword)
+        assert sorted(r.name for r in first.rows) == sorted(r.name for r in second.rows) == sorted(PAGES)
         expected = compare_batches(first, second)
-        assert expected.pages == 4 and not expected.only_a and not expected.only_b
+        assert expected.pages == 2 and not expected.only_a and not expected.only_b
         assert screen.comparison == expected
         assert_summary_shows(screen, expected)
 
         # Δ final on each reword (B) row: B − A of that page's final score; nothing on move (A) rows
         by_page = {pair.name: pair.delta("final") for pair in expected.pairs}
         cells = delta_cells(screen)
-        for page in example_ids():
+        for page in PAGES:
             assert cells[f"move/{page}"] == ""
             assert cells[f"reword/{page}"] == f"{by_page[page]:+.3f}"
             finals = {p.label: p.value("final") for p in screen.pairs}
@@ -91,12 +107,13 @@ async def test_two_folders_show_b_minus_a_per_score_and_a_delta_final_column(tmp
         assert screen.comparison.scores == rescored.scores  # compared at once, no Chromium
         assert_summary_shows(screen, screen.comparison)
         assert delta_cells(screen) == {
-            pair.label: "" if pair.pred.parent == MOVE else f"{by_page[page_key(pair)]:+.3f}" for pair in screen.pairs
+            pair.label: "" if pair.pred.parent == move else f"{by_page[page_key(pair)]:+.3f}" for pair in screen.pairs
         }
 
 
 async def test_one_folder_shows_no_comparison(tmp_path):
-    pairs, _ = discover_pairs(REF, [REWORD])
+    ref, _, reword = folders(tmp_path)
+    pairs, _ = discover_pairs(ref, [reword])
     app = VisualBatchApp(pairs, export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         screen = app.batch

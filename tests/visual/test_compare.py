@@ -49,23 +49,30 @@ def test_no_shared_page_is_refused_and_other_references_are_a_warning() -> None:
 
 
 def test_visual_with_two_pred_dirs_scores_both_and_compares(renderer, monkeypatch, tmp_path, capsys) -> None:
-    """The bundled pages: their 'move' variants as A, their 'reword' variants as B, in real Chromium."""
+    """Two bundled pages (11202 and 13470, copied: each pair costs renders): their 'move' variants as A, their
+    'reword' variants as B, in real Chromium."""
+    import shutil
+
+    for variant in ("ref", "move", "reword", "drop"):
+        (tmp_path / variant).mkdir()
+        for name in ("11202.html", "13470.html", "rick.jpg"):
+            shutil.copy(EXAMPLES_DIR / variant / name, tmp_path / variant / name)
     monkeypatch.setattr(cli, "renderer_factory", lambda timeout_ms: (renderer, False))
     out_json = tmp_path / "compare.json"
-    argv = ["visual", "--ref-dir", str(EXAMPLES_DIR / "ref"), "--pred-dir", str(EXAMPLES_DIR / "move")]
-    argv += ["--pred-dir", str(EXAMPLES_DIR / "reword"), "--json", str(out_json)]
+    argv = ["visual", "--ref-dir", str(tmp_path / "ref"), "--pred-dir", str(tmp_path / "move")]
+    argv += ["--pred-dir", str(tmp_path / "reword"), "--json", str(out_json)]
     from replay_tui.cli import main
 
     code = main(argv)
     out = capsys.readouterr().out
-    assert code == 0 and "B (reword) − A (move) on 4 pages" in out
+    assert code == 0 and "B (reword) − A (move) on 2 pages" in out
     data = json.loads(out_json.read_text())
     scores = {s["score"]: s for s in data["scores"]}
-    assert set(scores) == {"final", "block", "text", "position", "color"} and data["pages"] == 4
+    assert set(scores) == {"final", "block", "text", "position", "color"} and data["pages"] == 2
     for score in scores.values():
-        assert score["better"] + score["worse"] + score["same"] == 4
+        assert score["better"] + score["worse"] + score["same"] == 2
         assert score["low"] <= score["difference"] <= score["high"]
         assert math.isclose(score["difference"], score["mean_b"] - score["mean_a"], abs_tol=1e-12)
     # rewording keeps the layout: the block positions move less than in 'move', whose blocks were moved
     assert scores["position"]["difference"] > 0
-    assert main([*argv[:-2], "--pred-dir", str(EXAMPLES_DIR / "drop")]) == 2  # three folders: a usage error
+    assert main([*argv[:-2], "--pred-dir", str(tmp_path / "drop")]) == 2  # three folders: a usage error

@@ -55,7 +55,10 @@ def test_hostile_pages_reach_nothing_through_chromiums_own_layers(bare_renderer,
     assert bare_renderer.isolation == ("no-dns", "dead-proxy", "no-udp", "no-popups", "routing")
     with listeners() as (ports, traffic):
         pages = hostile_html(ports)
-        results = bare_renderer.render_texts([(html, tmp_path, name) for name, html in pages.items()])
+        # A deadline: keepalive_on_unload reloads itself forever and would often wait out the renderer's 10 s
+        # timeout; it is closed at the deadline all the same (its pagehide keepalive fetch included), only sooner.
+        jobs = [(html, tmp_path, name) for name, html in pages.items()]
+        results = bare_renderer.render_texts(jobs, deadline=time.monotonic() + 4)
         time.sleep(LATE)
         assert (traffic.connections, traffic.bytes, traffic.packets) == (0, 0, 0), traffic.seen
         _listeners_count(ports, traffic)
@@ -103,11 +106,11 @@ def test_single_and_batch_commands_send_nothing(renderer, monkeypatch, tmp_path)
             code, out, _ = _run([str(refs / f"{name}.html"), str(preds / f"{name}.html")], renderer, monkeypatch)
             assert code == 0 and "renderer sandbox:" in out, out
         report = tmp_path / "batch.json"
-        code, out, err = _run(
-            ["--ref-dir", str(refs), "--pred-dir", str(preds), "--jobs", "2", "--json", str(report)],
-            renderer,
-            monkeypatch,
-        )
+        # A pair deadline: keepalive_on_unload reloads itself forever, so without one its renders each wait out
+        # the session renderer's 15 s timeout (about 30 s, and they hold up the pair beside them). The page
+        # is closed at its deadline all the same (its pagehide keepalive fetch included), only sooner.
+        args = ["--ref-dir", str(refs), "--pred-dir", str(preds), "--jobs", "2", "--pair-timeout", "5"]
+        code, out, err = _run([*args, "--json", str(report)], renderer, monkeypatch)
         time.sleep(LATE)
         assert (traffic.connections, traffic.bytes, traffic.packets) == (0, 0, 0), traffic.seen
         _listeners_count(ports, traffic)
