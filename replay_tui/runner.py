@@ -174,7 +174,8 @@ class SummaryReport(BaseModel):
         """Which policies produced the figures, e.g. ``exact`` or ``exact, Search=tolerant``."""
         return self.matching_settings.describe()
 
-    def to_dict(self, *, include_steps: bool = False) -> dict[str, Any]:
+    def _excludes(self, include_steps: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(what the report leaves out, what each episode leaves out) in :meth:`to_dict`."""
         episode_exclude: dict[str, Any] = {} if include_steps else {"steps": True}
         exclude: dict[str, Any] = {}
         if not self.shows_verdicts:
@@ -187,9 +188,23 @@ class SummaryReport(BaseModel):
                 episode_exclude["steps"] = {"__all__": {"verdict", "reason", "policy"}}
         if all(episode.episode_id is None for episode in self.episodes):
             episode_exclude["episode_id"] = True
-        if episode_exclude:
+        return exclude, episode_exclude
+
+    def to_dict(self, *, include_steps: bool = False, episodes: bool = True) -> dict[str, Any]:
+        """The report as JSON data; without ``episodes`` (:meth:`episode_dicts` gives them one by one)."""
+        exclude, episode_exclude = self._excludes(include_steps)
+        if not episodes:
+            exclude["episodes"] = True
+        elif episode_exclude:
             exclude["episodes"] = {"__all__": episode_exclude}
         return self.model_dump(mode="json", exclude=exclude or None)
+
+    def episode_dicts(self, *, include_steps: bool = False) -> Iterator[dict[str, Any]]:
+        """Each episode as :meth:`to_dict` has it, one at a time: a caller on a worker thread lets other
+        threads run between them (one dump of a 20,000-episode report held the GIL for a second)."""
+        episode_exclude = self._excludes(include_steps)[1] or None
+        for episode in self.episodes:
+            yield episode.model_dump(mode="json", exclude=episode_exclude)
 
     def to_json(self, *, include_steps: bool = False) -> bytes:
         """Deterministic JSON: sorted keys, two-space indent, trailing newline."""

@@ -393,3 +393,31 @@ def test_the_debugger_takes_the_runs_flags(tmp_path, demo_file, monkeypatch):
     assert made["runs_dir"] == tmp_path / "r" and made["save_runs"] is False and made["ran"]
     assert main([str(demo_file)]) == 0
     assert made["runs_dir"] == tmp_path / "runs" and made["save_runs"] is True  # $REPLAY_TUI_RUNS_DIR
+
+
+@pytest.mark.parametrize(
+    ("source", "settings"),
+    [
+        ("example", ReplaySettings(mode="stub")),
+        ("example", ReplaySettings(mode="heuristic", mismatch="allow", item_steps=True)),
+        ("example", ReplaySettings(mode="heuristic", matching=MatchSettings.parse(["tolerant"]))),
+        ("airline", ReplaySettings(mode="stub")),
+        ("none", ReplaySettings(mode="stub")),
+    ],
+    ids=["stub", "heuristic-allow-items", "tolerant", "other-format", "no-episodes"],
+)
+def test_a_run_file_written_episode_by_episode_is_the_one_dump_of_the_report(tmp_path, source, settings):
+    """run_json splices per-episode dumps into the report's indented JSON (so the app's save worker
+    lets the UI run between episodes): the bytes are those of one orjson dump of the whole report."""
+    path = AIRLINE if source == "airline" else example_path()
+    workspace = Workspace.open([path], annotations_path=tmp_path / "notes.json", settings=settings)
+    runner = workspace.make_runner()
+    ids = [] if source == "none" else workspace.demos.session_ids[:40]
+    for sid in ids:
+        workspace.record(runner.run_episode(sid), runner.mode)
+    summary = workspace.summary()
+    info = info_for(workspace)
+    expected = {**summary.to_dict(include_steps=True), "run": info.model_dump(mode="json")}
+    one_dump = orjson.dumps(expected, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+    assert runs.run_json(summary, info) == one_dump
+    assert len(summary.episodes) == len(ids)
