@@ -156,47 +156,65 @@ def decode_fast(raw: Any) -> FastEpisode | None:
         return None
     for entry in episode.trajectory:
         if entry.step_number is not UNSET:
-            if (
-                entry.type is not UNSET
-                or entry.llm_action is not UNSET
-                or entry.observation_before_action is not UNSET
-                or entry.available_options is not UNSET
-                or entry.recorded_action is not UNSET
-                or entry.observation is not UNSET
-                or entry.detail is not UNSET
-                or entry.option_type is not UNSET
-                or entry.option_value is not UNSET
-            ):  # a field a decision step would keep as an extra: its dump would not be the model's
+            if not _finish_decision(entry):
                 return None
-            try:
-                entry.llm_action_arguments = _arguments_from_json(entry.llm_action_arguments)
-            except ValueError:
-                return None
-            if entry.done is UNSET:
-                entry.done = False
-            if entry.reward is UNSET:
-                entry.reward = 0.0
-            action = entry.action_executed_in_env
-            if action is None or not action.strip():
-                try:
-                    entry.action_executed_in_env = format_env_action(entry.llm_action_name, entry.llm_action_arguments)  # type: ignore[arg-type]
-                except (ActionError, TypeError, ValueError):
-                    return None
-                entry.action_rebuilt = True
-        elif entry.type == ITEM_PAGE_ACTION:
-            call = entry.llm_action
-            if call is UNSET:
-                entry.llm_action = call = FastLlmAction()
-            try:
-                call.arguments = _arguments_from_json(call.arguments)
-            except ValueError:
-                return None
-            if entry.done is UNSET:
-                entry.done = False
-            if entry.reward is UNSET:
-                entry.reward = 0.0
-            if entry.observation_before_action is UNSET:
-                entry.observation_before_action = ""
-            if entry.available_options is UNSET:
-                entry.available_options = None
+        elif entry.type == ITEM_PAGE_ACTION and not _finish_item_action(entry):
+            return None
     return episode
+
+
+def _finish_decision(entry: FastEntry) -> bool:
+    """Give a decision step the values ``DecisionStep`` validation gives it (parsed arguments, the
+    defaults, the action rebuilt from the call when empty); False where that validation would keep
+    an extra field or fail."""
+    if (
+        entry.type is not UNSET
+        or entry.llm_action is not UNSET
+        or entry.observation_before_action is not UNSET
+        or entry.available_options is not UNSET
+        or entry.recorded_action is not UNSET
+        or entry.observation is not UNSET
+        or entry.detail is not UNSET
+        or entry.option_type is not UNSET
+        or entry.option_value is not UNSET
+    ):  # a field a decision step would keep as an extra: its dump would not be the model's
+        return False
+    try:
+        entry.llm_action_arguments = _arguments_from_json(entry.llm_action_arguments)
+    except ValueError:
+        return False
+    _default_outcome(entry)
+    action = entry.action_executed_in_env
+    if action is None or not action.strip():
+        try:
+            arguments: Any = entry.llm_action_arguments
+            entry.action_executed_in_env = format_env_action(entry.llm_action_name, arguments)
+        except (ActionError, TypeError, ValueError):
+            return False
+        entry.action_rebuilt = True
+    return True
+
+
+def _finish_item_action(entry: FastEntry) -> bool:
+    """The same for an item-page action (``ItemPageAction``'s defaults and parsed call arguments)."""
+    call = entry.llm_action
+    if call is UNSET:
+        entry.llm_action = call = FastLlmAction()
+    try:
+        call.arguments = _arguments_from_json(call.arguments)
+    except ValueError:
+        return False
+    _default_outcome(entry)
+    if entry.observation_before_action is UNSET:
+        entry.observation_before_action = ""
+    if entry.available_options is UNSET:
+        entry.available_options = None
+    return True
+
+
+def _default_outcome(entry: FastEntry) -> None:
+    """``reward`` 0.0 and ``done`` False when the entry leaves them out (the models' defaults)."""
+    if entry.done is UNSET:
+        entry.done = False
+    if entry.reward is UNSET:
+        entry.reward = 0.0
