@@ -166,16 +166,29 @@ def test_jobs_keep_the_pair_order_and_the_callbacks_on_the_calling_thread(tmp_pa
 def test_jobs_cancel_and_errors_without_a_handler(tmp_path, fake_scoring):
     pairs = _pairs(tmp_path, ["a", "b", "c", "d", "e"])
     cancel = threading.Event()
-    seen = []
+    events = []
 
     def on_scored(index, *_):
-        seen.append(index)
+        events.append(("scored", index))
         cancel.set()
 
-    score_pairs(None, pairs, "compat", cancel=cancel, on_scored=on_scored, jobs=2)
-    assert seen == [0, 1]  # the pair already under way finishes; nothing new starts
+    score_pairs(
+        None,
+        pairs,
+        "compat",
+        cancel=cancel,
+        on_start=lambda i: events.append(("start", i)),
+        on_scored=on_scored,
+        jobs=2,
+    )
+    # nothing new starts once the first pair's report cancelled; what was under way (pair 1, when a
+    # worker had taken it already) finishes and is reported
+    first = events.index(("scored", 0))
+    assert all(kind == "scored" for kind, _ in events[first:])
+    started = [i for kind, i in events if kind == "start"]
+    assert started in ([0], [0, 1]) and [i for kind, i in events if kind == "scored"] == started
     pairs = _pairs(tmp_path, ["a", "bad", "c", "d"])
-    seen.clear()
+    seen: list[int] = []
     with pytest.raises(RuntimeError, match="page crashed"):
         score_pairs(None, pairs, "compat", on_scored=lambda i, *_: seen.append(i), jobs=2)
     assert seen == [0]
