@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_visual import _without_timings, tree_cpu_seconds
+from bench.bench_visual import _without_timings, tree_cpu_by_pid, tree_cpu_since
 from replay_tui.executors import RayExecutor, ScorerRecipe, score_pairs_on_ray
 from replay_tui.visual.batch import BatchPair, batch_report, bundled_pairs, score_pairs
 from replay_tui.visual.pipeline import VisualScorer
@@ -45,9 +45,9 @@ def timed(count: int, score) -> tuple[float, float, str]:
     def scored(index, report, *_):
         pairs[index].report = report
 
-    cpu0, started = tree_cpu_seconds(), time.perf_counter()
+    cpu0, started = tree_cpu_by_pid(), time.perf_counter()
     score(pairs, scored)
-    wall, cpu = time.perf_counter() - started, tree_cpu_seconds() - cpu0
+    wall, cpu = time.perf_counter() - started, tree_cpu_since(cpu0)
     return (
         wall,
         cpu,

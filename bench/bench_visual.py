@@ -217,8 +217,8 @@ def _print_row(kind: str, row: dict) -> None:
     )
 
 
-def tree_cpu_seconds(pid: int | None = None) -> float:
-    """user+sys CPU seconds of a process and every live descendant (plus what they reaped), from /proc."""
+def tree_cpu_by_pid(pid: int | None = None) -> dict[int, float]:
+    """user+sys CPU seconds of a process and of every live descendant (each with what it reaped), by pid, from /proc."""
     root = os.getpid() if pid is None else pid
     parents: dict[int, int] = {}
     cpu: dict[int, int] = {}
@@ -236,12 +236,27 @@ def tree_cpu_seconds(pid: int | None = None) -> float:
     children: dict[int, list[int]] = {}
     for child, parent in parents.items():
         children.setdefault(parent, []).append(child)
-    total, stack = 0, [root]
+    found: dict[int, float] = {}
+    stack = [root]
+    tick = os.sysconf("SC_CLK_TCK")
     while stack:
         current = stack.pop()
-        total += cpu.get(current, 0)
+        found[current] = cpu.get(current, 0) / tick
         stack.extend(children.get(current, []))
-    return total / os.sysconf("SC_CLK_TCK")
+    return found
+
+
+def tree_cpu_seconds(pid: int | None = None) -> float:
+    """user+sys CPU seconds of a process and every live descendant (plus what they reaped), from /proc."""
+    return sum(tree_cpu_by_pid(pid).values())
+
+
+def tree_cpu_since(before: dict[int, float], pid: int | None = None) -> float:
+    """CPU seconds the tree spent since the ``tree_cpu_by_pid`` snapshot ``before``, per process: a
+    process that left the tree unreaped in between (a Ray worker that exits, a daemon) takes its
+    seconds with it, so the difference of two totals could go negative; this counts what each process
+    still in the tree added (new ones whole), never less than 0."""
+    return sum(max(0.0, now - before.get(pid_, 0.0)) for pid_, now in tree_cpu_by_pid(pid).items())
 
 
 def _without_timings(value):
