@@ -221,7 +221,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if getattr(args, "tui", False):
         from replay_tui.tui.verify_app import VerifyApp
 
-        VerifyApp(report, tasks).run()
+        VerifyApp(report, tasks).theme_from_config().run()
     out.print(render_summary(report, tasks_total=len(tasks)))
     if args.report:
         out.print(Text(f"report written to {args.report}"))

@@ -41,9 +41,8 @@ from replay_tui.fileio import atomic_write_bytes, atomic_write_text
 from replay_tui.sanitize import strip_control
 
 if TYPE_CHECKING:
-    from textual.app import App
-
     from replay_tui.executors import RayExecutor
+    from replay_tui.tui.app_base import AppBase
 
 MATCH_ROWS = 15
 
@@ -342,7 +341,7 @@ def _tui(args: argparse.Namespace, clip_scorer, folders: tuple[Path, Path] | Non
         pairs, missing = discover_pairs(ref_dir, [pred_dir] if other is None else [pred_dir, other])
         if not pairs:
             raise UsageError(f"no page pairs in {ref_dir} and {pred_dir}")
-        app: App = VisualBatchApp(
+        app: AppBase = VisualBatchApp(
             pairs, mode=_mode(args), timeout_ms=timeout_ms, clip_scorer=clip_scorer, missing=missing, jobs=args.jobs
         )
     else:
@@ -352,7 +351,7 @@ def _tui(args: argparse.Namespace, clip_scorer, folders: tuple[Path, Path] | Non
         pred = _check_file(args.pred, "generated page")
         app = InspectorApp(ref, pred, mode=_mode(args), timeout_ms=timeout_ms, clip_scorer=clip_scorer)
     prepare_graphics(args)
-    app.run()
+    app.theme_from_config().run()
     return EXIT_OK
 
 
@@ -681,8 +680,13 @@ def _batch(
     return EXIT_MISMATCH if failures else EXIT_OK
 
 
-def inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int = 30_000, jobs: int = 1) -> App:
-    """The app for ``inspect``: a saved pair report, a saved batch report, or REF.html GEN.html."""
+def inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int = 30_000, jobs: int = 1) -> AppBase:
+    """The app for ``inspect``: a saved pair report, a saved batch report, or REF.html GEN.html; in
+    the config's theme, remembering the one chosen (:meth:`AppBase.theme_from_config`)."""
+    return _inspect_app(paths, mode, timeout_ms=timeout_ms, jobs=jobs).theme_from_config()
+
+
+def _inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int, jobs: int) -> AppBase:
     from replay_tui.tui.inspector import InspectorApp
     from replay_tui.tui.visual_batch import VisualBatchApp
     from replay_tui.visual.batch import bundled_pairs, pairs_from_report

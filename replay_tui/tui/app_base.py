@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.theme import Theme
 from textual.types import CSSPathType
 
-from replay_tui.config import ConfigError, save_theme
+from replay_tui.config import ConfigError, default_config_path, load_config, save_theme
 from replay_tui.tui.screens.help import HelpScreen, bound_keys, own_bindings
 
 STYLES = Path(__file__).resolve().parent / "styles"
@@ -52,6 +52,18 @@ class AppBase(App[None]):
         ``config_path``, so the next start looks the same."""
         self.theme_config = config_path
         self._config_theme = theme
+
+    def theme_from_config(self) -> AppBase:
+        """Start in the user's config theme and remember the one chosen (as the replay app does), for
+        the tools the CLI opens on their own (inspector, visual batch, verify). A config that cannot
+        be read leaves the theme as it is: those tools do not read the rest of the config."""
+        path = default_config_path()
+        try:
+            theme = load_config().theme
+        except ConfigError:
+            return self
+        self.remember_theme(path, theme)
+        return self
 
     def on_mount(self) -> None:
         theme = self._config_theme

@@ -76,3 +76,27 @@ def test_save_theme_refuses_a_file_it_cannot_read(tmp_path):
     with pytest.raises(ConfigError, match=r"config\.toml"):
         save_theme(path, "nord")
     assert path.read_text(encoding="utf-8") == "labels = [\n"
+
+
+async def test_the_tools_the_cli_opens_start_in_the_config_theme_and_remember_a_choice(tmp_path):
+    """verify --tui, inspect and visual --tui open apps of their own: the config's theme too."""
+    from replay_tui.cli.visual import inspect_app
+    from replay_tui.tui.verify_app import VerifyApp
+    from tests.tui.test_verify_app import make_report
+
+    path = default_config_path()
+    path.parent.mkdir(parents=True)
+    path.write_text('theme = "nord"\n', encoding="utf-8")
+    report, tasks = make_report()
+    app = VerifyApp(report, tasks).theme_from_config()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.theme == "nord"
+        await choose_theme(pilot, "textual-light")
+    assert load_config().theme == "textual-light"
+    page = tmp_path / "page.html"
+    page.write_text("<p>hi</p>", encoding="utf-8")
+    inspector = inspect_app([str(page), str(page)], None)
+    assert inspector.theme_config == path and inspector._config_theme == "textual-light"
+    path.write_text("labels = [\n", encoding="utf-8")  # unreadable: the tool keeps its default theme
+    assert VerifyApp(report, tasks).theme_from_config().theme_config is None
