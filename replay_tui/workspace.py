@@ -417,5 +417,9 @@ class Workspace:
         )
         return len(self.rejected()) + opened_bad
 
+    def field_warning_count(self) -> int:
+        """Invalid fields read as their defaults (their episodes stay usable), found so far."""
+        return sum(1 for p in self.demos.problems if p.severity == "warning")
+
     def ref(self, session_id: int) -> EpisodeRef:
         return self.demos.ref(session_id)

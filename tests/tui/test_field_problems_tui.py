@@ -6,6 +6,7 @@ from __future__ import annotations
 from replay_tui.tui.screens.stepper import StepperScreen
 from tests.conftest import good_episode, write_json
 from tests.tui.conftest import SIZE, wait_replay
+from tests.tui.test_background_validation import _validated
 
 
 def _step_rows(screen: StepperScreen) -> list[str]:
@@ -40,3 +41,16 @@ async def test_an_episode_with_an_invalid_reward_opens_with_the_step_marked(buil
         verdicts = app.step_results[10]
         assert {"0", "1", "2"} <= set(verdicts) and all(v.match for v in verdicts.values())
         assert "malformed" not in screen.query_one("#episode-title").render().plain
+
+
+async def test_the_browser_counts_the_invalid_fields_the_background_validation_finds(build, tmp_path):
+    bad = good_episode(10)
+    bad["trajectory"][1]["reward"] = "abc"
+    bad["trajectory"][2]["done"] = "maybe"
+    path = write_json(tmp_path / "webshop_demonstrations_10-12.json", [bad, good_episode(11), good_episode(12)])
+    app = build([path])
+    async with app.run_test(size=SIZE) as pilot:
+        await _validated(app, pilot)
+        await pilot.pause()
+        plain = app.screen.query_one("#browser-title").render().plain
+        assert "⚠ 2 invalid fields read as defaults" in plain and "problems" not in plain

@@ -437,6 +437,9 @@ class BrowserScreen(SortActions, Screen):
         text.append(f"{shown}/{total} episodes", style="bold")
         if problems:
             text.append(f"  {problems} problems", style="bold red")
+        warnings = ws.field_warning_count()
+        if warnings:
+            text.append(f"  ⚠ {warnings} invalid field{'s' if warnings != 1 else ''} read as defaults", style="yellow")
         arrow = "↓" if self.reverse else "↑"
         text.append(f"  sort: {self.sort_key} {arrow}", style="dim")
         described = self.filters.describe()
