@@ -232,6 +232,10 @@ class TrajectoryFile:
             raise EpisodeLoadError(trajectory)
         return episode_from_trajectory(trajectory, ref.session_id, file=self.name, record=summary.record)
 
+    def read_fast(self, ref: EpisodeRef) -> None:
+        """None: an episode of another format is built as an :class:`Episode` (its source stays on it)."""
+        return None
+
     def close(self) -> None:
         self.episodes.clear()
         self._held.clear()

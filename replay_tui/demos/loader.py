@@ -157,6 +157,10 @@ class EpisodeSource(Protocol):
 
     def read_episode(self, ref: EpisodeRef) -> Episode: ...
 
+    def read_fast(self, ref: EpisodeRef) -> FastEpisode | None:
+        """The episode as a replay reads it without models, or None (then :meth:`read_episode`)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -1237,8 +1241,7 @@ class DemoSet:
         with self._lock:
             if session_id not in self._cache and session_id not in self._bad:
                 ref = self.ref(session_id)
-                read_fast = getattr(ref.file, "read_fast", None)
-                fast = read_fast(ref) if read_fast is not None else None
+                fast = ref.file.read_fast(ref)
                 if fast is not None:
                     return fast
             return self._episode(session_id)
