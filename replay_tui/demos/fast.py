@@ -20,7 +20,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from replay_tui.actions import ActionError, format_env_action
-from replay_tui.demos.models import ID_MAX, ID_MIN, _arguments_from_json
+from replay_tui.demos.models import ID_MAX, ID_MIN, DecisionStep, _arguments_from_json
 
 Id = Annotated[int, msgspec.Meta(ge=ID_MIN, le=ID_MAX)]
 
@@ -92,21 +92,14 @@ class FastEntry(msgspec.Struct, forbid_unknown_fields=True, gc=False):
             return None
 
     def decision_dump(self) -> dict[str, Any]:
-        """What ``DecisionStep.model_dump()`` gives for this decision step (field order included)."""
-        return {
-            "step_number": self.step_number,
-            "observation_before_llm": self.observation_before_llm,
-            "llm_prompt": self.llm_prompt,
-            "llm_thinking": self.llm_thinking,
-            "llm_action_name": self.llm_action_name,
-            "llm_action_arguments": dict(self.llm_action_arguments),  # type: ignore[arg-type]
-            "state": self.state,
-            "available_actions": self.available_actions,
-            "action_executed_in_env": self.action_executed_in_env,
-            "observation_after_action": self.observation_after_action,
-            "reward": self.reward,
-            "done": self.done,
-        }
+        """What ``DecisionStep.model_dump()`` gives for this decision step (its fields, in its order)."""
+        data = {name: getattr(self, name) for name in _DECISION_DUMPED}
+        data["llm_action_arguments"] = dict(data["llm_action_arguments"])
+        return data
+
+
+_DECISION_DUMPED = tuple(name for name, info in DecisionStep.model_fields.items() if not info.exclude)
+"""The fields ``DecisionStep.model_dump()`` writes (``action_rebuilt`` is excluded)."""
 
 
 class FastEpisode(msgspec.Struct, forbid_unknown_fields=True, gc=False):
