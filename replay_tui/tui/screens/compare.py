@@ -36,8 +36,6 @@ from replay_tui.diff import char_diff
 from replay_tui.export import FORMATS
 from replay_tui.groups import MismatchGroup
 from replay_tui.sanitize import one_line, strip_control
-from replay_tui.tui.messages import ComparisonFailed as ComparisonFailed  # posted by the App
-from replay_tui.tui.messages import ComparisonReady as ComparisonReady
 from replay_tui.tui.screens.groups import GroupsSource, GroupsView
 from replay_tui.tui.screens.modals import FORMAT_SUFFIX, ExportChoice, ExportModal
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
