@@ -185,6 +185,12 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
         return Path(a).resolve() == Path(b).resolve()
 
 
+def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
+    """Whether ``path``, with links and ``..`` followed, is under ``folder`` (served apps write only
+    there)."""
+    return Path(path).resolve().is_relative_to(Path(folder).resolve())
+
+
 def check_writable(path: str | os.PathLike[str]) -> None:
     """Raise ``OSError`` naming ``path`` now if a file cannot be written there later.
 

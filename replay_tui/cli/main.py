@@ -407,6 +407,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="demo files in JSON Lines that are still being written: show episodes as they are appended",
     )
+    tui.add_argument(
+        "--out-dir",
+        metavar="DIR",
+        help="the one folder the app's dialogs write to: an export path outside it is refused "
+        "(made if missing; serve's default: ./replay-tui-out)",
+    )
     _add_run_arguments(tui, "save the app's replays as runs (the last run is still reopened)")
     _add_source_arguments(tui, flag="--format")
     _add_match_arguments(tui)
@@ -1156,6 +1162,11 @@ def tui_app(args: argparse.Namespace) -> ReplayApp:
     for folder in (ref_dir, *pred_dirs):
         if folder is not None:
             folder_arg(folder)
+    if args.out_dir is not None:
+        try:
+            Path(args.out_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--out-dir {args.out_dir}: cannot make it: {exc.strerror or exc}") from None
     try:
         app = make_app(
             args.demos or None,
@@ -1169,6 +1180,7 @@ def tui_app(args: argparse.Namespace) -> ReplayApp:
             runs_dir=runs_root(args.runs_dir),
             save_runs=not args.no_save_run,
             follow=args.follow,
+            out_dir=args.out_dir,
         )
     except (DemoFileError, AnnotationError, ConfigError, FormatError) as exc:
         raise UsageError(str(exc)) from None

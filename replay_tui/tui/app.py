@@ -119,13 +119,16 @@ class ReplayApp(RunHistory):
         visual: VisualBatch | None = None,
         runs: RunStore | None = None,
         save_runs: bool = True,
+        out_dir: Path | None = None,
     ):
         super().__init__(runs, save_runs=save_runs)
         self.workspace = workspace
         self.visual = visual or VisualBatch()
         self.config = config or Config()
-        self.export_dir = export_dir or Path.cwd()
-        self.export_dir_given = export_dir is not None
+        self.out_dir = out_dir.resolve() if out_dir is not None else None
+        """The one folder the dialogs may write to (``--out-dir``; serve gives one to every app), or None."""
+        self.export_dir = self.out_dir or export_dir or Path.cwd()
+        self.export_dir_given = self.out_dir is not None or export_dir is not None
         """An export folder given by the caller wins over the one remembered from the last export."""
         self.step_results: dict[int, dict[str, StepResult]] = {}
         self.replaying = False
@@ -742,7 +745,7 @@ class ReplayApp(RunHistory):
         inputs = [source.path for source in self.workspace.demos.files] + [self.workspace.annotations.path]
         fmt = str(remembered.get("export_format") or "md")
         label = f"only the {len(shown[1])} episodes shown ({shown[0]})" if shown is not None else None
-        self.push_screen(ExportModal(start, fmt, inputs=inputs, shown=label), apply)
+        self.push_screen(ExportModal(start, fmt, inputs=inputs, shown=label, out_dir=self.out_dir), apply)
 
     # -- compare runs -----------------------------------------------------------------------
     def action_compare(self) -> None:
@@ -804,7 +807,7 @@ class ReplayApp(RunHistory):
     def _comparison_ready(self, message: ComparisonReady) -> None:
         from replay_tui.tui.screens.compare import CompareScreen
 
-        self.push_screen(CompareScreen(message.comparison, self.export_dir))
+        self.push_screen(CompareScreen(message.comparison, self.export_dir, out_dir=self.out_dir))
 
     @on(ComparisonFailed)
     def _comparison_failed(self, message: ComparisonFailed) -> None:
@@ -844,13 +847,15 @@ def make_app(
     runs_dir: str | os.PathLike[str] | None = None,
     save_runs: bool = True,
     follow: bool = False,
+    out_dir: str | os.PathLike[str] | None = None,
 ) -> ReplayApp:
     """Build the app on demo files (default: the bundled example). A demo file that cannot be read is
     a problem the app shows (``workspace.demos.unreadable``), unless ``require_readable`` and no file
     can be read at all: then DemoFileError. Raises AnnotationError or ConfigError with one-line
     messages when those inputs are unusable. Runs are saved to and reopened from ``runs_dir`` (default:
     :func:`replay_tui.runs.default_runs_root`); ``save_runs`` False saves none. ``follow``: demo
-    files in JSON Lines that are still being written show new episodes as they are appended."""
+    files in JSON Lines that are still being written show new episodes as they are appended.
+    ``out_dir``: the one folder the dialogs may write to (an export path outside it is refused)."""
     conf = config if isinstance(config, Config) else load_config(config)
     specs = list(demos) if demos else [str(example_path())]
     if settings is None:
@@ -875,6 +880,7 @@ def make_app(
         visual=visual,
         runs=RunStore(runs_dir),
         save_runs=save_runs,
+        out_dir=Path(out_dir) if out_dir else None,
     )
     # the theme chosen with ctrl+p → theme is written to the config file read here (not to a given Config)
     app.remember_theme(None if isinstance(config, Config) else Path(config or default_config_path()), conf.theme)

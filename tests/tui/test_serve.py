@@ -3,7 +3,9 @@ Chromium (Playwright) on its page, keys pressed in the browser's terminal, and n
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import shlex
 import signal
 import socket
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from replay_tui.cli.main import build_parser, main
-from replay_tui.cli.serve import app_argv, app_command
+from replay_tui.cli.serve import SERVE_FLAGS, app_argv, app_command
 from replay_tui.visual.render import CHROMIUM_ARGS, find_chromium
 from tests.conftest import good_episode, write_json
 
@@ -68,19 +70,26 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
-    """``replay-tui serve`` on three episodes, on a free loopback port, in its own process group."""
+@contextlib.contextmanager
+def serving(tmp_path: Path, *extra: str) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    """``replay-tui serve`` on three episodes, on a free loopback port, in its own process group, writing
+    only under ``tmp_path``; yields the URL it printed (with its token), the server process and its log."""
     demos = write_json(tmp_path / "three.json", [good_episode(i) for i in (7, 8, 9)])
     port = _free_port()
     log = tmp_path / "serve.log"
-    command = [sys.executable, "-m", "replay_tui", "serve", str(demos), "--port", str(port)]
+    command = [sys.executable, "-m", "replay_tui", "serve", str(demos), "--port", str(port), *extra]
     command += ["--annotations", str(tmp_path / "notes.json"), "--runs-dir", str(tmp_path / "runs")]
+    command += ["--out-dir", str(tmp_path / "out")]
     with log.open("wb") as sink:
-        server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
+        server = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True, cwd=tmp_path)
     try:
         _wait_listening(port, server, log)
-        yield f"http://127.0.0.1:{port}/", server, log
+        deadline = time.monotonic() + 20
+        while "?token=" not in log.read_text(errors="replace") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        printed = re.search(r"http://\S+\?token=\S+", log.read_text(errors="replace"))
+        assert printed, log.read_text(errors="replace")
+        yield printed.group(0), server, log
     finally:
         if server.poll() is None:
             server.send_signal(signal.SIGTERM)
@@ -93,6 +102,12 @@ def served(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]
             server.wait(timeout=10)
 
 
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    with serving(tmp_path) as running:
+        yield running
+
+
 def _patch_page_script(route) -> None:
     response = route.fetch()
     body = response.text()
@@ -100,7 +115,7 @@ def _patch_page_script(route) -> None:
     route.fulfill(response=response, body=body.replace(HOOK, HOOK + "window.__replayTerm=this.terminal,", 1))
 
 
-def test_serve_in_chromium_browses_and_steps(served) -> None:
+def test_serve_in_chromium_browses_and_steps(served, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     url, server, log = served
@@ -126,7 +141,9 @@ def test_serve_in_chromium_browses_and_steps(served) -> None:
             screen_with("step 1  Result")  # the next step, after a key pressed in the browser
             app = _children(server.pid)
             assert len(app) == 1  # one app process for the one browser, started without a shell left behind
-            assert Path(f"/proc/{app[0]}/cmdline").read_bytes().split(b"\0")[1:4] == [b"-m", b"replay_tui", b"tui"]
+            argv = Path(f"/proc/{app[0]}/cmdline").read_bytes().split(b"\0")
+            assert argv[1:4] == [b"-m", b"replay_tui", b"tui"]
+            assert str(tmp_path / "out").encode() in argv  # the app writes only under serve's --out-dir
         finally:
             browser.close()
     deadline = time.monotonic() + 20
@@ -167,7 +184,7 @@ def test_each_browser_gets_the_same_app_arguments(tmp_path: Path) -> None:
     command = app_command(served, tui)
     assert shlex.split(command) == ["exec", sys.executable, "-m", "replay_tui", "tui", *app_argv(served, tui)]
     again = parser.parse_args(["tui", *app_argv(served, tui)])
-    ignored = {"command", "func", "host", "port", "public", "public_url"}
+    ignored = {"command", "func", *SERVE_FLAGS}
     assert {k: v for k, v in vars(served).items() if k not in ignored} == {
         k: v for k, v in vars(again).items() if k not in ignored
     }

@@ -144,6 +144,8 @@ class _ExportsComparison:
 
     comparison: Comparison
     export_dir: Path
+    out_dir: Path | None
+    """The one folder an export may go to (a served app's ``--out-dir``), or None."""
 
     def action_export(self) -> None:
         def apply(choice: ExportChoice | None) -> None:
@@ -160,7 +162,7 @@ class _ExportsComparison:
                 f"exported the comparison ({regressions} regressions) to {written}", timeout=3, markup=False
             )
 
-        self.app.push_screen(CompareExportModal(self.export_dir), apply)  # type: ignore[attr-defined]
+        self.app.push_screen(CompareExportModal(self.export_dir, out_dir=self.out_dir), apply)  # type: ignore[attr-defined]
 
 
 class EpisodesSource:
@@ -236,10 +238,11 @@ class CompareScreen(_ExportsComparison, Screen):
         Binding("escape", "back", "Back", id="compare.back"),
     ]
 
-    def __init__(self, comparison: Comparison, export_dir: Path | None = None):
+    def __init__(self, comparison: Comparison, export_dir: Path | None = None, *, out_dir: Path | None = None):
         super().__init__(id="compare")
         self.comparison = comparison
         self.export_dir = export_dir or Path.cwd()
+        self.out_dir = out_dir
         self.filter_name = "all"
 
     def compose(self) -> ComposeResult:
@@ -319,11 +322,14 @@ class CompareScreen(_ExportsComparison, Screen):
     @on(LazyTable.Selected, "#compare-episodes")
     def _open(self, event: LazyTable.Selected) -> None:
         episode = self.source.rows[event.index]
-        self.app.push_screen(CompareStepperScreen(self.comparison, episode.episode, export_dir=self.export_dir))
+        stepper = CompareStepperScreen(
+            self.comparison, episode.episode, export_dir=self.export_dir, out_dir=self.out_dir
+        )
+        self.app.push_screen(stepper)
 
     def action_groups(self) -> None:
         """The regressions in groups (state, expected tool, B's tool, reason kind)."""
-        self.app.push_screen(CompareGroupsScreen(self.comparison, export_dir=self.export_dir))
+        self.app.push_screen(CompareGroupsScreen(self.comparison, export_dir=self.export_dir, out_dir=self.out_dir))
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -405,10 +411,11 @@ class CompareGroupsScreen(GroupsView):
         Binding("escape", "back", "Back", id="compare_groups.back"),
     ]
 
-    def __init__(self, comparison: Comparison, *, export_dir: Path | None = None):
+    def __init__(self, comparison: Comparison, *, export_dir: Path | None = None, out_dir: Path | None = None):
         super().__init__(id="compare-groups")
         self.comparison = comparison
         self.export_dir = export_dir or Path.cwd()
+        self.out_dir = out_dir
         self.groups = list(comparison.regression_groups)
         self.steps: dict[tuple[str, str], StepPair] = {(s.episode, s.step_label): s for s in comparison.steps}
 
@@ -425,7 +432,9 @@ class CompareGroupsScreen(GroupsView):
     def open_step(self, key: Any) -> None:
         episode, label = key
         self.app.push_screen(
-            CompareStepperScreen(self.comparison, episode, step_label=label, export_dir=self.export_dir)
+            CompareStepperScreen(
+                self.comparison, episode, step_label=label, export_dir=self.export_dir, out_dir=self.out_dir
+            )
         )
 
     def update_title(self) -> None:
@@ -531,10 +540,12 @@ class CompareStepperScreen(_ExportsComparison, Screen):
         *,
         step_label: str | None = None,
         export_dir: Path | None = None,
+        out_dir: Path | None = None,
     ):
         super().__init__(id="compare-stepper")
         self.comparison = comparison
         self.export_dir = export_dir or Path.cwd()
+        self.out_dir = out_dir
         self.episode = episode
         self.start_label = step_label
         """The step to open at; None: the episode's first flip."""

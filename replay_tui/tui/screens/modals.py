@@ -17,7 +17,7 @@ from textual.widgets import Button, Checkbox, Input, Label, OptionList, RadioBut
 from textual.widgets.option_list import Option
 
 from replay_tui.export import FORMATS
-from replay_tui.fileio import same_file
+from replay_tui.fileio import inside, same_file
 from replay_tui.matching import MATCH_POLICIES, MATCH_STATES, POLICY_DESCRIPTIONS, MatchSettings
 from replay_tui.policies.registry import POLICY_MODES
 from replay_tui.sanitize import strip_control
@@ -166,9 +166,19 @@ class ExportModal(ModalScreen[ExportChoice | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel", id="export.cancel")]
 
-    def __init__(self, default_dir: Path, fmt: str = "md", inputs: Sequence[Path] = (), *, shown: str | None = None):
+    def __init__(
+        self,
+        default_dir: Path,
+        fmt: str = "md",
+        inputs: Sequence[Path] = (),
+        *,
+        shown: str | None = None,
+        out_dir: Path | None = None,
+    ):
         super().__init__()
         self.default_dir = default_dir
+        self.out_dir = out_dir
+        """The one folder a report may go to (``--out-dir``, a served app), or None: anywhere."""
         self.fmt = fmt if fmt in FORMATS else "md"
         self.inputs = list(inputs)
         """Files the report must never replace (the logs being debugged, the annotations)."""
@@ -213,6 +223,12 @@ class ExportModal(ModalScreen[ExportChoice | None]):
             self.notify("give a file path", severity="error")
             return
         path = Path(value).expanduser()
+        if self.out_dir is not None:
+            path = self.out_dir / path  # a relative path goes under it
+            if not inside(path, self.out_dir) or path.resolve() == self.out_dir.resolve():
+                message = f"{value} is outside {self.out_dir}: this app exports only under that folder (--out-dir)"
+                self.notify(message, severity="error", markup=False)
+                return
         if any(same_file(path, source) for source in self.inputs):
             message = f"{path} is one of the files being debugged: choose another path"
             self.notify(message, severity="error", markup=False)
