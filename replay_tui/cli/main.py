@@ -410,8 +410,8 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_argument(
         "--out-dir",
         metavar="DIR",
-        help="the one folder the app's dialogs write to: an export path outside it is refused "
-        "(made if missing; serve's default: ./replay-tui-out)",
+        help="the one folder the app's dialogs write to: an export path outside it is refused, and the "
+        "policy spec and LLM base URL stay those given here (made if missing; serve's default: ./replay-tui-out)",
     )
     _add_run_arguments(tui, "save the app's replays as runs (the last run is still reopened)")
     _add_source_arguments(tui, flag="--format")

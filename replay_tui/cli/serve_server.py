@@ -28,10 +28,11 @@ log = logging.getLogger("textual-serve")
 class BoundedAppService(AppService):
     """An app process whose terminal size is clamped and which is ended for sure when stopped."""
 
-    async def start(self, width: int, height: int) -> None:
+    async def start(self, width: int | str, height: int | str) -> None:
+        """Start the app at the size the browser asked for, clamped (it comes as query text)."""
         await super().start(clamp_size(width, 80, MAX_WIDTH), clamp_size(height, 24, MAX_HEIGHT))
 
-    async def set_terminal_size(self, width: int, height: int) -> None:
+    async def set_terminal_size(self, width: int | str, height: int | str) -> None:
         await super().set_terminal_size(clamp_size(width, 80, MAX_WIDTH), clamp_size(height, 24, MAX_HEIGHT))
 
     async def stop(self) -> None:
@@ -108,16 +109,20 @@ class GuardedServer(Server):
             await websocket.close(code=FULL_CLOSE_CODE, message=message.encode())
             return websocket
         self.sessions += 1
+
+        async def close() -> None:
+            await websocket.close()
+
         service = BoundedAppService(
             self.command,
             write_bytes=websocket.send_bytes,
             write_str=websocket.send_str,
-            close=websocket.close,
+            close=close,
             download_manager=self.download_manager,
             debug=self.debug,
         )
         try:
-            await service.start(request.query.get("width", 80), request.query.get("height", 24))  # type: ignore[arg-type]
+            await service.start(request.query.get("width", 80), request.query.get("height", 24))
             await self._process_messages(websocket, service)
         except asyncio.CancelledError:
             await websocket.close()

@@ -126,7 +126,8 @@ class ReplayApp(RunHistory):
         self.visual = visual or VisualBatch()
         self.config = config or Config()
         self.out_dir = out_dir.resolve() if out_dir is not None else None
-        """The one folder the dialogs may write to (``--out-dir``; serve gives one to every app), or None."""
+        """The one folder the dialogs may write to (``--out-dir``; serve gives one to every app), or None.
+        Set, the settings dialog also keeps the command line's policy spec and LLM base URL."""
         self.export_dir = self.out_dir or export_dir or Path.cwd()
         self.export_dir_given = self.out_dir is not None or export_dir is not None
         """An export folder given by the caller wins over the one remembered from the last export."""
@@ -710,7 +711,7 @@ class ReplayApp(RunHistory):
             if isinstance(self.screen, StepperScreen):
                 self.screen.show_detail()
 
-        self.push_screen(SettingsModal(self.workspace.settings), apply)
+        self.push_screen(SettingsModal(self.workspace.settings, locked=self.out_dir is not None), apply)
 
     def action_export(self) -> None:
         browser = self.browser

@@ -257,3 +257,35 @@ def test_serve_passes_its_out_dir_to_every_app(tmp_path: Path) -> None:
     served = parser.parse_args(["serve", "--out-dir", str(tmp_path / "o"), "--token", "t" * 20, "--max-sessions", "3"])
     argv = app_argv(served, _subparser(parser, "tui"))
     assert argv == ["--out-dir", str(tmp_path / "o")]  # the token and the server's flags stay with the server
+
+
+async def test_a_served_app_loads_no_policy_and_sends_no_key_to_what_the_browser_types(tmp_path: Path) -> None:
+    """A policy spec is code loaded from a path (an export under ``--out-dir`` could be one), and the
+    LLM base URL receives the API key: in a served app both stay those serve was started with."""
+    from textual.widgets import RadioButton
+
+    from replay_tui.tui.screens.modals import SettingsModal
+
+    demos = write_json(tmp_path / "three.json", [good_episode(i) for i in (7, 8, 9)])
+    argv = ["tui", str(demos), "--out-dir", str(tmp_path / "out"), "--annotations", str(tmp_path / "notes.json")]
+    app = tui_app(build_parser().parse_args([*argv, "--runs-dir", str(tmp_path / "runs")]))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("p")
+        await pilot.pause()
+        assert isinstance(app.screen, SettingsModal)
+        spec = app.screen.query_one("#policy-spec", Input)
+        base_url = app.screen.query_one("#llm-base-url", Input)
+        assert spec.disabled and base_url.disabled  # no key reaches them
+        spec.value = str(tmp_path / "out" / "evil.py") + ":policy"  # even set, they are not used
+        base_url.value = "http://evil.example/v1"
+        app.screen.query_one("#mode-custom", RadioButton).value = True
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, SettingsModal)  # custom mode has no spec from the command line
+        assert any("custom mode needs a spec" in str(n.message) for n in app._notifications)
+        app.screen.query_one("#mode-stub", RadioButton).value = True
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert not isinstance(app.screen, SettingsModal)
+    settings = app.workspace.settings
+    assert settings.policy_spec is None and "evil" not in str(settings.llm)

@@ -250,9 +250,12 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
         Binding("ctrl+s", "save", "Apply", id="settings.save"),
     ]
 
-    def __init__(self, settings: ReplaySettings):
+    def __init__(self, settings: ReplaySettings, *, locked: bool = False):
         super().__init__()
         self.settings = settings
+        self.locked = locked
+        """A served app (``--out-dir``): the policy spec and the LLM base URL stay those of the command
+        line, so a browser can neither load code from a path nor send the API key to a URL it types."""
 
     def compose(self) -> ComposeResult:
         s = self.settings
@@ -267,6 +270,7 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
                     s.policy_spec or s.graph_spec or "",
                     placeholder="policy spec (custom) or graph spec (langgraph)",
                     id="policy-spec",
+                    disabled=self.locked,
                 )
                 llm = s.llm or {}
                 with Horizontal(classes="llm-row"):
@@ -274,8 +278,11 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
                         str(llm.get("base_url") or ""),
                         placeholder="base URL, e.g. http://127.0.0.1:8000/v1",
                         id="llm-base-url",
+                        disabled=self.locked,
                     )
                     yield Input(str(llm.get("model") or ""), placeholder="model", id="llm-model")
+                if self.locked:
+                    yield Label(Text("served: the spec and the base URL are the ones serve was given", style="dim"))
                 with RadioSet(id="mismatch"):
                     yield RadioButton("stop at the first mismatch", value=s.mismatch == "stop", id="mismatch-stop")
                     yield RadioButton(
@@ -304,13 +311,15 @@ class SettingsModal(ModalScreen[ReplaySettings | None]):
         mismatch = (self.query_one("#mismatch", RadioSet).pressed_button or RadioButton(id="mismatch-stop")).id
         spec = self.query_one("#policy-spec", Input).value.strip() or None
         mode_name = mode.removeprefix("mode-")
+        if self.locked:
+            spec = self.settings.graph_spec if mode_name == "langgraph" else self.settings.policy_spec
         if mode_name in ("custom", "langgraph") and not spec:
             self.notify(f"{mode_name} mode needs a spec (module:attr or file.py:attr)", severity="error")
             return
         llm = dict(self.settings.llm or {})
         base_url = self.query_one("#llm-base-url", Input).value.strip()
         model = self.query_one("#llm-model", Input).value.strip()
-        if base_url:
+        if base_url and not self.locked:
             llm["base_url"] = base_url
         if model:
             llm["model"] = model
