@@ -11,6 +11,7 @@ says otherwise; the README says how to put it behind an authenticating reverse p
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
 import re
 import secrets
@@ -19,12 +20,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from rich.console import Console
 from rich.text import Text
 
 from replay_tui.cli.common import EXIT_OK, UsageError
-from replay_tui.cli.serve_guard import Guard, is_loopback, url_host
+from replay_tui.cli.serve_guard import Guard, url_host
 
 if TYPE_CHECKING:
     from replay_tui.tui.app import ReplayApp
@@ -112,6 +114,7 @@ def run_serve(
             "(requests must name it in their Host header)"
         )
     token = launch_token(args.token)
+    public_url = check_public_url(args.public_url or f"http://{url_host(args.host)}:{args.port}")
     try:
         from replay_tui.cli.serve_server import GuardedServer
     except ImportError:
@@ -119,7 +122,6 @@ def run_serve(
     args.out_dir = str(Path(args.out_dir or DEFAULT_OUT_DIR).expanduser().resolve())
     check_app(args).workspace.demos.close()  # each browser's app opens the files itself (check_app makes out_dir)
     command = app_command(args, tui)
-    public_url = (args.public_url or f"http://{url_host(args.host)}:{args.port}").rstrip("/")
     guard = Guard.build(args.host, args.port, public_url, token)
     if args.public:
         err.print(Text(PUBLIC_WARNING.format(host=args.host, port=args.port, out_dir=args.out_dir)), soft_wrap=True)
@@ -154,9 +156,31 @@ def launch_token(given: str | None) -> str:
 
 def check_bind(host: str, public: bool) -> None:
     """Refuse a ``--host`` that is not loopback unless ``--public``: the server has no authentication."""
-    if public or is_loopback(host):
+    if public or _is_loopback(host):
         return
     raise UsageError(f"--host {host} is not loopback; " + PROXY_HINT.format(host=host))
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a host name may resolve to anything: only --public binds it
+
+
+def check_public_url(url: str) -> str:
+    """``--public-url`` without a trailing slash, or :class:`UsageError` unless it is an http(s) URL
+    with a host (its host and origin are the ones the server accepts)."""
+    try:
+        split = urlsplit(url)
+        split.port  # noqa: B018 (raises ValueError on a port that is not a number in range)
+    except ValueError as exc:
+        raise UsageError(f"--public-url {url}: {exc}") from None
+    if split.scheme not in ("http", "https") or not split.hostname:
+        raise UsageError(f"--public-url {url}: not an http:// or https:// URL with a host")
+    return url.rstrip("/")
 
 
 def _is_unspecified(host: str) -> bool:

@@ -10,7 +10,6 @@ The server that applies them is :mod:`replay_tui.cli.serve_server` (it needs tex
 from __future__ import annotations
 
 import hmac
-import ipaddress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -33,15 +32,6 @@ def clamp_size(value: object, default: int, upper: int) -> int:
     return max(1, min(number, upper))
 
 
-def is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # a host name may resolve to anything: only --public binds it
-
-
 def url_host(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
@@ -60,11 +50,9 @@ class Guard:
 
     @classmethod
     def build(cls, host: str, port: int, public_url: str, token: str) -> Guard:
-        names = {url_host(host)}
-        if is_loopback(host):  # the loopback names a browser on this machine may use
-            names |= {"localhost", "127.0.0.1", "[::1]"}
-        hosts = {f"{name}:{port}".lower() for name in names}
-        origins = {f"http://{name}:{port}".lower() for name in names}
+        # only the name the page was served under: its cookie and its WebSocket URL hold for that name
+        bound = f"{url_host(host)}:{port}".lower()
+        hosts, origins = {bound}, {f"http://{bound}"}
         public = urlsplit(public_url)
         if public.hostname:
             netloc = public.netloc.rsplit("@", 1)[-1].lower()
@@ -84,7 +72,7 @@ class Guard:
         """Why ``request`` is refused (one line), or None."""
         host = request.headers.get("Host", "").lower()
         if host not in self.hosts:
-            return f"Host {host or '(none)'!r} is not this server's (DNS rebinding?)"
+            return f"Host {host or '(none)'!r} is not this server's: open the URL replay-tui serve printed"
         if request.path.startswith(PUBLIC_PATHS):
             return None
         if request.path == "/ws":

@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import aiohttp
+import pytest
 from textual.widgets import Input
 
 from replay_tui.cli.main import build_parser, main, tui_app
@@ -113,7 +114,7 @@ def test_25_sockets_start_at_most_max_sessions_apps_and_a_closed_socket_ends_its
             refused: list[aiohttp.ClientWebSocketResponse] = []
             said: list[str] = []
             for socket in sockets:  # the refused ones are told why, then closed
-                message = await socket.receive(timeout=30)
+                message = await socket.receive(timeout=120)  # an accepted socket: the app's first screen
                 if message.type == aiohttp.WSMsgType.BINARY and b"sessions are in use" in message.data:
                     said.append(message.data.decode())
                     closing = await socket.receive(timeout=30)
@@ -289,3 +290,29 @@ async def test_a_served_app_loads_no_policy_and_sends_no_key_to_what_the_browser
         assert not isinstance(app.screen, SettingsModal)
     settings = app.workspace.settings
     assert settings.policy_spec is None and "evil" not in str(settings.llm)
+
+
+def test_behind_a_proxy_the_public_urls_host_and_origin_are_accepted() -> None:
+    from aiohttp.test_utils import make_mocked_request
+
+    from replay_tui.cli.serve_guard import Guard
+
+    token = "t" * 20
+    guard = Guard.build("127.0.0.1", 8000, "https://review.example.org:443/replay", token)
+
+    def refusal(host: str, origin: str, path: str = "/ws") -> str | None:
+        headers = {"Host": host, "Origin": origin, "Cookie": f"{guard.cookie}={token}"}
+        return guard.refusal(make_mocked_request("GET", path, headers=headers))
+
+    assert refusal("review.example.org", "https://review.example.org") is None  # a browser drops :443
+    assert refusal("127.0.0.1:8000", "https://review.example.org") is None  # a proxy that rewrites Host
+    assert refusal("review.example.org", "http://review.example.org") is not None  # not the served scheme
+    assert "Origin" in str(refusal("review.example.org", "https://evil.example"))
+    assert "Host" in str(refusal("localhost:8000", "http://localhost:8000"))  # not the name printed
+
+
+@pytest.mark.parametrize("url", ["ftp://x.example", "https://", "http://x.example:99999", "x.example"])
+def test_serve_refuses_a_public_url_it_could_not_check_against(url: str, capsys) -> None:
+    assert main(["serve", "--public-url", url]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"--public-url {url}" in err
