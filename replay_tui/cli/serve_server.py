@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -22,7 +23,19 @@ STOP_GRACE = 3.0
 """Seconds an app process gets to quit, then again after SIGTERM, before SIGKILL."""
 FULL_CLOSE_CODE = 1013
 """WebSocket close code "try again later": every session is taken."""
+GOING_AWAY = 1001
+"""WebSocket close code: the server stops."""
 log = logging.getLogger("textual-serve")
+TOKEN_IN_URL = re.compile(r"(?<=[?&]token=)[^&\s\"]+")
+
+
+class _ScrubToken(logging.Filter):
+    """Keeps the token out of the access log (a request may carry it as ``?token=``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = TOKEN_IN_URL.sub("…", record.msg)
+        return True
 
 
 class BoundedAppService(AppService):
@@ -75,8 +88,13 @@ class GuardedServer(Server):
         super().__init__(command, host=host, port=port, title="replay-tui", public_url=public_url)
         self.guard = guard
         self.max_sessions = max_sessions
-        self.sessions = 0
+        self.sockets: set[web.WebSocketResponse] = set()
+        """The sockets that have an app process: at most ``max_sessions``."""
         self.on_listening = on_listening
+
+    def initialize_logging(self) -> None:
+        super().initialize_logging()
+        logging.getLogger("aiohttp.access").addFilter(_ScrubToken())
 
     async def _make_app(self) -> web.Application:
         app = await super()._make_app()
@@ -98,17 +116,22 @@ class GuardedServer(Server):
     async def on_startup(self, app: web.Application) -> None:
         self.on_listening()  # textual-serve's banner prints the command as Rich markup: ours is plain text
 
+    async def on_shutdown(self, app: web.Application) -> None:
+        """Close every socket, so each handler ends its app now rather than when aiohttp gives up on it."""
+        for websocket in list(self.sockets):
+            await websocket.close(code=GOING_AWAY, message=b"replay-tui serve stopped")
+
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         """One app process per socket, while fewer than ``max_sessions`` run; ended when the socket closes."""
         websocket = web.WebSocketResponse(heartbeat=15)
         await websocket.prepare(request)
-        if self.sessions >= self.max_sessions:
+        if len(self.sockets) >= self.max_sessions:
             full = self.max_sessions
             message = f"replay-tui serve: all {full} sessions are in use (--max-sessions): close one and reload"
             await websocket.send_bytes(message.encode() + b"\r\n")  # shown in the page's terminal
             await websocket.close(code=FULL_CLOSE_CODE, message=message.encode())
             return websocket
-        self.sessions += 1
+        self.sockets.add(websocket)
 
         async def close() -> None:
             await websocket.close()
@@ -132,5 +155,5 @@ class GuardedServer(Server):
             try:
                 await asyncio.shield(service.stop())
             finally:
-                self.sessions -= 1
+                self.sockets.discard(websocket)
         return websocket

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,7 +24,7 @@ from replay_tui.cli.serve_server import BoundedAppService
 from replay_tui.tui.screens.modals import ExportModal
 from tests.conftest import good_episode, write_json
 from tests.tui.conftest import SIZE
-from tests.tui.test_serve import _children, serving
+from tests.tui.test_serve import _children, _group_alive, serving
 
 
 def _parts(url: str) -> tuple[str, int, str]:
@@ -65,7 +67,7 @@ def _wait_for(condition, timeout: float = 30) -> bool:
 
 
 def test_foreign_host_origin_and_missing_token_are_refused_and_start_no_app(tmp_path: Path) -> None:
-    with serving(tmp_path) as (url, server, _log):
+    with serving(tmp_path) as (url, server, log):
         host, port, token = _parts(url)
         served = f"{host}:{port}"
         status, body = _get(port, f"/?token={token}", served)
@@ -88,6 +90,7 @@ def test_foreign_host_origin_and_missing_token_are_refused_and_start_no_app(tmp_
         assert asyncio.run(_ws_status(f"ws://{served}/ws?token=nottheone0123456789", origin)) == 403
         assert _children(server.pid) == []  # no refused socket started an app
         assert asyncio.run(_ws_status(ws, origin)) == 101  # the served origin with the token opens one
+        assert log.read_text().count(token) == 1  # printed once; the access log shows token=…
 
 
 def test_the_token_is_kept_in_an_http_only_strict_cookie(tmp_path: Path) -> None:
@@ -106,7 +109,8 @@ def test_the_token_is_kept_in_an_http_only_strict_cookie(tmp_path: Path) -> None
 
 
 def test_25_sockets_start_at_most_max_sessions_apps_and_a_closed_socket_ends_its_app(tmp_path: Path) -> None:
-    async def crowd(url: str, server_pid: int) -> tuple[int, list[int | None], list[str], int]:
+    async def crowd(url: str, server: subprocess.Popen[bytes]) -> tuple[int, list[int | None], list[str], int, int]:
+        server_pid = server.pid
         host, port, token = _parts(url)
         ws_url, origin = f"ws://{host}:{port}/ws?token={token}&width=100&height=30", f"http://{host}:{port}"
         async with aiohttp.ClientSession() as session:
@@ -132,17 +136,22 @@ def test_25_sockets_start_at_most_max_sessions_apps_and_a_closed_socket_ends_its
             while len(_children(server_pid)) > 1 and time.monotonic() < deadline:
                 await asyncio.sleep(0.1)
             left = len(_children(server_pid))
-            for socket in open_sockets[1:]:
-                await socket.close()
-            return most, codes, said, left
+            server.send_signal(signal.SIGTERM)  # the server stops with a session open: it closes the socket
+            goodbye = await open_sockets[1].receive(timeout=60)
+            while goodbye.type == aiohttp.WSMsgType.BINARY:  # the app's last frames, then the close
+                goodbye = await open_sockets[1].receive(timeout=60)
+            assert goodbye.type == aiohttp.WSMsgType.CLOSE
+            return most, codes, said, left, goodbye.data
 
-    with serving(tmp_path, "--max-sessions", "2") as (url, server, log):
-        most, codes, said, left = asyncio.run(crowd(url, server.pid))
+    with serving(tmp_path, "--max-sessions", "2") as (url, server, _log):
+        most, codes, said, left, goodbye = asyncio.run(crowd(url, server))
         assert most <= 2
         assert len(codes) == 23 and set(codes) == {1013}
         assert said and "all 2 sessions are in use (--max-sessions)" in said[0]
         assert left == 1
-        assert _wait_for(lambda: _children(server.pid) == []), log.read_text(errors="replace")
+        assert goodbye == 1001  # going away
+        assert server.wait(timeout=60) == 0
+        assert _wait_for(lambda: not _group_alive(server.pid)), "an app outlived the server"
 
 
 STUBBORN_APP = """
