@@ -73,7 +73,7 @@ def register(subparsers: Any, tui: argparse.ArgumentParser, check_app: AppCheck)
     server.add_argument(
         "--public",
         action="store_true",
-        help="allow a --host that is not loopback (anyone who can reach the port can use the app)",
+        help="allow a --host that is not loopback (anyone who reaches the port with the token can use the app)",
     )
     server.add_argument(
         "--public-url",
