@@ -1,6 +1,7 @@
 """What ``replay-tui serve`` enforces, shown with real clients against the real server in a subprocess:
 the ``Host`` and ``Origin`` it accepts, its token, its bound on app processes, that a closed socket
-ends its app, the terminal size it clamps; and that a served app exports only under ``--out-dir``."""
+(or the server's stop) ends its app, the terminal size it clamps; and, driven with Pilot, that a
+served app exports only under ``--out-dir`` and keeps the command line's policy spec and base URL."""
 
 from __future__ import annotations
 
