@@ -487,7 +487,7 @@ def _section(markdown: str, heading: str) -> list[str]:
 def test_markdown_has_the_summary_table_and_exactly_the_regressions(comparison: Comparison) -> None:
     text = render_comparison(comparison, "md").decode()
     assert text.startswith("## Compare runs\n")
-    assert "❌ 4 regressions, 4 fixed, 1 both wrong with different predictions" in text
+    assert "**⚠️ Regressions, no significant difference (±0.0 pp, McNemar p = 1):** 4 regressions, 4 fixed" in text
     assert "| Step accuracy (n=16) |" in text and "| Episodes fully matched (n=6) |" in text
     rows = _section(text, "### Regressions (4)")
     found = [tuple(cell.strip().strip("`") for cell in row.split("|")[1:3]) for row in rows]
