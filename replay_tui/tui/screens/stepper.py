@@ -345,6 +345,7 @@ class StepperScreen(Screen):
         self.find_index = -1
         self.show_shot = True
         self.has_screenshots = False  # set once the episode is loaded
+        self.shared_warnings: set[str] = set()  # said once per file (say_shared_warnings), not per step
         self._images: dict[int, Image.Image | None] = {}
         self._reloading = False
         self._pane_lines: OrderedDict[tuple[object, ...], tuple[list[PaneLine], Any]] = OrderedDict()
@@ -415,6 +416,7 @@ class StepperScreen(Screen):
         # the panes follow the cursor in the same call (not through the table's Highlighted
         # message, a hop later): the step list, the detail and the panes change in one frame
         self.watch(self.steps_table, "cursor", self._cursor_moved, init=False)
+        self.say_shared_warnings()
         self.reload_steps(cursor=start if self.start_label is not None else 0)
         self.update_title()
         self.steps_collapsed, self.active_pane = self._layout_kept.get(self.app, (False, self.active_pane))
@@ -444,6 +446,23 @@ class StepperScreen(Screen):
                 StepperScreen._pane_sizes[self._layout_key()] = sizes
 
     _layout_kept: ClassVar[weakref.WeakKeyDictionary[object, tuple[bool, str]]] = weakref.WeakKeyDictionary()
+    _files_warned: ClassVar[weakref.WeakKeyDictionary[object, set[tuple[str, str]]]] = weakref.WeakKeyDictionary()
+    """Per app, the (file, warning) pairs already said: a warning every step carries is said once per file."""
+
+    def say_shared_warnings(self) -> None:
+        """A warning every replayable step of the episode carries (WebShop human logs record no
+        available actions: every step infers them) is said once per file, not on each step."""
+        steps = [row.step for row in self.rows if row.step is not None and row.step.kind == "decision"]
+        self.shared_warnings = set.intersection(*(set(step.warnings) for step in steps)) if steps else set()
+        if not self.shared_warnings:
+            return
+        file = self.replay_app.workspace.demos.ref(self.session_id).file.path.name
+        said = self._files_warned.setdefault(self.app, set())
+        for warning in sorted(self.shared_warnings):
+            if (file, warning) not in said:
+                said.add((file, warning))
+                self.notify(f"{file}: every step: {warning}", severity="warning", timeout=8, markup=False)
+
     """Per app: the step list hidden or not and the tab shown, kept for the next episode opened."""
 
     _pane_sizes: ClassVar[dict[tuple[object, ...], dict[str, Size]]] = {}
@@ -856,8 +875,9 @@ class StepperScreen(Screen):
         if verdict is not None and verdict.error_kind:
             text.append(f"  failure: {strip_control(verdict.error_kind)}", style="bold red")
         self.append_row_notes(text, row)
-        if step.warnings:
-            text.append("\n⚠ " + "; ".join(step.warnings), style="yellow")
+        own = [warning for warning in step.warnings if warning not in self.shared_warnings]
+        if own:
+            text.append("\n⚠ " + "; ".join(own), style="yellow")
         return text
 
     # -- navigation -------------------------------------------------------------------------
