@@ -1204,7 +1204,7 @@ class StepperScreen(Screen):
         if row.label is not None:
             return row.label
         source_step = self.source_step(row) if self.general else None
-        return source_step.label if source_step is not None else f"entry {row.position}"
+        return source_step.label if source_step is not None and source_step.label else f"entry {row.position}"
 
     def _step_label(self) -> str | None:
         row = self.current_row()
