@@ -47,3 +47,23 @@ async def test_a_reply_row_takes_a_tag_and_a_note_and_the_episode_note_shows(bui
         assert "the user asked twice for the refund" in _screen(app)
     saved = app.workspace.annotations
     assert saved.get(0, "0") is not None and saved.get(0, "0").note == "greets before reading the policy"
+
+
+async def test_a_seed_sub_event_row_takes_a_note_under_its_entry(build):
+    app = build()  # the bundled WebShop demonstrations: item-page sub-events between the steps
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, StepperScreen)
+        position = next(n for n, row in enumerate(screen.source.rows) if row.step is None)
+        for _ in range(position):
+            await pilot.press("j")
+        await pilot.pause()
+        row = screen.current_row()
+        assert row is not None and row.step is None
+        await pilot.press("n", *"reads the sizes", "ctrl+s")
+        await pilot.pause()
+        assert "reads the sizes" in _screen(app)
+        note = app.workspace.annotations.get(screen.session_id, f"entry {row.position}")
+    assert note is not None and note.note == "reads the sizes"
