@@ -67,3 +67,13 @@ async def test_a_seed_sub_event_row_takes_a_note_under_its_entry(build):
         assert "reads the sizes" in _screen(app)
         note = app.workspace.annotations.get(screen.session_id, f"entry {row.position}")
     assert note is not None and note.note == "reads the sizes"
+
+
+async def test_the_episode_note_is_on_screen_under_a_long_instruction(build):
+    app = build([str(TAU2)])  # the instruction is longer than a line at this width
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("N", *"refund asked twice", "ctrl+s")
+        await pilot.pause()
+        assert "refund asked twice" in _screen(app)
