@@ -136,6 +136,27 @@ def status(comparison: Comparison) -> tuple[str, str]:
     return ("fail" if regressed else "pass"), ", ".join(parts) + "; " + comparison.overlap.describe()
 
 
+SIGNIFICANT_P = 0.05
+"""The McNemar p-value under which the headline calls the difference in accuracy real."""
+
+
+def verdict_words(comparison: Comparison) -> tuple[str, str]:
+    """``(icon, words)`` heading a comparison: what the regressions weigh against the fixes and
+    whether the difference is significant, in words, so a candidate that is better overall with a
+    few regressions is not headed like one that got worse. (``status`` stays the CI gate.)"""
+    o = comparison.overall
+    regressed = comparison.flips["regressed"]
+    significant = o.mcnemar_p < SIGNIFICANT_P
+    change = f"{signed_pp(o.difference)}, McNemar p = {o.mcnemar_p:.2g}"
+    if not regressed:
+        return "✅", "No regression"
+    if significant and o.difference > 0:
+        return "⚠️", f"B is better ({change}), with {_count(regressed, 'regression', 'regressions')}"
+    if significant and o.difference < 0:
+        return "❌", f"B is worse ({change})"
+    return "⚠️", f"Regressions, no significant difference ({change})"
+
+
 # --------------------------------------------------------------------------- shared helpers
 
 
@@ -251,8 +272,6 @@ def _take(lines: list[str], budget: int, max_items: int = MD_MAX_ROWS) -> list[s
 
 # --------------------------------------------------------------------------- Markdown
 
-_MD_ICONS = {"pass": "✅", "fail": "❌"}
-
 
 def _md_prediction(step: StepPair, run: str) -> str:
     predicted = step.predicted_a if run == "a" else step.predicted_b
@@ -310,10 +329,11 @@ def _md_regression_groups(comparison: Comparison) -> list[str]:
 
 
 def _md(comparison: Comparison, title: str) -> str:
-    state, sentence = status(comparison)
+    _, sentence = status(comparison)
+    icon, words = verdict_words(comparison)
     a, b = comparison.a, comparison.b
     head = [f"## {md_text(title, 200)}", ""]
-    head += [f"**{_MD_ICONS[state]} {md_text(sentence)}**", ""]
+    head += [f"**{icon} {md_text(words)}:** {md_text(sentence)}", ""]
     head += [
         "| Run | Name | Policy | Matching | Mismatch | Episodes | Steps |",
         "| --- | --- | --- | --- | --- | ---: | ---: |",
@@ -555,9 +575,9 @@ def _html_runs(runs: list[RunInfo]) -> str:
 
 def _html(comparison: Comparison, title: str) -> str:
     state, sentence = status(comparison)
+    _, words = verdict_words(comparison)
     body = [
-        f'<p class="verdict"><span class="status status-{state}">{"REGRESSED" if state == "fail" else "NO REGRESSION"}'
-        f"</span> {_e(sentence)}</p>",
+        f'<p class="verdict"><span class="status status-{state}">{_e(words)}</span> {_e(sentence)}</p>',
         '<h2 id="runs">Runs</h2>',
         _html_runs([comparison.a, comparison.b]),
     ]

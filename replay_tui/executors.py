@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from replay_tui.visual.pipeline import VisualScorer
     from replay_tui.workspace import ReplaySettings
 
-RAY_MISSING = "--executor ray needs the ray extra: pip install 'replay-tui[ray]'"
+RAY_MISSING = "--executor ray needs the ray extra: pip install 'replay_tui[ray]'"
 QUEUED_PER_WORKER = 2
 """Items handed to an actor at once: one running, one waiting, so an actor never idles on a round trip."""
 AHEAD_PER_WORKER = 8

@@ -191,13 +191,57 @@ class SummaryReport(BaseModel):
         return exclude, episode_exclude
 
     def to_dict(self, *, include_steps: bool = False, episodes: bool = True) -> dict[str, Any]:
-        """The report as JSON data; without ``episodes`` (:meth:`episode_dicts` gives them one by one)."""
+        """The report as JSON data; without ``episodes`` (:meth:`episode_dicts` gives them one by one).
+
+        What a comparison needs is always there, each in a key of its own so the seed's keys keep
+        their form: without ``include_steps`` every step result under ``step_results``; with them, in
+        the seed's shape (which leaves out verdicts and reasons), the reasons under ``step_reasons``."""
         exclude, episode_exclude = self._excludes(include_steps)
         if not episodes:
             exclude["episodes"] = True
         elif episode_exclude:
             exclude["episodes"] = {"__all__": episode_exclude}
-        return self.model_dump(mode="json", exclude=exclude or None)
+        data = self.model_dump(mode="json", exclude=exclude or None)
+        if not include_steps and episodes and any(episode.steps for episode in self.episodes):
+            data[STEP_RESULTS] = [
+                step.model_dump(mode="json", exclude={"trace"}) for episode in self.episodes for step in episode.steps
+            ]
+        elif include_steps and not self.shows_verdicts:
+            reasons = {
+                str(episode.session_id): {step.step_label: step.reason for step in episode.steps if step.reason}
+                for episode in self.episodes
+            }
+            if any(reasons.values()):
+                data[STEP_REASONS] = {session: found for session, found in reasons.items() if found}
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _steps_from_own_keys(cls, data: Any) -> Any:
+        """A report's ``step_results`` and ``step_reasons`` (:meth:`to_dict`) back onto its episodes."""
+        if not isinstance(data, dict) or not (STEP_RESULTS in data or STEP_REASONS in data):
+            return data
+        data = dict(data)
+        results, reasons = data.pop(STEP_RESULTS, None), data.pop(STEP_REASONS, None)
+        by_session: dict[Any, list[Any]] = {}
+        for step in results if isinstance(results, list) else ():
+            if isinstance(step, dict):
+                by_session.setdefault(step.get("session_id"), []).append(step)
+        reasons = reasons if isinstance(reasons, dict) else {}
+        episodes = []
+        for episode in data.get("episodes") or ():
+            if isinstance(episode, dict):
+                episode = dict(episode)
+                session = episode.get("session_id")
+                if not episode.get("steps") and session in by_session:
+                    episode["steps"] = by_session[session]
+                known = reasons.get(str(session))
+                if isinstance(known, dict):
+                    episode["steps"] = [_with_reason(step, known) for step in episode.get("steps") or ()]
+                    episode["mismatches"] = [_with_reason(step, known) for step in episode.get("mismatches") or ()]
+            episodes.append(episode)
+        data["episodes"] = episodes
+        return data
 
     def episode_dicts(self, *, include_steps: bool = False) -> Iterator[dict[str, Any]]:
         """Each episode as :meth:`to_dict` has it, one at a time: a caller on a worker thread lets other
@@ -212,6 +256,20 @@ class SummaryReport(BaseModel):
             orjson.dumps(self.to_dict(include_steps=include_steps), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2)
             + b"\n"
         )
+
+
+STEP_RESULTS = "step_results"
+"""The key of a JSON report's step results when its episodes do not carry them (no --report-steps)."""
+STEP_REASONS = "step_reasons"
+"""The key of the steps' reasons (session -> step label -> reason) when the seed's shape leaves them out."""
+
+
+def _with_reason(step: Any, reasons: dict[str, Any]) -> Any:
+    """``step`` (a step or mismatch as JSON) with its reason from ``reasons`` when it has none."""
+    if not isinstance(step, dict) or step.get("reason"):
+        return step
+    reason = reasons.get(str(step.get("step_label")))
+    return {**step, "reason": reason} if isinstance(reason, str) else step
 
 
 _MATCHING_SUMMARY_FIELDS = (

@@ -212,7 +212,12 @@ class TrajectoryFile:
         )
         self.episodes.append(
             EpisodeRef(
-                file=self, index=summary.record, raw=summary, header=header, decision_steps=summary.steps, sub_events=0
+                file=self,
+                index=summary.record,
+                raw=summary,
+                header=header,
+                decision_steps=summary.steps,
+                sub_events=max(0, (summary.turns or summary.steps) - summary.steps),  # the turns without a call
             )
         )
 

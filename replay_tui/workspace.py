@@ -201,6 +201,30 @@ class ResultTotals:
         )
 
 
+@dataclass(frozen=True)
+class ShownRun:
+    """The settings of a saved run whose results are shown while the replay settings are others:
+    what the status line and the exports name, until the next replay records a result."""
+
+    policy: str
+    mismatch_policy: str
+    include_item_steps: bool
+    matching: MatchSettings
+
+    @classmethod
+    def of(cls, summary: SummaryReport, info: RunInfo) -> ShownRun:
+        policy = info.policy + (f" · {info.model}" if info.model else "")
+        return cls(policy, summary.mismatch_policy, summary.include_item_steps, summary.matching_settings)
+
+    def describe(self) -> str:
+        """As :meth:`ReplaySettings.describe` words the current settings."""
+        return (
+            f"{self.policy} · {self.mismatch_policy}"
+            + (" · item steps" if self.include_item_steps else "")
+            + ("" if self.matching.is_default else f" · match {self.matching.describe()}")
+        )
+
+
 @dataclass
 class Workspace:
     demos: DemoSet
@@ -209,6 +233,8 @@ class Workspace:
     results: dict[int, EpisodeReport] = field(default_factory=dict)
     mode_name: str = "stub"
     session_run: SessionRun = field(default_factory=SessionRun)
+    shown_run: ShownRun | None = None
+    """The loaded run's own settings, when the results shown are its and they are not the current ones."""
     _rejected: tuple[int, list[LoadProblem]] | None = field(default=None, repr=False)
     _usable: tuple[int, set[tuple[str, int]]] | None = field(default=None, repr=False)
     """(how many refs, their (file, index) pairs): built once, not again each time a problem is found."""
@@ -271,6 +297,7 @@ class Workspace:
         self.results[report.session_id] = report
         if in_run:
             self.session_run.episodes.add(report.session_id)
+            self.shown_run = None  # a result of the current settings: they are what is shown now
         if mode is not None:
             self.mode_name = mode
         if self._totals is not None:
@@ -331,14 +358,16 @@ class Workspace:
             for sid in self.demos.session_ids
             if sid in self.results and (session_ids is None or sid in session_ids)
         ]
+        shown = self.shown_run
+        matching = self.settings.matching if shown is None else shown.matching
         return summarize_demos(
             episodes,
             self.demos,
             mode=self.mode_name,
-            mismatch_policy=self.settings.mismatch,
-            include_item_steps=self.settings.item_steps,
-            case=self.settings.case,
-            matching=self.settings.matching,
+            mismatch_policy=self.settings.mismatch if shown is None else shown.mismatch_policy,
+            include_item_steps=self.settings.item_steps if shown is None else shown.include_item_steps,
+            case=matching.default,
+            matching=matching,
         )
 
     # -- runs -------------------------------------------------------------------------------
@@ -383,8 +412,11 @@ class Workspace:
         self.mode_name = summary.mode
         self._totals = None
         self.session_run = SessionRun()
+        self.shown_run = None
         if info.settings_key() == self.settings.run_key():
             self.session_run.episodes = set(results)
+        else:
+            self.shown_run = ShownRun.of(summary, info)
         return len(results)
 
     # -- lookups ----------------------------------------------------------------------------

@@ -248,7 +248,7 @@ def test_without_the_ray_extra_the_executor_is_one_line(capsys, monkeypatch):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.strip().splitlines() == [f"replay-tui {argv[0]}: error: {RAY_MISSING}"]
-    assert RAY_MISSING == "--executor ray needs the ray extra: pip install 'replay-tui[ray]'"
+    assert RAY_MISSING == "--executor ray needs the ray extra: pip install 'replay_tui[ray]'"
 
 
 @pytest.mark.parametrize(

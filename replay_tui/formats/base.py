@@ -31,7 +31,10 @@ class EpisodeSummary:
     """The episode's position in the file (0-based): what a LoadProblem names."""
     task: str = ""
     steps: int = 0
-    """Steps that carry a recorded tool call (what a replay will judge)."""
+    """Steps that carry a recorded tool call (what a replay will judge): the browser's calls."""
+    turns: int | None = None
+    """Every step of the episode, with a call or without (a reply, a message): the rows the
+    stepper lists, the browser's turns. None: the same as ``steps``."""
     reward: float | None = None
     success: bool | None = None
     locator: Any = None
@@ -45,6 +48,7 @@ class EpisodeSummary:
             record=record,
             task=trajectory.task,
             steps=trajectory.recorded_calls,
+            turns=len(trajectory.steps),
             reward=trajectory.outcome.reward,
             success=trajectory.outcome.success,
             locator=locator,

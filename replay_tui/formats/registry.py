@@ -68,27 +68,27 @@ def _head(path: Path) -> bytes:
 
 
 def detect(path: str | Path) -> tuple[Reader, Detection]:
-    """The reader most sure of ``path``; FormatError names the closest one and why it refused."""
+    """The reader most sure of ``path``. When none is at all (every sniffer said no), FormatError
+    names the readers tried and no "closest" one: a reader that scored nothing is not closer than
+    another, and naming the first of the list sent users of other logs the wrong way."""
     target = Path(path)
     try:
         head = _head(target)
     except OSError as exc:
         raise FormatError(f"{target}: cannot read: {exc.strerror or exc}") from None
     best: tuple[Reader, Detection] | None = None
-    closest: tuple[Reader, Detection] | None = None
+    tried: list[str] = []
     for info in available():
         reader = reader_for(info.name)
+        tried.append(reader.name)
         try:
             found = reader.sniff(target, head)
         except Exception as exc:  # a sniffer must never stop detection
             found = Detection.no(f"{type(exc).__name__}: {exc}")
         if found.score > 0 and (best is None or found.score > best[1].score):
             best = (reader, found)
-        if closest is None or found.score > closest[1].score:
-            closest = (reader, found)
     if best is None:
-        why = f"; closest: {closest[0].name} ({closest[1].reason})" if closest is not None else ""
-        raise FormatError(f"{target.name}: no reader recognises this file{why}")
+        raise FormatError(f"{target.name}: no reader recognises this file (tried {', '.join(tried)})")
     return best
 
 

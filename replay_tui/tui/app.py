@@ -394,7 +394,10 @@ class ReplayApp(RunHistory):
 
     def status_text(self) -> str:
         ws = self.workspace
-        parts = [f"policy {ws.settings.describe()}"]
+        if ws.shown_run is not None:  # the loaded run's own settings, then what r would replay with
+            parts = [f"run's policy {ws.shown_run.describe()} (r replays with {ws.settings.describe()})"]
+        else:
+            parts = [f"policy {ws.settings.describe()}"]
         if self.replaying:
             done, total = self.progress
             where = ""

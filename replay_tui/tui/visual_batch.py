@@ -179,6 +179,7 @@ class VisualBatchScreen(SortActions, Screen):
         yield LazyTable(id="batch-pairs")
         if self.folders is not None:
             yield Static(id="batch-delta")
+        yield Static(id="batch-failed")  # why the whole batch stopped (no Chromium), until it is scored again
         yield Static(id="batch-status")
         yield Footer()
 
@@ -350,6 +351,7 @@ class VisualBatchScreen(SortActions, Screen):
             return
         for index in indices:
             self.pairs[index].status = "queued"
+        self.query_one("#batch-failed", Static).display = False
         self.cancel_event = threading.Event()
         self.scoring = True
         self._score_worker(indices, self.cancel_event)
@@ -407,11 +409,16 @@ class VisualBatchScreen(SortActions, Screen):
     @on(BatchDone)
     def _batch_done(self, message: BatchDone) -> None:
         self.scoring = False
+        reason = strip_control(one_line(message.error)) if message.error else None
         for pair in self.pairs:
             if pair.status in ("queued", "scoring"):
-                pair.status = "queued"
-        if message.error:
-            self.notify(strip_control(message.error), title="Scoring failed", severity="error", markup=False)
+                # the batch stopped (Chromium did not start): each pair left says so, none waits for good
+                pair.status, pair.error = ("error", reason) if reason else ("queued", pair.error)
+        if reason:
+            banner = self.query_one("#batch-failed", Static)
+            banner.update(Text(f"⚠ scoring failed: {reason} · r scores the selected pair again", style="bold red"))
+            banner.display = True
+            self.notify(reason, title="Scoring failed", severity="error", markup=False)
         elif self.cancel_event.is_set():
             self.notify("scoring cancelled", severity="warning")
         self.rebuild()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import App, ComposeResult
 
-from replay_tui.tui.widgets.text_pane import TextPane, _word_wrap, lines_from_text
+from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, _word_wrap, lines_from_text
 
 
 class _Host(App[None]):
@@ -114,3 +114,24 @@ async def test_redrawing_only_changed_rows_shows_what_a_full_redraw_shows() -> N
             pane.refresh()
             await pilot.pause()
             assert app.export_screenshot() == partial
+
+
+def test_non_ascii_lines_wrap_at_spaces_by_cells_like_ascii_ones() -> None:
+    from rich.cells import cell_len
+
+    from replay_tui.tui.widgets.text_pane import Wrap
+
+    lines = [
+        "Hi, I’m having an issue with my upcoming flight. I believe I added insurance to my booking.",
+        "café " * 12 + "naïve",  # combining and precomposed accents
+        "日本語の説明 " * 6,  # wide characters: two cells each
+        "ü" * 50,  # one word wider than the pane: cut at the edge
+    ]
+    wrap = Wrap([PaneLine(text) for text in lines], 20)
+    for number, text in enumerate(lines):
+        rows = [text[start:end] for start, end in wrap.spans[number]]
+        assert "".join(rows) == text
+        assert all(cell_len(row.rstrip(" ")) <= 20 for row in rows)
+        if number < 3:  # every row but the last ends at a space: no word is cut
+            assert all(row.endswith(" ") for row in rows[:-1]), rows
+    assert [len(row) for row in (lines[3][a:b] for a, b in wrap.spans[3])] == [20, 20, 10]

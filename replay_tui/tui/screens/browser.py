@@ -51,13 +51,16 @@ COLUMNS = (
 SORTABLE = ("session", "instruction", "steps", "reward", "success", "backup", "verdict", "tags")
 SEED_FORMAT = "webshop-demos"
 EPISODE_ID_WIDTH = (7, 36)
+FILE_WIDTH = 30
+"""The file column (shown when two files hold the same episode id) is at most this wide."""
 """The episode-id column is as wide as the longest id, within these bounds (longer ids end in …)."""
 
 
 def browser_columns(refs: Sequence[EpisodeRef]) -> tuple[Column, ...]:
     """The columns for the episodes in the set: the seed's layout when every episode is a seed demo,
-    else the log's episode id, task, recorded calls, score and outcome (plus the format when the
-    set mixes formats, and WebShop's backup column only when seed episodes are present)."""
+    else the log's episode id, task, turns (the rows the stepper lists), recorded calls (what a
+    replay judges), score and outcome (plus the file when two files hold the same episode id, the
+    format when the set mixes formats, and WebShop's backup column only when seed episodes are present)."""
     formats = {ref.header.format for ref in refs}
     if formats <= {SEED_FORMAT}:
         return COLUMNS
@@ -67,10 +70,14 @@ def browser_columns(refs: Sequence[EpisodeRef]) -> tuple[Column, ...]:
         Column("session", "#", session_width, justify="right"),
         Column("episode", "episode", max(EPISODE_ID_WIDTH[0], min(EPISODE_ID_WIDTH[1], longest)), min_width=7),
         Column("instruction", "task", flex=True, min_width=INSTRUCTION_MIN),
-        Column("steps", "steps", 5, justify="right"),
+        Column("turns", "turns", 5, justify="right"),
+        Column("calls", "calls", 5, justify="right"),
         Column("reward", "score", 6, justify="right"),
         Column("success", "ok", 2),
     ]
+    if shared_ids(refs):
+        widest = max(len(ref.file.path.name) for ref in refs)
+        columns.insert(2, Column("file", "file", min(widest, FILE_WIDTH), min_width=8))
     if len(formats) > 1:
         columns.append(Column("format", "format", max(len(name) for name in formats), drop=4))
     if SEED_FORMAT in formats:
@@ -187,6 +194,12 @@ class BrowserSource:
             return lambda row: (_episode_id(row.ref).lower(), row.ref.session_id)
         if key == "format":
             return lambda row: (row.ref.header.format, row.ref.session_id)
+        if key == "turns":
+            return lambda row: (row.ref.decision_steps + row.ref.sub_events, row.ref.session_id)
+        if key == "calls":
+            return lambda row: (row.ref.decision_steps, row.ref.session_id)
+        if key == "file":
+            return lambda row: (row.ref.file.path.name, row.ref.session_id)
         if key == "reward":
             return lambda row: (_score(row.ref), row.ref.session_id)
         if key == "success":
@@ -245,6 +258,9 @@ class BrowserSource:
             "episode": Text(strip_control(_episode_id(ref))),
             "instruction": Text(one_line(header.instruction)),
             "steps": Text(str(ref.decision_steps)),
+            "turns": Text(str(ref.decision_steps + ref.sub_events)),
+            "calls": Text(str(ref.decision_steps)),
+            "file": Text(strip_control(ref.file.path.name), style="dim"),
             "reward": _reward_cell(ref),
             "success": _outcome_cell(_outcome(ref)),
             "format": Text(strip_control(header.format), style="dim"),
@@ -288,6 +304,13 @@ def _succeeded(ref: EpisodeRef) -> bool:
 
 def _is_seed(ref: EpisodeRef) -> bool:
     return ref.header.format == SEED_FORMAT
+
+
+def shared_ids(refs: Sequence[EpisodeRef]) -> bool:
+    """Whether two files hold an episode of the same id (one SWE-bench instance run by two
+    models): the browser then names each row's file."""
+    files: dict[str, str] = {}
+    return any(files.setdefault(_episode_id(ref), ref.file.name) != ref.file.name for ref in refs)
 
 
 def _episode_id(ref: EpisodeRef) -> str:

@@ -345,6 +345,7 @@ class StepperScreen(Screen):
         self.find_index = -1
         self.show_shot = True
         self.has_screenshots = False  # set once the episode is loaded
+        self.shared_warnings: set[str] = set()  # said once per file (say_shared_warnings), not per step
         self._images: dict[int, Image.Image | None] = {}
         self._reloading = False
         self._pane_lines: OrderedDict[tuple[object, ...], tuple[list[PaneLine], Any]] = OrderedDict()
@@ -415,6 +416,7 @@ class StepperScreen(Screen):
         # the panes follow the cursor in the same call (not through the table's Highlighted
         # message, a hop later): the step list, the detail and the panes change in one frame
         self.watch(self.steps_table, "cursor", self._cursor_moved, init=False)
+        self.say_shared_warnings()
         self.reload_steps(cursor=start if self.start_label is not None else 0)
         self.update_title()
         self.steps_collapsed, self.active_pane = self._layout_kept.get(self.app, (False, self.active_pane))
@@ -444,6 +446,23 @@ class StepperScreen(Screen):
                 StepperScreen._pane_sizes[self._layout_key()] = sizes
 
     _layout_kept: ClassVar[weakref.WeakKeyDictionary[object, tuple[bool, str]]] = weakref.WeakKeyDictionary()
+    _files_warned: ClassVar[weakref.WeakKeyDictionary[object, set[tuple[str, str]]]] = weakref.WeakKeyDictionary()
+    """Per app, the (file, warning) pairs already said: a warning every step carries is said once per file."""
+
+    def say_shared_warnings(self) -> None:
+        """A warning every replayable step of the episode carries (WebShop human logs record no
+        available actions: every step infers them) is said once per file, not on each step."""
+        steps = [row.step for row in self.rows if row.step is not None and row.step.kind == "decision"]
+        self.shared_warnings = set.intersection(*(set(step.warnings) for step in steps)) if steps else set()
+        if not self.shared_warnings:
+            return
+        file = self.replay_app.workspace.demos.ref(self.session_id).file.path.name
+        said = self._files_warned.setdefault(self.app, set())
+        for warning in sorted(self.shared_warnings):
+            if (file, warning) not in said:
+                said.add((file, warning))
+                self.notify(f"{file}: every step: {warning}", severity="warning", timeout=8, markup=False)
+
     """Per app: the step list hidden or not and the tab shown, kept for the next episode opened."""
 
     _pane_sizes: ClassVar[dict[tuple[object, ...], dict[str, Size]]] = {}
@@ -489,7 +508,7 @@ class StepperScreen(Screen):
         return self.source.rows[self.steps_table.cursor]
 
     def update_title(self) -> None:
-        text = Text()
+        text = Text()  # a line each: outcome, instruction, episode note (not wrapped: replay.tcss)
         text.append(f"session {self.session_id}  ", style="bold")
         if self.problem is not None:
             text.append("malformed episode", style="bold red")
@@ -790,6 +809,7 @@ class StepperScreen(Screen):
             if source_step.content:
                 text.append("\ncontent    ", style="dim")
                 text.append(excerpt(source_step.content, 300))
+            self.append_row_notes(text, row)
             return text
         if step is None:
             text.append(f"{getattr(entry, 'type', 'event')} ", style="bold")
@@ -797,6 +817,7 @@ class StepperScreen(Screen):
             if action:
                 text.append("action ", style="dim")
                 text.append(strip_control(action))
+            self.append_row_notes(text, row)
             return text
         text.append(f"step {step.label}", style="bold")
         text.append(f"  {step.state}", style="bold cyan")
@@ -853,14 +874,10 @@ class StepperScreen(Screen):
             text.append(strip_control(trace_summary(verdict.trace)), style="cyan")
         if verdict is not None and verdict.error_kind:
             text.append(f"  failure: {strip_control(verdict.error_kind)}", style="bold red")
-        annotation = self.replay_app.workspace.annotations.get(self.session_id, step.label)
-        if annotation is not None:
-            text.append("\nnotes      ", style="dim")
-            text.append(" ".join(annotation.tags), style="cyan")
-            if annotation.note:
-                text.append("  " + one_line(annotation.note), style="italic")
-        if step.warnings:
-            text.append("\n⚠ " + "; ".join(step.warnings), style="yellow")
+        self.append_row_notes(text, row)
+        own = [warning for warning in step.warnings if warning not in self.shared_warnings]
+        if own:
+            text.append("\n⚠ " + "; ".join(own), style="yellow")
         return text
 
     # -- navigation -------------------------------------------------------------------------
@@ -1128,6 +1145,10 @@ class StepperScreen(Screen):
         elif find.has_focus and event.key == "escape":
             self.close_find()
             event.stop()
+        elif event.key == "i" and not self.has_screenshots and not find.has_focus:
+            # the binding is off (and out of the footer) for an episode without screenshots: say why
+            self.notify("no screenshot recorded in this episode", severity="warning", timeout=4)
+            event.stop()
 
     def run_find(self, query: str) -> int:
         for name in PANES:
@@ -1176,12 +1197,18 @@ class StepperScreen(Screen):
         return Text(f"find: match {max(0, self.find_index) + 1}/{len(self.find_hits)} in {pane}")
 
     # -- triage -----------------------------------------------------------------------------
+    def note_label(self, row: StepRow) -> str:
+        """The label a row's tags and note are stored under: a replayed step's label; for a row
+        not replayed (an assistant reply, a tool result), the step label the log gives it (the
+        one the list and the header show), else its place in the trajectory (``entry N``)."""
+        if row.label is not None:
+            return row.label
+        source_step = self.source_step(row) if self.general else None
+        return source_step.label if source_step is not None and source_step.label else f"entry {row.position}"
+
     def _step_label(self) -> str | None:
         row = self.current_row()
-        if row is None or row.label is None:
-            self.notify("only steps can be tagged; this row is a sub-event", severity="warning")
-            return None
-        return row.label
+        return None if row is None else self.note_label(row)
 
     def action_tag_step(self) -> None:
         label = self._step_label()
@@ -1210,12 +1237,22 @@ class StepperScreen(Screen):
         marks = Text()
         if self.episode is not None and self.episode.problems_at(row.position):
             marks.append("⚠", style="bold yellow")
-        annotation = self.replay_app.workspace.annotations.get(self.session_id, row.label) if row.label else None
+        annotation = self.replay_app.workspace.annotations.get(self.session_id, self.note_label(row))
         if annotation is not None and annotation.tags:
             marks.append("⚑", style="bold cyan")
         if annotation is not None and annotation.note.strip():
             marks.append("✎", style="bold cyan")
         return marks or None
+
+    def append_row_notes(self, text: Text, row: StepRow) -> None:
+        """The row's tags and note (t and n edit them), under its detail."""
+        annotation = self.replay_app.workspace.annotations.get(self.session_id, self.note_label(row))
+        if annotation is None:
+            return
+        text.append("\nnotes      ", style="dim")
+        text.append(" ".join(annotation.tags), style="cyan")
+        if annotation.note:
+            text.append("  " + one_line(annotation.note), style="italic")
 
     def with_field_problems(self, text: Text, row: StepRow) -> Text:
         """The detail of a step with an invalid field: which field, its value, why, and what was read instead."""

@@ -74,7 +74,7 @@ class Wrap:
             if len(text) <= width and text.isascii():
                 total += 1
             else:
-                wrapped = _word_wrap(text, width) if text.isascii() else _chop(text, width)
+                wrapped = _word_wrap(text, width) if text.isascii() else _unicode_wrap(text, width)
                 if len(wrapped) > 1:
                     spans[index] = wrapped
                 total += len(wrapped)
@@ -108,15 +108,37 @@ class Wrap:
         return first + len(wrapped) - 1
 
 
-def _chop(text: str, width: int) -> list[tuple[int, int]]:
-    """(start, end) spans of a line with wide or combining characters, cut at ``width`` cells."""
+_WORDS = re.compile(r"[^ ]+ *| +")
+
+
+def _unicode_wrap(text: str, width: int) -> list[tuple[int, int]]:
+    """(start, end) spans of a line with non-ASCII characters wrapped at spaces by terminal cells
+    (wide characters take two, combining ones none), as Rich wraps; a word wider than the pane is
+    cut at ``width`` cells. Trailing spaces may run past the edge (they are cropped when drawn)."""
     if cell_len(text) <= width:
         return [(0, len(text))]
-    spans, start = [], 0
-    for chunk in chop_cells(text, width):
-        spans.append((start, start + len(chunk)))
-        start += len(chunk)
-    return spans or [(0, 0)]
+    spans: list[tuple[int, int]] = []
+    start = used = 0
+    for match in _WORDS.finditer(text):
+        begin, word = match.start(), match.group()
+        word_cells = cell_len(word.rstrip(" "))
+        if used + word_cells <= width:
+            used += cell_len(word)
+            continue
+        if begin > start:  # the word starts a new row
+            spans.append((start, begin))
+            start, used = begin, 0
+        if word_cells <= width:
+            used = cell_len(word)
+            continue
+        bare = word.rstrip(" ")
+        chunks = chop_cells(bare, width)  # too wide for any row: cut it at the edge
+        for chunk in chunks[:-1]:
+            spans.append((start, start + len(chunk)))
+            start += len(chunk)
+        used = cell_len(chunks[-1]) + len(word) - len(bare)
+    spans.append((start, len(text)))
+    return spans
 
 
 class TextPane(ScrollView, can_focus=True):
