@@ -466,19 +466,20 @@ def eval_bomb(
 
 
 def billion_laughs_cassette(levels: int = 9) -> bytes:
-    """A VCR cassette (about 1.3 KB) whose aliases expand to 9**levels strings wherever it is walked."""
-    lines = ["laughs:", '  l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    for level in range(1, levels):
-        ref = f"*l{level - 1}"
-        lines.append(f"  l{level}: &l{level} [{', '.join([ref] * 9)}]")
-    top = f"*l{levels - 1}"
-    lines += [
+    """A VCR cassette (under 1 KB) whose aliases expand to 9**levels strings wherever it is walked."""
+    lines = [
         "interactions:",
         "- request:",
         "    method: POST",
         "    uri: https://api.openai.com/v1/chat/completions",
+        "    headers:",
+        '      l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]',
+    ]
+    for level in range(1, levels):
+        lines.append(f"      l{level}: &l{level} [{', '.join([f'*l{level - 1}'] * 9)}]")
+    top = f"*l{levels - 1}"
+    lines += [
         f"    body: {top}",
-        "    headers: {}",
         "  response:",
         "    status: {code: 200, message: OK}",
         f"    headers: {top}",

@@ -39,7 +39,6 @@ response's message (gzip bodies decoded), so the recorded response's tool call i
 from __future__ import annotations
 
 import gzip
-import importlib
 import io
 import mmap
 import re
@@ -52,6 +51,7 @@ import msgspec
 import orjson
 
 from replay_tui.demos.problems import LoadProblem
+from replay_tui.formats import safe_yaml
 from replay_tui.formats.base import UTF8_BOM, Detection, EpisodeSummary, ReadItem, strip_bom
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
 
@@ -1013,10 +1013,12 @@ class OpenAIChatReader:
         """A vcrpy cassette: each recorded /chat/completions call is an episode (its request's
         messages + the response's message); other calls (telemetry...) are skipped."""
         try:
-            yaml = importlib.import_module("yaml")
-            cassette = yaml.safe_load(data)
+            cassette = safe_yaml.load(data)
         except ImportError:
             yield None, LoadProblem(file=path.name, message="reading a VCR cassette needs PyYAML (pip install pyyaml)")
+            return
+        except safe_yaml.YamlLimit as exc:
+            yield None, LoadProblem(file=path.name, message=str(exc))
             return
         except Exception as exc:  # any YAML error
             yield None, LoadProblem(file=path.name, message=f"not YAML: {' '.join(str(exc).split())}")
