@@ -89,8 +89,10 @@ def test_a_small_hostile_input_ends_cleanly_in_bounded_memory(name, tmp_path):
         assert proc.stderr.rstrip().splitlines()[-1].startswith("replay-tui replay: error: ")
     probe = _run(tmp_path, "-c", PROBE, str(target), "1" if "--allow-pickle" in case.argv else "0")
     assert probe.returncode == 0 and not probe.stderr, probe.stderr[-2000:]
+    *problems, usable = probe.stdout.splitlines()
+    if case.exits == {0}:  # the episode keeps the rest: it is usable, the problem only names the part
+        assert usable != "usable 0", probe.stdout[-2000:]
     if case.problem:
-        problems = probe.stdout.splitlines()[:-1]
         assert any(case.problem in line for line in problems), probe.stdout[-2000:]
     assert _tree(inputs) == before
     assert {p.name for p in tmp_path.iterdir()} == {"in", "home"}
