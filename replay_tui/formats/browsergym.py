@@ -64,6 +64,15 @@ MAX_ARRAY_ITEMS = 10_000
 """An array kept as data (in ``extra``) is at most this big; a bigger one is described, not copied."""
 
 _STEP_FILE = re.compile(r"^step_(\d+)\.pkl\.gz$")
+_READ_FILE = re.compile(r"^(summary_info\.json|exp_args\.pkl|step_\d+\.pkl\.gz|screenshot_step_\d+\.(png|jpe?g))$")
+
+
+def reads(name: str) -> bool:
+    """Whether the reader reads a file of this name in an experiment folder (what a run's fingerprint
+    hashes; companions such as a 20 GiB trace archive it does not read)."""
+    return _READ_FILE.match(name) is not None
+
+
 _FOLDER_NAME = re.compile(
     r"^(?P<date>\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d)_(?P<agent>.+?)_on_(?P<task>.+?)_(?P<seed>\d+)(?:_[0-9a-f]{6})?$"
 )
