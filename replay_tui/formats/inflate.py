@@ -78,7 +78,8 @@ class Budget:
 
     def read(self, stream: Readable, declared: int | None) -> bytes | bytearray:
         """Everything ``stream`` (a zip member opened for reading) inflates to, within the caps (read
-        into one buffer of the declared size when there is one: the member is never held twice)."""
+        into one buffer of the declared size when there is one: the member is never held twice).
+        What was inflated counts against the file even when the member turns out damaged."""
         limit, name = self.cap(declared)
         if declared is not None:
             buffer = bytearray(declared)
@@ -86,9 +87,9 @@ class Budget:
             while filled < declared and (chunk := stream.read(min(INPUT_SLICE, declared - filled))):
                 buffer[filled : filled + len(chunk)] = chunk
                 filled += len(chunk)
-            extra = len(stream.read(1))
-            self.used += filled + extra
-            if extra:
+                self.used += len(chunk)
+            if stream.read(1):
+                self.used += 1
                 raise InflateLimit(f"inflated past {name}; not read", file_wide=self.left == 0)
             del buffer[filled:]
             return buffer
@@ -96,11 +97,10 @@ class Budget:
         total = 0
         while chunk := stream.read(INPUT_SLICE):
             total += len(chunk)
+            self.used += len(chunk)
             if total > limit:
-                self.used += total
                 raise InflateLimit(f"inflated past {name}; not read", file_wide=self.left == 0)
             chunks.append(chunk)
-        self.used += total
         return b"".join(chunks)
 
     def inflate(self, raw: bytes | memoryview, declared: int | None) -> tuple[bytes, bool]:
@@ -115,13 +115,12 @@ class Budget:
                 chunk = decompressor.decompress(pending, INPUT_SLICE * 8)
                 pending = decompressor.unconsumed_tail
                 total += len(chunk)
+                self.used += len(chunk)
                 if total > limit:
-                    self.used += total
                     raise InflateLimit(f"inflated past {name}; not read", file_wide=self.left == 0)
                 chunks.append(chunk)
             if decompressor.eof:
                 break
-        self.used += total
         return b"".join(chunks), decompressor.eof
 
 
