@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from replay_tui import __version__
 from replay_tui.annotations import data_dir
 from replay_tui.fileio import atomic_write_bytes
+from replay_tui.formats import browsergym
 from replay_tui.matching import MatchSettings
 from replay_tui.runner import SummaryReport
 
@@ -91,8 +92,10 @@ def _hash_file(path: Path, digest: Any) -> None:
 
 def demo_fingerprint(path: str | os.PathLike[str]) -> str:
     """The SHA-256 of a demo file (hex), read in chunks; for a folder (a BrowserGym experiment) the
-    hash of its files' sorted relative paths and contents. Kept per (path, size, mtime) for the life
-    of the process, so a large file is hashed once. Raises OSError when it cannot be read."""
+    hash of its files' sorted relative paths and sizes, with the contents of the files the reader
+    reads and the mtime of the others (a companion archive of 20 GiB is never read for it). Kept per
+    (path, size, mtime) for the life of the process, so a large file is hashed once. Raises OSError
+    when it cannot be read."""
     target = Path(path).resolve()
     if target.is_dir():
         files = _folder_files(target)
@@ -108,7 +111,10 @@ def demo_fingerprint(path: str | os.PathLike[str]) -> str:
     if target.is_dir():
         for rel, file, st in files:
             digest.update(f"{rel}\0{st.st_size}\0".encode())
-            _hash_file(file, digest)
+            if browsergym.reads(file.name):
+                _hash_file(file, digest)
+            else:
+                digest.update(f"mtime {st.st_mtime_ns}\0".encode())
     else:
         _hash_file(target, digest)
     value = digest.hexdigest()

@@ -9,8 +9,14 @@ match); the deep-nesting and huge-number cases are built here at test time.
 
 from __future__ import annotations
 
+import gzip
 import json
+import lzma
+import pickle
+import struct
 import sys
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -367,6 +373,369 @@ def write_corpus(folder: Path, cases: list[Case] | None = None) -> dict[str, Pat
     folder.mkdir(parents=True, exist_ok=True)
     return {case.name: case.write(folder) for case in (CASES if cases is None else cases)}
 
+
+# == Expansion, depth and cost limits (issue 27, items 4-7) =======================================
+# Inputs of other formats, built at test time into a folder (the big ones never live in the tree):
+# each :class:`LimitCase` writes its input and says which exit codes ``replay --all --mode stub``
+# may end with. ``tests/test_hostile_limits.py`` runs each in a process under a memory limit.
+
+GiB = 2**30
+MiB = 2**20
+
+
+def _zip(members: list[tuple[str, int, bytes, int, int]], *, central: bool = True, descriptor: bool = False) -> bytes:
+    """A zip of ``(name, method, compressed bytes, crc, declared size)`` members, written by hand so
+    a member can declare any size and a bomb never has to exist inflated."""
+    out = bytearray()
+    directory = bytearray()
+    for name, method, raw, crc, size in members:
+        encoded = name.encode()
+        zip64 = size >= 0xFFFFFFFF or len(raw) >= 0xFFFFFFFF
+        extra = struct.pack("<HHQQ", 1, 16, size, len(raw)) if zip64 else b""
+        sizes = (0xFFFFFFFF, 0xFFFFFFFF) if zip64 else (len(raw), size)
+        offset = len(out)
+        version = 63 if method == 14 else 45 if zip64 else 20
+        flags = 0x02 if method == 14 else 0  # LZMA: an end-of-stream marker is present
+        if descriptor:  # sizes and CRC after the data (a zip being streamed): the local header says 0
+            flags |= 0x08
+            out += struct.pack("<IHHHHHIIIHH", 0x04034B50, version, flags, method, 0, 0x21, 0, 0, 0, len(encoded), 0)
+            out += encoded + raw + struct.pack("<IIII", 0x08074B50, crc, len(raw), size & 0xFFFFFFFF)
+        else:
+            out += struct.pack(
+                "<IHHHHHIIIHH", 0x04034B50, version, flags, method, 0, 0x21, crc, *sizes, len(encoded), len(extra)
+            )
+            out += encoded + extra + raw
+        central_extra = struct.pack("<HHQQQ", 1, 24, size, len(raw), offset) if zip64 else b""
+        directory += struct.pack(
+            "<IHHHHHHIIIHHHHHII",
+            0x02014B50, version, version, flags, method, 0, 0x21, crc, *sizes,
+            len(encoded), len(central_extra), 0, 0, 0, 0, 0xFFFFFFFF if zip64 else offset,
+        )  # fmt: skip
+        directory += encoded + central_extra
+    if central:
+        start = len(out)
+        out += directory
+        count = len(members)
+        out += struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, count, count, len(directory), start, 0)
+    return bytes(out)
+
+
+def _deflated(text: bytes) -> tuple[bytes, int]:
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return packer.compress(text) + packer.flush(), len(text)
+
+
+def deflate_bomb(size: int, prefix: bytes = b'{"id": 1, "pad": "') -> bytes:
+    """A raw deflate stream of ``prefix`` then spaces that inflates to ``size`` bytes: one full-flushed
+    MiB of spaces (about a KiB compressed, independent of what came before) repeated."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    head = packer.compress(prefix) + packer.flush(zlib.Z_FULL_FLUSH)
+    block = packer.compress(b" " * MiB) + packer.flush(zlib.Z_FULL_FLUSH)
+    blocks, rest = divmod(size - len(prefix), MiB)
+    return head + block * blocks + packer.compress(b" " * rest) + packer.flush()
+
+
+def lzma_bomb(size: int) -> bytes:
+    """A zip LZMA member (version, properties, raw LZMA1 stream) of ``size`` zero bytes."""
+    props = 0x5D.to_bytes(1, "little") + (1 << 18).to_bytes(4, "little")  # lc=3 lp=0 pb=2, the preset-0 dictionary
+    packer = lzma.LZMACompressor(lzma.FORMAT_RAW, filters=[{"id": lzma.FILTER_LZMA1, "preset": 0}])
+    chunk = bytes(16 * MiB)
+    blocks, rest = divmod(size, len(chunk))
+    body = b"".join(packer.compress(chunk) for _ in range(blocks)) + packer.compress(bytes(rest)) + packer.flush()
+    return struct.pack("<BBH", 9, 4, len(props)) + props + body
+
+
+def _eval_header() -> tuple[str, int, bytes, int, int]:
+    header = json.dumps({"version": 2, "status": "success", "eval": {"task": "bomb"}}).encode()
+    raw, size = _deflated(header)
+    return ("header.json", 8, raw, zlib.crc32(header), size)
+
+
+def eval_bomb(
+    method: str, size: int = 4 * GiB, *, central: bool = True, declared: int | None = None, descriptor: bool = False
+) -> bytes:
+    """An inspect_ai ``.eval`` whose one sample inflates to ``size`` bytes (``declared`` is what its
+    headers say; by default the truth)."""
+    if method == "lzma":
+        member: tuple[str, int, bytes, int, int] = ("samples/1_epoch_1.json", 14, lzma_bomb(size), 0, size)
+    else:
+        member = ("samples/1_epoch_1.json", 8, deflate_bomb(size), 0, size)
+    if declared is not None:
+        member = (*member[:4], declared)
+    return _zip([_eval_header(), member], central=central, descriptor=descriptor)
+
+
+def billion_laughs_cassette(levels: int = 9) -> bytes:
+    """A VCR cassette (under 1 KB) whose aliases expand to 9**levels strings wherever it is walked."""
+    lines = [
+        "interactions:",
+        "- request:",
+        "    method: POST",
+        "    uri: https://api.openai.com/v1/chat/completions",
+        "    headers:",
+        '      l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]',
+    ]
+    for level in range(1, levels):
+        lines.append(f"      l{level}: &l{level} [{', '.join([f'*l{level - 1}'] * 9)}]")
+    top = f"*l{levels - 1}"
+    lines += [
+        f"    body: {top}",
+        "  response:",
+        "    status: {code: 200, message: OK}",
+        f"    headers: {top}",
+        f"    body: {{string: {top}}}",
+        "- request:",
+        f"    uri: {top}",
+        "version: 1",
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def recursive_alias_cassette() -> bytes:
+    """A cassette whose interaction contains itself (an anchor used inside its own node)."""
+    uri = b"https://api.openai.com/v1/chat/completions"
+    return b"interactions:\n- &me\n  request: {uri: " + uri + b", body: '{}'}\n  again: *me\n"
+
+
+def cassette(interactions: int) -> bytes:
+    """A VCR cassette of ``interactions`` recorded /chat/completions calls, each one tool call."""
+    out = ["interactions:"]
+    for n in range(interactions):
+        request = json.dumps({"model": "m", "messages": [{"role": "user", "content": f"task {n}"}]})
+        response = json.dumps(
+            {
+                "choices": [
+                    {
+                        "message": {
+                            "role": "assistant",
+                            "content": None,
+                            "tool_calls": [
+                                {"id": f"c{n}", "type": "function", "function": {"name": "act", "arguments": "{}"}}
+                            ],
+                        }
+                    }
+                ]
+            }
+        )
+        out += [
+            "- request:",
+            f"    body: {json.dumps(request)}",
+            "    method: POST",
+            "    uri: https://api.openai.com/v1/chat/completions",
+            "  response:",
+            f"    body: {{string: {json.dumps(response)}}}",
+            "    status: {code: 200, message: OK}",
+        ]
+    return ("\n".join(out) + "\nversion: 1\n").encode()
+
+
+# -- BrowserGym experiment folders (read with --allow-pickle) --------------------------------------
+
+
+class _Reduce:
+    """Pickles as ``function(*args)`` (how a crafted pickle calls an allowed constructor)."""
+
+    def __init__(self, function: Any, args: tuple[Any, ...]) -> None:
+        self.function, self.args = function, args
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return self.function, self.args
+
+
+def _nested_pickle_value(depth: int) -> bytes:
+    """Pickle opcodes (no recursion to write them) of a list nested ``depth`` deep."""
+    return b"]" * depth + b"a" * (depth - 1)
+
+
+def step_info(number: int, **obs: Any) -> dict[str, Any]:
+    return {
+        "step": number,
+        "obs": {"goal": "click the button", "url": "http://localhost/", **obs},
+        "action": "click('1')" if number == 0 else None,
+        "reward": 0.0,
+        "terminated": number > 0,
+        "truncated": False,
+        "agent_info": {"think": "click it"},
+    }
+
+
+def step_pickle(info: dict[str, Any], *, splice: bytes | None = None) -> bytes:
+    """A gzipped step pickle of ``info``; the string ``"@"`` anywhere in it becomes ``splice`` (raw opcodes)."""
+    data = pickle.dumps(info, protocol=2)
+    if splice is not None:
+        marker = pickle.dumps("@", protocol=2)[2:-1]  # BINUNICODE "@", then its BINPUT
+        data = data.replace(marker[: marker.index(b"@") + 1], splice, 1)
+    return gzip.compress(data, mtime=0)
+
+
+def browsergym_folder(
+    folder: Path,
+    steps: list[bytes],
+    summary: bytes | None = None,
+    name: str = "2024-08-01_10-20-52_GenericAgent_on_miniwob.hostile_1",
+) -> Path:
+    """An experiment folder: ``summary_info.json`` and one ``step_<N>.pkl.gz`` per given pickle."""
+    experiment = folder / name
+    experiment.mkdir(parents=True)
+    if summary is None:
+        summary = json.dumps({"n_steps": len(steps), "cum_reward": 1.0, "err_msg": None, "terminated": True}).encode()
+    (experiment / "summary_info.json").write_bytes(summary)
+    for number, data in enumerate(steps):
+        (experiment / f"step_{number}.pkl.gz").write_bytes(data)
+    return experiment
+
+
+def axtree(depth: int, *, cycle: bool = False) -> dict[str, Any]:
+    """An AX tree that is one chain ``depth`` nodes deep (the last pointing back at the second: a cycle)."""
+    nodes = []
+    for n in range(depth):
+        children = [str(n + 1)] if n + 1 < depth else (["1"] if cycle else [])
+        nodes.append({"nodeId": str(n), "childIds": children, "role": {"value": "generic"}, "ignored": True})
+    nodes[0]["role"] = {"value": "RootWebArea"}
+    nodes[0]["ignored"] = False
+    nodes[0]["name"] = {"value": "page"}
+    return {"nodes": nodes}
+
+
+def zero_stride_screenshot(side: int = 40_000) -> bytes:
+    """A ~300-byte pickle whose screenshot is a ``side`` x ``side`` RGB array over one byte (strides 0)."""
+    import numpy
+
+    array = _Reduce(numpy.ndarray, ((side, side, 3), "u1", b"\x00", 0, (0, 0, 0)))
+    return step_pickle(step_info(0, screenshot=array))
+
+
+# -- quadratic shapes (issue 29 builds the prompts in linear memory; here only bounded) ------------
+
+
+def long_chat_jsonl(messages: int = 10_000) -> bytes:
+    """One OpenAI-chat episode of ``messages`` messages on one JSON Lines line (about 1 MB): every
+    other message is a tool call, so each step's prompt is every message before it."""
+    chat: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for n in range(messages // 2):
+        call = {"id": f"c{n}", "type": "function", "function": {"name": "act", "arguments": "{}"}}
+        chat.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        chat.append({"role": "tool", "tool_call_id": f"c{n}", "content": "ok"})
+    return json.dumps({"id": "long", "messages": chat[:messages]}).encode() + b"\n"
+
+
+def pooled_eval(events: int = 20_000) -> bytes:
+    """An ``.eval`` (about 70 KB) whose one sample has ``events`` model events, event k referring to
+    the first k messages of a pool of ``events`` messages (the shape inspect_ai writes since 0.3.x)."""
+    pool = [{"role": "user" if n % 2 == 0 else "assistant", "content": "m"} for n in range(events)]
+    reply = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "c", "function": "act", "arguments": {}}],
+    }
+    model_events = [
+        {"event": "model", "input_refs": [[0, k + 1]], "output": {"choices": [{"message": reply}]}}
+        for k in range(events)
+    ]
+    sample = {"id": 1, "epoch": 1, "events": model_events, "events_data": {"messages": pool}}
+    text = json.dumps(sample).encode()
+    raw, size = _deflated(text)
+    return _zip([_eval_header(), ("samples/1_epoch_1.json", 8, raw, zlib.crc32(text), size)])
+
+
+@dataclass(frozen=True)
+class LimitCase:
+    name: str
+    build: Callable[[Path], Path]
+    """Writes the input under the folder; returns what ``--demos`` gets."""
+    exits: frozenset[int]
+    row: str
+    argv: tuple[str, ...] = ()
+    problem: str = ""
+    """Text the loader's problems must contain (the named cap or walker limit)."""
+
+
+def _limit_cases() -> list[LimitCase]:
+    cases: list[LimitCase] = []
+
+    def add(
+        name: str, build: Callable[[Path], bytes | Path], *, row: str, suffix: str = "", exits=(2,), argv=(), problem=""
+    ):
+        def write(folder: Path) -> Path:
+            made = build(folder)
+            if isinstance(made, Path):
+                return made
+            path = folder / f"{name}{suffix}"
+            path.write_bytes(made)
+            return path
+
+        cases.append(LimitCase(name, write, frozenset(exits), row, tuple(argv), problem))
+
+    row = "decompression and expansion"
+    inflated = "bytes inflated, over the file's cap"
+    add("eval_deflate_bomb", lambda _: eval_bomb("deflate"), row=row, suffix=".eval", problem=inflated)
+    no_directory = lambda _: eval_bomb("deflate", central=False)  # noqa: E731
+    add("eval_deflate_bomb_no_central_directory", no_directory, row=row, suffix=".eval", problem=inflated)
+    streamed = lambda _: eval_bomb("deflate", central=False, descriptor=True)  # noqa: E731
+    add("eval_deflate_bomb_streamed", streamed, row=row, suffix=".eval", problem="inflated past the cap")
+    lying = lambda _: eval_bomb("deflate", declared=1000)  # noqa: E731
+    add("eval_deflate_bomb_declared_small", lying, row=row, suffix=".eval", problem="Bad CRC-32")
+    lying_local = lambda _: eval_bomb("deflate", central=False, declared=1000)  # noqa: E731
+    problem = "past its declared size"
+    add("eval_deflate_bomb_declared_small_no_directory", lying_local, row=row, suffix=".eval", problem=problem)
+    add("eval_lzma_bomb", lambda _: eval_bomb("lzma", GiB), row=row, suffix=".eval", problem=inflated)
+    add("yaml_billion_laughs", lambda _: billion_laughs_cassette(), row=row, suffix=".yaml", problem="aliases")
+    add("yaml_recursive_alias", lambda _: recursive_alias_cassette(), row=row, suffix=".yaml", problem="aliases")
+
+    row = "browsergym depth and size"
+    allow = ("--allow-pickle",)
+
+    def experiment(first: bytes | None, summary: bytes | None = None) -> Callable[[Path], Path]:
+        """A folder of two steps, the first one hostile (no steps at all: ``first`` None)."""
+        steps = [] if first is None else [first, step_pickle(step_info(1))]
+        return lambda folder: browsergym_folder(folder, steps, summary)
+
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    add(
+        "browsergym_pickle_cycle",
+        experiment(step_pickle(step_info(0, open_pages_urls=cycle))),
+        row=row,
+        exits=(0,),
+        argv=allow,
+    )
+    deep = step_pickle(step_info(0, open_pages_urls="@"), splice=_nested_pickle_value(3000))
+    add("browsergym_pickle_3000_deep", experiment(deep), row=row, exits=(0,), argv=allow)
+    deep_tree = step_pickle(step_info(0, axtree_object=axtree(20_000)))
+    add("browsergym_axtree_20000_deep", experiment(deep_tree), row=row, exits=(0,), argv=allow)
+    cyclic_tree = step_pickle(step_info(0, axtree_object=axtree(50, cycle=True)))
+    add("browsergym_axtree_cycle", experiment(cyclic_tree), row=row, exits=(0,), argv=allow)
+    deep_summary = b'{"n_steps": 1, "cum_reward": 1.0, "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    problem = "summary_info.json"
+    add(
+        "browsergym_summary_100000_deep",
+        experiment(step_pickle(step_info(0)), deep_summary),
+        row=row,
+        exits=(0,),
+        argv=allow,
+        problem=problem,
+    )
+    add("browsergym_summary_100000_deep_no_pickles", experiment(None, deep_summary), row=row, problem=problem)
+    add(
+        "browsergym_zero_stride_screenshot",
+        experiment(zero_stride_screenshot()),
+        row=row,
+        exits=(0,),
+        argv=allow,
+        problem="screenshot",
+    )
+
+    row = "quadratic prompts"
+    add("chat_one_episode_10000_messages", lambda _: long_chat_jsonl(), row=row, suffix=".jsonl", exits=(0,))
+    add("eval_20000_events_on_a_pool", lambda _: pooled_eval(), row=row, suffix=".eval", exits=(0,))
+    return cases
+
+
+QUADRATIC = frozenset({"chat_one_episode_10000_messages", "eval_20000_events_on_a_pool"})
+"""The prompt-building cases issue 29 fixes (a prompt per step holds every message before it)."""
+
+LIMIT_CASES: list[LimitCase] = _limit_cases()
+LIMITS_BY_NAME: dict[str, LimitCase] = {case.name: case for case in LIMIT_CASES}
 
 if __name__ == "__main__":  # python -m tests.hostile tests/data/hostile
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "tests/data/hostile")

@@ -99,7 +99,7 @@ def test_the_fingerprint_of_a_folder_covers_its_relative_paths_and_contents(tmp_
     two = tmp_path / "two"
     two.mkdir()
     for name in sorted(os.listdir(EXPERIMENT), reverse=True):  # created in another order
-        shutil.copy(EXPERIMENT / name, two / name)
+        shutil.copy2(EXPERIMENT / name, two / name)  # the same mtimes: files the reader skips count by size+mtime
     assert demo_fingerprint(one) == demo_fingerprint(two) == demo_fingerprint(EXPERIMENT)
     first = sorted(p for p in two.iterdir() if p.is_file())[0]
     first.rename(two / ("z" + first.name))
@@ -108,6 +108,37 @@ def test_the_fingerprint_of_a_folder_covers_its_relative_paths_and_contents(tmp_
     (one / "sub" / "extra.txt").write_text("x")
     assert demo_fingerprint(one) != demo_fingerprint(EXPERIMENT)
     assert demo_file_info(EXPERIMENT).size == sum(p.stat().st_size for p in EXPERIMENT.rglob("*") if p.is_file())
+
+
+def test_a_folder_fingerprint_reads_only_the_logs_the_reader_reads(tmp_path, monkeypatch):
+    """Issue 27: saving a run hashed every file of an experiment folder, a 20 GiB companion archive too."""
+    folder = tmp_path / EXPERIMENT.name
+    shutil.copytree(EXPERIMENT, folder)
+    companion = folder / "traces.zip"
+    with companion.open("wb") as handle:  # sparse: 20 GiB that take no disk
+        handle.truncate(20 * 2**30)
+    hashed: list[str] = []
+    original = runs._hash_file
+
+    def hash_file(path, digest):
+        assert path != companion, "the companion archive was read"
+        hashed.append(path.name)
+        original(path, digest)
+
+    monkeypatch.setattr(runs, "_hash_file", hash_file)
+    first = demo_fingerprint(folder)
+    assert "summary_info.json" in hashed and any(name.startswith("step_") for name in hashed)
+    assert "package_versions.txt" not in hashed
+    assert demo_file_info(folder).size > 20 * 2**30
+    os.utime(companion, ns=(0, 0))  # the companion changed (by its mtime): so did the fingerprint
+    second = demo_fingerprint(folder)
+    assert second != first
+    summary = folder / "summary_info.json"
+    stat = summary.stat()
+    summary.write_bytes(summary.read_bytes().replace(b"0", b"1", 1))  # a log changed, same size and mtime
+    os.utime(summary, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    runs._fingerprints.clear()
+    assert demo_fingerprint(folder) != second
 
 
 # -- run files -------------------------------------------------------------------------------------

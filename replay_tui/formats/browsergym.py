@@ -55,8 +55,24 @@ ALLOW_HINT = "pass --allow-pickle (BrowserGymReader(allow_pickle=True)) to load 
 AXTREE_EXCERPT_LINES = 40
 MAX_DECOMPRESSED = 512 * 1024 * 1024
 """A step file larger than this once decompressed is refused (a gzip bomb is not a trajectory)."""
+MAX_SCREENSHOT_BYTES = 64 * 1024 * 1024
+"""A screenshot array larger than this (a 4K RGBA one is 33 MB) is not encoded: a 300-byte pickle can
+describe a 40000x40000 array over one byte (zero strides) that would take 4.8 GB to encode."""
+MAX_DEPTH = 64
+"""Pickled values and summary_info.json are kept this deep; deeper levels become a marker."""
+MAX_ARRAY_ITEMS = 10_000
+"""An array kept as data (in ``extra``) is at most this big; a bigger one is described, not copied."""
 
 _STEP_FILE = re.compile(r"^step_(\d+)\.pkl\.gz$")
+_READ_FILE = re.compile(r"^(summary_info\.json|exp_args\.pkl|step_\d+\.pkl\.gz|screenshot_step_\d+\.(png|jpe?g))$")
+
+
+def reads(name: str) -> bool:
+    """Whether the reader reads a file of this name in an experiment folder (what a run's fingerprint
+    hashes; companions such as a 20 GiB trace archive it does not read)."""
+    return _READ_FILE.match(name) is not None
+
+
 _FOLDER_NAME = re.compile(
     r"^(?P<date>\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d)_(?P<agent>.+?)_on_(?P<task>.+?)_(?P<seed>\d+)(?:_[0-9a-f]{6})?$"
 )
@@ -350,10 +366,14 @@ class _Experiment:
         except (ValueError, UnicodeDecodeError) as exc:
             self.problem(f"not JSON: {exc}", file=SUMMARY)
             return None
+        except RecursionError:  # the json module nests a Python call per level
+            self.problem("nested too deeply to read (past the interpreter's recursion limit)", file=SUMMARY)
+            return None
         if not isinstance(data, dict):
             self.problem("not a JSON object", file=SUMMARY)
             return None
-        return data
+        plain = _plain(data)
+        return plain if isinstance(plain, dict) else None
 
     def build(self) -> Trajectory | None:
         summary = self.summary()
@@ -381,7 +401,11 @@ class _Experiment:
             loaded = [(number, info) for number, info in infos if info is not None]
             for position, (number, info) in enumerate(loaded):
                 following = loaded[position + 1][1] if position + 1 < len(loaded) else None
-                steps.append(self.step(len(steps), number, info, following))
+                try:
+                    steps.append(self.step(len(steps), number, info, following))
+                except RecursionError:  # a walker missed a depth cap: the step is named, the rest stays
+                    self.problem("nested too deeply to map (RecursionError)", file=f"step_{number}.pkl.gz")
+                    continue
                 obs = _fields(info.get("obs"))
                 if not task and isinstance(obs.get("goal"), str):
                     task = obs["goal"]
@@ -511,6 +535,8 @@ class _Experiment:
         if array is not None and hasattr(array, "shape"):
             try:
                 return png_bytes(array)
+            except ScreenshotTooLarge as exc:
+                self.problem(f"screenshot not encoded: {exc}", file=name, field="obs.screenshot", warning=True)
             except Exception as exc:
                 self.problem(f"screenshot not an image: {type(exc).__name__}: {exc}", file=name, field="obs.screenshot")
         for suffix in ("png", "jpg", "jpeg"):
@@ -520,12 +546,20 @@ class _Experiment:
         return None
 
 
+class ScreenshotTooLarge(ValueError):
+    """A screenshot array whose pixels would take more than :data:`MAX_SCREENSHOT_BYTES` to encode."""
+
+
 def png_bytes(array: Any) -> bytes:
-    """An RGB(A)/grey ndarray as PNG bytes (Pillow)."""
+    """An RGB(A)/grey ndarray as PNG bytes (Pillow); its size is checked from its shape first, before
+    anything is copied (strides can make a huge array out of one byte)."""
     import numpy as np
     from PIL import Image
 
     data = np.asarray(array)
+    if data.size > MAX_SCREENSHOT_BYTES:  # uint8 once converted: one byte per element
+        shape = "x".join(str(n) for n in data.shape)
+        raise ScreenshotTooLarge(f"a {shape} array is over {MAX_SCREENSHOT_BYTES:,} bytes")
     if data.dtype != np.uint8:
         data = np.clip(data, 0, 255).astype(np.uint8)
     buffer = io.BytesIO()
@@ -541,22 +575,24 @@ def flatten_axtree(tree: dict[str, Any]) -> str:
     by_id = {str(node.get("nodeId")): node for node in nodes if isinstance(node, dict)}
     roots = [node for node in by_id.values() if str(node.get("parentId")) not in by_id]
     lines: list[str] = []
-
-    def walk(node: dict[str, Any], depth: int) -> None:
+    seen: set[int] = set()  # each node once: a tree that refers back to an ancestor ends there
+    stack: list[tuple[dict[str, Any], int]] = [(root, 0) for root in reversed(roots)]
+    while stack and len(lines) < 5000:
+        node, depth = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
         role = _fields(node.get("role")).get("value", "")
         name = _fields(node.get("name")).get("value", "")
         shown = depth
         if (not node.get("ignored") and role not in ("none", "generic", "")) or name:
             bid = node.get("browsergym_id")
-            lines.append("\t" * depth + (f"[{bid}] " if bid else "") + f"{role} {name!r}")
+            lines.append("\t" * min(depth, MAX_DEPTH) + (f"[{bid}] " if bid else "") + f"{role} {name!r}")
         else:
             shown = depth - 1
-        for child in node.get("childIds") or []:
-            if str(child) in by_id and len(lines) < 5000:
-                walk(by_id[str(child)], shown + 1)
-
-    for root in roots:
-        walk(root, 0)
+        children = node.get("childIds")
+        if isinstance(children, list):
+            stack.extend((by_id[str(child)], shown + 1) for child in reversed(children) if str(child) in by_id)
     return "\n".join(lines)
 
 
@@ -591,7 +627,7 @@ def _message_text(content: Any) -> str:
             elif isinstance(part, str):
                 texts.append(part)
         return "\n".join(texts)
-    return "" if content is None else str(content)
+    return "" if content is None else str(_plain(content))
 
 
 def _discussion(value: Any) -> tuple[list[ChatMessage], str]:
@@ -661,18 +697,29 @@ def _number(value: Any) -> float | None:
         return None
 
 
-def _plain(value: Any) -> Any:
-    """JSON-friendly copy: stand-ins as their fields, arrays as lists, the rest as text."""
-    if isinstance(value, PickledObject):
-        return {"__class__": value.pickle_class, **{str(k): _plain(v) for k, v in value.fields().items()}}
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+def _plain(value: Any, depth: int = 0, path: frozenset[int] = frozenset()) -> Any:
+    """JSON-friendly copy: stand-ins as their fields, arrays as lists, the rest as text. At most
+    :data:`MAX_DEPTH` levels (a pickle can nest thousands), a value inside itself as a marker (a
+    pickle can hold cycles), a big array described rather than copied."""
     if value is None or isinstance(value, str | int | float | bool):
         return value
+    if depth >= MAX_DEPTH:
+        return f"<nested deeper than {MAX_DEPTH} levels>"
+    if id(value) in path:
+        return "<cycle>"
+    inner = path | {id(value)}
+    if isinstance(value, PickledObject):
+        fields = value.fields()
+        return {"__class__": value.pickle_class, **{str(k): _plain(v, depth + 1, inner) for k, v in fields.items()}}
+    if isinstance(value, dict):
+        return {str(k): _plain(v, depth + 1, inner) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v, depth + 1, inner) for v in value]
     if hasattr(value, "tolist"):
-        return _plain(value.tolist())
+        size = getattr(value, "size", 0)
+        if isinstance(size, int) and size > MAX_ARRAY_ITEMS:
+            return f"<array of shape {getattr(value, 'shape', '?')}>"
+        return _plain(value.tolist(), depth, path)
     return str(value)
 
 

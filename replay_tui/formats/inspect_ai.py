@@ -37,6 +37,7 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
+from replay_tui.formats.inflate import MEMBER_LIMIT, Budget, InflateLimit, deflate_end
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
 
 _SAMPLE_MEMBER = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
@@ -598,8 +599,8 @@ def _several_epochs(log: dict[str, Any], pairs: list[tuple[Any, Any]]) -> bool:
     return any(epoch not in (None, 1) for _, epoch in pairs)
 
 
-def _loads(data: bytes | memoryview) -> Any:
-    return orjson.loads(strip_bom(bytes(data)))
+def _loads(data: bytes | bytearray) -> Any:
+    return orjson.loads(data[3:] if data[:3] == b"\xef\xbb\xbf" else data)
 
 
 _ZIP_ERRORS: tuple[type[Exception], ...] = (
@@ -616,14 +617,19 @@ _HEADER_ERRORS: tuple[type[Exception], ...] = (*_ZIP_ERRORS, orjson.JSONDecodeEr
 
 
 class _Members:
-    """A zip's members by name: through its central directory, or (a truncated zip) its local headers."""
+    """A zip's members by name: through its central directory, or (a truncated zip) its local headers.
+
+    Every member is inflated within one :class:`~replay_tui.formats.inflate.Budget` for the file."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.zip: zipfile.ZipFile | None = None
         self.local: dict[str, tuple[int, int, int, int, int]] = {}  # name → (data offset, csize, method, flags, usize)
+        self.refused: dict[str, str] = {}
+        """Members whose end could not be found within the caps (local headers only): why."""
         self.truncated: str | None = None
         self._map: mmap.mmap | None = None
+        self.budget = Budget(path.stat().st_size)
         try:
             self.zip = zipfile.ZipFile(path)
             self.names = self.zip.namelist()
@@ -668,16 +674,20 @@ class _Members:
             if flags & 0x08 and csize == 0:  # sizes follow the data: only a deflate stream knows its end
                 if method != zipfile.ZIP_DEFLATED:
                     break
-                decompressor = zlib.decompressobj(-15)
                 try:
-                    decompressor.decompress(data[start:])
+                    found = deflate_end(data, start, min(MEMBER_LIMIT, self.budget.left))
+                except InflateLimit as exc:
+                    names.append(name)
+                    self.local[name] = (start, -1, method, flags, usize)
+                    self.refused[name] = str(exc)
+                    break
                 except zlib.error:
                     break
-                if not decompressor.eof:
+                if found is None:
                     names.append(name)
                     self.local[name] = (start, -1, method, flags, usize)
                     break
-                csize = len(data) - start - len(decompressor.unused_data)
+                csize = found
                 end = start + csize
                 end += 16 if data[end : end + 4] == b"PK\x07\x08" else 12
             else:
@@ -689,22 +699,28 @@ class _Members:
             offset = end
         return names
 
-    def read(self, name: str) -> bytes:
-        """A member's bytes; OSError, zipfile.BadZipFile or zlib.error when it is damaged."""
+    def read(self, name: str) -> bytes | bytearray:
+        """A member's bytes; OSError, zipfile.BadZipFile or zlib.error when it is damaged, InflateLimit
+        when it would inflate past a cap."""
         if self.zip is not None:
-            return self.zip.read(name)
+            info = self.zip.getinfo(name)
+            with self.zip.open(info) as stream:
+                return self.budget.read(stream, info.file_size)
         assert self._map is not None
-        start, csize, method, _, _ = self.local[name]
+        if name in self.refused:
+            raise InflateLimit(self.refused[name])
+        start, csize, method, flags, usize = self.local[name]
         if csize < 0:
             raise zipfile.BadZipFile("member cut off by the end of the file")
-        raw = self._map[start : start + csize]
+        declared = None if flags & 0x08 else usize  # sizes after the data: the local header says 0
         if method == zipfile.ZIP_STORED:
-            return raw
+            self.budget.cap(csize)
+            self.budget.used += csize
+            return self._map[start : start + csize]
         if method != zipfile.ZIP_DEFLATED:
             raise zipfile.BadZipFile(f"unsupported compression method {method}")
-        decompressor = zlib.decompressobj(-15)
-        data = decompressor.decompress(raw)
-        if not decompressor.eof:
+        data, ended = self.budget.inflate(self._map[start : start + csize], declared)
+        if not ended:
             raise zipfile.BadZipFile("compressed data ends early")
         return data
 
@@ -820,6 +836,14 @@ class InspectAiReader:
                 label: int | str = int(sample_id) if sample_id.isdigit() else sample_id
                 try:
                     sample = _loads(members.read(name))
+                except InflateLimit as exc:
+                    yield LoadProblem(file=file, index=index, session_id=label, field=name, message=str(exc))
+                    if exc.file_wide and index + 1 < len(samples):
+                        left = len(samples) - index - 1
+                        message = f"{left} more samples not read: the file's inflation cap is spent"
+                        yield LoadProblem(file=file, message=message)
+                        break
+                    continue
                 except orjson.JSONDecodeError as exc:  # a ValueError: named before the zip errors
                     yield LoadProblem(
                         file=file, index=index, session_id=label, field=name, message=f"not valid JSON: {exc}"

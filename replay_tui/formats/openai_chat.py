@@ -39,11 +39,13 @@ response's message (gzip bodies decoded), so the recorded response's tool call i
 from __future__ import annotations
 
 import gzip
-import importlib
 import io
 import mmap
+import os
 import re
+import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO
@@ -52,10 +54,15 @@ import msgspec
 import orjson
 
 from replay_tui.demos.problems import LoadProblem
+from replay_tui.formats import safe_yaml
 from replay_tui.formats.base import UTF8_BOM, Detection, EpisodeSummary, ReadItem, strip_bom
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
 
 NAME = "openai-chat"
+PARSED_FILES = 2
+"""Whole-file parses (JSON documents, cassettes) a reader keeps for loading their episodes."""
+_Entry = tuple[int | None, Any]
+"""A parsed record of a whole file and its index, or ``(None, the LoadProblem that stops the file)``."""
 _MESSAGE_KEYS = ("messages", "traj")
 """Where a record keeps its chat messages (``traj``: tau-bench v1 results)."""
 _ITEM_KEYS = ("input", "output")
@@ -732,6 +739,11 @@ def _fast(line: memoryview, fallback_id: str, index: int, locator: Any) -> Episo
     return _fast_summary(head, fallback_id, index, locator)
 
 
+def _version(path: Path, stat: os.stat_result) -> tuple[str, int, int, int]:
+    """What identifies one version of a file's content: its path, size, mtime and inode."""
+    return (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
+
 def _layout(handle: BinaryIO) -> str:
     """How the file holds its records: ``lines`` (JSON Lines), ``document``, ``cassette`` or ``empty``."""
     first = b""
@@ -849,6 +861,10 @@ class OpenAIChatReader:
         "tool_result = the tool message with its tool_call_id"
     )
 
+    def __init__(self) -> None:
+        self._parsed: OrderedDict[tuple[str, int, int, int], tuple[str, list[_Entry]]] = OrderedDict()
+        self._parsed_lock = threading.Lock()
+
     def sniff(self, path: Path, head: bytes) -> Detection:
         data = strip_bom(head)
         text = data.decode("utf-8", errors="replace")
@@ -866,8 +882,9 @@ class OpenAIChatReader:
         """Every episode's summary without building it: a JSON Lines file is mapped (or read in
         chunks) a window at a time, each line decoded only as far as the summary needs (``locator``
         = its byte offset and length); a JSON document or a cassette (small files) is read whole
-        (``locator`` = the record's index). The summaries and problems are :meth:`read`'s, in its
-        order."""
+        (``locator`` = the record's index), and its parse kept for :meth:`load` (the last
+        :data:`PARSED_FILES` files, while unchanged): loading each episode never parses the file again. The
+        summaries and problems are :meth:`read`'s, in its order."""
         opened = self._open(path)
         if isinstance(opened, LoadProblem):
             yield opened
@@ -900,7 +917,13 @@ class OpenAIChatReader:
                 number = _line_number(path, offset)
                 items = [(summary.record, item) for item in self._line(path, line, summary.record, number)]
         else:
-            items = [(record, item) for record, item in self._records(path) if record == summary.record]
+            whole = self._whole(path)
+            if isinstance(whole, LoadProblem):
+                return whole
+            kind, entries = whole
+            for record, value in entries:
+                if record == summary.record:
+                    items.extend(self._entry_items(path, kind, record, value))
         for _, item in items:
             if isinstance(item, Trajectory):
                 if item.id != summary.id:
@@ -946,8 +969,61 @@ class OpenAIChatReader:
             if kind == "lines":
                 yield from self._lines(path, handle)
                 return
-            data = handle.read()
-        yield from self._cassette(path, data) if kind == "cassette" else self._document(path, data)
+            entries = self._parse_whole(path, kind, handle)
+        for record, value in entries:
+            yield from self._entry_items(path, kind, record, value)
+
+    def _parse_whole(self, path: Path, kind: str, handle: BinaryIO) -> list[_Entry]:
+        """A JSON document's or cassette's records, parsed once per file version (size, mtime, inode)
+        and kept for the next :meth:`load` (a 20,000-interaction cassette is not parsed per episode)."""
+        key = _version(path, os.fstat(handle.fileno()))
+        known = self._known(key)
+        if known is not None:
+            return known[1]
+        data = handle.read()
+        entries = list(self._cassette(path, data) if kind == "cassette" else self._document(path, data))
+        with self._parsed_lock:
+            self._parsed[key] = (kind, entries)
+            while len(self._parsed) > PARSED_FILES:
+                self._parsed.popitem(last=False)
+        return entries
+
+    def _known(self, key: tuple[str, int, int, int]) -> tuple[str, list[_Entry]] | None:
+        with self._parsed_lock:
+            known = self._parsed.get(key)
+            if known is not None:
+                self._parsed.move_to_end(key)
+            return known
+
+    def _whole(self, path: Path) -> tuple[str, list[_Entry]] | LoadProblem:
+        """The parsed records of a whole file: kept from :meth:`index` while the file is unchanged
+        (found by its size, mtime and inode, before a byte of it is read again)."""
+        try:
+            known = self._known(_version(path, path.stat()))
+        except OSError:
+            known = None
+        if known is not None:
+            return known
+        opened = self._open(path)
+        if isinstance(opened, LoadProblem):
+            return opened
+        kind, handle = opened
+        with handle:
+            if kind == "lines":
+                return LoadProblem(file=path.name, message="the file changed since it was indexed (now JSON Lines)")
+            return kind, self._parse_whole(path, kind, handle)
+
+    def _entry_items(
+        self, path: Path, kind: str, record: int | None, value: Any
+    ) -> Iterator[tuple[int | None, ReadItem]]:
+        """The items of one parsed entry: a file-level problem as it is, a record mapped now."""
+        if record is None:
+            yield None, value
+        elif kind == "cassette":
+            yield from self._interaction(path, record, value)
+        else:
+            for item in self._record(path, value, record, ""):
+                yield record, item
 
     def _lines(self, path: Path, handle: BinaryIO) -> Iterator[tuple[int | None, ReadItem]]:
         index = 0
@@ -993,7 +1069,8 @@ class OpenAIChatReader:
                         yield EpisodeSummary.of(item, index, locator) if isinstance(item, Trajectory) else item
                 index += 1
 
-    def _document(self, path: Path, data: bytes) -> Iterator[tuple[int | None, ReadItem]]:
+    def _document(self, path: Path, data: bytes) -> Iterator[_Entry]:
+        """A JSON document's records (raw), or the problem that stops it."""
         try:
             value = orjson.loads(strip_bom(data))
         except orjson.JSONDecodeError as exc:
@@ -1002,21 +1079,19 @@ class OpenAIChatReader:
         if isinstance(value, list) and not _is_message_list(value):
             if not value:
                 yield None, LoadProblem(file=path.name, message="an empty list: no episodes")
-            for index, record in enumerate(value):
-                for item in self._record(path, record, index, ""):
-                    yield index, item
+            yield from enumerate(value)
             return
-        for item in self._record(path, value, 0, ""):
-            yield 0, item
+        yield 0, value
 
-    def _cassette(self, path: Path, data: bytes) -> Iterator[tuple[int | None, ReadItem]]:
-        """A vcrpy cassette: each recorded /chat/completions call is an episode (its request's
-        messages + the response's message); other calls (telemetry...) are skipped."""
+    def _cassette(self, path: Path, data: bytes) -> Iterator[_Entry]:
+        """A vcrpy cassette's interactions (raw), or the problem that stops it."""
         try:
-            yaml = importlib.import_module("yaml")
-            cassette = yaml.safe_load(data)
+            cassette = safe_yaml.load(data)
         except ImportError:
             yield None, LoadProblem(file=path.name, message="reading a VCR cassette needs PyYAML (pip install pyyaml)")
+            return
+        except safe_yaml.YamlLimit as exc:
+            yield None, LoadProblem(file=path.name, message=str(exc))
             return
         except Exception as exc:  # any YAML error
             yield None, LoadProblem(file=path.name, message=f"not YAML: {' '.join(str(exc).split())}")
@@ -1028,42 +1103,46 @@ class OpenAIChatReader:
             )
             yield None, problem
             return
-        for index, interaction in enumerate(interactions):
-            request = _dict(_dict(interaction).get("request"))
-            if "/chat/completions" not in str(request.get("uri", "")):
-                continue
-            try:
-                body = orjson.loads(request.get("body") or b"")
-            except (orjson.JSONDecodeError, TypeError) as exc:
-                yield (
-                    index,
-                    LoadProblem(
-                        file=path.name,
-                        index=index,
-                        field=f"interactions[{index}].request.body",
-                        message=f"not JSON: {exc}",
-                    ),
-                )
-                continue
-            if not isinstance(body, dict):
-                body = {"messages": body}
-            record: dict[str, Any] = {"id": f"{path.stem}#{index}", **body}
-            response = _response_message(_dict(_dict(interaction).get("response")))
-            if isinstance(response, dict) and isinstance(record.get("messages"), list):
-                record["messages"] = [*record["messages"], response]
-            elif response is not None:
-                yield (
-                    index,
-                    LoadProblem(
-                        file=path.name,
-                        index=index,
-                        field=f"interactions[{index}].response.body",
-                        message=f"response not decoded ({response}); the request's messages only",
-                        severity="warning",
-                    ),
-                )
-            for item in self._record(path, record, index, ""):
-                yield index, item
+        yield from enumerate(interactions)
+
+    def _interaction(self, path: Path, index: int, interaction: Any) -> Iterator[tuple[int | None, ReadItem]]:
+        """One interaction of a vcrpy cassette: a recorded /chat/completions call is an episode (its
+        request's messages + the response's message); other calls (telemetry...) are skipped."""
+        request = _dict(_dict(interaction).get("request"))
+        if "/chat/completions" not in str(request.get("uri", "")):
+            return
+        try:
+            body = orjson.loads(request.get("body") or b"")
+        except (orjson.JSONDecodeError, TypeError) as exc:
+            yield (
+                index,
+                LoadProblem(
+                    file=path.name,
+                    index=index,
+                    field=f"interactions[{index}].request.body",
+                    message=f"not JSON: {exc}",
+                ),
+            )
+            return
+        if not isinstance(body, dict):
+            body = {"messages": body}
+        record: dict[str, Any] = {"id": f"{path.stem}#{index}", **body}
+        response = _response_message(_dict(_dict(interaction).get("response")))
+        if isinstance(response, dict) and isinstance(record.get("messages"), list):
+            record["messages"] = [*record["messages"], response]
+        elif response is not None:
+            yield (
+                index,
+                LoadProblem(
+                    file=path.name,
+                    index=index,
+                    field=f"interactions[{index}].response.body",
+                    message=f"response not decoded ({response}); the request's messages only",
+                    severity="warning",
+                ),
+            )
+        for item in self._record(path, record, index, ""):
+            yield index, item
 
     def _record(self, path: Path, value: Any, index: int, where: str) -> Iterator[ReadItem]:
         session = _session(value)

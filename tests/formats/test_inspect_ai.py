@@ -417,3 +417,46 @@ def test_a_message_id_reused_for_other_content_is_mapped_again(tmp_path: Path) -
     ]
     (episode,) = by_id(synthetic_log(tmp_path, [sample])).values()
     assert [s.observation for s in episode.steps] == ["first version", "second version"]
+
+
+@pytest.mark.parametrize(
+    ("central", "descriptor", "declared", "expected"),
+    [
+        (True, False, None, "declares 8,388,608 bytes inflated, over the file's cap of 1.0 MiB"),
+        (False, False, None, "declares 8,388,608 bytes inflated, over the file's cap of 1.0 MiB"),
+        (False, True, None, "inflated past the cap of 1.0 MiB per member"),
+        (False, False, 1000, "inflated past its declared size of 1,000 bytes"),
+        (True, False, 1000, "Bad CRC-32"),  # zipfile stops at the declared size; the CRC tells the lie
+    ],
+)
+def test_a_zip_bomb_is_a_problem_naming_the_member_and_the_cap(
+    tmp_path, monkeypatch, central, descriptor, declared, expected
+):
+    from replay_tui.formats import inflate
+    from tests.hostile import MiB, eval_bomb
+
+    monkeypatch.setattr(inflate, "FILE_FLOOR", MiB)
+    monkeypatch.setattr(inflate, "FILE_RATIO", 2)
+    monkeypatch.setattr(inflate, "MEMBER_LIMIT", MiB)
+    path = tmp_path / "bomb.eval"
+    path.write_bytes(eval_bomb("deflate", 8 * MiB, central=central, declared=declared, descriptor=descriptor))
+    items = list(READER.read(path))
+    assert not [item for item in items if isinstance(item, Trajectory)]
+    (problem,) = [item for item in items if isinstance(item, LoadProblem) and item.severity == "error"]
+    assert problem.field == "samples/1_epoch_1.json" and expected in problem.message
+
+
+def test_a_file_whose_inflation_cap_is_spent_reads_no_further_member(tmp_path, monkeypatch):
+    from replay_tui.formats import inflate
+    from tests.hostile import MiB, _eval_header, _zip, deflate_bomb
+
+    monkeypatch.setattr(inflate, "FILE_FLOOR", 4 * MiB)
+    monkeypatch.setattr(inflate, "FILE_RATIO", 1)
+    members = [(f"samples/{n}_epoch_1.json", 8, deflate_bomb(3 * MiB), 0, 3 * MiB) for n in (1, 2, 3)]
+    path = tmp_path / "bombs.eval"
+    path.write_bytes(_zip([_eval_header(), *members]))
+    problems = [item.one_line() for item in READER.read(path) if isinstance(item, LoadProblem)]
+    assert len(problems) == 3, problems
+    assert "Bad CRC-32" in problems[0]  # the first inflates within the cap (its CRC is made up)
+    assert "declares 3,145,728 bytes inflated, over the file's cap of 4.0 MiB" in problems[1]
+    assert "1 more samples not read: the file's inflation cap is spent" in problems[2]

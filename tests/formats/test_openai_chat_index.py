@@ -299,3 +299,70 @@ def test_an_index_abandoned_halfway_closes_cleanly(tmp_path: Path) -> None:
     first = next(index)
     assert isinstance(first, EpisodeSummary) and READER.load(path, first) == next(iter(READER.read(path)))
     index.close()  # the mapping is released (or left to the collector), never an exception
+
+
+class _CountingFile:
+    """A file object that adds every byte read from it to ``counter``."""
+
+    def __init__(self, handle, counter: list[int]) -> None:
+        self._handle, self._counter = handle, counter
+
+    def read(self, *args):
+        data = self._handle.read(*args)
+        self._counter[0] += len(data)
+        return data
+
+    def readline(self, *args):
+        return self.read(0) + self._count(self._handle.readline(*args))
+
+    def _count(self, data: bytes) -> bytes:
+        self._counter[0] += len(data)
+        return data
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> bytes:
+        return self._count(next(self._handle))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._handle.close()
+
+    def __getattr__(self, name: str):
+        return getattr(self._handle, name)
+
+
+@pytest.mark.parametrize("kind", ["cassette", "document"])
+def test_a_whole_file_is_read_once_for_all_its_episodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind) -> None:
+    """Issue 27: a 20,000-interaction cassette was parsed again for every episode (killed at 180 s)."""
+    from replay_tui.sources import open_sources
+    from tests.hostile import cassette
+
+    episodes = 300
+    if kind == "cassette":
+        path = tmp_path / "calls.yaml"
+        path.write_bytes(cassette(episodes))
+    else:
+        path = tmp_path / "results.json"
+        call = {"id": "c", "type": "function", "function": {"name": "act", "arguments": "{}"}}
+        chat = [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": [call]}]
+        path.write_text(json.dumps([{"id": f"e{n}", "messages": chat} for n in range(episodes)], indent=1))
+    read = [0]
+    original = Path.open
+
+    def counting_open(self: Path, *args, **kwargs):
+        handle = original(self, *args, **kwargs)
+        return _CountingFile(handle, read) if self == path else handle
+
+    monkeypatch.setattr(Path, "open", counting_open)
+    monkeypatch.setattr(openai_chat, "READER", OpenAIChatReader())  # nothing kept from another test
+    demos = open_sources(path, fmt="openai-chat")
+    assert len(demos.session_ids) == episodes
+    for sid in demos.session_ids:
+        assert demos.problem_for(sid) is None
+        assert demos.episode(sid).decision_steps
+    size = path.stat().st_size
+    assert read[0] <= 2 * size + 64 * 1024, f"{read[0]:,} bytes read of a {size:,}-byte file"
