@@ -297,7 +297,7 @@ def hostile_runs(folder: Path) -> dict[str, str]:
     """Odd run files beside a real run in ``folder``: name -> ``dated`` (listed as a run) or ``broken``."""
     _run_file(folder, "year-1", "0001-01-01T00:00:00+05:00")
     _run_file(folder, "year-9999", "9999-12-31T23:59:59-05:00")
-    _run_file(folder, "year-1-utc", "0001-01-01T00:00:00Z")
+    _run_file(folder, "first-day-utc", "0001-01-01T00:00:00Z")
     (folder / "odd-bad-utf8.json").write_bytes(b'{"overall_accuracy": 1, "total_steps": 1, "run": {"id": "a\xff"}}')
     _odd(folder, "odd-zero.json", "zero")
     _odd(folder, "odd-fifo.json", "fifo")
@@ -305,7 +305,7 @@ def hostile_runs(folder: Path) -> dict[str, str]:
     return {
         "year-1": "dated",
         "year-9999": "dated",
-        "year-1-utc": "dated",
+        "first-day-utc": "dated",
         "odd-bad-utf8.json": "broken",
         "odd-zero.json": "broken",
         "odd-fifo.json": "broken",
