@@ -336,3 +336,9 @@ def test_an_unknown_user_in_the_runs_folder_is_one_line(tmp_path, demo):
     refused(cli(tmp_path, "runs", "--runs-dir", "~nosuchuser-replay-tui/x"), "--runs-dir", "no such user")
     proc = cli(tmp_path, "replay", "--demos", str(demo), "-q", env=env)
     assert "no such user" in proc.stderr
+
+
+def test_compare_of_odd_run_paths_is_one_line(tmp_path):
+    fifo = _odd(tmp_path, "run.json", "fifo")
+    refused(cli(tmp_path, "compare", str(fifo), str(fifo)), "not a file")
+    refused(cli(tmp_path, "compare", "~nosuchuser-replay-tui/a.json", "b"), "no such user")

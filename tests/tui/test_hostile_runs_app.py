@@ -44,3 +44,18 @@ async def test_odd_run_files_are_rows_and_the_app_stays_up(build, tmp_path, demo
         monkeypatch.undo()
         if hasattr(os, "tzset"):
             os.tzset()
+
+
+async def test_an_export_path_of_an_unknown_user_is_a_toast_and_the_dialog_stays(tmp_path):
+    from replay_tui.tui.app import make_app
+    from replay_tui.tui.screens.modals import ExportModal
+
+    app = make_app(annotations=tmp_path / "a.json", save_runs=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, ExportModal)
+        await pilot.press("tab", "ctrl+a", "ctrl+k", *"~nosuchuser-replay-tui/r.md", "enter")
+        await pilot.pause()
+        assert app.is_running and isinstance(app.screen, ExportModal)
+        assert any("no such user" in str(n.message) for n in app._notifications)

@@ -17,7 +17,7 @@ from textual.widgets import Button, Checkbox, Input, Label, OptionList, RadioBut
 from textual.widgets.option_list import Option
 
 from replay_tui.export import FORMATS
-from replay_tui.fileio import same_file
+from replay_tui.fileio import expand_home, same_file
 from replay_tui.matching import MATCH_POLICIES, MATCH_STATES, POLICY_DESCRIPTIONS, MatchSettings
 from replay_tui.policies.registry import POLICY_MODES
 from replay_tui.sanitize import strip_control
@@ -212,7 +212,11 @@ class ExportModal(ModalScreen[ExportChoice | None]):
         if not value:
             self.notify("give a file path", severity="error")
             return
-        path = Path(value).expanduser()
+        try:
+            path = expand_home(value)
+        except OSError as exc:
+            self.notify(f"{value}: {exc.strerror}", severity="error", markup=False)
+            return
         if any(same_file(path, source) for source in self.inputs):
             message = f"{path} is one of the files being debugged: choose another path"
             self.notify(message, severity="error", markup=False)
