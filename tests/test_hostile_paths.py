@@ -342,3 +342,22 @@ def test_compare_of_odd_run_paths_is_one_line(tmp_path):
     fifo = _odd(tmp_path, "run.json", "fifo")
     refused(cli(tmp_path, "compare", str(fifo), str(fifo)), "not a file")
     refused(cli(tmp_path, "compare", "~nosuchuser-replay-tui/a.json", "b"), "no such user")
+
+
+def test_compare_never_writes_its_report_over_the_cache_or_the_config(tmp_path, demo):
+    for name, mode in (("a.json", "stub"), ("b.json", "heuristic")):
+        argv = ["replay", "--demos", str(demo), "--mode", mode, "--no-save-run", "--report-steps", "--report", name]
+        assert cli(tmp_path, *argv).returncode in (0, 1)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / DB_NAME).write_bytes(b"SQLite format 3\x00")
+    config = tmp_path / "home" / "config" / "replay-tui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('labels = ["keep"]\n')
+    (tmp_path / "to-cache.json").symlink_to(cache / DB_NAME)  # a name with a report's suffix
+    (tmp_path / "to-config.md").symlink_to(config)
+    before = snapshot(tmp_path)
+    env = {"REPLAY_TUI_CACHE_DIR": str(cache)}
+    refused(cli(tmp_path, "compare", "a.json", "b.json", "--report", "to-cache.json", env=env), "response cache")
+    refused(cli(tmp_path, "compare", "a.json", "b.json", "--report", "to-config.md"), "is the config file")
+    assert snapshot(tmp_path) == before

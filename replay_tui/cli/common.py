@@ -80,12 +80,15 @@ def check_outputs(
 
 
 def output_arg(path: str | os.PathLike[str] | None, flag: str, inputs: Iterable[str | os.PathLike[str]] = ()) -> None:
-    """:func:`check_outputs` for one output whose protected files are the command's ``inputs``."""
-    check_outputs([(flag, path)], [(OUTPUT_AS_INPUT, source) for source in inputs])
+    """:func:`check_outputs` for one output of a command whose inputs are ``inputs`` (the config and
+    the response cache are protected too)."""
+    check_outputs([(flag, path)], protected_paths(None, inputs))
 
 
 def protected_paths(
-    args: argparse.Namespace, inputs: Iterable[str | os.PathLike[str]], sidecar: str | os.PathLike[str] | None
+    args: argparse.Namespace | None,
+    inputs: Iterable[str | os.PathLike[str]],
+    sidecar: str | os.PathLike[str] | None = None,
 ) -> list[tuple[str, str | os.PathLike[str] | None]]:
     """Every file a replay command reads or keeps that no output may replace: the input logs, a
     ``--replay`` cassette, the annotations sidecar, the config and the LLM response cache (its
