@@ -25,7 +25,7 @@ from pathlib import Path
 import orjson
 from pydantic import BaseModel, Field
 
-from replay_tui.fileio import atomic_write_bytes, clean_stale_temp_files
+from replay_tui.fileio import atomic_write_bytes, clean_stale_temp_files, open_regular
 
 DEFAULT_LABELS: tuple[str, ...] = ("policy-bug", "data-issue", "normalization", "prompt", "env", "other")
 SIDECAR_SUFFIX = ".annotations.json"
@@ -96,7 +96,8 @@ def _fingerprint(path: Path) -> tuple[int, int, int] | None:
 def _read_file(path: Path) -> AnnotationFile | None:
     """The sidecar's content, None when there is none; :class:`AnnotationError` when unreadable."""
     try:
-        raw = path.read_bytes()
+        with open_regular(path) as handle:
+            raw = handle.read()
     except FileNotFoundError:
         return None
     except OSError as exc:

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
-from replay_tui.fileio import atomic_write_text
+from replay_tui.fileio import atomic_write_text, read_capped
 from replay_tui.matching import MatchSettings, MatchSpecError
 
 
@@ -63,6 +63,35 @@ class ConfigError(Exception):
     """A config file that cannot be used; one line."""
 
 
+MAX_CONFIG_BYTES = 1 << 20
+"""The most of a config (or state) file read: a few labels and keys are a few kilobytes."""
+
+
+def _read_text(target: Path) -> str:
+    """The text of a config file: a regular file (a FIFO or device would block or never end) of at
+    most :data:`MAX_CONFIG_BYTES`, in UTF-8 (TOML's one encoding); else a one-line ConfigError."""
+    try:
+        raw = read_capped(target, MAX_CONFIG_BYTES)
+    except OSError as exc:
+        raise ConfigError(f"{target}: {exc.strerror or exc}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        hint = " (saved as UTF-16?)" if raw[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise ConfigError(f"{target}: not UTF-8 text{hint}: byte 0x{raw[exc.start]:02X} at {exc.start}") from None
+
+
+def _parse(target: Path, text: str) -> dict[str, Any]:
+    """TOML ``text`` of ``target``; a one-line ConfigError (tomllib recurses once per nesting level)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"{target}: {first}") from None
+    except RecursionError:
+        raise ConfigError(f"{target}: nested too deeply to read") from None
+
+
 def default_config_path() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "replay-tui" / "config.toml"
@@ -75,15 +104,13 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         if path is not None:
             raise ConfigError(f"{target}: no such config file")
         return Config()
+    data = _parse(target, _read_text(target))
     try:
-        return Config.model_validate(tomllib.loads(target.read_text(encoding="utf-8")))
+        return Config.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
         where = ".".join(str(part) for part in error["loc"]) or "config"
         raise ConfigError(f"{target}: {where}: {error['msg']}") from None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"{target}: {first}") from None
 
 
 def state_path() -> Path:
@@ -95,8 +122,8 @@ def state_path() -> Path:
 def load_state() -> dict[str, Any]:
     """The remembered choices; an absent or unreadable file is nothing remembered (never an error)."""
     try:
-        data = json.loads(state_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_capped(state_path(), MAX_CONFIG_BYTES))
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -115,12 +142,8 @@ def save_theme(path: str | os.PathLike[str], theme: str) -> Path:
     added at the top), every other line, comments included, kept as written. Written atomically,
     and only when the result reads back as the same config with the new theme (else ConfigError)."""
     target = Path(path)
-    try:
-        text = target.read_text(encoding="utf-8") if target.exists() else ""
-        before = tomllib.loads(text)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"{target}: {first}") from None
+    text = _read_text(target) if target.exists() else ""
+    before = _parse(target, text)
     line = f"theme = {json.dumps(theme)}"  # a JSON string is a valid TOML basic string
     table = _TABLE.search(text)
     head, tables = (text[: table.start()], text[table.start() :]) if table else (text, "")

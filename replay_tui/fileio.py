@@ -9,11 +9,13 @@ temporary file is never touched.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
+import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, BinaryIO
 
@@ -191,6 +193,35 @@ def inside(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool
     return Path(path).resolve().is_relative_to(Path(folder).resolve())
 
 
+class OutputClash(ValueError):
+    """An output path that names an input, or another output, of the same command; one line."""
+
+
+OUTPUT_AS_INPUT = "one of the inputs"
+
+
+def check_outputs(
+    outputs: Iterable[tuple[str, str | os.PathLike[str] | None]],
+    protected: Iterable[tuple[str, str | os.PathLike[str] | None]],
+) -> None:
+    """Raise :class:`OutputClash` when an output is a protected file or another output.
+
+    ``outputs`` are ``(flag, path)``; ``protected`` are ``(what, path)``, ``what`` saying what the
+    file is (``the annotations sidecar``). Paths are compared by :func:`same_file`: symlinks, ``..``
+    and hard links name one file. The one check of every command that writes: ``--record d.json``
+    truncated the log being replayed (SIGBUS), ``--record X --report X`` lost the cassette.
+    """
+    given = [(flag, Path(path)) for flag, path in outputs if path is not None]
+    guarded = [(what, Path(path)) for what, path in protected if path is not None]
+    for number, (flag, target) in enumerate(given):
+        for what, source in guarded:
+            if same_file(target, source):
+                raise OutputClash(f"{flag} {target} is {what} ({source}): write the output somewhere else")
+        for other_flag, other in given[:number]:
+            if same_file(target, other):
+                raise OutputClash(f"{flag} {target} is also the {other_flag} output: give each output its own path")
+
+
 def check_writable(path: str | os.PathLike[str]) -> None:
     """Raise ``OSError`` naming ``path`` now if a file cannot be written there later.
 
@@ -209,3 +240,79 @@ def check_writable(path: str | os.PathLike[str]) -> None:
         raise OSError(exc.errno, exc.strerror or str(exc), str(target)) from None
     os.close(fd)
     os.unlink(temp)
+
+
+# -- reading only regular files -------------------------------------------------------------------
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class NotARegularFile(OSError):
+    """A path that names a FIFO, a device, a socket or a folder where a file is read: opening one
+    would block forever (a FIFO with no writer) or never end (``/dev/zero``)."""
+
+
+class FileTooLarge(OSError):
+    """A file larger than the most a reader takes of it (a run file, a config)."""
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """``open(path, "rb")`` for a regular file only (symlinks followed); :class:`NotARegularFile`
+    otherwise, raised at once: the file is opened with ``O_NONBLOCK`` (a FIFO opens without waiting
+    for a writer) and its type is checked on the open descriptor, so a file swapped for a FIFO
+    between a check and the open cannot hang the reader."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotARegularFile(errno.EINVAL, f"not a regular file ({_kind(mode)})", os.fspath(path))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def check_regular(path: str | os.PathLike[str]) -> None:
+    """:class:`NotARegularFile` when ``path`` exists and is not a regular file (links followed);
+    nothing is opened. A missing path passes (its reader says it is missing)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if not stat.S_ISREG(mode):
+        raise NotARegularFile(errno.EINVAL, f"not a regular file ({_kind(mode)})", os.fspath(path))
+
+
+def read_capped(path: str | os.PathLike[str], limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (:func:`open_regular`); a bigger one is
+    :class:`FileTooLarge` before any of it is read (and a file that grows while read stops at the cap)."""
+    with open_regular(path) as handle:
+        if os.fstat(handle.fileno()).st_size > limit:
+            raise FileTooLarge(errno.EFBIG, f"larger than {limit:,} bytes; not read", os.fspath(path))
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise FileTooLarge(errno.EFBIG, f"larger than {limit:,} bytes; not read", os.fspath(path))
+    return data
+
+
+def expand_home(path: str | os.PathLike[str], what: str | None = None) -> Path:
+    """``Path(path).expanduser()``, with ``~nosuchuser`` a ``FileNotFoundError`` naming the path (and
+    ``what`` gave it) instead of ``RuntimeError``."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        user = os.fspath(path).split("/", 1)[0]
+        where = f" (from {what})" if what else ""
+        raise FileNotFoundError(errno.ENOENT, f"no such user: {user}{where}", os.fspath(path)) from None

@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from replay_tui import __version__
 from replay_tui.annotations import data_dir
-from replay_tui.fileio import atomic_write_bytes
+from replay_tui.fileio import atomic_write_bytes, expand_home, read_capped
 from replay_tui.formats import browsergym
 from replay_tui.matching import MatchSettings
 from replay_tui.runner import SummaryReport
@@ -41,6 +41,9 @@ RUN_SUFFIX = ".json"
 FOLDER_HASH_CHARS = 12
 HASH_CHUNK = 1 << 20
 _JSON_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
+MAX_RUN_BYTES = 2 << 30
+"""The most of a run file read (a run of 20,000 episodes with every step is a few hundred MB): a
+file bigger than that, or one that is not a regular file (``/dev/zero``), is listed as broken."""
 
 
 class RunError(ValueError):
@@ -53,13 +56,13 @@ def default_runs_root() -> Path:
     (``$XDG_DATA_HOME/replay-tui/runs`` or ``~/.local/share/replay-tui/runs``)."""
     given = os.environ.get(RUNS_ENV)
     if given:
-        return Path(given).expanduser()
+        return expand_home(given, f"${RUNS_ENV}")
     return data_dir() / "runs"
 
 
 def runs_root(flag: str | os.PathLike[str] | None = None) -> Path:
     """The runs root: the ``--runs-dir`` flag when given, else :func:`default_runs_root`."""
-    return Path(flag).expanduser() if flag else default_runs_root()
+    return expand_home(flag, "--runs-dir") if flag else default_runs_root()
 
 
 def slug(text: str, limit: int = 40) -> str:
@@ -156,6 +159,26 @@ def utc_now() -> datetime:
 def iso(moment: datetime) -> str:
     """ISO-8601 in UTC with microseconds and a ``Z``: sorts as text in time order."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def local_date(moment: datetime | None, unknown: str = "?") -> str:
+    """``2026-11-23 20:59`` in local time; as written, with its offset, for a moment local time cannot
+    hold (year 1 or 9999 a time zone away: ``0001-01-01 00:00+05:00``); ``unknown`` for None."""
+    if moment is None:
+        return unknown
+    try:
+        local = moment.astimezone()
+    except (OverflowError, ValueError, OSError):
+        return moment.isoformat(" ", "minutes")
+    return f"{local.year:04d}-{local:%m-%d %H:%M}"  # %Y writes year 1 as "1" on glibc
+
+
+def file_time(seconds: float) -> str:
+    """A file's modification time as :func:`iso` text; ``""`` for one no date can hold."""
+    try:
+        return iso(datetime.fromtimestamp(seconds, UTC))
+    except (OverflowError, ValueError, OSError):
+        return ""
 
 
 def parse_time(text: str | None) -> datetime | None:
@@ -267,7 +290,7 @@ class RunInfo(BaseModel):
 def info_from_report(summary: SummaryReport, path: Path) -> RunInfo:
     """The record of a plain replay report (no ``"run"``): settings from the report, the rest unknown."""
     try:
-        created = iso(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+        created = file_time(path.stat().st_mtime)
     except OSError:
         created = ""
     ids = [episode.session_id for episode in summary.episodes]
@@ -352,8 +375,7 @@ class RunEntry:
     @property
     def date(self) -> str:
         """``2026-11-23 20:59`` in local time (``?`` when unknown)."""
-        moment = self.created_at
-        return moment.astimezone().strftime("%Y-%m-%d %H:%M") if moment is not None else "?"
+        return local_date(self.created_at)
 
     @property
     def describe_policy(self) -> str:
@@ -372,7 +394,7 @@ def _first_line(exc: BaseException) -> str:
 def _read_object(path: Path) -> dict[str, Any]:
     """A run (or report) file's JSON object; RunError naming the file when it is unreadable or not one."""
     try:
-        data = orjson.loads(path.read_bytes())
+        data = orjson.loads(read_capped(path, MAX_RUN_BYTES))
     except OSError as exc:
         raise RunError(f"{path}: cannot read: {exc.strerror or type(exc).__name__}") from None
     except orjson.JSONDecodeError as exc:
@@ -393,13 +415,13 @@ def read_entry(path: Path) -> RunEntry:
         known = _entries.get(key)
     if known is not None:
         return known
-    mtime = iso(datetime.fromtimestamp(stat.st_mtime, UTC))
+    mtime = file_time(stat.st_mtime)
     try:
-        head = msgspec.json.decode(path.read_bytes(), type=_Head)
+        head = msgspec.json.decode(read_capped(path, MAX_RUN_BYTES), type=_Head)
         if head.overall_accuracy is None or head.total_steps is None:
             raise RunError("not a replay report")
         info = RunInfo.model_validate(head.run) if head.run is not None else None
-    except (OSError, msgspec.DecodeError, RunError, ValidationError, RecursionError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: msgspec's, pydantic's, bad UTF-8
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else _first_line(exc)
         entry = RunEntry(path, path.stem, path.stem, mtime, error=reason)
     else:
@@ -432,7 +454,7 @@ class RunStore:
     """The runs under one root: a folder per set of demo files, a JSON file per run."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None):
-        self.root = Path(root).expanduser() if root is not None else default_runs_root()
+        self.root = expand_home(root) if root is not None else default_runs_root()
 
     def for_demos(self, paths: Sequence[str | os.PathLike[str]]) -> Path:
         """The folder of the runs of these demo files: ``<first file's stem>-<12 hex>``, the hex the

@@ -174,9 +174,15 @@ class RunSnapshot:
 
 def default_annotations_path(demos: DemoSet) -> Path:
     """The sidecar beside the first demo file; the bundled example's lives in the user data dir."""
+
+    return annotations_path_for(demos.files[0].path if demos.files else None)
+
+
+def annotations_path_for(first: Path | None) -> Path:
+    """:func:`default_annotations_path` of demo files whose first is ``first``, before they are opened."""
     from replay_tui.examples import example_path
 
-    first = demos.files[0].path if demos.files else Path("replay-tui.json")
+    first = first if first is not None else Path("replay-tui.json")
     if first.resolve() == example_path().resolve():
         return data_dir() / "annotations" / (first.stem + ".annotations.json")
     return sidecar_path(first)

@@ -35,7 +35,7 @@ def test_a_report_over_the_annotations_is_refused(capsys, tmp_path, demo):
     code, _, err = run_cli(
         capsys, "replay", "--demos", str(demo), "--annotations", str(notes), "--no-save-run", "--report", str(notes)
     )
-    assert code == 2 and "is one of the inputs" in err and notes.read_text() == '{"annotations": []}'
+    assert code == 2 and "is the annotations sidecar" in err and notes.read_text() == '{"annotations": []}'
 
 
 def test_generate_refuses_to_overwrite_without_force(capsys, tmp_path, monkeypatch):

@@ -198,13 +198,20 @@ def _deny(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         import builtins
 
         import replay_tui.demos.loader as loader
+        from replay_tui.fileio import open_regular
 
         def guarded_open(file, *args, **kwargs):
             if Path(file) == path:
                 raise PermissionError(13, "Permission denied", str(file))
             return builtins.open(file, *args, **kwargs)
 
+        def guarded_open_regular(file):
+            if Path(file) == path:
+                raise PermissionError(13, "Permission denied", str(file))
+            return open_regular(file)
+
         monkeypatch.setattr(loader, "open", guarded_open, raising=False)
+        monkeypatch.setattr(loader, "open_regular", guarded_open_regular)
 
 
 @pytest.mark.skipif(not hasattr(os, "setuid"), reason="needs POSIX users")

@@ -16,9 +16,10 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, output_arg
+from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, check_outputs, protected_paths
 from replay_tui.demos.loader import DemoSet
 from replay_tui.sanitize import strip_control
+from replay_tui.workspace import default_annotations_path
 
 ReplayInputs = Callable[[argparse.Namespace], tuple[DemoSet, list[int] | None, dict[str, object]]]
 """The demos, the sessions and the LLM settings a replay's flags ask for (checked as ``replay`` checks them)."""
@@ -85,7 +86,8 @@ def run_export(args: argparse.Namespace, out: Console, err: Console, replay_inpu
     if args.missing and args.no_cache:
         raise UsageError("--missing reads the response cache; it cannot go with --no-cache")
     demos, session_ids, llm = replay_inputs(args)
-    output_arg(args.out, "--out", [source.path for source in demos.files])
+    sidecar = Path(args.annotations) if args.annotations else default_annotations_path(demos)
+    check_outputs([("--out", args.out)], protected_paths(args, [source.path for source in demos.files], sidecar))
     try:
         settings = LlmSettings.from_dict(llm)
         counts = export_requests(

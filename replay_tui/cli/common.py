@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
-from replay_tui.fileio import check_writable, require_folder, same_file
+from replay_tui.fileio import OUTPUT_AS_INPUT, OutputClash, check_writable, require_folder
+from replay_tui.fileio import check_outputs as fileio_check_outputs
 from replay_tui.sanitize import strip_control
 
 if TYPE_CHECKING:
@@ -59,20 +60,51 @@ def print_warning(err: Console, command: str | None, message: str) -> None:
     err.print(Text(f"{where}: warning: {strip_control(message)}", style="yellow"), soft_wrap=True)
 
 
-def output_arg(path: str | os.PathLike[str] | None, flag: str, inputs: Iterable[str | os.PathLike[str]] = ()) -> None:
-    """Check an output path before any work: a :class:`UsageError` when it is one of the command's
-    ``inputs`` (``--report d.json`` with ``--demos d.json`` replaced the demos with the report) or
-    cannot be written (a typo costs nothing, not a whole run)."""
-    if path is None:
-        return
-    target = Path(path)
-    for source in inputs:
-        if same_file(target, source):
-            raise UsageError(f"{flag} {target} is one of the inputs ({source}): write the output somewhere else")
+def check_outputs(
+    outputs: Iterable[tuple[str, str | os.PathLike[str] | None]],
+    protected: Iterable[tuple[str, str | os.PathLike[str] | None]] = (),
+) -> None:
+    """Check a command's output paths before any work: a :class:`UsageError` when one is a protected
+    file (an input log, the annotations sidecar, the response cache: see :func:`protected_paths`) or
+    another output, or cannot be written (a typo costs nothing, not a whole run)."""
+    given = [(flag, path) for flag, path in outputs if path is not None]
     try:
-        check_writable(path)
-    except OSError as exc:
-        raise UsageError(f"{flag} {path}: cannot write there ({exc.strerror or exc})") from None
+        fileio_check_outputs(given, protected)
+    except OutputClash as exc:
+        raise UsageError(str(exc)) from None
+    for flag, path in given:
+        try:
+            check_writable(path)
+        except OSError as exc:
+            raise UsageError(f"{flag} {path}: cannot write there ({exc.strerror or exc})") from None
+
+
+def output_arg(path: str | os.PathLike[str] | None, flag: str, inputs: Iterable[str | os.PathLike[str]] = ()) -> None:
+    """:func:`check_outputs` for one output of a command whose inputs are ``inputs`` (the config and
+    the response cache are protected too)."""
+    check_outputs([(flag, path)], protected_paths(None, inputs))
+
+
+def protected_paths(
+    args: argparse.Namespace | None,
+    inputs: Iterable[str | os.PathLike[str]],
+    sidecar: str | os.PathLike[str] | None = None,
+) -> list[tuple[str, str | os.PathLike[str] | None]]:
+    """Every file a replay command reads or keeps that no output may replace: the input logs, a
+    ``--replay`` cassette, the annotations sidecar, the config and the LLM response cache (its
+    database and SQLite's two companion files), whether or not this run uses them."""
+    from replay_tui.config import default_config_path
+    from replay_tui.policies.cache import default_cache_dir
+    from replay_tui.policies.llm_cache import DB_NAME
+
+    found: list[tuple[str, str | os.PathLike[str] | None]] = [(OUTPUT_AS_INPUT, path) for path in inputs]
+    found.append((OUTPUT_AS_INPUT, getattr(args, "replay", None)))
+    found.append(("the annotations sidecar", sidecar))
+    found.append(("the config file", getattr(args, "config", None) or default_config_path()))
+    cache_dir = getattr(args, "cache_dir", None)
+    database = (Path(cache_dir) if cache_dir else default_cache_dir()) / DB_NAME
+    found += [("the LLM response cache", f"{database}{suffix}") for suffix in ("", "-wal", "-shm")]
+    return found
 
 
 def refuse_overwriting(path: str | os.PathLike[str], force: bool, flag: str = "--force") -> None:

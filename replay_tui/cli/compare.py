@@ -50,6 +50,7 @@ from replay_tui.compare import (
 )
 from replay_tui.compare_export import write_comparison
 from replay_tui.export import ExportError, format_for_path
+from replay_tui.fileio import expand_home, read_capped
 from replay_tui.sanitize import strip_control
 
 COMMAND = "compare"
@@ -102,10 +103,12 @@ def register(subparsers: Any) -> None:
 def load_run(spec: str, runs_dir: str | None = None) -> list[LoadedRun]:
     """The one place a RUN argument becomes runs: a report file (a ``--repeat`` report gives one run per
     repetition), else a name in the run history (:mod:`replay_tui.runs`, when it is installed)."""
-    path = Path(spec).expanduser()
+    from replay_tui.runs import MAX_RUN_BYTES
+
+    path = expand_home(spec)
     if path.is_file():
         try:
-            data = orjson.loads(path.read_bytes())
+            data = orjson.loads(read_capped(path, MAX_RUN_BYTES))
         except orjson.JSONDecodeError as exc:
             raise UsageError(f"{spec}: not JSON ({exc.msg} at line {exc.lineno})") from None
         try:

@@ -36,11 +36,12 @@ from replay_tui.cli.common import (
     add_executor_arguments,
     add_graphics_argument,
     cell,
+    check_outputs,
     folder_arg,
-    output_arg,
     prepare_graphics,
     print_error,
     print_warning,
+    protected_paths,
     ray_executor,
     refuse_overwriting,
 )
@@ -74,7 +75,7 @@ from replay_tui.runner import (
 from replay_tui.runs import RunEntry, RunError, RunStore, runs_root
 from replay_tui.sanitize import excerpt, strip_control
 from replay_tui.sources import open_sources
-from replay_tui.workspace import ReplaySettings, default_annotations_path, make_run_info
+from replay_tui.workspace import ReplaySettings, annotations_path_for, default_annotations_path, make_run_info
 
 if TYPE_CHECKING:
     from replay_tui.executors import RayExecutor
@@ -794,10 +795,11 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         except ExportError as exc:
             raise UsageError(str(exc)) from None
     demos = _load(args)
-    inputs = [source.path for source in demos.files]
-    if args.annotations:
-        inputs.append(Path(args.annotations))
-    output_arg(report_path, "--out" if exporting else "--report", inputs)
+    sidecar = Path(args.annotations) if args.annotations else default_annotations_path(demos)
+    check_outputs(
+        [("--out" if exporting else "--report", report_path), ("--record", getattr(args, "record", None))],
+        protected_paths(args, [source.path for source in demos.files], sidecar),
+    )
     steps_only = args.report_steps and report_format == "json"  # a --report-steps JSON has no annotations
     store = _report_annotations(args, demos, err) if report_path is not None and not steps_only else None
     session_ids = _select_sessions(args.sessions, demos) if args.sessions else None
@@ -1162,6 +1164,12 @@ def tui_app(args: argparse.Namespace) -> ReplayApp:
     for folder in (ref_dir, *pred_dirs):
         if folder is not None:
             folder_arg(folder)
+    files = _spec_files(args.demos or [str(example_path())])
+    sidecar = None if args.annotations else annotations_path_for(files[0] if files else None)
+    check_outputs(
+        [("--annotations", args.annotations), ("--record", getattr(args, "record", None))],
+        protected_paths(args, files, sidecar),
+    )
     if args.out_dir is not None:
         try:
             Path(args.out_dir).mkdir(parents=True, exist_ok=True)
@@ -1185,6 +1193,20 @@ def tui_app(args: argparse.Namespace) -> ReplayApp:
     except (DemoFileError, AnnotationError, ConfigError, FormatError) as exc:
         raise UsageError(str(exc)) from None
     return app
+
+
+def _spec_files(specs: Sequence[str]) -> list[Path]:
+    """The files a replay of these specs (files, folders, globs) opens; a spec that matches nothing
+    is left to the loader to report."""
+    from replay_tui.sources import _expand
+
+    found: list[Path] = []
+    for spec in specs:
+        try:
+            found.extend(path for path in _expand(spec) if path not in found)
+        except DemoFileError:
+            continue
+    return found
 
 
 def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:

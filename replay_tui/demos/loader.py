@@ -52,6 +52,7 @@ from replay_tui.demos.scan import (
     transcode,
     utf8_error,
 )
+from replay_tui.fileio import check_regular, open_regular
 from replay_tui.sanitize import excerpt
 
 _STR = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
@@ -427,7 +428,7 @@ class DemoFile:
     def _map(self) -> Any:
         """The file's bytes: memory-mapped, or read when the file cannot be mapped (a pipe, /proc)."""
         try:
-            with open(self.path, "rb") as handle:
+            with open_regular(self.path) as handle:
                 try:
                     return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
                 except (OSError, ValueError):
@@ -657,7 +658,7 @@ class DemoFile:
         A JSON array: up to its last complete episode (one followed by ``,`` or the closing ``]``,
         which a writer may rewrite after each new episode), indexed as if the array closed there."""
         try:
-            with open(self.path, "rb") as handle:
+            with open_regular(self.path) as handle:
                 data = handle.read()
         except OSError as exc:
             raise DemoFileError(f"{self.name}: cannot open: {_os_reason(exc)}") from None
@@ -701,7 +702,7 @@ class DemoFile:
                 raise _Gone(f"shrank from {tail.offset:,} to {stat.st_size:,} bytes (truncated)")
             if stat.st_size == tail.offset:
                 return [], []
-            with open(self.path, "rb") as handle:
+            with open_regular(self.path) as handle:
                 handle.seek(tail.offset)
                 size = stat.st_size - tail.offset
                 chunk = handle.read(size if tail.array else min(limit, size))
@@ -1113,6 +1114,10 @@ def resolve_demo_paths(specs: Sequence[str | os.PathLike[str]]) -> list[Path]:
             if not matches:
                 raise DemoFileError(f"{spec}: directory holds no .json or .jsonl demo files")
         elif path.exists():
+            try:
+                check_regular(path)  # a FIFO with no writer would block the read forever
+            except OSError as exc:
+                raise DemoFileError(f"{spec}: {_os_reason(exc)}: only regular files are read") from None
             matches = [path]
         elif glob.has_magic(str(spec)):
             matches = sorted(Path(p) for p in glob.glob(str(spec), recursive=True) if Path(p).is_file())

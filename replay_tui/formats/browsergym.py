@@ -45,6 +45,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, ClassVar
 
 from replay_tui.demos.problems import LoadProblem
+from replay_tui.fileio import NotARegularFile, open_regular
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
 from replay_tui.pyliteral import literal_eval, parse_expression
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
@@ -459,8 +460,11 @@ class _Experiment:
 
     def load_step(self, number: int, path: Path) -> dict[str, Any] | None:
         try:
-            with gzip.open(path, "rb") as handle:
+            with open_regular(path) as raw, gzip.GzipFile(fileobj=raw, mode="rb") as handle:
                 data = handle.read(MAX_DECOMPRESSED + 1)
+        except NotARegularFile as exc:
+            self.problem(f"{exc.strerror}; not read", file=path.name)
+            return None
         except (OSError, EOFError) as exc:
             self.problem(f"not a readable gzip file: {exc}", file=path.name)
             return None

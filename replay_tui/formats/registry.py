@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from replay_tui.fileio import open_regular
 from replay_tui.formats.base import HEAD_BYTES, Detection, Reader, ReadItem
 
 
@@ -63,7 +64,7 @@ def available() -> list[FormatInfo]:
 def _head(path: Path) -> bytes:
     if path.is_dir():
         return b""
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:  # a FIFO is refused at once, never waited on
         return handle.read(HEAD_BYTES)
 
 

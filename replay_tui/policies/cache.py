@@ -16,6 +16,7 @@ Failures are stored too, so a second identical run gives an identical report wit
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
@@ -25,7 +26,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from replay_tui.fileio import atomic_write_bytes
+from replay_tui.fileio import atomic_write_bytes, atomic_writer
 
 CACHE_FORMAT_VERSION = 1
 CASSETTE_FORMAT = "replay-tui-llm-cassette"
@@ -114,9 +115,10 @@ class FileCache:
 
 
 class Cassette:
-    """Every exchange of a run in one file: ``record`` appends each new entry to the file as it comes
-    (a JSON line, flushed, so nothing is held in memory and an interrupted run keeps what it had);
-    ``replay`` serves only what the file holds (never the network).
+    """Every exchange of a run in one file: ``record`` appends each new entry as it comes (a JSON
+    line, flushed, so nothing is held in memory) to a temporary file beside the cassette, renamed over
+    it by :meth:`save` (an interrupted run saves what it had; until then the old cassette, or the file
+    a mistyped path named, is untouched); ``replay`` serves only what the file holds (never the network).
 
     The file is JSON Lines: a header ``{"format": ..., "version": 2, "model": ...}``, then one
     ``{"entry": {...}, "key": ...}`` per request, each key once, sorted keys: recording the same run
@@ -143,11 +145,12 @@ class Cassette:
         self.error: str | None = None
         self._lock = threading.Lock()
         self._handle: BinaryIO | None = None
+        self._file = contextlib.ExitStack()
+        """Record mode: the atomic write of the file, renamed over ``path`` by :meth:`save`."""
         if mode == "record":
             header = {"format": CASSETTE_FORMAT, "version": CASSETTE_VERSION, "model": model}
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._handle = open(self.path, "wb")  # noqa: SIM115 -- open for the run, closed by save()
+                self._handle = self._file.enter_context(atomic_writer(self.path))
                 self._handle.write(canonical_json(header) + b"\n")
                 self._handle.flush()
             except OSError as exc:
@@ -205,26 +208,32 @@ class Cassette:
                 self._handle.flush()
             except OSError as exc:
                 self.error = f"cannot write cassette {str(self.path)!r}: {exc.strerror or exc}"
-                self._close_handle()
+                self._close_handle(keep=False)
                 return
             self.written.add(key)
 
     def __len__(self) -> int:
         return len(self.written) if self.mode == "record" else len(self.entries)
 
-    def _close_handle(self) -> None:
+    def _close_handle(self, keep: bool = True) -> None:
+        """End the write: ``keep`` renames the temporary file over ``path``, else it is removed and
+        ``path`` stays as it was."""
         handle, self._handle = self._handle, None
-        if handle is not None:
-            try:
-                handle.close()
-            except OSError as exc:
-                self.error = self.error or f"cannot write cassette {str(self.path)!r}: {exc.strerror or exc}"
+        if handle is None:
+            return
+        try:
+            if keep:
+                self._file.close()
+            else:
+                self._file.__exit__(CassetteError, CassetteError(self.error), None)
+        except OSError as exc:
+            self.error = self.error or f"cannot write cassette {str(self.path)!r}: {exc.strerror or exc}"
 
     def save(self) -> Path:
         """Finish the file (record mode: close it); returns its path, or raises :class:`CassetteError`
         when a write failed during the run."""
         with self._lock:
-            self._close_handle()
+            self._close_handle(keep=not self.error)
         if self.error:
             raise CassetteError(self.error)
         return self.path

@@ -16,7 +16,7 @@ from textual import work
 from textual.message import Message
 
 from replay_tui.runner import StepResult, SummaryReport
-from replay_tui.runs import RunError, RunInfo, RunStore, demo_files_info, parse_time
+from replay_tui.runs import RunError, RunInfo, RunStore, demo_files_info, local_date, parse_time
 from replay_tui.sanitize import strip_control
 from replay_tui.tui.app_base import AppBase
 from replay_tui.tui.screens.runs import RunDeleted, RunOpenRequested, RunRenamed, RunsScreen
@@ -52,8 +52,7 @@ class RunProblem(Message):
 
 def run_label(info: RunInfo) -> str:
     """``NAME (2026-11-23 20:59)``, the time local."""
-    moment = parse_time(info.created)
-    when = moment.astimezone().strftime("%Y-%m-%d %H:%M") if moment is not None else "date unknown"
+    when = local_date(parse_time(info.created), "date unknown")
     return f"{info.name} ({when})"
 
 

@@ -158,14 +158,19 @@ def test_a_cassette_is_on_disk_while_the_run_goes_on(tmp_path):
     with ScriptedServer(lambda body: tool_reply("Next", {})) as server:
         policy = LlmPolicy(model="M", base_url=server.url, cache=False, retries=0, record=str(path))
         ask(policy, "1")
-        lines = path.read_text().splitlines()  # before close(): already written and flushed
+        # before close(): already written and flushed, to a temporary file beside the cassette (the
+        # cassette's own path is replaced only when the run ends: a recording never truncates a file)
+        assert not path.exists()
+        [temp] = tmp_path.glob(".run.cassette.jsonl.*.tmp")
+        lines = temp.read_text().splitlines()
         assert len(lines) == 2 and json.loads(lines[0])["format"] == "replay-tui-llm-cassette"
         assert json.loads(lines[1])["key"] == policy.last_trace["key"]
         ask(policy, "2")
         ask(policy, "1")  # the same request again is not written twice
-        assert len(path.read_text().splitlines()) == 3 and len(policy.cassette) == 2
+        assert len(temp.read_text().splitlines()) == 3 and len(policy.cassette) == 2
         assert policy.cassette.entries == {}  # nothing kept in memory
         policy.close()
+    assert not temp.exists() and len(path.read_text().splitlines()) == 3
     # a recording killed mid-line keeps every complete line
     with path.open("ab") as handle:
         handle.write(b'{"entry": {"outc')

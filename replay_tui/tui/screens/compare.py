@@ -34,6 +34,7 @@ from replay_tui.compare import FLIP_LABELS, Comparison, EpisodePair, PairedStats
 from replay_tui.compare_export import write_comparison
 from replay_tui.diff import char_diff
 from replay_tui.export import FORMATS
+from replay_tui.fileio import expand_home
 from replay_tui.groups import MismatchGroup
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.tui.screens.groups import GroupsSource, GroupsView
@@ -125,7 +126,10 @@ class ComparePathModal(ModalScreen[str | None]):
         if not value:
             self.notify("give a file path", severity="error")
             return
-        self.dismiss(str(Path(value).expanduser()))
+        try:
+            self.dismiss(str(expand_home(value)))
+        except OSError as exc:
+            self.notify(f"{value}: {exc.strerror}", severity="error", markup=False)
 
 
 class CompareExportModal(ExportModal):

@@ -17,7 +17,7 @@ from textual.widgets import Button, Checkbox, Input, Label, OptionList, RadioBut
 from textual.widgets.option_list import Option
 
 from replay_tui.export import FORMATS
-from replay_tui.fileio import inside, same_file
+from replay_tui.fileio import expand_home, inside, same_file
 from replay_tui.matching import MATCH_POLICIES, MATCH_STATES, POLICY_DESCRIPTIONS, MatchSettings
 from replay_tui.policies.registry import POLICY_MODES
 from replay_tui.sanitize import strip_control
@@ -222,7 +222,11 @@ class ExportModal(ModalScreen[ExportChoice | None]):
         if not value:
             self.notify("give a file path", severity="error")
             return
-        path = Path(value).expanduser()
+        try:
+            path = expand_home(value)
+        except OSError as exc:
+            self.notify(f"{value}: {exc.strerror}", severity="error", markup=False)
+            return
         if self.out_dir is not None:
             path = self.out_dir / path  # a relative path goes under it
             if not inside(path, self.out_dir) or path.resolve() == self.out_dir.resolve():
