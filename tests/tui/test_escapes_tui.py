@@ -57,7 +57,24 @@ def hostile_app(tmp_path: Path, mode: str) -> ReplayApp:
     )
 
 
-BROWSER_AND_STEPPER = ["t", "escape", "n", "escape", "enter", "j", "j", "t", "escape", "n", "escape", "G", "escape"]
+BROWSER_AND_STEPPER = [
+    "t",
+    "escape",
+    "n",
+    "escape",
+    "t",
+    "2",
+    "enter",  # saved: a toast names the sidecar
+    "enter",
+    "j",
+    "j",
+    "t",
+    "escape",
+    "n",
+    "escape",
+    "G",
+    "escape",
+]
 BROWSER_AND_STEPPER += ["G", "enter", "j", "escape", "g"]  # the chat transcript's episode
 ELSEWHERE = ["F", "P", "W", "N", "E", "D", "down", "escape", "colon", "escape", "question_mark", "escape"]
 ELSEWHERE += ["p", "escape", "e", "escape"]
@@ -72,7 +89,7 @@ REPLAYS += ["escape", "escape", "escape"]  # groups, runs, compare, the compared
 async def test_no_screen_shows_a_control_sequence_from_hostile_inputs(tmp_path, mode, keys):
     app = hostile_app(tmp_path, mode)
     seen: list[str] = []
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True, tooltips=True) as pilot:
         await settle(app, pilot)
         leaks = {"start": unsafe_lines(app)}
         for number, key in enumerate(keys):
