@@ -29,7 +29,7 @@ _LINE_CONTROLS = re.compile(f"[\t\n{_CONTROL_CLASS}]")  # in one screen line, ta
 def unsafe_in_line(text: str) -> bool:
     """Whether a piece of one screen line holds anything a terminal would act on: a control character
     (maybe a sequence's start), or a tab or newline, which would move the cursor."""
-    return _LINE_CONTROLS.search(text) is not None
+    return not text.isprintable() and _LINE_CONTROLS.search(text) is not None  # isprintable: the fast no
 
 
 def in_line(text: str) -> str:

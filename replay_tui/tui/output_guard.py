@@ -9,8 +9,8 @@ their text. What is allowed through: segments marked as controls, and a bare cur
 ``textual-image`` places a sixel picture). Anything else that a terminal would act on is removed and
 the segment padded to the cells it took, so the frame keeps its layout.
 
-The check is one regex search over each strip's text; a clean frame (every frame, when the call
-sites did their part) is otherwise untouched.
+A clean frame (every frame, when the call sites did their part) costs one ``str.isprintable`` over
+its text and is passed as it is; only the strips of a frame that fails it are looked at.
 """
 
 from __future__ import annotations
@@ -45,8 +45,21 @@ def safe_strip(strip: Strip) -> Strip:
     return Strip([safe_segment(segment) for segment in strip], strip.cell_length)
 
 
+def _strips(update: object) -> list[Strip]:
+    if isinstance(update, ChopsUpdate):
+        return [strip for chops in update.chops for strip in chops.values() if strip is not None]
+    if isinstance(update, LayoutUpdate):
+        return [strip for line in update.strips for strip in line]
+    if isinstance(update, InlineUpdate):
+        return list(update.strips)
+    return []
+
+
 def guard_update(update: Update) -> Update:
-    """A compositor update whose strips are all :func:`safe_strip` (the update changed in place)."""
+    """A compositor update whose strips are all :func:`safe_strip` (the update changed in place). A
+    frame whose whole text is printable (each one, when the views did their part) is passed at once."""
+    if "".join([segment.text for strip in _strips(update) for segment in strip]).isprintable():
+        return update
     if isinstance(update, ChopsUpdate):
         for chops in update.chops:
             for x, strip in chops.items():

@@ -40,7 +40,7 @@ class PaneLine:
     style: str = ""
 
     def __post_init__(self) -> None:
-        if unsafe_in_line(self.text):
+        if not self.text.isprintable() and unsafe_in_line(self.text):  # isprintable: the fast no
             object.__setattr__(self, "text", in_line(self.text))
 
 
