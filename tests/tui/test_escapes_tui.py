@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from textual.strip import Strip
 
+from replay_tui.cli.main import main
 from replay_tui.matching import MatchSettings
 from replay_tui.sanitize import show_control, unsafe_in_line
 from replay_tui.tui.app import ReplayApp, make_app
@@ -48,8 +49,12 @@ def hostile_app(tmp_path: Path, mode: str) -> ReplayApp:
         matching=MatchSettings.parse(()),
         llm={"replay": str(cassette)} if mode == "llm" else None,
     )
+    logs = [str(hostile_demos(folder)), str(hostile_chat(folder))]
+    if mode == "stub":  # a run with other settings to compare with (the runs screen's c)
+        runs = ["--runs-dir", str(tmp_path / "runs"), "-q"]
+        assert main(["replay", "--demos", *logs, "--mode", "stub", "--mismatch", "stop", *runs]) in (0, 1)
     return make_app(
-        [str(hostile_demos(folder)), str(hostile_chat(folder))],
+        logs,
         annotations=sidecar,
         settings=settings,
         export_dir=tmp_path,
