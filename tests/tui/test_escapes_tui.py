@@ -9,14 +9,16 @@ character, a tab or a newline. Logs, file and folder names, the sidecar and a ca
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from textual.strip import Strip
+from textual.widgets import TextArea
 
 from replay_tui.cli.main import main
 from replay_tui.matching import MatchSettings
-from replay_tui.sanitize import show_control, unsafe_in_line
+from replay_tui.sanitize import show_control, strip_control, unsafe_in_line
 from replay_tui.tui.app import ReplayApp, make_app
 from replay_tui.workspace import ReplaySettings
 from tests.tui.conftest import SIZE
@@ -109,3 +111,21 @@ async def test_no_screen_shows_a_control_sequence_from_hostile_inputs(tmp_path, 
         f"{where}:\n  " + "\n  ".join(lines) for where, lines in leaks.items() if lines
     )
     print(seen)
+
+
+async def test_a_note_opened_and_saved_unedited_keeps_what_the_sidecar_holds(tmp_path):
+    """The editor shows the note stripped; saving it unedited must not rewrite the sidecar's text."""
+    app = hostile_app(tmp_path, "stub")
+    sidecar = app.workspace.annotations.path
+    before = json.loads(sidecar.read_text())["annotations"][0]["note"]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert "\x1b" not in app.screen.query_one(TextArea).text
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert app.workspace.annotations.get(0, None).note == before
+        await pilot.press("n", "end", "!", "ctrl+s")  # edited: the text as the editor has it
+        await settle(app, pilot)
+        assert app.workspace.annotations.get(0, None).note == strip_control(before) + "!"
