@@ -106,6 +106,7 @@ def test_hostile_logs_leave_the_pane_title_window_name_and_clipboard_alone(tmp_p
             ("H", "the runs"),
             ("Escape", "the browser again"),
             ("F", "find in episodes"),
+            ("red", "its results"),
             ("Escape", "the browser at last"),
         ]:
             app.press(key, timeout=20)
