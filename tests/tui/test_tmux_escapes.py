@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from bench.termdrive import TmuxApp
-from tests.tui.hostile_text import SHORT, hostile_cassette, hostile_chat, hostile_demos, hostile_sidecar
+from tests.tui.hostile_text import SHORT, hostile, hostile_cassette, hostile_chat, hostile_demos, hostile_sidecar
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,3 +116,45 @@ def test_hostile_logs_leave_the_pane_title_window_name_and_clipboard_alone(tmp_p
     finally:
         app.close()
     assert not leaks, "\n".join(leaks)
+
+
+RAW_APP = """
+import sys
+from rich.text import Text
+from textual.app import App
+from textual.widgets import Static
+from replay_tui.tui.app_base import AppBase
+
+
+class Raw(AppBase if sys.argv[1] == "guarded" else App):
+    # a view that forgets to strip: a log's text drawn as it is
+    def compose(self):
+        yield Static(Text(HOSTILE))
+        yield Static("ready")
+
+
+Raw().run()
+"""
+
+
+@pytest.mark.parametrize("base", ["guarded", "textual"])
+def test_the_frame_guard_alone_keeps_a_forgotten_call_site_from_the_terminal(tmp_path: Path, base: str) -> None:
+    """Unstripped text in a widget of an AppBase app leaves the pane alone; the same widget in a plain
+    Textual app retitles it and writes the clipboard (what the guard is there for)."""
+    script = tmp_path / "raw_app.py"
+    script.write_text(f"HOSTILE = {hostile('raw')!r}\n{RAW_APP}")
+    env = {"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path)}
+    app = TmuxApp([sys.executable, str(script), base], width=80, height=24, env=env, poll=0.05)
+    try:
+        app._tmux("set-option", "-s", "set-clipboard", "on")
+        title = app._tmux("display-message", "-p", "-t", app.name, "#{pane_title}")
+        app.wait_for(lambda screen: "ready" in screen, timeout=60)
+        app.settle()
+        leaked = (
+            app._tmux("display-message", "-p", "-t", app.name, "#{pane_title}") != title,
+            app._tmux("list-buffers") != "",
+        )
+        app.send("C-c")
+    finally:
+        app.close()
+    assert leaked == ((False, False) if base == "guarded" else (True, True))
