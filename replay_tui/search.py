@@ -109,6 +109,11 @@ class Query:
         first = self.pattern.search(text)
         if first is None:
             return None
+        shown = strip_control(text)  # what the stepper shows: a title or a clipboard in a sequence is no match
+        if shown is not text:
+            text, first = shown, self.pattern.search(shown)
+            if first is None:
+                return None
         count = sum(1 for _ in self.pattern.finditer(text, first.end())) + 1
         line, start, end = snippet(text, first.start(), first.end())
         return SearchHit(session_id, position, step, name, line, start, end, count)

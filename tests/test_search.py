@@ -91,3 +91,13 @@ def test_episodes_whose_raw_json_lacks_the_query_are_not_parsed(tmp_path: Path, 
     parsed.clear()
     assert [h.session_id for f in search(demos, "ïve zebra") for h in f.hits] == [11]  # "ve zebra" in one
     assert parsed == [11]
+
+
+def test_text_inside_an_escape_sequence_is_not_found_nor_shown_around_a_match() -> None:
+    """The stepper shows a field without its sequences: a title or clipboard payload is no match, and a
+    match next to one gets a snippet of the shown text (not the sequence's body, cut mid-way)."""
+    title = "obs \x1b]0;PWNED-title\x07 and \x1b]52;c;UFdORUQ=\x1b\\ more"
+    assert Query("PWNED").hit(0, 0, "0", "observation", title) is None
+    hit = Query("and").hit(0, 0, "0", "observation", "x" * 30 + title)
+    assert hit is not None and "PWNED" not in hit.snippet and "\x1b" not in hit.snippet
+    assert hit.snippet[hit.start : hit.end] == "and" and hit.count == 1

@@ -42,7 +42,7 @@ from replay_tui.runner import (
     endpoint_unreachable,
 )
 from replay_tui.runs import RunStore
-from replay_tui.sanitize import strip_control
+from replay_tui.sanitize import in_line, strip_control
 from replay_tui.stats import wilson
 from replay_tui.tui.app_base import stylesheets
 from replay_tui.tui.messages import (
@@ -381,7 +381,7 @@ class ReplayApp(RunHistory):
     def update_status(self) -> None:
         if not self.screen_stack:  # a message that arrives while the app shuts down
             return
-        line = Text(self.status_text())
+        line = Text(in_line(self.status_text()))  # file names, the model, a run's note: the user's or a log's
         screen = self.screen
         found = screen.find_status() if isinstance(screen, StepperScreen) else None
         if found is not None:  # the stepper's find box is open: what it found comes first

@@ -11,13 +11,17 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath
 from typing import ClassVar
 
+from rich.console import RenderableType
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.types import CSSPathType
 
 from replay_tui.config import ConfigError, default_config_path, load_config, save_theme
+from replay_tui.sanitize import strip_control
+from replay_tui.tui.output_guard import guard_update
 from replay_tui.tui.screens.help import HelpScreen, bound_keys, own_bindings
 
 STYLES = Path(__file__).resolve().parent / "styles"
@@ -46,6 +50,25 @@ class AppBase(App[None]):
         self.theme_config: Path | None = None
         """The config file a chosen theme is written to (None: not remembered)."""
         self._config_theme: str | None = None
+
+    def _display(self, screen: Screen, renderable: RenderableType | None) -> None:
+        """Every frame passes :func:`~replay_tui.tui.output_guard.guard_update` on its way to the terminal:
+        no text in it (a log's, a file name's) can drive the terminal, whatever view drew it."""
+        super()._display(screen, guard_update(renderable))
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification (screens' and widgets' come here too) without control sequences: they
+        name files, runs and errors, which are often a log's or a file system's text."""
+        message, title = strip_control(message), strip_control(title)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def remember_theme(self, config_path: Path | None, theme: str | None) -> None:
         """Start in ``theme`` (the config's) and write each theme chosen later (ctrl+p → theme) to

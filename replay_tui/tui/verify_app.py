@@ -57,7 +57,7 @@ class ResultsSource:
         count = len(result.assertions)
         return [
             Text(str(result.line or "")),
-            Text(str(result.task_id)),
+            Text(one_line(str(result.task_id))),
             Text(result.status, style=STATUS_STYLES.get(result.status, "")),
             Text(str(count) if count else ""),
             network_cell(result),
@@ -176,7 +176,7 @@ class VerifyScreen(Screen):
         title.append(f"{overall.failure} failure ", style="bold red" if overall.failure else "dim")
         title.append(f"{overall.error} error", style="bold yellow" if overall.error else "dim")
         if self.report.rules != "strict":
-            title.append(f"  rules: {self.report.rules}", style="cyan")
+            title.append(f"  rules: {one_line(str(self.report.rules))}", style="cyan")
         if self.failures_only:
             title.append("  showing failures and errors", style="cyan")
         self.query_one("#verify-title", Static).update(title)

@@ -266,7 +266,7 @@ class BrowserSource:
             "format": Text(strip_control(header.format), style="dim"),
             "backup": Text("backup", style="magenta") if header.completed_by_backup else Text(""),
             "verdict": self._verdict(ref),
-            "tags": Text(" ".join(tags), style="cyan"),
+            "tags": Text(one_line(" ".join(tags)), style="cyan"),
         }
         return [cells[column.key] for column in self.columns]
 

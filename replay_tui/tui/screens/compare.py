@@ -88,7 +88,7 @@ def _rate(rate: Rate) -> str:
 
 def _stats_line(name: str, stats: PairedStats) -> Text:
     text = Text()
-    text.append(f"{name:<9}", style="bold")
+    text.append(f"{one_line(name):<9}", style="bold")  # a state's name: a log's
     text.append(f" A {_rate(stats.a)}  B {_rate(stats.b)}  ")
     style = "bold red" if stats.high < 0 else ("bold green" if stats.low > 0 else "")
     text.append(f"B − A {signed_pp(stats.difference)} [{signed_pp(stats.low)}, {signed_pp(stats.high)}]", style=style)
@@ -291,9 +291,9 @@ class CompareScreen(_ExportsComparison, Screen):
         if self.filter_name != "all":
             text.append(f"  filter: {FILTERS[self.filter_name]}", style="cyan")
         self.query_one("#compare-title", Static).update(text)
-        status = Text(c.overlap.describe(), style="")
+        status = Text(one_line(c.overlap.describe()), style="")
         if c.warnings:
-            status.append("  ⚠ " + " · ".join(c.warnings), style="yellow")
+            status.append("  ⚠ " + one_line(" · ".join(c.warnings)), style="yellow")
         self.query_one("#compare-status", Static).update(status)
 
     def stats_text(self) -> Text:

@@ -20,7 +20,7 @@ from replay_tui.export import FORMATS
 from replay_tui.fileio import expand_home, inside, same_file
 from replay_tui.matching import MATCH_POLICIES, MATCH_STATES, POLICY_DESCRIPTIONS, MatchSettings
 from replay_tui.policies.registry import POLICY_MODES
-from replay_tui.sanitize import strip_control
+from replay_tui.sanitize import one_line, strip_control
 from replay_tui.workspace import ReplaySettings
 
 FORMAT_SUFFIX = {"json": ".json", "md": ".md", "csv": ".csv", "html": ".html", "junit": ".xml"}
@@ -63,7 +63,7 @@ class TagModal(ModalScreen[list[str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(Text(f"Tag {self.target}", style="bold"))
+            yield Label(Text(f"Tag {one_line(self.target)}", style="bold"))
             yield OptionList(*(Option(self._prompt(label), id=label) for label in self.labels), id="tag-options")
             yield Input(placeholder="new label (enter adds and sets it)", id="tag-new")
             yield Label(Text("number or space toggles · tab: new label · enter saves · esc cancels", style="dim"))
@@ -71,7 +71,7 @@ class TagModal(ModalScreen[list[str] | None]):
     def _prompt(self, label: str) -> Text:
         number = self.labels.index(label) + 1
         key = str(number) if number < 10 else " "
-        return Text(f"{key}  [{'✓' if label in self.current else ' '}] {label}")
+        return Text(f"{key}  [{'✓' if label in self.current else ' '}] {one_line(label)}")  # a sidecar's label
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
@@ -138,8 +138,8 @@ class NoteModal(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(Text(f"Note on {self.target}", style="bold"))
-            yield TextArea(self.note, id="note-text", soft_wrap=True)
+            yield Label(Text(f"Note on {one_line(self.target)}", style="bold"))
+            yield TextArea(strip_control(self.note), id="note-text", soft_wrap=True)  # a sidecar's text
             yield Label(Text("ctrl+s saves · esc cancels", style="dim"))
 
     def on_mount(self) -> None:
@@ -148,7 +148,9 @@ class NoteModal(ModalScreen[str | None]):
         area.move_cursor(area.document.end)
 
     def action_save(self) -> None:
-        self.dismiss(self.query_one(TextArea).text)
+        text = self.query_one(TextArea).text
+        # unedited, the note stays as the sidecar has it (the sequences stripped for the editor included)
+        self.dismiss(self.note if text == strip_control(self.note) else text)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Label, Static
 
 from replay_tui.runs import RunEntry, RunError, RunInfo, RunStore
-from replay_tui.sanitize import one_line, strip_control
+from replay_tui.sanitize import in_line, one_line, strip_control
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 
 MAX_MARKED = 2
@@ -208,11 +208,11 @@ class RunsScreen(Screen):
     def update_title(self) -> None:
         text = Text()
         text.append("runs ", style="bold")
-        text.append(f"of {self.files}", style="bold")
+        text.append(f"of {in_line(self.files)}", style="bold")
         text.append(f"  {len(self.entries)} saved", style="dim")
         if self.marked:
             text.append(f"  marked {len(self.marked)}/{MAX_MARKED}", style="cyan")
-        text.append(f"  {self.folder}", style="dim")
+        text.append(f"  {in_line(str(self.folder))}", style="dim")
         self.query_one("#runs-title", Static).update(text)
         hint = "enter opens · n renames · d deletes · space marks two · c compares them · esc goes back"
         self.query_one("#status", Static).update(Text(hint))

@@ -24,7 +24,7 @@ from textual.worker import get_current_worker
 
 from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.sanitize import strip_control
+from replay_tui.sanitize import one_line, strip_control
 from replay_tui.search import SearchHit, search
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 
@@ -65,7 +65,7 @@ class ResultsSource:
         if hit.count > 1:
             match.append(f"  ×{hit.count}", style="dim")
         field = FIELD_NAMES.get(hit.field, hit.field)
-        return [Text(str(hit.session_id)), Text(hit.step), Text(field, style="cyan"), match]
+        return [Text(str(hit.session_id)), Text(one_line(hit.step)), Text(field, style="cyan"), match]
 
 
 @dataclass

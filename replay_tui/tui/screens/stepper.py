@@ -161,8 +161,8 @@ class StepsSource:
         if isinstance(entry, DecisionStep):
             return [
                 mark,
-                Text(row.label or ""),
-                Text(row.step.state if row.step else (entry.state or "")),
+                Text(one_line(row.label or "")),
+                Text(one_line(row.step.state if row.step else (entry.state or ""))),
                 Text(strip_control(entry.expected_action)),
             ]
         kind = getattr(entry, "type", "") or type(entry).__name__
@@ -181,15 +181,15 @@ class StepsSource:
         if isinstance(entry, DecisionStep):
             shown = extra.get("action_text") if isinstance(extra.get("action_text"), str) else None
             action = Text(one_line(shown or entry.expected_action))
-            state = Text(row.step.state if row.step else (entry.state or ""))
-            cells = [mark, Text(row.label or label or ""), state, action]
+            state = Text(one_line(row.step.state if row.step else (entry.state or "")))
+            cells = [mark, Text(one_line(row.label or label or "")), state, action]
         else:
             kind = getattr(entry, "type", "") or "step"
             text = Text(strip_control(kind), style="italic")
             content = extra.get("content")
             if isinstance(content, str) and content:
                 text.append(" " + excerpt(content, 200), style="")
-            cells = [mark, Text(label or "", style="dim"), Text(""), text]
+            cells = [mark, Text(one_line(label or ""), style="dim"), Text(""), text]
         if self.columns is CALL_STEP_COLUMNS:
             del cells[2]
         return cells
@@ -201,7 +201,7 @@ def model_output_lines(recorded: str | None, trace: dict[str, Any]) -> list[Pane
     lines = [PaneLine("── recorded thinking ──", "bold")]
     lines += lines_from_text(recorded) if recorded else [PaneLine("(none recorded)", "dim")]
     model = trace.get("model") or trace.get("policy") or "the policy"
-    lines += [PaneLine(""), PaneLine(f"── replayed model output ({model}) ──", "bold magenta")]
+    lines += [PaneLine(""), PaneLine(f"── replayed model output ({one_line(str(model))}) ──", "bold magenta")]
     answer = trace.get("response")
     response: dict[str, Any] = answer if isinstance(answer, dict) else {}
     said = False
@@ -213,11 +213,11 @@ def model_output_lines(recorded: str | None, trace: dict[str, Any]) -> list[Pane
         said = True
     for call in response.get("tool_calls") or ():
         if isinstance(call, dict):
-            lines.append(PaneLine(f"→ {call.get('name')}({call.get('arguments') or ''})", "bold green"))
+            lines.append(PaneLine(one_line(f"→ {call.get('name')}({call.get('arguments') or ''})"), "bold green"))
             said = True
     failure = trace.get("failure")
     if isinstance(failure, dict):
-        lines.append(PaneLine(f"✗ {failure.get('kind')}: {failure.get('message')}", "bold red"))
+        lines.append(PaneLine(one_line(f"✗ {failure.get('kind')}: {failure.get('message')}"), "bold red"))
         said = True
     if not said:
         lines.append(PaneLine("(the model answered nothing)", "dim"))
@@ -536,7 +536,7 @@ class StepperScreen(Screen):
             )
         tags = self.replay_app.workspace.annotations.episode_tags(self.session_id)
         if tags:
-            text.append(" ".join(tags) + "  ", style="cyan")
+            text.append(one_line(" ".join(tags)) + "  ", style="cyan")
         text.append("\n")
         text.append(one_line(episode.instruction), style="italic")
         self.append_episode_note(text)
@@ -803,7 +803,7 @@ class StepperScreen(Screen):
         entry = row.entry
         source_step = self.source_step(row)
         if step is None and source_step is not None:
-            text.append(f"step {source_step.label}", style="bold")
+            text.append(f"step {one_line(source_step.label)}", style="bold")
             text.append(f"  {strip_control(getattr(entry, 'type', '') or 'step')}", style="bold cyan")
             text.append("  no recorded call: shown, not replayed", style="dim")
             if source_step.content:
@@ -812,15 +812,15 @@ class StepperScreen(Screen):
             self.append_row_notes(text, row)
             return text
         if step is None:
-            text.append(f"{getattr(entry, 'type', 'event')} ", style="bold")
+            text.append(f"{one_line(getattr(entry, 'type', '') or 'event')} ", style="bold")
             action = entry.action if isinstance(entry, SubEvent) else None
             if action:
                 text.append("action ", style="dim")
                 text.append(strip_control(action))
             self.append_row_notes(text, row)
             return text
-        text.append(f"step {step.label}", style="bold")
-        text.append(f"  {step.state}", style="bold cyan")
+        text.append(f"step {one_line(step.label)}", style="bold")
+        text.append(f"  {one_line(step.state)}", style="bold cyan")
         text.append(f"  reward {step.reward:.2f}  done {'yes' if step.done else 'no'}", style="dim")
         text.append("\navailable  ", style="dim")
         text.append(strip_control(", ".join(step.available_actions)) or "—")
@@ -877,7 +877,7 @@ class StepperScreen(Screen):
         self.append_row_notes(text, row)
         own = [warning for warning in step.warnings if warning not in self.shared_warnings]
         if own:
-            text.append("\n⚠ " + "; ".join(own), style="yellow")
+            text.append("\n⚠ " + strip_control("; ".join(own)), style="yellow")
         return text
 
     # -- navigation -------------------------------------------------------------------------
@@ -1250,7 +1250,7 @@ class StepperScreen(Screen):
         if annotation is None:
             return
         text.append("\nnotes      ", style="dim")
-        text.append(" ".join(annotation.tags), style="cyan")
+        text.append(one_line(" ".join(annotation.tags)), style="cyan")
         if annotation.note:
             text.append("  " + one_line(annotation.note), style="italic")
 

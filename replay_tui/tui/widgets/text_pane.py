@@ -28,15 +28,20 @@ from textual.markup import escape
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from replay_tui.sanitize import strip_control
+from replay_tui.sanitize import in_line, strip_control, unsafe_in_line
 
 
 @dataclass(frozen=True)
 class PaneLine:
-    """One logical line and the style it is drawn with (e.g. a role header)."""
+    """One logical line and the style it is drawn with (e.g. a role header). Its text is often a
+    log's: whatever a terminal would act on (a sequence, a tab, a newline) is removed as it is made."""
 
     text: str
     style: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.text.isprintable() and unsafe_in_line(self.text):  # isprintable: the fast no
+            object.__setattr__(self, "text", in_line(self.text))
 
 
 def lines_from_text(text: str, style: str = "") -> list[PaneLine]:
