@@ -8,8 +8,10 @@ response as its own record (same ``message.id``).
 
 Mapping (one pass, see :mod:`replay_tui.formats.conversation`):
 
-- each ``sessionId`` in the file → a Trajectory (hook dumps may interleave two); task = the first
-  user text; metadata = cwd, version, git branch, models, ``messages`` (user + assistant records);
+- the file's main chain → a Trajectory (id = the file's session uuid, else its first ``sessionId``;
+  a resumed session continues one chain under several ``sessionId`` values, all listed in
+  ``metadata["session_ids"]``); task = the first user text that is no slash command or caveat;
+  metadata = cwd, version, git branch, models, ``messages`` (user + assistant records);
 - each ``tool_use`` block → a step: prompt = the messages before its response, thinking = the
   response's ``thinking`` blocks, content = its ``text``; the ``tool_result`` with the same
   ``tool_use_id`` is its ``tool_result`` (``is_error`` kept in ``extra``); a call never answered
@@ -29,6 +31,7 @@ Mapping (one pass, see :mod:`replay_tui.formats.conversation`):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -293,11 +296,20 @@ class _Session:
         )
 
 
+_UUID = re.compile(r"\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+
+
 def _read_file(path: Path) -> Iterator[ReadItem]:
-    sessions: dict[str, _Session] = {}
+    """One session file: its main chain as one episode, then its sub-agents.
+
+    A file is one conversation even when its records carry several ``sessionId`` values (a
+    resumed session continues the same ``parentUuid`` chain under a new id; hook dumps interleave
+    them), so the episode is the file's, and every id it holds is listed in the metadata."""
+    main = _Session(path.stem if _UUID.match(path.stem) else "", path.name)
+    session_ids: list[str] = []
     chains: dict[str, _Session] = {}
     """A sidechain record's uuid → the thread it belongs to (1.x inline sub-agents)."""
-    sidechains: dict[str, list[_Session]] = {}
+    sidechains: list[_Session] = []
     summaries: list[dict[str, Any]] = []
     problems: list[LoadProblem] = []
     for number, record in _records(path):
@@ -320,17 +332,16 @@ def _read_file(path: Path) -> Iterator[ReadItem]:
                 if thread is None:
                     if kind == "system":
                         continue
-                    own = sidechains.setdefault(session_id, [])
-                    thread = _Session(f"{session_id}/sidechain-{len(own) + 1}", path.name)
-                    own.append(thread)
+                    thread = _Session(f"/sidechain-{len(sidechains) + 1}", path.name)
+                    thread.metadata["session_id"] = session_id
+                    sidechains.append(thread)
                 if isinstance(record.get("uuid"), str):
                     chains[record["uuid"]] = thread
                 thread.add(record)
                 continue
-            session = sessions.get(session_id)
-            if session is None:
-                session = sessions[session_id] = _Session(session_id, path.name)
-            session.add(record)
+            if kind in _CONVERSATION_TYPES and session_id not in session_ids:
+                session_ids.append(session_id)
+            main.add(record)
         except Exception as exc:  # a record of an unforeseen shape is a problem, never a crash
             problems.append(
                 LoadProblem(
@@ -340,17 +351,26 @@ def _read_file(path: Path) -> Iterator[ReadItem]:
                     message=f"{type(exc).__name__}: {exc}",
                 )
             )
-    if not sessions and not sidechains:
-        problems.insert(0, LoadProblem(file=path.name, message="no Claude Code session records (type user/assistant)"))
-    for session_id, session in sessions.items():
-        leaf_titles = [s.get("summary") for s in summaries if s.get("leafUuid") in session.uuids]
-        children = _children(path, session, sidechains.pop(session_id, []))
-        parent = session.trajectory({"summaries": leaf_titles} if leaf_titles else None)
-        yield parent
+    if main.messages:
+        main.id = main.id or session_ids[0]
+        main.metadata["session_id"] = main.id
+        titles = [s.get("summary") for s in summaries if s.get("leafUuid") in main.uuids]
+        extra: dict[str, Any] = {"session_ids": session_ids}
+        if titles:
+            extra["summaries"] = titles
+        for thread in sidechains:
+            thread.id = f"{main.id}{thread.id}"
+        children = _children(path, main, sidechains)
+        yield main.trajectory(extra)
         yield from children
-    for orphans in sidechains.values():  # sidechains of a session whose main chain is not here
-        for thread in orphans:
-            yield thread.trajectory({"subagent": True})
+    elif sidechains:  # a sub-agent's own file (agent-<id>.jsonl), opened alone
+        stem = path.stem
+        for number, thread in enumerate(sidechains):
+            parent = thread.metadata["session_id"]
+            thread.id = stem if len(sidechains) == 1 else f"{stem}/sidechain-{number + 1}"
+            yield thread.trajectory({"subagent": True, "parent_session": parent, "parent_call_id": None})
+    else:
+        problems.insert(0, LoadProblem(file=path.name, message="no Claude Code session records (type user/assistant)"))
     yield from problems
 
 
