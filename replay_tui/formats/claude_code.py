@@ -47,6 +47,8 @@ FORMAT = "claude-code"
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 """The tools that start a sub-agent (``Task`` until 2.1 renamed it ``Agent``)."""
 _CONVERSATION_TYPES = frozenset({"user", "assistant"})
+_OTHER_LOGS = frozenset({".json", ".eval", ".traj", ".yaml", ".yml", ".gz"})
+"""Log files a Claude Code project folder never holds: a folder with them is a folder of logs."""
 _NOT_TASK = ("<command-", "<local-command-", "Caveat:", "[Request interrupted")
 """User records Claude Code writes for slash commands and interruptions: not the task."""
 
@@ -111,6 +113,9 @@ class ClaudeCodeReader:
 
     def sniff(self, path: Path, head: bytes) -> Detection:
         if path.is_dir():
+            others = [p for p in path.iterdir() if p.is_file() and p.suffix in _OTHER_LOGS]
+            if others:
+                return Detection.no(f"a folder with other logs ({others[0].name}), not a Claude Code project")
             for file in sorted(path.glob("*.jsonl"))[:5]:
                 try:
                     with file.open("rb") as handle:

@@ -82,7 +82,7 @@ class CodexReader:
 
     def sniff(self, path: Path, head: bytes) -> Detection:
         if path.is_dir():
-            for file in sorted(path.rglob("rollout-*.jsonl"))[:3]:
+            for file in _rollouts(path)[:3]:
                 try:
                     with file.open("rb") as handle:
                         found = self.sniff(file, handle.read(64 * 1024))
@@ -113,7 +113,7 @@ class CodexReader:
     def read(self, path: Path) -> Iterator[ReadItem]:
         try:
             if path.is_dir():
-                files = sorted(path.rglob("rollout-*.jsonl")) or sorted(path.glob("*.jsonl"))
+                files = _rollouts(path) or sorted(path.glob("*.jsonl"))
                 if not files:
                     yield LoadProblem(file=path.name, message="no Codex rollout-*.jsonl files in this folder")
                 for file in files:
@@ -125,6 +125,24 @@ class CodexReader:
 
 
 READER = CodexReader()
+
+
+def _rollouts(folder: Path) -> list[Path]:
+    """The rollouts of a sessions folder: ``rollout-*.jsonl`` in it or in its ``YYYY/MM/DD`` tree.
+
+    Empty when the folder also holds other files or folders (a folder of logs of other formats is
+    not a sessions folder, and a home folder is never walked)."""
+    rollouts: list[Path] = []
+    for entry in sorted(folder.iterdir()):
+        if entry.is_dir():
+            if not entry.name.isdigit():
+                return []
+            rollouts.extend(_rollouts(entry))
+        elif entry.name.startswith("rollout-") and entry.suffix == ".jsonl":
+            rollouts.append(entry)
+        elif not entry.name.startswith("."):
+            return []
+    return rollouts
 
 
 def _text(content: Any) -> str:

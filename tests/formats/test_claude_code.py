@@ -186,3 +186,35 @@ def test_other_jsonl_is_not_taken_for_a_claude_code_session(tmp_path: Path) -> N
     chat = tmp_path / "chat.jsonl"
     chat.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\n', encoding="utf-8")
     assert READER.sniff(chat, chat.read_bytes()).score == 0
+
+
+def test_a_2_0_project_folder_replays_each_session_once_with_its_agent_files(tmp_path: Path, capsys) -> None:
+    """2.0 writes ``agent-<agentId>.jsonl`` beside the sessions: the folder is read whole, so the
+    sub-agent is a child of its session and not a second episode of its own."""
+    lines = BIG3.read_text(encoding="utf-8").splitlines()
+    session = next(json.loads(line)["sessionId"] for line in lines if '"sessionId"' in line)
+    project = tmp_path / "-home-me-big3"
+    project.mkdir()
+    (project / f"{session}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    agent = next(
+        json.loads(line)["toolUseResult"]["agentId"]
+        for line in lines
+        if '"agentId"' in line and '"toolUseResult"' in line
+    )
+    thread = [
+        json.dumps({**record, "sessionId": session, "agentId": agent})
+        for record in map(json.loads, LLM_GUARD.read_text(encoding="utf-8").splitlines()[:60])
+        if record.get("type") in ("user", "assistant")
+    ]
+    (project / f"agent-{agent}.jsonl").write_text("\n".join(thread) + "\n", encoding="utf-8")
+    code = main(["replay", "--demos", str(project), "--mode", "stub"])
+    out = " ".join(capsys.readouterr().out.split())
+    child_calls = sum(
+        block.get("type") == "tool_use"
+        for line in thread
+        for block in (json.loads(line)["message"].get("content") or [])
+        if isinstance(block, dict)
+    )
+    calls = spec_count(BIG3)["calls"] + child_calls
+    assert code == 0 and child_calls > 0
+    assert f"2 episodes, {calls} steps, {calls} matched (100.0%)" in out, out[-300:]

@@ -139,7 +139,7 @@ def test_custom_tool_calls_keep_their_freeform_input() -> None:
     assert patch.extra["custom_tool"] is True and "Success." in (patch.tool_result or "")
 
 
-def test_a_sessions_folder_reads_one_episode_per_rollout(tmp_path: Path) -> None:
+def test_a_sessions_folder_reads_one_episode_per_rollout(tmp_path: Path, capsys) -> None:
     day = tmp_path / "sessions" / "2026" / "03" / "12"
     day.mkdir(parents=True)
     for path in [PARENT, *CHILDREN]:
@@ -149,6 +149,10 @@ def test_a_sessions_folder_reads_one_episode_per_rollout(tmp_path: Path) -> None
     assert reader.name == "codex" and found.score > 0
     trajectories = [t for t in read_trajectories(folder) if isinstance(t, Trajectory)]
     assert len(trajectories) == 4 and sum(bool(t.metadata.get("subagent")) for t in trajectories) == 3
+    code = main(["replay", "--demos", str(folder), "--mode", "stub"])  # the YYYY/MM/DD tree, walked
+    calls = sum(spec_count(path)["calls"] for path in [PARENT, *CHILDREN])
+    assert code == 0
+    assert f"4 episodes, {calls} steps, {calls} matched (100.0%)" in " ".join(capsys.readouterr().out.split())
 
 
 def test_bad_and_cut_lines_are_problems_and_the_rest_reads(tmp_path: Path) -> None:
