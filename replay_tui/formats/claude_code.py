@@ -47,6 +47,7 @@ FORMAT = "claude-code"
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 """The tools that start a sub-agent (``Task`` until 2.1 renamed it ``Agent``)."""
 _CONVERSATION_TYPES = frozenset({"user", "assistant"})
+_CUT_RECORD = re.compile(rb'\{"parentUuid"\s*:\s*(null|"[^"]*")\s*,\s*"(isSidechain|logicalParentUuid)"\s*:')
 _OTHER_LOGS = frozenset({".json", ".eval", ".traj", ".yaml", ".yml", ".gz"})
 """Log files a Claude Code project folder never holds: a folder with them is a folder of logs."""
 _NOT_TASK = ("<command-", "<local-command-", "Caveat:", "[Request interrupted")
@@ -126,10 +127,11 @@ class ClaudeCodeReader:
                     return Detection.yes(f"a Claude Code project folder ({file.name}: {found.reason})", 0.9)
             return Detection.no("a folder without Claude Code session files")
         records = _head_records(head)
-        if not records:
-            return Detection.no("no JSON Lines record in the head")
         if any(_is_session_record(record) for record in records):
             return Detection.yes("Claude Code records (type user/assistant with uuid, parentUuid, sessionId, message)")
+        # a record longer than the head (a big tool result) still starts as Claude Code writes it
+        if _CUT_RECORD.match(strip_bom(head).rsplit(b"\n", 1)[-1]):
+            return Detection.yes("a Claude Code record's start (parentUuid, isSidechain)", 0.9)
         return Detection.no("no record with type user/assistant, uuid, parentUuid and sessionId")
 
     def read(self, path: Path) -> Iterator[ReadItem]:

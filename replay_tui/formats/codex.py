@@ -29,6 +29,7 @@ Mapping (one file = one episode, built in one pass by :mod:`replay_tui.formats.c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,8 @@ _ITEM_TYPES = frozenset(
     }
 )
 _LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+_META = re.compile(rb'\s*\{"timestamp"\s*:\s*"[^"]*"\s*,\s*"type"\s*:\s*"session_meta"\s*,\s*"payload"\s*:\s*\{')
+_LEGACY = re.compile(rb'\s*\{"id"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"instructions"\s*:')
 _CONTEXT_MARKS = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>")
 """User messages Codex injects (AGENTS.md, environment): context, not the task."""
 
@@ -93,6 +96,11 @@ class CodexReader:
             return Detection.no("a folder without Codex rollout-*.jsonl files")
         records = _head_records(head)
         if not records:
+            # a first line longer than the head (long base instructions): its start still shows
+            if _META.match(strip_bom(head)):
+                return Detection.yes("a Codex session_meta line {timestamp, type, payload}", 0.9)
+            if _LEGACY.match(strip_bom(head)):
+                return Detection.yes("a legacy Codex rollout header {id, timestamp, instructions}", 0.8)
             return Detection.no("no JSON Lines record in the head")
         for record in records[:20]:
             if (

@@ -218,3 +218,14 @@ def test_a_2_0_project_folder_replays_each_session_once_with_its_agent_files(tmp
     calls = spec_count(BIG3)["calls"] + child_calls
     assert code == 0 and child_calls > 0
     assert f"2 episodes, {calls} steps, {calls} matched (100.0%)" in out, out[-300:]
+
+
+def test_a_session_whose_first_record_outgrows_the_head_is_still_detected(tmp_path: Path) -> None:
+    lines = BIG3.read_text(encoding="utf-8").splitlines()
+    first = next(i for i, line in enumerate(lines) if '"parentUuid"' in line)
+    record = json.loads(lines[first])
+    record["message"]["content"] = "x" * 100_000  # a pasted log, longer than the sniffed head
+    lines[first] = json.dumps(record, separators=(",", ":"))
+    session = tmp_path / "session.jsonl"
+    session.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert detect(session)[0].name == "claude-code"

@@ -162,3 +162,13 @@ def test_bad_and_cut_lines_are_problems_and_the_rest_reads(tmp_path: Path) -> No
     (trajectory,), problems = read(damaged)
     assert trajectory.recorded_calls == 8
     assert [(p.field, p.severity) for p in problems] == [("line 6", "error"), (f"line {len(lines) + 2}", "warning")]
+
+
+def test_a_rollout_whose_first_line_outgrows_the_head_is_still_detected(tmp_path: Path) -> None:
+    lines = CUSTOM.read_text(encoding="utf-8").splitlines()
+    meta = json.loads(lines[0])
+    meta["payload"]["instructions"] = "x" * 100_000  # long AGENTS.md instructions
+    lines[0] = json.dumps(meta, separators=(",", ":"))
+    rollout = tmp_path / "rollout.jsonl"
+    rollout.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert detect(rollout)[0].name == "codex"
