@@ -11,7 +11,7 @@ Mapping (one pass, see :mod:`replay_tui.formats.conversation`):
 - the file's main chain → a Trajectory (id = the file's session uuid, else its first ``sessionId``;
   a resumed session continues one chain under several ``sessionId`` values, all listed in
   ``metadata["session_ids"]``); task = the first user text that is no slash command or caveat;
-  metadata = cwd, version, git branch, models, ``messages`` (user + assistant records);
+  metadata = cwd, version, git branch, models, ``message_records`` (user + assistant records);
 - each ``tool_use`` block → a step: prompt = the messages before its response, thinking = the
   response's ``thinking`` blocks, content = its ``text``; the ``tool_result`` with the same
   ``tool_use_id`` is its ``tool_result`` (``is_error`` kept in ``extra``); a call never answered
@@ -292,7 +292,7 @@ class _Session:
     def trajectory(self, metadata: dict[str, Any] | None = None) -> Trajectory:
         self.conversation.end_response()
         status = "api_error" if self.ended_on_error else None
-        data = {**self.metadata, "models": self.models, "messages": self.messages, **(metadata or {})}
+        data = {**self.metadata, "models": self.models, "message_records": self.messages, **(metadata or {})}
         return Trajectory(
             id=self.id,
             format=FORMAT,

@@ -13,6 +13,7 @@ Mapping (one file = one episode, built in one pass by :mod:`replay_tui.formats.c
 - id = the first ``session_meta``'s id (the header's in the legacy shape); later ``session_meta``
   records (a resumed session, or the parent whose history a forked sub-agent copies) are listed in
   ``metadata["sessions"]``; task = the first user ``message`` that is not injected context;
+  ``metadata["message_records"]`` counts the ``message`` items;
 - ``function_call`` / ``custom_tool_call`` (freeform input as ``{"input": text}``) /
   ``local_shell_call`` (its ``action``) → a step, its prompt the messages before the response;
   ``reasoning`` (summary and content texts) → thinking, assistant ``message`` → content; outputs
@@ -347,7 +348,7 @@ class _Rollout:
         self.conversation.end_response()
         metadata = {
             **self.metadata,
-            "messages": self.messages,
+            "message_records": self.messages,
             "sessions": self.sessions,
         }
         parent = metadata.get("parent_session")

@@ -50,7 +50,7 @@ def spec_count(path: Path) -> dict[str, int]:
 def reader_count(trajectories: list[Trajectory]) -> dict[str, int]:
     return dict(
         sessions=sum(1 for t in trajectories if not t.metadata.get("subagent")),
-        messages=sum(t.metadata["messages"] for t in trajectories),
+        messages=sum(t.metadata["message_records"] for t in trajectories),
         calls=sum(t.recorded_calls for t in trajectories),
         results=sum(1 for t in trajectories for s in t.steps if s.tool_result is not None),
         subagents=sum(1 for t in trajectories if t.metadata.get("subagent")),
