@@ -22,14 +22,16 @@ Mapping (one file = one episode, built in one pass by :mod:`replay_tui.formats.c
   replaced by its ``replacement_history``, or by its summary message) → steps without an action;
 - sub-agents: a rollout whose ``session_meta.source.subagent.thread_spawn`` names a parent gets
   ``metadata`` ``subagent``, ``parent_session`` and (when the parent's rollout is beside it)
-  ``parent_call_id``; in the parent, the ``spawn_agent`` step's ``extra["subagent"]`` is the
-  ``agent_id`` its output names. Each rollout stays its own episode (a sessions folder lists them);
+  ``parent_call_id``, its task the spawn's ``message``; in the parent, the ``spawn_agent`` step's
+  ``extra["subagent"]`` is the ``agent_id`` its output names. Each rollout stays its own episode
+  (a sessions folder lists them);
 - outcome: status = ``aborted`` / ``error`` / ``completed`` from the last turn's end event;
   ``scores`` counts errors and aborted turns. A sessions folder reads as one episode per rollout.
 """
 
 from __future__ import annotations
 
+import glob
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -353,9 +355,10 @@ class _Rollout:
         }
         parent = metadata.get("parent_session")
         if isinstance(parent, str) and parent:
-            call = _spawning_call(self.path, parent, self.id)
-            if call is not None:
-                metadata["parent_call_id"] = call
+            spawned = _spawning_call(self.path, parent, self.id)
+            if spawned is not None:
+                metadata["parent_call_id"], task = spawned
+                self.task = task or self.task
         return Trajectory(
             id=self.id or self.path.stem,
             format=FORMAT,
@@ -379,21 +382,34 @@ def _agent_id(output: str) -> str | None:
     return agent if isinstance(agent, str) else None
 
 
-def _spawning_call(path: Path, parent: str, child: str) -> str | None:
-    """The parent rollout's ``spawn_agent`` call whose output names ``child`` (when it is beside it)."""
+def _spawning_call(path: Path, parent: str, child: str) -> tuple[str | None, str] | None:
+    """The parent rollout's ``spawn_agent`` call whose output names ``child`` (when the parent's
+    rollout is beside it): its call id and the ``message`` it gave the sub-agent (its task)."""
     needle = child.encode()
-    for candidate in sorted(path.parent.glob(f"*{parent}.jsonl")):
+    messages: dict[str, str] = {}
+    for candidate in sorted(path.parent.glob(f"*{glob.escape(parent)}.jsonl")):
         try:
             with candidate.open("rb") as handle:
                 for line in handle:
-                    if needle not in line or b"function_call_output" not in line:
+                    spawn = b'"spawn_agent"' in line and b'"function_call"' in line
+                    if not spawn and (needle not in line or b"function_call_output" not in line):
                         continue
                     try:
                         payload = orjson.loads(line).get("payload")
                     except (orjson.JSONDecodeError, AttributeError):
                         continue
-                    if isinstance(payload, dict) and _agent_id(_text(payload.get("output"))) == child:
-                        return _id(payload.get("call_id"))
+                    if not isinstance(payload, dict):
+                        continue
+                    call_id = _id(payload.get("call_id"))
+                    if spawn and call_id:
+                        try:
+                            arguments = orjson.loads(payload.get("arguments") or "{}")
+                        except (orjson.JSONDecodeError, TypeError):
+                            arguments = None
+                        message = arguments.get("message") if isinstance(arguments, dict) else None
+                        messages[call_id] = message if isinstance(message, str) else ""
+                    elif _agent_id(_text(payload.get("output"))) == child:
+                        return call_id, messages.get(call_id or "", "")
         except OSError:
             return None
     return None

@@ -88,6 +88,7 @@ def test_sub_agents_name_their_parent_and_the_parent_names_them() -> None:
         (child,), _ = read(path)
         assert child.metadata["subagent"] is True and child.metadata["parent_session"] == parent.id
         assert spawns[child.id].action.id == child.metadata["parent_call_id"]  # type: ignore[union-attr]
+        assert child.task == spawns[child.id].action.arguments["message"]  # type: ignore[union-attr]
         # the forked parent's session_meta follows the child's own
         assert [s["id"] for s in child.metadata["sessions"]] == [child.id, parent.id]
         nicknames.append(child.metadata["nickname"])
