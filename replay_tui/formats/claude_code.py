@@ -21,10 +21,11 @@ Mapping (one pass, see :mod:`replay_tui.formats.conversation`):
   steps without an action (``extra["event"]`` says which); ``summary`` records (titles) go to the
   metadata of the session holding their ``leafUuid``;
 - sub-agents (Task/Agent calls) → child Trajectories after their parent, ``metadata`` naming
-  ``parent_session`` and ``parent_call_id``; the spawning step's ``extra["subagent"]`` names the
-  child. 1.x inlines them (``isSidechain`` records, one thread per root) and they are matched to
-  the Task call by prompt; 2.0 writes ``agent-<agentId>.jsonl`` beside the session, 2.1
-  ``<session>/subagents/agent-<agentId>.jsonl``, found by the ``agentId`` of the Task's result;
+  ``parent_session`` and ``parent_call_id``; the spawning step's ``extra["subagent"]`` and the first
+  line of its result (``[sub-agent episode: <id>]``) name the child. 1.x inlines them
+  (``isSidechain`` records, one thread per root), matched to the Task call by prompt; 2.0 writes
+  ``agent-<agentId>.jsonl`` beside the session, 2.1 ``<session>/subagents/agent-<agentId>.jsonl``,
+  found by the ``agentId`` of the Task's result;
 - outcome: status ``api_error`` when the session ends on an API error; ``scores`` counts tool and
   API errors. A project folder reads as one episode per session file.
 """
@@ -388,7 +389,10 @@ def _children(path: Path, session: _Session, inline: list[_Session]) -> list[Tra
 
     def link(child: _Session, call_id: str | None, source: str) -> None:
         if call_id is not None and call_id in steps:
-            steps[call_id].extra["subagent"] = child.id
+            step = steps[call_id]
+            step.extra["subagent"] = child.id
+            if step.tool_result is not None:  # where a user reading the Task's result sees it
+                step.tool_result = f"[sub-agent episode: {child.id}]\n{step.tool_result}"
         children.append(
             child.trajectory(
                 {"subagent": True, "parent_session": session.id, "parent_call_id": call_id, "subagent_source": source}

@@ -88,6 +88,7 @@ def test_inline_sidechains_are_child_episodes_linked_to_their_task_call() -> Non
     for child in children:
         call = child.metadata["parent_call_id"]
         assert spawning[call].extra["subagent"] == child.id
+        assert (spawning[call].tool_result or "").startswith(f"[sub-agent episode: {child.id}]\n")
         assert child.task == spawning[call].action.arguments["prompt"]  # type: ignore[union-attr]
     # the children follow their parent, in the file's order
     assert trajectories.index(children[0]) == trajectories.index(parent) + 1

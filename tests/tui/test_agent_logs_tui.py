@@ -21,17 +21,32 @@ async def test_a_claude_code_sub_agent_is_entered_and_left_from_its_session(buil
         await pilot.pause()
         ids = [row[1] for row in browser_rows(app)]
         assert ids[0] == PARENT and len(ids) == 8  # the session, then its 7 Task sub-agents
+        child_id = f"{PARENT}/sidechain-3"
+        await pilot.press("enter")  # the session: step to the Task call that started the sub-agent
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, StepperScreen)
+        for _ in range(200):
+            step = screen.source_step(screen.current_row())
+            if step is not None and step.extra.get("subagent") == child_id:
+                break
+            await pilot.press("j")
+            await pilot.pause()
+        assert step is not None and step.action is not None and step.action.name == "Task"
+        await pilot.press("o")  # its result names the sub-agent's episode
+        await pilot.pause()
+        assert_shown(app, "observation", f"[sub-agent episode: {child_id}]")
+        await pilot.press("escape")
+        await pilot.pause()
         await pilot.press("slash", *"sidechain-3", "enter")
         await pilot.pause()
-        assert [row[1] for row in browser_rows(app)] == [f"{PARENT}/sidechain-3"]
+        assert [row[1] for row in browser_rows(app)] == [child_id]
         await pilot.press("enter")  # into the sub-agent
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, StepperScreen)
         child = screen.source_step(screen.current_row())
-        expected = next(
-            t for t in read_trajectories(ATTIO) if isinstance(t, Trajectory) and t.id == f"{PARENT}/sidechain-3"
-        )
+        expected = next(t for t in read_trajectories(ATTIO) if isinstance(t, Trajectory) and t.id == child_id)
         assert child.action_text == expected.steps[0].action_text  # the sub-agent's own first call
         assert_shown(app, "action", child.action_text[:40])
         await pilot.press("j")  # its second step
@@ -40,4 +55,4 @@ async def test_a_claude_code_sub_agent_is_entered_and_left_from_its_session(buil
         await pilot.press("escape")  # and out again, back to the sessions
         await pilot.pause()
         assert isinstance(app.screen, BrowserScreen)
-        assert [row[1] for row in browser_rows(app)] == [f"{PARENT}/sidechain-3"]
+        assert [row[1] for row in browser_rows(app)] == [child_id]
