@@ -48,6 +48,8 @@ FORMAT = "claude-code"
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 """The tools that start a sub-agent (``Task`` until 2.1 renamed it ``Agent``)."""
 _CONVERSATION_TYPES = frozenset({"user", "assistant"})
+_AGENT_ID = re.compile(r"\A[A-Za-z0-9_-]{1,128}\Z")
+"""What an ``agentId`` may be to name a file (an id from a log never walks out of its folder)."""
 _CUT_RECORD = re.compile(rb'\{"parentUuid"\s*:\s*(null|"[^"]*")\s*,\s*"(isSidechain|logicalParentUuid)"\s*:')
 _OTHER_LOGS = frozenset({".json", ".eval", ".traj", ".yaml", ".yml", ".gz"})
 """Log files a Claude Code project folder never holds: a folder with them is a folder of logs."""
@@ -273,7 +275,7 @@ class _Session:
                     self.tool_errors += error
                     used = record.get("toolUseResult")
                     agent = used.get("agentId") if isinstance(used, dict) else None
-                    if call_id in self.subagent_calls and isinstance(agent, str):
+                    if call_id in self.subagent_calls and isinstance(agent, str) and _AGENT_ID.match(agent):
                         self.agent_ids[call_id] = agent
                     self.conversation.add_result(call_id, _text_of(block.get("content")), error=error)
                 elif block.get("type") in ("text", "image"):
@@ -362,7 +364,9 @@ def _read_file(path: Path) -> Iterator[ReadItem]:
     if main.messages:
         main.id = main.id or session_ids[0]
         main.metadata["session_id"] = main.id
-        titles = [s.get("summary") for s in summaries if s.get("leafUuid") in main.uuids]
+        titles = [
+            s.get("summary") for s in summaries if isinstance(s.get("leafUuid"), str) and s["leafUuid"] in main.uuids
+        ]
         extra: dict[str, Any] = {"session_ids": session_ids}
         if titles:
             extra["summaries"] = titles

@@ -31,7 +31,6 @@ Mapping (one file = one episode, built in one pass by :mod:`replay_tui.formats.c
 
 from __future__ import annotations
 
-import glob
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,6 +60,7 @@ _ITEM_TYPES = frozenset(
 _LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 _META = re.compile(rb'\s*\{"timestamp"\s*:\s*"[^"]*"\s*,\s*"type"\s*:\s*"session_meta"\s*,\s*"payload"\s*:\s*\{')
 _LEGACY = re.compile(rb'\s*\{"id"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"instructions"\s*:')
+_SESSION_ID = re.compile(r"\A[A-Za-z0-9_-]{1,128}\Z")
 _CONTEXT_MARKS = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>")
 """User messages Codex injects (AGENTS.md, environment): context, not the task."""
 
@@ -385,9 +385,11 @@ def _agent_id(output: str) -> str | None:
 def _spawning_call(path: Path, parent: str, child: str) -> tuple[str | None, str] | None:
     """The parent rollout's ``spawn_agent`` call whose output names ``child`` (when the parent's
     rollout is beside it): its call id and the ``message`` it gave the sub-agent (its task)."""
+    if not _SESSION_ID.match(parent):  # an id from a log never walks out of its folder
+        return None
     needle = child.encode()
     messages: dict[str, str] = {}
-    for candidate in sorted(path.parent.glob(f"*{glob.escape(parent)}.jsonl")):
+    for candidate in sorted(path.parent.glob(f"*{parent}.jsonl")):
         try:
             with candidate.open("rb") as handle:
                 for line in handle:

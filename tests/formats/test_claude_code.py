@@ -230,3 +230,14 @@ def test_a_session_whose_first_record_outgrows_the_head_is_still_detected(tmp_pa
     session = tmp_path / "session.jsonl"
     session.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert detect(session)[0].name == "claude-code"
+
+
+def test_an_agent_id_from_the_log_never_names_a_file_outside_the_project(tmp_path: Path) -> None:
+    project, session, agent = _subagent_layout(tmp_path)
+    transcript = project / session / "subagents" / f"agent-{agent}.jsonl"
+    transcript.rename(tmp_path / "secret.jsonl")  # outside the project folder
+    (project / "agent-x").mkdir()
+    path = project / f"{session}.jsonl"
+    path.write_text(path.read_text(encoding="utf-8").replace(agent, "x/../../secret"), encoding="utf-8")
+    trajectories = [t for t in read_trajectories(path) if isinstance(t, Trajectory)]
+    assert [t.id for t in trajectories] == [session]
