@@ -25,7 +25,8 @@ Mapping (one pass, see :mod:`replay_tui.formats.conversation`):
   line of its result (``[sub-agent episode: <id>]``) name the child. 1.x inlines them
   (``isSidechain`` records, one thread per root), matched to the Task call by prompt; 2.0 writes
   ``agent-<agentId>.jsonl`` beside the session, 2.1 ``<session>/subagents/agent-<agentId>.jsonl``,
-  found by the ``agentId`` of the Task's result;
+  found by the ``agentId`` of the Task's result, else built from the session's ``progress`` records
+  (``data.type: agent_progress``, ``parentToolUseID`` = the Task call);
 - outcome: status ``api_error`` when the session ends on an API error; ``scores`` counts tool and
   API errors. A project folder reads as one episode per session file.
 """
@@ -320,6 +321,8 @@ def _read_file(path: Path) -> Iterator[ReadItem]:
     chains: dict[str, _Session] = {}
     """A sidechain record's uuid → the thread it belongs to (1.x inline sub-agents)."""
     sidechains: list[_Session] = []
+    progress: dict[str, _Session] = {}
+    """A Task call id → its sub-agent's thread, from ``agent_progress`` records (2.x)."""
     summaries: list[dict[str, Any]] = []
     problems: list[LoadProblem] = []
     for number, record in _records(path):
@@ -329,6 +332,14 @@ def _read_file(path: Path) -> Iterator[ReadItem]:
         kind = record.get("type")
         if kind == "summary":
             summaries.append(record)
+            continue
+        if kind == "progress":
+            try:
+                _progress(record, progress, path.name)
+            except Exception as exc:  # a record of an unforeseen shape is a problem, never a crash
+                problems.append(
+                    LoadProblem(file=path.name, field=f"line {number}", message=f"{type(exc).__name__}: {exc}")
+                )
             continue
         if kind not in _CONVERSATION_TYPES and kind != "system":
             continue
@@ -361,6 +372,9 @@ def _read_file(path: Path) -> Iterator[ReadItem]:
                     message=f"{type(exc).__name__}: {exc}",
                 )
             )
+    if not main.messages and not sidechains and progress:
+        sidechains = list(progress.values())  # only a sub-agent's progress: its threads alone
+        progress = {}
     if main.messages:
         main.id = main.id or session_ids[0]
         main.metadata["session_id"] = main.id
@@ -372,7 +386,7 @@ def _read_file(path: Path) -> Iterator[ReadItem]:
             extra["summaries"] = titles
         for thread in sidechains:
             thread.id = f"{main.id}{thread.id}"
-        children = _children(path, main, sidechains)
+        children = _children(path, main, sidechains, progress)
         yield main.trajectory(extra)
         yield from children
     elif sidechains:  # a sub-agent's own file (agent-<id>.jsonl), opened alone
@@ -386,8 +400,31 @@ def _read_file(path: Path) -> Iterator[ReadItem]:
     yield from problems
 
 
-def _children(path: Path, session: _Session, inline: list[_Session]) -> list[Trajectory]:
-    """The session's sub-agents as trajectories, each linked to the Task call that started it."""
+def _progress(record: dict[str, Any], threads: dict[str, _Session], file: str) -> None:
+    """An ``agent_progress`` record: one message of the sub-agent a Task call started, written
+    into the session file as it runs (2.x; the same messages as its ``agent-<id>.jsonl``)."""
+    data = record.get("data")
+    call_id = record.get("parentToolUseID")
+    if not isinstance(data, dict) or data.get("type") != "agent_progress" or not isinstance(call_id, str):
+        return
+    message = data.get("message")
+    if not isinstance(message, dict) or message.get("type") not in _CONVERSATION_TYPES:
+        return
+    thread = threads.get(call_id)
+    if thread is None:
+        agent = data.get("agentId")
+        name = f"agent-{agent}" if isinstance(agent, str) and _AGENT_ID.match(agent) else f"progress-{len(threads) + 1}"
+        thread = threads[call_id] = _Session(f"/{name}", file)
+        thread.metadata["session_id"] = record.get("sessionId")
+    uuid = message.get("uuid")
+    if isinstance(uuid, str) and uuid in thread.uuids:
+        return  # the same message written again
+    thread.add(message)
+
+
+def _children(path: Path, session: _Session, inline: list[_Session], progress: dict[str, _Session]) -> list[Trajectory]:
+    """The session's sub-agents as trajectories, each linked to the Task call that started it:
+    inline sidechains (1.x), transcript files (2.x), else the ``agent_progress`` records."""
     steps = session.conversation.calls
     children: list[Trajectory] = []
 
@@ -418,7 +455,11 @@ def _children(path: Path, session: _Session, inline: list[_Session]) -> list[Tra
                 child = _agent_file(candidate, f"{session.id}/agent-{agent}")
                 if child is not None:
                     link(child, call_id, candidate.name)
+                    progress.pop(call_id, None)  # the file holds the whole transcript
                 break
+    for call_id, thread in progress.items():
+        thread.id = f"{session.id}{thread.id}"
+        link(thread, call_id, "agent_progress records")
     folder = path.parent / path.stem / "subagents"
     if folder.is_dir():
         for candidate in sorted(folder.glob("agent-*.jsonl")):

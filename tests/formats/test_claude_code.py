@@ -241,3 +241,50 @@ def test_an_agent_id_from_the_log_never_names_a_file_outside_the_project(tmp_pat
     path.write_text(path.read_text(encoding="utf-8").replace(agent, "x/../../secret"), encoding="utf-8")
     trajectories = [t for t in read_trajectories(path) if isinstance(t, Trajectory)]
     assert [t.id for t in trajectories] == [session]
+
+
+def test_agent_progress_records_are_the_sub_agent_when_its_file_is_absent(tmp_path: Path) -> None:
+    """2.x also writes each sub-agent message into the session as a ``progress`` record
+    (``data.type: agent_progress``, ``parentToolUseID`` = the Task call): the sub-agent is built from
+    them, a message written twice counted once. Built from real records: the 2.0.50 session and a
+    real Task thread (1.0.70's first sidechain) wrapped as its first Task's progress."""
+    lines = (DATA / "big3__logs_chat__cc2.0.50.jsonl").read_text(encoding="utf-8").splitlines()
+    task = next(
+        block
+        for line in lines
+        for block in (json.loads(line).get("message") or {}).get("content") or []
+        if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") == "Task"
+    )
+    thread = []
+    for line in ATTIO.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record.get("isSidechain") and (record.get("parentUuid") is None and thread):
+            break
+        if record.get("isSidechain") and record.get("type") in ("user", "assistant"):
+            thread.append(record)
+    progress = [
+        json.dumps(
+            {
+                "type": "progress",
+                "parentToolUseID": task["id"],
+                "data": {"type": "agent_progress", "agentId": "a1b2c3", "message": record},
+            }
+        )
+        for record in [*thread, thread[-1]]  # the last one written twice
+    ]
+    at = next(i for i, line in enumerate(lines) if task["id"] in line and '"tool_result"' in line)
+    session = tmp_path / "session.jsonl"
+    session.write_text("\n".join([*lines[:at], *progress, *lines[at:]]) + "\n", encoding="utf-8")
+    trajectories, problems = read(session)
+    assert problems == []
+    parent, child = trajectories[0], next(t for t in trajectories if t.metadata.get("parent_call_id") == task["id"])
+    assert child.id == f"{parent.id}/agent-a1b2c3" and child.metadata["parent_session"] == parent.id
+    calls = sum(
+        block.get("type") == "tool_use"
+        for record in thread
+        for block in record["message"]["content"]
+        if isinstance(block, dict)
+    )
+    assert child.recorded_calls == calls and child.metadata["message_records"] == len(thread)
+    spawning = next(s for s in parent.steps if s.action is not None and s.action.id == task["id"])
+    assert spawning.extra["subagent"] == child.id
