@@ -28,6 +28,8 @@ FORMATS: tuple[FormatInfo, ...] = (
     FormatInfo("tau2", "replay_tui.formats.tau2", "tau2-bench simulation results"),
     FormatInfo("swe-agent", "replay_tui.formats.swe_agent", "SWE-agent .traj and mini-swe-agent trajectories"),
     FormatInfo("browsergym", "replay_tui.formats.browsergym", "BrowserGym / AgentLab experiment folders"),
+    FormatInfo("claude-code", "replay_tui.formats.claude_code", "Claude Code session transcripts (JSONL, folders)"),
+    FormatInfo("codex", "replay_tui.formats.codex", "OpenAI Codex CLI rollouts (JSONL, sessions folders)"),
     FormatInfo("openai-chat", "replay_tui.formats.openai_chat", "OpenAI chat-completions transcripts (JSON/JSONL)"),
 )
 """Every reader, in the order detection asks them: ties go to the earlier one, so the specific formats

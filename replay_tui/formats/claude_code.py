@@ -1,0 +1,484 @@
+"""Claude Code session transcripts (``~/.claude/projects/<slug>/<session>.jsonl``) as trajectories.
+
+No official spec exists; the layout (seen in Claude Code 1.0.70–2.1.90) is one JSON record per line,
+``type`` user | assistant | system | summary plus bookkeeping types (``file-history-snapshot``,
+``queue-operation``, ``progress``, ``attachment``...) that carry no conversation and are skipped.
+``message`` is an Anthropic Messages API object; Claude Code writes each content block of one
+response as its own record (same ``message.id``).
+
+Mapping (one pass, see :mod:`replay_tui.formats.conversation`):
+
+- the file's main chain → a Trajectory (id = the file's session uuid, else its first ``sessionId``;
+  a resumed session continues one chain under several ``sessionId`` values, all listed in
+  ``metadata["session_ids"]``); task = the first user text that is no slash command or caveat;
+  metadata = cwd, version, git branch, models, ``message_records`` (user + assistant records);
+- each ``tool_use`` block → a step: prompt = the messages before its response, thinking = the
+  response's ``thinking`` blocks, content = its ``text``; the ``tool_result`` with the same
+  ``tool_use_id`` is its ``tool_result`` (``is_error`` kept in ``extra``); a call never answered
+  keeps no result;
+- a response with no call, an API error (``isApiErrorMessage``), a compaction (``isCompactSummary``
+  user record: the history is replaced by the summary; a ``compact_boundary`` system record) →
+  steps without an action (``extra["event"]`` says which); ``summary`` records (titles) go to the
+  metadata of the session holding their ``leafUuid``;
+- sub-agents (Task/Agent calls) → child Trajectories after their parent, ``metadata`` naming
+  ``parent_session`` and ``parent_call_id``; the spawning step's ``extra["subagent"]`` and the first
+  line of its result (``[sub-agent episode: <id>]``) name the child. 1.x inlines them
+  (``isSidechain`` records, one thread per root), matched to the Task call by prompt; 2.0 writes
+  ``agent-<agentId>.jsonl`` beside the session, 2.1 ``<session>/subagents/agent-<agentId>.jsonl``,
+  found by the ``agentId`` of the Task's result, else built from the session's ``progress`` records
+  (``data.type: agent_progress``, ``parentToolUseID`` = the Task call);
+- outcome: status ``api_error`` when the session ends on an API error; ``scores`` counts tool and
+  API errors. A project folder reads as one episode per session file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay_tui.demos.problems import LoadProblem
+from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
+from replay_tui.formats.conversation import Conversation
+from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory
+
+FORMAT = "claude-code"
+SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
+"""The tools that start a sub-agent (``Task`` until 2.1 renamed it ``Agent``)."""
+_CONVERSATION_TYPES = frozenset({"user", "assistant"})
+_AGENT_ID = re.compile(r"\A[A-Za-z0-9_-]{1,128}\Z")
+"""What an ``agentId`` may be to name a file (an id from a log never walks out of its folder)."""
+_CUT_RECORD = re.compile(rb'\{"parentUuid"\s*:\s*(null|"[^"]*")\s*,\s*"(isSidechain|logicalParentUuid)"\s*:')
+_OTHER_LOGS = frozenset({".json", ".eval", ".traj", ".yaml", ".yml", ".gz"})
+"""Log files a Claude Code project folder never holds: a folder with them is a folder of logs."""
+_NOT_TASK = ("<command-", "<local-command-", "Caveat:", "[Request interrupted")
+"""User records Claude Code writes for slash commands and interruptions: not the task."""
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any] | LoadProblem]]:
+    """The file's JSON objects with their line numbers (1-based); a bad line is a problem."""
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            line = strip_bom(line) if number == 1 else line
+            if not line.strip():
+                continue
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                cut = not line.endswith(b"\n")
+                yield (
+                    number,
+                    LoadProblem(
+                        file=path.name,
+                        field=f"line {number}",
+                        message=("an incomplete last line (still being written?)" if cut else f"not JSON: {exc}"),
+                        severity="warning" if cut else "error",
+                    ),
+                )
+                continue
+            if not isinstance(record, dict):
+                yield number, LoadProblem(file=path.name, field=f"line {number}", message="not a JSON object")
+                continue
+            yield number, record
+
+
+def _head_records(head: bytes) -> list[dict[str, Any]]:
+    found = []
+    for line in strip_bom(head).split(b"\n")[:-1] or [head]:
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            found.append(record)
+    return found
+
+
+def _is_session_record(record: dict[str, Any]) -> bool:
+    return (
+        record.get("type") in _CONVERSATION_TYPES
+        and "uuid" in record
+        and "parentUuid" in record
+        and "sessionId" in record
+        and isinstance(record.get("message"), dict)
+    )
+
+
+class ClaudeCodeReader:
+    name = FORMAT
+    label = "Claude Code session transcripts (JSONL, project folders)"
+    description = (
+        "episode = session (sub-agents as child episodes); step = tool_use with the messages before its "
+        "response; thinking/text of the response; tool_result paired by tool_use_id; API errors, "
+        "compactions and text replies as events"
+    )
+
+    def sniff(self, path: Path, head: bytes) -> Detection:
+        if path.is_dir():
+            others = [p for p in path.iterdir() if p.is_file() and p.suffix in _OTHER_LOGS]
+            if others:
+                return Detection.no(f"a folder with other logs ({others[0].name}), not a Claude Code project")
+            for file in sorted(path.glob("*.jsonl"))[:5]:
+                try:
+                    with file.open("rb") as handle:
+                        found = self.sniff(file, handle.read(HEAD_BYTES))
+                except OSError:
+                    continue
+                if found.score > 0:
+                    return Detection.yes(f"a Claude Code project folder ({file.name}: {found.reason})", 0.9)
+            return Detection.no("a folder without Claude Code session files")
+        records = _head_records(head)
+        if any(_is_session_record(record) for record in records):
+            return Detection.yes("Claude Code records (type user/assistant with uuid, parentUuid, sessionId, message)")
+        # a record longer than the head (a big tool result) still starts as Claude Code writes it
+        if _CUT_RECORD.match(strip_bom(head).rsplit(b"\n", 1)[-1]):
+            return Detection.yes("a Claude Code record's start (parentUuid, isSidechain)", 0.9)
+        return Detection.no("no record with type user/assistant, uuid, parentUuid and sessionId")
+
+    def read(self, path: Path) -> Iterator[ReadItem]:
+        try:
+            if path.is_dir():
+                files = sorted(p for p in path.glob("*.jsonl") if not p.name.startswith("agent-"))
+                if not files:
+                    yield LoadProblem(file=path.name, message="no session .jsonl files in this folder")
+                for file in files:
+                    yield from _read_file(file)
+                return
+            yield from _read_file(path)
+        except OSError as exc:
+            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+
+
+READER = ClaudeCodeReader()
+
+
+def _text_of(content: Any) -> str:
+    """A tool result's or message's content as text (blocks joined; images named)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict):
+                if block.get("type") == "text":
+                    parts.append(str(block.get("text", "")))
+                elif block.get("type") == "image":
+                    parts.append("[image]")
+                elif "text" in block:
+                    parts.append(str(block["text"]))
+            elif isinstance(block, str):
+                parts.append(block)
+        return "\n".join(parts)
+    if content is None:
+        return ""
+    return orjson.dumps(content).decode()
+
+
+class _Session:
+    """One thread of records (a session's main chain or one sub-agent) being built."""
+
+    def __init__(self, session_id: str, file: str):
+        self.id = session_id
+        self.file = file
+        self.conversation = Conversation()
+        self.task = ""
+        self.metadata: dict[str, Any] = {"session_id": session_id}
+        self.models: list[str] = []
+        self.messages = 0
+        self.uuids: set[str] = set()
+        self.tool_errors = 0
+        self.api_errors = 0
+        self.ended_on_error = False
+        self.first_prompt = ""
+        self.subagent_calls: dict[str, Any] = {}
+        """Task call id → its input (to match sub-agents)."""
+        self.agent_ids: dict[str, str] = {}
+        """Task call id → the agentId its result names (2.x)."""
+
+    def add(self, record: dict[str, Any]) -> None:
+        kind = record.get("type")
+        uuid = record.get("uuid")
+        if isinstance(uuid, str):
+            self.uuids.add(uuid)
+        for key in ("cwd", "version", "gitBranch"):
+            if isinstance(record.get(key), str) and key not in self.metadata:
+                self.metadata[key] = record[key]
+        if kind == "system":
+            if record.get("subtype") == "compact_boundary":
+                self.conversation.add_event(
+                    "context compacted", "compaction", {"metadata": record.get("compactMetadata")}
+                )
+            return
+        message = record.get("message")
+        if not isinstance(message, dict):
+            return
+        self.messages += 1
+        if kind == "assistant":
+            self._assistant(record, message)
+        else:
+            self._user(record, message)
+
+    def _assistant(self, record: dict[str, Any], message: dict[str, Any]) -> None:
+        model = message.get("model")
+        if isinstance(model, str) and model != "<synthetic>" and model not in self.models:
+            self.models.append(model)
+        content = message.get("content")
+        if record.get("isApiErrorMessage") or record.get("error"):
+            self.api_errors += 1
+            self.ended_on_error = True
+            self.conversation.add_event(_text_of(content), "api_error", {"error": record.get("error")})
+            return
+        self.ended_on_error = False
+        key = message.get("id") or record.get("requestId") or record.get("uuid")
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": _text_of(content)}]
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "thinking":
+                self.conversation.add_thinking(str(block.get("thinking", "")), key)
+            elif kind == "redacted_thinking":
+                self.conversation.add_thinking("[redacted thinking]", key)
+            elif kind == "text":
+                self.conversation.add_text(str(block.get("text", "")), key)
+            elif kind in ("tool_use", "server_tool_use"):
+                name = block.get("name")
+                arguments = block.get("input")
+                call_id = block.get("id") if isinstance(block.get("id"), str) else None
+                call = ToolCall(
+                    name=name if isinstance(name, str) and name else "?",
+                    arguments=arguments if isinstance(arguments, dict) else {},
+                    id=call_id,
+                    raw_arguments=None if isinstance(arguments, dict) or arguments is None else str(arguments),
+                )
+                self.conversation.add_call(call, key)
+                if call.name in SUBAGENT_TOOLS and call_id:
+                    self.subagent_calls[call_id] = call.arguments
+
+    def _user(self, record: dict[str, Any], message: dict[str, Any]) -> None:
+        content = message.get("content")
+        if record.get("isCompactSummary"):
+            text = _text_of(content)
+            self.conversation.add_event(text, "compaction")
+            self.conversation.replace_history([ChatMessage(role="user", content=text)])
+            return
+        if isinstance(content, list):
+            texts = []
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "tool_result":
+                    call_id = block.get("tool_use_id") if isinstance(block.get("tool_use_id"), str) else None
+                    error = bool(block.get("is_error"))
+                    self.tool_errors += error
+                    used = record.get("toolUseResult")
+                    agent = used.get("agentId") if isinstance(used, dict) else None
+                    if call_id in self.subagent_calls and isinstance(agent, str) and _AGENT_ID.match(agent):
+                        self.agent_ids[call_id] = agent
+                    self.conversation.add_result(call_id, _text_of(block.get("content")), error=error)
+                elif block.get("type") in ("text", "image"):
+                    texts.append(_text_of([block]))
+            if texts:
+                self._user_text("\n".join(texts), record)
+            return
+        self._user_text(_text_of(content), record)
+
+    def _user_text(self, text: str, record: dict[str, Any]) -> None:
+        self.conversation.add_input(ChatMessage(role="user", content=text))
+        if not self.first_prompt:
+            self.first_prompt = text
+        if not self.task and not record.get("isMeta") and not text.lstrip().startswith(_NOT_TASK):
+            self.task = text
+
+    def trajectory(self, metadata: dict[str, Any] | None = None) -> Trajectory:
+        self.conversation.end_response()
+        status = "api_error" if self.ended_on_error else None
+        data = {**self.metadata, "models": self.models, "message_records": self.messages, **(metadata or {})}
+        return Trajectory(
+            id=self.id,
+            format=FORMAT,
+            task=self.task,
+            metadata=data,
+            steps=self.conversation.steps,
+            outcome=Outcome(status=status, scores={"tool_errors": self.tool_errors, "api_errors": self.api_errors}),
+        )
+
+
+_UUID = re.compile(r"\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
+
+
+def _read_file(path: Path) -> Iterator[ReadItem]:
+    """One session file: its main chain as one episode, then its sub-agents.
+
+    A file is one conversation even when its records carry several ``sessionId`` values (a
+    resumed session continues the same ``parentUuid`` chain under a new id; hook dumps interleave
+    them), so the episode is the file's, and every id it holds is listed in the metadata."""
+    main = _Session(path.stem if _UUID.match(path.stem) else "", path.name)
+    session_ids: list[str] = []
+    chains: dict[str, _Session] = {}
+    """A sidechain record's uuid → the thread it belongs to (1.x inline sub-agents)."""
+    sidechains: list[_Session] = []
+    progress: dict[str, _Session] = {}
+    """A Task call id → its sub-agent's thread, from ``agent_progress`` records (2.x)."""
+    summaries: list[dict[str, Any]] = []
+    problems: list[LoadProblem] = []
+    for number, record in _records(path):
+        if isinstance(record, LoadProblem):
+            problems.append(record)
+            continue
+        kind = record.get("type")
+        if kind == "summary":
+            summaries.append(record)
+            continue
+        if kind == "progress":
+            try:
+                _progress(record, progress, path.name)
+            except Exception as exc:  # a record of an unforeseen shape is a problem, never a crash
+                problems.append(
+                    LoadProblem(file=path.name, field=f"line {number}", message=f"{type(exc).__name__}: {exc}")
+                )
+            continue
+        if kind not in _CONVERSATION_TYPES and kind != "system":
+            continue
+        session_id = record.get("sessionId")
+        if not isinstance(session_id, str):
+            continue
+        try:
+            if record.get("isSidechain"):
+                parent = record.get("parentUuid")
+                thread = chains.get(parent) if isinstance(parent, str) else None
+                if thread is None:
+                    if kind == "system":
+                        continue
+                    thread = _Session(f"/sidechain-{len(sidechains) + 1}", path.name)
+                    thread.metadata["session_id"] = session_id
+                    sidechains.append(thread)
+                if isinstance(record.get("uuid"), str):
+                    chains[record["uuid"]] = thread
+                thread.add(record)
+                continue
+            if kind in _CONVERSATION_TYPES and session_id not in session_ids:
+                session_ids.append(session_id)
+            main.add(record)
+        except Exception as exc:  # a record of an unforeseen shape is a problem, never a crash
+            problems.append(
+                LoadProblem(
+                    file=path.name,
+                    session_id=session_id,
+                    field=f"line {number}",
+                    message=f"{type(exc).__name__}: {exc}",
+                )
+            )
+    if not main.messages and not sidechains and progress:
+        sidechains = list(progress.values())  # only a sub-agent's progress: its threads alone
+        progress = {}
+    if main.messages:
+        main.id = main.id or session_ids[0]
+        main.metadata["session_id"] = main.id
+        titles = [
+            s.get("summary") for s in summaries if isinstance(s.get("leafUuid"), str) and s["leafUuid"] in main.uuids
+        ]
+        extra: dict[str, Any] = {"session_ids": session_ids}
+        if titles:
+            extra["summaries"] = titles
+        for thread in sidechains:
+            thread.id = f"{main.id}{thread.id}"
+        children = _children(path, main, sidechains, progress)
+        yield main.trajectory(extra)
+        yield from children
+    elif sidechains:  # a sub-agent's own file (agent-<id>.jsonl), opened alone
+        stem = path.stem
+        for number, thread in enumerate(sidechains):
+            parent = thread.metadata["session_id"]
+            thread.id = stem if len(sidechains) == 1 else f"{stem}/sidechain-{number + 1}"
+            yield thread.trajectory({"subagent": True, "parent_session": parent, "parent_call_id": None})
+    else:
+        problems.insert(0, LoadProblem(file=path.name, message="no Claude Code session records (type user/assistant)"))
+    yield from problems
+
+
+def _progress(record: dict[str, Any], threads: dict[str, _Session], file: str) -> None:
+    """An ``agent_progress`` record: one message of the sub-agent a Task call started, written
+    into the session file as it runs (2.x; the same messages as its ``agent-<id>.jsonl``)."""
+    data = record.get("data")
+    call_id = record.get("parentToolUseID")
+    if not isinstance(data, dict) or data.get("type") != "agent_progress" or not isinstance(call_id, str):
+        return
+    message = data.get("message")
+    if not isinstance(message, dict) or message.get("type") not in _CONVERSATION_TYPES:
+        return
+    thread = threads.get(call_id)
+    if thread is None:
+        agent = data.get("agentId")
+        name = f"agent-{agent}" if isinstance(agent, str) and _AGENT_ID.match(agent) else f"progress-{len(threads) + 1}"
+        thread = threads[call_id] = _Session(f"/{name}", file)
+        thread.metadata["session_id"] = record.get("sessionId")
+    uuid = message.get("uuid")
+    if isinstance(uuid, str) and uuid in thread.uuids:
+        return  # the same message written again
+    thread.add(message)
+
+
+def _children(path: Path, session: _Session, inline: list[_Session], progress: dict[str, _Session]) -> list[Trajectory]:
+    """The session's sub-agents as trajectories, each linked to the Task call that started it:
+    inline sidechains (1.x), transcript files (2.x), else the ``agent_progress`` records."""
+    steps = session.conversation.calls
+    children: list[Trajectory] = []
+
+    def link(child: _Session, call_id: str | None, source: str) -> None:
+        if call_id is not None and call_id in steps:
+            step = steps[call_id]
+            step.extra["subagent"] = child.id
+            if step.tool_result is not None:  # where a user reading the Task's result sees it
+                step.tool_result = f"[sub-agent episode: {child.id}]\n{step.tool_result}"
+        children.append(
+            child.trajectory(
+                {"subagent": True, "parent_session": session.id, "parent_call_id": call_id, "subagent_source": source}
+            )
+        )
+
+    by_prompt = {str(arguments.get("prompt", "")).strip(): call for call, arguments in session.subagent_calls.items()}
+    for thread in inline:
+        call_id = by_prompt.pop(thread.first_prompt.strip(), None)
+        link(thread, call_id, "inline sidechain")
+    seen: set[Path] = set()
+    for call_id, agent in session.agent_ids.items():
+        for candidate in (
+            path.parent / path.stem / "subagents" / f"agent-{agent}.jsonl",
+            path.parent / f"agent-{agent}.jsonl",
+        ):
+            if candidate.is_file() and candidate not in seen:
+                seen.add(candidate)
+                child = _agent_file(candidate, f"{session.id}/agent-{agent}")
+                if child is not None:
+                    link(child, call_id, candidate.name)
+                    progress.pop(call_id, None)  # the file holds the whole transcript
+                break
+    for call_id, thread in progress.items():
+        thread.id = f"{session.id}{thread.id}"
+        link(thread, call_id, "agent_progress records")
+    folder = path.parent / path.stem / "subagents"
+    if folder.is_dir():
+        for candidate in sorted(folder.glob("agent-*.jsonl")):
+            if candidate not in seen:
+                child = _agent_file(candidate, f"{session.id}/{candidate.stem}")
+                if child is not None:
+                    link(child, None, candidate.name)
+    return children
+
+
+def _agent_file(path: Path, child_id: str) -> _Session | None:
+    """A sub-agent transcript file (2.x) as one thread; unreadable lines are skipped."""
+    thread = _Session(child_id, path.name)
+    try:
+        for _, record in _records(path):
+            if isinstance(record, dict) and (
+                record.get("type") in _CONVERSATION_TYPES or record.get("type") == "system"
+            ):
+                thread.add(record)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return thread if thread.messages else None

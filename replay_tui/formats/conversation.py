@@ -1,0 +1,155 @@
+"""A conversation built record by record into decision steps: what the agent-log readers share.
+
+Coding agents (Claude Code, Codex) log a conversation as a stream of records: user input, the
+model's response (reasoning, text, tool calls, possibly split over several records), tool results
+that answer calls by id. :class:`Conversation` turns that stream into steps in one pass:
+
+- each tool call is a step whose prompt is the history *before the response* that made it (the
+  calls of one response share that prompt); the history is one growing list of shared
+  :class:`ChatMessage` objects and a step holds a slice of it, so no message is built twice;
+- the response's thinking and text so far become the step's ``thinking`` and ``content``;
+- a result is paired with its call by id (``tool_use_id``/``call_id``), a call never answered
+  keeps ``tool_result = None``;
+- a response with no call, an error or a compaction is a step without an action (an event the
+  stepper shows and a replay skips).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replay_tui.trajectory import ChatMessage, ToolCall, TrajectoryStep
+
+
+class Conversation:
+    """One agent's conversation, fed in log order; :attr:`steps` is the result."""
+
+    def __init__(self) -> None:
+        self.history: list[ChatMessage] = []
+        self.steps: list[TrajectoryStep] = []
+        self.calls: dict[str, TrajectoryStep] = {}
+        """Call id → its step, to pair results."""
+        self._prompt_end = 0
+        self._response: ChatMessage | None = None
+        self._response_key: Any = None
+        self._response_steps = 0
+        self._thinking: list[str] = []
+        self._text: list[str] = []
+
+    # -- input the model reads -------------------------------------------------------------------
+
+    def add_input(self, message: ChatMessage) -> None:
+        """A message the model will read (user text, system/developer text): ends any response."""
+        self.end_response()
+        self.history.append(message)
+        self._prompt_end = len(self.history)
+
+    def add_result(
+        self, call_id: str | None, text: str, *, error: bool = False, extra: dict[str, Any] | None = None
+    ) -> None:
+        """A tool's result: into the history (as a ``tool`` message) and onto the call's step."""
+        self.end_response()
+        self.history.append(ChatMessage(role="tool", content=text, tool_call_id=call_id))
+        self._prompt_end = len(self.history)
+        step = self.calls.get(call_id) if call_id else None
+        if step is None:
+            return
+        step.tool_result = text if step.tool_result is None else f"{step.tool_result}\n{text}"
+        if error:
+            step.extra["is_error"] = True
+        if extra:
+            step.extra.update(extra)
+
+    def replace_history(self, messages: list[ChatMessage]) -> None:
+        """After a compaction the model reads ``messages`` instead of what came before (a new list:
+        earlier steps keep their prompts)."""
+        self.end_response()
+        self.history = list(messages)
+        self._prompt_end = len(self.history)
+
+    # -- the model's response --------------------------------------------------------------------
+
+    def _open(self, key: Any) -> ChatMessage:
+        if self._response is None or (key is not None and key != self._response_key):
+            self.end_response()
+            self._response = ChatMessage(role="assistant")
+            self._response_key = key
+            self.history.append(self._response)
+        return self._response
+
+    def add_thinking(self, text: str, key: Any = None) -> None:
+        if not text:
+            return
+        response = self._open(key)
+        response.reasoning = f"{response.reasoning}\n{text}" if response.reasoning else text
+        self._thinking.append(text)
+
+    def add_text(self, text: str, key: Any = None) -> None:
+        if not text:
+            return
+        response = self._open(key)
+        response.content = f"{response.content}\n{text}" if response.content else text
+        self._text.append(text)
+
+    def add_call(self, call: ToolCall, key: Any = None, extra: dict[str, Any] | None = None) -> TrajectoryStep:
+        """A tool call of the current response: a decision step."""
+        response = self._open(key)
+        response.tool_calls.append(call)
+        step = TrajectoryStep.model_construct(
+            index=len(self.steps),
+            label=str(len(self.steps)),
+            observation=_observation(self.history, self._prompt_end),
+            screenshot=None,
+            axtree=None,
+            messages=self.history[: self._prompt_end],
+            tools=[],
+            thinking="\n".join(self._thinking),
+            content="\n".join(self._text),
+            action=call,
+            action_text=call.display(),
+            tool_result=None,
+            reward=None,
+            done=False,
+            state=None,
+            extra=dict(extra or {}),
+        )
+        self.steps.append(step)
+        self._response_steps += 1
+        if call.id:
+            self.calls[call.id] = step
+        return step
+
+    def add_event(self, content: str, kind: str, extra: dict[str, Any] | None = None) -> TrajectoryStep:
+        """Something the log records that is no call (an error, a compaction, an aborted turn)."""
+        self.end_response()
+        return self._note(content, "", {"event": kind, **(extra or {})})
+
+    def end_response(self) -> None:
+        """Close the current response; one with no call becomes a step without an action."""
+        if self._response is not None and not self._response_steps and (self._text or self._thinking):
+            self._note("\n".join(self._text), "\n".join(self._thinking), {"event": "message"})
+        self._response = None
+        self._response_key = None
+        self._response_steps = 0
+        self._thinking = []
+        self._text = []
+
+    def _note(self, content: str, thinking: str, extra: dict[str, Any]) -> TrajectoryStep:
+        step = TrajectoryStep(
+            index=len(self.steps),
+            observation=_observation(self.history, self._prompt_end),
+            messages=self.history[: self._prompt_end],
+            thinking=thinking,
+            content=content,
+            extra=extra,
+        )
+        self.steps.append(step)
+        return step
+
+
+def _observation(history: list[ChatMessage], end: int) -> str:
+    """What the model read last before deciding: the last input or tool result."""
+    for position in range(min(end, len(history)) - 1, -1, -1):
+        if history[position].role != "assistant":
+            return history[position].content
+    return ""

@@ -1,0 +1,58 @@
+"""Coding-agent logs in the app, driven with keys: a Claude Code session's sub-agent is an episode of
+its own, reached from the browser, stepped through and left."""
+
+from __future__ import annotations
+
+from replay_tui.formats import read_trajectories
+from replay_tui.trajectory import Trajectory
+from replay_tui.tui.screens.browser import BrowserScreen
+from replay_tui.tui.screens.stepper import StepperScreen
+from tests.conftest import DATA
+from tests.tui.conftest import SIZE
+from tests.tui.test_formats_tui import assert_shown, browser_rows
+
+ATTIO = DATA / "formats" / "claude_code" / "attio-mcp-server__logs_chat__cc1.0.70.jsonl"
+PARENT = "f89f86a1-90f7-4671-8587-88710a331c6f"
+
+
+async def test_a_claude_code_sub_agent_is_entered_and_left_from_its_session(build):
+    app = build([str(ATTIO)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        ids = [row[1] for row in browser_rows(app)]
+        assert ids[0] == PARENT and len(ids) == 8  # the session, then its 7 Task sub-agents
+        child_id = f"{PARENT}/sidechain-3"
+        await pilot.press("enter")  # the session: step to the Task call that started the sub-agent
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, StepperScreen)
+        for _ in range(200):
+            step = screen.source_step(screen.current_row())
+            if step is not None and step.extra.get("subagent") == child_id:
+                break
+            await pilot.press("j")
+            await pilot.pause()
+        assert step is not None and step.action is not None and step.action.name == "Task"
+        await pilot.press("o")  # its result names the sub-agent's episode
+        await pilot.pause()
+        assert_shown(app, "observation", f"[sub-agent episode: {child_id}]")
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("slash", *"sidechain-3", "enter")
+        await pilot.pause()
+        assert [row[1] for row in browser_rows(app)] == [child_id]
+        await pilot.press("enter")  # into the sub-agent
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, StepperScreen)
+        child = screen.source_step(screen.current_row())
+        expected = next(t for t in read_trajectories(ATTIO) if isinstance(t, Trajectory) and t.id == child_id)
+        assert child.action_text == expected.steps[0].action_text  # the sub-agent's own first call
+        assert_shown(app, "action", child.action_text[:40])
+        await pilot.press("j")  # its second step
+        await pilot.pause()
+        assert screen.source_step(screen.current_row()) is not child
+        await pilot.press("escape")  # and out again, back to the sessions
+        await pilot.pause()
+        assert isinstance(app.screen, BrowserScreen)
+        assert [row[1] for row in browser_rows(app)] == [child_id]
