@@ -18,9 +18,8 @@ from typing import Any, Literal
 from replay_tui.demos.fast import FastEntry, FastEpisode
 from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction
-from replay_tui.matching import ActionVerdict, MatchPolicy, MatchSettings, judge_call
+from replay_tui.matching import MatchPolicy, MatchSettings, judge_step
 from replay_tui.sources import open_sources, tools_by_name
-from replay_tui.trajectory import parse_call_text
 from replay_tui.webshop import ITEM, infer_available_actions, infer_state
 
 MismatchPolicy = Literal["stop", "allow"]
@@ -104,32 +103,6 @@ class ReplayStep:
             state=self.state, available_actions=list(self.available_actions), action_executed_in_env=self.expected
         )
         return data
-
-
-def judge_step(
-    matching: MatchSettings, expected: str, predicted: str, state: str, *, call: bool, schema: Any = None
-) -> ActionVerdict:
-    """The verdict on one step: WebShop actions by :meth:`MatchSettings.judge`, tool calls (their
-    canonical text, ``name({...})``) by :func:`replay_tui.matching.judge_call` under the policy of
-    their state (the tool's name)."""
-    if not call:
-        return matching.judge(expected, predicted, state)
-    policy = matching.policy_for(state)
-    want = parse_call_text(expected)
-    got = parse_call_text(predicted)
-    if want is None:  # not a call text: compare as written
-        return matching.judge(expected, predicted, state)
-    if got is None:
-        shown = predicted if len(predicted) <= 80 else predicted[:79] + "…"
-        return ActionVerdict("mismatch", f"not a tool call: {shown!r}", "kind", policy)
-    if want.raw_arguments is not None or got.raw_arguments is not None:
-        if want.name == got.name and want.raw_arguments == got.raw_arguments:
-            return ActionVerdict("match", "same call", None, policy)
-        if got.raw_arguments is not None and want.raw_arguments is None:
-            shown = got.raw_arguments[:80]
-            return ActionVerdict("mismatch", f"arguments are not a JSON object: {shown!r}", "argument", policy)
-    parameters = schema.get("parameters") if isinstance(schema, dict) else None
-    return judge_call(want.name, want.arguments, got.name, got.arguments, policy, parameters)
 
 
 def _entry_kind(entry: Any) -> Literal["decision", "item"] | None:

@@ -11,11 +11,12 @@ every field without a place of its own is kept in ``extra``.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
+
+from replay_tui.matching import split_call_text
 
 
 class ToolCall(BaseModel):
@@ -45,27 +46,13 @@ def call_text(name: str, arguments: dict[str, Any]) -> str:
     return f"{name}({orjson.dumps(arguments, option=orjson.OPT_NON_STR_KEYS).decode()})"
 
 
-_CALL_TEXT = re.compile(r"\A\s*([^\s(]+)\s*\((.*)\)\s*\Z", re.DOTALL)
-
-
 def parse_call_text(text: str) -> ToolCall | None:
-    """:func:`call_text` read back; None when ``text`` is not ``name(...)``.
-
-    Arguments that are not a JSON object are kept as ``raw_arguments`` (a model that wrote broken
-    JSON is judged, not refused)."""
-    found = _CALL_TEXT.match(text)
+    """:func:`call_text` read back (:func:`replay_tui.matching.split_call_text`); None when ``text``
+    is not ``name(...)``."""
+    found = split_call_text(text)
     if found is None:
         return None
-    name, inner = found.group(1), found.group(2).strip()
-    if not inner:
-        return ToolCall(name=name)
-    try:
-        value = orjson.loads(inner)
-    except orjson.JSONDecodeError:
-        return ToolCall(name=name, raw_arguments=inner)
-    if not isinstance(value, dict):
-        return ToolCall(name=name, raw_arguments=inner)
-    return ToolCall(name=name, arguments=value)
+    return ToolCall(name=found.name, arguments=found.arguments, raw_arguments=found.raw_arguments)
 
 
 class ChatMessage(BaseModel):

@@ -10,10 +10,10 @@ import pytest
 
 from replay_tui.demos.models import DecisionStep, UnknownEvent
 from replay_tui.demos.problems import DemoFileError
-from replay_tui.env import OfflineWebshopEnv, judge_step, replay_steps
+from replay_tui.env import OfflineWebshopEnv, replay_steps
 from replay_tui.examples import example_path
 from replay_tui.formats import FormatError, read_trajectories
-from replay_tui.matching import MatchSettings
+from replay_tui.matching import MatchSettings, judge_step
 from replay_tui.policies.base import FunctionPolicy
 from replay_tui.runner import Runner, rejudge
 from replay_tui.sources import TrajectoryFile, episode_from_trajectory, open_sources
