@@ -96,6 +96,13 @@ class StepPrompts:
         self._conversation = OpenAIConversation()
         self._lock = threading.Lock()
 
+    def __getstate__(self) -> dict[str, Any]:  # an episode pickles (a copy, a worker process) without its lock
+        return {"_seen": self._seen, "_conversation": self._conversation}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def of(self, messages: list[ChatMessage]) -> list[dict[str, Any]]:
         """``messages`` in the request shape (:func:`~replay_tui.trajectory.openai_messages`); the
         dicts are shared with the other steps' prompts (read-only)."""

@@ -9,6 +9,7 @@ instead of timing anything.
 from __future__ import annotations
 
 import json
+import pickle
 import resource
 import subprocess
 import sys
@@ -119,6 +120,8 @@ def test_a_shared_prompt_is_the_prompt_built_alone(tmp_path) -> None:
         alone = openai_messages(episode.source.steps[step.index].messages)
         assert step.recorded["messages"] == alone
         assert step.llm_prompt == orjson.dumps(alone).decode()
+    copy = pickle.loads(pickle.dumps(episode))  # a copy of the episode builds the same prompts
+    assert [entry.messages for entry in copy.trajectory] == [entry.messages for entry in episode.trajectory]
 
 
 LIMIT = 1024 * 1024 * 1024
