@@ -152,3 +152,13 @@ def test_a_2000_step_run_opens_within_a_bounded_address_space(tmp_path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["2000", "2", str(2 + 2 * 1999)]
+
+
+def test_a_search_finds_a_prompt_message_once_at_the_first_step_sent_it(tmp_path) -> None:
+    from replay_tui.search import search
+
+    demos = open_sources([mini_run(tmp_path / "run.traj.json", 300)])
+    hits = [hit for found in search(demos, "off-by-one") for hit in found.hits]
+    assert [(hit.field, hit.step) for hit in hits] == [("task", "task"), ("observation", "0"), ("messages", "0")]
+    later = [hit for found in search(demos, "step 7, look") for hit in found.hits]
+    assert [(hit.field, hit.step) for hit in later] == [("action", "7"), ("messages", "8")]  # sent with step 8
