@@ -37,6 +37,7 @@ import orjson
 from pydantic import BaseModel, Field, ValidationError
 
 from replay_tui.groups import MismatchGroup, group_steps
+from replay_tui.matching import Verdict
 from replay_tui.runner import EpisodeReport, StepResult, SummaryReport
 from replay_tui.sanitize import strip_control
 from replay_tui.stats import mcnemar_exact, paired_bootstrap, wilson
@@ -392,6 +393,7 @@ class _RepeatStep(BaseModel):
     expected: str
     predictions: list[str]
     errors: list[str | None] = Field(default_factory=list)
+    verdicts: list[Verdict] = Field(default_factory=list)
 
 
 class _RepeatReport(BaseModel):
@@ -409,8 +411,9 @@ class _RepeatReport(BaseModel):
 def repeat_runs(data: Mapping[str, Any], source: str) -> list[LoadedRun]:
     """A ``--repeat K`` report as K runs, one per repetition (for the agreement matrix).
 
-    Each run's step is right when the repetition matched the recording, judged as the repeat run
-    judged it (:func:`replay_tui.matching.actions_match` under the state's policy)."""
+    Each run's step has the verdict the repeat run stored (the one a replay gives it); a report
+    written before verdicts were stored is judged as it was then (:func:`replay_tui.matching.actions_match`
+    under the state's policy)."""
     from replay_tui.matching import MatchSettings, actions_match
 
     try:
@@ -430,7 +433,12 @@ def repeat_runs(data: Mapping[str, Any], source: str) -> list[LoadedRun]:
                 continue
             predicted = step.predictions[run]
             failed = predicted.startswith("!")
-            match = not failed and actions_match(predicted, step.expected, settings.policy_for(step.state))
+            verdict: Verdict
+            if run < len(step.verdicts):
+                verdict = step.verdicts[run]
+            else:
+                accepted = not failed and actions_match(predicted, step.expected, settings.policy_for(step.state))
+                verdict = "match" if accepted else "mismatch"
             episodes.setdefault(step.session_id, []).append(
                 StepResult(
                     session_id=step.session_id,
@@ -441,7 +449,7 @@ def repeat_runs(data: Mapping[str, Any], source: str) -> list[LoadedRun]:
                     state=step.state,
                     expected=step.expected,
                     predicted="" if failed else predicted,
-                    verdict="match" if match else "mismatch",
+                    verdict=verdict,
                     error=(step.errors[run] if run < len(step.errors) else None) if failed else None,
                     error_kind=predicted[1:] if failed else None,
                 )

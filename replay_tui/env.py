@@ -18,9 +18,8 @@ from typing import Any, Literal
 from replay_tui.demos.fast import FastEntry, FastEpisode
 from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction
-from replay_tui.matching import ActionVerdict, MatchPolicy, MatchSettings, judge_call
-from replay_tui.sources import open_sources, tools_by_name
-from replay_tui.trajectory import parse_call_text
+from replay_tui.matching import MatchPolicy, MatchSettings, judge_step
+from replay_tui.sources import LogStep, open_sources, tools_by_name
 from replay_tui.webshop import ITEM, infer_available_actions, infer_state
 
 MismatchPolicy = Literal["stop", "allow"]
@@ -47,7 +46,6 @@ class ReplayStep:
     expected: str
     reward: float
     done: bool
-    llm_prompt: str | None
     source: DecisionStep | ItemPageAction | FastEntry = field(repr=False)
     """The recorded entry: its model, or the replay's fast reading of it (:mod:`replay_tui.demos.fast`)."""
     trajectory_index: int = 0
@@ -56,6 +54,15 @@ class ReplayStep:
     """True for a tool call of another format: judged by name and typed arguments (:func:`judge_step`)."""
     schema: dict[str, Any] | None = field(default=None, repr=False)
     """The recorded tool's JSON-schema ``parameters`` (types for the arguments), when known."""
+
+    @property
+    def llm_prompt(self) -> str | None:
+        """The recorded prompt (None for an item-page action); a log of another format's is built
+        now, for this step only (see :class:`replay_tui.sources.StepPrompts`)."""
+        source = self.source
+        if isinstance(source, LogStep):
+            return source.prompt_text()
+        return source.llm_prompt if self.kind == "decision" else None  # type: ignore[union-attr]
 
     @property
     def recorded(self) -> dict[str, Any]:
@@ -84,7 +91,12 @@ class ReplayStep:
         return name, arguments
 
     def _recorded(self) -> dict[str, Any]:
-        if isinstance(self.source, DecisionStep):
+        if isinstance(self.source, LogStep):
+            data = self.source.model_dump()
+            data["llm_prompt"] = self.source.prompt_text()
+            if self.source.tool_call:
+                data["messages"] = self.source.messages
+        elif isinstance(self.source, DecisionStep):
             data = self.source.model_dump()
         elif isinstance(self.source, FastEntry) and self.kind == "decision":
             data = self.source.decision_dump()
@@ -106,32 +118,6 @@ class ReplayStep:
         return data
 
 
-def judge_step(
-    matching: MatchSettings, expected: str, predicted: str, state: str, *, call: bool, schema: Any = None
-) -> ActionVerdict:
-    """The verdict on one step: WebShop actions by :meth:`MatchSettings.judge`, tool calls (their
-    canonical text, ``name({...})``) by :func:`replay_tui.matching.judge_call` under the policy of
-    their state (the tool's name)."""
-    if not call:
-        return matching.judge(expected, predicted, state)
-    policy = matching.policy_for(state)
-    want = parse_call_text(expected)
-    got = parse_call_text(predicted)
-    if want is None:  # not a call text: compare as written
-        return matching.judge(expected, predicted, state)
-    if got is None:
-        shown = predicted if len(predicted) <= 80 else predicted[:79] + "…"
-        return ActionVerdict("mismatch", f"not a tool call: {shown!r}", "kind", policy)
-    if want.raw_arguments is not None or got.raw_arguments is not None:
-        if want.name == got.name and want.raw_arguments == got.raw_arguments:
-            return ActionVerdict("match", "same call", None, policy)
-        if got.raw_arguments is not None and want.raw_arguments is None:
-            shown = got.raw_arguments[:80]
-            return ActionVerdict("mismatch", f"arguments are not a JSON object: {shown!r}", "argument", policy)
-    parameters = schema.get("parameters") if isinstance(schema, dict) else None
-    return judge_call(want.name, want.arguments, got.name, got.arguments, policy, parameters)
-
-
 def _entry_kind(entry: Any) -> Literal["decision", "item"] | None:
     """What a trajectory entry (a model, or a fast entry) is to the replay."""
     if type(entry) is FastEntry:
@@ -139,6 +125,20 @@ def _entry_kind(entry: Any) -> Literal["decision", "item"] | None:
     if isinstance(entry, DecisionStep):
         return "decision"
     return "item" if isinstance(entry, ItemPageAction) else None
+
+
+def _call_fields(entry: Any) -> tuple[bool, str | None, list[Any]]:
+    """(judged as a tool call, the log's step label, the tool schemas) of a decision entry.
+
+    A seed demo file's step may carry ``tool_call``/``step_label``/``tools`` as fields of its own
+    (the seed contract keeps unknown fields): it is judged as a tool call then, as before."""
+    if isinstance(entry, LogStep):
+        return entry.tool_call, entry.step_label if entry.tool_call else None, entry.tools
+    extra = (entry.model_extra or {}) if isinstance(entry, DecisionStep) else {}
+    if not extra.get("tool_call"):
+        return False, None, []
+    label, tools = extra.get("step_label"), extra.get("tools")
+    return True, label if isinstance(label, str) else None, tools if isinstance(tools, list) else []
 
 
 def replay_steps(episode: Episode | FastEpisode, *, include_item_steps: bool = False) -> list[ReplayStep]:
@@ -154,9 +154,7 @@ def replay_steps(episode: Episode | FastEpisode, *, include_item_steps: bool = F
         if kind == "decision":
             last_number, item_count = entry.step_number, 0
             observation = entry.observation_before_llm
-            extra = (entry.model_extra or {}) if isinstance(entry, DecisionStep) else {}
-            call = bool(extra.get("tool_call"))
-            label = extra.get("step_label") if call else None
+            call, label, tools = _call_fields(entry)
             available: list[str]
             if call:  # a tool call of another format: its state is the tool, its actions the tools offered
                 state = entry.state or entry.llm_action_name
@@ -186,12 +184,11 @@ def replay_steps(episode: Episode | FastEpisode, *, include_item_steps: bool = F
                     expected=entry.expected_action,
                     reward=entry.reward,
                     done=entry.done,
-                    llm_prompt=entry.llm_prompt,
                     source=entry,
                     trajectory_index=position,
                     warnings=tuple(warnings),
                     call=call,
-                    schema=tools_by_name(extra.get("tools") or []).get(entry.llm_action_name) if call else None,
+                    schema=tools_by_name(tools).get(entry.llm_action_name) if call else None,
                 )
             )
         elif include_item_steps and kind == "item":
@@ -217,7 +214,6 @@ def replay_steps(episode: Episode | FastEpisode, *, include_item_steps: bool = F
                     expected=expected,
                     reward=entry.reward,
                     done=entry.done,
-                    llm_prompt=None,
                     source=entry,
                     trajectory_index=position,
                     warnings=tuple(warnings),

@@ -150,7 +150,7 @@ _QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 _INDEX = re.compile(r"\[\d+\]")
 _Q = "['\"]"  # a repr's opening quote
 _TEMPLATES: tuple[tuple[re.Pattern[str], str | None], ...] = (
-    # tool calls (matching.judge_call, env.judge_step)
+    # tool calls (matching.judge_call, matching.judge_step)
     (re.compile(r"^tool differs: "), "tool differs"),
     (re.compile(r"^not a tool call: "), "not a tool call"),
     (re.compile(r"^arguments are not a JSON object: "), "arguments are not a JSON object"),
@@ -180,7 +180,7 @@ _TEMPLATES: tuple[tuple[re.Pattern[str], str | None], ...] = (
     (re.compile(r"^differs only in (?P<detail>.+?) from the recorded action"), "differs only in {detail}"),
     (re.compile(r"^(?P<which>expected|predicted) action is not of the form "), "{which} action not parsed"),
 )
-"""The reasons :mod:`replay_tui.matching` (and ``env.judge_step``) write, as (pattern, kind template);
+"""The reasons :mod:`replay_tui.matching` (and ``matching.judge_step``) write, as (pattern, kind template);
 a None template is a missing/unexpected keys reason (:func:`_keys`)."""
 
 

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal, cast
 
+import orjson
+
 from replay_tui.actions import (
     BACK_TO_SEARCH,
     BUY_NOW,
@@ -444,6 +446,66 @@ def judge_call(
     if tolerated:
         return ActionVerdict("equivalent", "same call, tolerating " + "; ".join(tolerated), None, policy)
     return ActionVerdict("match", "same call", None, policy)
+
+
+_CALL_TEXT = re.compile(r"\A\s*([^\s(]+)\s*\((.*)\)\s*\Z", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class CallText:
+    """A tool call read back from its canonical text ``name({"a": 1})``: the name, the arguments
+    (a JSON object), or ``raw_arguments`` when the text between the brackets is not one."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    raw_arguments: str | None = None
+
+
+def split_call_text(text: str) -> CallText | None:
+    """``name({...})`` read back; None when ``text`` is not ``name(...)``.
+
+    Arguments that are not a JSON object are kept as ``raw_arguments`` (a model that wrote broken
+    JSON is judged, not refused)."""
+    found = _CALL_TEXT.match(text)
+    if found is None:
+        return None
+    name, inner = found.group(1), found.group(2).strip()
+    if not inner:
+        return CallText(name)
+    try:
+        value = orjson.loads(inner)
+    except orjson.JSONDecodeError:
+        return CallText(name, raw_arguments=inner)
+    if not isinstance(value, dict):
+        return CallText(name, raw_arguments=inner)
+    return CallText(name, value)
+
+
+def judge_step(
+    matching: MatchSettings, expected: str, predicted: str, state: str, *, call: bool, schema: Any = None
+) -> ActionVerdict:
+    """The verdict on one recorded step, the only entry every engine (replay, re-judgement,
+    ``--repeat``, comparisons) calls: WebShop actions by :meth:`MatchSettings.judge`, tool calls
+    (their canonical text, ``name({...})``) by :func:`judge_call` under the policy of their state
+    (the tool's name), typed by ``schema`` (the recorded tool's spec) when given."""
+    if not call:
+        return matching.judge(expected, predicted, state)
+    policy = matching.policy_for(state)
+    want = split_call_text(expected)
+    got = split_call_text(predicted)
+    if want is None:  # not a call text: compare as written
+        return matching.judge(expected, predicted, state)
+    if got is None:
+        shown = predicted if len(predicted) <= 80 else predicted[:79] + "…"
+        return ActionVerdict("mismatch", f"not a tool call: {shown!r}", "kind", policy)
+    if want.raw_arguments is not None or got.raw_arguments is not None:
+        if want.name == got.name and want.raw_arguments == got.raw_arguments:
+            return ActionVerdict("match", "same call", None, policy)
+        if got.raw_arguments is not None and want.raw_arguments is None:
+            shown = got.raw_arguments[:80]
+            return ActionVerdict("mismatch", f"arguments are not a JSON object: {shown!r}", "argument", policy)
+    parameters = schema.get("parameters") if isinstance(schema, dict) else None
+    return judge_call(want.name, want.arguments, got.name, got.arguments, policy, parameters)
 
 
 def _json_type(value: Any) -> str:

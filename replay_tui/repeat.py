@@ -24,9 +24,9 @@ from pydantic import BaseModel, Field
 from replay_tui.actions import normalize_action
 from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem, unique_problems
-from replay_tui.env import replay_steps
+from replay_tui.env import ReplayStep, replay_steps
 from replay_tui.jobs import fan_out
-from replay_tui.matching import CasePolicy, MatchSettings, actions_match
+from replay_tui.matching import CasePolicy, MatchSettings, Verdict, judge_step
 from replay_tui.policies.base import accepts_recorded_step, call_policy, policy_name
 
 
@@ -42,8 +42,11 @@ class RepeatStep(BaseModel):
     predictions: list[str]
     """One per run: the predicted action, or ``!kind`` for a failed run."""
     errors: list[str | None] = Field(default_factory=list)
+    verdicts: list[Verdict] = Field(default_factory=list)
+    """One per run: the verdict a replay gives that prediction (:func:`replay_tui.matching.judge_step`;
+    ``mismatch`` for a failed run). Empty in reports written before verdicts were kept."""
     matches: int
-    """Runs whose prediction matches the recording."""
+    """Runs whose prediction the recording accepts (``match`` or ``equivalent``)."""
     distinct: int
     """Different predictions among the runs."""
     agreement_with_recording: float
@@ -104,24 +107,28 @@ def _takes_sample(policy: Any) -> bool:
     return "sample" in parameters
 
 
-def _agreeing_pairs(keys: list[str], case: CasePolicy) -> float:
+Same = Callable[[str, str], bool]
+"""Whether two predictions of one step agree: the step's own verdict, one as the expected action."""
+
+
+def _agreeing_pairs(keys: list[str], same: Same) -> float:
     pairs = list(combinations(keys, 2))
     if not pairs:
         return 1.0
-    agree = sum(1 for a, b in pairs if _same(a, b, case))
+    agree = sum(1 for a, b in pairs if _same(a, b, same))
     return agree / len(pairs)
 
 
-def _same(a: str, b: str, case: CasePolicy) -> bool:
+def _same(a: str, b: str, same: Same) -> bool:
     if a.startswith("!") or b.startswith("!"):
         return a == b
-    return actions_match(a, b, case)
+    return same(a, b)
 
 
-def _distinct(keys: list[str], case: CasePolicy) -> int:
+def _distinct(keys: list[str], same: Same) -> int:
     groups: list[str] = []
     for key in keys:
-        if not any(_same(key, other, case) for other in groups):
+        if not any(_same(key, other, same) for other in groups):
             groups.append(key)
     return len(groups)
 
@@ -150,19 +157,31 @@ def repeat_episode(
     results: list[RepeatStep] = []
     for step in replay_steps(episode, include_item_steps=include_item_steps):
         case = settings.policy_for(step.state)
+
+        def verdict(expected: str, predicted: str, step: ReplayStep = step) -> Verdict:
+            return judge_step(settings, expected, predicted, step.state, call=step.call, schema=step.schema).verdict
+
         keys: list[str] = []
         errors: list[str | None] = []
         for run in range(repeats):
             if cancel is not None and cancel.is_set():
                 return results
             predicted, error, kind = call_policy(policy, step, pass_step=pass_step, sample=run if pass_sample else None)
-            if kind is None:
-                keys.append(normalize_action(predicted, case if case not in ("typed", "tolerant") else "exact"))
-                errors.append(None)
-            else:
+            if kind is not None:
                 keys.append(f"!{kind}")
                 errors.append(f"{kind}: {error}")
-        matches = sum(1 for key in keys if not key.startswith("!") and actions_match(key, step.expected, case))
+            elif step.call:  # a tool call is kept as predicted, as a replay records it
+                keys.append(predicted)
+                errors.append(None)
+            else:
+                keys.append(normalize_action(predicted, case if case not in ("typed", "tolerant") else "exact"))
+                errors.append(None)
+        verdicts: list[Verdict] = ["mismatch" if key.startswith("!") else verdict(step.expected, key) for key in keys]
+        matches = sum(1 for v in verdicts if v != "mismatch")
+
+        def same(a: str, b: str, verdict: Callable[[str, str], Verdict] = verdict) -> bool:
+            return verdict(a, b) != "mismatch"
+
         results.append(
             RepeatStep(
                 session_id=session_id,
@@ -173,10 +192,11 @@ def repeat_episode(
                 expected=step.expected,
                 predictions=keys,
                 errors=errors,
+                verdicts=verdicts,
                 matches=matches,
-                distinct=_distinct(keys, case),
+                distinct=_distinct(keys, same),
                 agreement_with_recording=matches / repeats,
-                agreement_between_runs=_agreeing_pairs(keys, case),
+                agreement_between_runs=_agreeing_pairs(keys, same),
             )
         )
     return results

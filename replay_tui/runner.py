@@ -15,10 +15,10 @@ import orjson
 from pydantic import BaseModel, Field, model_validator
 
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem, unique_problems
-from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv, ReplayStep, judge_step
+from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv, ReplayStep
 from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.jobs import fan_out
-from replay_tui.matching import MatchSettings, Verdict
+from replay_tui.matching import MatchSettings, Verdict, judge_step
 from replay_tui.policies.base import Policy, Prediction, accepts_recorded_step, call_policy, policy_name
 from replay_tui.policies.stub import StubPolicy
 from replay_tui.sanitize import excerpt

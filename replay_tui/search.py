@@ -9,10 +9,15 @@ Big files: a seed demo's episode is first searched as raw JSON bytes (a zero-cop
 memory-mapped file), and only parsed when they contain the query's longest run of printable ASCII
 characters JSON writes as they are (not quotes, backslashes, slashes, < > &): a match in the text has that
 run in the bytes. (It assumes no writer escapes plain ASCII letters as ``\u0041``; none does.)
+
+Long logs of other formats: a step's "messages" are the messages its prompt adds to the step
+before it's, so a message is found once, at the first step that was sent it, and a search stays
+linear in the steps.
 """
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -23,7 +28,7 @@ from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction, Promp
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.env import replay_steps
 from replay_tui.sanitize import strip_control
-from replay_tui.trajectory import TrajectoryStep
+from replay_tui.trajectory import ChatMessage, TrajectoryStep
 
 SNIPPET_BEFORE = 12
 """Characters of context kept before a match in a snippet (the rest follows it): few, so the match
@@ -143,10 +148,22 @@ def _seed_fields(entry: Any) -> Iterator[tuple[str, str | None]]:
         yield "action", entry.action
 
 
-def _general_fields(step: TrajectoryStep) -> Iterator[tuple[str, str | None]]:
+def _new_messages(step: TrajectoryStep, previous: TrajectoryStep | None) -> list[ChatMessage]:
+    """The messages of ``step``'s prompt that the step before it was not sent: a prompt is most often
+    the one before plus a few messages, and searching every prompt whole made a search of a long
+    run quadratic (and gave every later step a hit for one early message)."""
+    messages = step.messages
+    if previous is not None:
+        before = previous.messages
+        if len(before) <= len(messages) and all(map(operator.is_, before, messages)):
+            return messages[len(before) :]
+    return messages
+
+
+def _general_fields(step: TrajectoryStep, previous: TrajectoryStep | None) -> Iterator[tuple[str, str | None]]:
     yield "observation", step.observation
     yield "observation after", step.tool_result
-    yield "messages", "\n".join(message.content for message in step.messages if message.content)
+    yield "messages", "\n".join(message.content for message in _new_messages(step, previous) if message.content)
     yield "thinking", step.thinking
     yield "action", "\n".join(part for part in (step.content, step.action_text) if part)
 
@@ -163,7 +180,8 @@ def episode_hits(episode: Episode, query: Query) -> list[SearchHit]:
     for position, entry in enumerate(episode.trajectory):
         if trajectory is not None and position < len(trajectory.steps):
             source: TrajectoryStep = trajectory.steps[position]
-            label, fields = source.label, _general_fields(source)
+            previous = trajectory.steps[position - 1] if position else None
+            label, fields = source.label, _general_fields(source, previous)
         else:
             label = labels.get(position) or _sub_event_label(entry)
             fields = _seed_fields(entry)

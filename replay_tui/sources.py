@@ -22,19 +22,29 @@ integers, nor unique across files.
 
 from __future__ import annotations
 
+import operator
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationError
 
 from replay_tui.demos.loader import DemoFile, DemoSet, EpisodeRef, HeaderInfo, resolve_demo_paths
-from replay_tui.demos.models import DecisionStep, Episode, UnknownEvent
+from replay_tui.demos.models import PROMPT_SIZE_LIMIT, DecisionStep, Episode, UnknownEvent, parse_prompt
+from replay_tui.demos.models import ChatMessage as DemoChatMessage
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Reader, allowing_pickles, detect, reader_for
-from replay_tui.trajectory import Trajectory, TrajectoryStep, infer_tools, openai_messages
+from replay_tui.trajectory import (
+    ChatMessage,
+    OpenAIConversation,
+    Trajectory,
+    TrajectoryStep,
+    infer_tools,
+    openai_messages,
+)
 
 WEBSHOP_FORMATS = frozenset({"webshop-demos", "webshop-human"})
 """Formats whose actions are WebShop env actions, judged (and replayed) as the seed's are."""
@@ -72,7 +82,102 @@ def tools_by_name(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _decision(step: TrajectoryStep, fmt: str, inferred: list[dict[str, Any]] | None) -> DecisionStep:
+class StepPrompts:
+    """The prompts of one trajectory's steps in the chat-completions shape, converted once and shared.
+
+    A step's prompt is the one before it plus a few messages: building each from scratch (and
+    serialising it) made opening an episode quadratic in its length (a 2,000-step mini-swe-agent run
+    took over 14 GB). Readers give each step a prefix of one list of messages, so a step's prompt is
+    a slice of one :class:`~replay_tui.trajectory.OpenAIConversation`, converted as far as the
+    furthest step asked; a step whose messages are not such a prefix gets its own."""
+
+    def __init__(self) -> None:
+        self._seen: list[ChatMessage] = []
+        self._conversation = OpenAIConversation()
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:  # an episode pickles (a copy, a worker process) without its lock
+        return {"_seen": self._seen, "_conversation": self._conversation}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def of(self, messages: list[ChatMessage]) -> list[dict[str, Any]]:
+        """``messages`` in the request shape (:func:`~replay_tui.trajectory.openai_messages`); the
+        dicts are shared with the other steps' prompts (read-only)."""
+        with self._lock:
+            seen = self._seen
+            if not all(map(operator.is_, messages, seen)):
+                return openai_messages(messages)
+            if len(messages) > len(seen):
+                added = messages[len(seen) :]
+                self._conversation.extend(added)
+                seen.extend(added)
+            return self._conversation.sent[: len(messages)]
+
+
+class LogStep(DecisionStep):
+    """A decision step of a log of another format: the seed's fields, plus what the log adds,
+    declared (they travelled as undeclared pydantic extras, read back by key).
+
+    The prompt (``messages``, :meth:`prompt_text`) is built when a step is shown or replayed, not
+    when the episode is opened; ``llm_prompt`` stays None."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    format: str
+    """The reader that produced the step (:mod:`replay_tui.formats`)."""
+    step_label: str = ""
+    """How the log numbers the step (``"3"``, ``"3.1"``)."""
+    action_text: str = ""
+    """The action as the log shows it (``bash(ls)``, ``search[shoes]``)."""
+    content: str = ""
+    """The model's visible text besides the action."""
+    tool_call: bool = False
+    """True when the step is judged as a tool call (name + typed arguments), not a WebShop action."""
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    """The tool schemas offered (recorded, else inferred from the recorded calls); tool calls only."""
+    tools_inferred: bool = False
+    """True when ``tools`` were inferred from the recorded calls (the log recorded none)."""
+    log_state: str | None = None
+    """The log's own state name (``state`` holds the tool's name for a tool call)."""
+
+    _messages: list[ChatMessage] = PrivateAttr(default_factory=list)
+    _prompts: StepPrompts | None = PrivateAttr(default=None)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The prompt in the chat-completions shape, ready to send again (shared dicts: read-only)."""
+        if not self._messages:
+            return []
+        prompts = self._prompts if self._prompts is not None else StepPrompts()
+        return prompts.of(self._messages)
+
+    def prompt_text(self) -> str | None:
+        """The prompt as JSON text (what ``llm_prompt`` holds for a seed step), built on demand."""
+        messages = self.messages
+        return orjson.dumps(messages).decode() if messages else None
+
+    def prompt_messages(self, *, limit: int = PROMPT_SIZE_LIMIT) -> list[DemoChatMessage]:
+        return parse_prompt(self.prompt_text(), limit=limit)
+
+
+class LogNote(UnknownEvent):
+    """A step of a log of another format without a recorded action (a final answer, a message to
+    the user): shown in the stepper, not replayed."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    format: str
+    step_label: str = ""
+    observation_before_action: str = ""
+    content: str = ""
+    llm_thinking: str | None = None
+    observation_after_action: str = ""
+
+
+def _decision(step: TrajectoryStep, fmt: str, inferred: list[dict[str, Any]] | None, prompts: StepPrompts) -> LogStep:
     assert step.action is not None
     call = step.action
     fields: dict[str, Any] = {
@@ -87,42 +192,39 @@ def _decision(step: TrajectoryStep, fmt: str, inferred: list[dict[str, Any]] | N
         "step_label": step.label,
         "action_text": step.action_text,
         "content": step.content,
+        "format": fmt,
     }
     if is_call_judged(fmt):
-        messages = openai_messages(step.messages)
         tools = step.tools or inferred or []
         fields.update(
-            llm_prompt=orjson.dumps(messages).decode() if messages else None,
             state=call.name,
             available_actions=list(tools_by_name(tools)),
             action_executed_in_env=call.display(),
             tool_call=True,
-            format=fmt,
-            messages=messages,
             tools=tools,
             tools_inferred=not step.tools and bool(inferred),
+            log_state=step.state,
         )
-        if step.state is not None:
-            fields["log_state"] = step.state
     else:
         available = step.extra.get("available_actions")
         fields.update(
-            llm_prompt=orjson.dumps(openai_messages(step.messages)).decode() if step.messages else None,
             state=step.state,
             available_actions=available if isinstance(available, list) else None,
             action_executed_in_env=step.action_text or None,
-            format=fmt,
         )
-    return DecisionStep.model_validate(fields)
+    decision = LogStep.model_validate(fields)
+    decision._messages = step.messages
+    decision._prompts = prompts
+    return decision
 
 
-def _note(step: TrajectoryStep, fmt: str) -> UnknownEvent:
+def _note(step: TrajectoryStep, fmt: str) -> LogNote:
     """A step without a recorded call: shown in the stepper, not replayed."""
-    return UnknownEvent.model_validate(
+    return LogNote.model_validate(
         {
             "type": "message" if step.content else "step",
             "step_label": step.label,
-            "observation": step.observation,
+            "observation_before_action": step.observation,
             "content": step.content,
             "llm_thinking": step.thinking or None,
             "observation_after_action": step.tool_result or "",
@@ -141,9 +243,10 @@ def episode_from_trajectory(trajectory: Trajectory, session_id: int, *, file: st
     if is_call_judged(fmt) and not any(step.tools for step in trajectory.steps):
         inferred = infer_tools([step.action for step in trajectory.steps if step.action is not None])
     entries: list[Any] = []
+    prompts = StepPrompts()
     for step in trajectory.steps:
         try:
-            entries.append(_decision(step, fmt, inferred) if step.action is not None else _note(step, fmt))
+            entries.append(_decision(step, fmt, inferred, prompts) if step.action is not None else _note(step, fmt))
         except (ValidationError, ValueError, TypeError) as exc:
             raise _step_error(file, record, trajectory.id, f"steps[{step.index}]", exc) from None
     try:

@@ -11,11 +11,13 @@ every field without a place of its own is kept in ``extra``.
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
+
+from replay_tui.matching import split_call_text
 
 
 class ToolCall(BaseModel):
@@ -45,27 +47,13 @@ def call_text(name: str, arguments: dict[str, Any]) -> str:
     return f"{name}({orjson.dumps(arguments, option=orjson.OPT_NON_STR_KEYS).decode()})"
 
 
-_CALL_TEXT = re.compile(r"\A\s*([^\s(]+)\s*\((.*)\)\s*\Z", re.DOTALL)
-
-
 def parse_call_text(text: str) -> ToolCall | None:
-    """:func:`call_text` read back; None when ``text`` is not ``name(...)``.
-
-    Arguments that are not a JSON object are kept as ``raw_arguments`` (a model that wrote broken
-    JSON is judged, not refused)."""
-    found = _CALL_TEXT.match(text)
+    """:func:`call_text` read back (:func:`replay_tui.matching.split_call_text`); None when ``text``
+    is not ``name(...)``."""
+    found = split_call_text(text)
     if found is None:
         return None
-    name, inner = found.group(1), found.group(2).strip()
-    if not inner:
-        return ToolCall(name=name)
-    try:
-        value = orjson.loads(inner)
-    except orjson.JSONDecodeError:
-        return ToolCall(name=name, raw_arguments=inner)
-    if not isinstance(value, dict):
-        return ToolCall(name=name, raw_arguments=inner)
-    return ToolCall(name=name, arguments=value)
+    return ToolCall(name=found.name, arguments=found.arguments, raw_arguments=found.raw_arguments)
 
 
 class ChatMessage(BaseModel):
@@ -91,18 +79,35 @@ def openai_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
     the id of the call it answers, so a strict server accepts the conversation; roles outside
     OpenAI's set are sent as ``user``; reasoning is not sent (models do not take it back).
     """
-    out: list[dict[str, Any]] = []
-    pending: list[str] = []
-    counter = 0
-    for message in messages:
+    conversation = OpenAIConversation()
+    conversation.extend(messages)
+    return conversation.sent
+
+
+class OpenAIConversation:
+    """:func:`openai_messages` built message by message: the shape of a message depends only on the
+    messages before it, so the prompts of a trajectory's steps (each the one before plus a few
+    messages) share one conversation instead of each converting every earlier message again."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+        """The messages so far, in the request shape (shared: treat them as read-only)."""
+        self._pending: list[str] = []
+        self._counter = 0
+
+    def extend(self, messages: Iterable[ChatMessage]) -> None:
+        for message in messages:
+            self.sent.append(self._entry(message))
+
+    def _entry(self, message: ChatMessage) -> dict[str, Any]:
         role = message.role if message.role in _OPENAI_ROLES else "user"
         entry: dict[str, Any] = {"role": role, "content": message.content}
         if role == "assistant" and message.tool_calls:
             calls = []
             for call in message.tool_calls:
-                counter += 1
-                call_id = call.id or f"call_{counter}"
-                pending.append(call_id)
+                self._counter += 1
+                call_id = call.id or f"call_{self._counter}"
+                self._pending.append(call_id)
                 arguments = call.raw_arguments if call.raw_arguments is not None and not call.arguments else None
                 calls.append(
                     {
@@ -121,15 +126,14 @@ def openai_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
                 entry["content"] = None
         elif role == "tool":
             answered = message.tool_call_id
-            if answered in pending:
-                pending.remove(answered)
-            elif pending:
-                answered = pending.pop(0)
-            entry["tool_call_id"] = answered or f"call_{counter}"
+            if answered in self._pending:
+                self._pending.remove(answered)
+            elif self._pending:
+                answered = self._pending.pop(0)
+            entry["tool_call_id"] = answered or f"call_{self._counter}"
         if message.name and role in ("user", "system", "developer", "assistant"):
             entry["name"] = message.name
-        out.append(entry)
-    return out
+        return entry
 
 
 def _schema_type(values: list[Any]) -> dict[str, Any]:

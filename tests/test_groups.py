@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from replay_tui.demos.loader import open_demos
-from replay_tui.env import OfflineWebshopEnv, judge_step
+from replay_tui.env import OfflineWebshopEnv
 from replay_tui.examples import example_path
 from replay_tui.groups import (
     NO_ACTION,
@@ -23,7 +23,7 @@ from replay_tui.groups import (
     reason_kind,
     sort_groups,
 )
-from replay_tui.matching import MatchSettings, judge, judge_call
+from replay_tui.matching import MatchSettings, judge, judge_call, judge_step
 from replay_tui.policies import HeuristicPolicy
 from replay_tui.policies.base import FunctionPolicy, PolicyFailure
 from replay_tui.runner import Runner, SummaryReport

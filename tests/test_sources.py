@@ -10,13 +10,13 @@ import pytest
 
 from replay_tui.demos.models import DecisionStep, UnknownEvent
 from replay_tui.demos.problems import DemoFileError
-from replay_tui.env import OfflineWebshopEnv, judge_step, replay_steps
+from replay_tui.env import OfflineWebshopEnv, replay_steps
 from replay_tui.examples import example_path
 from replay_tui.formats import FormatError, read_trajectories
-from replay_tui.matching import MatchSettings
+from replay_tui.matching import MatchSettings, judge_step
 from replay_tui.policies.base import FunctionPolicy
 from replay_tui.runner import Runner, rejudge
-from replay_tui.sources import TrajectoryFile, episode_from_trajectory, open_sources
+from replay_tui.sources import LogStep, TrajectoryFile, episode_from_trajectory, open_sources
 from replay_tui.trajectory import (
     ChatMessage,
     ToolCall,
@@ -94,12 +94,13 @@ def test_a_tau2_file_becomes_episodes_with_positions_as_session_ids_and_the_logs
     notes = [e for e in episode.trajectory if isinstance(e, UnknownEvent)]
     assert len(decisions) == trajectories[0].recorded_calls
     assert len(decisions) + len(notes) == len(trajectories[0].steps)
-    first = decisions[0].model_extra or {}
-    assert first["tool_call"] is True and first["tools_inferred"] is True
+    first = decisions[0]
+    assert isinstance(first, LogStep) and first.model_extra is None  # typed fields, no side channel
+    assert first.tool_call is True and first.tools_inferred is True
     assert decisions[0].state == decisions[0].llm_action_name
     assert decisions[0].expected_action == call_text(decisions[0].llm_action_name, decisions[0].llm_action_arguments)
-    assert first["messages"] and first["messages"][0]["role"] in ("system", "user")
-    assert {tool["function"]["name"] for tool in first["tools"]} >= {decisions[0].llm_action_name}
+    assert first.messages and first.messages[0]["role"] in ("system", "user")
+    assert {tool["function"]["name"] for tool in first.tools} >= {decisions[0].llm_action_name}
 
 
 def test_every_sample_of_every_format_replays_at_100_percent_with_the_recorded_calls() -> None:

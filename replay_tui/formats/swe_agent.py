@@ -471,7 +471,13 @@ class _Builder:
         self, messages_raw: list[Any], messages: list[ChatMessage | None], field: str
     ) -> list[TrajectoryStep]:
         steps: list[TrajectoryStep] = []
+        # each step's prompt is a slice of one list (a C-level copy of references; filtering and
+        # validating every earlier message again for each step made long runs quadratic)
+        kept = [m for m in messages if m is not None]
+        kept_before = 0
         for i, message in enumerate(messages):
+            if i and messages[i - 1] is not None:
+                kept_before += 1
             if message is None or message.role != "assistant" or _extra(message, "is_demo"):
                 continue
             raw = _dict(messages_raw[i])
@@ -498,20 +504,19 @@ class _Builder:
                 extra["tool_results"] = [m.content for m in after]
             thought = raw.get("thought")
             thinking = message.reasoning or (thought if isinstance(thought, str) else "")
-            steps.append(
-                TrajectoryStep(
-                    index=len(steps),
-                    label=str(len(steps)),
-                    observation="\n\n".join(m.content for m in before),
-                    messages=[m for m in messages[:i] if m is not None],
-                    thinking=thinking,
-                    content=message.content,
-                    action=action,
-                    action_text=raw["action"] if isinstance(raw.get("action"), str) and action else "",
-                    tool_result=tool_result,
-                    extra=extra,
-                )
+            step = TrajectoryStep(
+                index=len(steps),
+                label=str(len(steps)),
+                observation="\n\n".join(m.content for m in before),
+                thinking=thinking,
+                content=message.content,
+                action=action,
+                action_text=raw["action"] if isinstance(raw.get("action"), str) and action else "",
+                tool_result=tool_result,
+                extra=extra,
             )
+            step.messages = kept[:kept_before]  # validated already, as parts of ``messages``
+            steps.append(step)
             if action is None:
                 self.problem(f"{field}[{i}]", "assistant message without a tool call or a bash block", "warning")
         return steps

@@ -60,6 +60,11 @@ class StubPolicy:
         """:meth:`predict_action` for a replay step (:class:`replay_tui.env.ReplayStep`), without
         building the step's ``recorded`` dict (a dump of the whole step) when the answer only needs
         its WebShop tool call (:attr:`~replay_tui.env.ReplayStep.webshop_call`); the same answer."""
+        if step.call:  # a tool call of another format: its text needs the call, not the step's prompt
+            source = step.source
+            return recorded_call_text(
+                {"llm_action_name": source.llm_action_name, "llm_action_arguments": source.llm_action_arguments}
+            )
         call = step.webshop_call
         if call is None:
             return self.predict_action(

@@ -34,7 +34,7 @@ from replay_tui.diff import char_diff
 from replay_tui.env import ReplayStep, replay_steps
 from replay_tui.runner import StepResult
 from replay_tui.sanitize import excerpt, one_line, strip_control
-from replay_tui.sources import is_call_judged
+from replay_tui.sources import LogNote, LogStep, is_call_judged
 from replay_tui.trajectory import Trajectory, TrajectoryStep
 from replay_tui.tui.messages import (
     EpisodeNavRequested,
@@ -176,18 +176,17 @@ class StepsSource:
     def _general_cells(self, row: StepRow, mark: Text) -> list[Text]:
         """A step of another format: the action as the log shows it; a step without a call, its text."""
         entry = row.entry
-        extra = entry.model_extra or {}
-        label = extra.get("step_label") if isinstance(extra.get("step_label"), str) else None
+        label = entry.step_label if isinstance(entry, (LogStep, LogNote)) else None
         if isinstance(entry, DecisionStep):
-            shown = extra.get("action_text") if isinstance(extra.get("action_text"), str) else None
+            shown = entry.action_text if isinstance(entry, LogStep) else None
             action = Text(one_line(shown or entry.expected_action))
             state = Text(one_line(row.step.state if row.step else (entry.state or "")))
             cells = [mark, Text(one_line(row.label or label or "")), state, action]
         else:
             kind = getattr(entry, "type", "") or "step"
             text = Text(strip_control(kind), style="italic")
-            content = extra.get("content")
-            if isinstance(content, str) and content:
+            content = entry.content if isinstance(entry, LogNote) else ""
+            if content:
                 text.append(" " + excerpt(content, 200), style="")
             cells = [mark, Text(one_line(label or ""), style="dim"), Text(""), text]
         if self.columns is CALL_STEP_COLUMNS:

@@ -1,0 +1,166 @@
+"""Benchmark: a long mini-swe-agent trajectory, from the command line to its first step on screen (issue 29).
+
+Run by hand (not in CI), with mini-swe-agent installed in a venv of its own
+(``python3 -m venv /tmp/mini && /tmp/mini/bin/pip install mini-swe-agent``):
+
+    python bench/bench_long_trajectory.py --mini-venv /tmp/mini                # 500, 1,000, 2,000 steps
+    python bench/bench_long_trajectory.py --mini-venv /tmp/mini --steps 2000 --repeat 3
+
+The trajectories are written once (cached in ``--dir``) by mini's own ``DefaultAgent.run``/``save``
+with a deterministic model, through ``gen_mini_traj.py`` of the shared peer benchmarks
+(``--generator``). Each app runs in a real terminal (tmux, 160x48, ``termdrive.TmuxApp``):
+
+- mini: ``mini-extra inspector FILE``, until its title shows ``Step 1/``;
+- ours: ``replay-tui FILE``, until the session list shows the run, then Enter, until the stepper
+  shows step 0 (the time includes the key press; ours opens on the list, mini on the first step).
+
+The peak RSS is the app process's ``VmHWM`` once it has gone idle after showing the step (work
+behind the screen counts: before this issue, the app showed the first step, then built every
+step's prompt behind it until it ran out of memory). Without ``--mini-venv`` only
+ours is measured (the trajectories must then be in ``--dir`` already).
+
+Measured on the 2-core VM (shared: load 1.0-1.3 during the run), best of 2, November 2026,
+mini-swe-agent 2.4.6; "before" is main at 14c5a49, where opening the episode converted and
+serialised every step's whole prompt (``--code`` on a checkout of it, one run; 2,000 steps not
+rerun: it crashed at 14 GB in the issue's measurement):
+
+    steps    file   mini: first step   RSS    ours: first step   RSS     before: first step   RSS
+      500   10 MB             0.68 s  65 MB             1.30 s  99 MB                 3.78 s  1011 MB
+     1000   21 MB             0.52 s  86 MB             1.37 s 118 MB                 8.85 s  3767 MB
+     2000   40 MB             0.68 s 125 MB             1.66 s 175 MB                crashed (14 GB)
+
+Ours includes the app's launch to its session list (about 1 s of it on this machine) and the Enter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from termdrive import TmuxApp, installed_bytecode
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATOR = ROOT.parent / "shared" / "peer_bench" / "gen_mini_traj.py"
+APP = [sys.executable, "-m", "replay_tui"]
+STEP_SHOWN = re.compile(r"step 0 .*bash")
+IDLE_LIMIT = 120.0
+"""Longest wait for the app to go idle after the step is shown (work behind the screen counts)."""
+
+
+def pane_pid(app: TmuxApp) -> str:
+    return app._tmux("display-message", "-p", "-t", app.name, "#{pane_pid}").strip()
+
+
+def cpu_seconds(pid: str) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def idle_peak_rss_mb(app: TmuxApp) -> float | None:
+    """The app's peak resident memory (``VmHWM``) in MB, once it has stopped working (CPU time still
+    for three seconds, or ``IDLE_LIMIT``): what it builds behind the step shown counts too."""
+    pid = pane_pid(app)
+    deadline = time.perf_counter() + IDLE_LIMIT
+    last, still = cpu_seconds(pid), 0
+    while time.perf_counter() < deadline and last is not None and still < 3:
+        time.sleep(1.0)
+        now = cpu_seconds(pid)
+        if now is None:
+            break
+        still = still + 1 if now - last < 0.05 else 0
+        last = now
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    found = re.search(r"VmHWM:\s+(\d+) kB", status)
+    return int(found.group(1)) / 1024 if found else None
+
+
+def trajectory(directory: Path, steps: int, venv: Path | None, generator: Path) -> Path:
+    path = directory / f"mini_{steps}.traj.json"
+    if path.exists():
+        return path
+    if venv is None:
+        sys.exit(f"{path} is missing: give --mini-venv (a venv with mini-swe-agent) to write it")
+    home = Path(tempfile.mkdtemp(prefix="mini-home-"))  # mini reads (and may create) its config under HOME
+    subprocess.run(
+        [str(venv / "bin" / "python"), str(generator), str(path), str(steps)],
+        check=True,
+        env={**os.environ, "HOME": str(home), "MSWEA_SILENT_STARTUP": "1"},
+        capture_output=True,
+    )
+    return path
+
+
+def first_step_mini(venv: Path, path: Path) -> tuple[float, float | None]:
+    home = tempfile.mkdtemp(prefix="mini-home-")
+    command = [str(venv / "bin" / "mini-extra"), "inspector", str(path)]
+    app = TmuxApp(command, env={"HOME": home, "MSWEA_SILENT_STARTUP": "1"})
+    try:
+        seconds = app.wait_for(lambda screen: "Step 1/" in screen, timeout=600)
+        return seconds, idle_peak_rss_mb(app)
+    finally:
+        app.close()
+
+
+def first_step_ours(path: Path, environment: dict[str, str]) -> tuple[float, float | None]:
+    app = TmuxApp([*APP, str(path)], env=environment)
+    try:
+        app.wait_for(lambda screen: f" 0 {path.stem.split('.')[0]}" in screen, timeout=600)
+        app.send("Enter")
+        seconds = app.wait_for(lambda screen: STEP_SHOWN.search(screen) is not None, timeout=600)
+        return seconds, idle_peak_rss_mb(app)
+    finally:
+        app.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, nargs="+", default=[500, 1000, 2000])
+    parser.add_argument("--mini-venv", type=Path, help="a venv with mini-swe-agent (its inspector, its writer)")
+    parser.add_argument("--generator", type=Path, default=GENERATOR, help="gen_mini_traj.py of the peer benchmarks")
+    parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "replay_tui_bench")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each app per size (the best is printed)")
+    parser.add_argument("--code", type=Path, default=ROOT, help="the checkout of replay_tui to run (e.g. an older one)")
+    parser.add_argument("--skip-mini", action="store_true", help="measure ours only (mini still writes the files)")
+    args = parser.parse_args()
+    args.dir.mkdir(parents=True, exist_ok=True)
+    os.chdir(args.code)  # ``python -m`` puts the working directory first on the path
+    scratch = Path(tempfile.mkdtemp(prefix="replay-bench-"))
+    environment = {
+        "HOME": str(scratch),
+        "XDG_CONFIG_HOME": str(scratch / "config"),
+        "XDG_DATA_HOME": str(scratch / "data"),
+        "XDG_CACHE_HOME": str(scratch / "cache"),
+        "PYTHONPATH": str(args.code),
+        **installed_bytecode(),
+    }
+    print("first step on screen (process start -> step shown, best of runs) and the app's peak RSS")
+    print(f"  {'steps':>6} {'file':>7}   {'mini':>8} {'RSS':>8}   {'ours':>8} {'RSS':>8}")
+    for steps in args.steps:
+        path = trajectory(args.dir, steps, args.mini_venv, args.generator)
+        size = f"{path.stat().st_size / 1e6:.0f} MB"
+        mini = "—", "—"
+        if args.mini_venv is not None and not args.skip_mini:
+            runs = [first_step_mini(args.mini_venv, path) for _ in range(args.repeat)]
+            seconds, rss = min(runs, key=lambda run: run[0])
+            mini = f"{seconds:.2f} s", f"{rss:.0f} MB" if rss else "?"
+        runs = [first_step_ours(path, environment) for _ in range(args.repeat)]
+        seconds, rss = min(runs, key=lambda run: run[0])
+        ours = f"{seconds:.2f} s", f"{rss:.0f} MB" if rss else "?"
+        print(f"  {steps:>6} {size:>7}   {mini[0]:>8} {mini[1]:>8}   {ours[0]:>8} {ours[1]:>8}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

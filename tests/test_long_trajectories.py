@@ -1,0 +1,164 @@
+"""Long trajectories open at once (issue 29): building an episode costs in proportion to its steps.
+
+Every step of a log of another format used to convert and serialise its whole prompt (every
+earlier message) when the episode was opened, so the work grew with the square of the steps and a
+2,000-step mini-swe-agent run needed over 14 GB. These tests count the work and bound the memory
+instead of timing anything.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import resource
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+import replay_tui.sources
+import replay_tui.trajectory
+from replay_tui.env import replay_steps
+from replay_tui.sources import open_sources
+
+OUTPUT = "\n".join(f"src/module_{n}.py:{n}: def function_{n}(self, value): return value" for n in range(60))
+
+
+def mini_run(path: Path, steps: int) -> Path:
+    """A mini-swe-agent run (``trajectory_format`` mini-swe-agent-1.1) of ``steps`` tool calls,
+    each answered by a ~4 KB observation: the shape mini's ``DefaultAgent.save`` writes."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a helpful assistant that can interact with a computer shell."},
+        {"role": "user", "content": "<pr_description>\nFix the off-by-one error in the tokenizer.\n</pr_description>"},
+    ]
+    for n in range(steps):
+        call_id = f"call_{n:05d}"
+        command = f"grep -rn token src/module_{n % 97}.py"
+        messages.append(
+            {
+                "role": "assistant",
+                "content": f"THOUGHT: step {n}, look at the tokenizer again.",
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+                    }
+                ],
+                "extra": {"actions": [{"command": command, "tool_call_id": call_id}], "cost": 0.01},
+            }
+        )
+        messages.append({"role": "tool", "tool_call_id": call_id, "content": f"<returncode>0</returncode>\n{OUTPUT}"})
+    document = {
+        "info": {"mini_version": "2.4.6", "exit_status": "LimitsExceeded", "submission": ""},
+        "messages": messages,
+        "trajectory_format": "mini-swe-agent-1.1",
+    }
+    path.write_bytes(orjson.dumps(document))
+    return path
+
+
+class Counting:
+    """``orjson`` for the modules that build prompts, counting what ``dumps`` builds."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.bytes = 0
+
+    def dumps(self, value: Any, *args: Any, **kwargs: Any) -> bytes:
+        made = orjson.dumps(value, *args, **kwargs)
+        self.calls += 1
+        self.bytes += len(made)
+        return made
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(orjson, name)
+
+
+def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: int, *, every_prompt: bool) -> Counting:
+    path = mini_run(tmp_path / f"run_{steps}.traj.json", steps)
+    counting = Counting()
+    monkeypatch.setattr(replay_tui.sources, "orjson", counting)
+    monkeypatch.setattr(replay_tui.trajectory, "orjson", counting)
+    demos = open_sources([path])
+    replayed = replay_steps(demos.episode(demos.session_ids[0]))
+    assert len(replayed) == steps and all(step.call for step in replayed)
+    first = replayed[0].recorded  # what the stepper and a policy read of the step shown first
+    assert [m["role"] for m in first["messages"]] == ["system", "user"]
+    if every_prompt:  # every step's prompt in the request shape (what a teacher-forced replay sends)
+        sent = [step.source.messages for step in replayed]
+        assert [len(messages) for messages in sent] == [2 + 2 * n for n in range(steps)]
+        assert sent[-1][-1]["tool_call_id"] == f"call_{steps - 2:05d}"
+    return counting
+
+
+def test_opening_an_episode_serialises_in_proportion_to_its_steps(tmp_path, monkeypatch) -> None:
+    small = _work(tmp_path, monkeypatch, 100, every_prompt=False)
+    large = _work(tmp_path, monkeypatch, 400, every_prompt=False)
+    # opening builds no prompt text: at most the first step's, and each call's arguments once
+    assert large.bytes <= 4 * small.bytes + 10_000
+    assert large.calls <= 4 * small.calls + 10
+
+
+def test_every_prompt_of_a_run_converts_each_message_once(tmp_path, monkeypatch) -> None:
+    small = _work(tmp_path, monkeypatch, 100, every_prompt=True)
+    large = _work(tmp_path, monkeypatch, 400, every_prompt=True)
+    assert small.calls <= 4 * 100  # a few per recorded call (its text, its arguments), not per step x call
+    assert large.calls <= 4 * small.calls + 10
+
+
+def test_a_shared_prompt_is_the_prompt_built_alone(tmp_path) -> None:
+    from replay_tui.trajectory import openai_messages
+
+    demos = open_sources([mini_run(tmp_path / "run.traj.json", 30)])
+    episode = demos.episode(0)
+    replayed = replay_steps(episode)
+    for step in reversed(replayed):  # the last step first: the earlier ones are slices of it
+        alone = openai_messages(episode.source.steps[step.index].messages)
+        assert step.recorded["messages"] == alone
+        assert step.llm_prompt == orjson.dumps(alone).decode()
+    copy = pickle.loads(pickle.dumps(episode))  # a copy of the episode builds the same prompts
+    assert [entry.messages for entry in copy.trajectory] == [entry.messages for entry in episode.trajectory]
+
+
+LIMIT = 1024 * 1024 * 1024
+"""Address space for the child that opens a 2,000-step run (about 9 MB of JSON): the fixed cost of
+the interpreter and its libraries, with room to spare; opening it quadratically needed over 14 GB."""
+
+CHILD = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+from replay_tui.env import replay_steps
+from replay_tui.sources import open_sources
+demos = open_sources([sys.argv[1]])
+steps = replay_steps(demos.episode(demos.session_ids[0]))
+first, last = steps[0].recorded, steps[-1].recorded
+print(len(steps), len(first["messages"]), len(last["messages"]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(resource, "RLIMIT_AS"), reason="no RLIMIT_AS on this platform")
+def test_a_2000_step_run_opens_within_a_bounded_address_space(tmp_path) -> None:
+    path = mini_run(tmp_path / "run.traj.json", 2000)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD.format(limit=LIMIT), str(path)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["2000", "2", str(2 + 2 * 1999)]
+
+
+def test_a_search_finds_a_prompt_message_once_at_the_first_step_sent_it(tmp_path) -> None:
+    from replay_tui.search import search
+
+    demos = open_sources([mini_run(tmp_path / "run.traj.json", 300)])
+    hits = [hit for found in search(demos, "off-by-one") for hit in found.hits]
+    assert [(hit.field, hit.step) for hit in hits] == [("task", "task"), ("observation", "0"), ("messages", "0")]
+    later = [hit for found in search(demos, "step 7, look") for hit in found.hits]
+    assert [(hit.field, hit.step) for hit in later] == [("action", "7"), ("messages", "8")]  # sent with step 8
