@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -154,10 +155,16 @@ async def test_a_new_query_cancels_the_running_search(build, tmp_path, monkeypat
     path = write_json(tmp_path / "many.json", [good_episode(i) for i in range(120)])
     consumed: dict[str, int] = {}
     real_search = search_screen.search
+    gate = threading.Event()
 
-    def slow_search(demos, text, sessions=None):  # a big file: every episode takes a while
-        for found in real_search(demos, text, sessions):
-            time.sleep(0.01)
+    def slow_search(demos, text, sessions=None):
+        """A big file: "clip-in" streams a few episodes (slowly enough for a batch to be posted), then
+        holds until the test has looked at the screen and typed more (deterministic on a busy machine)."""
+        for number, found in enumerate(real_search(demos, text, sessions)):
+            if text == "clip-in":
+                if number == 5:
+                    gate.wait(30)
+                time.sleep(0.03)
             consumed[text] = consumed.get(text, 0) + 1
             yield found
 
@@ -170,10 +177,11 @@ async def test_a_new_query_cancels_the_running_search(build, tmp_path, monkeypat
             await pilot.pause(0.02)
             if len(search.source):
                 break
-        # results stream in while the search goes on (1.2 s at least)
+        # results stream in while the search goes on
         assert len(search.source) > 0 and not search.finished and search.done < 120
         assert "searching" in search.query_one("#search-status").render().plain
         await pilot.press("space", "h")
+        gate.set()
         await finish(app, pilot)
         assert consumed["clip-in"] < 120  # abandoned once the query changed
         assert consumed["clip-in h"] == 120
