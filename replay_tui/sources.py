@@ -246,11 +246,13 @@ def _next_id(demos: DemoSet) -> int:
 
 
 def _is_experiment_folder(path: Path) -> bool:
-    """A folder a reader takes whole (a BrowserGym experiment or study), not a folder of logs."""
+    """A folder a reader takes whole (a BrowserGym experiment or study, an OpenHands conversation,
+    a tau2 experiment), not a folder of logs."""
     try:
-        return reader_for("browsergym").sniff(path, b"").score > 0
+        detect(path)
     except (ImportError, FormatError, OSError):
         return False
+    return True
 
 
 def _expand(spec: str | os.PathLike[str]) -> list[Path]:
