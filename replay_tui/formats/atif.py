@@ -77,6 +77,11 @@ class AtifReader:
 READER = AtifReader()
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (a malformed field reads as absent)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _load(path: Path) -> tuple[Any, LoadProblem | None]:
     try:
         raw = path.read_bytes()
@@ -270,7 +275,7 @@ class _Walk:
 
 
 def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[tuple[str, dict[str, Any]]]]:
-    agent = data.get("agent") if isinstance(data.get("agent"), dict) else {}
+    agent = _obj(data.get("agent"))
     definitions = agent.get("tool_definitions")
     messages: list[ChatMessage] = []
     steps: list[TrajectoryStep] = []
@@ -319,9 +324,9 @@ def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[tuple[s
             steps.append(step)
         else:
             raise _Bad(f"{where}.source", f"expected system, user or agent, got {source!r}")
-        observation = raw.get("observation")
-        results = observation.get("results") if isinstance(observation, dict) else None
-        if observation is not None and not isinstance(results, list):
+        recorded = raw.get("observation")
+        results = recorded.get("results") if isinstance(recorded, dict) else None
+        if recorded is not None and not isinstance(results, list):
             raise _Bad(f"{where}.observation.results", "missing or not a list")
         step_calls = messages[-1].tool_calls if source == "agent" else []
         pending = [call.id for call in step_calls]

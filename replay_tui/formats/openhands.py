@@ -112,6 +112,11 @@ class OpenHandsReader:
 READER = OpenHandsReader()
 
 
+def _obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (a malformed field reads as absent)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _safe_iterdir(folder: Path) -> list[Path]:
     try:
         return list(folder.iterdir())
@@ -411,7 +416,7 @@ def _v0(ident: str, events: Iterable[Any], metadata: dict[str, Any]) -> Trajecto
         observation = event.get("observation")
         if not isinstance(observation, str):
             continue
-        extras = event.get("extras") if isinstance(event.get("extras"), dict) else {}
+        extras = _obj(event.get("extras"))
         if observation == "agent_state_changed":
             state = extras.get("agent_state")
             if isinstance(state, str) and state not in ("running", "loading", "init", "awaiting_user_input"):
@@ -490,12 +495,12 @@ def _v1(ident: str, events: list[dict[str, Any]], state: dict[str, Any]) -> Traj
                 build.user(text)
         elif kind == "ActionEvent":
             raw = event.get("tool_call")
-            action = event.get("action") if isinstance(event.get("action"), dict) else {}
+            action = _obj(event.get("action"))
             call_id = event.get("tool_call_id")
             if isinstance(raw, dict) and isinstance(raw.get("name"), str):
-                arguments, text = _arguments(raw.get("arguments"))
-                ident = raw.get("id") or call_id
-                call = ToolCall(name=raw["name"], arguments=arguments, raw_arguments=text, id=str(ident))
+                arguments, raw_text = _arguments(raw.get("arguments"))
+                call_ident = raw.get("id") or call_id
+                call = ToolCall(name=raw["name"], arguments=arguments, raw_arguments=raw_text, id=str(call_ident))
             else:
                 name = event.get("tool_name") or action.get("kind")
                 if not isinstance(name, str):
