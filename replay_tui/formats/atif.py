@@ -179,6 +179,9 @@ class _Walk:
         except _Bad as exc:
             yield LoadProblem(file=file, session_id=ident, field=exc.field, message=exc.message)
             return
+        except (TypeError, ValueError, RecursionError) as exc:  # values nested too deep, or of odd types
+            yield LoadProblem(file=file, session_id=ident, message=f"not read: {exc}")
+            return
         if parent is not None:
             trajectory.metadata["parent"] = parent
         if parent is None:

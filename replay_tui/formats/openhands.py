@@ -136,8 +136,8 @@ def _guard(file: str, index: int, build: Any) -> ReadItem:
         result: Trajectory = build()
     except _Bad as exc:
         return LoadProblem(file=file, index=index, field=exc.field, message=exc.message)
-    except RecursionError:
-        return LoadProblem(file=file, index=index, message="nested too deep")
+    except (TypeError, ValueError, RecursionError) as exc:  # values nested too deep, or of odd types
+        return LoadProblem(file=file, index=index, message=f"not read: {exc}")
     return result
 
 

@@ -137,14 +137,17 @@ class OtelGenAiReader:
         for document in documents:
             try:
                 _collect(document, spans)
-            except (_Bad, RecursionError) as exc:
+            except (_Bad, TypeError, ValueError, OverflowError, RecursionError) as exc:
                 problems.append(LoadProblem(file=path.name, message=f"not read: {exc}"))
         yield from problems
         if not spans:
             if not problems:
                 yield LoadProblem(file=path.name, message="no spans found (expected resourceSpans or a list of spans)")
             return
-        yield from _trajectories(path, spans)
+        try:
+            yield from _trajectories(path, spans)
+        except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # a trace too odd to group
+            yield LoadProblem(file=path.name, message=f"not read: {exc}")
 
 
 READER = OtelGenAiReader()
@@ -208,6 +211,18 @@ def _attributes(value: Any) -> dict[str, Any]:
 
 
 def _nanos(value: Any) -> int:
+    """A start time in nanoseconds from any shape it is logged in; 0 when it is none of them."""
+    try:
+        return _nanos_of(value)
+    except (OverflowError, ValueError, TypeError):
+        return 0
+
+
+def _opt(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _nanos_of(value: Any) -> int:
     if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
         return int(value[0] * 1_000_000_000 + value[1])
     if isinstance(value, int | float) and not isinstance(value, bool):
@@ -399,8 +414,8 @@ def _message(raw: Any) -> list[ChatMessage]:
             role=role,
             content=_text(content),
             tool_calls=calls,
-            tool_call_id=raw.get("tool_call_id"),
-            name=raw.get("name"),
+            tool_call_id=_opt(raw.get("tool_call_id")),
+            name=_opt(raw.get("name")),
         )
     ]
 
@@ -439,8 +454,8 @@ def _openinference(attrs: dict[str, Any], prefix: str) -> list[ChatMessage]:
                 role=str(message.get("role") or "user"),
                 content=_text(content),
                 tool_calls=calls,
-                tool_call_id=message.get("tool_call_id"),
-                name=message.get("name"),
+                tool_call_id=_opt(message.get("tool_call_id")),
+                name=_opt(message.get("name")),
             )
         )
     return out
@@ -460,7 +475,7 @@ def _openllmetry(attrs: dict[str, Any], prefix: str) -> list[ChatMessage]:
                 role=str(entry.get("role") or "user"),
                 content=_text(entry.get("content")),
                 tool_calls=calls,
-                tool_call_id=entry.get("tool_call_id"),
+                tool_call_id=_opt(entry.get("tool_call_id")),
             )
         )
     return out
@@ -624,7 +639,7 @@ def _trajectories(path: Path, spans: list[Span]) -> Iterator[ReadItem]:
                 trajectory = _build(
                     names[key], owners.get(key, []), [s for s in members if key == "" or _owner(s, by_id) == key]
                 )
-            except (ValueError, TypeError, RecursionError) as exc:
+            except (ValueError, TypeError, OverflowError, RecursionError) as exc:
                 yield LoadProblem(file=path.name, session_id=names[key], message=f"not read: {exc}")
                 continue
             if key:

@@ -134,3 +134,13 @@ def test_other_json_is_not_atif(tmp_path: Path) -> None:
     other = tmp_path / "x.json"
     other.write_text('{"session_id": "a", "steps": []}')
     assert reader_for("atif").sniff(other, other.read_bytes()).score == 0
+
+
+def test_a_continuation_file_is_read_after_the_trajectory_it_continues(tmp_path: Path) -> None:
+    first = json.loads((DATA / "terminus_2__hello-world.trajectory__ATIF-v1.2.json").read_text())
+    first["continued_trajectory_ref"] = "trajectory.cont-1.json"
+    (tmp_path / "trajectory.json").write_text(json.dumps(first))
+    continuation = (DATA / "terminus_2__hello-world-timeout.trajectory.json").read_text()
+    (tmp_path / "trajectory.cont-1.json").write_text(continuation)
+    (head, tail), problems = load(tmp_path / "trajectory.json")
+    assert problems == [] and tail.metadata["continues"] == head.id and "parent" not in tail.metadata

@@ -169,3 +169,15 @@ def test_a_v1_conversation_folder_replays_whole_from_the_command_line(capsys) ->
     code = main(["replay", "--demos", str(DATA / "sdk-v1__conv_cd945624_terminal-action"), "--mode", "stub", "-q"])
     out = capsys.readouterr().out
     assert code == 0 and "1 episodes, 2 steps, 2 matched (100.0%)" in out
+
+
+@pytest.mark.parametrize("cut", [0.0, 0.2, 0.5, 0.9])
+def test_a_damaged_conversation_folder_never_raises(tmp_path: Path, cut: float) -> None:
+    for folder in sorted(p for p in DATA.iterdir() if p.is_dir()):
+        copy = tmp_path / folder.name
+        shutil.copytree(folder, copy)
+        for path in [copy / "base_state.json", *sorted((copy / "events").iterdir())]:
+            data = path.read_bytes()
+            path.write_bytes(data[: int(len(data) * cut)])
+        items = list(reader_for("openhands").read(copy))
+        assert items and all(isinstance(i, Trajectory | LoadProblem) for i in items)
