@@ -74,6 +74,9 @@ class Span:
         """llm, tool, agent or other."""
         operation = self.attrs.get("gen_ai.operation.name")
         openinference = str(self.attrs.get("openinference.span.kind") or "").upper()
+        traceloop = self.attrs.get("traceloop.span.kind")
+        if traceloop in ("tool", "agent") and operation is None:
+            return str(traceloop)
         if operation in LLM_OPERATIONS or openinference == "LLM":
             return "llm"
         if operation == "execute_tool" or openinference == "TOOL" or self.name == "ai.toolCall":
@@ -594,13 +597,24 @@ def tool_definitions(attrs: dict[str, Any]) -> list[dict[str, Any]]:
     return tools
 
 
-def _tool_result(span: Span) -> tuple[str | None, str]:
+_TOOL_NAMES = ("gen_ai.tool.name", "tool.name", "ai.toolCall.name", "traceloop.entity.name")
+_TOOL_OUTPUTS = (
+    "gen_ai.tool.call.result",
+    "output.value",
+    "ai.toolCall.result",
+    "traceloop.entity.output",
+    "output",
+    "gen_ai.tool.output",
+)
+
+
+def _tool_result(span: Span) -> tuple[str | None, str | None, str]:
+    """A tool span's call id (None when the convention has none: OpenLLMetry), tool name and output."""
     attrs = span.attrs
     ident = attrs.get("gen_ai.tool.call.id") or attrs.get("tool_call.id") or attrs.get("ai.toolCall.id")
-    for key in ("gen_ai.tool.call.result", "output.value", "ai.toolCall.result", "output", "gen_ai.tool.output"):
-        if key in attrs:
-            return (str(ident) if ident else None), _text(attrs[key])
-    return (str(ident) if ident else None), ""
+    name = next((str(attrs[key]) for key in _TOOL_NAMES if attrs.get(key)), None)
+    output = next((_text(attrs[key]) for key in _TOOL_OUTPUTS if key in attrs), "")
+    return (str(ident) if ident else None), name, output
 
 
 # -- traces into trajectories ---------------------------------------------------------------------
@@ -666,6 +680,8 @@ def _owner(span: Span, by_id: dict[str | None, Span]) -> str:
 def _build(ident: str, spans: list[Span], members: list[Span]) -> Trajectory:
     steps: list[TrajectoryStep] = []
     by_call: dict[str, TrajectoryStep] = {}
+    """Calls not answered yet by a tool span: their id (or span#n) → the step that made them."""
+    unanswered: dict[str, str] = {}
     all_calls: list[ToolCall] = []
     results = 0
     last_messages: list[ChatMessage] = []
@@ -674,11 +690,15 @@ def _build(ident: str, spans: list[Span], members: list[Span]) -> Trajectory:
     for span in spans:
         if span.kind == "tool":
             results += 1
-            call_id, text = _tool_result(span)
-            step = by_call.get(call_id or "")
+            call_id, name, text = _tool_result(span)
+            step = by_call.pop(call_id, None) if call_id else None
+            if step is None and name is not None:  # no call id: the oldest unanswered call of that name
+                found = next(((key, s) for key, s in by_call.items() if unanswered.get(key) == name), None)
+                if found is not None:
+                    call_id, step = found[0], by_call.pop(found[0])
             if step is None:
                 continue
-            if step.action is not None and step.action.id == call_id:
+            if step.action is not None and (step.action.id == call_id or call_id == f"{step.extra.get('span_id')}#0"):
                 step.tool_result = text
             if "tool_calls" in step.extra:
                 step.extra.setdefault("tool_results", []).append({"tool_call_id": call_id, "content": text})
@@ -721,9 +741,10 @@ def _build(ident: str, spans: list[Span], members: list[Span]) -> Trajectory:
         )
         if len(calls) > 1:
             step.extra["tool_calls"] = [call.model_dump(mode="json") for call in calls]
-        for call in calls:
-            if call.id:
-                by_call[call.id] = step
+        for number, call in enumerate(calls):
+            key = call.id or f"{span.id}#{number}"
+            by_call[key] = step
+            unanswered[key] = call.name
         steps.append(step)
         last_messages = [*messages, answer]
     inferred = infer_tools(all_calls)

@@ -11,11 +11,14 @@ spans come from the instrumentation itself:
   ``execute_tool`` spans; written by ``opentelemetry-exporter-otlp-json-file`` with a simple span
   processor: one OTLP/JSON object per line, as the collector's file exporter writes;
 - ``openinference__agent_loop.otlp.json``: ``openinference-instrumentation-openai`` (OpenInference
-  ``llm.input_messages.N.*``), AGENT and TOOL spans; one batch, so one OTLP/JSON object.
+  ``llm.input_messages.N.*``), AGENT and TOOL spans; one batch, so one OTLP/JSON object;
+- ``openllmetry__agent_loop.otlp.jsonl``: OpenLLMetry's ``opentelemetry-instrumentation-openai``
+  (``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``), ``traceloop.span.kind`` agent and tool spans
+  (which carry no call id: results pair with calls by tool name, in order); one span per line.
 
 Run: ``python tests/formats/make_otel_fixtures.py [OUT_DIR]`` (needs opentelemetry-sdk,
 opentelemetry-exporter-otlp-json-file, opentelemetry-instrumentation-openai-v2,
-openinference-instrumentation-openai and openai).
+openinference-instrumentation-openai, opentelemetry-instrumentation-openai and openai).
 """
 
 from __future__ import annotations
@@ -30,7 +33,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "data" / "formats" / "otel_genai"
-FILES = ("openai-v2__agent_loop.otlp.jsonl", "openinference__agent_loop.otlp.json")
+FILES = (
+    "openai-v2__agent_loop.otlp.jsonl",
+    "openinference__agent_loop.otlp.json",
+    "openllmetry__agent_loop.otlp.jsonl",
+)
 
 TOOLS = [
     {
@@ -231,10 +238,50 @@ def make_openinference(path: Path) -> None:
         provider.shutdown()
 
 
+def make_openllmetry(path: Path) -> None:
+    from opentelemetry.exporter.otlp.json.file import FileSpanExporter
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
+    path.unlink(missing_ok=True)
+    provider = TracerProvider(resource=Resource.create({"service.name": "fixture-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path)))
+    tracer = provider.get_tracer("fixture.agent")
+    instrumentor = OpenAIInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+
+    def tool_span(name: str, call_id: str, arguments: str) -> AbstractContextManager[Any]:
+        return tracer.start_as_current_span(
+            f"{name}.tool",
+            attributes={
+                "traceloop.span.kind": "tool",
+                "traceloop.entity.name": name,
+                "traceloop.entity.input": json.dumps({"args": [], "kwargs": json.loads(arguments)}),
+            },
+        )
+
+    agent = tracer.start_as_current_span(
+        "travel.agent", attributes={"traceloop.span.kind": "agent", "traceloop.entity.name": "travel"}
+    )
+    try:
+        with _server() as server:
+            sub_agent = tracer.start_as_current_span(
+                "clock.agent", attributes={"traceloop.span.kind": "agent", "traceloop.entity.name": "clock"}
+            )
+            agent_loop(server.url, agent, tool_span, "traceloop.entity.output", sub_agent)
+    finally:
+        instrumentor.uninstrument()
+        provider.shutdown()
+
+
 def main(out: Path = OUT) -> None:
     out.mkdir(parents=True, exist_ok=True)
     make_openai_v2(out / FILES[0])
     make_openinference(out / FILES[1])
+    make_openllmetry(out / FILES[2])
 
 
 if __name__ == "__main__":

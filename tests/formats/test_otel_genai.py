@@ -21,6 +21,7 @@ SAMPLES = sorted(p for p in DATA.iterdir() if p.name != "PROVENANCE.md")
 RUNS = [
     "openai-v2__agent_loop.otlp.jsonl",
     "openinference__agent_loop.otlp.json",
+    "openllmetry__agent_loop.otlp.jsonl",
     "openinference-mastra__weatherAgentSpans.json",
 ]
 TOOL_CALL = re.compile(r"llm\.output_messages\.\d+\.message\.tool_calls\.\d+\.tool_call\.id")
@@ -64,6 +65,8 @@ def spans_of(path: Path) -> list[dict[str, Any]]:
 
 def kind(span: dict[str, Any]) -> str:
     attrs = span["attrs"]
+    if attrs.get("traceloop.span.kind") in ("tool", "agent"):
+        return attrs["traceloop.span.kind"]
     if attrs.get("gen_ai.operation.name") == "chat" or attrs.get("openinference.span.kind") == "LLM":
         return "llm"
     if span.get("name", "").endswith(".doStream"):
@@ -155,7 +158,7 @@ def test_every_sample_is_detected_and_read(path: Path) -> None:
     assert trajectories and problems == []
 
 
-@pytest.mark.parametrize("name", RUNS[:2])
+@pytest.mark.parametrize("name", RUNS[:3])
 def test_the_agent_loop_maps_onto_steps_results_and_a_sub_agent(name: str) -> None:
     (run, clock), _ = load(DATA / name)
     first, second, answer = run.steps
