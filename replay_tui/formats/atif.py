@@ -38,7 +38,7 @@ from typing import Any
 import orjson
 
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import Detection, ReadItem, strip_bom
+from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep, infer_tools
 
 _VERSION = re.compile(rb'"schema_version"\s*:\s*"ATIF-v?(\d+(?:\.\d+)*)')
@@ -57,21 +57,57 @@ class AtifReader:
 
     def sniff(self, path: Path, head: bytes) -> Detection:
         if path.is_dir():
-            return Detection.no("a folder (open its trajectory.json)")
+            found = trial_trajectories(path)
+            if not found:
+                return Detection.no("a folder without trajectory.json or <trial>/agent/trajectory.json")
+            try:
+                with found[0].open("rb") as handle:
+                    inner = self.sniff(found[0], handle.read(HEAD_BYTES))
+            except OSError as exc:
+                return Detection.no(f"{found[0].name} unreadable: {exc.strerror or exc}")
+            if inner.score == 0:
+                return inner
+            return Detection.yes(f"Harbor trial/job folder ({len(found)} trajectories): {inner.reason}")
         text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
         if text[:1] != b"{":
             return Detection.no("not a JSON object")
-        found = _VERSION.search(head)
-        if found is None:
+        found_version = _VERSION.search(head)
+        if found_version is None:
             return Detection.no('no "schema_version": "ATIF-v…" field')
-        return Detection.yes(f"ATIF trajectory (schema_version ATIF-v{found.group(1).decode()})")
+        return Detection.yes(f"ATIF trajectory (schema_version ATIF-v{found_version.group(1).decode()})")
 
     def read(self, path: Path) -> Iterator[ReadItem]:
+        if path.is_dir():
+            files = trial_trajectories(path)
+            if not files:
+                yield LoadProblem(file=path.name, message="no trajectory.json in this folder or its trials")
+            for file in files:
+                yield from self.read(file)
+            return
         data, problem = _load(path)
         if problem is not None:
             yield problem
             return
         yield from _Walk(path).trajectory(data, path.name, parent=None, depth=0)
+
+
+def trial_trajectories(folder: Path) -> list[Path]:
+    """The main trajectory files of a Harbor trial (``agent/trajectory.json``) or job (one folder per
+    trial), or of a folder holding ``trajectory.json``; sub-agent and continuation files are reached
+    through their references, not listed."""
+    for candidate in (folder / "trajectory.json", folder / "agent" / "trajectory.json"):
+        if candidate.is_file():
+            return [candidate]
+    found = []
+    try:
+        children = sorted(p for p in folder.iterdir() if p.is_dir())
+    except OSError:
+        return []
+    for child in children:
+        candidate = child / "agent" / "trajectory.json"
+        if candidate.is_file():
+            found.append(candidate)
+    return found
 
 
 READER = AtifReader()

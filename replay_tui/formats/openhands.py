@@ -65,9 +65,10 @@ class OpenHandsReader:
 
     def sniff(self, path: Path, head: bytes) -> Detection:
         if path.is_dir():
-            events = path / "events" if (path / "events").is_dir() else path
-            if any(_EVENT_FILE.match(p.name) for p in _safe_iterdir(events)):
+            if _is_conversation(path):
                 return Detection.yes("OpenHands V1 conversation (events/event-NNNNN-*.json)")
+            if _conversations(path):
+                return Detection.yes("a folder of OpenHands V1 conversations")
             return Detection.no("a folder without OpenHands events/event-*.json files")
         text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
         if text[:1] not in (b"{", b"["):
@@ -84,7 +85,11 @@ class OpenHandsReader:
 
     def read(self, path: Path) -> Iterator[ReadItem]:
         if path.is_dir():
-            yield from _read_folder(path)
+            if _is_conversation(path):
+                yield from _read_folder(path)
+                return
+            for conversation in _conversations(path):
+                yield from _read_folder(conversation)
             return
         try:
             raw = strip_bom(path.read_bytes())
@@ -115,6 +120,20 @@ READER = OpenHandsReader()
 def _obj(value: Any) -> dict[str, Any]:
     """``value`` when it is a JSON object, else an empty one (a malformed field reads as absent)."""
     return value if isinstance(value, dict) else {}
+
+
+def _is_conversation(folder: Path) -> bool:
+    events = folder / "events" if (folder / "events").is_dir() else folder
+    return any(_EVENT_FILE.match(p.name) for p in _safe_iterdir(events))
+
+
+def _conversations(folder: Path) -> list[Path]:
+    """The conversation folders in ``folder`` (the SDK's ``conversations/<id>/`` layout); none when
+    the folder also holds log files of its own (a folder of logs, each opened as itself)."""
+    entries = _safe_iterdir(folder)
+    if any(p.suffix in (".json", ".jsonl") and p.is_file() for p in entries):
+        return []
+    return sorted(p for p in entries if p.is_dir() and (p / "events").is_dir() and _is_conversation(p))
 
 
 def _safe_iterdir(folder: Path) -> list[Path]:

@@ -144,3 +144,18 @@ def test_a_continuation_file_is_read_after_the_trajectory_it_continues(tmp_path:
     (tmp_path / "trajectory.cont-1.json").write_text(continuation)
     (head, tail), problems = load(tmp_path / "trajectory.json")
     assert problems == [] and tail.metadata["continues"] == head.id and "parent" not in tail.metadata
+
+
+def test_a_harbor_job_folder_is_read_trial_by_trial(tmp_path: Path) -> None:
+    """``jobs/<job>/<trial>/agent/trajectory.json`` beside ``<trial>/result.json``: open the job or a trial."""
+    for trial, reward in (("hello__a", 1.0), ("hello__b", 0.0)):
+        (tmp_path / trial / "agent").mkdir(parents=True)
+        shutil.copy(
+            DATA / "terminus_2__hello-world.trajectory__ATIF-v1.2.json", tmp_path / trial / "agent" / "trajectory.json"
+        )
+        (tmp_path / trial / "result.json").write_text(json.dumps({"verifier_result": {"rewards": {"reward": reward}}}))
+    (tmp_path / "config.json").write_text("{}")
+    assert detect(tmp_path)[0].name == "atif" and detect(tmp_path / "hello__b")[0].name == "atif"
+    trajectories = [i for i in read_trajectories(tmp_path) if isinstance(i, Trajectory)]
+    assert [t.outcome.reward for t in trajectories] == [1.0, 0.0]
+    assert [t.outcome.success for t in trajectories] == [True, False]

@@ -181,3 +181,13 @@ def test_a_damaged_conversation_folder_never_raises(tmp_path: Path, cut: float) 
             path.write_bytes(data[: int(len(data) * cut)])
         items = list(reader_for("openhands").read(copy))
         assert items and all(isinstance(i, Trajectory | LoadProblem) for i in items)
+
+
+def test_a_folder_of_conversations_is_one_episode_per_conversation(tmp_path: Path) -> None:
+    folders = sorted(p for p in DATA.iterdir() if p.is_dir())
+    for folder in folders:
+        shutil.copytree(folder, tmp_path / "conversations" / folder.name)
+    assert detect(tmp_path / "conversations")[0].name == "openhands"
+    trajectories, problems = load(tmp_path / "conversations")
+    assert problems == [] and len(trajectories) == len(folders)
+    assert [t.id for t in trajectories] == [load(f)[0][0].id for f in folders]
