@@ -217,3 +217,66 @@ def test_regenerated_fixtures_read_like_the_committed_ones(tmp_path: Path) -> No
         fresh, problems = load(tmp_path / name)
         assert problems == []
         assert reader_counts(fresh) == reader_counts(load(DATA / name)[0]) == spec_counts(tmp_path / name)
+
+
+def _otlp(spans: list[dict[str, Any]]) -> str:
+    def value(v: Any) -> dict[str, Any]:
+        if isinstance(v, bool):
+            return {"boolValue": v}
+        if isinstance(v, int):
+            return {"intValue": str(v)}
+        return {"stringValue": v}
+
+    for span in spans:
+        span["attributes"] = [{"key": k, "value": value(v)} for k, v in span["attributes"].items()]
+        for event in span.get("events", []):
+            event["attributes"] = [{"key": k, "value": value(v)} for k, v in event["attributes"].items()]
+    return json.dumps({"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {"name": "t"}, "spans": spans}]}]})
+
+
+def test_openllmetry_indexed_attributes_and_older_message_events(tmp_path: Path) -> None:
+    """OpenLLMetry before the current semconv (``gen_ai.prompt.N.*``, ``llm.request.functions.N.*``) and
+    the older semconv's ``gen_ai.*.message`` / ``gen_ai.choice`` span events; an error status."""
+    base = {"traceId": "ab" * 16, "startTimeUnixNano": "1", "endTimeUnixNano": "2"}
+    indexed = {
+        **base,
+        "spanId": "01" * 8,
+        "name": "openai.chat",
+        "attributes": {
+            "llm.request.type": "chat",
+            "gen_ai.prompt.0.role": "user",
+            "gen_ai.prompt.0.content": "weather in Oslo?",
+            "gen_ai.completion.0.role": "assistant",
+            "gen_ai.completion.0.tool_calls.0.id": "c1",
+            "gen_ai.completion.0.tool_calls.0.name": "get_weather",
+            "gen_ai.completion.0.tool_calls.0.arguments": '{"city": "Oslo"}',
+            "llm.request.functions.0.name": "get_weather",
+            "llm.request.functions.0.parameters": '{"type": "object"}',
+        },
+    }
+    events = {
+        **base,
+        "spanId": "02" * 8,
+        "startTimeUnixNano": "3",
+        "name": "chat gpt",
+        "status": {"code": 2, "message": "boom"},
+        "attributes": {"gen_ai.operation.name": "chat"},
+        "events": [
+            {"name": "gen_ai.system.message", "attributes": {"content": "be brief"}},
+            {"name": "gen_ai.user.message", "attributes": {"content": "weather in Oslo?"}},
+            {
+                "name": "gen_ai.choice",
+                "attributes": {"message": json.dumps({"role": "assistant", "content": "Cold."})},
+            },
+        ],
+    }
+    target = tmp_path / "trace.json"
+    target.write_text(_otlp([indexed, events]))
+    (trajectory,), problems = load(target)
+    assert problems == []
+    first, second = trajectory.steps
+    assert first.messages[0].content == "weather in Oslo?" and first.action is not None
+    assert first.action.display() == 'get_weather({"city":"Oslo"})' and first.action.id == "c1"
+    assert first.tools == [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    assert [m.role for m in second.messages] == ["system", "user"] and second.content == "Cold."
+    assert trajectory.outcome.status == "error" and trajectory.outcome.scores["error_spans"] == ["chat gpt"]
