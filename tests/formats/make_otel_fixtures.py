@@ -1,8 +1,9 @@
 """Write the OTLP/JSON fixtures of ``tests/data/formats/otel_genai/`` with the real instrumentation.
 
-A three-step tool-calling agent loop drives the real ``openai`` client against a scripted
+A four-step tool-calling agent loop drives the real ``openai`` client against a scripted
 OpenAI-compatible server on 127.0.0.1 (``tests/llm/scripted.py``): the model asks for the weather
-(one call), then for the weather and the time (two parallel calls), then answers. The loop wraps
+(one call), then for the weather and the time (two parallel calls), then for one more city, then
+answers. The loop wraps
 the run in an agent span and each tool execution in a tool span, the way agent SDKs do; the LLM
 spans come from the instrumentation itself:
 
@@ -88,6 +89,7 @@ SCRIPT = [
     _calls(("call_w1", "get_weather", {"city": "Paris"})),
     _calls(("call_w2", "get_weather", {"city": "Rome"}), ("call_t1", "get_time", {"city": "Paris"})),
     _calls(),  # the clock sub-agent's answer, asked inside the get_time tool
+    _calls(("call_w3", "get_weather", {"city": "Oslo"})),
     _calls(),
 ]
 

@@ -161,13 +161,14 @@ def test_every_sample_is_detected_and_read(path: Path) -> None:
 @pytest.mark.parametrize("name", RUNS[:3])
 def test_the_agent_loop_maps_onto_steps_results_and_a_sub_agent(name: str) -> None:
     (run, clock), _ = load(DATA / name)
-    first, second, answer = run.steps
+    first, second, third, answer = run.steps
     assert [m.role for m in first.messages] == ["system", "user"]
     assert first.action is not None and first.action.display() == 'get_weather({"city":"Paris"})'
     assert first.tool_result == '{"city": "Paris", "weather": "sunny, 21 \\u00b0C"}'
     assert [c["name"] for c in second.extra["tool_calls"]] == ["get_weather", "get_time"]
     assert len(second.extra["tool_results"]) == 2
-    assert [m.role for m in answer.messages][-3:] == ["assistant", "tool", "tool"]
+    assert [m.role for m in third.messages][-3:] == ["assistant", "tool", "tool"]
+    assert third.action is not None and third.action.arguments == {"city": "Oslo"} and third.tool_result
     assert answer.action is None and answer.content.startswith("It is sunny")
     assert {t["function"]["name"] for t in first.tools} == {"get_weather", "get_time"}
     assert clock.metadata["parent"] == run.id and clock.task == "Time in Paris?"

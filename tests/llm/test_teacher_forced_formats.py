@@ -26,6 +26,7 @@ SAMPLES = {
     "atif": DATA / "atif" / "terminus_2__hello-world.trajectory__ATIF-v1.2.json",
     "openhands": DATA / "openhands" / "sdk-v1__conv_a3f2edad_three-turns",
     "openhands-v0": DATA / "openhands" / "wrong_initial_state.json",
+    "otel-genai": DATA / "otel_genai" / "openinference__agent_loop.otlp.json",
 }
 
 
