@@ -353,20 +353,15 @@ def _next_id(demos: DemoSet) -> int:
     return max(demos.by_session, default=-1) + 1
 
 
-FOLDER_FORMATS = ("browsergym", "claude-code", "codex")
-"""Formats whose readers take a folder whole (a BrowserGym experiment or study, a Claude Code
-project with its sub-agent files, a Codex ``sessions/YYYY/MM/DD`` tree), not as a folder of logs."""
-
-
 def _is_experiment_folder(path: Path) -> bool:
-    """A folder one of the :data:`FOLDER_FORMATS` readers takes whole."""
-    for name in FOLDER_FORMATS:
-        try:
-            if reader_for(name).sniff(path, b"").score > 0:
-                return True
-        except (ImportError, FormatError, OSError):
-            continue
-    return False
+    """A folder a reader takes whole (a BrowserGym experiment or study, an OpenHands conversation,
+    a tau2 experiment, a Claude Code project with its sub-agent files, a Codex ``sessions/YYYY/MM/DD``
+    tree), not a folder of logs."""
+    try:
+        detect(path)
+    except (ImportError, FormatError, OSError):
+        return False
+    return True
 
 
 def _expand(spec: str | os.PathLike[str]) -> list[Path]:

@@ -22,6 +22,9 @@ class FormatInfo:
 
 
 FORMATS: tuple[FormatInfo, ...] = (
+    FormatInfo("atif", "replay_tui.formats.atif", "Harbor ATIF trajectories (trajectory.json, ATIF-v1.0–1.7)"),
+    FormatInfo("openhands", "replay_tui.formats.openhands", "OpenHands V0 events and eval outputs, V1 conversations"),
+    FormatInfo("otel-genai", "replay_tui.formats.otel_genai", "OpenTelemetry GenAI traces (OTLP/JSON, spans JSONL)"),
     FormatInfo("webshop-demos", "replay_tui.formats.webshop_demos", "WebShop demonstration files (the seed's format)"),
     FormatInfo("webshop-human", "replay_tui.formats.webshop_human", "WebShop session logs (AgentGym all_trajs JSONL)"),
     FormatInfo("inspect-ai", "replay_tui.formats.inspect_ai", "inspect_ai logs (.eval zip and .json)"),

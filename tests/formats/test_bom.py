@@ -16,6 +16,9 @@ FILES = sorted(p for p in DATA.glob("*/*") if p.suffix in (".json", ".jsonl") an
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_a_bom_changes_nothing(tmp_path: Path, path: Path) -> None:
+    for sibling in path.parent.iterdir():  # files a log refers to (ATIF sub-agents) stay beside it
+        if sibling.is_file() and sibling != path:
+            (tmp_path / sibling.name).write_bytes(sibling.read_bytes())
     copy = tmp_path / path.name
     copy.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     plain, with_bom = open_sources([path]), open_sources([copy])

@@ -23,6 +23,10 @@ SAMPLES = {
     "tau2": DATA / "tau2" / "2025-10-05T07-52-52.930199_telecom_llm_agent_grok-3_user_simulator_grok-3.json",
     "inspect-ai": DATA / "inspect_ai" / "docent__tests_integration__ctf.json",
     "inspect-ai-eval": DATA / "inspect_ai" / "log_message_deduplication.eval",
+    "atif": DATA / "atif" / "terminus_2__hello-world.trajectory__ATIF-v1.2.json",
+    "openhands": DATA / "openhands" / "sdk-v1__conv_a3f2edad_three-turns",
+    "openhands-v0": DATA / "openhands" / "wrong_initial_state.json",
+    "otel-genai": DATA / "otel_genai" / "openinference__agent_loop.otlp.json",
 }
 
 

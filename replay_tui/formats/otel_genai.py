@@ -1,0 +1,777 @@
+"""OpenTelemetry GenAI traces as trajectories: OTLP/JSON files, JSON Lines of spans, span dumps.
+
+Files read:
+
+- OTLP/JSON (``{"resourceSpans": [{resource, scopeSpans: [{scope, spans: [...]}]}]}``), one object per
+  file or one per line (the collector's and the Python SDK's file exporters write a line per export);
+  attribute values of every OTLP ``AnyValue`` kind (string, int as a decimal string, double, bool,
+  bytes, array, kvlist);
+- JSON Lines of single spans, and JSON lists of spans as SDKs dump them (attributes as a plain map;
+  ids in ``traceId``/``spanId``, ``spanContext`` or ``context.trace_id``), and a bare attribute map of
+  one span (test fixtures).
+
+Mapping:
+
+- spans are grouped by trace id (a file without ids is one trace) into trajectories, in start order;
+  an agent span (``gen_ai.operation.name`` ``invoke_agent``/``create_agent``, OpenInference ``AGENT``)
+  inside another agent span is a sub-agent: a trajectory of its own after its parent
+  (``metadata["parent"]``), holding the spans below it;
+- an LLM span (``gen_ai.operation.name`` chat / text_completion / generate_content, OpenInference
+  ``LLM``, OpenLLMetry ``llm.request.type``/``gen_ai.prompt.N.*``, Vercel AI SDK ``ai.*.doGenerate`` /
+  ``doStream``) → a step: prompt = its input messages (semconv ``gen_ai.system_instructions`` +
+  ``gen_ai.input.messages``; older ``gen_ai.prompt`` attribute or ``gen_ai.*.message`` events;
+  OpenLLMetry ``gen_ai.prompt.N.*``; OpenInference ``llm.input_messages.N.message.*``; Vercel
+  ``ai.prompt.messages``), action = the first tool call of its output (the others in ``extra``),
+  content/thinking = its output text and reasoning, tools = the span's tool definitions (inferred
+  from the calls otherwise);
+- a tool span (``execute_tool``, OpenInference ``TOOL``, Vercel ``ai.toolCall``) is the result of the
+  call with its id (``gen_ai.tool.call.id``, ``tool_call.id``, ``ai.toolCall.id``);
+- outcome: status ``error`` when a span of the trajectory has an error status, else ``ok``.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay_tui.demos.problems import LoadProblem
+from replay_tui.formats.base import Detection, ReadItem, strip_bom
+from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep, infer_tools
+
+_OTLP = re.compile(rb'"(resourceSpans|resource_spans|scopeSpans)"\s*:')
+_SPAN_IDS = re.compile(rb'"(traceId|trace_id|spanContext|parentSpanId|parent_id|spanId)"\s*:')
+_GENAI = re.compile(
+    rb'"(gen_ai\.[a-z_.]+|openinference\.span\.kind|ai\.operationId|llm\.request\.type|traceloop\.[a-z_.]+)"'
+)
+_ATTRIBUTE_MAP = re.compile(rb'\A\s*\{\s*"(gen_ai\.|openinference\.span\.kind|llm\.|input"|ai\.)')
+
+LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion"})
+AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
+
+
+@dataclass
+class Span:
+    """One span, whatever file shape it came from: ids, name, attributes as plain values, events."""
+
+    trace: str | None
+    id: str | None
+    parent: str | None
+    name: str
+    attrs: dict[str, Any]
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    start: int = 0
+    order: int = 0
+    error: bool = False
+
+    @property
+    def kind(self) -> str:
+        """llm, tool, agent or other."""
+        operation = self.attrs.get("gen_ai.operation.name")
+        openinference = str(self.attrs.get("openinference.span.kind") or "").upper()
+        traceloop = self.attrs.get("traceloop.span.kind")
+        if traceloop in ("tool", "agent") and operation is None:
+            return str(traceloop)
+        if operation in LLM_OPERATIONS or openinference == "LLM":
+            return "llm"
+        if operation == "execute_tool" or openinference == "TOOL" or self.name == "ai.toolCall":
+            return "tool"
+        if operation in AGENT_OPERATIONS or openinference == "AGENT":
+            return "agent"
+        if self.name.startswith("ai.") and self.name.endswith((".doGenerate", ".doStream")):
+            return "llm"
+        if "llm.request.type" in self.attrs or any(key.startswith("gen_ai.prompt.") for key in self.attrs):
+            return "llm"
+        return "other"
+
+
+class OtelGenAiReader:
+    name = "otel-genai"
+    label = "OpenTelemetry GenAI traces (OTLP/JSON, spans JSONL, span dumps)"
+    description = (
+        "episode = trace (nested agent spans as sub-agents); step = LLM span (prompt = its input messages, "
+        "action = first output tool call); tool spans = results; gen_ai.* semconv, OpenInference, OpenLLMetry, "
+        "Vercel AI SDK attributes"
+    )
+
+    def sniff(self, path: Path, head: bytes) -> Detection:
+        if path.is_dir():
+            return Detection.no("a folder")
+        text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        if text[:1] not in (b"{", b"["):
+            return Detection.no("not JSON")
+        if _OTLP.search(head):
+            return Detection.yes("OTLP/JSON traces (resourceSpans → scopeSpans → spans)")
+        if _SPAN_IDS.search(head) and _GENAI.search(head):
+            return Detection(0.9, "spans with GenAI attributes (gen_ai.*, OpenInference, Vercel AI SDK)")
+        if _ATTRIBUTE_MAP.match(text) and _GENAI.search(head):
+            return Detection(0.6, "one span's GenAI attribute map")
+        return Detection.no("no OTLP resourceSpans and no spans with gen_ai.* / OpenInference attributes")
+
+    def read(self, path: Path) -> Iterator[ReadItem]:
+        try:
+            raw = strip_bom(path.read_bytes())
+        except OSError as exc:
+            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+            return
+        spans: list[Span] = []
+        problems: list[LoadProblem] = []
+        try:
+            documents = [orjson.loads(raw)]
+        except orjson.JSONDecodeError:
+            documents = []
+            for number, line in enumerate(raw.splitlines()):
+                if not line.strip():
+                    continue
+                try:
+                    documents.append(orjson.loads(line))
+                except (orjson.JSONDecodeError, RecursionError) as exc:
+                    problems.append(
+                        LoadProblem(file=path.name, index=number, message=f"line {number + 1}: not valid JSON: {exc}")
+                    )
+        except RecursionError:
+            yield LoadProblem(file=path.name, message="not readable: JSON nested too deep")
+            return
+        for document in documents:
+            try:
+                _collect(document, spans)
+            except (_Bad, TypeError, ValueError, OverflowError, RecursionError) as exc:
+                problems.append(LoadProblem(file=path.name, message=f"not read: {exc}"))
+        yield from problems
+        if not spans:
+            if not problems:
+                yield LoadProblem(file=path.name, message="no spans found (expected resourceSpans or a list of spans)")
+            return
+        try:
+            yield from _trajectories(path, spans)
+        except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # a trace too odd to group
+            yield LoadProblem(file=path.name, message=f"not read: {exc}")
+
+
+READER = OtelGenAiReader()
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (a malformed field reads as absent)."""
+    return value if isinstance(value, dict) else {}
+
+
+class _Bad(Exception):
+    pass
+
+
+# -- spans from any file shape ------------------------------------------------------------------
+
+
+def any_value(value: Any) -> Any:
+    """An OTLP ``AnyValue`` (``{"stringValue": "x"}``…) as a plain value; anything else as it is."""
+    if not isinstance(value, dict) or len(value) > 1:
+        return value
+    if not value:
+        return None
+    (kind, inner), *_ = value.items()
+    if kind in ("stringValue", "string_value", "boolValue", "bool_value"):
+        return inner
+    if kind in ("intValue", "int_value"):
+        try:
+            return int(inner)
+        except (TypeError, ValueError):
+            return inner
+    if kind in ("doubleValue", "double_value"):
+        try:
+            return float(inner)
+        except (TypeError, ValueError):
+            return inner
+    if kind in ("bytesValue", "bytes_value"):
+        try:
+            return base64.b64decode(inner).decode("utf-8", "replace")
+        except (ValueError, TypeError):
+            return inner
+    if kind in ("arrayValue", "array_value"):
+        values = inner.get("values") if isinstance(inner, dict) else None
+        return [any_value(v) for v in values] if isinstance(values, list) else []
+    if kind in ("kvlistValue", "kvlist_value"):
+        values = inner.get("values") if isinstance(inner, dict) else None
+        return _attributes(values) if isinstance(values, list) else {}
+    return value
+
+
+def _attributes(value: Any) -> dict[str, Any]:
+    """OTLP ``[{key, value}]`` or a plain map, as a plain map."""
+    if isinstance(value, dict):
+        return dict(value)
+    out: dict[str, Any] = {}
+    if isinstance(value, list):
+        for item in value:
+            if isinstance(item, dict) and isinstance(item.get("key"), str):
+                out[item["key"]] = any_value(item.get("value"))
+    return out
+
+
+def _nanos(value: Any) -> int:
+    """A start time in nanoseconds from any shape it is logged in; 0 when it is none of them."""
+    try:
+        return _nanos_of(value)
+    except (OverflowError, ValueError, TypeError):
+        return 0
+
+
+def _opt(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _nanos_of(value: Any) -> int:
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
+        return int(value[0] * 1_000_000_000 + value[1])
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str):
+        if value.isdigit():
+            return int(value)
+        from datetime import datetime
+
+        try:
+            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1_000_000_000)
+        except ValueError:
+            return 0
+    return 0
+
+
+def _span(raw: dict[str, Any], order: int) -> Span:
+    context = raw.get("spanContext") or raw.get("context") or {}
+    context = context if isinstance(context, dict) else {}
+    trace = raw.get("traceId") or raw.get("trace_id") or context.get("traceId") or context.get("trace_id")
+    ident = raw.get("spanId") or raw.get("span_id") or context.get("spanId") or context.get("span_id")
+    parent = raw.get("parentSpanId") or raw.get("parent_span_id") or raw.get("parent_id")
+    if isinstance(parent, dict):
+        parent = parent.get("spanId") or parent.get("span_id")
+    status = _obj(raw.get("status"))
+    code = status.get("code", status.get("status_code"))
+    events = []
+    for event in raw.get("events") or []:
+        if isinstance(event, dict):
+            events.append((str(event.get("name") or ""), _attributes(event.get("attributes"))))
+    return Span(
+        trace=str(trace) if trace else None,
+        id=str(ident) if ident else None,
+        parent=str(parent) if parent else None,
+        name=str(raw.get("name") or ""),
+        attrs=_attributes(raw.get("attributes")),
+        events=events,
+        start=_nanos(raw.get("startTimeUnixNano") or raw.get("start_time") or raw.get("startTime")),
+        order=order,
+        error=code in (2, "STATUS_CODE_ERROR", "ERROR"),
+    )
+
+
+def _collect(document: Any, spans: list[Span]) -> None:
+    if isinstance(document, list):
+        for item in document:
+            _collect(item, spans)
+        return
+    if not isinstance(document, dict):
+        raise _Bad(f"expected spans, got {type(document).__name__}")
+    resources = document.get("resourceSpans", document.get("resource_spans"))
+    if isinstance(resources, list):
+        for resource in resources:
+            scopes = resource.get("scopeSpans", resource.get("scope_spans")) if isinstance(resource, dict) else None
+            for scope in scopes if isinstance(scopes, list) else []:
+                for raw in (scope.get("spans") or []) if isinstance(scope, dict) else []:
+                    if isinstance(raw, dict):
+                        spans.append(_span(raw, len(spans)))
+        return
+    if "name" in document and ("attributes" in document or "spanId" in document or "context" in document):
+        spans.append(_span(document, len(spans)))
+        return
+    if _looks_like_attributes(document):
+        spans.append(Span(None, None, None, "span", dict(document), order=len(spans)))
+        return
+    raise _Bad("an object without resourceSpans, span fields or GenAI attributes")
+
+
+def _looks_like_attributes(document: dict[str, Any]) -> bool:
+    return any(key.startswith(("gen_ai.", "llm.", "ai.")) or key == "openinference.span.kind" for key in document)
+
+
+# -- attribute dialects ------------------------------------------------------------------------
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
+
+
+def _tree(attrs: dict[str, Any], prefix: str) -> dict[str, Any]:
+    """Flattened attributes under ``prefix`` (``llm.input_messages.0.message.role``) as nested maps."""
+    root: dict[str, Any] = {}
+    dot = prefix + "."
+    for key, value in attrs.items():
+        if not key.startswith(dot):
+            continue
+        node = root
+        parts = key[len(dot) :].split(".")
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = {}
+                node[part] = child
+            node = child
+        node[parts[-1]] = value
+    return root
+
+
+def _indexed(tree: dict[str, Any]) -> list[Any]:
+    return [tree[key] for key in sorted((k for k in tree if k.isdigit()), key=int)]
+
+
+def _call(ident: Any, name: Any, arguments: Any) -> ToolCall:
+    if isinstance(arguments, str):
+        parsed = _json(arguments)
+        if isinstance(parsed, dict):
+            return ToolCall(name=str(name or ""), arguments=parsed, id=str(ident) if ident else None)
+        return ToolCall(name=str(name or ""), raw_arguments=arguments, id=str(ident) if ident else None)
+    if isinstance(arguments, dict):
+        return ToolCall(name=str(name or ""), arguments=arguments, id=str(ident) if ident else None)
+    text = None if arguments is None else orjson.dumps(arguments, default=str).decode()
+    return ToolCall(name=str(name or ""), raw_arguments=text, id=str(ident) if ident else None)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, default=str).decode()
+
+
+def _message(raw: Any) -> list[ChatMessage]:
+    """One logged message in any of the JSON shapes: semconv ``parts``, OpenAI ``content``/``tool_calls``,
+    Vercel content parts (``tool-call``/``tool-result``). A message of several tool results is several."""
+    if not isinstance(raw, dict):
+        return [ChatMessage(role="user", content=_text(raw))]
+    role = str(raw.get("role") or "user")
+    if isinstance(raw.get("parts"), list):
+        texts, calls, reasoning, results = [], [], [], []
+        for part in raw["parts"]:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "text":
+                texts.append(_text(part.get("content")))
+            elif kind == "tool_call":
+                calls.append(_call(part.get("id"), part.get("name"), part.get("arguments")))
+            elif kind == "tool_call_response":
+                results.append(
+                    ChatMessage(
+                        role="tool",
+                        content=_text(part.get("response", part.get("result"))),
+                        tool_call_id=str(part.get("id") or "") or None,
+                    )
+                )
+            elif kind == "reasoning":
+                reasoning.append(_text(part.get("content")))
+        if results:
+            return results
+        return [
+            ChatMessage(role=role, content="\n".join(texts), tool_calls=calls, reasoning="\n".join(reasoning) or None)
+        ]
+    content = raw.get("content")
+    calls = []
+    for call in raw.get("tool_calls") or []:
+        if isinstance(call, dict):
+            function = _obj(call.get("function")) or call
+            calls.append(_call(call.get("id"), function.get("name"), function.get("arguments")))
+    if isinstance(content, list):
+        texts, results = [], []
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "text":
+                texts.append(_text(part.get("text")))
+            elif kind == "tool-call":
+                calls.append(_call(part.get("toolCallId"), part.get("toolName"), part.get("input", part.get("args"))))
+            elif kind == "tool-result":
+                output = part.get("output", part.get("result"))
+                if isinstance(output, dict) and "value" in output:
+                    output = output["value"]
+                results.append(
+                    ChatMessage(
+                        role="tool", content=_text(output), tool_call_id=str(part.get("toolCallId") or "") or None
+                    )
+                )
+        if results:
+            return results
+        content = "\n".join(texts)
+    return [
+        ChatMessage(
+            role=role,
+            content=_text(content),
+            tool_calls=calls,
+            tool_call_id=_opt(raw.get("tool_call_id")),
+            name=_opt(raw.get("name")),
+        )
+    ]
+
+
+def _messages(value: Any) -> list[ChatMessage]:
+    value = _json(value)
+    if isinstance(value, dict):
+        value = [value]
+    out: list[ChatMessage] = []
+    for raw in value if isinstance(value, list) else []:
+        out.extend(_message(raw))
+    return out
+
+
+def _openinference(attrs: dict[str, Any], prefix: str) -> list[ChatMessage]:
+    out = []
+    for entry in _indexed(_tree(attrs, prefix)):
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if content is None and isinstance(message.get("contents"), dict):
+            content = "\n".join(
+                _text((part.get("message_content") or {}).get("text"))
+                for part in _indexed(message["contents"])
+                if isinstance(part, dict) and isinstance(part.get("message_content"), dict)
+            )
+        calls = []
+        for call in _indexed(message.get("tool_calls") or {}):
+            tool_call = call.get("tool_call") if isinstance(call, dict) else None
+            if isinstance(tool_call, dict):
+                function = _obj(tool_call.get("function"))
+                calls.append(_call(tool_call.get("id"), function.get("name"), function.get("arguments")))
+        out.append(
+            ChatMessage(
+                role=str(message.get("role") or "user"),
+                content=_text(content),
+                tool_calls=calls,
+                tool_call_id=_opt(message.get("tool_call_id")),
+                name=_opt(message.get("name")),
+            )
+        )
+    return out
+
+
+def _openllmetry(attrs: dict[str, Any], prefix: str) -> list[ChatMessage]:
+    out = []
+    for entry in _indexed(_tree(attrs, prefix)):
+        if not isinstance(entry, dict):
+            continue
+        calls = []
+        for call in _indexed(entry.get("tool_calls") or {}):
+            if isinstance(call, dict):
+                calls.append(_call(call.get("id"), call.get("name"), call.get("arguments")))
+        out.append(
+            ChatMessage(
+                role=str(entry.get("role") or "user"),
+                content=_text(entry.get("content")),
+                tool_calls=calls,
+                tool_call_id=_opt(entry.get("tool_call_id")),
+            )
+        )
+    return out
+
+
+_EVENT_ROLES = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+}
+
+
+def input_messages(span: Span) -> list[ChatMessage]:
+    """The prompt of an LLM span, from whichever convention the instrumentation wrote."""
+    attrs = span.attrs
+    system: list[ChatMessage] = []
+    instructions = _json(attrs.get("gen_ai.system_instructions"))
+    if isinstance(instructions, list):
+        text = "\n".join(_text(p.get("content")) for p in instructions if isinstance(p, dict))
+        system = [ChatMessage(role="system", content=text)]
+    elif isinstance(instructions, str):
+        system = [ChatMessage(role="system", content=instructions)]
+    if "gen_ai.input.messages" in attrs:
+        return system + _messages(attrs["gen_ai.input.messages"])
+    if any(key.startswith("llm.input_messages.") for key in attrs):
+        return _openinference(attrs, "llm.input_messages")
+    if any(key.startswith("gen_ai.prompt.") for key in attrs):
+        return _openllmetry(attrs, "gen_ai.prompt")
+    if "gen_ai.prompt" in attrs:
+        return system + _messages(attrs["gen_ai.prompt"])
+    if "ai.prompt.messages" in attrs:
+        return _messages(attrs["ai.prompt.messages"])
+    out = []
+    for name, event_attrs in span.events:
+        if name in _EVENT_ROLES:
+            body = dict(event_attrs)
+            body.setdefault("role", _EVENT_ROLES[name])
+            body["content"] = _json(body.get("content"))
+            out.extend(_message(body))
+    return system + out
+
+
+def output_message(span: Span) -> ChatMessage:
+    """What the model answered in an LLM span (text, tool calls, reasoning)."""
+    attrs = span.attrs
+    if "gen_ai.output.messages" in attrs:
+        found = _messages(attrs["gen_ai.output.messages"])
+    elif any(key.startswith("llm.output_messages.") for key in attrs):
+        found = _openinference(attrs, "llm.output_messages")
+    elif any(key.startswith("gen_ai.completion.") for key in attrs):
+        found = _openllmetry(attrs, "gen_ai.completion")
+    elif "gen_ai.completion" in attrs:
+        value = _json(attrs["gen_ai.completion"])
+        if isinstance(value, dict) and "text" in value and "role" not in value:
+            found = [ChatMessage(role="assistant", content=_text(value.get("text")))]
+        else:
+            found = _messages(value)
+    elif "ai.response.text" in attrs or "ai.response.toolCalls" in attrs:
+        calls = []
+        for call in _json(attrs.get("ai.response.toolCalls")) or []:
+            if isinstance(call, dict):
+                calls.append(_call(call.get("toolCallId"), call.get("toolName"), call.get("input", call.get("args"))))
+        reasoning = attrs.get("ai.response.reasoning")
+        found = [
+            ChatMessage(
+                role="assistant",
+                content=_text(attrs.get("ai.response.text")),
+                tool_calls=calls,
+                reasoning=_text(reasoning) if reasoning else None,
+            )
+        ]
+    else:
+        found = []
+        for name, event_attrs in span.events:
+            if name == "gen_ai.choice":
+                message = _json(event_attrs.get("message"))
+                found.extend(
+                    _message(message if isinstance(message, dict) else {"role": "assistant", "content": message})
+                )
+    if not found:
+        return ChatMessage(role="assistant")
+    message = ChatMessage(role="assistant", content="\n".join(m.content for m in found if m.content))
+    message.tool_calls = [call for m in found for call in m.tool_calls]
+    reasoning = [m.reasoning for m in found if m.reasoning]
+    message.reasoning = "\n".join(reasoning) if reasoning else None
+    return message
+
+
+def tool_definitions(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tools offered to an LLM span, as OpenAI function schemas."""
+    found: list[Any] = []
+    if "gen_ai.tool.definitions" in attrs:
+        value = _json(attrs["gen_ai.tool.definitions"])
+        found = value if isinstance(value, list) else []
+    elif any(key.startswith("llm.tools.") for key in attrs):
+        found = [
+            _json((t.get("tool") or {}).get("json_schema"))
+            for t in _indexed(_tree(attrs, "llm.tools"))
+            if isinstance(t, dict)
+        ]
+    elif "ai.prompt.tools" in attrs:
+        value = attrs["ai.prompt.tools"]
+        found = [_json(v) for v in (value if isinstance(value, list) else [value])]
+    elif any(key.startswith("llm.request.functions.") for key in attrs):
+        found = [f for f in _indexed(_tree(attrs, "llm.request.functions")) if isinstance(f, dict)]
+    tools = []
+    for tool in found:
+        if not isinstance(tool, dict):
+            continue
+        if isinstance(tool.get("function"), dict):
+            tools.append(tool)
+            continue
+        function = {k: _json(v) if k == "parameters" else v for k, v in tool.items() if k != "type"}
+        tools.append({"type": "function", "function": function})
+    return tools
+
+
+_TOOL_NAMES = ("gen_ai.tool.name", "tool.name", "ai.toolCall.name", "traceloop.entity.name")
+_TOOL_OUTPUTS = (
+    "gen_ai.tool.call.result",
+    "output.value",
+    "ai.toolCall.result",
+    "traceloop.entity.output",
+    "output",
+    "gen_ai.tool.output",
+)
+
+
+def _tool_result(span: Span) -> tuple[str | None, str | None, str]:
+    """A tool span's call id (None when the convention has none: OpenLLMetry), tool name and output."""
+    attrs = span.attrs
+    ident = attrs.get("gen_ai.tool.call.id") or attrs.get("tool_call.id") or attrs.get("ai.toolCall.id")
+    name = next((str(attrs[key]) for key in _TOOL_NAMES if attrs.get(key)), None)
+    output = next((_text(attrs[key]) for key in _TOOL_OUTPUTS if key in attrs), "")
+    return (str(ident) if ident else None), name, output
+
+
+# -- traces into trajectories ---------------------------------------------------------------------
+
+
+def _trajectories(path: Path, spans: list[Span]) -> Iterator[ReadItem]:
+    traces: dict[str | None, list[Span]] = {}
+    for span in spans:
+        traces.setdefault(span.trace, []).append(span)
+    for trace, members in traces.items():
+        by_id: dict[str | None, Span] = {span.id: span for span in members if span.id}
+        owners: dict[str, list[Span]] = {}
+        agents: dict[str, Span] = {}
+        parents: dict[str, str] = {}
+
+        ordered = sorted(members, key=lambda s: (s.start, s.order))
+        for span in ordered:
+            if span.kind == "agent":
+                owner = _owner(span, by_id)
+                if owner:
+                    agents[owner] = span
+                    parent_span = by_id.get(span.parent) if span.parent else None
+                    parents[owner] = _owner(parent_span, by_id) if parent_span is not None else ""
+                continue
+            if span.kind in ("llm", "tool"):
+                owners.setdefault(_owner(span, by_id), []).append(span)
+        root_id = str(trace or path.stem)
+        order = ["", *agents]
+        names = {"": root_id}
+        for key in agents:
+            agent = agents[key]
+            label = agent.attrs.get("gen_ai.agent.name") or agent.attrs.get("agent.name") or agent.name
+            names[key] = f"{root_id}/{label}#{key[:8]}"
+        for key in order:
+            try:
+                trajectory = _build(
+                    names[key], owners.get(key, []), [s for s in members if key == "" or _owner(s, by_id) == key]
+                )
+            except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+                yield LoadProblem(file=path.name, session_id=names[key], message=f"not read: {exc}")
+                continue
+            if key:
+                trajectory.metadata["parent"] = names[parents.get(key, "")]
+            yield trajectory
+
+
+def _owner(span: Span, by_id: dict[str | None, Span]) -> str:
+    """The id of the nearest enclosing sub-agent span (an agent span inside another agent span), or
+    "" for the trace itself."""
+    chain: list[Span] = []
+    seen: set[str] = set()
+    node = by_id.get(span.parent) if span.parent else None
+    while node is not None and str(node.id) not in seen:
+        seen.add(str(node.id))
+        chain.append(node)
+        node = by_id.get(node.parent) if node.parent else None
+    agent_chain = [node for node in chain if node.kind == "agent"]
+    if span.kind == "agent":
+        agent_chain = [span, *agent_chain]
+    return str(agent_chain[0].id) if len(agent_chain) >= 2 else ""
+
+
+def _build(ident: str, spans: list[Span], members: list[Span]) -> Trajectory:
+    steps: list[TrajectoryStep] = []
+    by_call: dict[str, TrajectoryStep] = {}
+    """Calls not answered yet by a tool span: their id (or span#n) → the step that made them."""
+    unanswered: dict[str, str] = {}
+    all_calls: list[ToolCall] = []
+    results = 0
+    last_messages: list[ChatMessage] = []
+    task = ""
+    tools_seen: list[dict[str, Any]] = []
+    for span in spans:
+        if span.kind == "tool":
+            results += 1
+            call_id, name, text = _tool_result(span)
+            step = by_call.pop(call_id, None) if call_id else None
+            if step is None and name is not None:  # no call id: the oldest unanswered call of that name
+                found = next(((key, s) for key, s in by_call.items() if unanswered.get(key) == name), None)
+                if found is not None:
+                    call_id, step = found[0], by_call.pop(found[0])
+            if step is None:
+                continue
+            if step.action is not None and (step.action.id == call_id or call_id == f"{step.extra.get('span_id')}#0"):
+                step.tool_result = text
+            if "tool_calls" in step.extra:
+                step.extra.setdefault("tool_results", []).append({"tool_call_id": call_id, "content": text})
+            continue
+        messages = input_messages(span)
+        answer = output_message(span)
+        if not task:
+            task = next((m.content for m in messages if m.role == "user"), "")
+        tools = tool_definitions(span.attrs)
+        if tools and not tools_seen:
+            tools_seen = tools
+        calls = answer.tool_calls
+        all_calls.extend(calls)
+        observation = next((m.content for m in reversed(messages) if m.role in ("user", "tool")), "")
+        step = TrajectoryStep(
+            index=len(steps),
+            observation=observation,
+            messages=messages,
+            tools=tools,
+            thinking=answer.reasoning or "",
+            content=answer.content,
+            action=calls[0] if calls else None,
+            extra={
+                "span": span.name,
+                "span_id": span.id,
+                **{
+                    k: v
+                    for k, v in span.attrs.items()
+                    if k.startswith(
+                        (
+                            "gen_ai.usage.",
+                            "gen_ai.request.model",
+                            "gen_ai.response.",
+                            "llm.token_count.",
+                            "llm.model_name",
+                        )
+                    )
+                },
+            },
+        )
+        if len(calls) > 1:
+            step.extra["tool_calls"] = [call.model_dump(mode="json") for call in calls]
+        for number, call in enumerate(calls):
+            key = call.id or f"{span.id}#{number}"
+            by_call[key] = step
+            unanswered[key] = call.name
+        steps.append(step)
+        last_messages = [*messages, answer]
+    inferred = infer_tools(all_calls)
+    for step in steps:
+        if not step.tools:
+            step.tools = tools_seen or inferred
+    if steps:
+        steps[-1].done = True
+    # results the trace holds only in later prompts (no tool spans): taken from the tool messages
+    for step in steps:
+        if step.action is not None and step.tool_result is None and step.action.id:
+            for later in steps[step.index + 1 :]:
+                answer_text = next(
+                    (m.content for m in later.messages if m.role == "tool" and m.tool_call_id == step.action.id), None
+                )
+                if answer_text is not None:
+                    step.tool_result = answer_text
+                    break
+    errors = [span.name for span in members if span.error]
+    outcome = Outcome(status="error" if errors else "ok")
+    if errors:
+        outcome.scores["error_spans"] = errors
+    return Trajectory(
+        id=ident,
+        format="otel-genai",
+        task=task,
+        steps=steps,
+        outcome=outcome,
+        metadata={"spans": len(members), "messages": len(last_messages), "results": results},
+    )
