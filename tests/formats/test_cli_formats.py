@@ -36,13 +36,13 @@ def test_the_seed_format_is_detected_and_read_through_the_registry(capsys) -> No
 
 
 def test_an_unknown_json_file_exits_2_naming_the_readers_tried_and_no_closest_one(capsys, tmp_path: Path) -> None:
-    # an OpenHands event stream's shape: every reader says no, so none is named as the closest
+    # a shape no reader knows: every reader says no, so none is named as the closest
     # (the first of the list was: "closest: webshop-demos (no session_id field…)")
     strange = tmp_path / "events.json"
-    strange.write_text('[{"id": 0, "source": "user", "action": "message", "args": {}}]', encoding="utf-8")
+    strange.write_text('[{"serial": 0, "origin": "user", "verb": "message", "params": {}}]', encoding="utf-8")
     code, _, err = run(capsys, "formats", str(strange))
     assert code == 2
-    assert err.count("\n") == 1 and "no reader recognises this file (tried webshop-demos, " in err
+    assert err.count("\n") == 1 and "no reader recognises this file (tried " in err and "webshop-demos" in err
     assert "closest" not in err
 
 
