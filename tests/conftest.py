@@ -52,6 +52,32 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 _SESSION_ROOT = pytest.StashKey[Path]()
 
+
+# -- parallel runs (pytest-xdist, --dist loadgroup) -------------------------------------------------
+
+# The fixtures that hold a real headless Chromium (one per worker: tests/visual/conftest.py).
+CHROMIUM_FIXTURES = frozenset({"renderer", "scorer"})
+SHARED_SCOPES = frozenset({"module", "class", "package"})
+
+
+def _uses_shared_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(defs and defs[-1].scope in SHARED_SCOPES for defs in info.name2fixturedefs.values())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the Chromium tests, and keep the tests of one module that share a module-scoped fixture
+    (a Ray, a recorded browser session, the official evaluator's verdicts, replays) on one worker, so
+    it is built once, not once per chunk of tests each worker receives."""
+    for item in items:
+        if CHROMIUM_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.chromium)
+        if item.get_closest_marker("xdist_group") is None and _uses_shared_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
 DATA = Path(__file__).parent / "data"
 SHARED_EXAMPLE = DATA / "synthetic_webshop_demonstrations_3-4.json"
 
