@@ -55,8 +55,9 @@ _SESSION_ROOT = pytest.StashKey[Path]()
 
 # -- parallel runs (pytest-xdist, --dist loadgroup) -------------------------------------------------
 
-# The fixtures that hold a real headless Chromium (one per worker: tests/visual/conftest.py).
-CHROMIUM_FIXTURES = frozenset({"renderer", "scorer"})
+# The fixtures that hold a real headless Chromium: one per worker (tests/visual/conftest.py), the sandbox
+# test's bare one, the browsing session tests/verify/test_network.py records.
+CHROMIUM_FIXTURES = frozenset({"renderer", "scorer", "bare_renderer", "recorded"})
 SHARED_SCOPES = frozenset({"module", "class", "package"})
 
 

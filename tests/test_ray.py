@@ -182,6 +182,7 @@ def _chromium() -> None:
 
 
 @needs_ray
+@pytest.mark.chromium
 def test_visual_ab_batch_on_ray_writes_the_local_report(local_ray, capsys, tmp_path):
     from replay_tui.visual.examples import EXAMPLES_DIR
 
@@ -234,6 +235,7 @@ def _bundled_report(executor: RayExecutor | None) -> str:
 
 
 @needs_ray
+@pytest.mark.chromium
 def test_bundled_pairs_scored_on_ray_are_the_local_reports(local_ray):
     _chromium()
     with RayExecutor(jobs=2) as executor:
