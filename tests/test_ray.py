@@ -181,6 +181,7 @@ def _chromium() -> None:
         pytest.skip(str(exc))
 
 
+@pytest.mark.slow
 @needs_ray
 @pytest.mark.chromium
 def test_visual_ab_batch_on_ray_writes_the_local_report(local_ray, capsys, tmp_path):
