@@ -19,7 +19,7 @@ from replay_tui.examples import example_path
 from replay_tui.executors import RAY_MISSING, ExecutorError, RayExecutor, ReplayRecipe, ray_installed
 from replay_tui.workspace import ReplaySettings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 needs_ray = pytest.mark.skipif(not ray_installed(), reason="the ray extra is not installed: pip install -e '.[ray]'")
 
 

@@ -10,8 +10,8 @@ import pytest
 from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.workspace import Workspace
+from tests.core.test_hostile import TABLE_ROWS, _deny
 from tests.hostile import BY_NAME, CASES, write_corpus
-from tests.test_hostile import TABLE_ROWS, _deny
 from tests.tui.conftest import SIZE, wait_replay
 
 
