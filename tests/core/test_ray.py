@@ -58,7 +58,8 @@ def _replay(capsys, tmp_path: Path, name: str, *argv: str) -> tuple[int, str, by
         ("--mode", "heuristic", "--sessions", "7,3,50-55", "--match", "tolerant"),
     ],
 )
-def test_replay_on_ray_writes_the_local_report(local_ray, capsys, tmp_path, flags):
+def test_replay_on_ray_writes_the_local_report(local_ray, capsys, tmp_path, flags, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")  # the report's path on one line however long tmp_path is (xdist)
     code, out, local = _replay(capsys, tmp_path, "local.json", *flags, "--jobs", "2")
     ray_code, ray_out, on_ray = _replay(capsys, tmp_path, "ray.json", *flags, "--executor", "ray")
     assert (ray_code, ray_out.replace("ray.json", "local.json")) == (code, out)
