@@ -3,10 +3,81 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# -- isolation: the whole session, every worker, before any module fixture ---------------------------
+
+# Every place the app (or a library it drives: Ray, Chromium, pip) may write on its own, pointed at a
+# per-process temporary folder. The per-test ``_no_user_dirs`` below narrows this to each test's tmp_path.
+ISOLATED_DIRS = {
+    "HOME": "home",
+    "XDG_CONFIG_HOME": "home/.config",
+    "XDG_DATA_HOME": "home/.local/share",
+    "XDG_CACHE_HOME": "home/.cache",
+    "XDG_STATE_HOME": "home/.local/state",
+    "REPLAY_TUI_RUNS_DIR": "runs",
+    "REPLAY_TUI_CACHE_DIR": "llm-cache",
+}
+# Settings of the user's that would change what the tests see (the model, the viewer, the graphics).
+UNSET = ("REPLAY_TUI_MODEL", "REPLAY_TUI_VIEWER", "REPLAY_TUI_GRAPHICS")
+# The user's real home, remembered by the first process (xdist workers inherit the redirected HOME):
+# only for caches the user opts into, such as the official evaluator's side venv.
+USER_HOME_ENV = "REPLAY_TUI_TESTS_USER_HOME"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Point HOME, every XDG_*_HOME and the app's own folders into a temporary folder for the session,
+    so no test, module fixture or subprocess can write into the user's files."""
+    os.environ.setdefault(USER_HOME_ENV, os.environ.get("HOME") or str(Path.home()))
+    root = Path(tempfile.mkdtemp(prefix="replay-tui-tests-"))
+    config.stash[_SESSION_ROOT] = root
+    for name, relative in ISOLATED_DIRS.items():
+        (root / relative).mkdir(parents=True, exist_ok=True)
+        os.environ[name] = str(root / relative)
+    for name in UNSET:
+        os.environ.pop(name, None)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    root = config.stash.get(_SESSION_ROOT, None)
+    if root is not None:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+_SESSION_ROOT = pytest.StashKey[Path]()
+
+
+# -- parallel runs (pytest-xdist, --dist loadgroup) -------------------------------------------------
+
+# The fixtures that hold a real headless Chromium: one per worker (tests/visual/conftest.py), the sandbox
+# test's bare one, the browsing session tests/verify/test_network.py records.
+CHROMIUM_FIXTURES = frozenset({"renderer", "scorer", "bare_renderer", "recorded"})
+SHARED_SCOPES = frozenset({"module", "class", "package"})
+
+
+def _uses_shared_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(defs and defs[-1].scope in SHARED_SCOPES for defs in info.name2fixturedefs.values())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the Chromium tests, and keep the tests of one module that share a module-scoped fixture
+    (a Ray, a recorded browser session, the official evaluator's verdicts, replays) on one worker, so
+    it is built once, not once per chunk of tests each worker receives."""
+    for item in items:
+        if CHROMIUM_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.chromium)
+        if item.get_closest_marker("xdist_group") is None and _uses_shared_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
 
 DATA = Path(__file__).parent / "data"
 SHARED_EXAMPLE = DATA / "synthetic_webshop_demonstrations_3-4.json"

@@ -377,7 +377,7 @@ def write_corpus(folder: Path, cases: list[Case] | None = None) -> dict[str, Pat
 # == Expansion, depth and cost limits (issue 27, items 4-7) =======================================
 # Inputs of other formats, built at test time into a folder (the big ones never live in the tree):
 # each :class:`LimitCase` writes its input and says which exit codes ``replay --all --mode stub``
-# may end with. ``tests/test_hostile_limits.py`` runs each in a process under a memory limit.
+# may end with. ``tests/core/test_hostile_limits.py`` runs each in a process under a memory limit.
 
 GiB = 2**30
 MiB = 2**20

@@ -8,7 +8,7 @@ it). Anything else (numeric strings, "true" as text, an unknown field, a bad val
 the caller takes the pydantic path, which accepts, repairs or names the problem as before.
 
 So a fast result always stands for an episode the pydantic models accept with the same values:
-``tests/test_fast_episode.py`` compares both readings of every episode of the sample, the synthetic
+``tests/core/demos/test_fast_episode.py`` compares both readings of every episode of the sample, the synthetic
 files (quirks included) and the hostile fixtures.
 """
 

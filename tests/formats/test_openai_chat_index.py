@@ -17,11 +17,7 @@ from replay_tui.formats.openai_chat import OpenAIChatReader
 from replay_tui.trajectory import Trajectory
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "openai_chat"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "formats" / "openai_chat_tool_calls"
-if not SHARED.is_dir():
-    SHARED = Path("/work/shared/formats/openai_chat_tool_calls")
 FIXTURES = sorted(p for p in DATA.iterdir() if p.name != "PROVENANCE.md")
-SAMPLES = sorted(p for p in SHARED.glob("*") if p.name != "PROVENANCE.md") if SHARED.is_dir() else []
 READER = OpenAIChatReader()
 
 
@@ -67,7 +63,7 @@ def test_the_reader_is_an_indexing_reader() -> None:
     assert isinstance(READER, IndexingReader)
 
 
-@pytest.mark.parametrize("path", FIXTURES + SAMPLES, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_index_then_load_is_read(path: Path) -> None:
     assert_index_matches_read(path)
 

@@ -15,9 +15,6 @@ from replay_tui.formats.base import HEAD_BYTES
 from replay_tui.trajectory import ToolCall, Trajectory
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "swe_agent"
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "formats"
-if not SHARED.is_dir():
-    SHARED = Path("/work/shared/formats")
 READER = reader_for("swe-agent")
 
 
@@ -32,13 +29,6 @@ def load(path: Path) -> tuple[Trajectory, list[LoadProblem]]:
 def sniff(path: Path) -> float:
     with path.open("rb") as handle:
         return READER.sniff(path, handle.read(HEAD_BYTES)).score
-
-
-def shared(name: str) -> Path:
-    path = SHARED / name
-    if not path.is_file():
-        pytest.skip(f"{path} absent")
-    return path
 
 
 # -- SWE-agent ----------------------------------------------------------------------------------
@@ -110,7 +100,7 @@ def test_history_only_file_is_read_message_by_message() -> None:
 
 
 def test_replay_variant_messages_are_cut_before_the_step_answer() -> None:
-    trajectory, problems = load(shared("swe_agent_traj/marshmallow-1867__function_calling_replace_from_source.traj"))
+    trajectory, problems = load(DATA / "marshmallow-1867__function_calling_replace_from_source.traj")
     assert problems == []
     assert len(trajectory.steps) == 13 and trajectory.recorded_calls == 13
     assert [len(step.messages) for step in trajectory.steps[:3]] == [2, 4, 6]
@@ -172,7 +162,7 @@ def test_mini_reasoning_and_parallel_tool_calls() -> None:
 
 
 def test_mini_tool_calling_run() -> None:
-    trajectory, problems = load(shared("mini_swe_agent_traj/deepseek_chat_dev__pvlib__pvlib-python-1154.traj.json"))
+    trajectory, problems = load(DATA / "deepseek_chat_dev__pvlib__pvlib-python-1154.traj.json")
     assert problems == []
     assert len(trajectory.steps) == 73 == trajectory.outcome.scores["model_stats"]["api_calls"]
     assert trajectory.steps[0].action == ToolCall(
@@ -217,8 +207,8 @@ def test_other_json_scores_zero(tmp_path: Path) -> None:
     chat_list.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
     for path in (openai, tau2, inspect, chat_list, example_path()):
         assert sniff(path) == 0, path.name
-    for name in ("tau2_bench", "inspect_ai", "openai_chat_tool_calls", "webshop"):
-        for path in (SHARED / name).glob("*.json*"):
+    for name in ("tau2", "inspect_ai", "openai_chat", "webshop_human"):
+        for path in (DATA.parent / name).glob("*.json*"):
             assert sniff(path) == 0, path.name
 
 

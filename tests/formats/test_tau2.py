@@ -13,16 +13,15 @@ from replay_tui.formats.base import HEAD_BYTES
 from replay_tui.trajectory import Trajectory
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "tau2"
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "formats" / "tau2_bench"
 TELECOM = DATA / "2025-10-05T07-52-52.930199_telecom_llm_agent_grok-3_user_simulator_grok-3.json"
 ABORTED = DATA / "2025-10-05T07-40-31.711552_airline_llm_agent_gpt-4.1_user_simulator_gpt-4.1.json"
 VOICE_RESULTS = DATA / "voice_experiment__results.json"
-AIRLINE = SHARED / "2025-10-05T22-50-14.083933_airline_llm_agent_grok-3_user_simulator_grok-3.json"
+AIRLINE = DATA / "2025-10-05T22-50-14.083933_airline_llm_agent_grok-3_user_simulator_grok-3.json"
 RELAXED = (
-    SHARED / "2025-10-07T07-44-20.888691_airline_relaxed_llm_agent_grok-4-fast-reasoning_"
+    DATA / "2025-10-07T07-44-20.888691_airline_relaxed_llm_agent_grok-4-fast-reasoning_"
     "user_simulator_grok-4-fast-reasoning.json"
 )
-VOICE_RUN = SHARED / "voice_experiment__simulations__49b22f0c-4a56-41c5-922f-bc2a56e53a23.json"
+VOICE_RUN = DATA / "voice_experiment__simulations__49b22f0c-4a56-41c5-922f-bc2a56e53a23.json"
 
 READER = reader_for("tau2")
 
@@ -30,11 +29,6 @@ READER = reader_for("tau2")
 def read(path: Path) -> tuple[list[Trajectory], list[LoadProblem]]:
     items = list(READER.read(path))
     return [i for i in items if isinstance(i, Trajectory)], [i for i in items if isinstance(i, LoadProblem)]
-
-
-def needs(path: Path) -> None:
-    if not path.is_file():
-        pytest.skip(f"{path.name} absent (shared tau2 data not on this machine)")
 
 
 def sniff(path: Path) -> float:
@@ -184,7 +178,6 @@ def test_experiment_folder_reads_its_simulation_files(tmp_path) -> None:
 
 
 def test_big_airline_run_with_max_steps_and_tool_errors() -> None:
-    needs(AIRLINE)
     trajectories, problems = read(AIRLINE)
     assert problems == [] and len(trajectories) == 20
     assert sum(t.outcome.success is True for t in trajectories) == 11
@@ -194,7 +187,6 @@ def test_big_airline_run_with_max_steps_and_tool_errors() -> None:
 
 
 def test_relaxed_airline_trials_and_parallel_tool_calls() -> None:
-    needs(RELAXED)
     trajectories, problems = read(RELAXED)
     assert problems == []
     assert [t.id for t in trajectories] == ["8#2", "8#1", "8#0", "8#3"]
@@ -211,7 +203,6 @@ def test_relaxed_airline_trials_and_parallel_tool_calls() -> None:
 
 
 def test_full_duplex_voice_run_loads_with_a_warning() -> None:
-    needs(VOICE_RUN)
     assert sniff(VOICE_RUN) > 0
     trajectories, problems = read(VOICE_RUN)
     assert [t.id for t in trajectories] == ["40#0"] and trajectories[0].outcome.status == "user_stop"
@@ -274,7 +265,6 @@ def test_a_truncated_results_file_keeps_its_complete_runs(tmp_path) -> None:
 
 @pytest.mark.parametrize("path", [TELECOM, ABORTED, AIRLINE, RELAXED], ids=lambda p: p.name[:30])
 def test_big_files_split_into_runs_give_the_same_trajectories(path, monkeypatch) -> None:
-    needs(path)
     whole = [item.model_dump() for item in READER.read(path)]
     monkeypatch.setattr("replay_tui.formats.tau2.WHOLE_FILE_LIMIT", 0)
     assert [item.model_dump() for item in READER.read(path)] == whole

@@ -57,8 +57,9 @@ def replay(server_url, tmp_path, report, *extra, capsys=None):
 
 
 def test_scripted_run_reports_matches_mismatches_and_failure_kinds_then_reruns_from_the_cache(
-    server, oracle, tmp_path, capsys
+    server, oracle, tmp_path, capsys, monkeypatch
 ):
+    monkeypatch.setenv("COLUMNS", "250")  # the report's path on one line however long tmp_path is (xdist)
     script_deviations(oracle)
     first = tmp_path / "first.json"
     code, (out, err) = replay(server.url, tmp_path, first, capsys=capsys)

@@ -20,7 +20,7 @@ from replay_tui.tui.screens.compare import (
     CompareScreen,
     CompareStepperScreen,
 )
-from tests.test_cli_compare import differ_policy
+from tests.core.cli.test_cli_compare import differ_policy
 from tests.tui.conftest import SIZE, wait_replay
 
 

@@ -10,13 +10,14 @@ import pytest
 from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.workspace import Workspace
+from tests.core.test_hostile import TABLE_ROWS, _deny
 from tests.hostile import BY_NAME, CASES, write_corpus
-from tests.test_hostile import TABLE_ROWS, _deny
 from tests.tui.conftest import SIZE, wait_replay
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Written once per worker (cheap), so the tests below spread over the xdist workers."""
     return write_corpus(tmp_path_factory.mktemp("hostile-app"))
 
 
@@ -78,15 +79,21 @@ async def test_the_app_survives_a_hostile_file(build, corpus, name):
         assert valid == set(BY_NAME[name].valid)
 
 
-async def test_one_app_opens_every_hostile_file_in_turn(build, corpus, tmp_path):
+PARTS = 4  # the corpus in this many apps, so the xdist workers share the walk
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("part", range(PARTS))
+async def test_one_app_opens_every_hostile_file_in_turn(build, corpus, tmp_path, part):
     """Every file of the corpus through the app's open path (Workspace.open as make_app calls it), with a
     fresh browser on it and every hostile episode opened in the stepper (the good episodes 1 and 3 that
-    surround it in most files are opened by the tests above); one app, so the corpus stays quick."""
+    surround it in most files are opened by the tests above); one app per part (every PARTS-th file), so
+    the corpus stays quick."""
     app = build([corpus["trajectory_empty"]])
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await app.pop_screen()  # each file gets a browser of its own
-        for case in CASES:
+        for case in CASES[part::PARTS]:
             app.workspace = Workspace.open(
                 [corpus[case.name]], annotations_path=tmp_path / "notes.annotations.json", skip_unreadable=True
             )

@@ -29,6 +29,7 @@ async def wait_scored(app: InspectorApp, pilot) -> None:
     await pilot.pause()
 
 
+@pytest.mark.slow
 async def test_open_a_pair_find_the_worst_block_and_export(tmp_path):
     app = InspectorApp(EXAMPLES / "ref" / "13470.html", EXAMPLES / "reword" / "13470.html", export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -285,6 +286,7 @@ async def test_a_failing_viewer_is_reported_with_the_saved_paths(tmp_path, monke
     assert len(pngs) == 2 and all(name in failed[0] for name in pngs)
 
 
+@pytest.mark.slow
 async def test_exports_are_named_by_the_pair_and_never_overwrite_without_asking(tmp_path):
     """Issue 16: drop/11202 and move/11202 both used to write 11202.visual.json, the second silently."""
     for variant in ("drop", "move"):
@@ -310,6 +312,7 @@ async def test_exports_are_named_by_the_pair_and_never_overwrite_without_asking(
     assert json.loads((tmp_path / "drop-11202.visual.json").read_text())["pred"].endswith("drop/11202.html")
 
 
+@pytest.mark.slow
 async def test_a_pair_without_blocks_says_why_and_the_renormalised_final_is_shown(tmp_path):
     app = InspectorApp(EXAMPLES / "ref" / "2310.html", EXAMPLES / "move" / "2310.html", export_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:

@@ -6,6 +6,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.search import MATCH_STYLE, SearchScreen
 from replay_tui.tui.screens.stepper import StepperScreen
@@ -149,6 +151,7 @@ async def test_searches_the_bundled_example_and_help_lists_the_keys(build):
         assert {"app.search", "app.goto", "search.next", "search.previous", "search.scope"} <= ids
 
 
+@pytest.mark.slow
 async def test_a_new_query_cancels_the_running_search(build, tmp_path, monkeypatch):
     from replay_tui.tui.screens import search as search_screen
 

@@ -115,6 +115,7 @@ def _patch_page_script(route) -> None:
     route.fulfill(response=response, body=body.replace(HOOK, HOOK + "window.__replayTerm=this.terminal,", 1))
 
 
+@pytest.mark.chromium
 def test_serve_in_chromium_browses_and_steps(served, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 

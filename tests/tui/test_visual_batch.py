@@ -6,6 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from replay_tui.cli.visual import inspect_app
 from replay_tui.tui.app import VisualBatch
 from replay_tui.tui.inspector import InspectorScreen
@@ -61,6 +63,7 @@ def test_discover_pairs_reports_missing_generated_pages(tmp_path):
     assert len(missing) == len(example_ids()) - 1 and all(m.startswith("gen/") for m in missing)
 
 
+@pytest.mark.slow
 async def test_visual_screen_scores_sorts_opens_and_exports(build, tmp_path):
     ref, reword, drop = two_pages(tmp_path, "ref", "reword", "drop")
     app = build(visual=VisualBatch(ref, (reword, drop)))
@@ -142,6 +145,7 @@ async def test_a_page_that_fails_is_a_row_not_a_crash(tmp_path):
     assert app.return_code == 0 or app.return_code is None
 
 
+@pytest.mark.slow
 def test_visual_batch_snapshot(snap_compare, tmp_path):
     """The batch screen sorted by final score, worst first (scores from real renders)."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from replay_tui.cli.visual import inspect_app
 from replay_tui.tui.visual_batch import BatchSource, VisualBatchApp, VisualBatchScreen, page_key
 from replay_tui.visual.batch import LABELS, discover_pairs
@@ -51,6 +53,7 @@ def delta_cells(screen: VisualBatchScreen) -> dict[str, str]:
     return {source.pair(i).label: source.cells(i)[-1].plain for i in range(len(source))}
 
 
+@pytest.mark.slow
 async def test_two_folders_show_b_minus_a_per_score_and_a_delta_final_column(tmp_path):
     ref, move, reword = folders(tmp_path)
     pairs, missing = discover_pairs(ref, [move, reword])

@@ -524,6 +524,8 @@ def test_the_browser_shows_the_offending_request(recorded: tuple[Path, str]) -> 
     assert "skipped (answer-only, no trace): NetworkEventEvaluator" in untraced
 
 
+@pytest.mark.slow
+@pytest.mark.parity
 def test_each_check_kind_agrees_with_the_official_evaluator(recorded: tuple[Path, str], tmp_path: Path) -> None:
     """The same checks and trace through the official package (side venv): same verdict, same summary name."""
     import subprocess

@@ -23,6 +23,8 @@ from tests.verify.parity.differences import NETWORK_DIFFERENCES, explain_network
 from tests.verify.parity.network_cases import ENVIRONMENTS, SITE_URLS, trace_cases
 from tests.verify.parity.official import official_python, run_official
 
+pytestmark = [pytest.mark.parity, pytest.mark.slow]
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 SITES = {site: [url] for site, url in SITE_URLS.items()}
 

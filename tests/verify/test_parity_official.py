@@ -31,6 +31,8 @@ from tests.verify.parity.differences import DIFFERENCES, explain_task_case, expl
 from tests.verify.parity.official import OfficialSession, official_python, run_official
 from tests.verify.parity.typed import EXPECTED, answers, synthetic_tasks
 
+pytestmark = [pytest.mark.parity, pytest.mark.slow]
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from replay_tui.visual.batch import BatchPair, batch_report, bundled_pairs, score_pairs
 from replay_tui.visual.pipeline import VisualScorer
 from replay_tui.visual.report import score_and_report
@@ -39,6 +41,7 @@ def _scored(renderer, pairs: list[BatchPair], mode: str, jobs: int) -> str:
     return json.dumps(_without_timings(report), sort_keys=True)
 
 
+@pytest.mark.slow
 def test_jobs_2_gives_the_sequential_reports(renderer):
     bundled = {p.label: p for p in bundled_pairs()}  # 4 pages x 4 variants: moves, drops, recolours, rewords
     assert len(bundled) == 16

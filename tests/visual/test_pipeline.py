@@ -47,6 +47,7 @@ def test_compat_scores_equal_reference_on_same_blocks(scorer, page, variant):
     assert result.scores.matched
 
 
+@pytest.mark.slow
 def test_end_to_end_equals_reference_pipeline(scorer, tmp_path):
     ref = _write(
         tmp_path,

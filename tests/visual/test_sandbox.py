@@ -99,6 +99,7 @@ def _hostile_folders(tmp_path: Path, ports: Ports) -> tuple[Path, Path]:
     return refs, preds
 
 
+@pytest.mark.slow
 def test_single_and_batch_commands_send_nothing(renderer, monkeypatch, tmp_path):
     with listeners() as (ports, traffic):
         refs, preds = _hostile_folders(tmp_path, ports)

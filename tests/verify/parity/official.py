@@ -1,12 +1,15 @@
 """Find (or make) a Python that has the official ``webarena-verified`` package, and run it on cases.
 
 Its pinned dependencies (pydantic 2.12.0, python-dateutil 2.9, url-normalize 2.2, ...) conflict with
-this project's, so it lives in a side virtual environment: ``$WEBARENA_VERIFIED_PYTHON`` if set, else
-``/tmp/wav-venv`` (created with ``pip install webarena-verified==1.2.3`` when missing).
+this project's, so it lives in a side virtual environment: ``$WEBARENA_VERIFIED_PYTHON`` if set (CI
+builds one in ``.ci/run``), else ``$WEBARENA_VERIFIED_VENV``, else a venv cached across runs in the
+real user's ``~/.cache/replay-tui-tests/webarena-verified-<version>`` (keyed by the version, created
+with ``pip install webarena-verified==<version>`` when missing, under a lock: xdist workers share it).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -17,7 +20,19 @@ from typing import Any
 
 VERSION = "1.2.3"
 RUNNER = Path(__file__).with_name("official_runner.py")
-SIDE_VENV = Path(os.environ.get("WEBARENA_VERIFIED_VENV", "/tmp/wav-venv"))
+
+
+def _side_venv() -> Path:
+    """The side venv's folder; the user's real home, as tests/conftest.py remembers it before it
+    points HOME into the session's temporary folder."""
+    configured = os.environ.get("WEBARENA_VERIFIED_VENV")
+    if configured:
+        return Path(configured)
+    home = Path(os.environ.get("REPLAY_TUI_TESTS_USER_HOME") or Path.home())
+    return home / ".cache" / "replay-tui-tests" / f"webarena-verified-{VERSION}"
+
+
+SIDE_VENV = _side_venv()
 
 
 def _has_package(python: str) -> bool:
@@ -33,17 +48,20 @@ def official_python() -> tuple[str | None, str]:
     if configured:
         return (configured, "") if _has_package(configured) else (None, f"{configured} lacks webarena-verified")
     python = SIDE_VENV / "bin" / "python"
-    if python.exists() and _has_package(str(python)):
-        return str(python), ""
     try:
-        if not python.exists():
-            venv.create(SIDE_VENV, with_pip=True)
-        install = subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", f"webarena-verified=={VERSION}"],
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
+        SIDE_VENV.parent.mkdir(parents=True, exist_ok=True)
+        with open(SIDE_VENV.parent / f"{SIDE_VENV.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another xdist worker may be building it right now
+            if python.exists() and _has_package(str(python)):
+                return str(python), ""
+            if not python.exists():
+                venv.create(SIDE_VENV, with_pip=True)
+            install = subprocess.run(
+                [str(python), "-m", "pip", "install", "-q", f"webarena-verified=={VERSION}"],
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"cannot create {SIDE_VENV}: {exc}"
     if install.returncode != 0 or not _has_package(str(python)):

@@ -16,7 +16,7 @@ import orjson
 from replay_tui.annotations import AnnotationFile, AnnotationStore
 from replay_tui.fileio import PROCESS_START, atomic_write_bytes, clean_stale_temp_files, stale_temp_files
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KILLS = 24
 
 WRITER = """

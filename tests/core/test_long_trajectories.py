@@ -147,7 +147,7 @@ def test_a_2000_step_run_opens_within_a_bounded_address_space(tmp_path) -> None:
         [sys.executable, "-c", CHILD.format(limit=LIMIT), str(path)],
         capture_output=True,
         text=True,
-        cwd=Path(__file__).parent.parent,
+        cwd=Path(__file__).parents[2],
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-2000:]

@@ -28,7 +28,7 @@ from replay_tui.trajectory import (
     parse_call_text,
 )
 
-DATA = Path(__file__).parent / "data" / "formats"
+DATA = Path(__file__).parents[1] / "data" / "formats"
 TAU2 = DATA / "tau2" / "2025-10-05T07-52-52.930199_telecom_llm_agent_grok-3_user_simulator_grok-3.json"
 AIRLINE = DATA / "openai_chat" / "docent__samples__tb_airline.json"
 HUMAN = DATA / "webshop_human" / "20220427_1_17.jsonl"

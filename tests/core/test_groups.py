@@ -30,7 +30,7 @@ from replay_tui.runner import Runner, SummaryReport
 from replay_tui.sources import open_sources
 from replay_tui.trajectory import call_text, parse_call_text
 
-AIRLINE = Path(__file__).parent / "data" / "formats" / "openai_chat" / "docent__samples__tb_airline.json"
+AIRLINE = Path(__file__).parents[1] / "data" / "formats" / "openai_chat" / "docent__samples__tb_airline.json"
 
 
 # -- tools --------------------------------------------------------------------------------------

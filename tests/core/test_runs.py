@@ -29,7 +29,7 @@ from replay_tui.runs import (
 from replay_tui.workspace import ReplaySettings, Workspace, make_run_info
 from tests.conftest import good_episode, write_json
 
-DATA = Path(__file__).parent / "data" / "formats"
+DATA = Path(__file__).parents[1] / "data" / "formats"
 AIRLINE = DATA / "openai_chat" / "tau_bench_gpt-4o-airline_excerpt.json"
 EXPERIMENT = next(p for p in (DATA / "browsergym").iterdir() if "click-dialog" in p.name)
 T0 = datetime(2026, 11, 23, 20, 59, tzinfo=UTC)

@@ -24,7 +24,7 @@ from replay_tui.examples import example_path
 from replay_tui.policies.cache import Cassette
 from replay_tui.policies.llm_cache import DB_NAME
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MEMORY_BYTES = 3 << 30
 """The address-space cap of each command: a reader that reads /dev/zero or a 3 GiB run file whole fails."""
 TIMEOUT_S = 120

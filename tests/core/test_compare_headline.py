@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from replay_tui.compare import compare_runs
 from replay_tui.compare_export import render_comparison
-from tests.test_compare import demo_info, make_report
+from tests.core.test_compare import demo_info, make_report
 
 WRONG = "click[Wrong]"
 

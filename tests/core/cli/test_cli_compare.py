@@ -17,7 +17,7 @@ from replay_tui.env import replay_steps
 from replay_tui.examples import example_path
 from replay_tui.sources import open_sources
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[2] / "data"
 WRONG = "click[Nothing Here]"
 
 DIFFER_POLICY = """

@@ -9,7 +9,7 @@ import re
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HINT = re.compile(r"pip install '([\w.-]+)\[(\w+)\]'")
 
 

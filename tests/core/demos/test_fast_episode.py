@@ -24,7 +24,7 @@ from replay_tui.policies import HeuristicPolicy, StubPolicy
 from replay_tui.runner import Runner
 from tests.hostile import CASES, good, js, splice, step, write_corpus
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "replay_tui" / "examples" / "webshop_demonstrations_0-99.json"
+EXAMPLE = Path(__file__).resolve().parents[3] / "replay_tui" / "examples" / "webshop_demonstrations_0-99.json"
 HEADER = ("session_id", "instruction", "final_reward", "success", "completed_by_backup", "reward", "succeeded")
 
 

@@ -22,8 +22,8 @@ from replay_tui.demos.loader import open_demos
 from replay_tui.demos.problems import DemoFileError
 from tests.hostile import BY_NAME, CASES, fixture_cases, write_corpus
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "data" / "hostile"
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).parents[1] / "data" / "hostile"
 TABLE_ROWS = {  # one case per row of issue 19's table, and the app's crashes it lists
     "deep_top_array",
     "deep_in_episode",

@@ -18,7 +18,7 @@ from replay_tui.runner import Runner
 from replay_tui.sources import open_sources
 from replay_tui.trajectory import call_text
 
-FORMATS = Path(__file__).parent / "data" / "formats"
+FORMATS = Path(__file__).parents[1] / "data" / "formats"
 TAU_EXCERPT = FORMATS / "openai_chat" / "tau_bench_gpt-4o-airline_excerpt.json"
 SAMPLES = sorted(
     path for folder in FORMATS.iterdir() if folder.is_dir() for path in folder.iterdir() if path.name != "PROVENANCE.md"

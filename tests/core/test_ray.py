@@ -19,7 +19,7 @@ from replay_tui.examples import example_path
 from replay_tui.executors import RAY_MISSING, ExecutorError, RayExecutor, ReplayRecipe, ray_installed
 from replay_tui.workspace import ReplaySettings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 needs_ray = pytest.mark.skipif(not ray_installed(), reason="the ray extra is not installed: pip install -e '.[ray]'")
 
 
@@ -58,7 +58,8 @@ def _replay(capsys, tmp_path: Path, name: str, *argv: str) -> tuple[int, str, by
         ("--mode", "heuristic", "--sessions", "7,3,50-55", "--match", "tolerant"),
     ],
 )
-def test_replay_on_ray_writes_the_local_report(local_ray, capsys, tmp_path, flags):
+def test_replay_on_ray_writes_the_local_report(local_ray, capsys, tmp_path, flags, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")  # the report's path on one line however long tmp_path is (xdist)
     code, out, local = _replay(capsys, tmp_path, "local.json", *flags, "--jobs", "2")
     ray_code, ray_out, on_ray = _replay(capsys, tmp_path, "ray.json", *flags, "--executor", "ray")
     assert (ray_code, ray_out.replace("ray.json", "local.json")) == (code, out)
@@ -181,7 +182,9 @@ def _chromium() -> None:
         pytest.skip(str(exc))
 
 
+@pytest.mark.slow
 @needs_ray
+@pytest.mark.chromium
 def test_visual_ab_batch_on_ray_writes_the_local_report(local_ray, capsys, tmp_path):
     from replay_tui.visual.examples import EXAMPLES_DIR
 
@@ -234,6 +237,7 @@ def _bundled_report(executor: RayExecutor | None) -> str:
 
 
 @needs_ray
+@pytest.mark.chromium
 def test_bundled_pairs_scored_on_ray_are_the_local_reports(local_ray):
     _chromium()
     with RayExecutor(jobs=2) as executor:

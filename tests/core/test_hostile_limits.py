@@ -19,7 +19,7 @@ import pytest
 
 from tests.hostile import LIMIT_CASES, LIMITS_BY_NAME, QUADRATIC, GiB
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MEMORY_LIMIT = 1 * GiB
 """Address space of each run: the CLI needs about 300 MB; every bomb here inflates to GiBs."""
 TIME_LIMIT_S = 300
