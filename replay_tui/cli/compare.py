@@ -93,6 +93,13 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="where run names are looked up (default: $REPLAY_TUI_RUNS_DIR, else ~/.local/share/replay-tui/runs)",
     )
+    parser.add_argument(
+        "--key",
+        metavar="FIELD[+FIELD]",
+        help="two logs: pair episodes by these fields (dotted paths from id, task, metadata, extra, outcome; "
+        "e.g. metadata.task_id+metadata.trial) instead of each format's task id",
+    )
+    parser.add_argument("--format", dest="log_format", metavar="NAME", help="two logs: read both as this format")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the one-line verdict")
     parser.set_defaults(func=run)
 
@@ -126,6 +133,39 @@ def load_run(spec: str, runs_dir: str | None = None) -> list[LoadedRun]:
     return load_run(str(found))
 
 
+def _runs_or_none(args: argparse.Namespace) -> list[LoadedRun] | None:
+    """The runs the arguments name; None when every one is a log of an agent's own run instead (a
+    file or folder that is not a replay report), which ``compare`` pairs by task."""
+    loaded: list[LoadedRun] = []
+    first_error: UsageError | None = None
+    for spec in args.runs:
+        try:
+            loaded.extend(load_run(spec, args.runs_dir))
+        except UsageError as exc:
+            if not expand_home(spec).exists():
+                raise (first_error or exc) from None
+            first_error = first_error or exc
+    if first_error is None:
+        return loaded
+    if loaded or not _all_logs(args.runs, args.log_format):
+        raise first_error
+    return None
+
+
+def _all_logs(specs: list[str], fmt: str | None) -> bool:
+    """Every spec is a file or folder some log reader takes (or ``--format`` names the reader)."""
+    if fmt:
+        return True
+    from replay_tui.formats.registry import FormatError, detect
+
+    for spec in specs:
+        try:
+            detect(expand_home(spec))
+        except (FormatError, OSError):
+            return False
+    return True
+
+
 # --------------------------------------------------------------------------- the command
 
 
@@ -142,7 +182,13 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             report_format = format_for_path(args.report)
         except ExportError as exc:
             raise UsageError(str(exc)) from None
-    runs = [loaded for spec in args.runs for loaded in load_run(spec, args.runs_dir)]
+    runs = _runs_or_none(args)
+    if runs is None:
+        from replay_tui.cli.compare_logs import run_logs
+
+        return run_logs(args, out, err)
+    if args.key or args.log_format:
+        raise UsageError("--key and --format pair two logs; runs are compared by episode and step")
     if len(runs) < 2:
         raise UsageError("give at least two runs (RUN_A RUN_B), or a --repeat report of two or more runs")
     output_arg(args.report, "--report", [loaded.source for loaded in runs if loaded.source])
