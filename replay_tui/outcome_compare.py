@@ -47,8 +47,37 @@ def score_of(trajectory: Trajectory) -> float | None:
 
 
 def calls_of(trajectory: Trajectory) -> list[ToolCall]:
-    """The tool calls the agent made, in order."""
-    return [step.action for step in trajectory.steps if step.action is not None and step.action.name]
+    """The tool calls the agent made, in order: each step's action and the parallel calls of the
+    same message, which readers keep in ``extra`` (``other_tool_calls``; inspect_ai: ``tool_calls``)."""
+    found: list[ToolCall] = []
+    for step in trajectory.steps:
+        if step.action is None or not step.action.name:
+            continue
+        whole = step.extra.get("tool_calls")
+        if isinstance(whole, list) and len(whole) > 1:
+            found += _parallel(whole) or [step.action]
+            continue
+        found.append(step.action)
+        others = step.extra.get("other_tool_calls")
+        if isinstance(others, list):
+            found += _parallel(others)
+    return found
+
+
+def _parallel(raw: list[Any]) -> list[ToolCall]:
+    calls = []
+    for item in raw:
+        if isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"]:
+            arguments = item.get("arguments")
+            raw_arguments = item.get("raw_arguments")
+            calls.append(
+                ToolCall(
+                    name=item["name"],
+                    arguments=arguments if isinstance(arguments, dict) else {},
+                    raw_arguments=raw_arguments if isinstance(raw_arguments, str) else None,
+                )
+            )
+    return calls
 
 
 def _kind(a: ToolCall, b: ToolCall) -> RowKind:
@@ -68,8 +97,22 @@ class Row:
 
 
 def align(a: Sequence[ToolCall], b: Sequence[ToolCall]) -> list[Row]:
-    """The global alignment of two call sequences (Needleman-Wunsch, :data:`SCORES`); ties prefer
-    pairing the calls, then a call of A alone."""
+    """The global alignment of two call sequences (Needleman-Wunsch, :data:`SCORES`) after their
+    common prefix, so the first row that is not the same call is where the runs first part (the
+    alignment alone may, on a tie, open a gap before a call both made); ties prefer pairing the
+    calls, then a call of A alone."""
+    prefix = 0
+    while prefix < min(len(a), len(b)) and _kind(a[prefix], b[prefix]) == "same":
+        prefix += 1
+    rows = [Row("same", i, i) for i in range(prefix)]
+    rest = _needleman_wunsch(a[prefix:], b[prefix:])
+    return rows + [
+        Row(row.kind, None if row.a is None else row.a + prefix, None if row.b is None else row.b + prefix)
+        for row in rest
+    ]
+
+
+def _needleman_wunsch(a: Sequence[ToolCall], b: Sequence[ToolCall]) -> list[Row]:
     n, m = len(a), len(b)
     kinds = [[_kind(x, y) for y in b] for x in a]
     gap = SCORES["gap"]

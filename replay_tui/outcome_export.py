@@ -112,7 +112,7 @@ def _md(comparison: OutcomeComparison, title: str) -> str:
             found = task.divergence
             where = "none (same calls)" if found is None else found.kind.replace("_", " ")
             row = (
-                f"| {md_code(task.key, 80)} | {md_text(where)} | {_md_call(found.a if found else None)} "
+                f"| {md_code(task.key, 200)} | {md_text(where)} | {_md_call(found.a if found else None)} "
                 f"| {_md_call(found.b if found else None)} |"
             )
             if used + len(row) > MD_MAX_CHARS - 200:

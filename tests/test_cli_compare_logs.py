@@ -1,0 +1,127 @@
+"""``replay-tui compare LOG_A LOG_B`` on real tau2 pairs: counts from the files' own rewards, McNemar
+against scipy, every regression reported with its first divergent call, unpaired keys named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scipy import stats
+
+from replay_tui.cli import main
+
+PAIRS = Path(__file__).parent / "data" / "compare_pairs" / "tau2"
+
+
+def pair_files(n: int) -> tuple[Path, Path]:
+    (a,) = PAIRS.glob(f"pair{n}_A__*.json")
+    (b,) = PAIRS.glob(f"pair{n}_B__*.json")
+    return a, b
+
+
+def outcomes(path: Path) -> dict[tuple[str, int], bool]:
+    data = json.loads(path.read_text())
+    return {(s["task_id"], s["trial"]): s["reward_info"]["reward"] >= 1 for s in data["simulations"]}
+
+
+def calls(path: Path) -> dict[str, list[tuple[str, Any]]]:
+    """Each simulation's tool calls in message order, keyed ``task_id#trial``, from the raw file."""
+    data = json.loads(path.read_text())
+    found = {}
+    for sim in data["simulations"]:
+        made = []
+        for message in sim["messages"]:
+            if message.get("role") == "assistant":
+                made += [(c["name"], c["arguments"]) for c in message.get("tool_calls") or []]
+        found[f"{sim['task_id']}#{sim['trial']}"] = made
+    return found
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_tau2_pair_counts_mcnemar_and_regressions(n, tmp_path, capsys):
+    a_path, b_path = pair_files(n)
+    a, b = outcomes(a_path), outcomes(b_path)
+    paired = [key for key in a if key in b]
+    regressed = {f"{t}#{k}" for t, k in paired if a[(t, k)] and not b[(t, k)]}
+    fixed = {f"{t}#{k}" for t, k in paired if b[(t, k)] and not a[(t, k)]}
+    both_ok = sum(1 for key in paired if a[key] and b[key])
+    both_failed = sum(1 for key in paired if not a[key] and not b[key])
+    report, markdown = tmp_path / "out.json", tmp_path / "out.md"
+    code, out, _ = run_cli(capsys, "compare", str(a_path), str(b_path), "--report", str(report))
+    assert code == 0, out
+    assert run_cli(capsys, "compare", str(a_path), str(b_path), "-q", "--report", str(markdown))[0] == 0
+    data = json.loads(report.read_text())
+    summary = data["summary"]
+    assert summary["paired"] == len(paired)
+    assert (summary["regressions"], summary["fixes"]) == (len(regressed), len(fixed))
+    assert (summary["both_succeeded"], summary["both_failed"]) == (both_ok, both_failed)
+    for name in ("paired", "regressions", "fixes", "both_succeeded", "both_failed"):
+        assert type(summary[name]) is int
+    discordant = len(regressed) + len(fixed)
+    want_p = stats.binomtest(len(regressed), discordant, 0.5).pvalue if discordant else 1.0
+    assert type(summary["mcnemar_p"]) is float and summary["mcnemar_p"] == pytest.approx(want_p)
+    unpaired = {f"{t}#{k}" for t, k in b if (t, k) not in a} | {f"{t}#{k}" for t, k in a if (t, k) not in b}
+    assert set(data["unpaired"]["a_only"]) | set(data["unpaired"]["b_only"]) == unpaired
+    tasks = {task["key"]: task for task in data["tasks"]}
+    assert {key for key, task in tasks.items() if task["change"] == "regressed"} == regressed
+    a_calls, b_calls = calls(a_path), calls(b_path)
+    md = markdown.read_text()
+    for key in regressed:
+        first = tasks[key]["first_divergence"]
+        assert first is not None, key
+        row, ours, theirs = first["row"], a_calls[key], b_calls[key]
+        assert ours[:row] == theirs[:row]  # every call before it is the same in A and B
+        assert ours[row : row + 1] != theirs[row : row + 1]
+        shown = first["a"] or first["b"]
+        name = (ours[row] if first["a"] else theirs[row])[0]
+        assert shown.startswith(name + "(")
+        cell = "`" + key.replace("|", "\\|") + "`"  # GFM table cells escape the pipe
+        line = next(line for line in md.splitlines() if line.startswith(f"| {cell} "))
+        assert name in line
+    assert md.count("\n| `") == len(regressed)
+
+
+def test_fail_on_regression_and_unpaired_named(capsys):
+    a_path, b_path = pair_files(3)
+    code, out, _ = run_cli(capsys, "compare", str(a_path), str(b_path), "--fail-on-regression", "1")
+    assert code == 1
+    assert "2 task key(s) only in B" in " ".join(out.split())
+    assert run_cli(capsys, "compare", str(a_path), str(b_path), "--fail-on-regression", "2", "-q")[0] == 0
+
+
+def test_logs_without_common_task_are_refused_in_one_line(capsys):
+    a_path, _ = pair_files(2)
+    _, b_path = pair_files(3)
+    code, _, err = run_cli(capsys, "compare", str(a_path), str(b_path))
+    assert code == 2
+    assert "share no task key" in err and "--key" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_key_fields_pair_by_task_only(tmp_path, capsys):
+    a_path, b_path = pair_files(2)
+    report = tmp_path / "by_task.json"
+    code, _, err = run_cli(
+        capsys, "compare", str(a_path), str(b_path), "--key", "metadata.task_id", "-q", "--report", str(report)
+    )
+    assert code == 0
+    summary = json.loads(report.read_text())["summary"]
+    assert summary["paired"] == 10  # the 10 trials of task 11, numbered as repeats of one key
+    assert "repeat a task key" in err
+    code, _, err = run_cli(capsys, "compare", str(a_path), str(b_path), "--key", "os.system")
+    assert code == 2 and "must start with one of" in err
+
+
+def test_unsupported_report_format_is_refused_before_work(tmp_path, capsys):
+    a_path, b_path = pair_files(2)
+    code, _, err = run_cli(capsys, "compare", str(a_path), str(b_path), "--report", str(tmp_path / "x.html"))
+    assert code == 2 and ".json, .md, .csv or .xml" in err
+    assert not (tmp_path / "x.html").exists()
