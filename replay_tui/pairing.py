@@ -169,6 +169,10 @@ class Pairing:
 
 def pair_logs(a: LoadedLog, b: LoadedLog) -> Pairing:
     """Join two keyed logs; PairingError when no key is in both (they are not runs of one task set)."""
+    for log in (a, b):
+        if not log.episodes:
+            why = f": {log.problems[0].one_line()}" if log.problems else ""
+            raise PairingError(f"{log.path}: no episode to pair{why}")
     paired = [key for key in a.episodes if key in b.episodes]
     a_only = [key for key in a.episodes if key not in b.episodes]
     b_only = [key for key in b.episodes if key not in a.episodes]

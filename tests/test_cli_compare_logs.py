@@ -125,3 +125,21 @@ def test_unsupported_report_format_is_refused_before_work(tmp_path, capsys):
     code, _, err = run_cli(capsys, "compare", str(a_path), str(b_path), "--report", str(tmp_path / "x.html"))
     assert code == 2 and ".json, .md, .csv or .xml" in err
     assert not (tmp_path / "x.html").exists()
+
+
+INSPECT = Path(__file__).parent / "data" / "formats" / "inspect_ai"
+
+
+def test_inspect_log_pairs_by_sample_and_epoch_and_an_empty_log_says_why(tmp_path, capsys):
+    log = INSPECT / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
+    report = tmp_path / "same.json"
+    code, _, _ = run_cli(capsys, "compare", str(log), str(log), "-q", "--report", str(report))
+    assert code == 0
+    data = json.loads(report.read_text())
+    assert data["summary"]["paired"] == len(data["tasks"]) > 1
+    assert data["summary"]["regressions"] == data["summary"]["fixes"] == 0
+    assert all(task["first_divergence"] is None for task in data["tasks"])
+    assert all("#" in task["key"] for task in data["tasks"])  # sample id # epoch
+    empty = INSPECT / "2024-08-29T15-11-18+00-00_popularity_5EAmX6wjMFqea6WY7XHzZp.json"
+    code, _, err = run_cli(capsys, "compare", str(log), str(empty))
+    assert code == 2 and "no episode to pair" in err and "no samples in this log" in err

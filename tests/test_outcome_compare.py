@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 from scipy import special, stats
@@ -15,7 +17,7 @@ def call(name: str, **arguments: object) -> ToolCall:
     return ToolCall(name=name, arguments=dict(arguments))
 
 
-def trajectory(tid: str, success: bool | None, calls: list[ToolCall] = (), **metadata: object) -> Trajectory:  # type: ignore[assignment]
+def trajectory(tid: str, success: bool | None, calls: Sequence[ToolCall] = (), **metadata: object) -> Trajectory:
     steps = [TrajectoryStep(index=i, action=c) for i, c in enumerate(calls)]
     return Trajectory(id=tid, format="tau2", metadata=metadata, steps=steps, outcome=Outcome(success=success))
 
@@ -108,6 +110,8 @@ def test_clustered_bootstrap_within_monte_carlo_error_of_scipy():
 def test_nothing_paired_is_refused_and_keys_from_fields():
     with pytest.raises(PairingError, match="share no task key"):
         pair_logs(log("a", {("x", 0): True}), log("b", {("y", 0): True}))
+    with pytest.raises(PairingError, match=r"^empty: no episode to pair"):
+        pair_logs(log("a", {("x", 0): True}), log("empty", {}))
     expr = KeyExpr.parse("metadata.task_id + metadata.trial")
     assert task_key(trajectory("e", True, task_id="7", trial=2), expr) == TaskKey("7#2", "7")
     assert task_key(trajectory("e", True, task_id="7"), expr) == "metadata.trial"
