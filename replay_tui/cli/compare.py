@@ -6,6 +6,9 @@ accuracies of A and B with Wilson 95 % intervals, B − A with a paired (episode
 interval and the exact McNemar p of the discordant steps, overall, per state and on episodes. With
 three or more runs it prints their agreement matrix instead.
 
+``replay-tui compare LOG_A LOG_B`` on two logs of agents' own runs (any format, not replay reports)
+pairs them by task instead (:mod:`replay_tui.cli.compare_logs`).
+
 A RUN is a report file (a saved run, or a ``replay --report X.json --report-steps`` report, or a
 ``--repeat`` report, which counts as one run per repetition) or the name of a run in the history.
 
