@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from math import comb
 from typing import Any, Literal
 
+import orjson
+
 from replay_tui.matching import judge_call
 from replay_tui.pairing import Pairing
 from replay_tui.stats import mcnemar_exact, paired_bootstrap, wilson
@@ -81,6 +83,8 @@ def _parallel(raw: list[Any]) -> list[ToolCall]:
 
 
 def _kind(a: ToolCall, b: ToolCall) -> RowKind:
+    if a.name != b.name:
+        return "tool"  # the judge's exact policy: another name is another tool
     verdict = judge_call(a.name, a.arguments, b.name, b.arguments)
     if verdict.accepted and (a.raw_arguments or "") == (b.raw_arguments or ""):
         return "same"
@@ -112,9 +116,23 @@ def align(a: Sequence[ToolCall], b: Sequence[ToolCall]) -> list[Row]:
     ]
 
 
+def _signature(call: ToolCall) -> bytes:
+    return orjson.dumps([call.name, call.arguments, call.raw_arguments], option=orjson.OPT_NON_STR_KEYS)
+
+
 def _needleman_wunsch(a: Sequence[ToolCall], b: Sequence[ToolCall]) -> list[Row]:
     n, m = len(a), len(b)
-    kinds = [[_kind(x, y) for y in b] for x in a]
+    a_keys, b_keys = [_signature(x) for x in a], [_signature(y) for y in b]
+    judged: dict[tuple[bytes, bytes], RowKind] = {}  # agents repeat calls: each distinct pair judged once
+    kinds: list[list[RowKind]] = []
+    for x, x_key in zip(a, a_keys, strict=True):
+        row: list[RowKind] = []
+        for y, y_key in zip(b, b_keys, strict=True):
+            kind = judged.get((x_key, y_key))
+            if kind is None:
+                kind = judged[(x_key, y_key)] = "same" if x_key == y_key else _kind(x, y)
+            row.append(kind)
+        kinds.append(row)
     gap = SCORES["gap"]
     score = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(1, n + 1):

@@ -69,9 +69,14 @@ def register(subparsers: Any) -> None:
         "with a paired bootstrap interval (clustered by episode), the exact McNemar test; overall, per state "
         "and on episodes. Three or more runs: their agreement matrix. A RUN is a report file (a saved run, "
         "a --report-steps JSON report or a --repeat report) or a name from the run history. Exit 0; 1 with "
-        "--fail-on-regression N when more than N steps regressed; 2 when the runs cannot be compared.",
+        "--fail-on-regression N when more than N steps regressed; 2 when the runs cannot be compared. "
+        "Two LOGS of agents' own runs (any format, not replay reports) are paired by task instead (tau2 task#trial, "
+        "inspect sample#epoch, instance id, or --key): success with Wilson intervals, McNemar, a task-clustered "
+        "bootstrap, pass^k, and each task's first divergent call.",
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run A (the baseline), run B, and any more runs")
+    parser.add_argument(
+        "runs", nargs="+", metavar="RUN", help="run A (the baseline), run B, and any more runs; or LOG_A LOG_B"
+    )
     parser.add_argument(
         "--report",
         metavar="OUT.EXT",
