@@ -10,13 +10,14 @@ fields instead (:class:`KeyExpr`: dotted paths joined by ``+``, looked up, never
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.demos.problems import DemoFileError, LoadProblem
 from replay_tui.formats.registry import FormatError, detect, reader_for
+from replay_tui.sources import expand_logs
 from replay_tui.trajectory import Trajectory
 
 
@@ -122,35 +123,38 @@ def _reader(path: Path, fmt: str | None) -> Any:
 
 
 def load_log(spec: str | Path, *, fmt: str | None = None, expr: KeyExpr | None = None) -> LoadedLog:
-    """Read a log of any format and key its episodes. A key met twice (a format without trials, a
-    file written twice) is numbered as the next trial (``key#2``) and a warning says so."""
-    path = Path(spec)
-    if not path.exists():
-        raise PairingError(f"{spec}: no such file or folder")
-    reader = _reader(path, fmt)
-    log = LoadedLog(str(spec), formats=[reader.name])
-    repeats = 0
+    """Read a run's log of any format (a file, a folder of log files, a glob) and key its episodes.
+
+    A key met twice (a format without trials, a file written twice) is numbered as the next trial
+    (``key#2``) and a warning says so."""
     try:
-        items: Iterable[Trajectory | LoadProblem] = reader.read(path)
-        for item in items:
-            if isinstance(item, LoadProblem):
-                log.problems.append(item)
-                continue
-            found = task_key(item, expr)
-            if isinstance(found, str):
-                log.problems.append(
-                    LoadProblem(file=str(spec), session_id=item.id, field=found, message="no such field: not paired")
-                )
-                continue
-            key, seen = found, 1
-            while key.key in log.episodes:
-                seen += 1
-                key = TaskKey(f"{found.key}#{seen}", found.task)
-            if seen > 1:
-                repeats += 1
-            log.episodes[key.key] = Episode(key, item)
-    except Exception as exc:  # a reader must not take the comparison down; what it read stays
-        log.problems.append(LoadProblem(file=str(spec), message=f"{reader.name} reader failed: {exc}"))
+        paths = expand_logs(spec)
+    except DemoFileError as exc:
+        raise PairingError(str(exc)) from None
+    log = LoadedLog(str(spec))
+    repeats = 0
+    for path in paths:
+        reader = _reader(path, fmt)
+        if reader.name not in log.formats:
+            log.formats.append(reader.name)
+        try:
+            for item in reader.read(path):
+                if isinstance(item, LoadProblem):
+                    log.problems.append(item)
+                    continue
+                found = task_key(item, expr)
+                if isinstance(found, str):
+                    problem = LoadProblem(file=str(path), session_id=item.id, field=found, message="no such field")
+                    log.problems.append(problem)
+                    continue
+                key, seen = found, 1
+                while key.key in log.episodes:
+                    seen += 1
+                    key = TaskKey(f"{found.key}#{seen}", found.task)
+                repeats += seen > 1
+                log.episodes[key.key] = Episode(key, item)
+        except Exception as exc:  # a reader must not take the comparison down; what it read stays
+            log.problems.append(LoadProblem(file=str(path), message=f"{reader.name} reader failed: {exc}"))
     if repeats:
         log.warnings.append(f"{spec}: {repeats} episode(s) repeat a task key; numbered as further trials (key#2…)")
     return log

@@ -143,3 +143,20 @@ def test_inspect_log_pairs_by_sample_and_epoch_and_an_empty_log_says_why(tmp_pat
     empty = INSPECT / "2024-08-29T15-11-18+00-00_popularity_5EAmX6wjMFqea6WY7XHzZp.json"
     code, _, err = run_cli(capsys, "compare", str(log), str(empty))
     assert code == 2 and "no episode to pair" in err and "no samples in this log" in err
+
+
+def test_folder_and_glob_of_swe_agent_logs_pair_by_instance_id(tmp_path, capsys):
+    folder = Path(__file__).parent / "data" / "formats" / "swe_agent"
+    report = tmp_path / "swe.json"
+    code, _, err = run_cli(capsys, "compare", str(folder), str(folder / "*.traj"), "-q", "--report", str(report))
+    assert code == 0
+    data = json.loads(report.read_text())
+    assert {task["key"] for task in data["tasks"]} == {
+        "SWE-agent__test-repo-i1",
+        "function_calling_simple",
+        "humanevalfix-python-0",
+        "marshmallow-code__marshmallow-1867",
+    }
+    assert len(data["unpaired"]["a_only"]) == 5 and data["unpaired"]["b_only"] == []
+    assert data["summary"]["unknown_outcome"] == 4  # a trajectory does not say whether the patch resolved it
+    assert "without a known outcome" in err

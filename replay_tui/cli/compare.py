@@ -19,6 +19,7 @@ error, an unreadable run, or runs over different recorded inputs (one line sayin
 from __future__ import annotations
 
 import argparse
+import glob
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +151,7 @@ def _runs_or_none(args: argparse.Namespace) -> list[LoadedRun] | None:
         try:
             loaded.extend(load_run(spec, args.runs_dir))
         except UsageError as exc:
-            if not expand_home(spec).exists():
+            if not expand_home(spec).exists() and not glob.has_magic(spec):
                 raise (first_error or exc) from None
             first_error = first_error or exc
     if first_error is None:
@@ -161,15 +162,18 @@ def _runs_or_none(args: argparse.Namespace) -> list[LoadedRun] | None:
 
 
 def _all_logs(specs: list[str], fmt: str | None) -> bool:
-    """Every spec is a file or folder some log reader takes (or ``--format`` names the reader)."""
-    if fmt:
-        return True
+    """Every spec names log files (a file, a folder, a glob) the first of which a reader takes (or
+    ``--format`` names the reader)."""
+    from replay_tui.demos.problems import DemoFileError
     from replay_tui.formats.registry import FormatError, detect
+    from replay_tui.sources import expand_logs
 
     for spec in specs:
         try:
-            detect(expand_home(spec))
-        except (FormatError, OSError):
+            first = expand_logs(expand_home(spec))[0]
+            if not fmt:
+                detect(first)
+        except (FormatError, DemoFileError, OSError):
             return False
     return True
 
