@@ -68,10 +68,6 @@ def to_json(comparison: OutcomeComparison) -> dict[str, Any]:
     }
 
 
-def _mark(success: bool | None) -> str:
-    return "?" if success is None else ("✓" if success else "✗")
-
-
 def _md(comparison: OutcomeComparison, title: str) -> str:
     summary = comparison.summary()
     a, b, diff = summary["a_success"], summary["b_success"], summary["difference"]

@@ -160,3 +160,23 @@ def test_folder_and_glob_of_swe_agent_logs_pair_by_instance_id(tmp_path, capsys)
     assert len(data["unpaired"]["a_only"]) == 5 and data["unpaired"]["b_only"] == []
     assert data["summary"]["unknown_outcome"] == 4  # a trajectory does not say whether the patch resolved it
     assert "without a known outcome" in err
+
+
+def test_task_ids_from_logs_are_untrusted_text(tmp_path, capsys):
+    hostile = "11\x1b[2J\x07[bold red]x[/bold red]|`"
+    paths = []
+    for side, source in zip("AB", reversed(pair_files(2)), strict=True):  # B→A: six regressions listed
+        data = json.loads(source.read_text())
+        for sim in data["simulations"]:
+            sim["task_id"] = hostile
+        for task in data["tasks"]:
+            task["id"] = hostile
+        paths.append(tmp_path / f"{side}.json")
+        paths[-1].write_text(json.dumps(data))
+    markdown = tmp_path / "out.md"
+    code, out, err = run_cli(capsys, "compare", *map(str, paths), "--report", str(markdown))
+    assert code == 0
+    assert "\x1b" not in out + err and "\x07" not in out + err
+    assert "[bold red]x[/bold red]" in out  # shown as text, never read as markup
+    md = markdown.read_text()
+    assert "\x1b" not in md and md.count("\n| `") == 6
