@@ -294,6 +294,20 @@ class OutcomeComparison:
     def regressions(self) -> list[TaskPair]:
         return [task for task in self.tasks if task.change == "regressed"]
 
+    def regression_groups(self) -> dict[str, int]:
+        """Regressions by the tool at their first divergence (A's call, else B's), most first."""
+        groups: dict[str, int] = {}
+        for task in self.regressions:
+            found = task.divergence
+            if found is None:
+                tool = "(same calls)"
+            elif found.a_call is not None:
+                tool = task.a_calls[found.a_call].name
+            else:
+                tool = task.b_calls[found.b_call or 0].name
+            groups[tool] = groups.get(tool, 0) + 1
+        return dict(sorted(groups.items(), key=lambda item: (-item[1], item[0])))
+
     def summary(self) -> dict[str, Any]:
         """The report's ``summary``: counts as integers, ``mcnemar_p`` a float, rates and intervals."""
         return {
@@ -314,6 +328,7 @@ class OutcomeComparison:
                 "resamples": self.resamples,
                 "clustered_by": "task",
             },
+            "regressions_by_tool": self.regression_groups(),
             "pass_k": [
                 {"k": p.k, "tasks": p.tasks, "a": p.a, "b": p.b, "b_minus_a": p.difference} for p in self.pass_k
             ],

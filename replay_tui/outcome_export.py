@@ -103,6 +103,10 @@ def _md(comparison: OutcomeComparison, title: str) -> str:
             "| Task | First divergence | A | B |",
             "| --- | --- | --- | --- |",
         ]
+        groups = ", ".join(
+            f"{md_code(tool, 80, table=False)} {count}" for tool, count in comparison.regression_groups().items()
+        )
+        lines[-2:-2] = [f"By the tool at the first divergence: {groups}", ""]
         used = sum(len(line) + 1 for line in lines)
         for index, task in enumerate(regressions):
             found = task.divergence

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from replay_tui.demos.problems import DemoFileError, LoadProblem
 from replay_tui.formats.registry import FormatError, detect, reader_for
 from replay_tui.sources import expand_logs
@@ -55,9 +57,12 @@ class KeyExpr:
         """The parts' values as text, or the name of the first field the trajectory lacks."""
         found = []
         for path in self.parts:
-            value: Any = trajectory.model_dump(include={path[0]})[path[0]]
+            value: Any = getattr(trajectory, path[0])
             for name in path[1:]:
-                value = value.get(name) if isinstance(value, dict) else None
+                if isinstance(value, BaseModel):
+                    value = getattr(value, name) if name in type(value).model_fields else None
+                else:
+                    value = value.get(name) if isinstance(value, dict) else None
             if value is None or isinstance(value, (dict, list)):
                 return ".".join(path)
             found.append(str(value))

@@ -56,6 +56,8 @@ def test_first_divergence_and_counts_of_a_pair():
     assert task.divergence is not None and task.divergence.kind == "arguments"
     assert (task.divergence.a, task.divergence.b) == ('get({"id":1})', 'get({"id":2})')
     assert (task.count("a_only"), task.count("b_only"), task.count("arguments")) == (1, 0, 1)
+    assert result.regression_groups() == {"get": 1}
+    assert result.summary()["regressions_by_tool"] == {"get": 1}
 
 
 def test_counts_wilson_and_mcnemar_against_scipy():
