@@ -180,3 +180,51 @@ def test_task_ids_from_logs_are_untrusted_text(tmp_path, capsys):
     assert "[bold red]x[/bold red]" in out  # shown as text, never read as markup
     md = markdown.read_text()
     assert "\x1b" not in md and md.count("\n| `") == 6
+
+
+def test_inspect_pair_with_two_epochs_bootstraps_by_sample(tmp_path, capsys):
+    """Two inspect logs (a real log's shape, 30 samples × 2 epochs each): the interval of B − A
+    resamples samples with both their epochs, within Monte-Carlo error of scipy's bootstrap."""
+    import copy
+    import random
+
+    import numpy as np
+
+    template = json.loads((INSPECT / "log_formats.json").read_text())
+    rng = random.Random(5)
+    results: dict[str, dict[tuple[int, int], bool]] = {}
+    for side, rate in (("A", 0.5), ("B", 0.7)):
+        log = copy.deepcopy(template)
+        log["eval"]["config"]["epochs"] = 2
+        samples, results[side] = [], {}
+        for sample_id in range(1, 31):
+            for epoch in (1, 2):
+                sample = copy.deepcopy(template["samples"][0])
+                right = rng.random() < rate
+                sample.update(id=sample_id, epoch=epoch, scores={"match": {"value": "C" if right else "I"}})
+                results[side][(sample_id, epoch)] = right
+                samples.append(sample)
+        log["samples"] = samples
+        (tmp_path / f"{side}.json").write_text(json.dumps(log))
+    report = tmp_path / "out.json"
+    args = ("compare", str(tmp_path / "A.json"), str(tmp_path / "B.json"), "-q", "--report", str(report))
+    assert run_cli(capsys, *args)[0] == 0
+    data = json.loads(report.read_text())
+    assert data["summary"]["paired"] == 60 and {t["key"] for t in data["tasks"]} >= {"1#1", "1#2", "30#2"}
+    sums = np.array(
+        [sum(results["B"][(s, e)] - results["A"][(s, e)] for e in (1, 2)) for s in range(1, 31)], dtype=float
+    )
+    sizes = np.full(30, 2.0)
+    reference = stats.bootstrap(
+        (sums, sizes),
+        lambda s, z, axis=-1: s.sum(axis=axis) / z.sum(axis=axis),
+        paired=True,
+        vectorized=True,
+        method="percentile",
+        n_resamples=10_000,
+        random_state=1,
+    ).confidence_interval
+    difference = data["summary"]["difference"]
+    assert difference["clusters"] == 30
+    assert difference["b_minus_a"] == pytest.approx(sums.sum() / 60)
+    assert (difference["low"], difference["high"]) == pytest.approx((reference.low, reference.high), abs=0.03)
