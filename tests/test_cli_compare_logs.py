@@ -228,3 +228,15 @@ def test_inspect_pair_with_two_epochs_bootstraps_by_sample(tmp_path, capsys):
     assert difference["clusters"] == 30
     assert difference["b_minus_a"] == pytest.approx(sums.sum() / 60)
     assert (difference["low"], difference["high"]) == pytest.approx((reference.low, reference.high), abs=0.03)
+
+
+def test_report_never_replaces_a_log_of_a_folder(tmp_path, capsys):
+    a_path, b_path = pair_files(2)
+    for side, source in (("a", a_path), ("b", b_path)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "run.json").write_bytes(source.read_bytes())
+    target = tmp_path / "a" / "run.json"
+    code, _, err = run_cli(capsys, "compare", str(tmp_path / "a"), str(tmp_path / "b"), "--report", str(target))
+    assert code == 2 and "run.json" in err
+    assert target.read_bytes() == a_path.read_bytes()
+    assert run_cli(capsys, "compare", str(tmp_path / "a"), str(tmp_path / "b"), "-q")[0] == 0

@@ -9,17 +9,21 @@ outcomes and aligned trajectories are compared (:mod:`replay_tui.outcome_compare
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, output_arg, print_warning
+from replay_tui.demos.problems import DemoFileError
 from replay_tui.export import ExportError
+from replay_tui.fileio import expand_home
 from replay_tui.outcome_compare import OutcomeComparison, compare_outcomes
 from replay_tui.outcome_export import check_format, write
 from replay_tui.pairing import PairingError, load_pair
 from replay_tui.sanitize import one_line
+from replay_tui.sources import expand_logs
 
 COMMAND = "compare"
 UNPAIRED_SHOWN = 5
@@ -34,9 +38,10 @@ def run_logs(args: argparse.Namespace, out: Console, err: Console) -> int:
             check_format(args.report)
         except ExportError as exc:
             raise UsageError(str(exc)) from None
-    output_arg(args.report, "--report", args.runs)
+    specs = [str(expand_home(spec)) for spec in args.runs]
+    output_arg(args.report, "--report", [path for spec in specs for path in _files(spec)])
     try:
-        pairing = load_pair(args.runs, fmt=args.log_format, key=args.key)
+        pairing = load_pair(specs, fmt=args.log_format, key=args.key)
     except PairingError as exc:
         raise UsageError(one_line(str(exc))) from None
     for log in (pairing.a, pairing.b):
@@ -58,6 +63,14 @@ def run_logs(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.fail_on_regression is not None and comparison.counts["regressed"] > args.fail_on_regression:
         return EXIT_MISMATCH
     return EXIT_OK
+
+
+def _files(spec: str) -> list[Path]:
+    """The log files a spec names (none when it names none: reading it says so)."""
+    try:
+        return expand_logs(spec)
+    except DemoFileError:
+        return []
 
 
 def _unpaired(label: str, keys: list[str]) -> str:
