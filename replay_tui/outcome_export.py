@@ -1,9 +1,10 @@
-"""The reports of a comparison of two logs (:mod:`replay_tui.outcome_compare`): JSON, Markdown, CSV, JUnit.
+"""The reports of a comparison of two logs (:mod:`replay_tui.outcome_compare`): JSON, Markdown, CSV, JUnit, HTML.
 
 JSON is for scripts: ``summary`` (integer counts, float ``mcnemar_p``, rates, intervals, pass^k),
 ``unpaired`` (task keys in one log only) and ``tasks`` (key, A and B outcome, first divergence,
 A-only and B-only calls, argument differences). Markdown is a PR comment: the figures, then every
-regressed task with its first divergent call. JUnit has one failing case per regression.
+regressed task with its first divergent call. JUnit has one failing case per regression; HTML is one
+self-contained page (every task, the regressions first).
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from typing import Any
 
 import orjson
 
-from replay_tui.export import MD_MAX_CHARS, ExportError, clean, csv_cell, format_for_path, md_code, md_text
+from replay_tui.export import _CSS, MD_MAX_CHARS, ExportError, _e, clean, csv_cell, format_for_path, md_code, md_text
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.outcome_compare import OutcomeComparison, TaskPair
 
 DEFAULT_TITLE = "Compare runs of the same tasks"
-FORMATS = ("json", "md", "csv", "junit")
+FORMATS = ("json", "md", "csv", "junit", "html")
 
 
 def _divergence(task: TaskPair) -> dict[str, Any] | None:
@@ -183,6 +184,50 @@ def _junit(comparison: OutcomeComparison, title: str) -> bytes:
     return ET.tostring(suite, encoding="utf-8", xml_declaration=True)
 
 
+_MARKS = {True: "✓", False: "✗", None: "?"}
+
+
+def _html(comparison: OutcomeComparison, title: str) -> str:
+    summary = comparison.summary()
+    a, b, diff = summary["a_success"], summary["b_success"], summary["difference"]
+    rows = [
+        f"<tr><td>success</td><td>{a['successes']}/{a['n']} {_e(_pct(a))}</td><td>{b['successes']}/{b['n']} "
+        f"{_e(_pct(b))}</td></tr>",
+        *(
+            f"<tr><td>pass^{p.k} ({p.tasks} tasks)</td><td>{p.a:.3f}</td><td>{p.b:.3f}</td></tr>"
+            for p in comparison.pass_k
+        ),
+    ]
+    order = {"regressed": 0, "fixed": 1, "both_failed": 2, "unknown": 3, "both_succeeded": 4}
+    tasks = []
+    for task in sorted(comparison.tasks, key=lambda t: order[t.change]):
+        found = task.divergence
+        tasks.append(
+            f'<tr class="{_e(task.change)}"><td><code>{_e(task.key)}</code></td><td>{_e(task.change)}</td>'
+            f"<td>{_MARKS[task.a_success]}</td><td>{_MARKS[task.b_success]}</td>"
+            f"<td>{_e(found.kind if found else '')}</td><td><code>{_e(found.a if found else '')}</code></td>"
+            f"<td><code>{_e(found.b if found else '')}</code></td></tr>"
+        )
+    body = [
+        f"<p>A: <code>{_e(comparison.a_path)}</code><br>B: <code>{_e(comparison.b_path)}</code></p>",
+        "<table><tr><th></th><th>A</th><th>B</th></tr>",
+        *rows,
+        "</table>",
+        f"<p><strong>{summary['paired']} paired</strong>: {summary['regressions']} regressed, {summary['fixes']} "
+        f"fixed, {summary['both_succeeded']} both succeeded, {summary['both_failed']} both failed; B − A "
+        f"{diff['b_minus_a'] * 100:+.1f} pp [{diff['low'] * 100:+.1f}, {diff['high'] * 100:+.1f}]; exact McNemar "
+        f"p = {summary['mcnemar_p']:.3g}. Not paired: {len(comparison.a_only)} only in A, "
+        f"{len(comparison.b_only)} only in B.</p>",
+        "<table><tr><th>task</th><th>change</th><th>A</th><th>B</th><th>first divergence</th><th>A's call</th>"
+        "<th>B's call</th></tr>",
+        *tasks,
+        "</table>",
+    ]
+    head = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">']
+    head += [f"<title>{_e(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>", f"<h1>{_e(title)}</h1>"]
+    return "\n".join([*head, *body, "</body>", "</html>", ""])
+
+
 def render(comparison: OutcomeComparison, fmt: str, *, title: str | None = None) -> bytes:
     """The report in ``fmt``; ExportError for a format a comparison of logs is not written as."""
     if fmt == "json":
@@ -193,17 +238,14 @@ def render(comparison: OutcomeComparison, fmt: str, *, title: str | None = None)
         return _csv(comparison).encode()
     if fmt == "junit":
         return _junit(comparison, title or DEFAULT_TITLE)
+    if fmt == "html":
+        return _html(comparison, title or DEFAULT_TITLE).encode()
     raise ExportError(f"a comparison of two logs is written as {', '.join(FORMATS)} (not {fmt})")
 
 
 def check_format(path: str | os.PathLike[str]) -> str:
-    """The report format ``path`` asks for, refused before any work when logs cannot be written as it."""
-    fmt = format_for_path(path)
-    if fmt not in FORMATS:
-        raise ExportError(
-            f"a comparison of two logs is written as .json, .md, .csv or .xml (JUnit), not {Path(path).suffix}"
-        )
-    return fmt
+    """The report format ``path`` asks for by its suffix; ExportError (one line) before any work otherwise."""
+    return format_for_path(path)
 
 
 def write(path: str | os.PathLike[str], comparison: OutcomeComparison, *, title: str | None = None) -> Path:

@@ -120,11 +120,17 @@ def test_key_fields_pair_by_task_only(tmp_path, capsys):
     assert code == 2 and "must start with one of" in err
 
 
-def test_unsupported_report_format_is_refused_before_work(tmp_path, capsys):
-    a_path, b_path = pair_files(2)
-    code, _, err = run_cli(capsys, "compare", str(a_path), str(b_path), "--report", str(tmp_path / "x.html"))
-    assert code == 2 and ".json, .md, .csv or .xml" in err
-    assert not (tmp_path / "x.html").exists()
+def test_html_csv_junit_reports_and_unknown_suffix_refused_before_work(tmp_path, capsys):
+    a_path, b_path = pair_files(1)
+    for name in ("out.html", "out.csv", "out.xml"):
+        assert run_cli(capsys, "compare", str(a_path), str(b_path), "-q", "--report", str(tmp_path / name))[0] == 0
+    page = (tmp_path / "out.html").read_text()
+    assert page.count('<tr class="regressed">') == 5 and "transfer_to_human_agents" in page
+    assert (tmp_path / "out.csv").read_text().count(",regressed,") == 5
+    assert (tmp_path / "out.xml").read_text().count("<failure ") == 5
+    code, _, err = run_cli(capsys, "compare", str(a_path), str(b_path), "--report", str(tmp_path / "x.txt"))
+    assert code == 2 and "cannot tell the report format" in err
+    assert not (tmp_path / "x.txt").exists()
 
 
 INSPECT = Path(__file__).parent / "data" / "formats" / "inspect_ai"
