@@ -379,6 +379,12 @@ def _expand(spec: str | os.PathLike[str]) -> list[Path]:
     return resolve_demo_paths([spec])
 
 
+def expand_logs(spec: str | os.PathLike[str]) -> list[Path]:
+    """The log files a spec names: itself, a folder's log files (a folder a reader takes whole stays
+    one), or a glob's matches. DemoFileError (one line) when it names none."""
+    return _expand(spec)
+
+
 def _reader(path: Path, fmt: str | None, allow_pickle: bool) -> Reader | None:
     """The reader for ``path``: ``fmt``'s, else the detected one; None for the seed's own files
     (and for files no reader takes, whose DemoFile error is the most precise one we can give)."""

@@ -6,6 +6,9 @@ accuracies of A and B with Wilson 95 % intervals, B − A with a paired (episode
 interval and the exact McNemar p of the discordant steps, overall, per state and on episodes. With
 three or more runs it prints their agreement matrix instead.
 
+``replay-tui compare LOG_A LOG_B`` on two logs of agents' own runs (any format, not replay reports)
+pairs them by task instead (:mod:`replay_tui.cli.compare_logs`).
+
 A RUN is a report file (a saved run, or a ``replay --report X.json --report-steps`` report, or a
 ``--repeat`` report, which counts as one run per repetition) or the name of a run in the history.
 
@@ -16,6 +19,7 @@ error, an unreadable run, or runs over different recorded inputs (one line sayin
 from __future__ import annotations
 
 import argparse
+import glob
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +70,14 @@ def register(subparsers: Any) -> None:
         "with a paired bootstrap interval (clustered by episode), the exact McNemar test; overall, per state "
         "and on episodes. Three or more runs: their agreement matrix. A RUN is a report file (a saved run, "
         "a --report-steps JSON report or a --repeat report) or a name from the run history. Exit 0; 1 with "
-        "--fail-on-regression N when more than N steps regressed; 2 when the runs cannot be compared.",
+        "--fail-on-regression N when more than N steps regressed; 2 when the runs cannot be compared. "
+        "Two LOGS of agents' own runs (any format, not replay reports) are paired by task instead (tau2 task#trial, "
+        "inspect sample#epoch, instance id, or --key): success with Wilson intervals, McNemar, a task-clustered "
+        "bootstrap, pass^k, and each task's first divergent call.",
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="run A (the baseline), run B, and any more runs")
+    parser.add_argument(
+        "runs", nargs="+", metavar="RUN", help="run A (the baseline), run B, and any more runs; or LOG_A LOG_B"
+    )
     parser.add_argument(
         "--report",
         metavar="OUT.EXT",
@@ -93,6 +102,13 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="where run names are looked up (default: $REPLAY_TUI_RUNS_DIR, else ~/.local/share/replay-tui/runs)",
     )
+    parser.add_argument(
+        "--key",
+        metavar="FIELD[+FIELD]",
+        help="two logs: pair episodes by these fields (dotted paths from id, task, metadata, extra, outcome; "
+        "e.g. metadata.task_id+metadata.trial) instead of each format's task id",
+    )
+    parser.add_argument("--format", dest="log_format", metavar="NAME", help="two logs: read both as this format")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the one-line verdict")
     parser.set_defaults(func=run)
 
@@ -126,6 +142,42 @@ def load_run(spec: str, runs_dir: str | None = None) -> list[LoadedRun]:
     return load_run(str(found))
 
 
+def _runs_or_none(args: argparse.Namespace) -> list[LoadedRun] | None:
+    """The runs the arguments name; None when every one is a log of an agent's own run instead (a
+    file or folder that is not a replay report), which ``compare`` pairs by task."""
+    loaded: list[LoadedRun] = []
+    first_error: UsageError | None = None
+    for spec in args.runs:
+        try:
+            loaded.extend(load_run(spec, args.runs_dir))
+        except UsageError as exc:
+            if not expand_home(spec).exists() and not glob.has_magic(spec):
+                raise (first_error or exc) from None
+            first_error = first_error or exc
+    if first_error is None:
+        return loaded
+    if loaded or not _all_logs(args.runs, args.log_format):
+        raise first_error
+    return None
+
+
+def _all_logs(specs: list[str], fmt: str | None) -> bool:
+    """Every spec names log files (a file, a folder, a glob) the first of which a reader takes (or
+    ``--format`` names the reader)."""
+    from replay_tui.demos.problems import DemoFileError
+    from replay_tui.formats.registry import FormatError, detect
+    from replay_tui.sources import expand_logs
+
+    for spec in specs:
+        try:
+            first = expand_logs(expand_home(spec))[0]
+            if not fmt:
+                detect(first)
+        except (FormatError, DemoFileError, OSError):
+            return False
+    return True
+
+
 # --------------------------------------------------------------------------- the command
 
 
@@ -142,7 +194,13 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             report_format = format_for_path(args.report)
         except ExportError as exc:
             raise UsageError(str(exc)) from None
-    runs = [loaded for spec in args.runs for loaded in load_run(spec, args.runs_dir)]
+    runs = _runs_or_none(args)
+    if runs is None:
+        from replay_tui.cli.compare_logs import run_logs
+
+        return run_logs(args, out, err)
+    if args.key or args.log_format:
+        raise UsageError("--key and --format pair two logs; runs are compared by episode and step")
     if len(runs) < 2:
         raise UsageError("give at least two runs (RUN_A RUN_B), or a --repeat report of two or more runs")
     output_arg(args.report, "--report", [loaded.source for loaded in runs if loaded.source])

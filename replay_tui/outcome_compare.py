@@ -1,0 +1,400 @@
+"""Two agents' own runs of the same tasks compared: outcomes paired by task, trajectories aligned.
+
+Per paired task key: A's and B's outcome (success, score) and their calls aligned by a global
+(Needleman-Wunsch) alignment whose substitution score comes from the tool-call judge
+(:func:`replay_tui.matching.judge_call`): the same call scores above the same tool with other
+arguments, which scores above another tool; the first row that is not the same call is the task's
+first divergence. Over the pairs: success of A and B with Wilson intervals, the exact McNemar test
+on the discordant keys, a bootstrap of B − A clustered by task (its trials are not independent),
+and tau2's pass^k per run for every k the trials allow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from math import comb
+from typing import Any, Literal
+
+import orjson
+
+from replay_tui.matching import judge_call
+from replay_tui.pairing import Pairing
+from replay_tui.stats import mcnemar_exact, paired_bootstrap, wilson
+from replay_tui.trajectory import ToolCall, Trajectory
+
+RowKind = Literal["same", "arguments", "tool", "a_only", "b_only"]
+"""An alignment row: the same call, the same tool with other arguments, another tool, or a call in one run only."""
+
+SCORES: dict[str, int] = {"same": 2, "arguments": 1, "tool": -1, "gap": -1}
+"""Substitution and gap scores: a call pairs with the same tool before it is left unpaired."""
+
+
+def success_of(trajectory: Trajectory) -> bool | None:
+    """The episode succeeded: the log's own success, else reward ≥ 1 (tau2's rule); None when unknown."""
+    outcome = trajectory.outcome
+    if outcome.success is not None:
+        return outcome.success
+    if outcome.reward is not None:
+        return outcome.reward >= 1
+    return None
+
+
+def score_of(trajectory: Trajectory) -> float | None:
+    """The episode's score for the bootstrap: its reward, else 1/0 for success."""
+    if trajectory.outcome.reward is not None:
+        return float(trajectory.outcome.reward)
+    success = success_of(trajectory)
+    return None if success is None else float(success)
+
+
+def calls_of(trajectory: Trajectory) -> list[ToolCall]:
+    """The tool calls the agent made, in order: each step's action and the parallel calls of the
+    same message, which readers keep in ``extra`` (``other_tool_calls``; inspect_ai: ``tool_calls``)."""
+    found: list[ToolCall] = []
+    for step in trajectory.steps:
+        if step.action is None or not step.action.name:
+            continue
+        whole = step.extra.get("tool_calls")
+        if isinstance(whole, list) and len(whole) > 1:
+            found += _parallel(whole) or [step.action]
+            continue
+        found.append(step.action)
+        others = step.extra.get("other_tool_calls")
+        if isinstance(others, list):
+            found += _parallel(others)
+    return found
+
+
+def _parallel(raw: list[Any]) -> list[ToolCall]:
+    calls = []
+    for item in raw:
+        if isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"]:
+            arguments = item.get("arguments")
+            raw_arguments = item.get("raw_arguments")
+            calls.append(
+                ToolCall(
+                    name=item["name"],
+                    arguments=arguments if isinstance(arguments, dict) else {},
+                    raw_arguments=raw_arguments if isinstance(raw_arguments, str) else None,
+                )
+            )
+    return calls
+
+
+def _kind(a: ToolCall, b: ToolCall) -> RowKind:
+    if a.name != b.name:
+        return "tool"  # the judge's exact policy: another name is another tool
+    verdict = judge_call(a.name, a.arguments, b.name, b.arguments)
+    if verdict.accepted and (a.raw_arguments or "") == (b.raw_arguments or ""):
+        return "same"
+    return "tool" if verdict.part == "kind" else "arguments"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of an alignment: indices into A's and B's calls (None on a gap) and how they relate."""
+
+    kind: RowKind
+    a: int | None
+    b: int | None
+
+
+def align(a: Sequence[ToolCall], b: Sequence[ToolCall]) -> list[Row]:
+    """The global alignment of two call sequences (Needleman-Wunsch, :data:`SCORES`) after their
+    common prefix, so the first row that is not the same call is where the runs first part (the
+    alignment alone may, on a tie, open a gap before a call both made); ties prefer pairing the
+    calls, then a call of A alone."""
+    prefix = 0
+    while prefix < min(len(a), len(b)) and _kind(a[prefix], b[prefix]) == "same":
+        prefix += 1
+    rows = [Row("same", i, i) for i in range(prefix)]
+    rest = _needleman_wunsch(a[prefix:], b[prefix:])
+    return rows + [
+        Row(row.kind, None if row.a is None else row.a + prefix, None if row.b is None else row.b + prefix)
+        for row in rest
+    ]
+
+
+def _signature(call: ToolCall) -> bytes:
+    return orjson.dumps([call.name, call.arguments, call.raw_arguments], option=orjson.OPT_NON_STR_KEYS)
+
+
+def _needleman_wunsch(a: Sequence[ToolCall], b: Sequence[ToolCall]) -> list[Row]:
+    n, m = len(a), len(b)
+    a_keys, b_keys = [_signature(x) for x in a], [_signature(y) for y in b]
+    judged: dict[tuple[bytes, bytes], RowKind] = {}  # agents repeat calls: each distinct pair judged once
+    kinds: list[list[RowKind]] = []
+    for x, x_key in zip(a, a_keys, strict=True):
+        row: list[RowKind] = []
+        for y, y_key in zip(b, b_keys, strict=True):
+            kind = judged.get((x_key, y_key))
+            if kind is None:
+                kind = judged[(x_key, y_key)] = "same" if x_key == y_key else _kind(x, y)
+            row.append(kind)
+        kinds.append(row)
+    gap = SCORES["gap"]
+    score = [[0] * (m + 1) for _ in range(n + 1)]
+    for i in range(1, n + 1):
+        score[i][0] = i * gap
+    for j in range(1, m + 1):
+        score[0][j] = j * gap
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            score[i][j] = max(
+                score[i - 1][j - 1] + SCORES[kinds[i - 1][j - 1]], score[i - 1][j] + gap, score[i][j - 1] + gap
+            )
+    rows: list[Row] = []
+    i, j = n, m
+    while i or j:
+        if i and j and score[i][j] == score[i - 1][j - 1] + SCORES[kinds[i - 1][j - 1]]:
+            rows.append(Row(kinds[i - 1][j - 1], i - 1, j - 1))
+            i, j = i - 1, j - 1
+        elif i and score[i][j] == score[i - 1][j] + gap:
+            rows.append(Row("a_only", i - 1, None))
+            i -= 1
+        else:
+            rows.append(Row("b_only", None, j - 1))
+            j -= 1
+    rows.reverse()
+    return rows
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The first alignment row that is not the same call: its row, kind and the two calls' text."""
+
+    row: int
+    kind: RowKind
+    a_call: int | None
+    b_call: int | None
+    a: str | None
+    b: str | None
+
+    def text(self) -> str:
+        if self.kind == "a_only":
+            return f"A's call {_nth(self.a_call)} {self.a}: B made no such call"
+        if self.kind == "b_only":
+            return f"B's call {_nth(self.b_call)} {self.b}: A made no such call"
+        what = "arguments differ" if self.kind == "arguments" else "another tool"
+        return f"A's call {_nth(self.a_call)} / B's call {_nth(self.b_call)}, {what}: A {self.a} · B {self.b}"
+
+
+def _nth(index: int | None) -> str:
+    return "?" if index is None else f"#{index + 1}"
+
+
+@dataclass
+class TaskPair:
+    """One paired task key: outcomes, the alignment and its summary."""
+
+    key: str
+    task: str
+    a_success: bool | None
+    b_success: bool | None
+    a_score: float | None
+    b_score: float | None
+    a_status: str | None
+    b_status: str | None
+    rows: list[Row]
+    a_calls: list[ToolCall]
+    b_calls: list[ToolCall]
+    divergence: Divergence | None
+
+    @property
+    def change(self) -> str:
+        """``regressed`` (A ✓, B ✗), ``fixed``, ``both_succeeded``, ``both_failed`` or ``unknown``."""
+        if self.a_success is None or self.b_success is None:
+            return "unknown"
+        if self.a_success != self.b_success:
+            return "regressed" if self.a_success else "fixed"
+        return "both_succeeded" if self.a_success else "both_failed"
+
+    def count(self, kind: RowKind) -> int:
+        return sum(1 for row in self.rows if row.kind == kind)
+
+
+def pair_task(key: str, task: str, a: Trajectory, b: Trajectory) -> TaskPair:
+    """Outcomes and aligned calls of one task key."""
+    a_calls, b_calls = calls_of(a), calls_of(b)
+    rows = align(a_calls, b_calls)
+    divergence = None
+    for index, row in enumerate(rows):
+        if row.kind != "same":
+            divergence = Divergence(
+                index,
+                row.kind,
+                row.a,
+                row.b,
+                None if row.a is None else a_calls[row.a].display(),
+                None if row.b is None else b_calls[row.b].display(),
+            )
+            break
+    return TaskPair(
+        key,
+        task,
+        success_of(a),
+        success_of(b),
+        score_of(a),
+        score_of(b),
+        a.outcome.status,
+        b.outcome.status,
+        rows,
+        a_calls,
+        b_calls,
+        divergence,
+    )
+
+
+@dataclass(frozen=True)
+class PassK:
+    """tau2's pass^k of each run on the paired tasks that have at least k trials, and B − A."""
+
+    k: int
+    tasks: int
+    a: float
+    b: float
+
+    @property
+    def difference(self) -> float:
+        return self.b - self.a
+
+
+def pass_hat_k(trials: Sequence[tuple[int, int]], k: int) -> float:
+    """Mean over tasks of C(c, k) / C(n, k) for a task with n trials and c successes (tau2's pass^k:
+    the chance that k trials drawn without replacement all succeed)."""
+    usable = [(n, c) for n, c in trials if n >= k]
+    if not usable:
+        return 0.0
+    return sum(comb(c, k) / comb(n, k) for n, c in usable) / len(usable)
+
+
+@dataclass
+class OutcomeComparison:
+    """Everything ``compare LOG_A LOG_B`` reports."""
+
+    a_path: str
+    b_path: str
+    tasks: list[TaskPair]
+    a_only: list[str]
+    b_only: list[str]
+    counts: dict[str, int]
+    a_rate: tuple[int, int, float, float]
+    b_rate: tuple[int, int, float, float]
+    mcnemar_p: float
+    difference: float
+    low: float
+    high: float
+    clusters: int
+    resamples: int
+    pass_k: list[PassK]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def regressions(self) -> list[TaskPair]:
+        return [task for task in self.tasks if task.change == "regressed"]
+
+    def regression_groups(self) -> dict[str, int]:
+        """Regressions by the tool at their first divergence (A's call, else B's), most first."""
+        groups: dict[str, int] = {}
+        for task in self.regressions:
+            found = task.divergence
+            if found is None:
+                tool = "(same calls)"
+            elif found.a_call is not None:
+                tool = task.a_calls[found.a_call].name
+            else:
+                tool = task.b_calls[found.b_call or 0].name
+            groups[tool] = groups.get(tool, 0) + 1
+        return dict(sorted(groups.items(), key=lambda item: (-item[1], item[0])))
+
+    def summary(self) -> dict[str, Any]:
+        """The report's ``summary``: counts as integers, ``mcnemar_p`` a float, rates and intervals."""
+        return {
+            "paired": len(self.tasks),
+            "regressions": self.counts["regressed"],
+            "fixes": self.counts["fixed"],
+            "both_succeeded": self.counts["both_succeeded"],
+            "both_failed": self.counts["both_failed"],
+            "unknown_outcome": self.counts["unknown"],
+            "mcnemar_p": float(self.mcnemar_p),
+            "a_success": _rate(self.a_rate),
+            "b_success": _rate(self.b_rate),
+            "difference": {
+                "b_minus_a": self.difference,
+                "low": self.low,
+                "high": self.high,
+                "clusters": self.clusters,
+                "resamples": self.resamples,
+                "clustered_by": "task",
+            },
+            "regressions_by_tool": self.regression_groups(),
+            "pass_k": [
+                {"k": p.k, "tasks": p.tasks, "a": p.a, "b": p.b, "b_minus_a": p.difference} for p in self.pass_k
+            ],
+        }
+
+    def headline(self) -> str:
+        a_right, a_n = self.a_rate[0], self.a_rate[1]
+        b_right, b_n = self.b_rate[0], self.b_rate[1]
+        return (
+            f"{len(self.tasks)} paired tasks: A {a_right}/{a_n}, B {b_right}/{b_n}; "
+            f"{self.counts['regressed']} regressed, {self.counts['fixed']} fixed, "
+            f"{self.counts['both_failed']} both failed; McNemar p = {self.mcnemar_p:.3g}"
+        )
+
+
+def _rate(rate: tuple[int, int, float, float]) -> dict[str, Any]:
+    right, total, low, high = rate
+    return {"successes": right, "n": total, "rate": right / total if total else 0.0, "low": low, "high": high}
+
+
+def compare_outcomes(pairing: Pairing, *, resamples: int = 10_000, seed: int = 0) -> OutcomeComparison:
+    """Pair outcomes and trajectories of two logs' shared task keys; the statistics over those whose
+    outcome both logs know."""
+    tasks = []
+    for key in pairing.paired:
+        a, b = pairing.a.episodes[key], pairing.b.episodes[key]
+        tasks.append(pair_task(key, a.key.task, a.trajectory, b.trajectory))
+    counts = dict.fromkeys(("regressed", "fixed", "both_succeeded", "both_failed", "unknown"), 0)
+    for task in tasks:
+        counts[task.change] += 1
+    known = [task for task in tasks if task.change != "unknown"]
+    a_right = sum(1 for task in known if task.a_success)
+    b_right = sum(1 for task in known if task.b_success)
+    a_scores = [task.a_score if task.a_score is not None else float(bool(task.a_success)) for task in known]
+    b_scores = [task.b_score if task.b_score is not None else float(bool(task.b_success)) for task in known]
+    boot = paired_bootstrap(a_scores, b_scores, [task.task for task in known], resamples=resamples, seed=seed)
+    trials: dict[str, list[tuple[bool, bool]]] = {}
+    for task in known:
+        trials.setdefault(task.task, []).append((bool(task.a_success), bool(task.b_success)))
+    pass_k = []
+    most = max((len(runs) for runs in trials.values()), default=0)
+    for k in range(1, most + 1):
+        a_trials = [(len(runs), sum(a for a, _ in runs)) for runs in trials.values()]
+        b_trials = [(len(runs), sum(b for _, b in runs)) for runs in trials.values()]
+        usable = sum(1 for runs in trials.values() if len(runs) >= k)
+        pass_k.append(PassK(k, usable, pass_hat_k(a_trials, k), pass_hat_k(b_trials, k)))
+    warnings = [*pairing.a.warnings, *pairing.b.warnings]
+    if counts["unknown"]:
+        warnings.append(
+            f"{counts['unknown']} paired task(s) without a known outcome in A or B: left out of the statistics"
+        )
+    return OutcomeComparison(
+        a_path=pairing.a.path,
+        b_path=pairing.b.path,
+        tasks=tasks,
+        a_only=pairing.a_only,
+        b_only=pairing.b_only,
+        counts=counts,
+        a_rate=(a_right, len(known), *wilson(a_right, len(known))),
+        b_rate=(b_right, len(known), *wilson(b_right, len(known))),
+        mcnemar_p=mcnemar_exact(counts["regressed"], counts["fixed"]),
+        difference=boot.difference,
+        low=boot.low,
+        high=boot.high,
+        clusters=boot.clusters,
+        resamples=boot.resamples,
+        pass_k=pass_k,
+        warnings=warnings,
+    )

@@ -1,0 +1,257 @@
+"""The reports of a comparison of two logs (:mod:`replay_tui.outcome_compare`): JSON, Markdown, CSV, JUnit, HTML.
+
+JSON is for scripts: ``summary`` (integer counts, float ``mcnemar_p``, rates, intervals, pass^k),
+``unpaired`` (task keys in one log only) and ``tasks`` (key, A and B outcome, first divergence,
+A-only and B-only calls, argument differences). Markdown is a PR comment: the figures, then every
+regressed task with its first divergent call. JUnit has one failing case per regression; HTML is one
+self-contained page (every task, the regressions first).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from replay_tui.export import _CSS, MD_MAX_CHARS, ExportError, _e, clean, csv_cell, format_for_path, md_code, md_text
+from replay_tui.fileio import atomic_write_bytes
+from replay_tui.outcome_compare import OutcomeComparison, TaskPair
+
+DEFAULT_TITLE = "Compare runs of the same tasks"
+FORMATS = ("json", "md", "csv", "junit", "html")
+
+
+def _divergence(task: TaskPair) -> dict[str, Any] | None:
+    found = task.divergence
+    if found is None:
+        return None
+    return {
+        "row": found.row,
+        "kind": found.kind,
+        "a_call": found.a_call,
+        "b_call": found.b_call,
+        "a": found.a,
+        "b": found.b,
+    }
+
+
+def task_record(task: TaskPair) -> dict[str, Any]:
+    """One task of the JSON report."""
+    return {
+        "key": task.key,
+        "task": task.task,
+        "change": task.change,
+        "a": {"success": task.a_success, "score": task.a_score, "status": task.a_status, "calls": len(task.a_calls)},
+        "b": {"success": task.b_success, "score": task.b_score, "status": task.b_status, "calls": len(task.b_calls)},
+        "first_divergence": _divergence(task),
+        "a_only_calls": task.count("a_only"),
+        "b_only_calls": task.count("b_only"),
+        "argument_differences": task.count("arguments"),
+        "tool_differences": task.count("tool"),
+    }
+
+
+def to_json(comparison: OutcomeComparison) -> dict[str, Any]:
+    """The JSON report as a dict."""
+    return {
+        "kind": "outcome_comparison",
+        "a": comparison.a_path,
+        "b": comparison.b_path,
+        "summary": comparison.summary(),
+        "unpaired": {"a_only": comparison.a_only, "b_only": comparison.b_only},
+        "tasks": [task_record(task) for task in comparison.tasks],
+        "warnings": comparison.warnings,
+    }
+
+
+def _md(comparison: OutcomeComparison, title: str) -> str:
+    summary = comparison.summary()
+    a, b, diff = summary["a_success"], summary["b_success"], summary["difference"]
+    lines = [
+        f"## {md_text(title)}",
+        "",
+        f"A: {md_code(comparison.a_path, table=False)} · B: {md_code(comparison.b_path, table=False)}",
+        "",
+        "| | A | B |",
+        "| --- | --- | --- |",
+        f"| success | {a['successes']}/{a['n']} {_pct(a)} | {b['successes']}/{b['n']} {_pct(b)} |",
+    ]
+    for p in comparison.pass_k:
+        lines.append(f"| pass^{p.k} ({p.tasks} tasks) | {p.a:.3f} | {p.b:.3f} |")
+    lines += [
+        "",
+        f"**{summary['paired']} paired**: {summary['regressions']} regressed (A ✓, B ✗), {summary['fixes']} fixed, "
+        f"{summary['both_succeeded']} both succeeded, {summary['both_failed']} both failed. "
+        f"B − A {diff['b_minus_a'] * 100:+.1f} pp [{diff['low'] * 100:+.1f}, {diff['high'] * 100:+.1f}] "
+        f"(bootstrap over {diff['clusters']} tasks); exact McNemar p = {summary['mcnemar_p']:.3g}.",
+    ]
+    if comparison.a_only or comparison.b_only:
+        lines += [
+            "",
+            f"Not paired: {len(comparison.a_only)} task key(s) only in A, {len(comparison.b_only)} only in B.",
+        ]
+    regressions = comparison.regressions
+    if regressions:
+        lines += [
+            "",
+            f"### Regressions ({len(regressions)})",
+            "",
+            "| Task | First divergence | A | B |",
+            "| --- | --- | --- | --- |",
+        ]
+        groups = ", ".join(
+            f"{md_code(tool, 80, table=False)} {count}" for tool, count in comparison.regression_groups().items()
+        )
+        lines[-2:-2] = [f"By the tool at the first divergence: {groups}", ""]
+        used = sum(len(line) + 1 for line in lines)
+        for index, task in enumerate(regressions):
+            found = task.divergence
+            where = "none (same calls)" if found is None else found.kind.replace("_", " ")
+            row = (
+                f"| {md_code(task.key, 200)} | {md_text(where)} | {_md_call(found.a if found else None)} "
+                f"| {_md_call(found.b if found else None)} |"
+            )
+            if used + len(row) > MD_MAX_CHARS - 200:
+                lines.append(f"\n… {len(regressions) - index} more regressions (see the JSON report)")
+                break
+            lines.append(row)
+            used += len(row) + 1
+    return "\n".join(lines) + "\n"
+
+
+def _md_call(call: str | None) -> str:
+    return md_code(call, 200) if call else "—"
+
+
+def _pct(rate: dict[str, Any]) -> str:
+    return f"{rate['rate'] * 100:.1f}% [{rate['low'] * 100:.1f}–{rate['high'] * 100:.1f}]"
+
+
+CSV_COLUMNS = (
+    "key",
+    "task",
+    "change",
+    "a_success",
+    "b_success",
+    "a_score",
+    "b_score",
+    "divergence",
+    "a_call",
+    "b_call",
+)
+
+
+def _csv(comparison: OutcomeComparison) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for task in comparison.tasks:
+        found = task.divergence
+        writer.writerow(
+            [
+                csv_cell(task.key),
+                csv_cell(task.task),
+                task.change,
+                task.a_success,
+                task.b_success,
+                task.a_score,
+                task.b_score,
+                found.kind if found else "",
+                csv_cell(found.a if found and found.a else ""),
+                csv_cell(found.b if found and found.b else ""),
+            ]
+        )
+    return out.getvalue()
+
+
+def _junit(comparison: OutcomeComparison, title: str) -> bytes:
+    suite = ET.Element(
+        "testsuite",
+        name=clean(title),
+        tests=str(len(comparison.tasks)),
+        failures=str(comparison.counts["regressed"]),
+    )
+    for task in comparison.tasks:
+        case = ET.SubElement(suite, "testcase", classname="replay-tui compare", name=clean(task.key))
+        if task.change == "regressed":
+            failure = ET.SubElement(case, "failure", message=clean(f"A succeeded, B failed: {task.key}"))
+            failure.text = clean(task.divergence.text() if task.divergence else "same calls, different outcome")
+    return ET.tostring(suite, encoding="utf-8", xml_declaration=True)
+
+
+_MARKS = {True: "✓", False: "✗", None: "?"}
+
+
+def _html(comparison: OutcomeComparison, title: str) -> str:
+    summary = comparison.summary()
+    a, b, diff = summary["a_success"], summary["b_success"], summary["difference"]
+    rows = [
+        f"<tr><td>success</td><td>{a['successes']}/{a['n']} {_e(_pct(a))}</td><td>{b['successes']}/{b['n']} "
+        f"{_e(_pct(b))}</td></tr>",
+        *(
+            f"<tr><td>pass^{p.k} ({p.tasks} tasks)</td><td>{p.a:.3f}</td><td>{p.b:.3f}</td></tr>"
+            for p in comparison.pass_k
+        ),
+    ]
+    order = {"regressed": 0, "fixed": 1, "both_failed": 2, "unknown": 3, "both_succeeded": 4}
+    tasks = []
+    for task in sorted(comparison.tasks, key=lambda t: order[t.change]):
+        found = task.divergence
+        tasks.append(
+            f'<tr class="{_e(task.change)}"><td><code>{_e(task.key)}</code></td><td>{_e(task.change)}</td>'
+            f"<td>{_MARKS[task.a_success]}</td><td>{_MARKS[task.b_success]}</td>"
+            f"<td>{_e(found.kind if found else '')}</td><td><code>{_e(found.a if found else '')}</code></td>"
+            f"<td><code>{_e(found.b if found else '')}</code></td></tr>"
+        )
+    body = [
+        f"<p>A: <code>{_e(comparison.a_path)}</code><br>B: <code>{_e(comparison.b_path)}</code></p>",
+        "<table><tr><th></th><th>A</th><th>B</th></tr>",
+        *rows,
+        "</table>",
+        f"<p><strong>{summary['paired']} paired</strong>: {summary['regressions']} regressed, {summary['fixes']} "
+        f"fixed, {summary['both_succeeded']} both succeeded, {summary['both_failed']} both failed; B − A "
+        f"{diff['b_minus_a'] * 100:+.1f} pp [{diff['low'] * 100:+.1f}, {diff['high'] * 100:+.1f}]; exact McNemar "
+        f"p = {summary['mcnemar_p']:.3g}. Not paired: {len(comparison.a_only)} only in A, "
+        f"{len(comparison.b_only)} only in B.</p>",
+        "<table><tr><th>task</th><th>change</th><th>A</th><th>B</th><th>first divergence</th><th>A's call</th>"
+        "<th>B's call</th></tr>",
+        *tasks,
+        "</table>",
+    ]
+    head = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">']
+    head += [f"<title>{_e(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>", f"<h1>{_e(title)}</h1>"]
+    return "\n".join([*head, *body, "</body>", "</html>", ""])
+
+
+def render(comparison: OutcomeComparison, fmt: str, *, title: str | None = None) -> bytes:
+    """The report in ``fmt``; ExportError for a format a comparison of logs is not written as."""
+    if fmt == "json":
+        return orjson.dumps(to_json(comparison), option=orjson.OPT_INDENT_2) + b"\n"
+    if fmt == "md":
+        return _md(comparison, title or DEFAULT_TITLE).encode()
+    if fmt == "csv":
+        return _csv(comparison).encode()
+    if fmt == "junit":
+        return _junit(comparison, title or DEFAULT_TITLE)
+    if fmt == "html":
+        return _html(comparison, title or DEFAULT_TITLE).encode()
+    raise ExportError(f"a comparison of two logs is written as {', '.join(FORMATS)} (not {fmt})")
+
+
+def check_format(path: str | os.PathLike[str]) -> str:
+    """The report format ``path`` asks for by its suffix; ExportError (one line) before any work otherwise."""
+    return format_for_path(path)
+
+
+def write(path: str | os.PathLike[str], comparison: OutcomeComparison, *, title: str | None = None) -> Path:
+    """Render and atomically write the report; the format follows the suffix."""
+    data = render(comparison, check_format(path), title=title)
+    try:
+        return atomic_write_bytes(path, data)
+    except OSError as exc:
+        raise ExportError(f"cannot write {clean(str(path))}: {exc.strerror or type(exc).__name__}") from exc

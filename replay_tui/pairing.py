@@ -1,0 +1,205 @@
+"""Pairing two agents' own runs of the same tasks: a task key per episode, and what overlaps.
+
+Free-running runs share no recorded inputs, only tasks: tau2's task id and trial, inspect's sample id
+and epoch, a SWE-bench instance id, a WebShop instruction. :func:`task_key` gives each episode of
+any format its key (and the task it belongs to, the cluster its trials share); ``--key`` names
+fields instead (:class:`KeyExpr`: dotted paths joined by ``+``, looked up, never evaluated).
+:func:`pair_logs` joins two logs on those keys and keeps what did not pair.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from replay_tui.demos.problems import DemoFileError, LoadProblem
+from replay_tui.formats.registry import FormatError, detect, reader_for
+from replay_tui.sources import expand_logs
+from replay_tui.trajectory import Trajectory
+
+
+class PairingError(ValueError):
+    """A log that cannot be read, a bad ``--key``, or two logs with no task in common (one line)."""
+
+
+_ROOTS = ("id", "format", "task", "metadata", "extra", "outcome")
+_PATH = re.compile(r"\A[A-Za-z_][\w-]*(\.[\w-]+)*\Z")
+
+
+@dataclass(frozen=True)
+class KeyExpr:
+    """``--key``: fields of a trajectory joined into a task key, e.g. ``metadata.task_id+metadata.trial``.
+
+    Each part is a dotted path from ``id``, ``format``, ``task``, ``metadata``, ``extra`` or
+    ``outcome``; the first part also names the task the trials are clustered by."""
+
+    parts: tuple[tuple[str, ...], ...]
+
+    @classmethod
+    def parse(cls, text: str) -> KeyExpr:
+        parts = []
+        for raw in text.split("+"):
+            part = raw.strip()
+            if not _PATH.match(part):
+                raise PairingError(f"--key {text!r}: {part!r} is not a dotted field path (like metadata.task_id)")
+            path = tuple(part.split("."))
+            if path[0] not in _ROOTS:
+                raise PairingError(f"--key {text!r}: {part!r} must start with one of {', '.join(_ROOTS)}")
+            parts.append(path)
+        return cls(tuple(parts))
+
+    def values(self, trajectory: Trajectory) -> list[str] | str:
+        """The parts' values as text, or the name of the first field the trajectory lacks."""
+        found = []
+        for path in self.parts:
+            value: Any = getattr(trajectory, path[0])
+            for name in path[1:]:
+                if isinstance(value, BaseModel):
+                    value = getattr(value, name) if name in type(value).model_fields else None
+                else:
+                    value = value.get(name) if isinstance(value, dict) else None
+            if value is None or isinstance(value, (dict, list)):
+                return ".".join(path)
+            found.append(str(value))
+        return found
+
+
+@dataclass(frozen=True)
+class TaskKey:
+    """An episode's place in the task set: ``key`` (task and trial) and ``task`` (its cluster)."""
+
+    key: str
+    task: str
+
+
+def _join(task: Any, trial: Any) -> TaskKey:
+    return TaskKey(f"{task}#{trial}" if trial is not None else str(task), str(task))
+
+
+def task_key(trajectory: Trajectory, expr: KeyExpr | None = None) -> TaskKey | str:
+    """The episode's key: ``expr``'s fields when given, else its format's own task identity.
+
+    tau2: task id # trial; inspect_ai: sample id # epoch; WebShop: the instruction; SWE-agent and
+    any other format: the episode id (an instance id, a session id). A string: the missing field."""
+    if expr is not None:
+        values = expr.values(trajectory)
+        if isinstance(values, str):
+            return values
+        return TaskKey("#".join(values), values[0])
+    meta, extra = trajectory.metadata, trajectory.extra
+    if trajectory.format == "tau2" and meta.get("task_id") is not None:
+        return _join(meta["task_id"], meta.get("trial"))
+    if trajectory.format == "inspect-ai" and extra.get("sample_id") is not None:
+        return _join(extra["sample_id"], extra.get("epoch"))
+    if trajectory.format.startswith("webshop") and trajectory.task.strip():
+        return TaskKey(trajectory.task.strip(), trajectory.task.strip())
+    return TaskKey(trajectory.id, trajectory.id)
+
+
+@dataclass
+class Episode:
+    """A keyed episode of one log."""
+
+    key: TaskKey
+    trajectory: Trajectory
+
+
+@dataclass
+class LoadedLog:
+    """One run's log, keyed: ``episodes`` by task key in file order; what could not be keyed."""
+
+    path: str
+    formats: list[str] = field(default_factory=list)
+    episodes: dict[str, Episode] = field(default_factory=dict)
+    problems: list[LoadProblem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _reader(path: Path, fmt: str | None) -> Any:
+    try:
+        return reader_for(fmt) if fmt else detect(path)[0]
+    except FormatError as exc:
+        raise PairingError(f"{path}: {exc}") from None
+
+
+def load_log(spec: str | Path, *, fmt: str | None = None, expr: KeyExpr | None = None) -> LoadedLog:
+    """Read a run's log of any format (a file, a folder of log files, a glob) and key its episodes.
+
+    A key met twice (a format without trials, a file written twice) is numbered as the next trial
+    (``key#2``) and a warning says so."""
+    try:
+        paths = expand_logs(spec)
+    except DemoFileError as exc:
+        raise PairingError(str(exc)) from None
+    log = LoadedLog(str(spec))
+    repeats = 0
+    for path in paths:
+        reader = _reader(path, fmt)
+        if reader.name not in log.formats:
+            log.formats.append(reader.name)
+        try:
+            for item in reader.read(path):
+                if isinstance(item, LoadProblem):
+                    log.problems.append(item)
+                    continue
+                found = task_key(item, expr)
+                if isinstance(found, str):
+                    problem = LoadProblem(file=str(path), session_id=item.id, field=found, message="no such field")
+                    log.problems.append(problem)
+                    continue
+                key, seen = found, 1
+                while key.key in log.episodes:
+                    seen += 1
+                    key = TaskKey(f"{found.key}#{seen}", found.task)
+                repeats += seen > 1
+                log.episodes[key.key] = Episode(key, item)
+        except Exception as exc:  # a reader must not take the comparison down; what it read stays
+            log.problems.append(LoadProblem(file=str(path), message=f"{reader.name} reader failed: {exc}"))
+    if repeats:
+        log.warnings.append(f"{spec}: {repeats} episode(s) repeat a task key; numbered as further trials (key#2…)")
+    return log
+
+
+@dataclass
+class Pairing:
+    """The keys both logs have (in A's order) and those only one has."""
+
+    a: LoadedLog
+    b: LoadedLog
+    paired: list[str]
+    a_only: list[str]
+    b_only: list[str]
+
+
+def pair_logs(a: LoadedLog, b: LoadedLog) -> Pairing:
+    """Join two keyed logs; PairingError when no key is in both (they are not runs of one task set)."""
+    for log in (a, b):
+        if not log.episodes:
+            why = f": {log.problems[0].one_line()}" if log.problems else ""
+            raise PairingError(f"{log.path}: no episode to pair{why}")
+    paired = [key for key in a.episodes if key in b.episodes]
+    a_only = [key for key in a.episodes if key not in b.episodes]
+    b_only = [key for key in b.episodes if key not in a.episodes]
+    if not paired:
+        sample = ", ".join(_short(k) for k in (a_only[:2] + b_only[:2])) or "none"
+        raise PairingError(
+            f"{a.path} and {b.path} share no task key ({len(a.episodes)} and {len(b.episodes)} episodes; "
+            f"e.g. {sample}): give --key FIELD[+FIELD] to pair them"
+        )
+    return Pairing(a, b, paired, a_only, b_only)
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def load_pair(specs: Sequence[str], *, fmt: str | None = None, key: str | None = None) -> Pairing:
+    """The CLI's entry: two log paths, an optional ``--format`` and ``--key``, paired."""
+    expr = KeyExpr.parse(key) if key else None
+    first, second = (load_log(spec, fmt=fmt, expr=expr) for spec in specs)
+    return pair_logs(first, second)

@@ -1,0 +1,248 @@
+"""``replay-tui compare LOG_A LOG_B`` on real tau2 pairs: counts from the files' own rewards, McNemar
+against scipy, every regression reported with its first divergent call, unpaired keys named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scipy import stats
+
+from replay_tui.cli import main
+
+PAIRS = Path(__file__).parents[2] / "data" / "compare_pairs" / "tau2"
+
+
+def pair_files(n: int) -> tuple[Path, Path]:
+    (a,) = PAIRS.glob(f"pair{n}_A__*.json")
+    (b,) = PAIRS.glob(f"pair{n}_B__*.json")
+    return a, b
+
+
+def outcomes(path: Path) -> dict[tuple[str, int], bool]:
+    data = json.loads(path.read_text())
+    return {(s["task_id"], s["trial"]): s["reward_info"]["reward"] >= 1 for s in data["simulations"]}
+
+
+def calls(path: Path) -> dict[str, list[tuple[str, Any]]]:
+    """Each simulation's tool calls in message order, keyed ``task_id#trial``, from the raw file."""
+    data = json.loads(path.read_text())
+    found = {}
+    for sim in data["simulations"]:
+        made = []
+        for message in sim["messages"]:
+            if message.get("role") == "assistant":
+                made += [(c["name"], c["arguments"]) for c in message.get("tool_calls") or []]
+        found[f"{sim['task_id']}#{sim['trial']}"] = made
+    return found
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_tau2_pair_counts_mcnemar_and_regressions(n, tmp_path, capsys):
+    a_path, b_path = pair_files(n)
+    a, b = outcomes(a_path), outcomes(b_path)
+    paired = [key for key in a if key in b]
+    regressed = {f"{t}#{k}" for t, k in paired if a[(t, k)] and not b[(t, k)]}
+    fixed = {f"{t}#{k}" for t, k in paired if b[(t, k)] and not a[(t, k)]}
+    both_ok = sum(1 for key in paired if a[key] and b[key])
+    both_failed = sum(1 for key in paired if not a[key] and not b[key])
+    report, markdown = tmp_path / "out.json", tmp_path / "out.md"
+    code, out, _ = run_cli(capsys, "compare", str(a_path), str(b_path), "--report", str(report))
+    assert code == 0, out
+    assert run_cli(capsys, "compare", str(a_path), str(b_path), "-q", "--report", str(markdown))[0] == 0
+    data = json.loads(report.read_text())
+    summary = data["summary"]
+    assert summary["paired"] == len(paired)
+    assert (summary["regressions"], summary["fixes"]) == (len(regressed), len(fixed))
+    assert (summary["both_succeeded"], summary["both_failed"]) == (both_ok, both_failed)
+    for name in ("paired", "regressions", "fixes", "both_succeeded", "both_failed"):
+        assert type(summary[name]) is int
+    discordant = len(regressed) + len(fixed)
+    want_p = stats.binomtest(len(regressed), discordant, 0.5).pvalue if discordant else 1.0
+    assert type(summary["mcnemar_p"]) is float and summary["mcnemar_p"] == pytest.approx(want_p)
+    unpaired = {f"{t}#{k}" for t, k in b if (t, k) not in a} | {f"{t}#{k}" for t, k in a if (t, k) not in b}
+    assert set(data["unpaired"]["a_only"]) | set(data["unpaired"]["b_only"]) == unpaired
+    tasks = {task["key"]: task for task in data["tasks"]}
+    assert {key for key, task in tasks.items() if task["change"] == "regressed"} == regressed
+    a_calls, b_calls = calls(a_path), calls(b_path)
+    md = markdown.read_text()
+    for key in regressed:
+        first = tasks[key]["first_divergence"]
+        assert first is not None, key
+        row, ours, theirs = first["row"], a_calls[key], b_calls[key]
+        assert ours[:row] == theirs[:row]  # every call before it is the same in A and B
+        assert ours[row : row + 1] != theirs[row : row + 1]
+        shown = first["a"] or first["b"]
+        name = (ours[row] if first["a"] else theirs[row])[0]
+        assert shown.startswith(name + "(")
+        cell = "`" + key.replace("|", "\\|") + "`"  # GFM table cells escape the pipe
+        line = next(line for line in md.splitlines() if line.startswith(f"| {cell} "))
+        assert name in line
+    assert md.count("\n| `") == len(regressed)
+
+
+def test_fail_on_regression_and_unpaired_named(capsys):
+    a_path, b_path = pair_files(3)
+    code, out, _ = run_cli(capsys, "compare", str(a_path), str(b_path), "--fail-on-regression", "1")
+    assert code == 1
+    assert "2 task key(s) only in B" in " ".join(out.split())
+    assert run_cli(capsys, "compare", str(a_path), str(b_path), "--fail-on-regression", "2", "-q")[0] == 0
+
+
+def test_logs_without_common_task_are_refused_in_one_line(capsys):
+    a_path, _ = pair_files(2)
+    _, b_path = pair_files(3)
+    code, _, err = run_cli(capsys, "compare", str(a_path), str(b_path))
+    assert code == 2
+    assert "share no task key" in err and "--key" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_key_fields_pair_by_task_only(tmp_path, capsys):
+    a_path, b_path = pair_files(2)
+    report = tmp_path / "by_task.json"
+    code, _, err = run_cli(
+        capsys, "compare", str(a_path), str(b_path), "--key", "metadata.task_id", "-q", "--report", str(report)
+    )
+    assert code == 0
+    summary = json.loads(report.read_text())["summary"]
+    assert summary["paired"] == 10  # the 10 trials of task 11, numbered as repeats of one key
+    assert "repeat a task key" in err
+    code, _, err = run_cli(capsys, "compare", str(a_path), str(b_path), "--key", "os.system")
+    assert code == 2 and "must start with one of" in err
+
+
+def test_html_csv_junit_reports_and_unknown_suffix_refused_before_work(tmp_path, capsys):
+    a_path, b_path = pair_files(1)
+    for name in ("out.html", "out.csv", "out.xml"):
+        assert run_cli(capsys, "compare", str(a_path), str(b_path), "-q", "--report", str(tmp_path / name))[0] == 0
+    page = (tmp_path / "out.html").read_text()
+    assert page.count('<tr class="regressed">') == 5 and "transfer_to_human_agents" in page
+    assert (tmp_path / "out.csv").read_text().count(",regressed,") == 5
+    assert (tmp_path / "out.xml").read_text().count("<failure ") == 5
+    code, _, err = run_cli(capsys, "compare", str(a_path), str(b_path), "--report", str(tmp_path / "x.txt"))
+    assert code == 2 and "cannot tell the report format" in err
+    assert not (tmp_path / "x.txt").exists()
+
+
+INSPECT = Path(__file__).parents[2] / "data" / "formats" / "inspect_ai"
+
+
+def test_inspect_log_pairs_by_sample_and_epoch_and_an_empty_log_says_why(tmp_path, capsys):
+    log = INSPECT / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
+    report = tmp_path / "same.json"
+    code, _, _ = run_cli(capsys, "compare", str(log), str(log), "-q", "--report", str(report))
+    assert code == 0
+    data = json.loads(report.read_text())
+    assert data["summary"]["paired"] == len(data["tasks"]) > 1
+    assert data["summary"]["regressions"] == data["summary"]["fixes"] == 0
+    assert all(task["first_divergence"] is None for task in data["tasks"])
+    assert all("#" in task["key"] for task in data["tasks"])  # sample id # epoch
+    empty = INSPECT / "2024-08-29T15-11-18+00-00_popularity_5EAmX6wjMFqea6WY7XHzZp.json"
+    code, _, err = run_cli(capsys, "compare", str(log), str(empty))
+    assert code == 2 and "no episode to pair" in err and "no samples in this log" in err
+
+
+def test_folder_and_glob_of_swe_agent_logs_pair_by_instance_id(tmp_path, capsys):
+    folder = Path(__file__).parents[2] / "data" / "formats" / "swe_agent"
+    report = tmp_path / "swe.json"
+    code, _, err = run_cli(capsys, "compare", str(folder), str(folder / "*.traj"), "-q", "--report", str(report))
+    assert code == 0
+    data = json.loads(report.read_text())
+    assert {task["key"] for task in data["tasks"]} == {
+        "SWE-agent__test-repo-i1",
+        "function_calling_simple",
+        "humanevalfix-python-0",
+        "marshmallow-code__marshmallow-1867",
+    }
+    assert len(data["unpaired"]["a_only"]) == 5 and data["unpaired"]["b_only"] == []
+    assert data["summary"]["unknown_outcome"] == 4  # a trajectory does not say whether the patch resolved it
+    assert "without a known outcome" in err
+
+
+def test_task_ids_from_logs_are_untrusted_text(tmp_path, capsys):
+    hostile = "11\x1b[2J\x07[bold red]x[/bold red]|`"
+    paths = []
+    for side, source in zip("AB", reversed(pair_files(2)), strict=True):  # B→A: six regressions listed
+        data = json.loads(source.read_text())
+        for sim in data["simulations"]:
+            sim["task_id"] = hostile
+        for task in data["tasks"]:
+            task["id"] = hostile
+        paths.append(tmp_path / f"{side}.json")
+        paths[-1].write_text(json.dumps(data))
+    markdown = tmp_path / "out.md"
+    code, out, err = run_cli(capsys, "compare", *map(str, paths), "--report", str(markdown))
+    assert code == 0
+    assert "\x1b" not in out + err and "\x07" not in out + err
+    assert "[bold red]x[/bold red]" in out  # shown as text, never read as markup
+    md = markdown.read_text()
+    assert "\x1b" not in md and md.count("\n| `") == 6
+
+
+def test_inspect_pair_with_two_epochs_bootstraps_by_sample(tmp_path, capsys):
+    """Two inspect logs (a real log's shape, 30 samples × 2 epochs each): the interval of B − A
+    resamples samples with both their epochs, within Monte-Carlo error of scipy's bootstrap."""
+    import copy
+    import random
+
+    import numpy as np
+
+    template = json.loads((INSPECT / "log_formats.json").read_text())
+    rng = random.Random(5)
+    results: dict[str, dict[tuple[int, int], bool]] = {}
+    for side, rate in (("A", 0.5), ("B", 0.7)):
+        log = copy.deepcopy(template)
+        log["eval"]["config"]["epochs"] = 2
+        samples, results[side] = [], {}
+        for sample_id in range(1, 31):
+            for epoch in (1, 2):
+                sample = copy.deepcopy(template["samples"][0])
+                right = rng.random() < rate
+                sample.update(id=sample_id, epoch=epoch, scores={"match": {"value": "C" if right else "I"}})
+                results[side][(sample_id, epoch)] = right
+                samples.append(sample)
+        log["samples"] = samples
+        (tmp_path / f"{side}.json").write_text(json.dumps(log))
+    report = tmp_path / "out.json"
+    args = ("compare", str(tmp_path / "A.json"), str(tmp_path / "B.json"), "-q", "--report", str(report))
+    assert run_cli(capsys, *args)[0] == 0
+    data = json.loads(report.read_text())
+    assert data["summary"]["paired"] == 60 and {t["key"] for t in data["tasks"]} >= {"1#1", "1#2", "30#2"}
+    sums = np.array(
+        [sum(results["B"][(s, e)] - results["A"][(s, e)] for e in (1, 2)) for s in range(1, 31)], dtype=float
+    )
+    sizes = np.full(30, 2.0)
+    reference = stats.bootstrap(
+        (sums, sizes),
+        lambda s, z, axis=-1: s.sum(axis=axis) / z.sum(axis=axis),
+        paired=True,
+        vectorized=True,
+        method="percentile",
+        n_resamples=10_000,
+        random_state=1,
+    ).confidence_interval
+    difference = data["summary"]["difference"]
+    assert difference["clusters"] == 30
+    assert difference["b_minus_a"] == pytest.approx(sums.sum() / 60)
+    assert (difference["low"], difference["high"]) == pytest.approx((reference.low, reference.high), abs=0.03)
+
+
+def test_report_never_replaces_a_log_of_a_folder(tmp_path, capsys):
+    a_path, b_path = pair_files(2)
+    for side, source in (("a", a_path), ("b", b_path)):
+        (tmp_path / side).mkdir()
+        (tmp_path / side / "run.json").write_bytes(source.read_bytes())
+    target = tmp_path / "a" / "run.json"
+    code, _, err = run_cli(capsys, "compare", str(tmp_path / "a"), str(tmp_path / "b"), "--report", str(target))
+    assert code == 2 and "run.json" in err
+    assert target.read_bytes() == a_path.read_bytes()
+    assert run_cli(capsys, "compare", str(tmp_path / "a"), str(tmp_path / "b"), "-q")[0] == 0
