@@ -162,9 +162,10 @@ def test_folder_and_glob_of_swe_agent_logs_pair_by_instance_id(tmp_path, capsys)
         "function_calling_simple",
         "humanevalfix-python-0",
         "marshmallow-code__marshmallow-1867",
+        "marshmallow-code__marshmallow-1867#2",  # two .traj files of one instance: its second run
     }
-    assert len(data["unpaired"]["a_only"]) == 5 and data["unpaired"]["b_only"] == []
-    assert data["summary"]["unknown_outcome"] == 4  # a trajectory does not say whether the patch resolved it
+    assert len(data["unpaired"]["a_only"]) == 6 and data["unpaired"]["b_only"] == []
+    assert data["summary"]["unknown_outcome"] == 5  # a trajectory does not say whether the patch resolved it
     assert "without a known outcome" in err
 
 
