@@ -303,6 +303,9 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             ws = Workspace.open(paths, fmt=fmt, skip_unreadable=True)
         except (DemoFileError, FormatError, UsageError, ValueError, OSError) as exc:
             raise ToolError(f"paths: {cut(str(exc), 300)}") from None
+        if not ws.demos.files:  # nothing could be read: the logs open before stay open
+            why = "; ".join(_problem_line(p) for p in ws.demos.unreadable[:3]) or "no log found"
+            raise ToolError(f"paths: {cut(why, 500)}")
         with session.lock:
             session.workspace = ws
         counts: dict[str, int] = {}
@@ -313,7 +316,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         files = [
             OpenedFile(
                 path=cut(str(source.path), 500),
-                format=formats.get(source.name) or getattr(source, "format", "webshop-demos"),
+                format=formats.get(source.name) or str(getattr(source, "format", "webshop-demos")),
                 episodes=counts.get(source.name, 0),
             )
             for source in ws.demos.files
