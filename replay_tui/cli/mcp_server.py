@@ -25,6 +25,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from replay_tui.annotations import AnnotationError, AnnotationStore
 from replay_tui.cli.common import UsageError
 from replay_tui.cli.compare import load_run
 from replay_tui.compare import CompareError, compare_runs, run_info, run_label
@@ -38,7 +39,7 @@ from replay_tui.matching import MATCH_POLICIES, MatchSettings
 from replay_tui.policies.registry import LLM_MODES, MODES_BY_NAME
 from replay_tui.runner import EpisodeReport, SummaryReport
 from replay_tui.runs import RunError, RunInfo, RunStore, runs_root
-from replay_tui.sanitize import strip_control
+from replay_tui.sanitize import one_line, strip_control
 from replay_tui.search import search, step_fields
 from replay_tui.workspace import ReplaySettings, Workspace, make_run_info
 
@@ -95,6 +96,7 @@ class EpisodeRow(BaseModel):
     score: float | None
     steps: int
     mismatches: int | None = Field(None, description="mismatched steps in the last replay; None if not replayed")
+    tags: list[str] = Field(default_factory=list, description="tags on the episode or any of its steps")
 
 
 class EpisodePage(BaseModel):
@@ -107,6 +109,7 @@ class StepRow(BaseModel):
     step: int = Field(description="the step's position, as get_step takes it")
     label: str
     verdict: str | None = None
+    tags: list[str] = Field(default_factory=list)
 
 
 class EpisodeDetail(BaseModel):
@@ -119,6 +122,8 @@ class EpisodeDetail(BaseModel):
     replayed: bool
     accuracy: float | None = None
     first_mismatch: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    note: str = ""
     steps: list[StepRow]
     steps_more: int = 0
 
@@ -200,6 +205,14 @@ class GroupsResult(BaseModel):
     run_id: str
     groups: list[Group]
     groups_more: int = 0
+
+
+class Annotated(BaseModel):
+    episode_id: str
+    step: str | None = Field(description="the step's label; None for the episode")
+    tags: list[str]
+    note: str
+    sidecar: str
 
 
 class Written(BaseModel):
@@ -345,12 +358,13 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         outcome: Literal["success", "failure", "unknown"] | None = None,
         mismatched: bool | None = None,
         text: str | None = None,
+        tag: str | None = None,
         sort: Literal["order", "score", "mismatches"] = "order",
         cursor: str | None = None,
     ) -> EpisodePage:
         """The open episodes, a page at a time: id, task, outcome, score, steps and the last replay's
-        mismatches. Filter on the recorded outcome, on having mismatched in the last replay, or on
-        text in the task; pass `next_cursor` back as `cursor` for the next page."""
+        mismatches. Filter on the recorded outcome, on having mismatched in the last replay, on text
+        in the task or on a tag; pass `next_cursor` back as `cursor` for the next page."""
         ws = session.ws()
         start = _start(cursor)
         needle = (text or "").casefold()
@@ -359,6 +373,8 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             if outcome is not None and _outcome(ref) != outcome:
                 continue
             if needle and needle not in ref.header.instruction.casefold():
+                continue
+            if tag is not None and tag not in ws.annotations.episode_tags(ref.session_id):
                 continue
             result = ws.results.get(ref.session_id)
             mismatches = None if result is None else len(result.mismatches)
@@ -373,6 +389,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
                     score=ref.header.final_reward,
                     steps=ref.decision_steps,
                     mismatches=mismatches,
+                    tags=[cut(t, 100) for t in ws.annotations.episode_tags(ref.session_id)],
                 )
             )
         if sort == "score":
@@ -400,10 +417,13 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         verdicts = {step.step_label: step.verdict for step in result.steps} if result is not None else {}
         for mismatch in result.mismatches if result is not None else []:
             verdicts.setdefault(mismatch.step_label, "mismatch")
-        steps = [
-            StepRow(step=position, label=cut(label, 200), verdict=verdicts.get(label))
-            for position, label, _ in step_fields(episode)
-        ]
+        store = session.ws().annotations
+        steps = []
+        for position, label, _ in step_fields(episode):
+            marked = store.get(ref.session_id, label)
+            tags = [cut(t, 100) for t in marked.tags] if marked else []
+            steps.append(StepRow(step=position, label=cut(label, 200), verdict=verdicts.get(label), tags=tags))
+        own = store.get(ref.session_id, None)
         shown = steps[:MAX_STEPS_LISTED]
         return EpisodeDetail(
             episode_id=_episode_id(ref),
@@ -415,6 +435,8 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             replayed=result is not None,
             accuracy=None if result is None else result.accuracy,
             first_mismatch=None if result is None else result.first_mismatch_step,
+            tags=[cut(t, 100) for t in store.episode_tags(ref.session_id)],
+            note=cut(own.note if own else "", limit),
             steps=shown,
             steps_more=len(steps) - len(shown),
         )
@@ -656,6 +678,60 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         except (OutputClash, ExportError, OSError) as exc:
             raise ToolError(f"path: {cut(str(exc), 300)}") from None
         return Written(path=str(written), format=format, bytes=Path(written).stat().st_size)
+
+    def label_of(ref: EpisodeRef, step: int | None) -> str | None:
+        if step is None:
+            return None
+        for position, label, _ in step_fields(read(ref)):
+            if position == step:
+                return label
+        raise ToolError(f"step: episode {ref.session_id} has no step {step}")
+
+    def annotated(ref: EpisodeRef, label: str | None, edit: Any) -> Annotated:
+        store = session.ws().annotations
+        with session.lock:
+            edit(store)
+            try:
+                store.save()
+            except (AnnotationError, OSError) as exc:
+                raise ToolError(f"episode_id: the annotations were not saved: {cut(str(exc), 300)}") from None
+        item = store.get(ref.session_id, label)
+        return Annotated(
+            episode_id=_episode_id(ref),
+            step=label,
+            tags=[cut(t, 100) for t in (item.tags if item else [])],
+            note=cut(item.note if item else "", limit),
+            sidecar=cut(str(store.path), 500),
+        )
+
+    if options.allow_annotate:
+
+        @server.tool()
+        def tag_step(episode_id: str, tag: str, step: int | None = None, on: bool = True) -> Annotated:
+            """Set (or with on=false clear) a tag on an episode, or on one of its steps (its position),
+            in the annotations sidecar the debugger reads."""
+            clean = one_line(tag).strip()
+            if not clean or len(clean) > 100:
+                raise ToolError("tag: give a tag of 1 to 100 characters on one line")
+            ref = session.ref(episode_id)
+            label = label_of(ref, step)
+
+            def edit(store: AnnotationStore) -> None:
+                item = store.get(ref.session_id, label)
+                if (clean in (item.tags if item else [])) != on:
+                    store.toggle_tag(ref.session_id, label, clean)
+
+            return annotated(ref, label, edit)
+
+        @server.tool()
+        def note(episode_id: str, text: str, step: int | None = None) -> Annotated:
+            """Write the note of an episode, or of one of its steps (its position), in the annotations
+            sidecar (an empty text clears it)."""
+            if len(text) > 10_000:
+                raise ToolError("text: a note is at most 10000 characters")
+            ref = session.ref(episode_id)
+            label = label_of(ref, step)
+            return annotated(ref, label, lambda store: store.set_note(ref.session_id, label, strip_control(text)))
 
     @server.resource("replay://runs/{run_id}", mime_type="application/json")
     def run_resource(run_id: str) -> str:

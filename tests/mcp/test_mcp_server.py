@@ -241,3 +241,27 @@ async def test_no_tool_returns_more_than_max_chars(tmp_path: Path) -> None:
     texts = [text for answer in answers for text in strings(answer)]
     assert max(map(len, texts)) <= limit
     assert any("… [cut: " in text for text in texts)  # long observations are cut, visibly
+
+
+async def test_annotations_only_when_allowed(tmp_path: Path) -> None:
+    demos = tmp_path / "demos.json"
+    demos.write_bytes(EXAMPLE.read_bytes())
+    async with server(tmp_path) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+    assert not names & {"tag_step", "note"}
+    async with server(tmp_path, "--allow-annotate") as client:
+        await call(client, "open_logs", paths=[str(demos)])
+        tagged = await call(client, "tag_step", episode_id="3", step=0, tag="wrong\x1b[31m search")
+        noted = await call(client, "note", episode_id="3", text="searched\nfor the colour")
+        listed = await call(client, "list_episodes", tag="wrong search")
+        episode = await call(client, "get_episode", episode_id="3")
+        assert "tag" in await error(client, "tag_step", episode_id="3", tag="")
+        assert "step" in await error(client, "tag_step", episode_id="3", step=99, tag="x")
+    assert tagged["tags"] == ["wrong search"] and tagged["step"] is not None
+    assert [row["episode_id"] for row in listed["episodes"]] == ["3"]
+    assert episode["note"] == "searched\nfor the colour" and episode["steps"][0]["tags"] == tagged["tags"]
+    sidecar = orjson.loads(Path(noted["sidecar"]).read_bytes())
+    assert {(a["step_label"], a["note"]) for a in sidecar["annotations"]} == {
+        (tagged["step"], ""),
+        (None, "searched\nfor the colour"),
+    }
