@@ -7,12 +7,16 @@ the answers against the CLI's JSON for the same work.
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx
 import orjson
 import pytest
 
@@ -265,3 +269,42 @@ async def test_annotations_only_when_allowed(tmp_path: Path) -> None:
         (tagged["step"], ""),
         (None, "searched\nfor the colour"),
     }
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_streamable_http_on_loopback_checks_host_and_origin(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "replay_tui", "mcp", "--http", "--port", str(port), "--runs-dir", str(tmp_path)]
+    process = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        for _ in range(600):  # until it listens (a slow machine takes seconds to import)
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            await anyio.sleep(0.1)
+        async with Client(url) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            opened = await call(client, "open_logs", paths=[str(EXAMPLE)])
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        headers = {"accept": "application/json, text/event-stream"}
+        async with httpx.AsyncClient() as http:
+            rebound = await http.post(url, json=body, headers={**headers, "host": "evil.example"})
+            foreign = await http.post(url, json=body, headers={**headers, "origin": "http://evil.example"})
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert names == TOOLS and opened["episodes"] == 100
+    assert rebound.status_code == 421 and foreign.status_code == 403
+
+
+def test_http_refuses_a_public_host_without_public(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mcp", "--http", "--host", "0.0.0.0"]) == 2
+    assert "--public" in capsys.readouterr().err
