@@ -368,7 +368,13 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         ws = session.ws()
         start = _start(cursor)
         needle = (text or "").casefold()
-        rows: list[EpisodeRow] = []
+        results = ws.results
+
+        def mismatches_of(ref: EpisodeRef) -> int | None:
+            result = results.get(ref.session_id)
+            return None if result is None else len(result.mismatches)
+
+        chosen: list[EpisodeRef] = []  # filtered on the index alone; rows are built for one page only
         for ref in ws.demos.refs:
             if outcome is not None and _outcome(ref) != outcome:
                 continue
@@ -376,28 +382,30 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
                 continue
             if tag is not None and tag not in ws.annotations.episode_tags(ref.session_id):
                 continue
-            result = ws.results.get(ref.session_id)
-            mismatches = None if result is None else len(result.mismatches)
-            if mismatched is not None and (mismatches is None or (mismatches > 0) != mismatched):
-                continue
-            rows.append(
-                EpisodeRow(
-                    episode_id=_episode_id(ref),
-                    log_id=cut(ref.header.episode_id, 200) if ref.header.episode_id else None,
-                    task=cut(ref.header.instruction, min(limit, 300)),
-                    outcome=_outcome(ref),
-                    score=ref.header.final_reward,
-                    steps=ref.decision_steps,
-                    mismatches=mismatches,
-                    tags=[cut(t, 100) for t in ws.annotations.episode_tags(ref.session_id)],
-                )
-            )
+            if mismatched is not None:
+                count = mismatches_of(ref)
+                if count is None or (count > 0) != mismatched:
+                    continue
+            chosen.append(ref)
         if sort == "score":
-            rows.sort(key=lambda row: (row.score is None, row.score or 0.0))
+            chosen.sort(key=lambda ref: (ref.header.final_reward is None, ref.header.final_reward or 0.0))
         elif sort == "mismatches":
-            rows.sort(key=lambda row: -(row.mismatches or 0))
-        page, next_cursor = _page(rows, start, options.page_size)
-        return EpisodePage(episodes=page, total=len(rows), next_cursor=next_cursor)
+            chosen.sort(key=lambda ref: -(mismatches_of(ref) or 0))
+        page, next_cursor = _page(chosen, start, options.page_size)
+        rows = [
+            EpisodeRow(
+                episode_id=_episode_id(ref),
+                log_id=cut(ref.header.episode_id, 200) if ref.header.episode_id else None,
+                task=cut(ref.header.instruction, min(limit, 300)),
+                outcome=_outcome(ref),
+                score=ref.header.final_reward,
+                steps=ref.decision_steps,
+                mismatches=mismatches_of(ref),
+                tags=[cut(t, 100) for t in ws.annotations.episode_tags(ref.session_id)],
+            )
+            for ref in page
+        ]
+        return EpisodePage(episodes=rows, total=len(chosen), next_cursor=next_cursor)
 
     def read(ref: EpisodeRef) -> Any:
         try:
