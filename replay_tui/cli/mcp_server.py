@@ -23,6 +23,7 @@ import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from replay_tui.annotations import AnnotationError, AnnotationStore
@@ -41,11 +42,13 @@ from replay_tui.runner import EpisodeReport, SummaryReport
 from replay_tui.runs import RunError, RunInfo, RunStore, runs_root
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.search import search, step_fields
+from replay_tui.sources import is_call_judged
 from replay_tui.workspace import ReplaySettings, Workspace, make_run_info
 
 CUT = "… [cut: {} more chars]"
 STEP_FIELDS = ("observation", "observation after", "prompt", "messages", "thinking", "action")
 MAX_STEPS_LISTED = 200
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 @dataclass(frozen=True)
@@ -346,14 +349,14 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
     if initial:
         open_paths(list(initial), None)
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def open_logs(paths: list[str], format: str | None = None) -> OpenResult:
         """Open agent logs (files, folders or globs; any supported format, detected by content unless
         `format` names one). Replaces the logs open before. Episodes that cannot be read are listed
         as problems; the rest stay usable."""
         return open_paths(paths, format)
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def list_episodes(
         outcome: Literal["success", "failure", "unknown"] | None = None,
         mismatched: bool | None = None,
@@ -415,7 +418,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
                 f"episode_id: episode {ref.session_id} cannot be read: {cut(str(exc.problem), 300)}"
             ) from None
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def get_episode(episode_id: str) -> EpisodeDetail:
         """One episode: task, outcome, score, how the last replay judged it, and its steps (ids for
         get_step) with each step's verdict."""
@@ -449,7 +452,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             steps_more=len(steps) - len(shown),
         )
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def get_step(episode_id: str, step: int, fields: list[str] | None = None) -> StepDetail:
         """One step of an episode (its position from get_episode): what the agent saw (observation,
         observation after), was asked (prompt or messages), thought and did (action), and, once
@@ -475,7 +478,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             return detail
         raise ToolError(f"step: episode {ref.session_id} has no step {step} (it has {len(episode.trajectory)})")
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def find(text: str, cursor: str | None = None) -> HitPage:
         """Every step and field of the open episodes that contains `text` (case-insensitive), as the
         debugger's F finds them, a page at a time."""
@@ -541,6 +544,14 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         ws = session.ws()
         settings = settings_for(policy, model, match)
         session_ids = [session.ref(e).session_id for e in episodes] if episodes else None
+        if settings.mode == "heuristic":  # the heuristic shopper plays WebShop only (as the CLI says)
+            refs = ws.demos.refs if session_ids is None else [ws.demos.by_session[i] for i in session_ids]
+            others = sorted({ref.header.format for ref in refs if is_call_judged(ref.header.format)})
+            if others:
+                raise ToolError(
+                    f"policy: heuristic plays WebShop only, and these are {', '.join(others)} logs; "
+                    "use stub (or pick WebShop episodes)"
+                )
         ws.settings = settings
         try:
             runner = ws.make_runner()
@@ -598,7 +609,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             raise ToolError(f"{argument}: {cut(spec, 200)} holds {len(runs)} runs; name one run")
         return runs[0].summary, runs[0].info, runs[0].source
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def compare(run_a: str, run_b: str) -> CompareResult:
         """Compare two runs (ids from replay, names in the run history, or report files): the flips
         between them, paired statistics, and the steps that regressed from A to B."""
@@ -638,7 +649,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             regressions_more=len(regressions) - len(shown),
         )
 
-    @server.tool()
+    @server.tool(annotations=READ_ONLY)
     def mismatch_groups(run: str | None = None) -> GroupsResult:
         """The mismatches of a run (the last replay unless named) grouped by state, expected tool,
         predicted tool and kind of reason, largest first."""

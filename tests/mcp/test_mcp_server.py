@@ -95,6 +95,8 @@ async def test_tools_are_listed_with_schemas(tmp_path: Path) -> None:
     assert set(tools) == TOOLS  # tag_step and note only with --allow-annotate
     assert tools["get_step"].input_schema["required"] == ["episode_id", "step"]
     assert "episodes" in tools["list_episodes"].output_schema["properties"]
+    read_only = {name for name, tool in tools.items() if tool.annotations and tool.annotations.read_only_hint}
+    assert read_only == TOOLS - {"replay", "export_report"}
     assert prompts == ["triage_failures"]
     assert templates == ["replay://runs/{run_id}"]
 
@@ -220,6 +222,8 @@ async def test_bad_calls_are_tool_errors_and_the_server_keeps_answering(tmp_path
             ("get_step", {"episode_id": "0"}, "step"),
             ("list_episodes", {"outcome": "maybe"}, "outcome"),
         ]
+        await call(client, "open_logs", paths=[str(EXAMPLE), str(TAU2)])
+        assert "WebShop only" in await error(client, "replay", policy="heuristic", episodes=["0", "101"])
         for index in range(50):
             tool, arguments, named = malformed[index % len(malformed)]
             assert named in await error(client, tool, **arguments), (tool, arguments)
