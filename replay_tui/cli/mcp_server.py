@@ -310,6 +310,11 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
     """The server with its tools, resources and prompt over one :class:`Session`."""
     session = Session(options)
     limit = options.max_chars
+
+    def fit(text: str | None, most: int = limit) -> str:
+        """A text field of an answer: at most ``most`` characters, never more than ``--max-chars``."""
+        return cut(text, min(most, limit))
+
     server: MCPServer = MCPServer(name="replay-tui", instructions=INSTRUCTIONS, log_level="WARNING")
 
     def open_paths(paths: list[str], fmt: str | None) -> OpenResult:
@@ -318,10 +323,10 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         try:
             ws = Workspace.open(paths, fmt=fmt, skip_unreadable=True)
         except (DemoFileError, FormatError, UsageError, ValueError, OSError) as exc:
-            raise ToolError(f"paths: {cut(str(exc), 300)}") from None
+            raise ToolError(f"paths: {fit(str(exc), 300)}") from None
         if not ws.demos.files:  # nothing could be read: the logs open before stay open
             why = "; ".join(_problem_line(p) for p in ws.demos.unreadable[:3]) or "no log found"
-            raise ToolError(f"paths: {cut(why, 500)}")
+            raise ToolError(f"paths: {fit(why, 500)}")
         with session.lock:
             session.workspace = ws
         counts: dict[str, int] = {}
@@ -331,7 +336,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             formats.setdefault(ref.file.name, ref.header.format)
         files = [
             OpenedFile(
-                path=cut(str(source.path), 500),
+                path=fit(str(source.path), 500),
                 format=formats.get(source.name) or str(getattr(source, "format", "webshop-demos")),
                 episodes=counts.get(source.name, 0),
             )
@@ -342,7 +347,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         return OpenResult(
             files=files,
             episodes=len(ws.demos),
-            problems=[cut(_problem_line(p), 300) for p in shown],
+            problems=[fit(_problem_line(p), 300) for p in shown],
             problems_more=len(problems) - len(shown),
         )
 
@@ -398,13 +403,13 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         rows = [
             EpisodeRow(
                 episode_id=_episode_id(ref),
-                log_id=cut(ref.header.episode_id, 200) if ref.header.episode_id else None,
-                task=cut(ref.header.instruction, min(limit, 300)),
+                log_id=fit(ref.header.episode_id, 200) if ref.header.episode_id else None,
+                task=fit(ref.header.instruction, 300),
                 outcome=_outcome(ref),
                 score=ref.header.final_reward,
                 steps=ref.decision_steps,
                 mismatches=mismatches_of(ref),
-                tags=[cut(t, 100) for t in ws.annotations.episode_tags(ref.session_id)],
+                tags=[fit(t, 100) for t in ws.annotations.episode_tags(ref.session_id)],
             )
             for ref in page
         ]
@@ -415,7 +420,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             return session.ws().demos.episode(ref.session_id)
         except EpisodeLoadError as exc:
             raise ToolError(
-                f"episode_id: episode {ref.session_id} cannot be read: {cut(str(exc.problem), 300)}"
+                f"episode_id: episode {ref.session_id} cannot be read: {fit(str(exc.problem), 300)}"
             ) from None
 
     @server.tool(annotations=READ_ONLY)
@@ -432,22 +437,22 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         steps = []
         for position, label, _ in step_fields(episode):
             marked = store.get(ref.session_id, label)
-            tags = [cut(t, 100) for t in marked.tags] if marked else []
-            steps.append(StepRow(step=position, label=cut(label, 200), verdict=verdicts.get(label), tags=tags))
+            tags = [fit(t, 100) for t in marked.tags] if marked else []
+            steps.append(StepRow(step=position, label=fit(label, 200), verdict=verdicts.get(label), tags=tags))
         own = store.get(ref.session_id, None)
         shown = steps[:MAX_STEPS_LISTED]
         return EpisodeDetail(
             episode_id=_episode_id(ref),
-            log_id=cut(ref.header.episode_id, 200) if ref.header.episode_id else None,
-            file=cut(ref.file.name, 500),
-            task=cut(ref.header.instruction, limit),
+            log_id=fit(ref.header.episode_id, 200) if ref.header.episode_id else None,
+            file=fit(ref.file.name, 500),
+            task=fit(ref.header.instruction, limit),
             outcome=_outcome(ref),
             score=ref.header.final_reward,
             replayed=result is not None,
             accuracy=None if result is None else result.accuracy,
             first_mismatch=None if result is None else result.first_mismatch_step,
-            tags=[cut(t, 100) for t in store.episode_tags(ref.session_id)],
-            note=cut(own.note if own else "", limit),
+            tags=[fit(t, 100) for t in store.episode_tags(ref.session_id)],
+            note=fit(own.note if own else "", limit),
             steps=shown,
             steps_more=len(steps) - len(shown),
         )
@@ -459,22 +464,22 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         replayed, expected vs predicted with the verdict and its reason. `fields` picks texts."""
         for name in fields or ():
             if name not in STEP_FIELDS:
-                raise ToolError(f"fields: unknown field {cut(name, 40)!r}; choose from {', '.join(STEP_FIELDS)}")
+                raise ToolError(f"fields: unknown field {fit(name, 40)!r}; choose from {', '.join(STEP_FIELDS)}")
         ref = session.ref(episode_id)
         episode = read(ref)
         for position, label, texts in step_fields(episode):
             if position != step:
                 continue
             wanted = set(fields or STEP_FIELDS)
-            found = {name: cut(value, limit) for name, value in texts if value and name in wanted}
-            detail = StepDetail(episode_id=_episode_id(ref), step=step, label=cut(label, 200), fields=found)
+            found = {name: fit(value, limit) for name, value in texts if value and name in wanted}
+            detail = StepDetail(episode_id=_episode_id(ref), step=step, label=fit(label, 200), fields=found)
             result = session.ws().results.get(ref.session_id)
             for judged in result.steps if result is not None else []:
                 if judged.step_label == label:
-                    detail.expected = cut(judged.expected, limit)
-                    detail.predicted = cut(judged.predicted, limit)
+                    detail.expected = fit(judged.expected, limit)
+                    detail.predicted = fit(judged.predicted, limit)
                     detail.verdict = judged.verdict
-                    detail.reason = cut(judged.reason, limit)
+                    detail.reason = fit(judged.reason, limit)
             return detail
         raise ToolError(f"step: episode {ref.session_id} has no step {step} (it has {len(episode.trajectory)})")
 
@@ -498,9 +503,9 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
                     Hit(
                         episode_id=str(hit.session_id),
                         step=hit.position,
-                        label=cut(hit.step, 200),
+                        label=fit(hit.step, 200),
                         field=hit.field,
-                        snippet=cut(hit.snippet, min(limit, 500)),
+                        snippet=fit(hit.snippet, 500),
                         count=hit.count,
                     )
                 )
@@ -511,7 +516,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
     def settings_for(policy: str, model: str | None, match: str | None) -> ReplaySettings:
         if match is not None and match not in MATCH_POLICIES:
             raise ToolError(
-                f"match: unknown matching policy {cut(match, 40)!r}; choose from {', '.join(MATCH_POLICIES)}"
+                f"match: unknown matching policy {fit(match, 40)!r}; choose from {', '.join(MATCH_POLICIES)}"
             )
         matching = MatchSettings.build(match) if match else MatchSettings()
         if ":" in policy:
@@ -521,7 +526,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         mode = MODES_BY_NAME.get(policy)
         if mode is None or (not mode.builtin and policy not in LLM_MODES):
             names = ", ".join(name for name, m in MODES_BY_NAME.items() if m.builtin or name in LLM_MODES)
-            raise ToolError(f"policy: unknown policy {cut(policy, 40)!r}; choose from {names} or module:attr")
+            raise ToolError(f"policy: unknown policy {fit(policy, 40)!r}; choose from {names} or module:attr")
         if policy in LLM_MODES:
             if not options.allow_llm:
                 raise ToolError("policy: the llm mode spends the user's key; start the server with --allow-llm")
@@ -556,7 +561,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         try:
             runner = ws.make_runner()
         except (ValueError, OSError) as exc:  # PolicyLoadError, LlmConfigError are ValueErrors
-            raise ToolError(f"policy: {cut(str(exc), 300)}") from None
+            raise ToolError(f"policy: {fit(str(exc), 300)}") from None
         total = len(session_ids) if session_ids is not None else len(ws.demos)
         done = [0]
 
@@ -594,7 +599,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             accepted_accuracy=summary.accepted_accuracy,
             accuracy_by_state=summary.accuracy_by_state,
             failed_episodes=failed,
-            problems=[cut(str(p), 300) for p in summary.problems[: options.page_size]],
+            problems=[fit(str(p), 300) for p in summary.problems[: options.page_size]],
         )
 
     def loaded(spec: str, argument: str) -> tuple[SummaryReport, Any, str]:
@@ -604,9 +609,9 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         try:
             runs = load_run(spec, options.runs_dir)
         except (UsageError, OSError) as exc:
-            raise ToolError(f"{argument}: {cut(str(exc), 300)}") from None
+            raise ToolError(f"{argument}: {fit(str(exc), 300)}") from None
         if len(runs) != 1:
-            raise ToolError(f"{argument}: {cut(spec, 200)} holds {len(runs)} runs; name one run")
+            raise ToolError(f"{argument}: {fit(spec, 200)} holds {len(runs)} runs; name one run")
         return runs[0].summary, runs[0].info, runs[0].source
 
     @server.tool(annotations=READ_ONLY)
@@ -622,27 +627,27 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         try:
             comparison = compare_runs(summary_a, summary_b, a_info=infos[0], b_info=infos[1])
         except CompareError as exc:
-            raise ToolError(f"run_b: {cut(str(exc), 300)}") from None
+            raise ToolError(f"run_b: {fit(str(exc), 300)}") from None
         regressions = comparison.regressions
         shown = regressions[: options.page_size]
         return CompareResult(
-            headline=cut(comparison.headline(), limit),
-            a=cut(run_a, 200),
-            b=cut(run_b, 200),
+            headline=fit(comparison.headline(), limit),
+            a=fit(run_a, 200),
+            b=fit(run_b, 200),
             flips=comparison.flips,
             episode_flips=comparison.episode_flips,
             accuracy_a=comparison.overall.a.rate,
             accuracy_b=comparison.overall.b.rate,
             p_value=comparison.overall.mcnemar_p,
-            warnings=[cut(w, 300) for w in comparison.warnings],
+            warnings=[fit(w, 300) for w in comparison.warnings],
             regressions=[
                 Regression(
-                    episode=cut(s.episode, 200),
-                    step=cut(s.step_label, 200),
-                    expected=cut(s.expected, 500),
-                    predicted_a=cut(s.predicted_a, 500),
-                    predicted_b=cut(s.predicted_b, 500),
-                    reason_b=cut(s.reason_b, 300),
+                    episode=fit(s.episode, 200),
+                    step=fit(s.step_label, 200),
+                    expected=fit(s.expected, 500),
+                    predicted_a=fit(s.predicted_a, 500),
+                    predicted_b=fit(s.predicted_b, 500),
+                    reason_b=fit(s.reason_b, 300),
                 )
                 for s in shown
             ],
@@ -660,12 +665,12 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             run_id=found.info.id,
             groups=[
                 Group(
-                    state=cut(g.state, 100),
-                    expected_tool=cut(g.expected_tool, 200),
-                    predicted_tool=cut(g.predicted_tool, 200),
-                    reason_kind=cut(g.reason_kind, 100),
+                    state=fit(g.state, 100),
+                    expected_tool=fit(g.expected_tool, 200),
+                    predicted_tool=fit(g.predicted_tool, 200),
+                    reason_kind=fit(g.reason_kind, 100),
                     count=g.count,
-                    sample_reason=cut(g.sample_reason, 300),
+                    sample_reason=fit(g.sample_reason, 300),
                 )
                 for g in shown
             ],
@@ -677,14 +682,14 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         """Write a run's report (json, md, csv, html or junit) to `path`, which must lie under the
         folder the server was started with (--out-dir); nothing is written anywhere else."""
         if format not in FORMATS:
-            raise ToolError(f"format: unknown format {cut(format, 40)!r}; choose from {', '.join(FORMATS)}")
+            raise ToolError(f"format: unknown format {fit(format, 40)!r}; choose from {', '.join(FORMATS)}")
         if options.out_dir is None:
             raise ToolError("path: the server was started without --out-dir: it writes no reports")
         target = Path(path)
         if not target.is_absolute():
             target = options.out_dir / target
         if not inside(target, options.out_dir):
-            raise ToolError(f"path: {cut(path, 200)} is outside the output folder {options.out_dir}")
+            raise ToolError(f"path: {fit(path, 200)} is outside the output folder {options.out_dir}")
         found = session.run(run)
         ws = session.workspace
         protected: Iterable[tuple[str, str | Path | None]] = (
@@ -695,7 +700,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             target.resolve().parent.mkdir(parents=True, exist_ok=True)
             written = write_report(target.resolve(), found.summary, None, format)
         except (OutputClash, ExportError, OSError) as exc:
-            raise ToolError(f"path: {cut(str(exc), 300)}") from None
+            raise ToolError(f"path: {fit(str(exc), 300)}") from None
         return Written(path=str(written), format=format, bytes=Path(written).stat().st_size)
 
     def label_of(ref: EpisodeRef, step: int | None) -> str | None:
@@ -713,14 +718,14 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             try:
                 store.save()
             except (AnnotationError, OSError) as exc:
-                raise ToolError(f"episode_id: the annotations were not saved: {cut(str(exc), 300)}") from None
+                raise ToolError(f"episode_id: the annotations were not saved: {fit(str(exc), 300)}") from None
         item = store.get(ref.session_id, label)
         return Annotated(
             episode_id=_episode_id(ref),
             step=label,
-            tags=[cut(t, 100) for t in (item.tags if item else [])],
-            note=cut(item.note if item else "", limit),
-            sidecar=cut(str(store.path), 500),
+            tags=[fit(t, 100) for t in (item.tags if item else [])],
+            note=fit(item.note if item else "", limit),
+            sidecar=fit(str(store.path), 500),
         )
 
     if options.allow_annotate:

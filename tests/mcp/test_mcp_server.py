@@ -232,8 +232,11 @@ async def test_bad_calls_are_tool_errors_and_the_server_keeps_answering(tmp_path
 
 async def test_no_tool_returns_more_than_max_chars(tmp_path: Path) -> None:
     limit = 200
+    deep = tmp_path / ("d" * 120) / ("e" * 100)
+    deep.mkdir(parents=True)
+    (deep / "demos.json").write_bytes(EXAMPLE.read_bytes())
     async with server(tmp_path, "--max-chars", str(limit), "--out-dir", str(tmp_path / "out")) as client:
-        answers = [await call(client, "open_logs", paths=[str(EXAMPLE), str(TAU2)])]
+        answers = [await call(client, "open_logs", paths=[str(deep / "demos.json"), str(TAU2)])]
         answers.append(await call(client, "list_episodes"))
         answers.append(await call(client, "get_episode", episode_id="0"))
         for step in range(3):
