@@ -31,6 +31,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--port", type=int, default=8765, help="with --http: the port (default 8765)")
     parser.add_argument("--public", action="store_true", help="with --http: allow a non-loopback --host")
     parser.add_argument("--out-dir", metavar="DIR", help="the only folder export_report may write into")
+    parser.add_argument("--config", metavar="PATH", help="config file whose [match] replay uses (default: the user's)")
     parser.add_argument("--runs-dir", metavar="DIR", help="the run history (default: the user's data folder)")
     parser.add_argument("--allow-llm", action="store_true", help="let replay use the llm mode (spends your key)")
     parser.add_argument(
@@ -61,6 +62,12 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"--out-dir {args.out_dir}: cannot make it: {exc.strerror or exc}") from None
+    from replay_tui.config import ConfigError, load_config
+
+    try:
+        matching = load_config(args.config).matching()
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
     try:
         from replay_tui.cli.mcp_server import Options, build_server
     except ImportError as exc:  # the extra is not installed
@@ -69,6 +76,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     options = Options(
         out_dir=out_dir.resolve() if out_dir is not None else None,
         runs_dir=args.runs_dir,
+        matching=matching,
         allow_llm=args.allow_llm,
         allow_policy_module=args.allow_policy_module,
         allow_annotate=args.allow_annotate,

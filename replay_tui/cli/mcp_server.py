@@ -36,7 +36,7 @@ from replay_tui.export import FORMATS, ExportError, write_report
 from replay_tui.fileio import OutputClash, check_outputs, inside
 from replay_tui.formats.registry import FormatError
 from replay_tui.groups import group_mismatches
-from replay_tui.matching import MATCH_POLICIES, MatchSettings
+from replay_tui.matching import MatchSettings, MatchSpecError
 from replay_tui.policies.registry import LLM_MODES, MODES_BY_NAME
 from replay_tui.runner import EpisodeReport, SummaryReport
 from replay_tui.runs import RunError, RunInfo, RunStore, runs_root
@@ -57,6 +57,8 @@ class Options:
 
     out_dir: Path | None = None
     runs_dir: str | None = None
+    matching: MatchSettings = field(default_factory=MatchSettings)
+    """config.toml's [match]: how replay judges steps unless a call says otherwise."""
     allow_llm: bool = False
     allow_policy_module: bool = False
     allow_annotate: bool = False
@@ -514,11 +516,10 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         return HitPage(hits=hits[start:], next_cursor=str(end) if more else None)
 
     def settings_for(policy: str, model: str | None, match: str | None) -> ReplaySettings:
-        if match is not None and match not in MATCH_POLICIES:
-            raise ToolError(
-                f"match: unknown matching policy {fit(match, 40)!r}; choose from {', '.join(MATCH_POLICIES)}"
-            )
-        matching = MatchSettings.build(match) if match else MatchSettings()
+        try:  # config.toml's [match], then this call's, as the CLI's --match
+            matching = MatchSettings.parse([*options.matching.specs(), match]) if match else options.matching
+        except MatchSpecError as exc:
+            raise ToolError(f"match: {fit(str(exc), 300)}") from None
         if ":" in policy:
             if not options.allow_policy_module:
                 raise ToolError("policy: a module:attr policy runs code; start the server with --allow-policy-module")
