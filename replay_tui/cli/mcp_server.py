@@ -354,7 +354,10 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         )
 
     if initial:
-        open_paths(list(initial), None)
+        try:
+            open_paths(list(initial), None)
+        except ToolError as exc:  # at start, a usage error: one line and exit 2
+            raise UsageError(str(exc).removeprefix("paths: ")) from None
 
     @server.tool(annotations=READ_ONLY)
     def open_logs(paths: list[str], format: str | None = None) -> OpenResult:
@@ -694,7 +697,9 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         found = session.run(run)
         ws = session.workspace
         protected: Iterable[tuple[str, str | Path | None]] = (
-            [("a log", demo.path) for demo in ws.demos.files] if ws is not None else []
+            [("a log", demo.path) for demo in ws.demos.files] + [("the annotations sidecar", ws.annotations.path)]
+            if ws is not None
+            else []
         )
         try:
             check_outputs([("path", target)], protected)

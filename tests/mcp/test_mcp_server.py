@@ -174,9 +174,11 @@ async def test_export_writes_only_under_out_dir(tmp_path: Path) -> None:
     out = tmp_path / "out"
     outside = tmp_path / "elsewhere"
     outside.mkdir()
-    (tmp_path / "link").mkdir()
+    out.mkdir()
+    log = out / "demos.json"  # a log inside the output folder is still not an output
+    log.write_bytes(EXAMPLE.read_bytes())
     async with server(tmp_path, "--out-dir", str(out)) as client:
-        await call(client, "open_logs", paths=[str(EXAMPLE)])
+        await call(client, "open_logs", paths=[str(log)])
         run = await call(client, "replay", policy="heuristic", episodes=["0", "1"])
         out.joinpath("escape").symlink_to(outside)
         written = await call(client, "export_report", run=run["run_id"], format="md", path="report.md")
@@ -185,10 +187,12 @@ async def test_export_writes_only_under_out_dir(tmp_path: Path) -> None:
             await error(client, "export_report", run=run["run_id"], format="json", path="../elsewhere/r.json"),
             await error(client, "export_report", run=run["run_id"], format="json", path="escape/r.json"),
         ]
+        clash = await error(client, "export_report", run=run["run_id"], format="json", path="demos.json")
         resource = await client.read_resource(f"replay://runs/{run['run_id']}")
     assert Path(written["path"]) == (out / "report.md").resolve() and (out / "report.md").stat().st_size > 0
     assert all("path:" in message and "outside the output folder" in message for message in refused)
     assert list(outside.iterdir()) == []
+    assert "path:" in clash and log.read_bytes() == EXAMPLE.read_bytes()
     report = orjson.loads(resource.contents[0].text)  # type: ignore[union-attr]
     assert report["episodes_run"] == 2 and report["episodes"][0]["steps"]
 
@@ -315,3 +319,11 @@ async def test_streamable_http_on_loopback_checks_host_and_origin(tmp_path: Path
 def test_http_refuses_a_public_host_without_public(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["mcp", "--http", "--host", "0.0.0.0"]) == 2
     assert "--public" in capsys.readouterr().err
+
+
+def test_logs_given_at_start_that_cannot_be_read_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["mcp", str(tmp_path / "missing.json")]) == 2
+    err = capsys.readouterr().err
+    assert "missing.json" in err and "Traceback" not in err
