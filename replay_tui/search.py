@@ -168,6 +168,22 @@ def _general_fields(step: TrajectoryStep, previous: TrajectoryStep | None) -> It
     yield "action", "\n".join(part for part in (step.content, step.action_text) if part)
 
 
+def step_fields(episode: Episode) -> Iterator[tuple[int, str, Iterator[tuple[str, str | None]]]]:
+    """Each trajectory entry of ``episode`` as ``(position, label, fields)``: the texts ``F`` searches
+    (observation, observation after, prompt or messages, thinking, action), named as the stepper names
+    them, for any log format; a log step's messages are those its prompt adds to the step before.
+    The one place a step's texts are picked, for search and other faces."""
+    trajectory = episode.source
+    labels = {step.trajectory_index: step.label for step in replay_steps(episode, include_item_steps=True)}
+    for position, entry in enumerate(episode.trajectory):
+        if trajectory is not None and position < len(trajectory.steps):
+            source: TrajectoryStep = trajectory.steps[position]
+            previous = trajectory.steps[position - 1] if position else None
+            yield position, source.label, _general_fields(source, previous)
+        else:
+            yield position, labels.get(position) or _sub_event_label(entry), _seed_fields(entry)
+
+
 def episode_hits(episode: Episode, query: Query) -> list[SearchHit]:
     """Every step and field of ``episode`` that contains the query, in step order (the task first)."""
     session_id = episode.session_id
@@ -175,16 +191,7 @@ def episode_hits(episode: Episode, query: Query) -> list[SearchHit]:
     task = query.hit(session_id, None, "task", "task", episode.instruction)
     if task is not None:
         hits.append(task)
-    trajectory = episode.source
-    labels = {step.trajectory_index: step.label for step in replay_steps(episode, include_item_steps=True)}
-    for position, entry in enumerate(episode.trajectory):
-        if trajectory is not None and position < len(trajectory.steps):
-            source: TrajectoryStep = trajectory.steps[position]
-            previous = trajectory.steps[position - 1] if position else None
-            label, fields = source.label, _general_fields(source, previous)
-        else:
-            label = labels.get(position) or _sub_event_label(entry)
-            fields = _seed_fields(entry)
+    for position, label, fields in step_fields(episode):
         for name, text in fields:
             hit = query.hit(session_id, position, label, name, text)
             if hit is not None:

@@ -47,6 +47,7 @@ from replay_tui.cli.common import (
 )
 from replay_tui.cli.compare import register as register_compare
 from replay_tui.cli.formats import register as register_formats
+from replay_tui.cli.mcp import register as register_mcp
 from replay_tui.cli.serve import register as register_serve
 from replay_tui.cli.verify import register as register_verify
 from replay_tui.cli.visual import register as register_visual
@@ -443,6 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_inspect(commands)
     register_formats(commands)
     register_compare(commands)
+    register_mcp(commands)
     register_batch(commands, _add_replay_arguments, _batch_inputs)
     runs = commands.add_parser(
         "runs",
@@ -1137,6 +1139,7 @@ COMMANDS = (
     "runs",
     "batch",
     "serve",
+    "mcp",
 )
 
 

@@ -260,6 +260,7 @@ CONFIG_COMMANDS = {  # every command that reads config.toml, and one that does n
     "export": ["export", "--demos", "{demo}", "--no-save-run", "--out", "r.md"],
     "tui": ["tui", "{demo}"],
     "serve": ["serve", "{demo}", "--port", "1"],
+    "mcp": ["mcp", "{demo}"],
     "runs": ["runs"],
     "formats": ["formats"],
 }

@@ -1,0 +1,329 @@
+"""``replay-tui mcp`` driven by the SDK's own client over stdio, against a real server subprocess.
+
+Each test starts the server as a user's MCP client would (``python -m replay_tui mcp``) and checks
+the answers against the CLI's JSON for the same work.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import orjson
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from replay_tui.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "replay_tui" / "examples" / "webshop_demonstrations_0-99.json"
+TAU2_DIR = ROOT / "tests" / "data" / "formats" / "tau2"
+TAU2 = TAU2_DIR / "2025-10-05T22-50-14.083933_airline_grok-3__slice_tasks_0_13_19.json"
+TOOLS = {
+    "open_logs",
+    "list_episodes",
+    "get_episode",
+    "get_step",
+    "find",
+    "replay",
+    "compare",
+    "mismatch_groups",
+    "export_report",
+}
+
+
+@asynccontextmanager
+async def server(tmp_path: Path, *flags: str) -> AsyncIterator[Client]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "replay_tui", "mcp", "--runs-dir", str(tmp_path / "runs"), *flags],
+        env=env,
+        cwd=str(tmp_path),
+    )
+    async with Client(params) as client:
+        yield client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def error(client: Client, tool: str, **arguments: Any) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, result.structured_content
+    return " ".join(getattr(part, "text", "") for part in result.content)
+
+
+def cli_json(tmp_path: Path, name: str, *argv: str) -> dict[str, Any]:
+    report = tmp_path / name
+    assert main([*argv, "--report", str(report)]) in (0, 1)
+    return orjson.loads(report.read_bytes())
+
+
+def strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+
+
+async def test_tools_are_listed_with_schemas(tmp_path: Path) -> None:
+    async with server(tmp_path) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        prompts = [prompt.name for prompt in (await client.list_prompts()).prompts]
+        templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+    assert set(tools) == TOOLS  # tag_step and note only with --allow-annotate
+    assert tools["get_step"].input_schema["required"] == ["episode_id", "step"]
+    assert "episodes" in tools["list_episodes"].output_schema["properties"]
+    read_only = {name for name, tool in tools.items() if tool.annotations and tool.annotations.read_only_hint}
+    assert read_only == TOOLS - {"replay", "export_report"}
+    assert prompts == ["triage_failures"]
+    assert templates == ["replay://runs/{run_id}"]
+
+
+async def test_read_tools_open_list_get_find(tmp_path: Path) -> None:
+    async with server(tmp_path, "--page-size", "10") as client:
+        opened = await call(client, "open_logs", paths=[str(EXAMPLE), str(TAU2)])
+        failed = await call(client, "list_episodes", outcome="failure")
+        pages = [failed]
+        while pages[-1]["next_cursor"] is not None:
+            pages.append(await call(client, "list_episodes", outcome="failure", cursor=pages[-1]["next_cursor"]))
+        tau2 = await call(client, "list_episodes", text="", sort="order", cursor="100")
+        episode = await call(client, "get_episode", episode_id=failed["episodes"][0]["episode_id"])
+        step = await call(client, "get_step", episode_id=episode["episode_id"], step=0)
+        tau2_episode = await call(client, "get_episode", episode_id=tau2["episodes"][0]["episode_id"])
+        tau2_step = await call(client, "get_step", episode_id=tau2_episode["episode_id"], step=1, fields=["action"])
+        found = await call(client, "find", text="hairpiece")
+    assert [(f["format"], f["episodes"]) for f in opened["files"]] == [("webshop-demos", 100), ("tau2", 3)]
+    assert opened["episodes"] == 103 and opened["problems"] == []
+    demos = orjson.loads(EXAMPLE.read_bytes())
+    expected_failed = [str(d["session_id"]) for d in demos if d.get("success") is False]
+    listed = [row["episode_id"] for page in pages for row in page["episodes"]]
+    assert len(pages) > 1 and all(len(page["episodes"]) <= 10 for page in pages)
+    assert listed == expected_failed and failed["total"] == len(expected_failed)
+    assert all(row["outcome"] == "failure" for row in failed["episodes"])
+    first = next(d for d in demos if str(d["session_id"]) == episode["episode_id"])
+    assert episode["task"] == first["instruction"] and not episode["replayed"]
+    assert step["fields"]["observation"].startswith(first["trajectory"][0]["observation_before_llm"][:100])
+    assert [row["log_id"] is not None for row in tau2["episodes"]] == [True, True, True]
+    assert set(tau2_step["fields"]) <= {"action"}
+    assert found["hits"] and all(hit["snippet"] for hit in found["hits"])
+    assert any(hit["field"] == "task" for hit in found["hits"])
+
+
+async def test_replay_and_compare_answer_as_the_cli_does(tmp_path: Path) -> None:
+    sessions = ["0", "1", "2", "3", "4", "5", "6", "7"]
+    progress: list[tuple[float, float | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, total))
+
+    async with server(tmp_path) as client:
+        await call(client, "open_logs", paths=[str(EXAMPLE)])
+        result = await client.call_tool(
+            "replay", {"policy": "heuristic", "episodes": sessions}, progress_callback=on_progress
+        )
+        assert not result.is_error, result.content
+        heuristic = result.structured_content
+        assert heuristic is not None
+        stub = await call(client, "replay", policy="stub", episodes=sessions)
+        compared = await call(client, "compare", run_a=stub["run_id"], run_b=heuristic["run_id"])
+        groups = await call(client, "mismatch_groups")
+        listed = await call(client, "list_episodes", mismatched=True)
+        judged = await call(client, "get_episode", episode_id="0")
+    assert progress[-1] == (len(sessions), len(sessions)) and len(progress) == len(sessions)
+    argv = ["replay", "--demos", str(EXAMPLE), "--mode", "heuristic", "--sessions", "0-7", "--no-save-run"]
+    cli = cli_json(tmp_path, "h.json", *argv)
+    for key in ("episodes_run", "episodes_matched", "total_steps", "total_matched", "overall_accuracy"):
+        assert heuristic[key] == cli[key], key
+    assert heuristic["accuracy_by_state"] == cli["accuracy_by_state"]
+    assert heuristic["failed_episodes"] == [str(e["session_id"]) for e in cli["episodes"] if e["mismatches"]]
+    assert groups["run_id"] == stub["run_id"]  # the last replay
+    assert {row["episode_id"] for row in listed["episodes"]} <= set(sessions)
+    assert judged["replayed"] and any(step["verdict"] for step in judged["steps"])
+    runs = sorted((tmp_path / "runs").rglob("*.json"))
+    by_id = {path.stem: path for path in runs}
+    assert set(by_id) >= {stub["run_id"], heuristic["run_id"]}
+    cli_compare = cli_json(tmp_path, "c.json", "compare", str(by_id[stub["run_id"]]), str(by_id[heuristic["run_id"]]))
+    assert compared["flips"] == cli_compare["flips"]
+    assert compared["episode_flips"] == cli_compare["episode_flips"]
+    assert compared["accuracy_b"] == cli_compare["overall"]["b"]["rate"]
+
+
+async def test_export_writes_only_under_out_dir(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    out.mkdir()
+    log = out / "demos.json"  # a log inside the output folder is still not an output
+    log.write_bytes(EXAMPLE.read_bytes())
+    async with server(tmp_path, "--out-dir", str(out)) as client:
+        await call(client, "open_logs", paths=[str(log)])
+        run = await call(client, "replay", policy="heuristic", episodes=["0", "1"])
+        out.joinpath("escape").symlink_to(outside)
+        written = await call(client, "export_report", run=run["run_id"], format="md", path="report.md")
+        refused = [
+            await error(client, "export_report", run=run["run_id"], format="json", path=str(outside / "r.json")),
+            await error(client, "export_report", run=run["run_id"], format="json", path="../elsewhere/r.json"),
+            await error(client, "export_report", run=run["run_id"], format="json", path="escape/r.json"),
+        ]
+        clash = await error(client, "export_report", run=run["run_id"], format="json", path="demos.json")
+        resource = await client.read_resource(f"replay://runs/{run['run_id']}")
+    assert Path(written["path"]) == (out / "report.md").resolve() and (out / "report.md").stat().st_size > 0
+    assert all("path:" in message and "outside the output folder" in message for message in refused)
+    assert list(outside.iterdir()) == []
+    assert "path:" in clash and log.read_bytes() == EXAMPLE.read_bytes()
+    report = orjson.loads(resource.contents[0].text)  # type: ignore[union-attr]
+    assert report["episodes_run"] == 2 and report["episodes"][0]["steps"]
+
+
+async def test_bad_calls_are_tool_errors_and_the_server_keeps_answering(tmp_path: Path) -> None:
+    bad: list[tuple[str, dict[str, Any], str]] = [
+        ("list_episodes", {}, "open_logs"),
+        ("open_logs", {"paths": [str(tmp_path / "missing.json")]}, "paths"),
+        ("open_logs", {"paths": []}, "paths"),
+    ]
+    async with server(tmp_path) as client:
+        for tool, arguments, named in bad:
+            assert named in await error(client, tool, **arguments)
+        await call(client, "open_logs", paths=[str(EXAMPLE)])
+        malformed: list[tuple[str, dict[str, Any], str]] = [
+            ("get_episode", {"episode_id": "nope"}, "episode_id"),
+            ("get_step", {"episode_id": "0", "step": 999}, "step"),
+            ("get_step", {"episode_id": "0", "step": 0, "fields": ["secrets"]}, "fields"),
+            ("list_episodes", {"cursor": "abc"}, "cursor"),
+            ("find", {"text": "  "}, "text"),
+            ("replay", {"policy": "os:system"}, "--allow-policy-module"),
+            ("replay", {"policy": "llm", "model": "gpt"}, "--allow-llm"),
+            ("replay", {"policy": "nonsense"}, "policy"),
+            ("replay", {"policy": "heuristic", "match": "fuzzy"}, "match"),
+            ("replay", {"policy": "heuristic", "episodes": ["999999"]}, "episode_id"),
+            ("compare", {"run_a": "no-such-run", "run_b": "no-such-run"}, "run_a"),
+            ("mismatch_groups", {}, "run"),
+            ("export_report", {"run": "x", "format": "pdf", "path": "r.pdf"}, "format"),
+            ("export_report", {"run": "x", "format": "md", "path": "r.md"}, "--out-dir"),
+            ("get_step", {"episode_id": "0", "step": "zero"}, "step"),
+            ("get_step", {"episode_id": "0"}, "step"),
+            ("list_episodes", {"outcome": "maybe"}, "outcome"),
+        ]
+        await call(client, "open_logs", paths=[str(EXAMPLE), str(TAU2)])
+        assert "WebShop only" in await error(client, "replay", policy="heuristic", episodes=["0", "101"])
+        for index in range(50):
+            tool, arguments, named = malformed[index % len(malformed)]
+            assert named in await error(client, tool, **arguments), (tool, arguments)
+        assert (await call(client, "get_episode", episode_id="0"))["episode_id"] == "0"
+
+
+async def test_no_tool_returns_more_than_max_chars(tmp_path: Path) -> None:
+    limit = 200
+    deep = tmp_path / ("d" * 120) / ("e" * 100)
+    deep.mkdir(parents=True)
+    (deep / "demos.json").write_bytes(EXAMPLE.read_bytes())
+    async with server(tmp_path, "--max-chars", str(limit), "--out-dir", str(tmp_path / "out")) as client:
+        answers = [await call(client, "open_logs", paths=[str(deep / "demos.json"), str(TAU2)])]
+        answers.append(await call(client, "list_episodes"))
+        answers.append(await call(client, "get_episode", episode_id="0"))
+        for step in range(3):
+            answers.append(await call(client, "get_step", episode_id="0", step=step))
+            answers.append(await call(client, "get_step", episode_id="100", step=step))
+        answers.append(await call(client, "find", text="a"))
+        run = await call(client, "replay", policy="heuristic", episodes=["0", "1", "2"])
+        answers.append(run)
+        answers.append(await call(client, "get_step", episode_id="0", step=0))
+        answers.append(await call(client, "mismatch_groups"))
+        answers.append(await call(client, "compare", run_a=run["run_id"], run_b=run["run_id"]))
+        answers.append(await call(client, "export_report", run=run["run_id"], format="md", path="r.md"))
+    texts = [text for answer in answers for text in strings(answer)]
+    assert max(map(len, texts)) <= limit
+    assert any("… [cut: " in text for text in texts)  # long observations are cut, visibly
+
+
+async def test_annotations_only_when_allowed(tmp_path: Path) -> None:
+    demos = tmp_path / "demos.json"
+    demos.write_bytes(EXAMPLE.read_bytes())
+    async with server(tmp_path) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+    assert not names & {"tag_step", "note"}
+    async with server(tmp_path, "--allow-annotate") as client:
+        await call(client, "open_logs", paths=[str(demos)])
+        tagged = await call(client, "tag_step", episode_id="3", step=0, tag="wrong\x1b[31m search")
+        noted = await call(client, "note", episode_id="3", text="searched\nfor the colour")
+        listed = await call(client, "list_episodes", tag="wrong search")
+        episode = await call(client, "get_episode", episode_id="3")
+        assert "tag" in await error(client, "tag_step", episode_id="3", tag="")
+        assert "step" in await error(client, "tag_step", episode_id="3", step=99, tag="x")
+    assert tagged["tags"] == ["wrong search"] and tagged["step"] is not None
+    assert [row["episode_id"] for row in listed["episodes"]] == ["3"]
+    assert episode["note"] == "searched\nfor the colour" and episode["steps"][0]["tags"] == tagged["tags"]
+    sidecar = orjson.loads(Path(noted["sidecar"]).read_bytes())
+    assert {(a["step_label"], a["note"]) for a in sidecar["annotations"]} == {
+        (tagged["step"], ""),
+        (None, "searched\nfor the colour"),
+    }
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_streamable_http_on_loopback_checks_host_and_origin(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "replay_tui", "mcp", "--http", "--port", str(port), "--runs-dir", str(tmp_path)]
+    process = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        for _ in range(600):  # until it listens (a slow machine takes seconds to import)
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            await anyio.sleep(0.1)
+        async with Client(url) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            opened = await call(client, "open_logs", paths=[str(EXAMPLE)])
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        headers = {"accept": "application/json, text/event-stream"}
+        async with httpx.AsyncClient() as http:
+            rebound = await http.post(url, json=body, headers={**headers, "host": "evil.example"})
+            foreign = await http.post(url, json=body, headers={**headers, "origin": "http://evil.example"})
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert names == TOOLS and opened["episodes"] == 100
+    assert rebound.status_code == 421 and foreign.status_code == 403
+
+
+def test_http_refuses_a_public_host_without_public(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mcp", "--http", "--host", "0.0.0.0"]) == 2
+    assert "--public" in capsys.readouterr().err
+
+
+def test_logs_given_at_start_that_cannot_be_read_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["mcp", str(tmp_path / "missing.json")]) == 2
+    err = capsys.readouterr().err
+    assert "missing.json" in err and "Traceback" not in err
