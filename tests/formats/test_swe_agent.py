@@ -315,3 +315,34 @@ def test_deeply_nested_values_never_raise(tmp_path: Path, depth: int) -> None:
     path.write_text(f'{{"trajectory": [{{"action": {nested}, "observation": "x", "thought": ""}}]}}')
     items = list(READER.read(path))
     assert items and all(isinstance(item, Trajectory | LoadProblem) for item in items)
+
+
+# -- key order (issue 31) -----------------------------------------------------------------------
+
+
+def test_a_mini_run_whose_head_is_one_long_submission_is_still_detected(tmp_path: Path) -> None:
+    """Issue 31 (2): mini-swe-agent writes ``info`` first; a submitted patch over 64 KiB at its front
+    left no ``"messages"`` key in the head, and the file was not recognised."""
+    original = DATA / "deepseek_reasoner_dev__pvlib__pvlib-python-1154.traj.json"
+    doc = json.loads(original.read_text())
+    hunk = '+    rows.append({"messages": [1], "info": {"exit_status": "x"}})  # quoted keys in a patch\n'
+    patch = "diff --git a/pvlib/irradiance.py b/pvlib/irradiance.py\n" + hunk * 1200
+    assert len(patch) > HEAD_BYTES
+    info = {"submission": patch, **{k: v for k, v in doc["info"].items() if k != "submission"}}
+    path = tmp_path / "pvlib-python-1154.traj.json"
+    path.write_text(json.dumps({"info": info, **{k: v for k, v in doc.items() if k != "info"}}, indent=2))
+    assert b'"messages"' not in path.read_bytes()[:HEAD_BYTES]
+    assert sniff(path) >= 0.9
+    assert detect(path)[0].name == "swe-agent"
+    trajectory, _ = load(path)
+    expected, _ = load(original)
+    assert trajectory.id == expected.id and trajectory.task == expected.task
+    assert trajectory.outcome.scores["submission_length"] == len(patch)
+
+
+def test_a_long_json_of_another_format_is_not_taken_for_mini(tmp_path: Path) -> None:
+    """The search past the head looks for keys, never for text inside values."""
+    text = 'see "messages": [ and "info": {"exit_status": "x"} and "trajectory_format": "mini-swe-agent-1.1"'
+    path = tmp_path / "notes.json"
+    path.write_text(json.dumps({"info": {"note": text * 2000}, "rows": [text]}))
+    assert sniff(path) == 0
