@@ -346,3 +346,22 @@ def test_a_long_json_of_another_format_is_not_taken_for_mini(tmp_path: Path) -> 
     path = tmp_path / "notes.json"
     path.write_text(json.dumps({"info": {"note": text * 2000}, "rows": [text]}))
     assert sniff(path) == 0
+
+
+def test_a_turn_with_two_bash_blocks_has_no_call_as_mini_ran_none() -> None:
+    """Issue 31 (3): mini's parse_action wants exactly one bash block; with two the turn is a format
+    error and nothing runs, but the reader recorded (and a replay judged) its first block as a call."""
+    trajectory, problems = load(DATA / "mini_v1_two_bash_blocks.traj.json")
+    assert problems == []
+    assert [step.action.arguments["command"] if step.action else None for step in trajectory.steps] == [
+        "ls",
+        None,
+        "echo hello > a.txt && cat a.txt",
+        "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT",
+    ]
+    rejected = trajectory.steps[1]
+    assert rejected.content.startswith("THOUGHT: create a file and show it.")  # still shown, as a message
+    assert rejected.extra["commands"] == ["echo hello > a.txt", "cat a.txt"]
+    assert "none ran" in rejected.extra["format_error"]
+    assert rejected.tool_result is not None and "EXACTLY ONE action" in rejected.tool_result
+    assert trajectory.recorded_calls == 3 and trajectory.outcome.status == "Submitted"
