@@ -501,7 +501,8 @@ def _response_step(
         warnings.append((bad.field, bad.message + " (response skipped)"))
         return None
     observation = next((m.content for m in reversed(prompt) if m.role in _OBSERVED_ROLES), "")
-    first, *others = message.tool_calls or [None]
+    first = message.tool_calls[0] if message.tool_calls else None
+    others = message.tool_calls[1:]
     extra: dict[str, Any] = {"message_index": len(prompt)}
     if others:
         extra["other_tool_calls"] = [{**call.model_dump(exclude_none=True), "result": None} for call in others]
