@@ -17,7 +17,8 @@ Two families, one reader:
   is a step: the action is its first tool call, else the command mini parsed (``extra.actions``),
   else its ```bash (1.x) / ```mswea_bash_command (2.x) block as ``bash({"command": ...})`` when it
   has exactly one (mini's rule: with two or more the turn is a format error and nothing runs, so
-  the step has no call; its blocks are in ``extra["commands"]``); ``thinking`` =
+  the step has no call; its blocks are in ``extra["commands"]``; mini 2 records such an answer only
+  in its format error's ``extra.model_response``: a step without a call too); ``thinking`` =
   ``reasoning_content``; the prompt = the messages before it; ``tool_result`` = the observation
   message(s) after it.
 
@@ -532,6 +533,11 @@ class _Builder:
         v2 = any(m is not None and m.role != "assistant" and "```mswea_bash_command" in m.content for m in messages)
         blocks = _MSWEA_BLOCK if v2 else _BASH_BLOCK
         for i, message in enumerate(messages):
+            if message is not None and message.role == "user":
+                rejected_step = self.rejected_answer(messages_raw, messages, i, blocks, len(steps))
+                if rejected_step is not None:
+                    steps.append(rejected_step)
+                continue
             if message is None or message.role != "assistant" or _extra(message, "is_demo"):
                 continue
             raw = _dict(messages_raw[i])
@@ -580,6 +586,41 @@ class _Builder:
             if action is None and not rejected:
                 self.problem(f"{field}[{i}]", "assistant message without a tool call or a bash block", "warning")
         return steps
+
+    def rejected_answer(
+        self,
+        messages_raw: list[Any],
+        messages: list[ChatMessage | None],
+        i: int,
+        blocks: re.Pattern[str],
+        index: int,
+    ) -> TrajectoryStep | None:
+        """mini 2's format error (a user message whose ``extra.model_response`` is the answer it
+        rejected; mini 2 records no assistant message for it) as a step without a call."""
+        extra = _dict(_dict(messages_raw[i]).get("extra"))
+        answer = extra.get("model_response")
+        if extra.get("interrupt_type") != "FormatError" or not isinstance(answer, str):
+            return None
+        message = messages[i]
+        assert message is not None
+        found = [block.strip() for block in blocks.findall(answer)]
+        count = extra.get("n_actions", len(found))
+        step_extra: dict[str, Any] = {
+            "message_extra": extra,
+            "format_error": f"{count} bash blocks: mini-swe-agent runs a turn only with exactly one, so none ran",
+        }
+        if found:
+            step_extra["commands"] = found
+        before = _observations(messages, range(i - 1, -1, -1))[::-1]
+        return TrajectoryStep(
+            index=index,
+            label=str(index),
+            observation="\n\n".join(m.content for m in before),
+            messages=[m for m in messages[:i] if m is not None],
+            content=answer,
+            tool_result=message.content,
+            extra=step_extra,
+        )
 
     def commands(
         self, raw: dict[str, Any], message: ChatMessage, blocks: re.Pattern[str]

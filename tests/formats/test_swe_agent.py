@@ -365,3 +365,22 @@ def test_a_turn_with_two_bash_blocks_has_no_call_as_mini_ran_none() -> None:
     assert "none ran" in rejected.extra["format_error"]
     assert rejected.tool_result is not None and "EXACTLY ONE action" in rejected.tool_result
     assert trajectory.recorded_calls == 3 and trajectory.outcome.status == "Submitted"
+
+
+def test_mini2_records_a_rejected_turn_only_in_its_format_error_and_it_is_a_step_without_a_call() -> None:
+    """mini 2 keeps no assistant message for a turn with two blocks, only the format error (the
+    answer in extra.model_response): the answer is shown as a step, without a call."""
+    trajectory, problems = load(DATA / "mini_v2_two_bash_blocks.traj.json")
+    assert problems == []
+    assert [step.action.arguments["command"] if step.action else None for step in trajectory.steps] == [
+        "ls",
+        None,
+        "echo hello > a.txt && cat a.txt",
+        "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT",
+    ]
+    rejected = trajectory.steps[1]
+    assert rejected.content.startswith("THOUGHT: write and show.")
+    assert rejected.extra["commands"] == ["echo hello > a.txt", "cat a.txt"]
+    assert rejected.tool_result is not None and "Expected exactly 1 action, found 2." in rejected.tool_result
+    assert [m.role for m in rejected.messages] == ["system", "user", "assistant", "user"]
+    assert trajectory.recorded_calls == 3 and trajectory.outcome.status == "Submitted"
