@@ -445,6 +445,17 @@ def lzma_bomb(size: int) -> bytes:
     return struct.pack("<BBH", 9, 4, len(props)) + props + body
 
 
+def zstd_bomb(size: int, prefix: bytes = b'{"id": 1, "pad": "') -> bytes:
+    """A zstd member of ``prefix`` then spaces that inflates to ``size`` bytes: frames one after the
+    other (as inspect_ai writes big members), one compressed 16 MiB frame repeated."""
+    from replay_tui.formats.inflate import zstd
+
+    chunk = 16 * MiB
+    frame = zstd.compress(b" " * chunk)
+    blocks, rest = divmod(size - len(prefix), chunk)
+    return zstd.compress(prefix) + frame * blocks + zstd.compress(b" " * rest)
+
+
 def _eval_header() -> tuple[str, int, bytes, int, int]:
     header = json.dumps({"version": 2, "status": "success", "eval": {"task": "bomb"}}).encode()
     raw, size = _deflated(header)
@@ -458,6 +469,8 @@ def eval_bomb(
     headers say; by default the truth)."""
     if method == "lzma":
         member: tuple[str, int, bytes, int, int] = ("samples/1_epoch_1.json", 14, lzma_bomb(size), 0, size)
+    elif method == "zstd":
+        member = ("samples/1_epoch_1.json", 93, zstd_bomb(size), 0, size)
     else:
         member = ("samples/1_epoch_1.json", 8, deflate_bomb(size), 0, size)
     if declared is not None:
@@ -679,6 +692,9 @@ def _limit_cases() -> list[LimitCase]:
     problem = "past its declared size"
     add("eval_deflate_bomb_declared_small_no_directory", lying_local, row=row, suffix=".eval", problem=problem)
     add("eval_lzma_bomb", lambda _: eval_bomb("lzma", GiB), row=row, suffix=".eval", problem=inflated)
+    add("eval_zstd_bomb", lambda _: eval_bomb("zstd"), row=row, suffix=".eval", problem=inflated)
+    lying_zstd = lambda _: eval_bomb("zstd", declared=1000)  # noqa: E731
+    add("eval_zstd_bomb_declared_small", lying_zstd, row=row, suffix=".eval", problem="past its declared size")
     add("yaml_billion_laughs", lambda _: billion_laughs_cassette(), row=row, suffix=".yaml", problem="aliases")
     add("yaml_recursive_alias", lambda _: recursive_alias_cassette(), row=row, suffix=".yaml", problem="aliases")
 

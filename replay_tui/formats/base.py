@@ -11,7 +11,8 @@ from replay_tui.demos.problems import LoadProblem
 from replay_tui.trajectory import Trajectory
 
 HEAD_BYTES = 64 * 1024
-"""How much of a file :meth:`Reader.sniff` sees (readers decide from the head, never the whole file)."""
+"""How much of a file :meth:`Reader.sniff` sees. Readers decide from the head, never by parsing the
+whole file; one whose files can open with a single long value (swe-agent) may search the rest for keys."""
 
 ReadItem = Trajectory | LoadProblem
 

@@ -1,6 +1,6 @@
 """Bounded inflation of zip members: how many bytes a compressed log may turn into.
 
-A 4 MB ``.eval`` whose deflate (or 150 KB LZMA) member inflates to GiBs is a bomb, not a log.
+A 4 MB ``.eval`` whose deflate (or 150 KB LZMA, or zstd) member inflates to GiBs is a bomb, not a log.
 Declared sizes (central directory, local headers) can lie, so they are checked first and then
 verified: the data is inflated a small slice of input at a time (LZMA turns 4 KiB into ~28 MB of
 zeros, so never more at once) and counted, and the read stops at the first byte past the cap.
@@ -15,8 +15,19 @@ Two caps, whichever is smaller:
 from __future__ import annotations
 
 import mmap
+import sys
 import zlib
 from typing import Protocol
+
+if sys.version_info >= (3, 14):
+    from compression import zstd
+else:  # the same module, backported (Python 3.14 ships it as compression.zstd)
+    from backports import zstd
+
+ZIP_ZSTANDARD = 93
+"""The zip method number of zstd members: what inspect_ai >= 0.3.206 writes (Python < 3.14's zipfile
+cannot read them)."""
+ZstdError = zstd.ZstdError
 
 MiB = 2**20
 MEMBER_LIMIT = 1024 * MiB
@@ -122,6 +133,37 @@ class Budget:
             if decompressor.eof:
                 break
         return b"".join(chunks), decompressor.eof
+
+    def inflate_zstd(self, raw: bytes | memoryview, declared: int | None) -> tuple[bytes, bool]:
+        """A zstd member (one frame or several, as written one after the other) inflated within the
+        caps: ``(data, whether the last frame ended)``. Raises ZstdError on damaged data."""
+        limit, name = self.cap(declared)
+        decompressor = zstd.ZstdDecompressor()
+        chunks: list[bytes] = []
+        total = 0
+        position = 0
+        pending: bytes | memoryview = b""
+        while True:
+            if decompressor.eof:
+                pending = decompressor.unused_data
+                if not pending and position >= len(raw):
+                    return b"".join(chunks), True
+                decompressor = zstd.ZstdDecompressor()  # the next frame
+            if decompressor.needs_input:
+                if not pending:
+                    if position >= len(raw):
+                        return b"".join(chunks), not raw
+                    pending = raw[position : position + INPUT_SLICE]
+                    position += len(pending)
+                chunk = decompressor.decompress(pending, INPUT_SLICE * 8)
+                pending = b""
+            else:  # more output from the input already given
+                chunk = decompressor.decompress(b"", INPUT_SLICE * 8)
+            total += len(chunk)
+            self.used += len(chunk)
+            if total > limit:
+                raise InflateLimit(f"inflated past {name}; not read", file_wide=self.left == 0)
+            chunks.append(chunk)
 
 
 def deflate_end(data: bytes | mmap.mmap, start: int, limit: int = MEMBER_LIMIT) -> int | None:

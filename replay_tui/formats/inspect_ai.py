@@ -6,7 +6,9 @@ Read without the ``inspect_ai`` package (the field names come from its ``log/_lo
 - ``.eval``: a zip of ``header.json`` (or ``_journal/start.json`` while a run is in progress),
   ``samples/<id>_epoch_<n>.json`` (one sample each), ``summaries.json``, ``reductions.json``.
   Samples are read one zip member at a time; a zip with no central directory (a truncated or
-  still-being-written log) is read from its local file headers, member by member.
+  still-being-written log) is read from its local file headers, member by member. Members are
+  deflate or, since inspect_ai 0.3.206, zstd (method 93, which Python < 3.14's ``zipfile`` cannot
+  read: inflated here with ``backports.zstd``, within the same caps).
 - ``.json``: one EvalLog object (``version``, ``status``, ``eval``, ``plan``, ``results``,
   ``samples[]``), parsed whole with orjson (the format has no record boundaries to stream on).
 
@@ -37,7 +39,7 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
-from replay_tui.formats.inflate import MEMBER_LIMIT, Budget, InflateLimit, deflate_end
+from replay_tui.formats.inflate import MEMBER_LIMIT, ZIP_ZSTANDARD, Budget, InflateLimit, ZstdError, deflate_end
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
 
 _SAMPLE_MEMBER = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
@@ -611,6 +613,7 @@ _ZIP_ERRORS: tuple[type[Exception], ...] = (
     NotImplementedError,  # "zip file version 23.5": a damaged header read as an unknown version
     RuntimeError,  # encrypted members
     ValueError,
+    ZstdError,
 )
 """What reading a damaged zip can raise (zipfile raises more than BadZipFile on broken headers)."""
 _HEADER_ERRORS: tuple[type[Exception], ...] = (*_ZIP_ERRORS, orjson.JSONDecodeError)
@@ -699,11 +702,40 @@ class _Members:
             offset = end
         return names
 
+    def _mapped(self) -> mmap.mmap:
+        if self._map is None:
+            with self.path.open("rb") as handle:
+                self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        return self._map
+
+    def _zstd(self, info: zipfile.ZipInfo) -> bytes:
+        """A zstd member listed in the central directory, inflated within the caps and its CRC checked
+        (zipfile before Python 3.14 does not know the method)."""
+        if info.flag_bits & 0x1:
+            raise RuntimeError("encrypted member")
+        data = self._mapped()
+        header = data[info.header_offset : info.header_offset + 30]
+        if len(header) < 30 or header[:4] != b"PK\x03\x04":
+            raise zipfile.BadZipFile("bad local file header")
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        start = info.header_offset + 30 + name_len + extra_len
+        raw = data[start : start + info.compress_size]
+        if len(raw) < info.compress_size:
+            raise zipfile.BadZipFile("member cut off by the end of the file")
+        inflated, ended = self.budget.inflate_zstd(raw, info.file_size)
+        if not ended:
+            raise zipfile.BadZipFile("compressed data ends early")
+        if zlib.crc32(inflated) != info.CRC:
+            raise zipfile.BadZipFile("bad CRC-32")
+        return inflated
+
     def read(self, name: str) -> bytes | bytearray:
-        """A member's bytes; OSError, zipfile.BadZipFile or zlib.error when it is damaged, InflateLimit
-        when it would inflate past a cap."""
+        """A member's bytes; OSError, zipfile.BadZipFile, zlib.error or ZstdError when it is damaged,
+        InflateLimit when it would inflate past a cap."""
         if self.zip is not None:
             info = self.zip.getinfo(name)
+            if info.compress_type == ZIP_ZSTANDARD:
+                return self._zstd(info)
             with self.zip.open(info) as stream:
                 return self.budget.read(stream, info.file_size)
         assert self._map is not None
@@ -717,9 +749,12 @@ class _Members:
             self.budget.cap(csize)
             self.budget.used += csize
             return self._map[start : start + csize]
-        if method != zipfile.ZIP_DEFLATED:
+        if method == ZIP_ZSTANDARD:
+            data, ended = self.budget.inflate_zstd(self._map[start : start + csize], declared)
+        elif method != zipfile.ZIP_DEFLATED:
             raise zipfile.BadZipFile(f"unsupported compression method {method}")
-        data, ended = self.budget.inflate(self._map[start : start + csize], declared)
+        else:
+            data, ended = self.budget.inflate(self._map[start : start + csize], declared)
         if not ended:
             raise zipfile.BadZipFile("compressed data ends early")
         return data

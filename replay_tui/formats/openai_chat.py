@@ -32,8 +32,11 @@ hold, such as ``1e999``, in a field the index skips is named when the episode is
 indexed.) A JSON document or a cassette is read whole for its index (such files are small).
 
 VCR cassettes (vcrpy YAML of recorded ``POST /v1/chat/completions`` calls, read with PyYAML when it
-is installed) give one episode per recorded call: the request's ``messages`` + ``tools`` and the
-response's message (gzip bodies decoded), so the recorded response's tool call is the last step.
+is installed) give one episode per recorded call, whose one step is the decision the model made:
+the prompt is the request's ``messages`` + ``tools`` (a history the test wrote, tool calls
+included, is prompt, not a decision), the step the response's message (gzip bodies decoded; a
+streamed response, ``stream=True`` server-sent ``chat.completion.chunk`` events, put back together):
+its first tool call, or its answer when it calls nothing.
 """
 
 from __future__ import annotations
@@ -482,6 +485,40 @@ def _steps(
     return messages, steps
 
 
+def _response_step(
+    prompt: list[ChatMessage],
+    response: dict[str, Any],
+    tools: list[dict[str, Any]],
+    warnings: list[tuple[str | None, str]],
+) -> tuple[TrajectoryStep, ChatMessage] | None:
+    """The decision of a recorded call: its response (tool calls, or an answer without one) to the
+    request's messages (the prompt, whole), and the response as a message; None without one."""
+    if not response:
+        return None
+    try:
+        message, _ = _message(response, "response")
+    except _Bad as bad:
+        warnings.append((bad.field, bad.message + " (response skipped)"))
+        return None
+    observation = next((m.content for m in reversed(prompt) if m.role in _OBSERVED_ROLES), "")
+    first = message.tool_calls[0] if message.tool_calls else None
+    others = message.tool_calls[1:]
+    extra: dict[str, Any] = {"message_index": len(prompt)}
+    if others:
+        extra["other_tool_calls"] = [{**call.model_dump(exclude_none=True), "result": None} for call in others]
+    step = TrajectoryStep(
+        index=0,
+        observation=observation,
+        messages=prompt,
+        tools=tools,
+        thinking=message.reasoning or "",
+        content=message.content,
+        action=first,
+        extra=extra,
+    )
+    return step, message
+
+
 def _results(messages: list[ChatMessage], i: int) -> list[str | None]:
     """The result of each call of ``messages[i]``: the following tool (or function) message with its id."""
     calls = messages[i].tool_calls
@@ -513,8 +550,14 @@ def _results(messages: list[ChatMessage], i: int) -> list[str | None]:
     return results
 
 
-def _trajectory(value: Any, fallback_id: str) -> tuple[Trajectory, list[tuple[str | None, str]]]:
-    """One record (or a bare message list) as a trajectory, with the warnings of its skipped messages."""
+def _trajectory(
+    value: Any, fallback_id: str, response: dict[str, Any] | None = None
+) -> tuple[Trajectory, list[tuple[str | None, str]]]:
+    """One record (or a bare message list) as a trajectory, with the warnings of its skipped messages.
+
+    ``response``: the message a recorded call answered with (a cassette; ``{}`` when it has none):
+    then the record's messages are only the prompt (a history the caller wrote, its calls included,
+    is not the model's to judge) and the response is the one step."""
     if isinstance(value, list):
         record: dict[str, Any] = {"messages": value}
     elif isinstance(value, dict):
@@ -539,6 +582,10 @@ def _trajectory(value: Any, fallback_id: str) -> tuple[Trajectory, list[tuple[st
     tools = _tools(record.get("tools", record.get("functions")))
     warnings: list[tuple[str | None, str]] = []
     messages, steps = _steps(raw_messages, field, tools, warnings)
+    if response is not None:
+        decision = _response_step(messages, response, tools, warnings)
+        steps = [decision[0]] if decision else []
+        messages = [*messages, decision[1]] if decision else messages
     metadata = dict(record["metadata"]) if isinstance(record.get("metadata"), dict) else {}
     for key in ("model", "task_id", "trial"):
         if key in record and key not in metadata:
@@ -577,25 +624,118 @@ def _session(value: Any) -> Any:
     return None
 
 
-def _response_message(response: dict[str, Any]) -> dict[str, Any] | str | None:
-    """The assistant message of a recorded response (gzip bodies decoded), or why there is none."""
+def _response_message(response: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    """The assistant message of a recorded response (gzip bodies decoded, a streamed response's
+    chunks put together), and a note when it is missing or incomplete."""
     body = _dict(response.get("body")).get("string")
     if body is None:
-        return None
+        return None, None
     if isinstance(body, bytes) and body[:2] == b"\x1f\x8b":
         try:
             body = gzip.decompress(body)
         except (OSError, EOFError, zlib.error) as exc:
-            return f"gzip: {exc}"
+            return None, f"gzip: {exc}"
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", errors="replace")
+    if not isinstance(body, str):
+        return None, f"a body of type {type(body).__name__}"
+    if body.lstrip().startswith(("data:", "event:", ":")):
+        return _stream_message(body)
     try:
         payload = orjson.loads(body)
-    except (orjson.JSONDecodeError, TypeError):
-        return "not JSON (a streamed response?)"
+    except orjson.JSONDecodeError:
+        return None, "not JSON, nor a stream of data: chunks"
     choices = _dict(payload).get("choices")
     if not isinstance(choices, list) or not choices:
-        return "no choices"
+        return None, "no choices"
     message = _dict(choices[0]).get("message")
-    return message if isinstance(message, dict) else "no message in choices[0]"
+    return (message, None) if isinstance(message, dict) else (None, "no message in choices[0]")
+
+
+def _sse_events(body: str) -> Iterator[str]:
+    """The data of each server-sent event (its ``data:`` lines joined; events end at a blank line)."""
+    lines: list[str] = []
+    for line in body.splitlines():
+        if not line.strip():
+            if lines:
+                yield "\n".join(lines)
+                lines = []
+        elif line.startswith("data:"):
+            value = line[5:]
+            lines.append(value[1:] if value.startswith(" ") else value)
+    if lines:
+        yield "\n".join(lines)
+
+
+def _stream_message(body: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A streamed chat completion (``stream=True``: ``chat.completion.chunk`` events, then
+    ``[DONE]``) as the one message it spells: choice 0's content, reasoning and tool-call deltas
+    (by their ``index``; ``id`` and ``name`` as first given, ``arguments`` fragments concatenated)."""
+    role = "assistant"
+    content: list[str] = []
+    reasoning: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    legacy: dict[str, str] | None = None
+    done = False
+    chunks = 0
+    for data in _sse_events(body):
+        if data.strip() == "[DONE]":
+            done = True
+            break
+        try:
+            chunk = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return None, f"stream chunk {chunks} is not JSON"
+        chunks += 1
+        choices = _dict(chunk).get("choices")
+        for choice in choices if isinstance(choices, list) else []:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            delta = _dict(choice.get("delta"))
+            if isinstance(delta.get("role"), str):
+                role = delta["role"]
+            if isinstance(delta.get("content"), str):
+                content.append(delta["content"])
+            for key in ("reasoning_content", "reasoning"):
+                if isinstance(delta.get(key), str):
+                    reasoning.append(delta[key])
+            function_call = delta.get("function_call")
+            if isinstance(function_call, dict):
+                legacy = legacy or {"name": "", "arguments": ""}
+                _add_fragment(legacy, function_call)
+            tool_calls = delta.get("tool_calls")
+            for position, raw in enumerate(tool_calls if isinstance(tool_calls, list) else []):
+                if not isinstance(raw, dict):
+                    continue
+                slot_index = raw.get("index", position)
+                slot = calls.setdefault(
+                    slot_index if isinstance(slot_index, int) else position,
+                    {"id": None, "type": "function", "function": {"name": "", "arguments": ""}},
+                )
+                if slot["id"] is None and isinstance(raw.get("id"), str):
+                    slot["id"] = raw["id"]
+                _add_fragment(slot["function"], _dict(raw.get("function")))
+    if not chunks:
+        return None, "a stream without chunks"
+    message: dict[str, Any] = {"role": role, "content": "".join(content) if content else None}
+    if reasoning:
+        message["reasoning_content"] = "".join(reasoning)
+    if calls:
+        message["tool_calls"] = [calls[key] for key in sorted(calls)]
+    elif legacy is not None:
+        message["function_call"] = legacy
+    return message, None if done else "the stream ends before [DONE]: the response may be cut short"
+
+
+def _add_fragment(function: dict[str, Any], delta: dict[str, Any]) -> None:
+    """One delta of a streamed call: the name as first given (some servers repeat it in every chunk),
+    the arguments appended."""
+    name = delta.get("name")
+    if isinstance(name, str) and name and not function["name"]:
+        function["name"] = name
+    arguments = delta.get("arguments")
+    if isinstance(arguments, str):
+        function["arguments"] += arguments
 
 
 # --------------------------------------------------------------------------------------------- indexing
@@ -1127,27 +1267,26 @@ class OpenAIChatReader:
         if not isinstance(body, dict):
             body = {"messages": body}
         record: dict[str, Any] = {"id": f"{path.stem}#{index}", **body}
-        response = _response_message(_dict(_dict(interaction).get("response")))
-        if isinstance(response, dict) and isinstance(record.get("messages"), list):
-            record["messages"] = [*record["messages"], response]
-        elif response is not None:
-            yield (
-                index,
-                LoadProblem(
-                    file=path.name,
-                    index=index,
-                    field=f"interactions[{index}].response.body",
-                    message=f"response not decoded ({response}); the request's messages only",
-                    severity="warning",
-                ),
+        response, note = _response_message(_dict(_dict(interaction).get("response")))
+        if note is not None:
+            message = note if response is not None else f"response not decoded ({note}); the request's messages only"
+            problem = LoadProblem(
+                file=path.name,
+                index=index,
+                field=f"interactions[{index}].response.body",
+                message=message,
+                severity="warning",
             )
-        for item in self._record(path, record, index, ""):
+            yield index, problem
+        for item in self._record(path, record, index, "", response if response is not None else {}):
             yield index, item
 
-    def _record(self, path: Path, value: Any, index: int, where: str) -> Iterator[ReadItem]:
+    def _record(
+        self, path: Path, value: Any, index: int, where: str, response: dict[str, Any] | None = None
+    ) -> Iterator[ReadItem]:
         session = _session(value)
         try:
-            trajectory, warnings = _trajectory(value, f"{path.stem}#{index}")
+            trajectory, warnings = _trajectory(value, f"{path.stem}#{index}", response)
         except _Bad as bad:
             yield LoadProblem(
                 file=path.name, index=index, session_id=session, field=bad.field, message=where + bad.message

@@ -15,7 +15,10 @@ Two families, one reader:
 * **mini-swe-agent** (``DefaultAgent.serialize()``): ``{"info", "messages", "trajectory_format":
   "mini-swe-agent-1.1", "instance_id"}``, or older bare lists of messages. Each ``assistant`` message
   is a step: the action is its first tool call, else the command mini parsed (``extra.actions``),
-  else its ```bash / ```mswea_bash_command block as ``bash({"command": ...})``; ``thinking`` =
+  else its ```bash (1.x) / ```mswea_bash_command (2.x) block as ``bash({"command": ...})`` when it
+  has exactly one (mini's rule: with two or more the turn is a format error and nothing runs, so
+  the step has no call; its blocks are in ``extra["commands"]``; mini 2 records such an answer only
+  in its format error's ``extra.model_response``: a step without a call too); ``thinking`` =
   ``reasoning_content``; the prompt = the messages before it; ``tool_result`` = the observation
   message(s) after it.
 
@@ -31,6 +34,8 @@ NaN/Infinity or bad UTF-8, with a warning). Nothing raises on bad input: a bad f
 from __future__ import annotations
 
 import json
+import mmap
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,7 +44,8 @@ from typing import Any
 import orjson
 
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import Detection, ReadItem
+from replay_tui.fileio import open_regular
+from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
 
 FORMAT = "swe-agent"
@@ -66,7 +72,10 @@ SWE_AGENT_COMMANDS = frozenset(
 )
 """SWE-agent's own tools (its bundles); any other command line is a ``bash`` call."""
 
-_BASH_BLOCK = re.compile(r"```(?:bash|mswea_bash_command)[ \t]*\r?\n(.*?)\r?\n```", re.DOTALL)
+_BASH_BLOCK = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
+"""mini-swe-agent 1.x's ``action_regex``: a turn runs only when its text holds exactly one such block."""
+_MSWEA_BLOCK = re.compile(r"```mswea_bash_command\s*\n(.*?)\n```", re.DOTALL)
+"""mini-swe-agent 2.x's text-based models' ``action_regex`` (the same rule)."""
 _MINI_FORMAT = re.compile(rb'"trajectory_format"\s*:\s*"mini-swe-agent')
 _TRAJECTORY = re.compile(rb'"trajectory"\s*:\s*\[')
 _HISTORY = re.compile(rb'"history"\s*:\s*\[')
@@ -74,6 +83,14 @@ _STEP_KEY = re.compile(rb'"(action|observation|thought|response)"\s*:')
 _MESSAGE_TYPE = re.compile(rb'"message_type"\s*:\s*"(system_prompt|observation|action|thought|demonstration)"')
 _MESSAGES = re.compile(rb'"messages"\s*:\s*\[')
 _INFO_MINI = re.compile(rb'"(mini_version|exit_status)"\s*:')
+_INFO = re.compile(rb'"info"\s*:')
+_MINI_VERSION = re.compile(rb'"mini_version"\s*:')
+_FIRST_KEY = re.compile(rb'\{\s*"(\w+)"\s*:')
+_OWN_KEYS = frozenset(
+    {"info", "messages", "trajectory_format", "instance_id", "trajectory", "history", "environment", "replay_config"}
+)
+"""Top-level keys of SWE-agent and mini-swe-agent files: a head that starts with one and decides
+nothing is searched further."""
 _ROLE = re.compile(rb'"role"\s*:\s*"(system|user|assistant|tool)"')
 _MINI_MARKS = re.compile(rb"<returncode>|```mswea_bash_command|COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT")
 _PR_DESCRIPTION = re.compile(r"Consider the following PR description:\s*\n(.*?)\n</pr_description>", re.DOTALL)
@@ -97,17 +114,15 @@ class SweAgentReader:
         if start not in (b"{", b"["):
             return Detection.no("not JSON")
         if start == b"{":
-            if _MINI_FORMAT.search(head):
-                return Detection.yes('"trajectory_format": "mini-swe-agent..."')
-            if _TRAJECTORY.search(head) and len({m.group(1) for m in _STEP_KEY.finditer(head)}) >= 2:
-                return Detection.yes("SWE-agent trajectory (steps with action/observation/thought)", 0.95)
-            if _HISTORY.search(head) and _MESSAGE_TYPE.search(head):
-                return Detection.yes("SWE-agent history (messages with message_type)", 0.9)
-            if _MESSAGES.search(head) and b'"info"' in head:
-                if b'"mini_version"' in head:
-                    return Detection.yes("mini-swe-agent run (info.mini_version, messages)")
-                if _INFO_MINI.search(head):
-                    return Detection.yes("mini-swe-agent run (info.exit_status, messages)", 0.9)
+            found = _sniff_object(head)
+            if found is not None:
+                return found
+            first = _FIRST_KEY.match(text)
+            if len(head) >= HEAD_BYTES and first is not None and first.group(1).decode() in _OWN_KEYS:
+                # the head is one long value (a submitted patch, a config): the keys may come later
+                found = _sniff_whole(path)
+                if found is not None:
+                    return found
             if _TRAJECTORY.search(head):
                 return Detection.no("a trajectory list without SWE-agent step fields (action, observation, thought)")
             return Detection.no("no trajectory/history, nor mini-swe-agent info and messages")
@@ -129,6 +144,50 @@ class SweAgentReader:
 
 
 READER = SweAgentReader()
+
+
+def _sniff_object(data: bytes | mmap.mmap) -> Detection | None:
+    """What the keys found in ``data`` (a JSON object's head, or the whole file) say; None: nothing.
+
+    The patterns match keys only: a quote inside a JSON string is escaped, so ``"messages"`` followed
+    by ``:`` is never the text of a value (a submitted patch that quotes a trajectory)."""
+    if _MINI_FORMAT.search(data):
+        return Detection.yes('"trajectory_format": "mini-swe-agent..."')
+    if _TRAJECTORY.search(data) and len(_distinct(_STEP_KEY.finditer(data), 2)) >= 2:
+        return Detection.yes("SWE-agent trajectory (steps with action/observation/thought)", 0.95)
+    if _HISTORY.search(data) and _MESSAGE_TYPE.search(data):
+        return Detection.yes("SWE-agent history (messages with message_type)", 0.9)
+    if _MESSAGES.search(data) and _INFO.search(data):
+        if _MINI_VERSION.search(data):
+            return Detection.yes("mini-swe-agent run (info.mini_version, messages)")
+        if _INFO_MINI.search(data):
+            return Detection.yes("mini-swe-agent run (info.exit_status, messages)", 0.9)
+    return None
+
+
+def _distinct(matches: Iterator[re.Match[bytes]], enough: int) -> set[bytes]:
+    found: set[bytes] = set()
+    for match in matches:
+        found.add(match.group(1))
+        if len(found) >= enough:
+            break
+    return found
+
+
+def _sniff_whole(path: Path) -> Detection | None:
+    """:func:`_sniff_object` over the whole file (memory-mapped: the searches run in C, nothing is
+    parsed), for a head that holds no key to decide by; None when it cannot be read."""
+    try:
+        with open_regular(path) as handle:
+            if os.fstat(handle.fileno()).st_size == 0:
+                return None
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                found = _sniff_object(data)
+    except (OSError, ValueError):
+        return None
+    if found is None:
+        return None
+    return Detection(found.score, found.reason + ", found past the file's head")
 
 
 def _stem(path: Path) -> str:
@@ -475,9 +534,16 @@ class _Builder:
         # validating every earlier message again for each step made long runs quadratic)
         kept = [m for m in messages if m is not None]
         kept_before = 0
+        v2 = any(m is not None and m.role != "assistant" and "```mswea_bash_command" in m.content for m in messages)
+        blocks = _MSWEA_BLOCK if v2 else _BASH_BLOCK
         for i, message in enumerate(messages):
             if i and messages[i - 1] is not None:
                 kept_before += 1
+            if message is not None and message.role == "user":
+                rejected_step = self.rejected_answer(messages_raw, messages, i, blocks, len(steps))
+                if rejected_step is not None:
+                    steps.append(rejected_step)
+                continue
             if message is None or message.role != "assistant" or _extra(message, "is_demo"):
                 continue
             raw = _dict(messages_raw[i])
@@ -485,7 +551,7 @@ class _Builder:
             after = _observations(messages, range(i + 1, len(messages)))
             raw_extra = _dict(raw.get("extra"))
             calls = list(message.tool_calls)
-            commands = self.commands(raw, message)
+            commands, rejected = self.commands(raw, message, blocks)
             if calls:
                 action: ToolCall | None = calls[0]
             elif isinstance(raw.get("action"), str):
@@ -500,6 +566,11 @@ class _Builder:
                 extra["tool_calls"] = [call.model_dump() for call in calls]
             if not calls and len(commands) > 1:
                 extra["commands"] = commands
+            if rejected:
+                extra["commands"] = rejected
+                extra["format_error"] = (
+                    f"{len(rejected)} bash blocks: mini-swe-agent runs a turn only with exactly one, so none ran"
+                )
             if len(after) > 1:
                 extra["tool_results"] = [m.content for m in after]
             thought = raw.get("thought")
@@ -517,21 +588,65 @@ class _Builder:
             )
             step.messages = kept[:kept_before]  # validated already, as parts of ``messages``
             steps.append(step)
-            if action is None:
+            if action is None and not rejected:
                 self.problem(f"{field}[{i}]", "assistant message without a tool call or a bash block", "warning")
         return steps
 
-    def commands(self, raw: dict[str, Any], message: ChatMessage) -> list[str]:
-        """The commands of a text-based answer: what mini parsed (``extra.actions``), else its bash blocks."""
+    def rejected_answer(
+        self,
+        messages_raw: list[Any],
+        messages: list[ChatMessage | None],
+        i: int,
+        blocks: re.Pattern[str],
+        index: int,
+    ) -> TrajectoryStep | None:
+        """mini 2's format error (a user message whose ``extra.model_response`` is the answer it
+        rejected; mini 2 records no assistant message for it) as a step without a call."""
+        extra = _dict(_dict(messages_raw[i]).get("extra"))
+        answer = extra.get("model_response")
+        if extra.get("interrupt_type") != "FormatError" or not isinstance(answer, str):
+            return None
+        message = messages[i]
+        assert message is not None
+        found = [block.strip() for block in blocks.findall(answer)]
+        count = extra.get("n_actions", len(found))
+        step_extra: dict[str, Any] = {
+            "message_extra": extra,
+            "format_error": f"{count} bash blocks: mini-swe-agent runs a turn only with exactly one, so none ran",
+        }
+        if found:
+            step_extra["commands"] = found
+        before = _observations(messages, range(i - 1, -1, -1))[::-1]
+        return TrajectoryStep(
+            index=index,
+            label=str(index),
+            observation="\n\n".join(m.content for m in before),
+            messages=[m for m in messages[:i] if m is not None],
+            content=answer,
+            tool_result=message.content,
+            extra=step_extra,
+        )
+
+    def commands(
+        self, raw: dict[str, Any], message: ChatMessage, blocks: re.Pattern[str]
+    ) -> tuple[list[str], list[str]]:
+        """The commands a text-based answer ran, and the bash blocks of one the agent rejected.
+
+        What mini parsed (``extra.actions``) or SWE-agent ran (``action``) when recorded; else the
+        answer's bash blocks by mini's own rule (``parse_action``: exactly one block, else a format
+        error and nothing runs)."""
         actions = _dict(raw.get("extra")).get("actions")
         if isinstance(actions, list):
             found = [a.get("command") for a in actions if isinstance(a, dict)]
             commands = [c for c in found if isinstance(c, str)]
             if commands:
-                return commands
+                return commands, []
         if isinstance(raw.get("action"), str) and raw["action"].strip():
-            return [raw["action"]]
-        return [block.strip() for block in _BASH_BLOCK.findall(message.content)]
+            return [raw["action"]], []
+        found_blocks = [block.strip() for block in blocks.findall(message.content)]
+        if len(found_blocks) > 1:
+            return [], found_blocks
+        return found_blocks, []
 
     # -- outcome -------------------------------------------------------------------------------
 

@@ -22,6 +22,8 @@ POPULARITY = DATA / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB
 DEDUP = DATA / "log_message_deduplication.eval"
 BROWSER = DATA / "2025-05-12T20-27-36-04-00_browser.json"
 CTF = DATA / "docent__tests_integration__ctf.json"
+ZSTD = DATA / "zstd_tools.eval"
+ZSTD_DEFLATE = DATA / "zstd_tools_deflate.eval"
 LOGS = sorted(p for p in DATA.iterdir() if p.suffix in (".eval", ".json"))
 
 
@@ -53,8 +55,8 @@ def strings(value: Any) -> list[str]:
 
 
 def test_every_real_log_is_found() -> None:
-    assert len(LOGS) == 10
-    assert sum(p.suffix == ".eval" for p in LOGS) == 5
+    assert len(LOGS) == 12
+    assert sum(p.suffix == ".eval" for p in LOGS) == 7
 
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
@@ -460,3 +462,81 @@ def test_a_file_whose_inflation_cap_is_spent_reads_no_further_member(tmp_path, m
     assert "Bad CRC-32" in problems[0]  # the first inflates within the cap (its CRC is made up)
     assert "declares 3,145,728 bytes inflated, over the file's cap of 4.0 MiB" in problems[1]
     assert "1 more samples not read: the file's inflation cap is spent" in problems[2]
+
+
+# --- zstd members (inspect_ai >= 0.3.206 writes them by default) -----------------------------------
+
+
+def test_a_zstd_eval_written_by_inspect_ai_reads_as_its_deflate_twin() -> None:
+    """Issue 31 (1): every member of a current .eval is zstd (method 93), which Python 3.11's zipfile
+    cannot open: each sample was an "unreadable member" problem."""
+    with zipfile.ZipFile(ZSTD) as archive:
+        assert {info.compress_type for info in archive.infolist()} == {93}
+    zstd, deflate = by_id(ZSTD), by_id(ZSTD_DEFLATE)
+    assert list(zstd) == ["1", "2", "3"]
+    assert [t.model_dump(mode="json") for t in zstd.values()] == [t.model_dump(mode="json") for t in deflate.values()]
+    first = zstd["1"].steps[0]
+    assert first.action is not None and first.action.name == "lookup" and first.action.arguments == {"query": "q0"}
+    assert first.tool_result == "records for q0: 3 flights, 1 refund"
+    assert zstd["1"].metadata["model"] == "mockllm/model"
+    assert all(t.outcome.success for t in zstd.values())  # includes() found ANSWER
+
+
+def test_a_truncated_zstd_eval_reads_from_its_local_headers(tmp_path) -> None:
+    data = ZSTD.read_bytes()
+    cut = tmp_path / "cut.eval"
+    cut.write_bytes(data[: data.rindex(b"PK\x01\x02", 0, data.index(b"PK\x05\x06"))])  # no central directory
+    trajectories, problems = read(cut)
+    assert [p.severity for p in problems] == ["warning"] and "damaged zip" in problems[0].message
+    whole = by_id(ZSTD).values()
+    assert [t.model_dump(mode="json") for t in trajectories] == [t.model_dump(mode="json") for t in whole]
+
+
+def test_a_damaged_zstd_member_is_a_problem_naming_it(tmp_path) -> None:
+    data = bytearray(ZSTD.read_bytes())
+    with zipfile.ZipFile(ZSTD) as archive:
+        info = archive.getinfo("samples/2_epoch_1.json")
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    data[start + 20 : start + 60] = bytes(40)
+    path = tmp_path / "damaged.eval"
+    path.write_bytes(bytes(data))
+    trajectories, problems = read(path)
+    assert [t.id for t in trajectories] == ["1", "3"]
+    (problem,) = problems
+    assert problem.field == "samples/2_epoch_1.json" and problem.message.startswith("unreadable member")
+
+
+@pytest.mark.parametrize(
+    ("central", "declared", "expected"),
+    [
+        (True, None, "declares 8,388,608 bytes inflated, over the file's cap of 1.0 MiB"),
+        (False, None, "declares 8,388,608 bytes inflated, over the file's cap of 1.0 MiB"),
+        (True, 1000, "inflated past its declared size of 1,000 bytes"),
+        (False, 1000, "inflated past its declared size of 1,000 bytes"),
+    ],
+)
+def test_a_zstd_bomb_is_a_problem_naming_the_member_and_the_cap(tmp_path, monkeypatch, central, declared, expected):
+    from replay_tui.formats import inflate
+    from tests.hostile import MiB, eval_bomb
+
+    monkeypatch.setattr(inflate, "FILE_FLOOR", MiB)
+    monkeypatch.setattr(inflate, "FILE_RATIO", 2)
+    monkeypatch.setattr(inflate, "MEMBER_LIMIT", MiB)
+    path = tmp_path / "bomb.eval"
+    path.write_bytes(eval_bomb("zstd", 8 * MiB, central=central, declared=declared))
+    items = list(READER.read(path))
+    assert not [item for item in items if isinstance(item, Trajectory)]
+    (problem,) = [item for item in items if isinstance(item, LoadProblem) and item.severity == "error"]
+    assert problem.field == "samples/1_epoch_1.json" and expected in problem.message
+
+
+def test_a_zstd_member_is_counted_as_it_inflates() -> None:
+    """A member that lies about nothing still stops at the cap, a slice of input at a time."""
+    from replay_tui.formats.inflate import Budget, InflateLimit
+    from tests.hostile import MiB, zstd_bomb
+
+    budget = Budget(0)
+    budget.limit = 3 * MiB
+    with pytest.raises(InflateLimit, match="inflated past the file's cap"):
+        budget.inflate_zstd(zstd_bomb(64 * MiB), None)
+    assert 3 * MiB < budget.used < 4 * MiB

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -218,10 +220,74 @@ def test_vcr_cassettes_of_real_chat_completions_calls() -> None:
     assert step.tools[0]["function"]["name"] == "get_current_weather"
     assert episodes[0].metadata["model"] == "gpt-3.5-turbo"
     (episode,), _ = read(history)
-    recorded, answered = episode.steps
-    assert recorded.tool_result == "Sunny as always!" and len(answered.messages) == 5
+    (answered,) = episode.steps  # the call in the request's history was written by the test
+    assert len(answered.messages) == 5 and answered.messages[2].tool_calls[0].name == "get_weather"
     assert answered.action is not None and answered.action.arguments == {"location": "London"}
     episodes, problems = read(agno)  # the telemetry POST to os-api.agno.com is not an episode
     assert problems == [] and [e.id for e in episodes] == [f"{agno.stem}#0", f"{agno.stem}#1"]
-    assert episodes[1].steps[0].tool_result == "12"
+    assert [len(e.steps) for e in episodes] == [1, 1]
+    (answer,) = episodes[1].steps  # the model's final answer is its decision there
+    assert answer.action is None and answer.content == "The sum of 5 and 7 is 12."
+    assert answer.messages[-1].role == "tool" and answer.messages[-1].content == "12" and answer.observation == "12"
     assert episodes[1].extra["final_answer"] == "The sum of 5 and 7 is 12."
+
+
+def test_in_a_cassette_the_decisions_are_the_responses() -> None:
+    """Issue 31 (6): tool calls the test wrote into the request's history were judged as recorded
+    decisions with an empty prompt, and the model's real answers were not steps."""
+    path = DATA / "openllmetry__openai__test_chat_tool_calls.yaml"
+    episodes, problems = read(path)
+    assert problems == [] and len(episodes) == 3
+    for episode in episodes:
+        (step,) = episode.steps
+        assert step.action is None and "San Francisco is 70 degrees" in step.content
+        assert [m.role for m in step.messages] == ["assistant", "tool"]  # the whole request is the prompt
+        assert step.observation == "The weather in San Francisco is 70 degrees and sunny."
+        assert episode.recorded_calls == 0
+
+
+def test_a_streamed_cassette_yields_the_steps_of_its_non_streamed_twin() -> None:
+    """Issue 31 (5): a stream=True response (server-sent chunks) lost its tool calls: 0 steps."""
+    streamed, problems = read(DATA / "openllmetry__openai__test_open_ai_function_calls_tools_streaming_parallel.yaml")
+    plain, _ = read(DATA / "openllmetry__openai__test_open_ai_function_calls_tools_parallel.yaml")
+    assert problems == [] and len(streamed) == len(plain) == 2
+    assert sum(e.recorded_calls for e in streamed) == 2
+    for one, other in zip(streamed, plain, strict=True):
+        (step,), (twin,) = one.steps, other.steps
+        assert step.action is not None and twin.action is not None
+        assert (step.action.name, step.action.arguments) == (twin.action.name, twin.action.arguments)
+        assert step.action.id and step.action.id.startswith("call_")
+        others = [(c["name"], c["arguments"]) for c in step.extra["other_tool_calls"]]
+        assert others == [(c["name"], c["arguments"]) for c in twin.extra["other_tool_calls"]]
+        assert step.messages == twin.messages and step.tools == twin.tools and step.content == twin.content
+    cities = [c["arguments"]["location"] for e in streamed for c in [e.steps[0].action.model_dump()]]
+    assert cities == ["San Francisco", "San Francisco"]
+
+
+def test_a_stream_is_put_together_by_the_delta_rules(tmp_path) -> None:
+    from replay_tui.formats.openai_chat import _stream_message
+
+    def event(delta: dict[str, Any]) -> str:
+        return "data: " + json.dumps({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]})
+
+    body = "\n\n".join(
+        [
+            ": a comment line",
+            event({"role": "assistant", "content": "Let me ", "reasoning_content": "think"}),
+            event({"content": "look."}),
+            event({"tool_calls": [{"index": 1, "id": "b", "type": "function", "function": {"name": "g"}}]}),
+            event({"tool_calls": [{"index": 0, "id": "a", "function": {"name": "f", "arguments": '{"x"'}}]}),
+            event({"tool_calls": [{"index": 0, "function": {"name": "f", "arguments": ": 1}"}}]}),
+            event({"tool_calls": [{"index": 1, "function": {"arguments": "{}"}}]}),
+            "data: [DONE]",
+        ]
+    )
+    message, note = _stream_message(body)
+    assert note is None and message is not None
+    assert message["content"] == "Let me look." and message["reasoning_content"] == "think"
+    assert message["tool_calls"] == [
+        {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}},
+        {"id": "b", "type": "function", "function": {"name": "g", "arguments": "{}"}},
+    ]
+    message, note = _stream_message(body.rsplit("\n\n", 1)[0])
+    assert message is not None and note is not None and "[DONE]" in note

@@ -305,3 +305,72 @@ def test_deeply_nested_values_never_raise(tmp_path: Path, depth: int) -> None:
     path.write_text(f'{{"trajectory": [{{"action": {nested}, "observation": "x", "thought": ""}}]}}')
     items = list(READER.read(path))
     assert items and all(isinstance(item, Trajectory | LoadProblem) for item in items)
+
+
+# -- key order (issue 31) -----------------------------------------------------------------------
+
+
+def test_a_mini_run_whose_head_is_one_long_submission_is_still_detected(tmp_path: Path) -> None:
+    """Issue 31 (2): mini-swe-agent writes ``info`` first; a submitted patch over 64 KiB at its front
+    left no ``"messages"`` key in the head, and the file was not recognised."""
+    original = DATA / "deepseek_reasoner_dev__pvlib__pvlib-python-1154.traj.json"
+    doc = json.loads(original.read_text())
+    hunk = '+    rows.append({"messages": [1], "info": {"exit_status": "x"}})  # quoted keys in a patch\n'
+    patch = "diff --git a/pvlib/irradiance.py b/pvlib/irradiance.py\n" + hunk * 1200
+    assert len(patch) > HEAD_BYTES
+    info = {"submission": patch, **{k: v for k, v in doc["info"].items() if k != "submission"}}
+    path = tmp_path / "pvlib-python-1154.traj.json"
+    path.write_text(json.dumps({"info": info, **{k: v for k, v in doc.items() if k != "info"}}, indent=2))
+    assert b'"messages"' not in path.read_bytes()[:HEAD_BYTES]
+    assert sniff(path) >= 0.9
+    assert detect(path)[0].name == "swe-agent"
+    trajectory, _ = load(path)
+    expected, _ = load(original)
+    assert trajectory.id == expected.id and trajectory.task == expected.task
+    assert trajectory.outcome.scores["submission_length"] == len(patch)
+
+
+def test_a_long_json_of_another_format_is_not_taken_for_mini(tmp_path: Path) -> None:
+    """The search past the head looks for keys, never for text inside values."""
+    text = 'see "messages": [ and "info": {"exit_status": "x"} and "trajectory_format": "mini-swe-agent-1.1"'
+    path = tmp_path / "notes.json"
+    path.write_text(json.dumps({"info": {"note": text * 2000}, "rows": [text]}))
+    assert sniff(path) == 0
+
+
+def test_a_turn_with_two_bash_blocks_has_no_call_as_mini_ran_none() -> None:
+    """Issue 31 (3): mini's parse_action wants exactly one bash block; with two the turn is a format
+    error and nothing runs, but the reader recorded (and a replay judged) its first block as a call."""
+    trajectory, problems = load(DATA / "mini_v1_two_bash_blocks.traj.json")
+    assert problems == []
+    assert [step.action.arguments["command"] if step.action else None for step in trajectory.steps] == [
+        "ls",
+        None,
+        "echo hello > a.txt && cat a.txt",
+        "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT",
+    ]
+    rejected = trajectory.steps[1]
+    assert rejected.content.startswith("THOUGHT: create a file and show it.")  # still shown, as a message
+    assert rejected.extra["commands"] == ["echo hello > a.txt", "cat a.txt"]
+    assert "none ran" in rejected.extra["format_error"]
+    assert rejected.tool_result is not None and "EXACTLY ONE action" in rejected.tool_result
+    assert trajectory.recorded_calls == 3 and trajectory.outcome.status == "Submitted"
+
+
+def test_mini2_records_a_rejected_turn_only_in_its_format_error_and_it_is_a_step_without_a_call() -> None:
+    """mini 2 keeps no assistant message for a turn with two blocks, only the format error (the
+    answer in extra.model_response): the answer is shown as a step, without a call."""
+    trajectory, problems = load(DATA / "mini_v2_two_bash_blocks.traj.json")
+    assert problems == []
+    assert [step.action.arguments["command"] if step.action else None for step in trajectory.steps] == [
+        "ls",
+        None,
+        "echo hello > a.txt && cat a.txt",
+        "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT",
+    ]
+    rejected = trajectory.steps[1]
+    assert rejected.content.startswith("THOUGHT: write and show.")
+    assert rejected.extra["commands"] == ["echo hello > a.txt", "cat a.txt"]
+    assert rejected.tool_result is not None and "Expected exactly 1 action, found 2." in rejected.tool_result
+    assert [m.role for m in rejected.messages] == ["system", "user", "assistant", "user"]
+    assert trajectory.recorded_calls == 3 and trajectory.outcome.status == "Submitted"
