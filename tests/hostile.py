@@ -324,6 +324,39 @@ def _cases() -> list[Case]:
     add("duplicate_keys", array(g1, js(good(2))[:-1] + b', "session_id": 3}'), {1, 3}, row=row)
     add("trailing_garbage", array(g1, g3) + b"}}]]garbage", {1, 3}, 2, row=row)
 
+    # -- terminal escape sequences in the text of a log (issue 27: OSC 0 retitles, OSC 52 writes the clipboard)
+    row = "escape sequences"
+    osc = "\x1b]0;pwned\x07\x1b]52;c;cHduZWQ=\x07\x1bP+q\x1b\\\x9b31m"
+    add(
+        "escapes_in_step_text",
+        array(
+            g1,
+            good(
+                2,
+                instruction=f"buy{osc} a mug",
+                trajectory=[
+                    step(
+                        0,
+                        state=f"Search{osc}",
+                        observation_before_llm=f"obs{osc}",
+                        llm_thinking=f"think{osc}",
+                        available_actions=[f"Search{osc}"],
+                    )
+                ],
+            ),
+            g3,
+        ),
+        {1, 2, 3},
+        row=row,
+    )
+    add(
+        "escapes_in_action",
+        array(g1, good(2, trajectory=[step(0, action_executed_in_env=f"search[mug{osc}]")]), g3),
+        {1, 2, 3},
+        1,
+        row=row,
+    )
+
     # -- fields of the wrong shape ----------------------------------------------------------
     row = "field shapes"
     add("trajectory_numbers", array(g1, good(2, trajectory=[1, 2, 3]), g3), {1, 3}, row=row)

@@ -91,9 +91,10 @@ def test_cli_exit_codes_and_no_traceback(corpus, name, tmp_path, capsys):
     argv = ["replay", "--demos", str(corpus[name]), "--all", "--mode", "stub", "--no-progress"]
     for extra in ([], ["--report", str(tmp_path / "r.json")]):
         code = main([*argv, *extra])
-        _, err = capsys.readouterr()
+        out, err = capsys.readouterr()
         assert code == case.exit, err
         assert "Traceback" not in err
+        assert "\x1b" not in out + err and "\x9b" not in out + err  # no escape sequence from the log
         if code == 2:
             assert err.rstrip().splitlines()[-1].startswith("replay-tui replay: error: ")
     if case.exit == 0:
