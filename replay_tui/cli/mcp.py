@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     try:
         from replay_tui.cli.mcp_server import Options, build_server
     except ImportError as exc:  # the extra is not installed
-        raise UsageError(f"the mcp command needs the mcp extra: pip install 'replay-tui[mcp]' ({exc})") from None
+        raise UsageError(f"the mcp command needs the mcp extra: pip install 'replay_tui[mcp]' ({exc})") from None
 
     options = Options(
         out_dir=out_dir.resolve() if out_dir is not None else None,

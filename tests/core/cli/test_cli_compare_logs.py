@@ -164,7 +164,9 @@ def test_folder_and_glob_of_swe_agent_logs_pair_by_instance_id(tmp_path, capsys)
         "marshmallow-code__marshmallow-1867",
         "marshmallow-code__marshmallow-1867#2",  # two .traj files of one instance: its second run
     }
-    assert len(data["unpaired"]["a_only"]) == 6 and data["unpaired"]["b_only"] == []
+    # every other trajectory of the folder (one key each: a second run of an instance is "#2")
+    others = [p for p in folder.iterdir() if p.suffix != ".traj" and p.name != "PROVENANCE.md"]
+    assert len(data["unpaired"]["a_only"]) == len(others) and data["unpaired"]["b_only"] == []
     assert data["summary"]["unknown_outcome"] == 5  # a trajectory does not say whether the patch resolved it
     assert "without a known outcome" in err
 
