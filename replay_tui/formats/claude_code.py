@@ -42,7 +42,7 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
-from replay_tui.formats.conversation import Conversation
+from replay_tui.formats.conversation import Conversation, read_sessions
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory
 
 FORMAT = "claude-code"
@@ -139,17 +139,10 @@ class ClaudeCodeReader:
         return Detection.no("no record with type user/assistant, uuid, parentUuid and sessionId")
 
     def read(self, path: Path) -> Iterator[ReadItem]:
-        try:
-            if path.is_dir():
-                files = sorted(p for p in path.glob("*.jsonl") if not p.name.startswith("agent-"))
-                if not files:
-                    yield LoadProblem(file=path.name, message="no session .jsonl files in this folder")
-                for file in files:
-                    yield from _read_file(file)
-                return
-            yield from _read_file(path)
-        except OSError as exc:
-            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+        def sessions(folder: Path) -> list[Path]:
+            return sorted(p for p in folder.glob("*.jsonl") if not p.name.startswith("agent-"))
+
+        return read_sessions(path, sessions, "no session .jsonl files in this folder", _read_file)
 
 
 READER = ClaudeCodeReader()

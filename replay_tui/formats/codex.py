@@ -40,7 +40,7 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
-from replay_tui.formats.conversation import Conversation
+from replay_tui.formats.conversation import Conversation, read_sessions
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory
 
 FORMAT = "codex"
@@ -122,17 +122,10 @@ class CodexReader:
         return Detection.no("no Codex session_meta line nor legacy header {id, timestamp, instructions}")
 
     def read(self, path: Path) -> Iterator[ReadItem]:
-        try:
-            if path.is_dir():
-                files = _rollouts(path) or sorted(path.glob("*.jsonl"))
-                if not files:
-                    yield LoadProblem(file=path.name, message="no Codex rollout-*.jsonl files in this folder")
-                for file in files:
-                    yield from _read_file(file)
-                return
-            yield from _read_file(path)
-        except OSError as exc:
-            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+        def sessions(folder: Path) -> list[Path]:
+            return _rollouts(folder) or sorted(folder.glob("*.jsonl"))
+
+        return read_sessions(path, sessions, "no Codex rollout-*.jsonl files in this folder", _read_file)
 
 
 READER = CodexReader()

@@ -16,8 +16,12 @@ that answer calls by id. :class:`Conversation` turns that stream into steps in o
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+from replay_tui.demos.problems import LoadProblem
+from replay_tui.formats.base import ReadItem
 from replay_tui.trajectory import ChatMessage, ToolCall, TrajectoryStep
 
 
@@ -153,3 +157,21 @@ def _observation(history: list[ChatMessage], end: int) -> str:
         if history[position].role != "assistant":
             return history[position].content
     return ""
+
+
+def read_sessions(
+    path: Path, files: Callable[[Path], list[Path]], none_found: str, read_file: Callable[[Path], Iterator[ReadItem]]
+) -> Iterator[ReadItem]:
+    """A session log, or a folder of them (``files`` lists a folder's sessions; ``none_found`` says
+    an empty one), each read by ``read_file``: what the coding-agent readers share. Never raises."""
+    try:
+        if path.is_dir():
+            found = files(path)
+            if not found:
+                yield LoadProblem(file=path.name, message=none_found)
+            for file in found:
+                yield from read_file(file)
+            return
+        yield from read_file(path)
+    except OSError as exc:
+        yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
