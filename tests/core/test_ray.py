@@ -76,7 +76,7 @@ def test_llm_replay_on_ray_sums_the_workers_requests_and_shares_their_cache(loca
     script_deviations(oracle)  # a mismatch and one failure of each kind, a timeout among them
     with ScriptedServer(oracle) as server:
         local, on_ray = tmp_path / "local.json", tmp_path / "ray.json"
-        flags = ("--timeout", "1.0", "--no-save-run", "--jobs", "2")
+        flags = ("--timeout", "2.0", "--no-save-run", "--jobs", "2")  # only the scripted 3 s reply times out
         assert replay(server.url, tmp_path, local, *flags, "--no-cache")[0] == 1
         sent = capsys.readouterr().err.splitlines()[-1]
         assert sent.startswith("llm: ") and "requests sent, 0 answers from the cache" in sent

@@ -21,7 +21,7 @@ def script_deviations(oracle):
             (2, "0"): tool_reply("Checkout", {}),  # unknown_tool
             (4, "3"): tool_reply("Next", '{"page": '),  # invalid_arguments
             (5, "1"): Reply(status=500, body={"error": {"message": "overloaded"}}),  # http_error
-            (6, "0"): Reply(delay=1.5, body={}),  # timeout
+            (6, "0"): Reply(delay=3.0, body={}),  # timeout (well past every timeout the tests give, on a busy machine)
         }
     )
 
