@@ -42,7 +42,7 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
-from replay_tui.formats.conversation import Conversation, read_sessions
+from replay_tui.formats.conversation import Conversation, head_records, read_sessions
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory
 
 FORMAT = "claude-code"
@@ -85,18 +85,6 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any] | LoadProblem]]:
             yield number, record
 
 
-def _head_records(head: bytes) -> list[dict[str, Any]]:
-    found = []
-    for line in strip_bom(head).split(b"\n")[:-1] or [head]:
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(record, dict):
-            found.append(record)
-    return found
-
-
 def _is_session_record(record: dict[str, Any]) -> bool:
     return (
         record.get("type") in _CONVERSATION_TYPES
@@ -130,7 +118,7 @@ class ClaudeCodeReader:
                 if found.score > 0:
                     return Detection.yes(f"a Claude Code project folder ({file.name}: {found.reason})", 0.9)
             return Detection.no("a folder without Claude Code session files")
-        records = _head_records(head)
+        records = head_records(head)
         if any(_is_session_record(record) for record in records):
             return Detection.yes("Claude Code records (type user/assistant with uuid, parentUuid, sessionId, message)")
         # a record longer than the head (a big tool result) still starts as Claude Code writes it

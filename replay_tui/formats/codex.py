@@ -40,7 +40,7 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
-from replay_tui.formats.conversation import Conversation, read_sessions
+from replay_tui.formats.conversation import Conversation, head_records, read_sessions
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory
 
 FORMAT = "codex"
@@ -65,18 +65,6 @@ _CONTEXT_MARKS = ("<environment_context>", "<user_instructions>", "# AGENTS.md i
 """User messages Codex injects (AGENTS.md, environment): context, not the task."""
 
 
-def _head_records(head: bytes) -> list[dict[str, Any]]:
-    found = []
-    for line in strip_bom(head).split(b"\n")[:-1] or [head]:
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(record, dict):
-            found.append(record)
-    return found
-
-
 class CodexReader:
     name = FORMAT
     label = "OpenAI Codex CLI rollouts (JSONL, sessions folders)"
@@ -97,7 +85,7 @@ class CodexReader:
                 if found.score > 0:
                     return Detection.yes(f"a Codex sessions folder ({file.name})", 0.9)
             return Detection.no("a folder without Codex rollout-*.jsonl files")
-        records = _head_records(head)
+        records = head_records(head)
         if not records:
             # a first line longer than the head (long base instructions): its start still shows
             if _META.match(strip_bom(head)):

@@ -20,8 +20,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import ReadItem
+from replay_tui.formats.base import ReadItem, strip_bom
 from replay_tui.trajectory import ChatMessage, ToolCall, TrajectoryStep
 
 
@@ -175,3 +177,17 @@ def read_sessions(
         yield from read_file(path)
     except OSError as exc:
         yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+
+
+def head_records(head: bytes) -> list[dict[str, Any]]:
+    """The JSON objects on the complete lines of a file's head (or the whole head when it holds one
+    line): what the JSON Lines readers sniff on."""
+    found = []
+    for line in strip_bom(head).split(b"\n")[:-1] or [head]:
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(record, dict):
+            found.append(record)
+    return found
