@@ -42,7 +42,7 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
-from replay_tui.formats.conversation import Conversation, head_records, read_sessions
+from replay_tui.formats.conversation import Conversation, head_records, jsonl_records, read_sessions
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory
 
 FORMAT = "claude-code"
@@ -56,33 +56,6 @@ _OTHER_LOGS = frozenset({".json", ".eval", ".traj", ".yaml", ".yml", ".gz"})
 """Log files a Claude Code project folder never holds: a folder with them is a folder of logs."""
 _NOT_TASK = ("<command-", "<local-command-", "Caveat:", "[Request interrupted")
 """User records Claude Code writes for slash commands and interruptions: not the task."""
-
-
-def _records(path: Path) -> Iterator[tuple[int, dict[str, Any] | LoadProblem]]:
-    """The file's JSON objects with their line numbers (1-based); a bad line is a problem."""
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, 1):
-            line = strip_bom(line) if number == 1 else line
-            if not line.strip():
-                continue
-            try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                cut = not line.endswith(b"\n")
-                yield (
-                    number,
-                    LoadProblem(
-                        file=path.name,
-                        field=f"line {number}",
-                        message=("an incomplete last line (still being written?)" if cut else f"not JSON: {exc}"),
-                        severity="warning" if cut else "error",
-                    ),
-                )
-                continue
-            if not isinstance(record, dict):
-                yield number, LoadProblem(file=path.name, field=f"line {number}", message="not a JSON object")
-                continue
-            yield number, record
 
 
 def _is_session_record(record: dict[str, Any]) -> bool:
@@ -306,7 +279,7 @@ def _read_file(path: Path) -> Iterator[ReadItem]:
     """A Task call id → its sub-agent's thread, from ``agent_progress`` records (2.x)."""
     summaries: list[dict[str, Any]] = []
     problems: list[LoadProblem] = []
-    for number, record in _records(path):
+    for number, record in jsonl_records(path):
         if isinstance(record, LoadProblem):
             problems.append(record)
             continue
@@ -455,7 +428,7 @@ def _agent_file(path: Path, child_id: str) -> _Session | None:
     """A sub-agent transcript file (2.x) as one thread; unreadable lines are skipped."""
     thread = _Session(child_id, path.name)
     try:
-        for _, record in _records(path):
+        for _, record in jsonl_records(path):
             if isinstance(record, dict) and (
                 record.get("type") in _CONVERSATION_TYPES or record.get("type") == "system"
             ):

@@ -40,7 +40,7 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
-from replay_tui.formats.conversation import Conversation, head_records, read_sessions
+from replay_tui.formats.conversation import Conversation, head_records, jsonl_records, read_sessions
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory
 
 FORMAT = "codex"
@@ -402,34 +402,15 @@ def _read_file(path: Path) -> Iterator[ReadItem]:
     rollout = _Rollout(path)
     problems: list[LoadProblem] = []
     seen = False
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle, 1):
-            line = strip_bom(line) if number == 1 else line
-            if not line.strip():
-                continue
-            try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                cut = not line.endswith(b"\n")
-                problems.append(
-                    LoadProblem(
-                        file=path.name,
-                        field=f"line {number}",
-                        message="an incomplete last line (still being written?)" if cut else f"not JSON: {exc}",
-                        severity="warning" if cut else "error",
-                    )
-                )
-                continue
-            if not isinstance(record, dict):
-                problems.append(LoadProblem(file=path.name, field=f"line {number}", message="not a JSON object"))
-                continue
-            seen = True
-            try:
-                rollout.line(record)
-            except Exception as exc:  # a record of an unforeseen shape is a problem, never a crash
-                problems.append(
-                    LoadProblem(file=path.name, field=f"line {number}", message=f"{type(exc).__name__}: {exc}")
-                )
+    for number, record in jsonl_records(path):
+        if isinstance(record, LoadProblem):
+            problems.append(record)
+            continue
+        seen = True
+        try:
+            rollout.line(record)
+        except Exception as exc:  # a record of an unforeseen shape is a problem, never a crash
+            problems.append(LoadProblem(file=path.name, field=f"line {number}", message=f"{type(exc).__name__}: {exc}"))
     if seen:
         yield rollout.trajectory()
     else:

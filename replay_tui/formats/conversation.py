@@ -191,3 +191,31 @@ def head_records(head: bytes) -> list[dict[str, Any]]:
         if isinstance(record, dict):
             found.append(record)
     return found
+
+
+def jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | LoadProblem]]:
+    """The file's JSON objects with their line numbers (1-based); a bad line is a problem (a cut last
+    line, still being written, a warning)."""
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, 1):
+            line = strip_bom(line) if number == 1 else line
+            if not line.strip():
+                continue
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                cut = not line.endswith(b"\n")
+                yield (
+                    number,
+                    LoadProblem(
+                        file=path.name,
+                        field=f"line {number}",
+                        message=("an incomplete last line (still being written?)" if cut else f"not JSON: {exc}"),
+                        severity="warning" if cut else "error",
+                    ),
+                )
+                continue
+            if not isinstance(record, dict):
+                yield number, LoadProblem(file=path.name, field=f"line {number}", message="not a JSON object")
+                continue
+            yield number, record
