@@ -40,6 +40,7 @@ from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Read
 from replay_tui.trajectory import (
     ChatMessage,
     OpenAIConversation,
+    Outcome,
     Trajectory,
     TrajectoryStep,
     infer_tools,
@@ -264,6 +265,33 @@ def episode_from_trajectory(trajectory: Trajectory, session_id: int, *, file: st
         raise _step_error(file, record, trajectory.id, "outcome", exc) from None
     episode._source = trajectory
     return episode
+
+
+def seed_outcome(final_reward: float | None, success: bool | None, completed_by_backup: bool = False) -> Outcome:
+    """The outcome a seed demonstration file records: its reward, its success flag, and whether the
+    backup agent had to finish the task."""
+    return Outcome(
+        reward=final_reward,
+        success=success,
+        status="completed by backup" if completed_by_backup else None,
+    )
+
+
+def outcome_of(episode: Episode) -> Outcome:
+    """What ``episode``'s log says of its task (:class:`~replay_tui.trajectory.Outcome`), for any format."""
+    if episode.source is not None:
+        outcome: Outcome = episode.source.outcome
+        return outcome
+    return seed_outcome(episode.final_reward, episode.success, episode.completed_by_backup)
+
+
+def outcome_of_ref(ref: EpisodeRef) -> Outcome:
+    """The outcome of an episode not yet opened: the reader's whole outcome when it indexed one,
+    else what the header holds (reward, success)."""
+    if isinstance(ref.raw, EpisodeSummary) and ref.raw.outcome is not None:
+        return ref.raw.outcome
+    header = ref.header
+    return seed_outcome(header.final_reward, header.success, header.completed_by_backup)
 
 
 class TrajectoryFile:

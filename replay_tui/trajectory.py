@@ -227,14 +227,87 @@ class TrajectoryStep(BaseModel):
             self.action_text = self.action.display()
 
 
+class OutcomeCheck(BaseModel):
+    """One named part of a task's verdict, as the log records it: a reward component (tau2's DB
+    check, an inspect scorer), an evaluator of WebArena-Verified, a test of SWE-bench."""
+
+    name: str
+    """What was checked (``db``, ``communicate``, ``action 3: book_reservation``, ``accuracy``)."""
+    passed: bool | None = None
+    """True/False when the log says; None when it records only a value."""
+    value: Any = None
+    """The check's own value verbatim (a score, a reward, a letter grade)."""
+    detail: str = ""
+    """Why, in the log's words (what was expected and what was found), as text."""
+
+
+OUTCOME_KINDS = ("succeeded", "failed", "errored", "unknown")
+"""The four words every report and view counts outcomes in (:attr:`Outcome.kind`)."""
+
+
 class Outcome(BaseModel):
-    """How the episode ended: reward/score, success, and the format's own scores verbatim."""
+    """What the log itself says of the task (never what a replay found: that is *agreement*).
+
+    Every field is optional: a reader fills what its format records and leaves the rest empty.
+    """
 
     reward: float | None = None
+    """The task's score as one number (tau2's reward, inspect's first scorer as a float, WebShop's
+    reward); the named scores, verbatim, are in ``scores``."""
     success: bool | None = None
+    """Did the agent accomplish the task, as the log (or its scorer) says; None when it does not say."""
     status: str | None = None
-    """Why it ended when the log says (``submitted``, ``max_steps``, ``error``...)."""
+    """Why the episode ended when the log says (``submitted``, ``max_steps``, ``user_stop``,
+    ``error``, ``exit_context``...): the termination or exit reason, short."""
     scores: dict[str, Any] = Field(default_factory=dict)
+    """The format's own scores and outcome fields, verbatim (JSON values)."""
+    error: str | None = None
+    """The error that ended the run (an exception, an exit status's message), as text."""
+    target: str | None = None
+    """The task's reference answer or goal state as text (inspect's target, a gold answer)."""
+    answer: str | None = None
+    """The agent's final answer or submission (inspect's completion, SWE-agent's patch, tau2's last
+    reply), as text."""
+    explanation: str | None = None
+    """The scorer's own explanation of the score, as text."""
+    checks: list[OutcomeCheck] = Field(default_factory=list)
+    """The reward breakdown, one named check each, in the log's order."""
+    expected_actions: list[ToolCall] = Field(default_factory=list)
+    """The task's reference actions when the log has them (tau2 ``evaluation_criteria.actions``),
+    in the reference's order: what :mod:`replay_tui.expected` aligns the agent's calls with."""
+
+    @property
+    def kind(self) -> str:
+        """One of :data:`OUTCOME_KINDS`: ``succeeded``/``failed`` when the log says so, ``errored``
+        when the run ended on an error without succeeding, ``unknown`` otherwise."""
+        if self.success is True:
+            return "succeeded"
+        if self.error or (self.status or "").lower() in ERROR_STATUSES:
+            return "errored"
+        if self.success is False:
+            return "failed"
+        return "unknown"
+
+    @property
+    def failed_checks(self) -> list[OutcomeCheck]:
+        """The checks the log marks as not passed, in order."""
+        return [check for check in self.checks if check.passed is False]
+
+    @property
+    def reason(self) -> str:
+        """Why the task ended as it did, in one line: the first failed check, else the error, else
+        the termination status (empty when the log says nothing)."""
+        failed = self.failed_checks
+        if failed:
+            first = failed[0]
+            return f"{first.name}: {first.detail}" if first.detail else first.name
+        if self.error:
+            return self.error.strip().splitlines()[0] if self.error.strip() else "error"
+        return self.status or ""
+
+
+ERROR_STATUSES = frozenset({"error", "errored", "exception", "crashed", "exit_error", "failed_to_run"})
+"""Termination statuses that mean the run broke (not that the agent failed the task)."""
 
 
 class Trajectory(BaseModel):

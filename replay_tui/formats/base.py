@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.trajectory import Trajectory
+from replay_tui.trajectory import Outcome, Trajectory
 
 HEAD_BYTES = 64 * 1024
 """How much of a file :meth:`Reader.sniff` sees. Readers decide from the head, never by parsing the
@@ -38,6 +38,9 @@ class EpisodeSummary:
     stepper lists, the browser's turns. None: the same as ``steps``."""
     reward: float | None = None
     success: bool | None = None
+    outcome: Outcome | None = None
+    """The log's whole outcome when the reader has it at index time (None: only ``reward`` and
+    ``success`` are known before the episode is loaded)."""
     locator: Any = None
     """Reader-specific: how :meth:`IndexingReader.load` finds the episode again (offsets, a name)."""
 
@@ -52,6 +55,7 @@ class EpisodeSummary:
             turns=len(trajectory.steps),
             reward=trajectory.outcome.reward,
             success=trajectory.outcome.success,
+            outcome=trajectory.outcome,
             locator=locator,
         )
 
