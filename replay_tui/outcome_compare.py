@@ -51,18 +51,23 @@ def score_of(trajectory: Trajectory) -> float | None:
 def calls_of(trajectory: Trajectory) -> list[ToolCall]:
     """The tool calls the agent made, in order: each step's action and the parallel calls of the
     same message, which readers keep in ``extra`` (``other_tool_calls``; inspect_ai: ``tool_calls``)."""
-    found: list[ToolCall] = []
-    for step in trajectory.steps:
+    return [call for _, call in located_calls(trajectory)]
+
+
+def located_calls(trajectory: Trajectory) -> list[tuple[int, ToolCall]]:
+    """:func:`calls_of` with the index of the step each call was made in (parallel calls share one)."""
+    found: list[tuple[int, ToolCall]] = []
+    for position, step in enumerate(trajectory.steps):
         if step.action is None or not step.action.name:
             continue
         whole = step.extra.get("tool_calls")
         if isinstance(whole, list) and len(whole) > 1:
-            found += _parallel(whole) or [step.action]
+            found += [(position, call) for call in (_parallel(whole) or [step.action])]
             continue
-        found.append(step.action)
+        found.append((position, step.action))
         others = step.extra.get("other_tool_calls")
         if isinstance(others, list):
-            found += _parallel(others)
+            found += [(position, call) for call in _parallel(others)]
     return found
 
 
@@ -200,6 +205,22 @@ class TaskPair:
     a_calls: list[ToolCall]
     b_calls: list[ToolCall]
     divergence: Divergence | None
+    a_steps: list[int] = field(default_factory=list)
+    """The step (index into A's trajectory) each of A's calls was made in."""
+    b_steps: list[int] = field(default_factory=list)
+    a_trajectory: Trajectory | None = field(default=None, repr=False)
+    """A's whole episode, for views that show a call's step (observation, thinking, result)."""
+    b_trajectory: Trajectory | None = field(default=None, repr=False)
+
+    @property
+    def divergent_rows(self) -> list[int]:
+        """The alignment rows that are not the same call, in order."""
+        return [index for index, row in enumerate(self.rows) if row.kind != "same"]
+
+    @property
+    def differs_when_both_failed(self) -> bool:
+        """Both runs failed the task, and not by the same calls."""
+        return self.change == "both_failed" and self.divergence is not None
 
     @property
     def change(self) -> str:
@@ -216,7 +237,8 @@ class TaskPair:
 
 def pair_task(key: str, task: str, a: Trajectory, b: Trajectory) -> TaskPair:
     """Outcomes and aligned calls of one task key."""
-    a_calls, b_calls = calls_of(a), calls_of(b)
+    a_located, b_located = located_calls(a), located_calls(b)
+    a_calls, b_calls = [call for _, call in a_located], [call for _, call in b_located]
     rows = align(a_calls, b_calls)
     divergence = None
     for index, row in enumerate(rows):
@@ -243,6 +265,10 @@ def pair_task(key: str, task: str, a: Trajectory, b: Trajectory) -> TaskPair:
         a_calls,
         b_calls,
         divergence,
+        [step for step, _ in a_located],
+        [step for step, _ in b_located],
+        a,
+        b,
     )
 
 

@@ -110,6 +110,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--format", dest="log_format", metavar="NAME", help="two logs: read both as this format")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the one-line verdict")
+    parser.add_argument(
+        "--tui",
+        action="store_true",
+        help="open the comparison in the debugger (two logs: tasks, then the two trajectories aligned side by side)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -209,6 +214,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         for index, loaded in enumerate(runs)
     ]
     if len(runs) > 2:
+        if args.tui:
+            raise UsageError("--tui opens two runs; with more, compare prints their agreement")
         if args.fail_on_regression is not None:
             raise UsageError("--fail-on-regression compares two runs; with more, compare shows their agreement")
         if report_format == "junit":
@@ -235,6 +242,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError(str(exc)) from None
     for warning in comparison.warnings:
         print_warning(err, COMMAND, warning)
+    if args.tui:
+        open_app(comparison)
     if not args.quiet:
         _print_comparison(out, comparison, args.show)
     out.print(Text(comparison.headline(), style="bold"), soft_wrap=True)
@@ -243,6 +252,13 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.fail_on_regression is not None and regressions > args.fail_on_regression:
         return EXIT_MISMATCH
     return EXIT_OK
+
+
+def open_app(comparison: Any) -> None:
+    """Run the compare app on ``comparison`` (two runs or two logs) until the user quits."""
+    from replay_tui.tui.compare_app import CompareApp
+
+    CompareApp(comparison).theme_from_config().run()
 
 
 def _write(args: argparse.Namespace, report: Comparison | Agreement, out: Console) -> None:

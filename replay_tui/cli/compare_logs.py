@@ -50,6 +50,10 @@ def run_logs(args: argparse.Namespace, out: Console, err: Console) -> int:
     comparison = compare_outcomes(pairing, resamples=args.resamples, seed=args.seed)
     for warning in comparison.warnings:
         print_warning(err, COMMAND, warning)
+    if args.tui:
+        from replay_tui.cli.compare import open_app
+
+        open_app(comparison)
     if not args.quiet:
         _print(out, comparison, args.show)
     out.print(Text(comparison.headline(), style="bold"), soft_wrap=True)

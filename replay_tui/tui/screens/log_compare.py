@@ -1,0 +1,507 @@
+"""The compare view of two agents' own runs of the same tasks (``replay-tui compare LOG_A LOG_B --tui``).
+
+:class:`LogCompareScreen` lists the paired tasks (A ✓/✗, B ✓/✗ and the change: regressed −, fixed
++, both failed ✗ — ≠ when their calls differ —, both succeeded ·) under the figures the CLI prints
+(success rates with Wilson intervals, B − A with its task-clustered bootstrap interval, McNemar's
+p, pass^k); ``f`` cycles the filters (regressions, fixes, both failed differently), ``M`` groups the
+regressions (by the tool at the first divergence, by B's termination reason), ``e`` exports.
+``enter`` opens :class:`LogPairScreen`: the two trajectories side by side, aligned call by call,
+the first divergence marked; ``]``/``[`` go from divergence to divergence and each side's step
+(what the agent saw, thought, called and got back) is shown below its column.
+
+The screens only display an :class:`~replay_tui.outcome_compare.OutcomeComparison` made by the core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from replay_tui.export import ExportError
+from replay_tui.fileio import atomic_write_bytes
+from replay_tui.outcome_compare import OutcomeComparison, TaskPair
+from replay_tui.outcome_export import render
+from replay_tui.sanitize import one_line, strip_control
+from replay_tui.trajectory import Trajectory
+from replay_tui.tui.screens.compare import CompareExportModal
+from replay_tui.tui.screens.modals import ExportChoice
+from replay_tui.tui.widgets.lazy_table import Column, LazyTable
+from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
+
+FILTERS: dict[str, tuple[str, Callable[[TaskPair], bool]]] = {
+    "all": ("all tasks", lambda task: True),
+    "regressed": ("regressions (A ✓, B ✗)", lambda task: task.change == "regressed"),
+    "fixed": ("fixes (A ✗, B ✓)", lambda task: task.change == "fixed"),
+    "both_failed_differently": ("both failed, differently", lambda task: task.differs_when_both_failed),
+}
+FILTER_CYCLE = ("all", "regressed", "fixed", "both_failed_differently")
+CHANGE_MARKS: dict[str, tuple[str, str]] = {
+    "regressed": ("− regressed", "bold red"),
+    "fixed": ("+ fixed", "bold green"),
+    "both_failed": ("✗ both failed", "red"),
+    "both_succeeded": ("· both ok", "dim"),
+    "unknown": ("? unknown", "yellow"),
+}
+ROW_MARKS: dict[str, tuple[str, str]] = {
+    "same": ("=", "dim"),
+    "arguments": ("≠", "bold yellow"),
+    "tool": ("✗", "bold red"),
+    "a_only": ("A", "bold magenta"),
+    "b_only": ("B", "bold cyan"),
+}
+ROW_WORDS = {
+    "same": "the same call",
+    "arguments": "the same tool, other arguments",
+    "tool": "another tool",
+    "a_only": "a call of A only",
+    "b_only": "a call of B only",
+}
+STEP_TEXT_LIMIT = 4_000
+"""Characters of an observation or a result shown in a side's pane (the end is cut, saying so)."""
+
+
+def instruction(task: TaskPair) -> str:
+    """What the task asked, from A's episode (else B's); the pairing's task id when neither says."""
+    for trajectory in (task.a_trajectory, task.b_trajectory):
+        if trajectory is not None and trajectory.task:
+            return trajectory.task
+    return task.task
+
+
+def outcome_mark(success: bool | None, score: float | None) -> Text:
+    """``✓ 1.0``, ``✗ 0.0`` or ``? –``: a run's outcome on one task."""
+    mark, style = ("✓", "green") if success else (("✗", "bold red") if success is False else ("?", "yellow"))
+    text = Text(mark, style=style)
+    text.append(f" {score:g}" if score is not None else " –", style="")
+    return text
+
+
+class TasksSource:
+    """The paired tasks of a comparison under a filter; cells made on demand."""
+
+    columns: Sequence[Column] = (
+        Column("key", "task key", 18, min_width=8),
+        Column("task", "task", flex=True, min_width=12),
+        Column("a", "A", 7),
+        Column("b", "B", 7),
+        Column("change", "change", 13),
+        Column("divergence", "first divergence", 36, drop=1),
+    )
+
+    def __init__(self, comparison: OutcomeComparison, filter_name: str = "all", group: set[str] | None = None):
+        keep = FILTERS[filter_name][1]
+        self.rows = [task for task in comparison.tasks if keep(task) and (group is None or task.key in group)]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def row_style(self, index: int) -> str:
+        return "dim" if self.rows[index].change == "both_succeeded" else ""
+
+    def cells(self, index: int) -> Sequence[Text]:
+        task = self.rows[index]
+        word, style = CHANGE_MARKS[task.change]
+        if task.change == "both_failed" and task.divergence is not None:
+            word = "≠ both failed"
+        found = task.divergence
+        return [
+            Text(one_line(task.key)),
+            Text(one_line(instruction(task))),
+            outcome_mark(task.a_success, task.a_score),
+            outcome_mark(task.b_success, task.b_score),
+            Text(word, style=style),
+            Text(one_line(found.text()) if found else "same calls", style="" if found else "dim"),
+        ]
+
+
+class RegressionGroupsModal(ModalScreen[set[str] | None]):
+    """The regressions grouped by the tool at their first divergence and by B's termination reason;
+    enter shows a group's tasks in the list, escape closes."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Close", id="log_groups.close")]
+
+    def __init__(self, comparison: OutcomeComparison):
+        super().__init__()
+        self.groups: list[tuple[str, set[str]]] = regression_groups(comparison)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Text("Regressions in groups (A ✓, B ✗)", style="bold"))
+            if self.groups:
+                yield OptionList(
+                    *(
+                        Option(Text(f"{len(keys):>4}  {one_line(name)}"), id=str(i))
+                        for i, (name, keys) in enumerate(self.groups)
+                    ),
+                    id="log-groups",
+                )
+            else:
+                yield Label(Text("No task regressed.", style="green"))
+            yield Label(Text("enter shows the group's tasks · esc closes", style="dim"))
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.groups[int(event.option.id or 0)][1])
+
+
+def regression_groups(comparison: OutcomeComparison) -> list[tuple[str, set[str]]]:
+    """``(name, task keys)`` of each group: by the tool at the first divergence, then by B's
+    termination reason; largest first, ties by name (deterministic)."""
+    by_tool: dict[str, set[str]] = {}
+    by_status: dict[str, set[str]] = {}
+    for task in comparison.regressions:
+        found = task.divergence
+        if found is None:
+            tool = "(the same calls)"
+        elif found.a_call is not None:
+            tool = task.a_calls[found.a_call].name
+        else:
+            tool = task.b_calls[found.b_call or 0].name
+        by_tool.setdefault(f"first divergence at {tool}", set()).add(task.key)
+        by_status.setdefault(f"B ended: {task.b_status or 'unknown'}", set()).add(task.key)
+    ordered = sorted(by_tool.items(), key=lambda item: (-len(item[1]), item[0]))
+    ordered += sorted(by_status.items(), key=lambda item: (-len(item[1]), item[0]))
+    return ordered
+
+
+class LogCompareScreen(Screen):
+    """The tasks two logs share, their outcomes and changes; the figures above them."""
+
+    DEFAULT_CSS = """
+    LogCompareScreen #logcmp-title { height: auto; padding: 0 1; }
+    LogCompareScreen #logcmp-stats { height: auto; padding: 0 1; border-bottom: hkey $panel; }
+    LogCompareScreen #logcmp-tasks { height: 1fr; }
+    LogCompareScreen #logcmp-status {
+        height: auto; max-height: 3; padding: 0 1; background: $panel; color: $text-muted;
+    }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("f", "cycle_filter", "Filter", id="log_compare.filter"),
+        Binding("minus", "filter('regressed')", "Regressions", id="log_compare.regressions"),
+        Binding("plus", "filter('fixed')", "Fixes", show=False, id="log_compare.fixes"),
+        Binding("d", "filter('both_failed_differently')", "Both failed ≠", show=False, id="log_compare.both_failed"),
+        Binding("right_square_bracket", "next_change(1)", "Next change", id="log_compare.next"),
+        Binding("left_square_bracket", "next_change(-1)", "Prev change", show=False, id="log_compare.prev"),
+        Binding("M", "groups", "Regression groups", id="log_compare.groups"),
+        Binding("e", "export", "Export", id="log_compare.export"),
+    ]
+
+    def __init__(self, comparison: OutcomeComparison, export_dir: Path | None = None, *, out_dir: Path | None = None):
+        super().__init__(id="log-compare")
+        self.comparison = comparison
+        self.export_dir = export_dir or Path.cwd()
+        self.out_dir = out_dir
+        self.filter_name = "all"
+        self.group: set[str] | None = None
+        self.group_name = ""
+        self.source = TasksSource(comparison)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="logcmp-title")
+        yield Static(id="logcmp-stats")
+        yield LazyTable(id="logcmp-tasks")
+        yield Static(id="logcmp-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.table.set_source(self.source, cursor=0)
+        self.table.focus()
+        self.query_one("#logcmp-stats", Static).update(self.stats_text())
+        self.update_title()
+
+    @property
+    def table(self) -> LazyTable:
+        return self.query_one("#logcmp-tasks", LazyTable)
+
+    def update_title(self) -> None:
+        c = self.comparison
+        text = Text()
+        text.append("compare ", style="bold")
+        text.append("A ", style="bold")
+        text.append(one_line(c.a_path), style="cyan")
+        text.append("  →  ", style="dim")
+        text.append("B ", style="bold")
+        text.append(one_line(c.b_path), style="cyan")
+        text.append("\n")
+        counts = c.counts
+        text.append(f"{len(c.tasks)} paired  ", style="bold")
+        text.append(f"{counts['regressed']} regressed  ", style="bold red" if counts["regressed"] else "dim")
+        text.append(f"{counts['fixed']} fixed  ", style="bold green" if counts["fixed"] else "dim")
+        differently = sum(1 for task in c.tasks if task.differs_when_both_failed)
+        text.append(f"{counts['both_failed']} both failed ({differently} differently)  ", style="red")
+        text.append(f"{counts['both_succeeded']} both succeeded", style="dim")
+        if counts["unknown"]:
+            text.append(f"  {counts['unknown']} unknown", style="yellow")
+        text.append(f"   showing {len(self.source)}", style="bold")
+        if self.filter_name != "all":
+            text.append(f"  filter: {FILTERS[self.filter_name][0]}", style="cyan")
+        if self.group is not None:
+            text.append(f"  group: {one_line(self.group_name)}", style="cyan")
+        self.query_one("#logcmp-title", Static).update(text)
+        status = Text()
+        for label, keys in (("A", c.a_only), ("B", c.b_only)):
+            if keys:
+                shown = ", ".join(one_line(key)[:40] for key in keys[:3])
+                more = f" … {len(keys) - 3} more" if len(keys) > 3 else ""
+                status.append(f"{len(keys)} task key(s) only in {label}: {shown}{more}  ")
+        if c.warnings:
+            status.append("⚠ " + one_line(" · ".join(c.warnings)), style="yellow")
+        self.query_one("#logcmp-status", Static).update(status or Text("every task key paired", style="dim"))
+
+    def stats_text(self) -> Text:
+        summary = self.comparison.summary()
+        text = Text()
+        for label, key in (("A", "a_success"), ("B", "b_success")):
+            rate = summary[key]
+            text.append(f"{label} ", style="bold")
+            text.append(f"{rate['successes']}/{rate['n']} {rate['rate']:.1%} [{rate['low']:.1%}–{rate['high']:.1%}]  ")
+        diff = summary["difference"]
+        style = "bold red" if diff["high"] < 0 else ("bold green" if diff["low"] > 0 else "")
+        text.append(
+            f"B − A {diff['b_minus_a'] * 100:+.1f} pp [{diff['low'] * 100:+.1f}, {diff['high'] * 100:+.1f}]",
+            style=style,
+        )
+        text.append(f" (bootstrap over {diff['clusters']} tasks)  McNemar p {summary['mcnemar_p']:.3g}", style="dim")
+        for p in self.comparison.pass_k:
+            text.append(f"\npass^{p.k} ({p.tasks} tasks)  A {p.a:.3f}  B {p.b:.3f}  B − A {p.difference:+.3f}")
+        return text
+
+    def _reload(self, keep: TaskPair | None) -> None:
+        self.source = TasksSource(self.comparison, self.filter_name, self.group)
+        index = next((i for i, task in enumerate(self.source.rows) if task is keep), 0)
+        self.table.set_source(self.source, cursor=index)
+        self.update_title()
+
+    def current_task(self) -> TaskPair | None:
+        return self.source.rows[self.table.cursor] if len(self.source) else None
+
+    # -- actions ----------------------------------------------------------------------------
+    def action_filter(self, name: str) -> None:
+        self.filter_name = "all" if self.filter_name == name else name
+        self._reload(self.current_task())
+
+    def action_cycle_filter(self) -> None:
+        self.filter_name = FILTER_CYCLE[(FILTER_CYCLE.index(self.filter_name) + 1) % len(FILTER_CYCLE)]
+        self._reload(self.current_task())
+
+    def action_next_change(self, direction: int) -> None:
+        """Move to the next (previous) task whose outcome changed from A to B."""
+        cursor = self.table.cursor
+        order = range(cursor + 1, len(self.source)) if direction > 0 else range(cursor - 1, -1, -1)
+        for index in order:
+            if self.source.rows[index].change in ("regressed", "fixed"):
+                self.table.set_cursor(index)
+                return
+        self.notify("no further task whose outcome changed", severity="warning", timeout=2)
+
+    def action_groups(self) -> None:
+        def apply(keys: set[str] | None) -> None:
+            if keys is None:
+                return
+            names = {name: group for name, group in regression_groups(self.comparison)}
+            self.group_name = next((name for name, group in names.items() if group is keys or group == keys), "")
+            self.group = keys
+            self.filter_name = "all"
+            self._reload(None)
+
+        if self.group is not None:  # M again: the whole list back
+            self.group = None
+            self._reload(self.current_task())
+            return
+        self.app.push_screen(RegressionGroupsModal(self.comparison), apply)
+
+    def action_export(self) -> None:
+        def apply(choice: ExportChoice | None) -> None:
+            if choice is None:
+                return
+            try:
+                written = atomic_write_bytes(choice.path, render(self.comparison, choice.fmt))
+            except (OSError, ExportError, ValueError) as exc:
+                self.notify(f"export failed: {exc}", severity="error", markup=False)
+                return
+            regressions = self.comparison.counts["regressed"]
+            self.notify(f"exported the comparison ({regressions} regressions) to {written}", timeout=3, markup=False)
+
+        self.app.push_screen(CompareExportModal(self.export_dir, out_dir=self.out_dir), apply)
+
+    @on(LazyTable.Selected, "#logcmp-tasks")
+    def _open(self, event: LazyTable.Selected) -> None:
+        self.app.push_screen(LogPairScreen(self.source.rows[event.index]))
+
+
+class AlignedRowsSource:
+    """The aligned calls of one task: a mark, A's call and B's call per row."""
+
+    columns: Sequence[Column] = (
+        Column("row", "#", 4, justify="right"),
+        Column("kind", "", 1),
+        Column("a", "A's call", flex=True, min_width=12),
+        Column("b", "B's call", flex=True, min_width=12),
+    )
+
+    def __init__(self, task: TaskPair):
+        self.task = task
+
+    def __len__(self) -> int:
+        return len(self.task.rows)
+
+    def row_style(self, index: int) -> str:
+        divergence = self.task.divergence
+        if divergence is not None and divergence.row == index:
+            return "bold"
+        return "dim" if self.task.rows[index].kind == "same" else ""
+
+    def cells(self, index: int) -> Sequence[Text]:
+        row = self.task.rows[index]
+        mark, style = ROW_MARKS[row.kind]
+        a = "" if row.a is None else self.task.a_calls[row.a].display()
+        b = "" if row.b is None else self.task.b_calls[row.b].display()
+        side_style = "" if row.kind == "same" else style
+        return [
+            Text(str(index + 1)),
+            Text(mark, style=style),
+            Text(one_line(a), style=side_style if row.a is not None else "dim"),
+            Text(one_line(b), style=side_style if row.b is not None else "dim"),
+        ]
+
+
+def _cut(text: str, limit: int = STEP_TEXT_LIMIT) -> str:
+    text = strip_control(text)
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit:,} more characters)"
+
+
+def side_lines(trajectory: Trajectory | None, step_index: int | None, call_text: str | None) -> list[PaneLine]:
+    """One side's step at an aligned row: the call, what the agent thought and saw, the result."""
+    if call_text is None:
+        return [PaneLine("no call on this side at this row", "dim italic")]
+    lines = [PaneLine("call", "bold")]
+    lines += lines_from_text(strip_control(call_text), "bold")
+    if trajectory is None or step_index is None or not 0 <= step_index < len(trajectory.steps):
+        return lines
+    step = trajectory.steps[step_index]
+    lines.insert(0, PaneLine(f"step {one_line(step.label)}", "dim"))
+    for title, body, style in (
+        ("thinking", step.thinking, "italic"),
+        ("said", step.content, ""),
+        ("result", step.tool_result or "", "green"),
+        ("observation", step.observation, ""),
+    ):
+        if body:
+            lines.append(PaneLine(""))
+            lines.append(PaneLine(title, "bold"))
+            lines += lines_from_text(_cut(body), style)
+    return lines
+
+
+class LogPairScreen(Screen):
+    """One task's two trajectories side by side, aligned call by call; each side's step below it."""
+
+    DEFAULT_CSS = """
+    LogPairScreen #pair-title { height: auto; padding: 0 1; border-bottom: hkey $panel; }
+    LogPairScreen #pair-rows { height: 1fr; }
+    LogPairScreen #pair-sides { height: 1fr; }
+    LogPairScreen #pair-sides TextPane { width: 1fr; }
+    LogPairScreen #pair-where { height: 1; padding: 0 1; background: $panel; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("right_square_bracket", "next_divergence(1)", "Next divergence", id="log_pair.next"),
+        Binding("left_square_bracket", "next_divergence(-1)", "Prev divergence", id="log_pair.prev"),
+        Binding("escape", "back", "Back", id="log_pair.back"),
+    ]
+
+    def __init__(self, pair: TaskPair):
+        super().__init__(id="log-pair")
+        self.pair = pair
+        self.source = AlignedRowsSource(pair)
+        self._moved = False
+        """False until ``]``/``[`` first moved: the first ``]`` lands on the first divergence even at row 1."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="pair-title")
+        yield LazyTable(id="pair-rows")
+        yield Static(id="pair-where")
+        with Horizontal(id="pair-sides"):
+            yield TextPane("A", id="pair-a")
+            yield TextPane("B", id="pair-b")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        pair = self.pair
+        title = Text()
+        title.append(one_line(pair.key), style="bold")
+        word, style = CHANGE_MARKS[pair.change]
+        title.append("  ").append(word, style=style)
+        title.append("  A ").append_text(outcome_mark(pair.a_success, pair.a_score))
+        if pair.a_status:
+            title.append(f" ({one_line(pair.a_status)})", style="dim")
+        title.append("  B ").append_text(outcome_mark(pair.b_success, pair.b_score))
+        if pair.b_status:
+            title.append(f" ({one_line(pair.b_status)})", style="dim")
+        title.append("\n")
+        title.append(one_line(instruction(pair))[:400], style="italic")
+        title.append("\n")
+        if pair.divergence is not None:
+            title.append("first divergence: ", style="bold").append(one_line(pair.divergence.text()), style="yellow")
+        else:
+            title.append("the runs made the same calls", style="dim")
+        self.query_one("#pair-title", Static).update(title)
+        table = self.query_one("#pair-rows", LazyTable)
+        table.set_source(self.source, cursor=0)
+        table.focus()
+        self.show_row()
+
+    @on(LazyTable.Highlighted, "#pair-rows")
+    def show_row(self) -> None:
+        pair = self.pair
+        where = self.query_one("#pair-where", Static)
+        a_pane, b_pane = self.query_one("#pair-a", TextPane), self.query_one("#pair-b", TextPane)
+        if not pair.rows:
+            where.update(Text("neither run made a tool call", style="dim"))
+            a_pane.set_text(None, placeholder="no calls")
+            b_pane.set_text(None, placeholder="no calls")
+            return
+        index = self.query_one("#pair-rows", LazyTable).cursor
+        row = pair.rows[index]
+        mark, style = ROW_MARKS[row.kind]
+        text = Text(f"row {index + 1}/{len(pair.rows)}  ")
+        text.append(f"{mark} {ROW_WORDS[row.kind]}", style=style)
+        divergent = pair.divergent_rows
+        text.append(f"   {len(divergent)} divergent row(s)", style="dim")
+        if pair.divergence is not None and pair.divergence.row == index:
+            text.append("  ← first divergence", style="bold yellow")
+        where.update(text)
+        a_call = None if row.a is None else pair.a_calls[row.a].display()
+        b_call = None if row.b is None else pair.b_calls[row.b].display()
+        a_step = None if row.a is None or row.a >= len(pair.a_steps) else pair.a_steps[row.a]
+        b_step = None if row.b is None or row.b >= len(pair.b_steps) else pair.b_steps[row.b]
+        a_pane.set_lines(side_lines(pair.a_trajectory, a_step, a_call))
+        b_pane.set_lines(side_lines(pair.b_trajectory, b_step, b_call))
+
+    def action_next_divergence(self, direction: int) -> None:
+        table = self.query_one("#pair-rows", LazyTable)
+        cursor = table.cursor
+        rows = self.pair.divergent_rows
+        if direction > 0:
+            found = next((r for r in rows if r > cursor or (r == cursor and not self._moved)), None)
+        else:
+            found = next((r for r in reversed(rows) if r < cursor), None)
+        self._moved = True
+        if found is None:
+            self.notify("no further divergence", severity="warning", timeout=2)
+            return
+        table.set_cursor(found)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()

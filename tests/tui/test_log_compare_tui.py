@@ -1,0 +1,156 @@
+"""Two agents' own runs of the same tasks in the app (``compare LOG_A LOG_B --tui``), driven by keys:
+filter the regressions, open one, ``]`` lands on its first divergent call, export lists exactly the
+regressions. Expected values come from the raw tau2 files, not from the comparison."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replay_tui.outcome_compare import compare_outcomes
+from replay_tui.pairing import load_pair
+from replay_tui.tui.compare_app import CompareApp
+from replay_tui.tui.screens.compare import CompareExportModal
+from replay_tui.tui.screens.log_compare import LogCompareScreen, LogPairScreen, RegressionGroupsModal
+from replay_tui.tui.widgets.lazy_table import LazyTable
+from tests.tui.conftest import SIZE
+
+PAIRS = Path(__file__).parents[1] / "data" / "compare_pairs" / "tau2"
+
+
+def pair_files(n: int) -> tuple[Path, Path]:
+    (a,) = PAIRS.glob(f"pair{n}_A__*.json")
+    (b,) = PAIRS.glob(f"pair{n}_B__*.json")
+    return a, b
+
+
+def raw(path: Path) -> dict[str, dict[str, Any]]:
+    data = json.loads(path.read_text())
+    return {f"{s['task_id']}#{s['trial']}": s for s in data["simulations"]}
+
+
+def assistant_calls(simulation: dict[str, Any]) -> list[tuple[str, Any]]:
+    return [
+        (call["name"], call["arguments"])
+        for message in simulation["messages"]
+        if message.get("role") == "assistant"
+        for call in message.get("tool_calls") or []
+    ]
+
+
+def app_for(n: int, export_dir: Path) -> tuple[CompareApp, dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    a_path, b_path = pair_files(n)
+    comparison = compare_outcomes(load_pair([str(a_path), str(b_path)]))
+    return CompareApp(comparison, export_dir=export_dir), raw(a_path), raw(b_path)
+
+
+def shown_keys(screen: LogCompareScreen) -> list[str]:
+    return [task.key for task in screen.source.rows]
+
+
+async def test_filter_open_divergence_and_export_regressions(tmp_path: Path) -> None:
+    app, a, b = app_for(1, tmp_path)
+    paired = [key for key in a if key in b]
+    regressed = [k for k in paired if a[k]["reward_info"]["reward"] >= 1 and b[k]["reward_info"]["reward"] < 1]
+    fixed = [k for k in paired if b[k]["reward_info"]["reward"] >= 1 and a[k]["reward_info"]["reward"] < 1]
+    assert regressed and fixed  # the pair has both: the filters are tested on real differences
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, LogCompareScreen)
+        assert sorted(shown_keys(screen)) == sorted(paired)
+        await pilot.press("f")  # all → regressions
+        assert sorted(shown_keys(screen)) == sorted(regressed)
+        title = str(screen.query_one("#logcmp-title").render())
+        assert f"{len(regressed)} regressed" in title and "filter: regressions" in title
+        await pilot.press("f")  # → fixes
+        assert sorted(shown_keys(screen)) == sorted(fixed)
+        await pilot.press("f", "f")  # → both failed differently → all
+        assert sorted(shown_keys(screen)) == sorted(paired)
+        await pilot.press("minus")  # the regressions again, by their own key
+        assert sorted(shown_keys(screen)) == sorted(regressed)
+
+        await pilot.press("enter")
+        await pilot.pause()
+        pair = app.screen
+        assert isinstance(pair, LogPairScreen)
+        key = pair.pair.key
+        ours, theirs = assistant_calls(a[key]), assistant_calls(b[key])
+        first = next(
+            (i for i, (x, y) in enumerate(zip(ours, theirs, strict=False)) if x != y), min(len(ours), len(theirs))
+        )
+        await pilot.press("right_square_bracket")
+        rows = pair.query_one("#pair-rows", LazyTable)
+        row = pair.pair.rows[rows.cursor]
+        # the first divergent row is past the calls both runs made alike (the common prefix, from the raw files)
+        assert rows.cursor == first
+        assert row.kind != "same"
+        if row.a is not None:
+            assert (pair.pair.a_calls[row.a].name, pair.pair.a_calls[row.a].arguments) == (
+                ours[row.a][0],
+                ours[row.a][1],
+            )
+        where = str(pair.query_one("#pair-where").render())
+        assert "first divergence" in where
+        side = "\n".join(line.text for line in pair.query_one("#pair-a")._lines) if row.a is not None else ""
+        if row.a is not None:
+            assert ours[row.a][0] in side  # A's pane shows the call made at that row
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(app.screen, CompareExportModal)
+        await pilot.press("enter")
+        await pilot.pause()
+        markdown = (tmp_path / "compare-report.md").read_text()
+        lines = markdown.splitlines()
+        start = lines.index(f"### Regressions ({len(regressed)})")
+        listed = [line.split("|")[1].strip().strip("`") for line in lines[start + 1 :] if line.startswith("| `")]
+        assert sorted(listed) == sorted(regressed)
+
+
+async def test_regression_groups_sum_to_the_regressions_and_filter_the_list(tmp_path: Path) -> None:
+    app, a, b = app_for(1, tmp_path)
+    regressed = {k for k in a if k in b and a[k]["reward_info"]["reward"] >= 1 > b[k]["reward_info"]["reward"]}
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        await pilot.press("M")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, RegressionGroupsModal)
+        by_tool = [keys for name, keys in modal.groups if name.startswith("first divergence at ")]
+        by_status = [keys for name, keys in modal.groups if name.startswith("B ended: ")]
+        assert sum(len(keys) for keys in by_tool) == len(regressed) == sum(len(keys) for keys in by_status)
+        assert set().union(*by_tool) == regressed
+        await pilot.press("enter")  # the largest group
+        await pilot.pause()
+        assert app.screen is screen
+        assert set(shown_keys(screen)) == modal.groups[0][1]
+        await pilot.press("M")  # again: the whole list back
+        assert len(shown_keys(screen)) == len([k for k in a if k in b])
+
+
+def test_cli_tui_flag_refuses_more_than_two_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from replay_tui.cli import main
+
+    reports = []
+    for name in ("a", "b", "c"):
+        report = tmp_path / f"{name}.json"
+        assert main(["replay", "--mode", "stub", "--report", str(report), "--report-steps", "-q"]) in (0, 1)
+        reports.append(str(report))
+    assert main(["compare", *reports, "--tui"]) == 2
+    assert "--tui opens two runs" in capsys.readouterr().err
+
+
+def test_log_compare_snapshot(snap_compare, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = Path(__file__).parents[2]
+    monkeypatch.chdir(root)  # the title names the logs as given: relative, the same in every clone
+    a_path, b_path = (path.relative_to(root) for path in pair_files(2))
+    app = CompareApp(compare_outcomes(load_pair([str(a_path), str(b_path)])), export_dir=tmp_path)
+    assert snap_compare(app, terminal_size=SIZE, press=["enter", "right_square_bracket"])
