@@ -18,8 +18,11 @@ import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-MAX_DRAWS = 200_000_000
-"""Items drawn over all resamples at most (about a second); past it fewer resamples are drawn."""
+MAX_DRAWS = 20_000_000
+"""Items drawn over all resamples at most (about a tenth of a second); past it fewer resamples are
+drawn, never fewer than 1,000: with that many clusters (20,000 episodes at 1,000 resamples) the
+interval is narrow and its Monte-Carlo error a small part of it, while 10,000 resamples of 20,000
+clusters took seconds per figure (a comparison states five)."""
 Z95 = 1.959963984540054
 """The two-sided 95 % normal quantile."""
 
@@ -38,14 +41,27 @@ def wilson(successes: int, total: int, z: float = Z95) -> tuple[float, float]:
 
 
 def mcnemar_exact(b: int, c: int) -> float:
-    """Two-sided exact McNemar p-value for ``b`` pairs right only in A and ``c`` right only in B."""
+    """Two-sided exact McNemar p-value for ``b`` pairs right only in A and ``c`` right only in B.
+
+    The binomial test of ``min(b, c)`` successes in ``b + c`` trials at 1/2: the distribution is
+    symmetric, so the two-sided p-value (every outcome no likelier than the one seen) is twice the
+    lower tail, at most 1. The tail is summed in floating point from its largest term down (each
+    term the previous times ``i / (n - i + 1)``), so a million discordant pairs cost milliseconds
+    and no scipy import (it equals ``scipy.stats.binomtest``'s to ~1e-12, tested)."""
     if b < 0 or c < 0:
         raise ValueError("discordant counts cannot be negative")
-    if b + c == 0:
+    n, low = b + c, min(b, c)
+    if n == 0 or 2 * low == n:
         return 1.0
-    from scipy import stats  # imported here: scipy.stats costs ~0.6 s at startup, only comparisons need it
-
-    return float(stats.binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)
+    # log of the largest tail term, P(X = low), then the terms below it by their ratios
+    log_term = math.lgamma(n + 1) - math.lgamma(low + 1) - math.lgamma(n - low + 1) - n * math.log(2)
+    total, term = 1.0, 1.0
+    for i in range(low, 0, -1):
+        term *= i / (n - i + 1)
+        total += term
+        if term < total * 1e-17:
+            break
+    return min(1.0, 2.0 * math.exp(log_term) * total)
 
 
 @dataclass(frozen=True)

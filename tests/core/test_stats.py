@@ -38,6 +38,30 @@ def test_exact_mcnemar_is_a_two_sided_binomial_test_on_the_discordant_pairs() ->
     assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(5, 5) == 1.0
 
 
+@pytest.mark.parametrize(
+    ("b", "c"),
+    [
+        (0, 1),
+        (1, 0),
+        (1, 2),
+        (3, 7),
+        (10, 10),
+        (10, 11),
+        (0, 40),
+        (17, 250),
+        (499, 501),
+        (62_987, 0),
+        (4_100, 3_900),
+        (120_000, 119_000),
+        (250_000, 1),
+    ],
+)
+def test_exact_mcnemar_equals_scipys_binomial_test_small_and_huge(b: int, c: int) -> None:
+    want = stats.binomtest(min(b, c), b + c, 0.5, alternative="two-sided").pvalue
+    assert mcnemar_exact(b, c) == pytest.approx(want, rel=1e-9, abs=1e-300)
+    assert mcnemar_exact(b, c) == mcnemar_exact(c, b)
+
+
 def test_paired_bootstrap_is_deterministic_and_covers_the_observed_difference() -> None:
     rng = random.Random(7)
     a = [rng.random() < 0.6 for _ in range(400)]

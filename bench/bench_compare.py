@@ -1,0 +1,77 @@
+"""Benchmark (issue 32): ``replay-tui compare RUN_A RUN_B`` on two big replay reports, beside a plain join.
+
+The floor is what any script does with the two ``--report-steps`` JSON files: decode both with orjson,
+index B's step verdicts by (episode, step) and count the flips of A's steps. ``compare`` does that and
+validates every step result, the statistics (Wilson, exact McNemar, a bootstrap clustered by episode)
+and the per-state and per-episode figures. Each is run in a fresh interpreter (import cost included, as a
+user pays it), alternately, ``--repeat`` times; best wall time, peak RSS and the ratio are printed.
+
+Make the reports once (two policies over one generated demo file; a 20,000-episode file is ~535 MB):
+
+    replay-tui generate /tmp/cmp/demos.json --count 20000
+    for mode in stub heuristic; do replay-tui replay --demos /tmp/cmp/demos.json --all --mode $mode \
+        --mismatch allow --report /tmp/cmp/$mode.json --report-steps -q --no-save-run; done
+    python bench/bench_compare.py /tmp/cmp/stub.json /tmp/cmp/heuristic.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PLAIN_JOIN = r"""
+import sys, orjson
+a = orjson.loads(open(sys.argv[1], "rb").read())
+b = orjson.loads(open(sys.argv[2], "rb").read())
+verdicts = {(e["file"], e["session_id"], s["step_label"]): s["match"] for e in b["episodes"] for s in e["steps"]}
+flips = {"regressed": 0, "fixed": 0, "same": 0}
+for e in a["episodes"]:
+    for s in e["steps"]:
+        other = verdicts.get((e["file"], e["session_id"], s["step_label"]))
+        if other is None:
+            continue
+        flips["regressed" if s["match"] and not other else "fixed" if other and not s["match"] else "same"] += 1
+print(flips)
+"""
+
+
+def timed(argv: list[str]) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS of the child (KiB, from GNU time) and its last output line."""
+    start = time.perf_counter()
+    done = subprocess.run(["/usr/bin/time", "-f", "%M", *argv], capture_output=True, text=True, cwd=ROOT, check=False)
+    wall = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        sys.exit(f"{argv[:4]} failed ({done.returncode}): {done.stderr[-2000:]}")
+    *_, peak = done.stderr.strip().splitlines()
+    lines = done.stdout.strip().splitlines()
+    return wall, int(peak), lines[-1] if lines else ""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("a")
+    parser.add_argument("b")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    args.a, args.b = str(Path(args.a).resolve()), str(Path(args.b).resolve())
+    floor_cmd = [sys.executable, "-c", PLAIN_JOIN, args.a, args.b]
+    ours_cmd = [sys.executable, "-m", "replay_tui", "compare", args.a, args.b, "-q"]
+    best: dict[str, tuple[float, int, str]] = {}
+    for _ in range(args.repeat):
+        for name, argv in (("plain join", floor_cmd), ("replay-tui compare", ours_cmd)):
+            wall, peak, last = timed(argv)
+            if name not in best or wall < best[name][0]:
+                best[name] = (wall, peak, last)
+    floor = best["plain join"][0]
+    for name, (wall, peak, last) in best.items():
+        print(f"{name:<20} {wall:6.2f} s  {wall / floor:4.1f}x the plain join   (peak RSS {peak / 1024:,.0f} MiB)")
+        print(f"{'':<20} {last[:140]}")
+
+
+if __name__ == "__main__":
+    main()
