@@ -4,6 +4,7 @@ cancelled replay keeps what it finished."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -82,29 +83,65 @@ async def test_the_worker_posts_batches_not_a_message_per_step(build, many):
     assert not any(b.steps for b in batches)  # no stepper open: the steps come with their reports
 
 
+GATED_POLICY = """
+import pathlib, time
+
+GATE = pathlib.Path({gate!r})
+TARGET = {target!r}
+
+class Gated:
+    # the recorded action; on the target episode, its second step is slow (a slow step is posted at
+    # once, with the steps before it) and its third waits until the test opens the gate
+
+    def predict_action(self, observation, state, available_actions, llm_prompt_repr, recorded_step=None):
+        number = (recorded_step or {{}}).get("step_number", 0)
+        if TARGET in (observation or "") and number == 1:
+            time.sleep(0.2)
+        if TARGET in (observation or "") and number >= 2:
+            while not GATE.exists():
+                time.sleep(0.01)
+        return recorded_step["action_executed_in_env"]
+"""
+
+
+async def wait_for(pilot, condition, what: str, limit: float = 120) -> None:
+    """Let the app run until ``condition()`` holds (a bound on the wait, not a timing check)."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {limit:.0f} s for {what}"
+        await pilot.pause(0.01)
+
+
 async def test_a_stepper_open_on_an_episode_being_replayed_shows_its_verdicts_as_they_come(build, tmp_path):
-    policy = tmp_path / "slow.py"
-    policy.write_text(SLOW_POLICY)
-    app = build(policy=f"{policy}:Slow")
+    demos = build().workspace.demos
+    target = next(i for i in range(4, 100) if len(demos.episode(i).decision_steps) >= 3)
+    gate = tmp_path / "gate"
+    instruction = demos.episode(target).instruction
+    policy = tmp_path / "gated.py"
+    policy.write_text(GATED_POLICY.format(gate=str(gate), target=instruction))
+    app = build(policy=f"{policy}:Gated")
+    try:
+        await _stepper_during_replay(app, target, gate)
+    finally:
+        gate.touch()  # never leave the replay's worker waiting, whatever failed
+
+
+async def _stepper_during_replay(app, target: int, gate) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("R")
-        target = 4
         app.open_episode(target)
         await pilot.pause()
         stepper = app.screen
         assert isinstance(stepper, StepperScreen)
-        partial: list[int] = []
-        for _ in range(400):
-            if target in app.workspace.results:
-                break
-            verdicts = stepper.verdicts()
-            if verdicts and app.current_replay and app.current_replay[0] == target:
-                partial.append(len(verdicts))
-            await pilot.pause(0.01)
-        assert target in app.workspace.results
-        assert partial, "no verdict showed before the episode's report"
+        # the replay holds at the target's third step: its first verdicts are shown, its report not made
+        await wait_for(pilot, lambda: bool(stepper.verdicts()), "the target's first verdict")
+        assert app.current_replay and app.current_replay[0] == target
+        assert target not in app.workspace.results
+        partial = len(stepper.verdicts())
+        gate.touch()
+        await wait_for(pilot, lambda: target in app.workspace.results, "the target's report")
         report = app.workspace.results[target]
-        assert min(partial) < len(report.steps)  # steps arrived one by one, before the report
+        assert partial < len(report.steps)  # steps arrived one by one, before the report
         assert stepper.verdicts() == {step.step_label: step for step in report.steps}
         await pilot.press("escape")  # the stepper closes; the replay goes on, then is cancelled
         await pilot.pause()

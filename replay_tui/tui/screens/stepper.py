@@ -1186,8 +1186,11 @@ class StepperScreen(Screen):
 
     def find_status(self) -> Text | None:
         """What the find box found, for the status line (None while it holds no query); the App
-        puts it before its own status when it redraws the line."""
-        query = self.query_one("#find", Input).value
+        puts it before its own status when it redraws the line. None too while the screen is not
+        composed yet or already taken down: a replay's progress redraws the line at any moment."""
+        boxes = self.query("#find").results(Input)
+        box = next(boxes, None)
+        query = box.value if box is not None else ""
         if not query:
             return None
         if not self.find_hits:
