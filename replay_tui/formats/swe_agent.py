@@ -224,6 +224,8 @@ class _Builder:
         self.path = path
         self.file = path.name
         self.id = _stem(path)
+        self.ending: dict[str, Any] = {}
+        """The ``extra`` of mini 2's ``exit`` message (exit status, exception, traceback)."""
         self.problems: list[LoadProblem] = []
 
     def problem(self, field: str | None, message: str, severity: str = "error") -> None:
@@ -523,10 +525,12 @@ class _Builder:
 
     def mini(self, messages_raw: list[Any], info: dict[str, Any], doc: dict[str, Any] | None) -> Trajectory:
         messages = self.messages(messages_raw, "messages")
-        if not info:
-            exits = [_dict(m) for m in messages_raw if isinstance(m, dict) and m.get("role") == "exit"]
-            if exits:
-                info = _dict(exits[-1].get("extra"))
+        exits = [_dict(m) for m in messages_raw if isinstance(m, dict) and m.get("role") == "exit"]
+        if exits:
+            # mini 2's exit message holds what ended the run; an interactive run's info lacks the
+            # exception (serialize() copies only exit_status and submission from it)
+            self.ending = _dict(exits[-1].get("extra"))
+            info = info or self.ending
         task = _task_from_messages(messages, _PR_DESCRIPTION)
         steps = self.message_steps(messages_raw, messages, "messages")
         config = _dict(info.get("config"))
@@ -720,8 +724,8 @@ class _Builder:
         submission. SWE-agent ends on an error with ``exit_error``/``exit_api``/
         ``exit_environment_error`` (``submitted (...)`` after an autosubmission), its message in the
         last step's response."""
-        message = info.get("exception_str")
-        trace = info.get("traceback")
+        message = info.get("exception_str", self.ending.get("exception_str"))
+        trace = info.get("traceback", self.ending.get("traceback"))
         if isinstance(trace, str) and trace.strip():
             if not (isinstance(message, str) and message.strip()):
                 submission = info.get("submission")

@@ -458,3 +458,18 @@ def test_a_swebench_report_beside_the_trajectory_decides_success(tmp_path: Path)
     assert load(path)[0].outcome.kind == "succeeded"
     (tmp_path / "run" / "results.json").write_text(json.dumps({"resolved_ids": [], "unresolved_ids": ["x"]}))
     assert load(path)[0].outcome.success is None
+
+
+def test_an_interactive_mini_crash_keeps_the_exception_of_its_exit_message(tmp_path: Path) -> None:
+    """``DefaultAgent.serialize()`` copies only exit_status and submission into ``info``; the
+    exception and traceback of an uncaught error are in the ``exit`` message's ``extra``."""
+    name = "deepseek_reasoner_dev__pvlib__pvlib-python-1154.traj.json"
+    doc = json.loads((DATA / name).read_text())
+    for key in ("exception_str", "traceback"):
+        del doc["info"][key]
+    [ending] = [m["extra"] for m in doc["messages"] if m["role"] == "exit"]
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    trajectory, _ = load(path)
+    assert trajectory.outcome.kind == "errored" and trajectory.outcome.reason == ending["exception_str"]
+    assert "info" in trajectory.extra and "exception_str" not in trajectory.extra["info"]
