@@ -741,7 +741,7 @@ def _outcome(summary: dict[str, Any] | None, steps: list[TrajectoryStep]) -> Out
     trace = summary.get("stack_trace")
     error = None
     if message:
-        error = str(message).strip()
+        error = _error_head(str(message).strip())
         if isinstance(trace, str) and trace.strip():
             error = f"{error}\n\n{trace.strip()}"
     if error:
@@ -754,6 +754,22 @@ def _outcome(summary: dict[str, Any] | None, steps: list[TrajectoryStep]) -> Out
         status = "incomplete"
     success = None if reward is None else (reward > 0 and not error)
     return Outcome(reward=reward, success=success, status=status, error=error, answer=answer, scores=dict(summary))
+
+
+_UNCAUGHT = re.compile(
+    r"\AException uncaught by agent or environment in task (?P<task>.*?)\.\n(?P<type>\w+):\n(?P<message>.*)\Z", re.S
+)
+"""``loop.py``'s message for an exception that ended the run (task, exception type, message)."""
+
+
+def _error_head(message: str) -> str:
+    """``err_msg`` with ``Type: message`` first when it is ``loop.py``'s uncaught-exception text
+    (whose first line only says that something broke), then the text as logged."""
+    found = _UNCAUGHT.match(message)
+    if found is None:
+        return message
+    first = found["message"].strip().splitlines()[0] if found["message"].strip() else ""
+    return f"{found['type']}: {first}\n{message}" if first else f"{found['type']}\n{message}"
 
 
 def _final_message(steps: list[TrajectoryStep]) -> str | None:

@@ -326,3 +326,18 @@ def test_the_agent_s_message_to_the_user_is_its_answer() -> None:
     assert _final_message([said, clicked]) == "42 km"
     gave_up = TrajectoryStep(index=2, action=ToolCall(name="report_infeasible", arguments={"reason": "no such item"}))
     assert _final_message([said, gave_up]) == "no such item" and _final_message([clicked]) is None
+
+
+def test_an_uncaught_exception_leads_with_its_type_and_message(tmp_path: Path) -> None:
+    """``loop.py`` writes ``Exception uncaught by agent or environment in task T.\\nType:\\nmessage``."""
+    folder = tmp_path / ERRORED.name
+    folder.mkdir()
+    summary = json.loads((ERRORED / "summary_info.json").read_text())
+    summary["err_msg"] = (
+        "Exception uncaught by agent or environment in task miniwob.ascending-numbers.\n"
+        "TimeoutError:\nTimeout 30000ms exceeded.\n=========================== logs ==========================="
+    )
+    (folder / "summary_info.json").write_text(json.dumps(summary))
+    outcome = one(folder)[0].outcome
+    assert outcome.reason == "TimeoutError: Timeout 30000ms exceeded."
+    assert outcome.error is not None and summary["err_msg"] in outcome.error
