@@ -38,6 +38,7 @@ NaN/Infinity or bad UTF-8, with a warning). Nothing raises on bad input: a bad f
 
 from __future__ import annotations
 
+import functools
 import json
 import mmap
 import os
@@ -748,16 +749,24 @@ class _Builder:
         for where in (folder, folder.parent):
             for name in _REPORT_NAMES:
                 candidate = where / name
-                if not candidate.is_file():
-                    continue
                 try:
-                    report = orjson.loads(read_capped(candidate, _REPORT_CAP))
+                    found = candidate.stat() if candidate.is_file() else None
+                    if found is None:
+                        continue
+                    report = _report(str(candidate), found.st_mtime_ns, found.st_size)
                 except (OSError, orjson.JSONDecodeError) as exc:
                     self.problem(None, f"SWE-bench report {candidate.name} not read: {exc}", "warning")
                     continue
-                if _apply_report(_dict(report), self.id, outcome):
+                if _apply_report(report, self.id, outcome):
                     outcome.scores["report"] = candidate.name
                     return
+
+
+@functools.lru_cache(maxsize=4)
+def _report(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
+    """A report file parsed once for all the trajectories of its folder (keyed by its mtime and size:
+    a rewritten report is read again). Treat as read-only."""
+    return _dict(orjson.loads(read_capped(path, _REPORT_CAP)))
 
 
 def _apply_report(report: dict[str, Any], instance: str, outcome: Outcome) -> bool:
