@@ -198,6 +198,14 @@ def _is_jsonl_line(line: bytes) -> bool:
     return isinstance(value, (dict, list))
 
 
+def _records_array(line: bytes) -> bool:
+    """Whether a whole-JSON first line is an array of records (objects that are not messages)."""
+    if not line.startswith(b"["):
+        return False
+    value = orjson.loads(line)
+    return isinstance(value, list) and any(isinstance(item, dict) for item in value) and not _is_message_list(value)
+
+
 # --------------------------------------------------------------------------------------------- mapping
 
 
@@ -971,7 +979,9 @@ def _layout(handle: BinaryIO) -> str:
     if stripped.startswith(b"interactions:"):
         return "cassette"
     if _is_jsonl_line(stripped):
-        return "lines"
+        # one line holding an array of records (tau-bench results written without indent) is a
+        # document of episodes, not one episode whose messages are records
+        return "document" if _records_array(stripped) else "lines"
     second = b""
     for line in handle:
         if line.strip():

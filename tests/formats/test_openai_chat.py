@@ -363,3 +363,14 @@ def test_a_cassette_s_finish_reason_is_the_status(name: str) -> None:
     reasons = _finish_reasons(DATA / name)
     trajectories, _ = read(DATA / name)
     assert [t.outcome.status for t in trajectories] == reasons and all(reasons)
+
+
+def test_a_one_line_array_of_records_is_read_as_its_episodes(tmp_path: Path) -> None:
+    """tau-bench results written without indent: one line, an array of records (not one episode)."""
+    records = json.loads(TAU.read_text())
+    path = tmp_path / "compact.json"
+    path.write_text(json.dumps(records))
+    compact, problems = read(path)
+    indented, _ = read(TAU)
+    assert problems == [] and len(compact) == len(records)
+    assert [(t.id, t.outcome, len(t.steps)) for t in compact] == [(t.id, t.outcome, len(t.steps)) for t in indented]
