@@ -25,7 +25,7 @@ from __future__ import annotations
 import operator
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ from replay_tui.trajectory import (
     TrajectoryStep,
     infer_tools,
     openai_messages,
+    webshop_outcome,
 )
 
 WEBSHOP_FORMATS = frozenset({"webshop-demos", "webshop-human"})
@@ -267,14 +268,13 @@ def episode_from_trajectory(trajectory: Trajectory, session_id: int, *, file: st
     return episode
 
 
-def seed_outcome(final_reward: float | None, success: bool | None, completed_by_backup: bool = False) -> Outcome:
-    """The outcome a seed demonstration file records: its reward, its success flag, and whether the
-    backup agent had to finish the task."""
-    return Outcome(
-        reward=final_reward,
-        success=success,
-        status="completed by backup" if completed_by_backup else None,
-    )
+def seed_outcome(
+    final_reward: float | None, success: bool | None, completed_by_backup: bool = False, entries: Iterable[Any] = ()
+) -> Outcome:
+    """The outcome a seed demonstration file records: its reward, its success flag, whether the
+    backup agent had to finish the task, and (given its trajectory ``entries``) the item bought
+    (:func:`~replay_tui.trajectory.webshop_outcome`, the one mapping the seed's reader uses too)."""
+    return webshop_outcome(final_reward, success, completed_by_backup, entries)
 
 
 def outcome_of(episode: Episode) -> Outcome:
@@ -282,7 +282,7 @@ def outcome_of(episode: Episode) -> Outcome:
     if episode.source is not None:
         outcome: Outcome = episode.source.outcome
         return outcome
-    return seed_outcome(episode.final_reward, episode.success, episode.completed_by_backup)
+    return seed_outcome(episode.final_reward, episode.success, episode.completed_by_backup, episode.trajectory)
 
 
 def outcome_of_ref(ref: EpisodeRef) -> Outcome:

@@ -431,6 +431,53 @@ def from_webshop_episode(episode: Any) -> Trajectory:
         format="webshop-demos",
         task=episode.instruction,
         steps=steps,
-        outcome=Outcome(reward=episode.reward, success=episode.succeeded),
+        outcome=webshop_outcome(episode.reward, episode.succeeded, episode.completed_by_backup, episode.trajectory),
         extra=extra,
     )
+
+
+def webshop_outcome(
+    reward: float | None, success: bool | None, completed_by_backup: bool = False, entries: Iterable[Any] = ()
+) -> Outcome:
+    """The outcome a seed demonstration records: its reward, its success flag, ``completed by
+    backup`` as the status when the backup agent had to finish the task, and the item bought (the
+    done page's ``Purchased`` ASIN and options, from the last entry that shows it) as the answer."""
+    outcome = Outcome(reward=reward, success=success, status="completed by backup" if completed_by_backup else None)
+    for entry in reversed(list(entries)):
+        text = _observation_after(entry)
+        if "\nPurchased\n" in f"\n{text}":
+            outcome.answer = _purchased(text)
+            break
+    return outcome
+
+
+def _observation_after(entry: Any) -> str:
+    if isinstance(entry, dict):
+        value = entry.get("observation_after_action")
+    else:
+        value = getattr(entry, "observation_after_action", None)
+        if value is None and isinstance(entry, BaseModel):
+            value = (entry.model_extra or {}).get("observation_after_action")
+    return value if isinstance(value, str) else ""
+
+
+_DONE_LABELS = frozenset({"asin", "options", "attrs", "category", "query", "product category", "Target", "Goal"})
+
+
+def _purchased(text: str) -> str | None:
+    """``B0DY81I2W6, options {"color": "black"}`` from WebShop's done page (``Purchased`` then the
+    ``asin`` and ``options`` labels, each followed by its value; a label followed by a label is empty)."""
+    lines = [line.strip() for line in text.splitlines()]
+    start = lines.index("Purchased") + 1
+    found: dict[str, str] = {}
+    for position in range(start, len(lines) - 1):
+        label, value = lines[position], lines[position + 1]
+        if label in ("asin", "options") and label not in found and value not in _DONE_LABELS:
+            found[label] = value
+        if label == "Target":
+            break
+    asin = found.get("asin")
+    if not asin or asin == "None":
+        return None
+    options = found.get("options", "")
+    return f"{asin}, options {options}" if options not in ("", "{}", "None") else asin

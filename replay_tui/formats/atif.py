@@ -25,7 +25,9 @@ Mapping:
   own with ``metadata["parent"]``; a reference that cannot be resolved is a warning naming it. A
   ``continued_trajectory_ref`` file is read the same way (``metadata["continues"]``);
 - outcome: ``final_metrics`` in ``scores``; reward from a Harbor trial's ``result.json``
-  (``verifier_result.rewards``) or ``verifier/reward.txt`` beside the agent folder when present.
+  (``verifier_result.rewards``, several named rewards as checks) or ``verifier/reward.json`` /
+  ``reward.txt`` beside the agent folder when present (success = reward 1.0); the trial's
+  ``exception_info`` as the error (type and message, then the traceback), its type as the status.
 """
 
 from __future__ import annotations
@@ -39,7 +41,15 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
-from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep, infer_tools
+from replay_tui.trajectory import (
+    ChatMessage,
+    Outcome,
+    OutcomeCheck,
+    ToolCall,
+    Trajectory,
+    TrajectoryStep,
+    infer_tools,
+)
 
 _VERSION = re.compile(rb'"schema_version"\s*:\s*"ATIF-v?(\d+(?:\.\d+)*)')
 _MAX_DEPTH = 16
@@ -424,29 +434,59 @@ def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[tuple[s
 
 
 def _trial_outcome(path: Path, outcome: Outcome) -> Outcome:
-    """The reward of the Harbor trial the file belongs to (``<trial>/agent/trajectory.json`` beside
-    ``<trial>/result.json`` and ``<trial>/verifier/reward.txt``), when those files are there."""
+    """The verdict of the Harbor trial the file belongs to (``<trial>/agent/trajectory.json`` beside
+    ``<trial>/result.json`` and ``<trial>/verifier/reward.txt`` or ``reward.json``), when those
+    files are there: ``verifier_result.rewards`` (each named reward a check when there are several),
+    ``exception_info`` (``harbor/models/trial/result.py``: type, message, traceback) as the error."""
     for trial in (path.parent, path.parent.parent):
         result = trial / "result.json"
         if result.is_file():
             data, problem = _load(result)
-            verifier = data.get("verifier_result") if isinstance(data, dict) and problem is None else None
-            rewards = verifier.get("rewards") if isinstance(verifier, dict) else None
-            if isinstance(rewards, dict):
-                reward = rewards.get("reward", next(iter(rewards.values()), None))
-                if isinstance(reward, int | float) and not isinstance(reward, bool):
-                    outcome.reward = float(reward)
-                    outcome.scores["rewards"] = rewards
-            if isinstance(data, dict) and data.get("exception_info"):
-                outcome.status = "error"
+            data = data if isinstance(data, dict) and problem is None else {}
+            verifier = data.get("verifier_result")
+            _apply_rewards(outcome, verifier.get("rewards") if isinstance(verifier, dict) else None)
+            if data.get("exception_info"):
                 outcome.scores["exception_info"] = data["exception_info"]
-        reward_txt = trial / "verifier" / "reward.txt"
-        if outcome.reward is None and reward_txt.is_file():
+                _apply_exception(outcome, data["exception_info"])
+        verifier_dir = trial / "verifier"
+        if outcome.reward is None and (verifier_dir / "reward.json").is_file():
+            data, problem = _load(verifier_dir / "reward.json")
+            if problem is None:
+                _apply_rewards(outcome, data)
+        if outcome.reward is None and (verifier_dir / "reward.txt").is_file():
             try:
-                outcome.reward = float(reward_txt.read_text(encoding="utf-8").strip())
+                outcome.reward = float((verifier_dir / "reward.txt").read_text(encoding="utf-8").strip())
             except (OSError, ValueError, UnicodeDecodeError):
                 pass
         if outcome.reward is not None:
             outcome.success = outcome.reward >= 1.0
+        if outcome.reward is not None or outcome.error:
             break
     return outcome
+
+
+def _apply_rewards(outcome: Outcome, rewards: Any) -> None:
+    """Harbor's rewards (``{"reward": 1.0}`` or several named ones): the one called ``reward`` (else
+    the first) is the outcome's reward; with several, each is a check (its value; pass unknown)."""
+    if not isinstance(rewards, dict) or not rewards:
+        return
+    numbers = {k: v for k, v in rewards.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+    reward = numbers.get("reward", next(iter(numbers.values()), None))
+    if reward is None:
+        return
+    outcome.reward = float(reward)
+    outcome.scores["rewards"] = rewards
+    if len(numbers) > 1:
+        outcome.checks = [OutcomeCheck(name=str(name), value=value) for name, value in numbers.items()]
+
+
+def _apply_exception(outcome: Outcome, info: Any) -> None:
+    """``exception_info`` as the error (``Type: message`` then the traceback) and its type as the
+    status (``AgentTimeoutError``, ``VerifierTimeoutError``...)."""
+    if not isinstance(info, dict):
+        outcome.status, outcome.error = "error", str(info)
+        return
+    kind, message, trace = (info.get(k) for k in ("exception_type", "exception_message", "exception_traceback"))
+    outcome.status = kind if isinstance(kind, str) and kind else "error"
+    head = ": ".join(str(part) for part in (kind, message) if part) or "error"
+    outcome.error = f"{head}\n\n{trace.strip()}" if isinstance(trace, str) and trace.strip() else head

@@ -28,7 +28,9 @@ accessibility tree; ``axtree`` = ``obs.axtree_txt`` (else a flattened ``obs.axtr
 and ``done`` are those of the next StepInfo (BrowserGym stores a reward with the observation it
 led to); the final StepInfo (no action) is a step without a call. Outcome: ``reward`` =
 ``cum_reward``, ``status`` = ``error`` / ``terminated`` / ``truncated`` / ``incomplete``,
-``success`` = ``cum_reward > 0`` without an error, ``scores`` = summary_info verbatim.
+``success`` = ``cum_reward > 0`` without an error, ``error`` = ``err_msg`` then ``stack_trace``,
+``answer`` = the last ``send_msg_to_user`` text (or ``report_infeasible`` reason), ``scores`` =
+summary_info verbatim.
 """
 
 from __future__ import annotations
@@ -421,7 +423,7 @@ class _Experiment:
             task=task or str(metadata.get("task_name", "")),
             metadata=metadata,
             steps=steps,
-            outcome=_outcome(summary),
+            outcome=_outcome(summary, steps),
             extra={
                 key: value
                 for key, value in (("summary_info", summary), ("exp_args", self.exp_args_plain))
@@ -727,11 +729,21 @@ def _plain(value: Any, depth: int = 0, path: frozenset[int] = frozenset()) -> An
     return str(value)
 
 
-def _outcome(summary: dict[str, Any] | None) -> Outcome:
+def _outcome(summary: dict[str, Any] | None, steps: list[TrajectoryStep]) -> Outcome:
+    """``summary_info.json`` (``loop.py: save_summary_info``) as the outcome: ``cum_reward``, the
+    run's ``err_msg`` then ``stack_trace`` as the error, ``terminated``/``truncated`` as the status,
+    and the agent's last ``send_msg_to_user`` text (or ``report_infeasible`` reason) as its answer."""
+    answer = _final_message(steps)
     if summary is None:
-        return Outcome(status="incomplete")
+        return Outcome(status="incomplete", answer=answer)
     reward = _number(summary.get("cum_reward"))
-    error = summary.get("err_msg")
+    message = summary.get("err_msg")
+    trace = summary.get("stack_trace")
+    error = None
+    if message:
+        error = _error_head(str(message).strip())
+        if isinstance(trace, str) and trace.strip():
+            error = f"{error}\n\n{trace.strip()}"
     if error:
         status = "error"
     elif summary.get("terminated"):
@@ -741,4 +753,34 @@ def _outcome(summary: dict[str, Any] | None) -> Outcome:
     else:
         status = "incomplete"
     success = None if reward is None else (reward > 0 and not error)
-    return Outcome(reward=reward, success=success, status=status, scores=dict(summary))
+    return Outcome(reward=reward, success=success, status=status, error=error, answer=answer, scores=dict(summary))
+
+
+_UNCAUGHT = re.compile(
+    r"\AException uncaught by agent or environment in task (?P<task>.*?)\.\n(?P<type>\w+):\n(?P<message>.*)\Z", re.S
+)
+"""``loop.py``'s message for an exception that ended the run (task, exception type, message)."""
+
+
+def _error_head(message: str) -> str:
+    """``err_msg`` with ``Type: message`` first when it is ``loop.py``'s uncaught-exception text
+    (whose first line only says that something broke), then the text as logged."""
+    found = _UNCAUGHT.match(message)
+    if found is None:
+        return message
+    first = found["message"].strip().splitlines()[0] if found["message"].strip() else ""
+    return f"{found['type']}: {first}\n{message}" if first else f"{found['type']}\n{message}"
+
+
+def _final_message(steps: list[TrajectoryStep]) -> str | None:
+    """What the agent last told the user (``send_msg_to_user``) or why it gave up
+    (``report_infeasible``): a web task's final answer."""
+    for step in reversed(steps):
+        call = step.action
+        if call is None or call.name not in ("send_msg_to_user", "report_infeasible"):
+            continue
+        value = call.arguments.get("text", call.arguments.get("reason"))
+        if isinstance(value, str):
+            return value
+        return call.raw_arguments
+    return None

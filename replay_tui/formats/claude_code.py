@@ -27,8 +27,10 @@ Mapping (one pass, see :mod:`replay_tui.formats.conversation`):
   ``agent-<agentId>.jsonl`` beside the session, 2.1 ``<session>/subagents/agent-<agentId>.jsonl``,
   found by the ``agentId`` of the Task's result, else built from the session's ``progress`` records
   (``data.type: agent_progress``, ``parentToolUseID`` = the Task call);
-- outcome: status ``api_error`` when the session ends on an API error; ``scores`` counts tool and
-  API errors. A project folder reads as one episode per session file.
+- outcome: status ``api_error`` when the session ends on an API error (its kind and text the
+  ``error``), ``interrupted`` when it ends on the user stopping a response; ``answer`` = the text of
+  the last response when it called no tool; ``scores`` counts tool and API errors. A project folder
+  reads as one episode per session file.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ FORMAT = "claude-code"
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
 """The tools that start a sub-agent (``Task`` until 2.1 renamed it ``Agent``)."""
 _CONVERSATION_TYPES = frozenset({"user", "assistant"})
+_INTERRUPTED = "[Request interrupted by user"
+"""What Claude Code writes as the user's message when the user stops a response (Esc)."""
 _AGENT_ID = re.compile(r"\A[A-Za-z0-9_-]{1,128}\Z")
 """What an ``agentId`` may be to name a file (an id from a log never walks out of its folder)."""
 _CUT_RECORD = re.compile(rb'\{"parentUuid"\s*:\s*(null|"[^"]*")\s*,\s*"(isSidechain|logicalParentUuid)"\s*:')
@@ -146,6 +150,12 @@ class _Session:
         self.tool_errors = 0
         self.api_errors = 0
         self.ended_on_error = False
+        self.last_error = ""
+        self.interrupted = False
+        self.answer: str | None = None
+        """The text of the last response, when it called no tool: the session's final answer."""
+        self.answer_key: Any = None
+        self.answer_called = False
         self.first_prompt = ""
         self.subagent_calls: dict[str, Any] = {}
         """Task call id → its input (to match sub-agents)."""
@@ -183,10 +193,16 @@ class _Session:
         if record.get("isApiErrorMessage") or record.get("error"):
             self.api_errors += 1
             self.ended_on_error = True
+            text = _text_of(content).strip()
+            kind = record.get("error")
+            self.last_error = f"{kind}: {text}" if isinstance(kind, str) and kind and text else text or str(kind)
             self.conversation.add_event(_text_of(content), "api_error", {"error": record.get("error")})
             return
         self.ended_on_error = False
+        self.interrupted = False
         key = message.get("id") or record.get("requestId") or record.get("uuid")
+        if key != self.answer_key:
+            self.answer, self.answer_key, self.answer_called = None, key, False
         blocks = content if isinstance(content, list) else [{"type": "text", "text": _text_of(content)}]
         for block in blocks:
             if not isinstance(block, dict):
@@ -198,6 +214,9 @@ class _Session:
                 self.conversation.add_thinking("[redacted thinking]", key)
             elif kind == "text":
                 self.conversation.add_text(str(block.get("text", "")), key)
+                if self.answer_key == key and (self.answer is not None or not self.answer_called):
+                    text = str(block.get("text", ""))
+                    self.answer = f"{self.answer}\n{text}" if self.answer else text
             elif kind in ("tool_use", "server_tool_use"):
                 name = block.get("name")
                 arguments = block.get("input")
@@ -209,6 +228,7 @@ class _Session:
                     raw_arguments=None if isinstance(arguments, dict) or arguments is None else str(arguments),
                 )
                 self.conversation.add_call(call, key)
+                self.answer, self.answer_called = None, True
                 if call.name in SUBAGENT_TOOLS and call_id:
                     self.subagent_calls[call_id] = call.arguments
 
@@ -242,6 +262,7 @@ class _Session:
 
     def _user_text(self, text: str, record: dict[str, Any]) -> None:
         self.conversation.add_input(ChatMessage(role="user", content=text))
+        self.interrupted = text.lstrip().startswith(_INTERRUPTED)
         if not self.first_prompt:
             self.first_prompt = text
         if not self.task and not record.get("isMeta") and not text.lstrip().startswith(_NOT_TASK):
@@ -249,15 +270,16 @@ class _Session:
 
     def trajectory(self, metadata: dict[str, Any] | None = None) -> Trajectory:
         self.conversation.end_response()
-        status = "api_error" if self.ended_on_error else None
+        status = "api_error" if self.ended_on_error else "interrupted" if self.interrupted else None
         data = {**self.metadata, "models": self.models, "message_records": self.messages, **(metadata or {})}
+        outcome = Outcome(
+            status=status,
+            error=self.last_error or "api_error" if self.ended_on_error else None,
+            answer=self.answer if self.answer and self.answer.strip() else None,
+            scores={"tool_errors": self.tool_errors, "api_errors": self.api_errors},
+        )
         return Trajectory(
-            id=self.id,
-            format=FORMAT,
-            task=self.task,
-            metadata=data,
-            steps=self.conversation.steps,
-            outcome=Outcome(status=status, scores={"tool_errors": self.tool_errors, "api_errors": self.api_errors}),
+            id=self.id, format=FORMAT, task=self.task, metadata=data, steps=self.conversation.steps, outcome=outcome
         )
 
 

@@ -25,8 +25,10 @@ Mapping (one file = one episode, built in one pass by :mod:`replay_tui.formats.c
   ``parent_call_id``, its task the spawn's ``message``; in the parent, the ``spawn_agent`` step's
   ``extra["subagent"]`` is the ``agent_id`` its output names. Each rollout stays its own episode
   (a sessions folder lists them);
-- outcome: status = ``aborted`` / ``error`` / ``completed`` from the last turn's end event;
-  ``scores`` counts errors and aborted turns. A sessions folder reads as one episode per rollout.
+- outcome: status = ``aborted`` / ``error`` / ``completed`` from the last turn's end event (an
+  ``error`` event's message the ``error``); answer = the last turn's ``last_agent_message`` (else its
+  last assistant message no call followed); ``scores`` counts errors and aborted turns. A sessions
+  folder reads as one episode per rollout.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ _LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event
 _META = re.compile(rb'\s*\{"timestamp"\s*:\s*"[^"]*"\s*,\s*"type"\s*:\s*"session_meta"\s*,\s*"payload"\s*:\s*\{')
 _LEGACY = re.compile(rb'\s*\{"id"\s*:\s*"[^"]*"\s*,\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"instructions"\s*:')
 _SESSION_ID = re.compile(r"\A[A-Za-z0-9_-]{1,128}\Z")
+_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+"""Response items that call a tool: an assistant message before one is no final answer."""
 _CONTEXT_MARKS = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>")
 """User messages Codex injects (AGENTS.md, environment): context, not the task."""
 
@@ -171,6 +175,10 @@ class _Rollout:
         self.errors = 0
         self.aborted = 0
         self.status: str | None = None
+        self.error: str | None = None
+        self.answer: str | None = None
+        """The last turn's final message (``task_complete.last_agent_message``, else the last
+        assistant message no call followed)."""
         self.spawned: dict[str, str] = {}
         """spawn_agent call id → the child's agent_id."""
 
@@ -237,12 +245,15 @@ class _Rollout:
     def item(self, item: dict[str, Any]) -> None:
         kind = item.get("type")
         conversation = self.conversation
+        if kind in _CALLS:
+            self.answer = None
         if kind == "message":
             self.messages += 1
             role = str(item.get("role") or "user")
             text = _text(item.get("content"))
             if role == "assistant":
                 conversation.add_text(text)
+                self.answer = text if text.strip() else self.answer
             else:
                 conversation.add_input(ChatMessage(role=role, content=text))
                 if role == "user" and not self.task and not text.lstrip().startswith(_CONTEXT_MARKS):
@@ -300,15 +311,19 @@ class _Rollout:
         if kind == "error":
             self.errors += 1
             self.status = "error"
+            self.error = str(payload.get("message", "")).strip() or "error"
             self.conversation.add_event(str(payload.get("message", "")), "error")
         elif kind == "turn_aborted":
             self.aborted += 1
             self.status = "aborted"
             self.conversation.add_event(f"turn aborted: {payload.get('reason', '')}", "turn_aborted")
         elif kind == "task_complete":
-            self.status = "completed"
+            self.status, self.error = "completed", None
+            said = payload.get("last_agent_message")
+            if isinstance(said, str) and said.strip():
+                self.answer = said
         elif kind == "task_started":
-            self.status = None
+            self.status, self.error, self.answer = None, None, None
 
     def compacted(self, payload: dict[str, Any]) -> None:
         history = payload.get("replacement_history")
@@ -346,7 +361,12 @@ class _Rollout:
             task=self.task,
             metadata=metadata,
             steps=self.conversation.steps,
-            outcome=Outcome(status=self.status, scores={"errors": self.errors, "aborted_turns": self.aborted}),
+            outcome=Outcome(
+                status=self.status,
+                error=self.error if self.status == "error" else None,
+                answer=self.answer,
+                scores={"errors": self.errors, "aborted_turns": self.aborted},
+            ),
         )
 
 

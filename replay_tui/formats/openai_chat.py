@@ -17,6 +17,11 @@ before it, ``action`` its first call (further calls of the same message in
 ``reasoning_content``/``reasoning``, ``tool_result`` the following ``tool`` message with that
 ``tool_call_id``, ``observation`` the last user/tool message before it.
 
+Outcome: a record's ``reward``/``score``/``success``/``status``; a cassette's ``finish_reason`` as
+the status (``stop``, ``tool_calls``, ``length``...); tau-bench v1 results add the task's reference
+actions (``info.task.actions``) as expected actions, its required outputs as the target,
+``info.reward_info.info`` as checks and a crashed run's ``info.error`` + ``traceback`` as the error.
+
 JSON Lines files are streamed a line at a time (a bad line is a LoadProblem, the others still
 load). A JSON document (a file whose first line is not a whole record) is parsed whole with orjson:
 such files hold one episode or a results array (tau-bench), not gigabytes.
@@ -59,7 +64,7 @@ import orjson
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats import safe_yaml
 from replay_tui.formats.base import UTF8_BOM, Detection, EpisodeSummary, ReadItem, strip_bom
-from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.trajectory import ChatMessage, Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 
 NAME = "openai-chat"
 PARSED_FILES = 2
@@ -191,6 +196,14 @@ def _is_jsonl_line(line: bytes) -> bool:
     except orjson.JSONDecodeError:
         return False
     return isinstance(value, (dict, list))
+
+
+def _records_array(line: bytes) -> bool:
+    """Whether a whole-JSON first line is an array of records (objects that are not messages)."""
+    if not line.startswith(b"["):
+        return False
+    value = orjson.loads(line)
+    return isinstance(value, list) and any(isinstance(item, dict) for item in value) and not _is_message_list(value)
 
 
 # --------------------------------------------------------------------------------------------- mapping
@@ -385,6 +398,12 @@ def _reward_success(record: dict[str, Any]) -> tuple[float | None, bool | None]:
 
 
 def _outcome(record: dict[str, Any]) -> Outcome:
+    """What a transcript says of its task: ``reward``/``score``/``success`` and ``status`` when the
+    record has them, a cassette's ``finish_reason`` as the status; tau-bench (v1 ``EnvRunResult``,
+    ``tau_bench/types.py``) adds the task's reference ``actions`` as expected actions, its required
+    ``outputs`` as the target, ``reward_info.info`` as checks (``r_actions``: the database after
+    the run is the one the reference actions make; ``outputs``: each required output said to the
+    user) and a crashed run's ``info.error`` then ``info.traceback`` as the error."""
     scores: dict[str, Any] = {}
     for key in ("reward", "score", "success", "scores", "reward_info"):
         if key in record:
@@ -393,12 +412,53 @@ def _outcome(record: dict[str, Any]) -> Outcome:
     if isinstance(info.get("reward_info"), dict):
         scores["reward_info"] = info["reward_info"]
     reward, success = _reward_success(record)
-    status = None
-    if isinstance(info.get("error"), str):
-        status = "error"
+    outcome = Outcome(reward=reward, success=success, scores=scores)
+    error = info.get("error")
+    if isinstance(error, str):
+        outcome.status = "error"
+        trace = info.get("traceback")
+        head = error.strip() or "error"
+        outcome.error = f"{head}\n\n{trace.strip()}" if isinstance(trace, str) and trace.strip() else head
     elif isinstance(record.get("status"), str):
-        status = record["status"]
-    return Outcome(reward=reward, success=success, status=status, scores=scores)
+        outcome.status = record["status"]
+    elif isinstance(record.get("finish_reason"), str):
+        outcome.status = record["finish_reason"]
+    task = _dict(info.get("task"))
+    actions = task.get("actions")
+    for action in actions if isinstance(actions, list) else []:
+        if isinstance(action, dict) and isinstance(action.get("name"), str):
+            arguments = action.get("kwargs", action.get("arguments"))
+            outcome.expected_actions.append(
+                ToolCall(name=action["name"], arguments=arguments if isinstance(arguments, dict) else {})
+            )
+    outputs = task.get("outputs")
+    if isinstance(outputs, list) and outputs:
+        outcome.target = ", ".join(str(output) for output in outputs)
+    outcome.checks = _tau_bench_checks(_dict(_dict(info.get("reward_info")).get("info")))
+    return outcome
+
+
+def _tau_bench_checks(info: dict[str, Any]) -> list[OutcomeCheck]:
+    """tau-bench's reward breakdown (``RewardActionInfo`` or ``RewardOutputInfo``) as checks."""
+    checks: list[OutcomeCheck] = []
+    r_actions = _number(info.get("r_actions"))
+    if r_actions is not None:
+        detail = "" if r_actions >= 1.0 else "the database differs from the one the reference actions make"
+        checks.append(OutcomeCheck(name="actions", passed=r_actions >= 1.0, value=info["r_actions"], detail=detail))
+    outputs = info.get("outputs")
+    for output, said in outputs.items() if isinstance(outputs, dict) else []:
+        checks.append(
+            OutcomeCheck(
+                name=f"output {output}",
+                passed=said if isinstance(said, bool) else None,
+                value=said,
+                detail="" if said is True else "not said to the user",
+            )
+        )
+    if not isinstance(outputs, dict) and _number(info.get("r_outputs")) is not None:
+        r_outputs = float(info["r_outputs"])
+        checks.append(OutcomeCheck(name="outputs", passed=r_outputs >= 1.0, value=info["r_outputs"]))
+    return checks
 
 
 def _task(record: dict[str, Any], messages: list[ChatMessage]) -> str:
@@ -649,7 +709,10 @@ def _response_message(response: dict[str, Any]) -> tuple[dict[str, Any] | None, 
     if not isinstance(choices, list) or not choices:
         return None, "no choices"
     message = _dict(choices[0]).get("message")
-    return (message, None) if isinstance(message, dict) else (None, "no message in choices[0]")
+    if not isinstance(message, dict):
+        return None, "no message in choices[0]"
+    finish = _dict(choices[0]).get("finish_reason")
+    return ({**message, "finish_reason": finish} if isinstance(finish, str) else message), None
 
 
 def _sse_events(body: str) -> Iterator[str]:
@@ -676,6 +739,7 @@ def _stream_message(body: str) -> tuple[dict[str, Any] | None, str | None]:
     reasoning: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
     legacy: dict[str, str] | None = None
+    finish: str | None = None
     done = False
     chunks = 0
     for data in _sse_events(body):
@@ -692,6 +756,8 @@ def _stream_message(body: str) -> tuple[dict[str, Any] | None, str | None]:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
             delta = _dict(choice.get("delta"))
+            if isinstance(choice.get("finish_reason"), str):
+                finish = choice["finish_reason"]
             if isinstance(delta.get("role"), str):
                 role = delta["role"]
             if isinstance(delta.get("content"), str):
@@ -724,6 +790,8 @@ def _stream_message(body: str) -> tuple[dict[str, Any] | None, str | None]:
         message["tool_calls"] = [calls[key] for key in sorted(calls)]
     elif legacy is not None:
         message["function_call"] = legacy
+    if finish is not None:
+        message["finish_reason"] = finish
     return message, None if done else "the stream ends before [DONE]: the response may be cut short"
 
 
@@ -778,10 +846,15 @@ class _MetadataHead(msgspec.Struct):
 
 class _InfoTaskHead(msgspec.Struct):
     instruction: Any = msgspec.UNSET
+    actions: Any = msgspec.UNSET
+    outputs: Any = msgspec.UNSET
 
 
 class _InfoHead(msgspec.Struct):
     task: _InfoTaskHead | msgspec.UnsetType = msgspec.UNSET
+    error: Any = msgspec.UNSET
+    traceback: Any = msgspec.UNSET
+    reward_info: Any = msgspec.UNSET
 
 
 class _RecordHead(msgspec.Struct):
@@ -794,6 +867,9 @@ class _RecordHead(msgspec.Struct):
     reward: Any = msgspec.UNSET
     score: Any = msgspec.UNSET
     success: Any = msgspec.UNSET
+    status: Any = msgspec.UNSET
+    scores: Any = msgspec.UNSET
+    reward_info: Any = msgspec.UNSET
     metadata: _MetadataHead | msgspec.UnsetType = msgspec.UNSET
     info: _InfoHead | msgspec.UnsetType = msgspec.UNSET
     messages: list[_MessageHead] | msgspec.UnsetType = msgspec.UNSET
@@ -843,9 +919,14 @@ def _fast_summary(head: _RecordHead, fallback_id: str, record: int, locator: Any
             return None
         fields["metadata"] = metadata
     if isinstance(head.info, _InfoHead):
+        info = _fields(head.info)
         info_task = head.info.task
-        instruction = msgspec.UNSET if isinstance(info_task, msgspec.UnsetType) else info_task.instruction
-        fields["info"] = {} if instruction is msgspec.UNSET else {"task": {"instruction": instruction}}
+        task_fields = {} if isinstance(info_task, msgspec.UnsetType) else _fields(info_task)
+        if info is None or task_fields is None:
+            return None
+        if not isinstance(info_task, msgspec.UnsetType):
+            info["task"] = task_fields
+        fields["info"] = info
     task = _record_task(fields)
     if task is None:
         task = ""
@@ -859,14 +940,15 @@ def _fast_summary(head: _RecordHead, fallback_id: str, record: int, locator: Any
             if text.strip():
                 task = text
                 break
-    reward, success = _reward_success(fields)
+    outcome = _outcome(fields)
     return EpisodeSummary(
         id=_episode_id(fields, fallback_id),
         record=record,
         task=task,
         steps=steps,
-        reward=reward,
-        success=success,
+        reward=outcome.reward,
+        success=outcome.success,
+        outcome=outcome,
         locator=locator,
     )
 
@@ -897,7 +979,9 @@ def _layout(handle: BinaryIO) -> str:
     if stripped.startswith(b"interactions:"):
         return "cassette"
     if _is_jsonl_line(stripped):
-        return "lines"
+        # one line holding an array of records (tau-bench results written without indent) is a
+        # document of episodes, not one episode whose messages are records
+        return "document" if _records_array(stripped) else "lines"
     second = b""
     for line in handle:
         if line.strip():
@@ -1268,6 +1352,9 @@ class OpenAIChatReader:
             body = {"messages": body}
         record: dict[str, Any] = {"id": f"{path.stem}#{index}", **body}
         response, note = _response_message(_dict(_dict(interaction).get("response")))
+        if response is not None and "finish_reason" in response:
+            response = dict(response)
+            record["finish_reason"] = response.pop("finish_reason")
         if note is not None:
             message = note if response is not None else f"response not decoded ({note}); the request's messages only"
             problem = LoadProblem(

@@ -23,8 +23,12 @@ Mapping (one trajectory per conversation or evaluation line):
   the action's ``args``; content = the thought, thinking = ``reasoning_content``; an agent message
   without calls is a step without action. Tools are inferred from the recorded calls;
 - outcome: status = the last agent state (V0 ``agent_state_changed``) or ``execution_status`` (V1),
-  ``finished`` when a finish call was made, ``error`` with the error event or evaluation ``error``;
-  success = the evaluation line's ``success`` when given; ``test_result`` and metrics in ``scores``.
+  ``finished`` when a finish call was made, ``error`` with the error event or evaluation ``error``
+  (its text the ``error``: the evaluation's, the error state's reason, the last error observation or
+  ``AgentErrorEvent``); answer = the finish call's message (V0 ``final_thought``) or an evaluation's
+  patch (``test_result.git_patch``, the resolver's ``git_patch``); success = the evaluation line's
+  ``success`` or its SWE-bench ``report.resolved`` (failed_apply_patch, error_eval... as checks);
+  the resolver's ``result_explanation`` as the explanation; ``test_result`` and metrics in ``scores``.
 """
 
 from __future__ import annotations
@@ -38,7 +42,15 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
-from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep, infer_tools
+from replay_tui.trajectory import (
+    ChatMessage,
+    Outcome,
+    OutcomeCheck,
+    ToolCall,
+    Trajectory,
+    TrajectoryStep,
+    infer_tools,
+)
 
 _V1_KIND = re.compile(
     rb'"kind"\s*:\s*"(SystemPromptEvent|MessageEvent|ActionEvent|ObservationEvent|AgentErrorEvent|'
@@ -397,6 +409,8 @@ def _v0(ident: str, events: Iterable[Any], metadata: dict[str, Any]) -> Trajecto
     call_of_event: dict[Any, str | None] = {}
     pending: list[str | None] = []
     status: str | None = None
+    answer: str | None = None
+    last_error: str | None = None
     for index, event in enumerate(events):
         if not isinstance(event, dict):
             raise _Bad(f"[{index}]", f"expected an event object, got {type(event).__name__}")
@@ -431,6 +445,7 @@ def _v0(ident: str, events: Iterable[Any], metadata: dict[str, Any]) -> Trajecto
                 )
                 if action == "finish":
                     status = "finished"
+                    answer = _finish_text(args, event.get("message"))
             continue
         observation = event.get("observation")
         if not isinstance(observation, str):
@@ -440,6 +455,8 @@ def _v0(ident: str, events: Iterable[Any], metadata: dict[str, Any]) -> Trajecto
             state = extras.get("agent_state")
             if isinstance(state, str) and state not in ("running", "loading", "init", "awaiting_user_input"):
                 status = state
+                if state == "error" and extras.get("reason"):
+                    last_error = str(extras["reason"])
             continue
         if observation in _NON_MESSAGES:
             continue
@@ -457,8 +474,22 @@ def _v0(ident: str, events: Iterable[Any], metadata: dict[str, Any]) -> Trajecto
         else:
             if observation == "error":
                 status = "error"
+                last_error = content or last_error
             build.note(content)
-    return build.trajectory(ident, Outcome(status=status), metadata)
+    outcome = Outcome(status=status, answer=answer)
+    if status == "error":
+        outcome.error = last_error or "error"
+    return build.trajectory(ident, outcome, metadata)
+
+
+def _finish_text(args: dict[str, Any], message: Any) -> str | None:
+    """What the agent said when it finished: the finish call's ``final_thought`` (or its
+    ``outputs.content``), else the event's message."""
+    outputs = args.get("outputs")
+    for value in (args.get("final_thought"), outputs.get("content") if isinstance(outputs, dict) else None, message):
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
 
 
 def _v0_line(ident: str, line: dict[str, Any]) -> Trajectory:
@@ -472,6 +503,7 @@ def _v0_line(ident: str, line: dict[str, Any]) -> Trajectory:
     outcome = trajectory.outcome
     if line.get("error"):
         outcome.status = "error"
+        outcome.error = str(line["error"])
         outcome.scores["error"] = line["error"]
     if isinstance(line.get("success"), bool):
         outcome.success = line["success"]
@@ -479,10 +511,31 @@ def _v0_line(ident: str, line: dict[str, Any]) -> Trajectory:
     for key in ("test_result", "metrics", "report", "result_explanation"):
         if line.get(key) is not None:
             outcome.scores[key] = line[key]
+    _eval_verdict(outcome, line)
     for key in ("metadata", "base_commit", "issue_type"):
         if line.get(key) is not None:
             trajectory.metadata[key] = line[key]
     return trajectory
+
+
+def _eval_verdict(outcome: Outcome, line: dict[str, Any]) -> None:
+    """An evaluation line's own verdict (``evaluation/utils/shared.py: EvalOutput``; the resolver's
+    output): the patch it produced as the answer (``test_result.git_patch``, the resolver's
+    ``git_patch``), ``resolved`` from a SWE-bench ``report`` (in ``test_result`` or the line), the
+    resolver's ``result_explanation`` as the explanation."""
+    test_result = _obj(line.get("test_result"))
+    patch = test_result.get("git_patch", line.get("git_patch"))
+    if isinstance(patch, str) and patch.strip():
+        outcome.answer = patch
+    report = _obj(test_result.get("report") or line.get("report"))
+    if isinstance(report.get("resolved"), bool) and outcome.success is None:
+        outcome.success = report["resolved"]
+        outcome.reward = 1.0 if report["resolved"] else 0.0
+    for key in ("failed_apply_patch", "error_eval", "empty_generation", "test_timeout"):
+        if report.get(key) is True:
+            outcome.checks.append(OutcomeCheck(name=key, passed=False, detail=key.replace("_", " ")))
+    if isinstance(line.get("result_explanation"), str) and line["result_explanation"].strip():
+        outcome.explanation = line["result_explanation"]
 
 
 # -- V1 ---------------------------------------------------------------------------------------
@@ -492,6 +545,7 @@ def _v1(ident: str, events: list[dict[str, Any]], state: dict[str, Any]) -> Traj
     build = _Builder()
     status = state.get("execution_status") if isinstance(state.get("execution_status"), str) else None
     finished = False
+    answer: str | None = None
     errors: list[str] = []
     for index, event in enumerate(events):
         kind = event.get("kind")
@@ -528,6 +582,8 @@ def _v1(ident: str, events: list[dict[str, Any]], state: dict[str, Any]) -> Traj
                 call = ToolCall(name=name, arguments=arguments, id=str(call_id) if call_id else None)
             if action.get("kind") == "FinishAction" or call.name == "finish":
                 finished = True
+                said = action.get("message", call.arguments.get("message"))
+                answer = said if isinstance(said, str) and said.strip() else answer
             response = event.get("llm_response_id")
             build.assistant(
                 _text(event.get("thought")),
@@ -554,9 +610,11 @@ def _v1(ident: str, events: list[dict[str, Any]], state: dict[str, Any]) -> Traj
             status = event["value"] if isinstance(event.get("value"), str) else status
     if status is None and finished:
         status = "finished"
-    outcome = Outcome(status=status)
+    outcome = Outcome(status=status, answer=answer)
     if errors:
         outcome.scores["errors"] = errors
+    if status == "error":
+        outcome.error = errors[-1] if errors else "error"
     if isinstance(state.get("stats"), dict):
         outcome.scores["stats"] = state["stats"]
     metadata: dict[str, Any] = {}

@@ -26,7 +26,12 @@ Mapping:
   from the calls otherwise);
 - a tool span (``execute_tool``, OpenInference ``TOOL``, Vercel ``ai.toolCall``) is the result of the
   call with its id (``gen_ai.tool.call.id``, ``tool_call.id``, ``ai.toolCall.id``);
-- outcome: status ``error`` when a span of the trajectory has an error status, else ``ok``.
+- outcome: status ``error`` when a span of the trajectory has an error status (the first such span's
+  ``error.type`` or ``exception`` event, status message and stack trace as the error), else ``ok``;
+  each ``gen_ai.evaluation.result`` (a span event, or a span with ``gen_ai.evaluation.name``) a
+  check: its name, ``score.value``, ``score.label`` (pass/fail labels decide ``passed``) and
+  ``explanation``; all passed or one failed decides success; one evaluation's score is the reward;
+  the last LLM answer without a call is the answer.
 """
 
 from __future__ import annotations
@@ -42,7 +47,15 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
-from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep, infer_tools
+from replay_tui.trajectory import (
+    ChatMessage,
+    Outcome,
+    OutcomeCheck,
+    ToolCall,
+    Trajectory,
+    TrajectoryStep,
+    infer_tools,
+)
 
 _OTLP = re.compile(rb'"(resourceSpans|resource_spans|scopeSpans)"\s*:')
 _SPAN_IDS = re.compile(rb'"(traceId|trace_id|spanContext|parentSpanId|parent_id|spanId)"\s*:')
@@ -68,6 +81,7 @@ class Span:
     start: int = 0
     order: int = 0
     error: bool = False
+    status_message: str = ""
 
     @property
     def kind(self) -> str:
@@ -266,6 +280,7 @@ def _span(raw: dict[str, Any], order: int) -> Span:
         start=_nanos(raw.get("startTimeUnixNano") or raw.get("start_time") or raw.get("startTime")),
         order=order,
         error=code in (2, "STATUS_CODE_ERROR", "ERROR"),
+        status_message=str(status.get("message") or status.get("description") or ""),
     )
 
 
@@ -763,10 +778,7 @@ def _build(ident: str, spans: list[Span], members: list[Span]) -> Trajectory:
                 if answer_text is not None:
                     step.tool_result = answer_text
                     break
-    errors = [span.name for span in members if span.error]
-    outcome = Outcome(status="error" if errors else "ok")
-    if errors:
-        outcome.scores["error_spans"] = errors
+    outcome = _outcome(members, steps)
     return Trajectory(
         id=ident,
         format="otel-genai",
@@ -775,3 +787,65 @@ def _build(ident: str, spans: list[Span], members: list[Span]) -> Trajectory:
         outcome=outcome,
         metadata={"spans": len(members), "messages": len(last_messages), "results": results},
     )
+
+
+_PASSING_LABELS = frozenset({"pass", "passed", "correct", "relevant", "true", "yes", "success"})
+_FAILING_LABELS = frozenset({"fail", "failed", "incorrect", "not_relevant", "irrelevant", "false", "no", "failure"})
+"""``gen_ai.evaluation.score.label`` values that say pass or fail (the semantic conventions' examples:
+relevant / not_relevant, correct / incorrect, pass / fail); any other label leaves it unknown."""
+
+
+def _outcome(members: list[Span], steps: list[TrajectoryStep]) -> Outcome:
+    """The trace's own verdict: ``error`` when a span has an error status (the first such span's
+    ``error.type`` or ``exception`` event, its status message and stack trace as the error), else
+    ``ok``; each ``gen_ai.evaluation.result`` (a span event, or a span carrying
+    ``gen_ai.evaluation.name``) a check; the last answer without a call as the answer."""
+    errors = [span for span in members if span.error]
+    outcome = Outcome(status="error" if errors else "ok")
+    if errors:
+        outcome.scores["error_spans"] = [span.name for span in errors]
+        outcome.error = _error_text(errors[0])
+    for span in members:
+        found = [attrs for name, attrs in span.events if name == "gen_ai.evaluation.result"]
+        if "gen_ai.evaluation.name" in span.attrs:
+            found.append(span.attrs)
+        outcome.checks.extend(_evaluation(attrs) for attrs in found if "gen_ai.evaluation.name" in attrs)
+    if outcome.checks:
+        outcome.scores["evaluations"] = [check.model_dump(mode="json") for check in outcome.checks]
+        verdicts = [check.passed for check in outcome.checks]
+        if None not in verdicts:
+            outcome.success = all(verdicts)
+        if len(outcome.checks) == 1:
+            only = outcome.checks[0]
+            if isinstance(only.value, int | float) and not isinstance(only.value, bool):
+                outcome.reward = float(only.value)
+            outcome.explanation = only.detail or None
+    last = steps[-1] if steps else None
+    if last is not None and last.action is None and last.content.strip():
+        outcome.answer = last.content
+    return outcome
+
+
+def _evaluation(attrs: dict[str, Any]) -> OutcomeCheck:
+    label = attrs.get("gen_ai.evaluation.score.label")
+    passed = None
+    if isinstance(label, str):
+        word = label.strip().lower()
+        passed = True if word in _PASSING_LABELS else False if word in _FAILING_LABELS else None
+    value = attrs.get("gen_ai.evaluation.score.value", label)
+    explanation = attrs.get("gen_ai.evaluation.explanation")
+    detail = str(explanation) if explanation is not None else ""
+    if attrs.get("error.type"):
+        detail = f"evaluation error: {attrs['error.type']}" + (f"; {detail}" if detail else "")
+    return OutcomeCheck(name=str(attrs["gen_ai.evaluation.name"]), passed=passed, value=value, detail=detail)
+
+
+def _error_text(span: Span) -> str:
+    """A failed span as text: ``error.type`` (or its ``exception`` event's type), the status
+    message (or the exception's message), then the stack trace when recorded."""
+    exception = next((attrs for name, attrs in span.events if name == "exception"), {})
+    kind = span.attrs.get("error.type") or exception.get("exception.type")
+    message = span.status_message or exception.get("exception.message") or ""
+    head = ": ".join(str(part) for part in (kind, message) if part) or f"span {span.name} failed"
+    trace = exception.get("exception.stacktrace")
+    return f"{head}\n\n{str(trace).strip()}" if isinstance(trace, str) and trace.strip() else head

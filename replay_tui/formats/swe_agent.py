@@ -22,9 +22,14 @@ Two families, one reader:
   ``reasoning_content``; the prompt = the messages before it; ``tool_result`` = the observation
   message(s) after it.
 
-Outcome: ``status`` = ``info.exit_status`` (``submitted``, ``Submitted``, ``Timeout``...);
-``success`` only when the file says (a ``resolved`` flag; SWE-bench evaluation is separate);
-``scores`` = the submission's length and ``model_stats``; the rest of ``info`` verbatim in ``extra``.
+Outcome: ``status`` = ``info.exit_status`` verbatim (``submitted``, ``exit_cost``, ``Submitted``,
+``LimitsExceeded``, an exception's class name such as ``Timeout``...); ``error`` = the exception
+(mini: ``exception_str`` then the ``traceback``; SWE-agent: the ``Exit due to ...`` message of an
+``exit_error``/``exit_api``/``exit_environment_error``); ``answer`` = the submission (the patch) when
+the run did not crash; ``success`` when the file has a ``resolved`` flag or a SWE-bench report beside
+it names the instance (``report.json``: resolved, each test category a check; ``results.json``:
+``resolved_ids``); ``scores`` = the submission's length and ``model_stats``; the rest of ``info``
+verbatim in ``extra``.
 
 The file is one JSON document, parsed whole with orjson (stdlib ``json`` as a fallback for
 NaN/Infinity or bad UTF-8, with a warning). Nothing raises on bad input: a bad field is a
@@ -33,6 +38,7 @@ NaN/Infinity or bad UTF-8, with a warning). Nothing raises on bad input: a bad f
 
 from __future__ import annotations
 
+import functools
 import json
 import mmap
 import os
@@ -44,9 +50,9 @@ from typing import Any
 import orjson
 
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.fileio import open_regular
+from replay_tui.fileio import open_regular, read_capped
 from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem
-from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.trajectory import ChatMessage, Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 
 FORMAT = "swe-agent"
 
@@ -96,6 +102,15 @@ _MINI_MARKS = re.compile(rb"<returncode>|```mswea_bash_command|COMPLETE_TASK_AND
 _PR_DESCRIPTION = re.compile(r"Consider the following PR description:\s*\n(.*?)\n</pr_description>", re.DOTALL)
 _ISSUE = re.compile(r"ISSUE:\n(.*?)\n\s*\nINSTRUCTIONS:", re.DOTALL)
 _OBSERVATION_ROLES = ("tool", "user")
+_SWE_AGENT_ERRORS = re.compile(r"\b(exit_error|exit_api|exit_environment_error)\b")
+"""SWE-agent's exit statuses for a run that broke (``agents.py``: runtime, API retry and environment
+errors); its other ``exit_*`` statuses are limits the agent reached (cost, context, time, format)."""
+_REPORT_NAMES = ("results.json", "report.json")
+"""SWE-bench evaluation reports a trajectory's folder or its parent may hold: SWE-agent's
+``results.json`` (``resolved_ids``..., what its inspector reads) and the harness's per-instance
+``report.json`` (``{instance_id: {resolved, tests_status}}``)."""
+_REPORT_CAP = 16 * 1024 * 1024
+_TEST_KINDS = ("FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL")
 
 
 class SweAgentReader:
@@ -105,7 +120,8 @@ class SweAgentReader:
         "SWE-agent: observation = previous step's observation, prompt = query/messages (else history), "
         "thinking = thought, content = response, action = history tool_calls[0] or bash/command(action), "
         "tool_result = observation; mini-swe-agent: each assistant message a step, action = tool call or "
-        "```bash block, thinking = reasoning_content; outcome status = info.exit_status"
+        "```bash block, thinking = reasoning_content; outcome status = info.exit_status, error = exception, "
+        "answer = submission, success = resolved (a SWE-bench report beside the file)"
     )
 
     def sniff(self, path: Path, head: bytes) -> Detection:
@@ -206,8 +222,11 @@ class _Builder:
     """Maps one parsed file; collects its problems (every one located by field)."""
 
     def __init__(self, path: Path):
+        self.path = path
         self.file = path.name
         self.id = _stem(path)
+        self.ending: dict[str, Any] = {}
+        """The ``extra`` of mini 2's ``exit`` message (exit status, exception, traceback)."""
         self.problems: list[LoadProblem] = []
 
     def problem(self, field: str | None, message: str, severity: str = "error") -> None:
@@ -507,10 +526,12 @@ class _Builder:
 
     def mini(self, messages_raw: list[Any], info: dict[str, Any], doc: dict[str, Any] | None) -> Trajectory:
         messages = self.messages(messages_raw, "messages")
-        if not info:
-            exits = [_dict(m) for m in messages_raw if isinstance(m, dict) and m.get("role") == "exit"]
-            if exits:
-                info = _dict(exits[-1].get("extra"))
+        exits = [_dict(m) for m in messages_raw if isinstance(m, dict) and m.get("role") == "exit"]
+        if exits:
+            # mini 2's exit message holds what ended the run; an interactive run's info lacks the
+            # exception (serialize() copies only exit_status and submission from it)
+            self.ending = _dict(exits[-1].get("extra"))
+            info = info or self.ending
         task = _task_from_messages(messages, _PR_DESCRIPTION)
         steps = self.message_steps(messages_raw, messages, "messages")
         config = _dict(info.get("config"))
@@ -662,28 +683,134 @@ class _Builder:
         if status is not None and not isinstance(status, str):
             self.problem("info.exit_status", f"expected text, got {type(status).__name__}", "warning")
             status = str(status)
-        resolved = info.get("resolved")
         scores: dict[str, Any] = {}
         submission = info.get("submission")
         if isinstance(submission, str):
             scores["submission_length"] = len(submission)
         elif submission is not None:
-            scores["submission_length"] = len(_dump(submission))
+            submission = _dump(submission)
+            scores["submission_length"] = len(submission)
         if isinstance(info.get("model_stats"), dict):
             scores["model_stats"] = info["model_stats"]
         if status and steps:
             steps[-1].done = True
         if info:
             extra["info"] = {key: value for key, value in info.items() if key != "model_stats"}
+        outcome = Outcome(status=status or None, scores=scores)
+        error = self.exit_error(info, status or "", steps)
+        if error is not None:
+            outcome.error = error
+        elif submission:
+            outcome.answer = submission
+        resolved = info.get("resolved")
+        if isinstance(resolved, bool):
+            outcome.success = resolved
+        else:
+            self.swebench_verdict(outcome)
         return Trajectory(
             id=self.id,
             format=FORMAT,
             task=task,
             metadata=metadata,
             steps=steps,
-            outcome=Outcome(status=status, success=resolved if isinstance(resolved, bool) else None, scores=scores),
+            outcome=outcome,
             extra=extra,
         )
+
+    def exit_error(self, info: dict[str, Any], status: str, steps: list[TrajectoryStep]) -> str | None:
+        """The error that ended the run, as text (None when it ended without one).
+
+        mini-swe-agent 2 records an uncaught exception as ``exception_str`` and ``traceback`` (in
+        ``info`` and in its ``exit`` message); mini 1 only the ``traceback``, with ``str(e)`` as the
+        submission. SWE-agent ends on an error with ``exit_error``/``exit_api``/
+        ``exit_environment_error`` (``submitted (...)`` after an autosubmission), its message in the
+        last step's response."""
+        message = info.get("exception_str", self.ending.get("exception_str"))
+        trace = info.get("traceback", self.ending.get("traceback"))
+        if isinstance(trace, str) and trace.strip():
+            if not (isinstance(message, str) and message.strip()):
+                submission = info.get("submission")
+                last_line = trace.strip().splitlines()[-1]
+                message = submission if isinstance(submission, str) and submission.strip() else last_line
+            return f"{message.strip()}\n\n{trace.strip()}"
+        if isinstance(message, str) and message.strip():
+            return message.strip()
+        if _SWE_AGENT_ERRORS.search(status):
+            last = steps[-1] if steps else None
+            said = (last.content or last.thinking).strip() if last is not None else ""
+            return said if said.startswith("Exit due to") else status
+        return None
+
+    def swebench_verdict(self, outcome: Outcome) -> None:
+        """``success`` (and the tests as checks) from a SWE-bench evaluation report beside the file,
+        when one names this instance: SWE-agent's ``results.json`` (``resolved_ids``; ``resolved``
+        in older runs) or the harness's per-instance ``report.json``."""
+        folder = self.path.parent
+        for where in (folder, folder.parent):
+            for name in _REPORT_NAMES:
+                candidate = where / name
+                try:
+                    found = candidate.stat() if candidate.is_file() else None
+                    if found is None:
+                        continue
+                    report = _report(str(candidate), found.st_mtime_ns, found.st_size)
+                except (OSError, orjson.JSONDecodeError) as exc:
+                    self.problem(None, f"SWE-bench report {candidate.name} not read: {exc}", "warning")
+                    continue
+                if _apply_report(report, self.id, outcome):
+                    outcome.scores["report"] = candidate.name
+                    return
+
+
+@functools.lru_cache(maxsize=4)
+def _report(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
+    """A report file parsed once for all the trajectories of its folder (keyed by its mtime and size:
+    a rewritten report is read again). Treat as read-only."""
+    return _dict(orjson.loads(read_capped(path, _REPORT_CAP)))
+
+
+def _apply_report(report: dict[str, Any], instance: str, outcome: Outcome) -> bool:
+    """Fill ``outcome`` from a SWE-bench report that names ``instance``; False when it does not."""
+    own = report.get(instance)
+    if isinstance(own, dict) and isinstance(own.get("resolved"), bool):
+        outcome.success = own["resolved"]
+        tests = _dict(own.get("tests_status"))
+        for kind in _TEST_KINDS:
+            found = _dict(tests.get(kind))
+            passed, failed = _names(found.get("success")), _names(found.get("failure"))
+            if not passed and not failed:
+                continue
+            outcome.checks.append(
+                OutcomeCheck(
+                    name=kind,
+                    passed=not failed,
+                    value={"success": len(passed), "failure": len(failed)},
+                    detail=f"failing: {', '.join(failed)}" if failed else f"{len(passed)} passed",
+                )
+            )
+        if own.get("patch_successfully_applied") is False:
+            outcome.checks.insert(0, OutcomeCheck(name="patch applied", passed=False, detail="the patch did not apply"))
+        return True
+    resolved = report.get("resolved_ids", report.get("resolved"))
+    if not isinstance(resolved, list):
+        return False
+    if instance in resolved:
+        outcome.success = True
+        return True
+    for key in ("unresolved_ids", "error_ids", "empty_patch_ids", "submitted_ids", "completed_ids"):
+        listed = report.get(key)
+        if isinstance(listed, list) and instance in listed:
+            outcome.success = False
+            if key == "error_ids":
+                outcome.checks.append(OutcomeCheck(name="evaluation", passed=False, detail="the evaluation errored"))
+            elif key == "empty_patch_ids":
+                outcome.checks.append(OutcomeCheck(name="patch", passed=False, detail="empty patch"))
+            return True
+    return False
+
+
+def _names(value: Any) -> list[str]:
+    return [str(item) for item in value] if isinstance(value, list) else []
 
 
 def _dump(value: Any) -> str:

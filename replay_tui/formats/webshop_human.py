@@ -26,6 +26,11 @@ ASINs, item, chosen options), in the seed's ``[button] ... [button_]`` style; pr
 and option choices were in the HTML, which is not logged. No prompt, thinking or tool schemas: the
 sessions are human (MTurk).
 
+Outcome: the ``done`` line's ``reward`` (success = 1.0), ``status`` ``purchased`` or ``not purchased``,
+``reward_info`` (``engine/goal.py: get_reward``) verbatim in ``scores`` and as checks (type,
+attributes, options, price), the goal (ASIN, options, attributes, price ceiling) as ``target`` and the
+bought item (ASIN, options, price) as ``answer``.
+
 A file is one session, usually; lines of several sessions (another session id in the url, or a new
 goal) are split into one episode each. Reading is line by line; a bad line is a LoadProblem and the
 other lines still load.
@@ -48,7 +53,7 @@ from replay_tui.demos.problems import LoadProblem
 from replay_tui.fileio import bounded_lines
 from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem
 from replay_tui.pyliteral import literal_eval
-from replay_tui.trajectory import Outcome, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.trajectory import Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 
 PAGES = ("index", "search_results", "item_page", "item_sub_page", "done")
 """The page kinds web_agent_site logs."""
@@ -401,17 +406,22 @@ def build(episode: _Episode) -> Trajectory:
         extra.update(first_line=pages[0].line, last_line=pages[-1].line)
         if episode.reloads.get(len(pages) - 1):
             extra["final_reloads"] = episode.reloads[len(pages) - 1]
+    goal = episode.goal if isinstance(episode.goal, dict) else {}
     if done is not None:
+        content = done.record.get("content")
+        bought = content if isinstance(content, dict) else {"asin": done.asin, "options": done.options}
+        extra["purchased"] = bought
         outcome = Outcome(
             reward=done.reward,
             success=None if done.reward is None else done.reward == 1.0,
             status="purchased",
             scores=dict(done.reward_info or {}),
+            target=_goal_text(goal),
+            answer=_product_text(bought.get("asin"), bought.get("options"), bought.get("price")),
+            checks=_reward_checks(done.reward_info or {}, goal, bought),
         )
-        content = done.record.get("content")
-        extra["purchased"] = content if isinstance(content, dict) else {"asin": done.asin, "options": done.options}
     else:
-        outcome = Outcome(success=False, status="not purchased")
+        outcome = Outcome(success=False, status="not purchased", target=_goal_text(goal))
     return Trajectory(
         id=episode.id,
         format=READER.name,
@@ -541,3 +551,62 @@ class WebshopHumanReader:
 
 
 READER = WebshopHumanReader()
+
+
+def _product_text(asin: Any, options: Any, price: Any) -> str | None:
+    """``B09LYLKLVX, options {"color": "grey"}, $129.99``: a product and what was chosen, as text."""
+    if not asin:
+        return None
+    parts = [str(asin)]
+    if isinstance(options, dict) and options:
+        parts.append("options " + ", ".join(f"{key}: {value}" for key, value in options.items()))
+    elif isinstance(options, list) and options:
+        parts.append("options " + ", ".join(str(value) for value in options))
+    if isinstance(price, int | float) and not isinstance(price, bool):
+        parts.append(f"${price:g}")
+    return ", ".join(parts)
+
+
+def _goal_text(goal: dict[str, Any]) -> str | None:
+    """The goal the site judged against: its product, options, attributes and price ceiling."""
+    text = _product_text(goal.get("asin"), goal.get("goal_options"), None)
+    if text is None:
+        return None
+    attributes = goal.get("attributes")
+    if isinstance(attributes, list) and attributes:
+        text += ", attributes " + ", ".join(str(a) for a in attributes)
+    price = goal.get("price_upper")
+    if isinstance(price, int | float) and not isinstance(price, bool) and 0 < price < 1_000_000:
+        text += f", under ${price:g}"
+    return text
+
+
+def _reward_checks(info: dict[str, Any], goal: dict[str, Any], bought: dict[str, Any]) -> list[OutcomeCheck]:
+    """``reward_info`` (``engine/goal.py: get_reward``, verbose) as checks: the product type
+    (``r_type``: query, category and title match), the goal's attributes (``r_att``, the fraction
+    found), its options (``r_option``) and the price ceiling (``r_price``)."""
+    checks: list[OutcomeCheck] = []
+    r_type = info.get("r_type")
+    if isinstance(r_type, int | float):
+        said = [f"{key} {info[key]}" for key in ("query_match", "category_match", "title_score") if key in info]
+        checks.append(OutcomeCheck(name="type", passed=r_type == 1.0, value=r_type, detail=", ".join(said)))
+    r_att = info.get("r_att")
+    if isinstance(r_att, int | float):
+        wanted = goal.get("attributes")
+        listed = ", ".join(map(str, wanted)) if isinstance(wanted, list) else ""
+        detail = f"{r_att:.0%} of the goal's attributes found" + (f" ({listed})" if listed else "")
+        checks.append(OutcomeCheck(name="attributes", passed=r_att == 1.0, value=r_att, detail=detail))
+    r_option = info.get("r_option")
+    if isinstance(r_option, int | float):
+        wanted, chosen = goal.get("goal_options"), bought.get("options")
+        wanted_text = ", ".join(map(str, wanted.values() if isinstance(wanted, dict) else wanted or []))
+        chosen_text = ", ".join(f"{k}: {v}" for k, v in chosen.items()) if isinstance(chosen, dict) else ""
+        detail = f"goal options: {wanted_text}; chosen: {chosen_text or 'none'}"
+        checks.append(OutcomeCheck(name="options", passed=r_option == 1.0, value=r_option, detail=detail))
+    r_price = info.get("r_price")
+    if isinstance(r_price, bool):
+        price, ceiling = bought.get("price"), goal.get("price_upper")
+        checks.append(
+            OutcomeCheck(name="price", passed=r_price, value=r_price, detail=f"paid {price}, goal under {ceiling}")
+        )
+    return checks

@@ -159,3 +159,46 @@ def test_a_harbor_job_folder_is_read_trial_by_trial(tmp_path: Path) -> None:
     trajectories = [i for i in read_trajectories(tmp_path) if isinstance(i, Trajectory)]
     assert [t.outcome.reward for t in trajectories] == [1.0, 0.0]
     assert [t.outcome.success for t in trajectories] == [True, False]
+
+
+# -- outcome (issue 30): a Harbor trial's verdict beside the trajectory --------------------------
+
+
+def _trial(tmp_path: Path, result: dict[str, object] | None = None) -> Path:
+    (tmp_path / "trial" / "agent").mkdir(parents=True)
+    target = tmp_path / "trial" / "agent" / "trajectory.json"
+    shutil.copy(DATA / "terminus_2__hello-world-timeout.trajectory.json", target)
+    if result is not None:
+        (tmp_path / "trial" / "result.json").write_text(json.dumps(result))
+    return target
+
+
+def test_a_trial_that_timed_out_shows_harbor_s_exception(tmp_path: Path) -> None:
+    """``exception_info`` as Harbor's TrialResult writes it (type, message, traceback, occurred_at)."""
+    info = {
+        "exception_type": "AgentTimeoutError",
+        "exception_message": "Agent execution timed out after 10.0 seconds",
+        "exception_traceback": "Traceback (most recent call last):\n  ...\nAgentTimeoutError: timed out",
+        "occurred_at": "2025-11-07T17:50:40",
+    }
+    path = _trial(tmp_path, {"verifier_result": None, "exception_info": info})
+    [trajectory], _ = load(path)
+    outcome = trajectory.outcome
+    assert outcome.status == info["exception_type"] and outcome.kind == "errored"
+    assert outcome.reason == f"{info['exception_type']}: {info['exception_message']}"
+    assert outcome.error is not None and info["exception_traceback"] in outcome.error
+    assert outcome.reward is None and outcome.scores["exception_info"] == info
+    final = json.loads(path.read_text())["final_metrics"]
+    assert outcome.scores["final_metrics"] == final
+
+
+def test_several_named_rewards_are_checks_and_reward_json_is_read(tmp_path: Path) -> None:
+    rewards = {"reward": 0.5, "tests_passed": 0.5, "style": 1}
+    path = _trial(tmp_path, {"verifier_result": {"rewards": rewards}})
+    outcome = load(path)[0][0].outcome
+    assert outcome.reward == 0.5 and outcome.success is False and outcome.kind == "failed"
+    assert [(c.name, c.value) for c in outcome.checks] == list(rewards.items())
+    (tmp_path / "trial" / "result.json").unlink()
+    (tmp_path / "trial" / "verifier").mkdir()
+    (tmp_path / "trial" / "verifier" / "reward.json").write_text(json.dumps({"reward": 1.0}))
+    assert load(path)[0][0].outcome.kind == "succeeded"

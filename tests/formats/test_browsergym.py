@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 import pickle
 import shutil
@@ -19,11 +20,12 @@ from replay_tui.formats import detect, read_trajectories, reader_for
 from replay_tui.formats.browsergym import (
     BrowserGymReader,
     PickleRefused,
+    _final_message,
     flatten_axtree,
     load_pickle,
     parse_action,
 )
-from replay_tui.trajectory import ToolCall, Trajectory
+from replay_tui.trajectory import ToolCall, Trajectory, TrajectoryStep
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "browsergym"
 DIALOG = DATA / "2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-dialog_14"
@@ -290,3 +292,52 @@ def test_an_axtree_object_flattens_to_text() -> None:
         ]
     }
     assert flatten_axtree(tree) == "RootWebArea 'Page'\n\t[7] button 'OK'"
+
+
+# -- outcome (issue 30): each value checked against summary_info.json ----------------------------
+
+
+@pytest.mark.parametrize("folder", [ERRORED, CHECKBOXES, DIALOG])
+def test_the_outcome_is_summary_info_s_own(folder: Path) -> None:
+    summary = json.loads((folder / "summary_info.json").read_text())
+    outcome = one(folder, ALLOWED)[0].outcome
+    assert outcome.reward == summary["cum_reward"]
+    if summary["err_msg"]:
+        assert outcome.error is not None and outcome.error.startswith(summary["err_msg"])
+        assert outcome.kind == "errored" and outcome.reason == summary["err_msg"].splitlines()[0]
+    else:
+        assert outcome.error is None and outcome.kind == ("succeeded" if summary["cum_reward"] > 0 else "failed")
+    assert outcome.status == ("error" if summary["err_msg"] else "terminated" if summary["terminated"] else "truncated")
+
+
+def test_an_error_keeps_its_stack_trace(tmp_path: Path) -> None:
+    folder = tmp_path / ERRORED.name
+    folder.mkdir()
+    summary = json.loads((ERRORED / "summary_info.json").read_text())
+    summary["stack_trace"] = "Traceback (most recent call last):\nValueError: no page"
+    (folder / "summary_info.json").write_text(json.dumps(summary))
+    outcome = one(folder)[0].outcome
+    assert outcome.error == f"{summary['err_msg']}\n\n{summary['stack_trace']}"
+
+
+def test_the_agent_s_message_to_the_user_is_its_answer() -> None:
+    said = TrajectoryStep(index=0, action=ToolCall(name="send_msg_to_user", arguments={"text": "42 km"}))
+    clicked = TrajectoryStep(index=1, action=ToolCall(name="click", arguments={"bid": "3"}))
+    assert _final_message([said, clicked]) == "42 km"
+    gave_up = TrajectoryStep(index=2, action=ToolCall(name="report_infeasible", arguments={"reason": "no such item"}))
+    assert _final_message([said, gave_up]) == "no such item" and _final_message([clicked]) is None
+
+
+def test_an_uncaught_exception_leads_with_its_type_and_message(tmp_path: Path) -> None:
+    """``loop.py`` writes ``Exception uncaught by agent or environment in task T.\\nType:\\nmessage``."""
+    folder = tmp_path / ERRORED.name
+    folder.mkdir()
+    summary = json.loads((ERRORED / "summary_info.json").read_text())
+    summary["err_msg"] = (
+        "Exception uncaught by agent or environment in task miniwob.ascending-numbers.\n"
+        "TimeoutError:\nTimeout 30000ms exceeded.\n=========================== logs ==========================="
+    )
+    (folder / "summary_info.json").write_text(json.dumps(summary))
+    outcome = one(folder)[0].outcome
+    assert outcome.reason == "TimeoutError: Timeout 30000ms exceeded."
+    assert outcome.error is not None and summary["err_msg"] in outcome.error

@@ -288,3 +288,40 @@ def test_agent_progress_records_are_the_sub_agent_when_its_file_is_absent(tmp_pa
     assert child.recorded_calls == calls and child.metadata["message_records"] == len(thread)
     spawning = next(s for s in parent.steps if s.action is not None and s.action.id == task["id"])
     assert spawning.extra["subagent"] == child.id
+
+
+# -- outcome (issue 30): each value checked against the file ------------------------------------
+
+
+def _main_records(path: Path) -> list[dict]:
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [r for r in records if r.get("type") in ("user", "assistant") and not r.get("isSidechain")]
+
+
+def test_a_session_ending_on_an_api_error_names_it() -> None:
+    last = _main_records(BIG3)[-1]
+    assert last["isApiErrorMessage"]
+    text = "".join(block["text"] for block in last["message"]["content"] if block["type"] == "text")
+    outcome = read(BIG3)[0][0].outcome
+    assert outcome.status == "api_error" and outcome.kind == "errored"
+    assert outcome.error == f"{last['error']}: {text}" and outcome.reason == outcome.error
+
+
+@pytest.mark.parametrize("path", [LLM_GUARD, WEBAPP], ids=["1.0.72", "2.1.89"])
+def test_the_last_response_without_a_call_is_the_answer(path: Path) -> None:
+    records = [r for r in _main_records(path) if r["type"] == "assistant" and not r.get("isApiErrorMessage")]
+    key = records[-1]["message"]["id"]
+    blocks = [b for r in records if r["message"]["id"] == key for b in r["message"]["content"]]
+    assert not any(b["type"] == "tool_use" for b in blocks)
+    answer = "\n".join(b["text"] for b in blocks if b["type"] == "text")
+    assert read(path)[0][0].outcome.answer == answer
+
+
+def test_a_session_the_user_stopped_is_interrupted(tmp_path: Path) -> None:
+    records = _main_records(LLM_GUARD)
+    stop = dict(records[-1], type="user", uuid="stop-1", parentUuid=records[-1]["uuid"])
+    stop["message"] = {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user]"}]}
+    path = tmp_path / "session.jsonl"
+    path.write_text(LLM_GUARD.read_text() + json.dumps(stop) + "\n")
+    outcome = read(path)[0][0].outcome
+    assert outcome.status == "interrupted" and outcome.error is None

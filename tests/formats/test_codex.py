@@ -173,3 +173,27 @@ def test_a_rollout_whose_first_line_outgrows_the_head_is_still_detected(tmp_path
     rollout = tmp_path / "rollout.jsonl"
     rollout.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert detect(rollout)[0].name == "codex"
+
+
+# -- outcome (issue 30): each value checked against the file ------------------------------------
+
+
+def _events(path: Path) -> list[dict]:
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [line["payload"] for line in lines if line.get("type") == "event_msg"]
+
+
+@pytest.mark.parametrize("path", CHILDREN, ids=[p.name[-12:] for p in CHILDREN])
+def test_a_completed_turn_s_last_agent_message_is_the_answer(path: Path) -> None:
+    done = [event for event in _events(path) if event["type"] == "task_complete"][-1]
+    outcome = read(path)[0][0].outcome
+    assert outcome.status == "completed" and outcome.answer == done["last_agent_message"] and outcome.error is None
+
+
+def test_an_error_event_is_the_outcome_s_error(tmp_path: Path) -> None:
+    error = {"type": "error", "message": "stream disconnected before completion: Transport error"}
+    line = {"timestamp": "2026-03-12T18:00:00.000Z", "type": "event_msg", "payload": error}
+    path = tmp_path / CHILDREN[0].name
+    path.write_text(CHILDREN[0].read_text() + json.dumps(line) + "\n")
+    outcome = read(path)[0][0].outcome
+    assert outcome.kind == "errored" and outcome.reason == error["message"]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from replay_tui.demos.loader import open_demos
 from replay_tui.examples import example_path
 from replay_tui.formats import FormatError, detect, reader_for
+from replay_tui.sources import outcome_of
 from replay_tui.trajectory import ToolCall, Trajectory, TrajectoryStep, from_webshop_episode
 
 
@@ -58,3 +62,22 @@ def test_unknown_format_and_unrecognised_file_are_one_line_errors(tmp_path) -> N
     with pytest.raises(FormatError, match=r"^strange.json: no reader recognises this file") as caught:
         detect(strange)
     assert "\n" not in str(caught.value)
+
+
+# -- the seed's outcome (issue 30): reward, success, backup, the item bought ----------------------
+
+
+def test_the_seed_s_outcome_names_the_backup_and_the_item_bought(demos) -> None:
+    records = {record["session_id"]: record for record in json.loads(example_path().read_text())}
+    backups = 0
+    for session_id in demos.session_ids:
+        record = records[session_id]
+        shown = [e.get("observation_after_action", "") for e in record["trajectory"]]
+        bought = [m for m in (re.search(r"\nPurchased\nasin\n(\w+)\n", f"\n{text}") for text in shown) if m]
+        episode = demos.episode(session_id)
+        for outcome in (from_webshop_episode(episode).outcome, outcome_of(episode)):
+            assert outcome.status == ("completed by backup" if record["completed_by_backup"] else None)
+            assert outcome.answer is not None and outcome.answer.split(",")[0] == bought[-1].group(1)
+            assert outcome.reward == record["final_reward"] and outcome.success is record["success"]
+        backups += record["completed_by_backup"]
+    assert backups == 12

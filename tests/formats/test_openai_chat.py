@@ -291,3 +291,86 @@ def test_a_stream_is_put_together_by_the_delta_rules(tmp_path) -> None:
     ]
     message, note = _stream_message(body.rsplit("\n\n", 1)[0])
     assert message is not None and note is not None and "[DONE]" in note
+
+
+# -- outcome (issue 30): each value checked against the file ------------------------------------
+
+
+def test_tau_bench_records_carry_reference_actions_and_the_reward_breakdown() -> None:
+    records = json.loads(TAU.read_text())
+    trajectories, _ = read(TAU)
+    for record, trajectory in zip(records, trajectories, strict=True):
+        outcome = trajectory.outcome
+        task = record["info"]["task"]
+        assert [(a.name, a.arguments) for a in outcome.expected_actions] == [
+            (a["name"], a["kwargs"]) for a in task["actions"]
+        ]
+        r_actions = record["info"]["reward_info"]["info"]["r_actions"]
+        [check] = outcome.checks
+        assert check.name == "actions" and check.value == r_actions and check.passed is (r_actions == 1.0)
+        assert outcome.kind == ("succeeded" if record["reward"] == 1.0 else "failed")
+        assert outcome.target is None and outcome.error is None  # no required outputs; no crash
+
+
+def test_a_crashed_tau_bench_run_shows_its_error_and_traceback() -> None:
+    [record] = json.loads(CRASHED.read_text())
+    [trajectory], _ = read(CRASHED)
+    outcome = trajectory.outcome
+    assert outcome.kind == "errored" and outcome.status == "error" and outcome.reason == record["info"]["error"]
+    assert outcome.error is not None and record["info"]["traceback"].strip() in outcome.error
+
+
+def test_tau_bench_required_outputs_are_the_target_and_each_a_check(tmp_path: Path) -> None:
+    """``RewardOutputInfo`` (``r_outputs``, ``outputs``: each required output and whether it was said)."""
+    [record, *_] = json.loads(TAU.read_text())
+    record["info"]["task"]["outputs"] = ["327", "1000"]
+    record["info"]["reward_info"]["info"] = {"r_outputs": 0.0, "outputs": {"327": True, "1000": False}}
+    path = tmp_path / "outputs.json"
+    path.write_text(json.dumps([record], indent=2))
+    outcome = read(path)[0][0].outcome
+    assert outcome.target == "327, 1000"
+    assert [(c.name, c.passed) for c in outcome.checks] == [("output 327", True), ("output 1000", False)]
+    assert outcome.reason == "output 1000: not said to the user"
+
+
+CASSETTES = ["openllmetry__openai__test_chat_tool_calls.yaml", "openllmetry__agno__test_agent_with_tools.yaml"]
+STREAMED = "openllmetry__openai__test_open_ai_function_calls_tools_streaming_parallel.yaml"
+
+
+def _finish_reasons(path: Path) -> list[str]:
+    """Each recorded chat completion's ``finish_reason`` (a stream's: its last chunk that has one)."""
+    import gzip
+
+    import yaml
+
+    reasons = []
+    for interaction in yaml.safe_load(path.read_text())["interactions"]:
+        if "/chat/completions" not in interaction["request"]["uri"]:
+            continue
+        body = interaction["response"]["body"]["string"]
+        body = gzip.decompress(body).decode() if isinstance(body, bytes) else body
+        if not body.lstrip().startswith("data:"):
+            reasons.append(json.loads(body)["choices"][0]["finish_reason"])
+            continue
+        data = [line[5:] for line in body.splitlines() if line.startswith("data:") and "[DONE]" not in line]
+        choices = [choice for chunk in map(json.loads, data) for choice in chunk["choices"]]
+        reasons.append([choice["finish_reason"] for choice in choices if choice.get("finish_reason")][-1])
+    return reasons
+
+
+@pytest.mark.parametrize("name", [*CASSETTES, STREAMED])
+def test_a_cassette_s_finish_reason_is_the_status(name: str) -> None:
+    reasons = _finish_reasons(DATA / name)
+    trajectories, _ = read(DATA / name)
+    assert [t.outcome.status for t in trajectories] == reasons and all(reasons)
+
+
+def test_a_one_line_array_of_records_is_read_as_its_episodes(tmp_path: Path) -> None:
+    """tau-bench results written without indent: one line, an array of records (not one episode)."""
+    records = json.loads(TAU.read_text())
+    path = tmp_path / "compact.json"
+    path.write_text(json.dumps(records))
+    compact, problems = read(path)
+    indented, _ = read(TAU)
+    assert problems == [] and len(compact) == len(records)
+    assert [(t.id, t.outcome, len(t.steps)) for t in compact] == [(t.id, t.outcome, len(t.steps)) for t in indented]

@@ -32,8 +32,8 @@ def assert_index_matches_read(path: Path) -> list[EpisodeSummary]:
     assert all(isinstance(item, EpisodeSummary | LoadProblem) for item in indexed)
     summaries = [item for item in indexed if isinstance(item, EpisodeSummary)]
     assert [item for item in indexed if isinstance(item, LoadProblem)] == problems
-    assert [(s.id, s.task, s.steps, s.reward, s.success) for s in summaries] == [
-        (e.id, e.task, e.recorded_calls, e.outcome.reward, e.outcome.success) for e in episodes
+    assert [(s.id, s.task, s.steps, s.reward, s.success, s.outcome) for s in summaries] == [
+        (e.id, e.task, e.recorded_calls, e.outcome.reward, e.outcome.success, e.outcome) for e in episodes
     ]
     assert [READER.load(path, summary) for summary in summaries] == episodes
     return summaries

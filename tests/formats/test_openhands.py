@@ -191,3 +191,67 @@ def test_a_folder_of_conversations_is_one_episode_per_conversation(tmp_path: Pat
     trajectories, problems = load(tmp_path / "conversations")
     assert problems == [] and len(trajectories) == len(folders)
     assert [t.id for t in trajectories] == [load(f)[0][0].id for f in folders]
+
+
+# -- outcome (issue 30): each value checked against the file ------------------------------------
+
+
+def test_eval_lines_carry_their_patch_error_and_the_resolver_s_explanation() -> None:
+    path = DATA / "multi_swe_bench__examples__output.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    trajectories, _ = load(path)
+    for line, trajectory in zip(lines, trajectories, strict=True):
+        assert trajectory.outcome.answer == line["test_result"]["git_patch"]
+        assert trajectory.outcome.error == (line["error"] or None)
+    assert trajectories[2].outcome.kind == "errored" and trajectories[2].outcome.reason == lines[2]["error"]
+    path = DATA / "resolver__mock_output__output.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    for line, trajectory in zip(lines, load(path)[0], strict=True):
+        outcome = trajectory.outcome
+        assert outcome.explanation == line["result_explanation"] and outcome.answer == line["git_patch"]
+        assert outcome.success is line["success"] and outcome.kind == "succeeded"
+
+
+def test_a_swe_bench_report_in_test_result_decides_success(tmp_path: Path) -> None:
+    """``eval_infer.py`` adds ``test_result.report`` (resolved, failed_apply_patch, error_eval...)."""
+    line = json.loads((DATA / "multi_swe_bench__examples__output.jsonl").read_text().splitlines()[0])
+    line["test_result"]["report"] = {"empty_generation": False, "resolved": False, "failed_apply_patch": True}
+    (tmp_path / "output.jsonl").write_text(json.dumps(line) + "\n")
+    [trajectory], _ = load(tmp_path / "output.jsonl")
+    assert trajectory.outcome.success is False and trajectory.outcome.reason == "failed_apply_patch: failed apply patch"
+
+
+def test_the_finish_call_s_message_is_the_answer() -> None:
+    folder = DATA / "sdk-v1__conv_cd945624_terminal-action"
+    finish = next(
+        event
+        for event in (json.loads(p.read_text()) for p in sorted((folder / "events").glob("*.json")))
+        if event.get("kind") == "ActionEvent" and _kind(event) == "FinishAction"
+    )
+    (trajectory,), _ = load(folder)
+    assert trajectory.outcome.answer == finish["action"]["message"] and trajectory.outcome.status == "finished"
+    events = json.loads((DATA / "basic_interactions.json").read_text())
+    said = [e for e in events if e.get("action") == "finish"][-1]
+    (v0,), _ = load(DATA / "basic_interactions.json")
+    assert v0.outcome.answer == (said["args"].get("final_thought") or said["message"])
+
+
+def _kind(event: dict[str, Any]) -> Any:
+    return event["action"].get("kind") if isinstance(event.get("action"), dict) else None
+
+
+def test_an_error_state_names_its_reason(tmp_path: Path) -> None:
+    events = json.loads((DATA / "basic_gui_mode.json").read_text())
+    events.append(
+        {
+            "id": 99,
+            "source": "environment",
+            "message": "",
+            "observation": "agent_state_changed",
+            "content": "",
+            "extras": {"agent_state": "error", "reason": "RuntimeError: the sandbox stopped"},
+        }
+    )
+    (tmp_path / "events.json").write_text(json.dumps(events))
+    (trajectory,), _ = load(tmp_path / "events.json")
+    assert trajectory.outcome.kind == "errored" and trajectory.outcome.reason == "RuntimeError: the sandbox stopped"

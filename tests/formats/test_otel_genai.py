@@ -281,3 +281,73 @@ def test_openllmetry_indexed_attributes_and_older_message_events(tmp_path: Path)
     assert first.tools == [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
     assert [m.role for m in second.messages] == ["system", "user"] and second.content == "Cold."
     assert trajectory.outcome.status == "error" and trajectory.outcome.scores["error_spans"] == ["chat gpt"]
+
+
+# -- outcome (issue 30): a trace's own verdict, each value checked against the file ----------------
+
+AGENT_LOOP = DATA / "openai-v2__agent_loop.otlp.jsonl"
+
+
+def _otlp_spans(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [span for line in lines for rs in line["resourceSpans"] for ss in rs["scopeSpans"] for span in ss["spans"]]
+
+
+def _value(span: dict[str, Any], key: str) -> Any:
+    return next(a["value"] for a in span["attributes"] if a["key"] == key)
+
+
+def _travel(path: Path) -> Trajectory:
+    trajectories, _ = load(path)
+    return next(t for t in trajectories if "parent" not in t.metadata)
+
+
+def test_the_last_answer_without_a_call_is_the_answer() -> None:
+    lines = [json.loads(line) for line in AGENT_LOOP.read_text().splitlines()]
+    spans = [s for s in _otlp_spans(lines) if s["name"].startswith("chat") and s["parentSpanId"] == "87dd98b250e4fe5f"]
+    last = max(spans, key=lambda s: int(s["startTimeUnixNano"]))
+    [message] = json.loads(_value(last, "gen_ai.output.messages")["stringValue"])
+    outcome = _travel(AGENT_LOOP).outcome
+    assert outcome.answer == message["parts"][0]["content"] and outcome.status == "ok"
+
+
+def test_an_error_span_and_an_evaluation_event_make_the_outcome(tmp_path: Path) -> None:
+    """A failed tool span (status ERROR, ``error.type``, an ``exception`` event) and a
+    ``gen_ai.evaluation.result`` event on the final answer's span, as the conventions define them."""
+    lines = [json.loads(line) for line in AGENT_LOOP.read_text().splitlines()]
+    spans = {s["spanId"]: s for s in _otlp_spans(lines)}
+    failed = spans["eac8f39adfa0da9d"]
+    failed["status"] = {"code": 2, "message": "weather service unavailable"}
+    failed["attributes"].append({"key": "error.type", "value": {"stringValue": "TimeoutError"}})
+    trace = "Traceback (most recent call last):\n  ...\nTimeoutError: weather service unavailable"
+    failed["events"] = [
+        {
+            "name": "exception",
+            "timeUnixNano": failed["endTimeUnixNano"],
+            "attributes": [{"key": "exception.stacktrace", "value": {"stringValue": trace}}],
+        }
+    ]
+    evaluation = {
+        "gen_ai.evaluation.name": "correctness",
+        "gen_ai.evaluation.score.value": {"doubleValue": 0.25},
+        "gen_ai.evaluation.score.label": "incorrect",
+        "gen_ai.evaluation.explanation": "Oslo's weather is missing",
+    }
+    spans["02ac002f6721688e"]["events"] = [
+        {
+            "name": "gen_ai.evaluation.result",
+            "timeUnixNano": spans["02ac002f6721688e"]["endTimeUnixNano"],
+            "attributes": [
+                {"key": key, "value": value if isinstance(value, dict) else {"stringValue": value}}
+                for key, value in evaluation.items()
+            ],
+        }
+    ]
+    path = tmp_path / "trace.otlp.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    outcome = _travel(path).outcome
+    assert outcome.status == "error" and outcome.kind == "errored"
+    assert outcome.error == f"TimeoutError: weather service unavailable\n\n{trace}"
+    [check] = outcome.checks
+    assert (check.name, check.passed, check.value) == ("correctness", False, 0.25)
+    assert check.detail == evaluation["gen_ai.evaluation.explanation"]
+    assert outcome.success is False and outcome.reward == 0.25 and outcome.explanation == "Oslo's weather is missing"

@@ -374,3 +374,102 @@ def test_mini2_records_a_rejected_turn_only_in_its_format_error_and_it_is_a_step
     assert rejected.tool_result is not None and "Expected exactly 1 action, found 2." in rejected.tool_result
     assert [m.role for m in rejected.messages] == ["system", "user", "assistant", "user"]
     assert trajectory.recorded_calls == 3 and trajectory.outcome.status == "Submitted"
+
+
+# -- outcome (issue 30): the log's own verdict, each value checked against the file --------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "deepseek_reasoner_dev__pvlib__pvlib-python-1154.traj.json",
+        "deepseek_reasoner_dev__pvlib__pvlib-python-1854.traj.json",
+    ],
+)
+def test_a_crashed_mini_run_shows_its_exit_status_and_error(name: str) -> None:
+    info = json.loads((DATA / name).read_text())["info"]
+    trajectory, _ = load(DATA / name)
+    outcome = trajectory.outcome
+    assert outcome.status == info["exit_status"]
+    assert outcome.error is not None and outcome.error.startswith(info["exception_str"])
+    assert info["traceback"].strip() in outcome.error
+    assert outcome.kind == "errored" and outcome.reason == info["exception_str"]
+    assert outcome.answer is None and outcome.success is None
+
+
+def test_a_mini_1_crash_names_the_exception_it_saved_as_the_submission(tmp_path: Path) -> None:
+    """mini 1's batch runner saves ``str(e)`` as the submission and only a ``traceback`` beside it."""
+    doc = json.loads((DATA / "mini_v1_two_bash_blocks.traj.json").read_text())
+    trace = 'Traceback (most recent call last):\n  File "x.py", line 1\nRuntimeError: container died'
+    doc["info"].update(exit_status="RuntimeError", submission="container died", traceback=trace)
+    path = tmp_path / "crash.traj.json"
+    path.write_text(json.dumps(doc))
+    outcome = load(path)[0].outcome
+    assert outcome.status == "RuntimeError" and outcome.kind == "errored"
+    assert outcome.reason == "container died" and outcome.answer is None
+
+
+def test_a_submitted_run_keeps_its_patch_as_the_answer() -> None:
+    for name in ("6e44b9__sweagenttestrepo-1c2844.traj", "deepseek_chat_dev__pvlib__pvlib-python-1154.traj.json"):
+        info = json.loads((DATA / name).read_text())["info"]
+        outcome = load(DATA / name)[0].outcome
+        assert outcome.answer == info["submission"] and outcome.status == info["exit_status"]
+        assert outcome.error is None and outcome.success is None and outcome.kind == "unknown"
+
+
+def test_a_swe_agent_error_exit_carries_its_message(tmp_path: Path) -> None:
+    """SWE-agent's ``exit_error`` step records ``Exit due to ...`` as its response (``agents.py``)."""
+    doc = json.loads((DATA / "humanevalfix-python-0.traj").read_text())
+    doc["info"]["exit_status"] = "submitted (exit_error)"
+    doc["trajectory"][-1]["response"] = "Exit due to runtime error: the container stopped"
+    path = tmp_path / "err.traj"
+    path.write_text(json.dumps(doc))
+    outcome = load(path)[0].outcome
+    assert outcome.kind == "errored" and outcome.reason == "Exit due to runtime error: the container stopped"
+    doc["info"]["exit_status"] = "exit_cost"
+    path.write_text(json.dumps(doc))
+    limited = load(path)[0].outcome
+    assert limited.error is None and limited.status == "exit_cost" and limited.kind == "unknown"
+
+
+def test_a_swebench_report_beside_the_trajectory_decides_success(tmp_path: Path) -> None:
+    """The harness's per-instance ``report.json`` (resolved, tests_status) and SWE-agent's
+    ``results.json`` (resolved_ids...) in the trajectory's folder or its parent."""
+    name = "deepseek_chat_dev__pvlib__pvlib-python-1154.traj.json"
+    run = tmp_path / "run" / "pvlib__pvlib-python-1154"
+    run.mkdir(parents=True)
+    path = run / name
+    path.write_bytes((DATA / name).read_bytes())
+    assert load(path)[0].outcome.success is None
+    tests = {
+        "FAIL_TO_PASS": {"success": [], "failure": ["test_reindl_nan"]},
+        "PASS_TO_PASS": {"success": ["test_a", "test_b"], "failure": []},
+    }
+    report = {
+        "pvlib__pvlib-python-1154": {"patch_successfully_applied": True, "resolved": False, "tests_status": tests}
+    }
+    (run / "report.json").write_text(json.dumps(report))
+    outcome = load(path)[0].outcome
+    assert outcome.success is False and outcome.kind == "failed"
+    assert [(c.name, c.passed) for c in outcome.checks] == [("FAIL_TO_PASS", False), ("PASS_TO_PASS", True)]
+    assert outcome.reason == "FAIL_TO_PASS: failing: test_reindl_nan"
+    (run / "report.json").unlink()
+    (tmp_path / "run" / "results.json").write_text(json.dumps({"resolved_ids": ["pvlib__pvlib-python-1154"]}))
+    assert load(path)[0].outcome.kind == "succeeded"
+    (tmp_path / "run" / "results.json").write_text(json.dumps({"resolved_ids": [], "unresolved_ids": ["x"]}))
+    assert load(path)[0].outcome.success is None
+
+
+def test_an_interactive_mini_crash_keeps_the_exception_of_its_exit_message(tmp_path: Path) -> None:
+    """``DefaultAgent.serialize()`` copies only exit_status and submission into ``info``; the
+    exception and traceback of an uncaught error are in the ``exit`` message's ``extra``."""
+    name = "deepseek_reasoner_dev__pvlib__pvlib-python-1154.traj.json"
+    doc = json.loads((DATA / name).read_text())
+    for key in ("exception_str", "traceback"):
+        del doc["info"][key]
+    [ending] = [m["extra"] for m in doc["messages"] if m["role"] == "exit"]
+    path = tmp_path / name
+    path.write_text(json.dumps(doc))
+    trajectory, _ = load(path)
+    assert trajectory.outcome.kind == "errored" and trajectory.outcome.reason == ending["exception_str"]
+    assert "info" in trajectory.extra and "exception_str" not in trajectory.extra["info"]

@@ -339,3 +339,26 @@ def test_read_trajectories_is_lazy() -> None:
     stream = read_trajectories(FILES[0])
     first = next(stream)
     assert isinstance(first, Trajectory)
+
+
+# -- outcome (issue 30): the done line's reward breakdown, checked against the file --------------
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
+def test_the_done_line_s_reward_info_becomes_named_checks(path: Path) -> None:
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    done = next(line for line in reversed(lines) if line["page"] == "done")
+    info, goal, bought = done["reward_info"], done["goal"], done["content"]
+    [trajectory], _ = read(path)
+    outcome = trajectory.outcome
+    checks = {check.name: check for check in outcome.checks}
+    assert checks["type"].value == info["r_type"] and checks["type"].passed is (info["r_type"] == 1.0)
+    assert checks["attributes"].value == info["r_att"] and checks["attributes"].passed is (info["r_att"] == 1.0)
+    assert all(attribute in checks["attributes"].detail for attribute in goal["attributes"])
+    if "r_option" in info:
+        assert checks["options"].passed is (info["r_option"] == 1.0)
+    assert checks["price"].passed is info["r_price"] and str(bought["price"]) in checks["price"].detail
+    assert outcome.answer is not None and outcome.answer.startswith(bought["asin"])
+    assert outcome.target is not None and outcome.target.startswith(goal["asin"])
+    failed = [name for name, check in checks.items() if check.passed is False]
+    assert (outcome.kind == "succeeded") is (done["reward"] == 1.0) and bool(failed) is (done["reward"] < 1.0)
