@@ -80,6 +80,13 @@ class EpisodeOpenRequested(Message):
 
 
 @dataclass
+class OutcomeRequested(Message):
+    """Show an episode's outcome and its expected vs actual (the outcome screen)."""
+
+    session_id: int
+
+
+@dataclass
 class ReplayRequested(Message):
     session_ids: list[int]
 

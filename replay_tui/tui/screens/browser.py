@@ -22,6 +22,7 @@ from replay_tui.trajectory import Outcome
 from replay_tui.tui.messages import (
     EpisodeOpenRequested,
     NoteRequested,
+    OutcomeRequested,
     ReplayCancelRequested,
     ReplayRequested,
     ReplayState,
@@ -421,6 +422,7 @@ class BrowserScreen(SortActions, Screen):
             tooltip="failed, then errored, then max-steps (each when some episode is), then all",
             id="browser.failures",
         ),
+        Binding("O", "outcome", "Outcome", show=False, id="browser.outcome"),
         Binding("m", "toggle_filter('mismatches')", "Mismatches", id="browser.mismatches"),
         Binding("b", "toggle_filter('backup')", "Backup", show=False, id="browser.backup"),
         Binding("a", "toggle_filter('tagged')", "Tagged", show=False, id="browser.tagged"),
@@ -583,6 +585,11 @@ class BrowserScreen(SortActions, Screen):
     def action_replay_all(self) -> None:
         sessions = [row.session_id for row in self.source.rows if row.session_id is not None]
         self.post_message(ReplayRequested(sessions))
+
+    def action_outcome(self) -> None:
+        session = self.current_session()
+        if session is not None:
+            self.post_message(OutcomeRequested(session))
 
     def action_tag(self) -> None:
         session = self.current_session()
