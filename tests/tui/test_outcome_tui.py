@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 
 from replay_tui.tui.screens.browser import BrowserScreen
+from replay_tui.tui.screens.outcome import OutcomeScreen, jump_position
+from replay_tui.tui.screens.stepper import StepperScreen
 from tests.conftest import DATA
 from tests.tui.conftest import SIZE
 
@@ -50,7 +52,13 @@ async def test_f_shows_the_failed_simulations_only(build):
         every = rows(app)
         assert len(every) == 20
         assert sum(row["success"] == "✗" for row in every) == 9 and sum(row["success"] == "✓" for row in every) == 11
-        assert all(row["reason"] for row in every)  # each simulation says why it ended
+        by_id = {f"{run['task_id']}#{run['trial']}": run for run in simulations()}
+        for row in every:  # why each failed, as the file says: its DB check, else how it ended
+            run = by_id[row["episode"]]
+            db = run["reward_info"].get("db_check") or {}
+            if run["reward_info"]["reward"] < 1:
+                want = "db" if db.get("db_match") is False else run["termination_reason"]
+                assert row["reason"].split(":")[0] == want, row
         await pilot.press("f")
         await pilot.pause()
         shown = rows(app)
@@ -86,7 +94,7 @@ async def test_f_cycles_failed_errored_and_max_steps(build, tmp_path):
         await pilot.pause()
         (errored,) = rows(app)
         assert errored["episode"] == f"{failing[1]['task_id']}#{failing[1]['trial']}"
-        assert errored["success"] == "!" and errored["reason"] == "error" and "filter: errored" in title(app)
+        assert errored["success"] == "!" and errored["reason"].startswith("db:") and "filter: errored" in title(app)
         await pilot.press("f")
         await pilot.pause()
         limited = [f"{run['task_id']}#{run['trial']}" for run in failing if run["termination_reason"] == "max_steps"]
@@ -110,3 +118,75 @@ async def test_the_outcome_columns_sort(build):
         await pilot.pause()
         reasons = [row["reason"].casefold() for row in rows(app)]
         assert reasons == sorted(reasons)
+
+
+def failing_parts(run: dict) -> list[str]:
+    """What the file says failed in a simulation: its DB check, each fact not communicated."""
+    info = run["reward_info"]
+    parts = ["db"] if (info.get("db_check") or {}).get("db_match") is False else []
+    return parts + [check["info"] for check in info.get("communicate_checks") or [] if not check["met"]]
+
+
+def missed_actions(run: dict) -> list[str]:
+    """The reference actions tau2 found not done as expected, in the reference's order."""
+    return [
+        check["action"]["name"] for check in run["reward_info"].get("action_checks") or [] if not check["action_match"]
+    ]
+
+
+async def test_failed_then_open_then_the_outcome_screen_names_why(build):
+    """f, enter, O: the outcome screen names each failing check and each reference action missed or
+    called differently (as the file's own reward_info says); enter shows that action's step."""
+    by_id = {f"{run['task_id']}#{run['trial']}": run for run in simulations()}
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")
+        await pilot.pause()
+        episode_id = rows(app)[0]["episode"]
+        run = by_id[episode_id]
+        assert failing_parts(run) and missed_actions(run)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, StepperScreen)
+        header = app.screen.query_one("#outcome-detail").render().plain
+        assert "✗ db" in header  # the stepper's header names the failing check too
+        await pilot.press("O")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, OutcomeScreen)
+        text = screen.query_one("#outcome-text").render().plain
+        for part in failing_parts(run):
+            assert f"✗ {part}" in text or f'✗ communicate "{part}"' in text, part
+        expected = screen.source
+        cells = [[cell.plain for cell in expected.cells(i)] for i in range(len(expected))]
+        assert [row[1].split("(")[0] for row in cells if row[2] != "matched"] == missed_actions(run)
+        not_matched = next(i for i, row in enumerate(cells) if row[2] != "matched")
+        for _ in range(not_matched):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await pilot.pause()
+        stepper = app.screen
+        assert isinstance(stepper, StepperScreen) and stepper.session_id == screen.session_id
+        row = stepper.current_row()
+        hit = expected.hits[not_matched]
+        assert row is not None and row.position == jump_position(screen.alignment, not_matched, expected.call_steps)
+        if hit.step is not None:  # called with a different argument: the call's own step
+            assert row.position == hit.step
+            assert hit.expected.name in stepper.query_one("#step-detail").render().plain
+        else:  # never called: where it should have come, a step that made a call
+            assert row.position in expected.call_steps
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, BrowserScreen)  # the outcome screen did not stay on the stack
+
+
+async def test_the_outcome_screen_opens_from_the_browser_and_goes_back(build):
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("O")
+        await pilot.pause()
+        assert isinstance(app.screen, OutcomeScreen)
+        assert "expected vs actual" in app.screen.query_one("#expected-title").render().plain
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, BrowserScreen)

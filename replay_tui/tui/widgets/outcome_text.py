@@ -60,11 +60,17 @@ def append_headline(text: Text, outcome: Outcome) -> None:
 
 
 def check_text(check: OutcomeCheck, limit: int = PIECE) -> Text:
-    """``✗ db: the database differs`` (a check that only records a value: ``· accuracy = 0.50``)."""
-    mark, style = ("✓", "green") if check.passed else ("✗", "red") if check.passed is False else ("·", "dim")
+    """``✗ db: the database differs`` (a check that only records a value: ``· accuracy = 0.50``; a
+    failed one the score does not count: ``✗ action 1 book (not scored): ...``, dim)."""
+    failed = check.passed is False and check.counts
+    mark, style = (
+        ("✓", "green") if check.passed else ("✗", "red" if failed else "dim") if check.passed is False else ("·", "dim")
+    )
     text = Text()
     text.append(mark + " ", style=style)
-    text.append(excerpt(check.name, 60), style="bold" if check.passed is False else "")
+    text.append(excerpt(check.name, 60), style="bold" if failed else "")
+    if check.passed is False and not check.counts:
+        text.append(" (not scored)", style="dim")
     if check.passed is None and check.value is not None:
         text.append(" = " + excerpt(value_text(check.value), 40))
     if check.detail and check.passed is not True:
@@ -85,16 +91,19 @@ def _labelled(label: str, value: Text | str, style: str = "") -> Text:
 def outcome_detail(outcome: Outcome) -> Text | None:
     """The outcome's particulars, a line each, what says why first (the view wraps them at word
     boundaries and may cut the last): the checks (each failed one named with why, the passed ones
-    by name), the error, target and answer, the scorer's explanation. None when the log records
-    none of them."""
+    by name, the failed ones the score does not count by number), the error, target and answer, the
+    scorer's explanation. None when the log records none of them."""
     lines: list[Text] = []
     if outcome.checks:
-        failed = [check for check in outcome.checks if check.passed is False]
-        others = [check for check in outcome.checks if check.passed is None]
+        failed = outcome.failed_checks
+        values = [check for check in outcome.checks if check.passed is None]
         passed = [check for check in outcome.checks if check.passed]
-        pieces = [check_text(check) for check in failed + others]
+        unscored = sum(1 for check in outcome.checks if check.passed is False and not check.counts)
+        pieces = [check_text(check, PIECE // 2) for check in failed + values]
         if passed:
             pieces.append(Text.assemble(("✓ ", "green"), ", ".join(excerpt(c.name, 40) for c in passed)))
+        if unscored:
+            pieces.append(Text(f"{unscored} failed, not scored", style="dim"))
         lines.append(_labelled("checks", Text(" · ").join(pieces)))
     if outcome.error and one_line(outcome.error):
         lines.append(_labelled("error", excerpt(outcome.error, PIECE), "yellow"))
