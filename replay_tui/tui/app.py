@@ -51,6 +51,7 @@ from replay_tui.tui.messages import (
     EpisodeNavRequested,
     EpisodeOpenRequested,
     NoteRequested,
+    OutcomeGroupsRequested,
     OutcomeRequested,
     Rejudged,
     ReplayCancelRequested,
@@ -67,6 +68,7 @@ from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.groups import GroupsScreen
 from replay_tui.tui.screens.modals import ExportChoice, ExportModal, NoteModal, SettingsModal, TagModal
 from replay_tui.tui.screens.outcome import OutcomeScreen
+from replay_tui.tui.screens.outcome_groups import OutcomeGroupsScreen
 from replay_tui.tui.screens.search import GoToModal, SearchScreen
 from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.workspace import ReplaySettings, Workspace
@@ -238,6 +240,11 @@ class ReplayApp(RunHistory):
 
         if not isinstance(self.screen, OutcomeScreen):
             self.push_screen(OutcomeScreen(session_id, self), jump)
+
+    @on(OutcomeGroupsRequested)
+    def _outcome_groups_requested(self) -> None:
+        if not isinstance(self.screen, OutcomeGroupsScreen):
+            self.push_screen(OutcomeGroupsScreen(self))
 
     @on(ReplayRequested)
     def _replay_requested(self, message: ReplayRequested) -> None:

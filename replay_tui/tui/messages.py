@@ -86,6 +86,10 @@ class OutcomeRequested(Message):
     session_id: int
 
 
+class OutcomeGroupsRequested(Message):
+    """Show the episodes that did not succeed grouped by what their logs say (the outcome groups)."""
+
+
 @dataclass
 class ReplayRequested(Message):
     session_ids: list[int]

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from replay_tui.groups import NONE_MISSED, OUTCOME_GROUPINGS
 from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.outcome import OutcomeScreen, jump_position
+from replay_tui.tui.screens.outcome_groups import OutcomeGroupsScreen
 from replay_tui.tui.screens.stepper import StepperScreen
 from tests.conftest import DATA
 from tests.tui.conftest import SIZE
@@ -190,3 +192,48 @@ async def test_the_outcome_screen_opens_from_the_browser_and_goes_back(build):
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, BrowserScreen)
+
+
+def group_sums(screen) -> list[int]:
+    return [group.count for group in screen.groups]
+
+
+async def test_outcome_groups_sum_to_the_failed_count_and_drill_down(build):
+    """M, then o: each grouping's groups sum to the file's failed simulations; enter lists a group's
+    episodes, enter on one shows its outcome."""
+    failed = failed_ids()
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("M", "o")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, OutcomeGroupsScreen)
+        seen = []
+        for _ in OUTCOME_GROUPINGS:
+            assert sum(group_sums(screen)) == len(failed), screen.grouping
+            episodes = sorted(screen.names[key] for group in screen.groups for key in group.episodes)
+            assert episodes == sorted(failed)
+            seen.append(screen.grouping)
+            await pilot.press("o")
+            await pilot.pause()
+        assert seen == [key for key, _ in OUTCOME_GROUPINGS] and screen.grouping == seen[0]
+        termination = {group.key: group.count for group in screen.groups}
+        statuses = [run["termination_reason"] for run in simulations() if run["reward_info"]["reward"] < 1]
+        assert termination == {status: statuses.count(status) for status in set(statuses)}
+        await pilot.press("o")  # by the first missed expected action: tau2's own first failed action check
+        await pilot.pause()
+        by_id = {f"{run['task_id']}#{run['trial']}": run for run in simulations()}
+        for group in screen.groups:
+            for key in group.episodes:
+                missed = missed_actions(by_id[screen.names[key]])
+                assert group.key == (missed[0] if missed else NONE_MISSED)
+        first = screen.groups[0]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.steps_table.has_focus and len(screen.steps_source) == first.count
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, OutcomeScreen) and app.screen.session_id == first.episodes[0]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
