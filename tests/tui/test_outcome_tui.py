@@ -10,13 +10,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from textual.strip import Strip
+
 from replay_tui.groups import NONE_MISSED, OUTCOME_GROUPINGS
+from replay_tui.tui.app import make_app
 from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.outcome import OutcomeScreen, jump_position
 from replay_tui.tui.screens.outcome_groups import OutcomeGroupsScreen
 from replay_tui.tui.screens.stepper import StepperScreen
 from tests.conftest import DATA
 from tests.tui.conftest import SIZE
+from tests.tui.hostile_text import hostile
+from tests.tui.test_escapes_tui import settle, unsafe_lines
 
 TAU2_AIRLINE = (
     DATA / "formats" / "tau2" / "2025-10-05T22-50-14.083933_airline_llm_agent_grok-3_user_simulator_grok-3.json"
@@ -194,6 +199,12 @@ async def test_the_outcome_screen_opens_from_the_browser_and_goes_back(build):
         assert isinstance(app.screen, BrowserScreen)
 
 
+def screen_lines(app) -> list[str]:
+    compositor = app.screen._compositor
+    chops = compositor._render_chops(compositor.size.region, lambda y: True)
+    return [Strip.join(chop.values()).text for chop in chops]
+
+
 def group_sums(screen) -> list[int]:
     return [group.count for group in screen.groups]
 
@@ -237,3 +248,42 @@ async def test_outcome_groups_sum_to_the_failed_count_and_drill_down(build):
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is screen
+
+
+async def test_no_outcome_view_shows_a_control_sequence_from_the_log(tmp_path):
+    """The outcome's texts are the log's: termination reason, checks, reference actions and the
+    agent's reply with every class of sequence; the browser, the stepper header, the outcome screen
+    and the outcome groups compose frames without one."""
+    raw = json.loads(TAU2_AIRLINE.read_text())
+    for run in raw["simulations"]:
+        if run["reward_info"]["reward"] < 1:
+            run["termination_reason"] = hostile("termination")
+            info = run["reward_info"]
+            for check in info.get("communicate_checks") or []:
+                check["info"], check["justification"] = hostile("info"), hostile("justification")
+            info["communicate_checks"] = info.get("communicate_checks") or [
+                {"info": hostile("info"), "met": False, "justification": hostile("justification")}
+            ]
+    for task in raw["tasks"]:
+        for action in (task.get("evaluation_criteria") or {}).get("actions") or []:
+            action["name"] = hostile("action")
+    path = tmp_path / "airline.json"
+    path.write_text(json.dumps(raw))
+    app = make_app([str(path)], annotations=tmp_path / "notes.json", export_dir=tmp_path)
+    leaks: dict[str, list[str]] = {}
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        keys = "f O escape enter O enter escape escape M o o o o enter enter".split()
+        shown = ""
+        for number, key in enumerate(keys):
+            await pilot.press(key)
+            await settle(app, pilot)
+            found = unsafe_lines(app)
+            if found:
+                leaks[f"key {number} {key!r} on {type(app.screen).__name__}"] = found
+            shown += "\n".join(screen_lines(app))
+        assert app.is_running
+    assert not leaks, leaks
+    for tag in ("termination", "info", "justification", "action"):  # the texts were shown, their sequences not
+        assert f"{tag}<" in shown, tag
+    assert "PWNED" not in shown
