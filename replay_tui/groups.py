@@ -362,10 +362,11 @@ def termination_key(outcome: Outcome) -> str:
 
 
 def missed_key(alignment: TaskAlignment | None) -> tuple[str, str]:
-    """(the tool of the first expected action missed or called with different arguments, the why)."""
+    """(the tool of the agent's first expected action missed or called with different arguments, the
+    why); a simulated user's actions are not the agent's misses (:attr:`TaskAlignment.missed`)."""
     if alignment is None or not alignment.hits:
         return NO_REFERENCE, ""
-    hit = next((hit for hit in alignment.hits if hit.status != "matched"), None)
+    hit = next((hit for hit in alignment.hits if hit.status != "matched" and hit.requestor != "user"), None)
     if hit is None:
         return NONE_MISSED, ""
     why = f"{hit.status}: {hit.reason}" if hit.reason else hit.status

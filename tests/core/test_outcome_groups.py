@@ -93,7 +93,7 @@ def test_the_keys_name_the_cause() -> None:
 
 def test_a_group_keeps_one_full_sample_and_the_different_argument() -> None:
     missed = {g.key: g for g in group_outcomes(_items(), "missed")}
-    assert missed["book_reservation"].sample == "missing"  # the first episode's: the tool never called
+    assert missed["book_reservation"].sample == "missing: the agent never called book_reservation"
     only_b = [item for item in _items() if item[0] == "b"]
     (group,) = group_outcomes(only_b, "missed")
     assert group.sample.startswith("different: arguments.cabin")

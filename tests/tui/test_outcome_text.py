@@ -7,7 +7,7 @@ from rich.text import Text
 
 from replay_tui.expected import align_expected
 from replay_tui.trajectory import Outcome, OutcomeCheck, ToolCall
-from replay_tui.tui.screens.outcome import ExpectedSource, jump_position, outcome_text
+from replay_tui.tui.screens.outcome import ExpectedSource, outcome_text
 from replay_tui.tui.widgets.outcome_text import append_headline, outcome_detail
 
 BOOK = ToolCall(name="book", arguments={"cabin": "economy"})
@@ -59,18 +59,20 @@ def test_the_outcome_screen_text_has_every_block() -> None:
         assert f"\n\n{block}" in text
 
 
-def test_enter_jumps_to_the_call_or_where_a_missing_one_should_have_come() -> None:
-    calls = [(2, BOOK), (5, ToolCall(name="refund", arguments={"amount": 1}))]
+def test_each_row_shows_where_enter_goes() -> None:
+    """The step of the call, or where the alignment placed a missing action; extra writes last."""
+    calls = [
+        (2, BOOK),
+        (5, ToolCall(name="refund", arguments={"amount": 1})),
+        (7, ToolCall(name="cancel_order", arguments={})),
+    ]
     alignment = align_expected([CANCEL, BOOK, CANCEL, REFUND], calls)
     assert [hit.status for hit in alignment.hits] == ["missing", "matched", "missing", "different"]
-    steps = [2, 5]
-    assert jump_position(alignment, 0, steps) == 2  # nothing called before it: the first call
-    assert jump_position(alignment, 1, steps) == 2  # the matched call
-    assert jump_position(alignment, 2, steps) == 5  # after book (step 2): the next call
-    assert jump_position(alignment, 3, steps) == 5  # the closest call, with the different argument
-    assert jump_position(align_expected([CANCEL], []), 0, []) is None
-    rows = ExpectedSource(alignment, steps)
+    rows = ExpectedSource(alignment)
+    assert [row.step for row in rows.rows] == [hit.step for hit in alignment.hits] + [7]
     cells = [[cell.plain for cell in rows.cells(i)] for i in range(len(rows))]
-    assert cells[0][2:] == ["missing", "—", "never called; would come at step 2"]
+    assert cells[0][2:] == ["missing", f"→ {alignment.hits[0].step}", "the agent never called cancel"]
     assert cells[1][2:4] == ["matched", "2"]
+    assert cells[2][3] == "→ 3"  # after book, matched at step 2
     assert cells[3][2:4] == ["different", "5"] and "arguments.amount" in cells[3][4]
+    assert cells[4][:4] == ["+", "cancel_order()", "extra write", "7"]

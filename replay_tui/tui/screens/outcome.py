@@ -5,14 +5,16 @@ Above, the outcome (kind, score, termination reason, every check with its value 
 the target, the agent's answer, the scorer's explanation). Below, when the log carries the task's
 reference actions (tau2's ``evaluation_criteria.actions``), each one aligned with the agent's
 recorded calls by :func:`replay_tui.expected.align_trajectory` (matched, called with a different
-argument, named, or missing). ``enter`` on an action shows its step in the stepper: the call that
-matched or came closest, or, for a missing one, where it should have come (after the call of the
-reference action before it). Nothing here judges a call: the alignment was made by the one judge.
+argument, named, or missing; a simulated user's actions marked so), then the agent's extra
+write-like calls. ``enter`` on a row shows its step in the stepper: the call that matched or came
+closest, or, for a missing one, where the alignment placed it. Nothing here judges a call or
+places one: the alignment did, with the one judge.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.text import Text
@@ -24,7 +26,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from replay_tui.demos.problems import EpisodeLoadError
-from replay_tui.expected import ExpectedHit, TaskAlignment, align_trajectory
+from replay_tui.expected import ExpectedHit, RecordedCall, TaskAlignment, align_trajectory
 from replay_tui.sanitize import excerpt, one_line
 from replay_tui.sources import outcome_of, outcome_of_ref
 from replay_tui.trajectory import Outcome, Trajectory
@@ -38,58 +40,79 @@ WHOLE = 2000
 EXPECTED_COLUMNS = (
     Column("position", "#", 3, justify="right"),
     Column("expected", "expected action", flex=True, min_width=20),
-    Column("status", "agent", 10),
+    Column("status", "done", 16),
     Column("step", "step", 5, justify="right"),
     Column("why", "why", flex=True, min_width=16),
 )
 STATUS_STYLES = {"matched": "green", "different": "yellow", "missing": "bold red"}
+EXTRA_WHY = "a write-like call no expected action asked for"
 
 
-def jump_position(alignment: TaskAlignment, index: int, call_steps: Sequence[int]) -> int | None:
-    """The trajectory step to show for the ``index``-th expected action: the step of the call that
-    matched or came closest; for a missing one, the first call after the step of the nearest
-    reference action before it that the agent did call (the first call when there is none).
-    ``call_steps``: the steps that carry a call, in order. None when the episode has no call."""
-    hit = alignment.hits[index]
-    if hit.step is not None:
-        return hit.step
-    before = [h.step for h in alignment.hits[:index] if h.step is not None]
-    if not before:
-        return call_steps[0] if call_steps else None
-    after = [step for step in call_steps if step > max(before)]
-    return after[0] if after else max(before)
+@dataclass(frozen=True, slots=True)
+class ExpectedRow:
+    """A row of expected vs actual: an expected action's hit, or an extra write-like call."""
+
+    hit: ExpectedHit | None = None
+    extra: RecordedCall | None = None
+
+    @property
+    def step(self) -> int | None:
+        """The trajectory step ``enter`` shows: the call's, or where a missing action should have come
+        (placed by :func:`replay_tui.expected.align_expected`, not here)."""
+        if self.hit is not None:
+            return self.hit.step
+        return self.extra.step if self.extra is not None else None
+
+
+def expected_rows(alignment: TaskAlignment | None) -> list[ExpectedRow]:
+    """Every expected action in the reference's order, then the agent's extra write-like calls."""
+    if alignment is None:
+        return []
+    return [ExpectedRow(hit=hit) for hit in alignment.hits] + [
+        ExpectedRow(extra=call) for call in alignment.extra_writes
+    ]
 
 
 class ExpectedSource:
-    """The expected actions, one row each, in the reference's order."""
+    """Expected vs actual, one row each (:func:`expected_rows`)."""
 
     columns: Sequence[Column] = EXPECTED_COLUMNS
 
-    def __init__(self, alignment: TaskAlignment | None, call_steps: Sequence[int]):
-        self.hits: list[ExpectedHit] = list(alignment.hits) if alignment is not None else []
-        self.alignment = alignment
-        self.call_steps = list(call_steps)
+    def __init__(self, alignment: TaskAlignment | None):
+        self.rows = expected_rows(alignment)
 
     def __len__(self) -> int:
-        return len(self.hits)
+        return len(self.rows)
 
     def row_style(self, index: int) -> str:
         return ""
 
     def cells(self, index: int) -> Sequence[Text]:
-        hit = self.hits[index]
-        assert self.alignment is not None
+        row = self.rows[index]
+        step = Text("—" if row.step is None else str(row.step))
+        if row.extra is not None:
+            call = row.extra.call
+            return [
+                Text("+"),
+                Text(one_line(call.display())),
+                Text("extra write", style="bold red"),
+                step,
+                Text(EXTRA_WHY),
+            ]
+        hit = row.hit
+        assert hit is not None
+        status = hit.status + (" (user)" if hit.requestor == "user" else "")
         if hit.status == "missing":
-            where = jump_position(self.alignment, index, self.call_steps)
-            why = "never called" + (f"; would come at step {where}" if where is not None else "")
-            step = Text("—", style="dim")
+            why = one_line(hit.reason) or "never called"
+            step = Text("" if hit.step is None else f"→ {hit.step}", style="dim")
+        elif hit.status == "different":
+            why = one_line(hit.reason)
         else:
-            why = one_line(hit.reason) if hit.status == "different" else "called with these arguments"
-            step = Text(str(hit.step))
+            why = "called with these arguments"
         return [
             Text(str(hit.position + 1)),
             Text(one_line(hit.expected.display())),
-            Text(hit.status, style=STATUS_STYLES.get(hit.status, "")),
+            Text(status, style=STATUS_STYLES.get(hit.status, "")),
             step,
             Text(why, style="dim" if hit.status == "matched" else ""),
         ]
@@ -162,8 +185,7 @@ class OutcomeScreen(Screen[int | None]):
             self.trajectory = episode.source
         if self.trajectory is not None:
             self.alignment = align_trajectory(self.trajectory)
-        calls = [step.index for step in self.trajectory.steps if step.action is not None] if self.trajectory else []
-        self.source = ExpectedSource(self.alignment, calls)
+        self.source = ExpectedSource(self.alignment)
         table = self.query_one("#expected", LazyTable)
         table.set_source(self.source, cursor=0)
         table.display = bool(len(self.source))
@@ -211,9 +233,9 @@ class OutcomeScreen(Screen[int | None]):
 
     @on(LazyTable.Selected, "#expected")
     def _jump(self, event: LazyTable.Selected) -> None:
-        if self.alignment is None:
-            return
-        self.dismiss(jump_position(self.alignment, event.index, self.source.call_steps))
+        step = self.source.rows[event.index].step
+        if step is not None:
+            self.dismiss(step)
 
     def action_back(self) -> None:
         self.dismiss(None)
