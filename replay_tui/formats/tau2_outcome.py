@@ -301,7 +301,7 @@ def _expected_actions(raw: Any, field: str, checks: list[OutcomeCheck]) -> list[
 
 def _tool_types(raw: Any, expected: list[ToolCall]) -> None:
     """Newer tau2 files record each checked action's tool type: carried onto the reference's
-    actions with the same id (what :mod:`replay_tui.expected` reads to tell writes apart)."""
+    actions of the same tool (what :mod:`replay_tui.expected` reads to tell writes apart)."""
     if not isinstance(raw, list):
         return
     types: dict[str, str] = {}

@@ -405,3 +405,18 @@ def test_malformed_checks_and_reference_actions_are_named_and_the_run_loads(tmp_
         ("evaluation_criteria.actions[1]", None),
     ]
     assert outcome.expected_actions == []  # never aligned against part of the reference
+
+
+def test_newer_files_tool_types_reach_the_reference_actions(tmp_path) -> None:
+    data = orjson.loads(TELECOM.read_bytes())
+    run = data["simulations"][3]
+    for check, kind in zip(run["reward_info"]["action_checks"], ("write", "write"), strict=True):
+        check["tool_type"] = kind  # ActionCheck.tool_type, written since tau2 1.0 (01e812d, 2026-03)
+    path = tmp_path / "run.json"
+    path.write_bytes(orjson.dumps(data))
+    expected = read(path)[0][3].outcome.expected_actions
+    assert [(a.name, getattr(a, "tool_type", None)) for a in expected] == [
+        ("toggle_data_saver_mode", "write"),
+        ("refuel_data", "write"),
+    ]
+    assert [getattr(a, "tool_type", None) for a in read(TELECOM)[0][3].outcome.expected_actions] == [None, None]
