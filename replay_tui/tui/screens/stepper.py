@@ -561,7 +561,10 @@ class StepperScreen(Screen):
         text.append("episode ", style="dim")
         text.append(excerpt(str(trajectory.id), 60) + "  ", style="bold cyan")
         text.append(strip_control(trajectory.format) + "  ", style="dim")
-        append_headline(text, outcome_of(episode))
+        outcome = outcome_of(episode)
+        append_headline(text, outcome)
+        if outcome.kind in ("failed", "errored"):
+            text.append("O: why  ", style="dim")
 
     def _cursor_moved(self) -> None:
         self.offered_at = None  # ] offers the next episode again before it opens it
