@@ -18,7 +18,7 @@ from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.outcome import OutcomeScreen
 from replay_tui.tui.screens.outcome_groups import OutcomeGroupsScreen
 from replay_tui.tui.screens.stepper import StepperScreen
-from tests.conftest import DATA
+from tests.conftest import DATA, good_episode, write_json
 from tests.tui.conftest import SIZE
 from tests.tui.hostile_text import hostile
 from tests.tui.test_escapes_tui import settle, unsafe_lines
@@ -285,3 +285,20 @@ async def test_no_outcome_view_shows_a_control_sequence_from_the_log(tmp_path):
     for tag in ("termination", "info", "justification", "action"):  # the texts were shown, their sequences not
         assert f"{tag}<" in shown, tag
     assert "PWNED" not in shown
+
+
+async def test_the_outcome_screen_of_a_seed_demo(build, tmp_path):
+    """A seed demo records a reward and success, no reference actions: the screen says so."""
+    write_json(tmp_path / "seed.json", [good_episode(1)])
+    app = build([str(tmp_path / "seed.json")])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("O")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, OutcomeScreen) and screen.session_id == 1
+        assert "score 1.00" in screen.query_one("#outcome-title").render().plain
+        assert "no reference actions" in screen.query_one("#expected-title").render().plain
+        assert not screen.query_one("#expected").display
+        await pilot.press("enter", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, BrowserScreen)
