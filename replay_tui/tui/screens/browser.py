@@ -162,12 +162,14 @@ class BrowserSource:
         self.columns = browser_columns(refs) if columns is None else columns
         self._episodes = [EpisodeRow(ref) for ref in refs]
         self._haystacks = [_haystack(ref) for ref in refs]
+        self._outcome_filters: list[str] | None = None
         self.rebuild(filters, sort_key, reverse)
 
     def add(self, refs: Sequence[EpisodeRef]) -> None:
         """Episodes appended to a followed file: rows from the next :meth:`rebuild` on."""
         self._episodes += [EpisodeRow(ref) for ref in refs]
         self._haystacks += [_haystack(ref) for ref in refs]
+        self._outcome_filters = None
 
     def rebuild(self, filters: Filters, sort_key: str, reverse: bool) -> None:
         """Filter and sort; work proportional to the rows, no per-row objects created."""
@@ -239,9 +241,13 @@ class BrowserSource:
 
     def outcome_filters(self) -> list[str]:
         """The outcome filters ``f`` cycles: failed always (as ``f`` always did), the others when
-        some episode of the set passes them."""
-        refs = [row.ref for row in self._episodes]
-        return [name for name in OUTCOME_FILTERS if name == "failed" or any(passes(ref, name) for ref in refs)]
+        some episode of the set passes them (looked for once, again after :meth:`add`)."""
+        if self._outcome_filters is None:
+            refs = [row.ref for row in self._episodes if not _is_seed(row.ref)]  # a seed demo is neither
+            self._outcome_filters = [
+                name for name in OUTCOME_FILTERS if name == "failed" or any(passes(ref, name) for ref in refs)
+            ]
+        return self._outcome_filters
 
     def __len__(self) -> int:
         return len(self.rows)
