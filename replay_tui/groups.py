@@ -20,6 +20,10 @@ The reason is the one :mod:`replay_tui.matching` stored on the step (``StepResul
 reduced to a stable template by :func:`reason_kind` (``argument arguments.origin differs``) and
 one full reason per group is kept as its ``sample_reason``. Nothing here judges actions again.
 
+Outcome groups (:func:`group_outcomes`) group episodes instead of steps, by what the log says of
+the task: its termination reason, the first expected action it missed, its first failed check, the
+leading phrase of the scorer's explanation.
+
 Pure (no Textual): reports, the CLI and the app group the same way.
 """
 
@@ -34,9 +38,10 @@ from pydantic import BaseModel, Field
 from replay_tui.actions import CONSTANT_TOOLS, try_parse_action
 from replay_tui.matching import argument_type
 from replay_tui.sanitize import one_line
-from replay_tui.trajectory import parse_call_text
+from replay_tui.trajectory import Outcome, parse_call_text
 
 if TYPE_CHECKING:
+    from replay_tui.expected import TaskAlignment
     from replay_tui.runner import EpisodeReport, SummaryReport
 
 NO_ACTION = "<no action>"
@@ -303,3 +308,127 @@ def sort_groups(groups: Iterable[MismatchGroup], by: str = "count", reverse: boo
         return (reason.casefold(), -g.count, state, tools)
 
     return sorted(groups, key=keys, reverse=reverse)
+
+
+# -- outcome groups -------------------------------------------------------------------------------
+#
+# What the log says of each task (its outcome), not what a replay found: the episodes that did not
+# succeed (failed or errored), grouped by one cause at a time. Every such episode falls in exactly
+# one group of each kind, so the groups of one kind sum to the count of episodes that did not
+# succeed. Keys are cut to stable templates (numbers and quoted values left out) so runs group alike.
+
+OUTCOME_GROUPINGS: tuple[tuple[str, str], ...] = (
+    ("termination", "termination reason"),
+    ("missed", "missed expected action"),
+    ("check", "failed check"),
+    ("explanation", "scorer explanation"),
+)
+"""The kinds of outcome group, (key, what the views call it), in the order ``o`` cycles them."""
+NO_STATUS = "<no termination reason>"
+NO_REFERENCE = "<no reference actions>"
+NONE_MISSED = "<none missed>"
+NO_FAILED_CHECK = "<no failed check>"
+NO_EXPLANATION = "<no explanation>"
+EXPLANATION_WORDS = 5
+"""A scorer explanation is grouped by this many of its leading words (of its first sentence)."""
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s|\n")
+
+
+class OutcomeGroup(BaseModel):
+    """Episodes that did not succeed and share one cause of one kind (:data:`OUTCOME_GROUPINGS`).
+
+    ``episodes`` are the keys the caller gave, in its order; ``count`` is their number; ``sample``
+    one full text behind the key (a check's detail, a whole explanation).
+    """
+
+    grouping: str
+    key: str
+    count: int = 0
+    sample: str = ""
+    episodes: list[Any] = Field(default_factory=list)
+
+
+def _template(text: str, limit: int = 80) -> str:
+    """Text with numbers read as ``#`` and quoted values as ``…``: a stable key."""
+    return _cut(_NUMBER.sub("#", _QUOTED.sub("…", one_line(text))), limit)
+
+
+def termination_key(outcome: Outcome) -> str:
+    """The termination or exit reason as the log says it (``error`` when it ended on an error only)."""
+    if outcome.status:
+        return _cut(outcome.status, 60)
+    return "error" if outcome.error else NO_STATUS
+
+
+def missed_key(alignment: TaskAlignment | None) -> tuple[str, str]:
+    """(the tool of the agent's first expected action missed or called with different arguments, the
+    why); a simulated user's actions are not the agent's misses (:attr:`TaskAlignment.missed`)."""
+    if alignment is None or not alignment.hits:
+        return NO_REFERENCE, ""
+    hit = next((hit for hit in alignment.hits if hit.status != "matched" and hit.requestor != "user"), None)
+    if hit is None:
+        return NONE_MISSED, ""
+    why = f"{hit.status}: {hit.reason}" if hit.reason else hit.status
+    return _cut(hit.name), why
+
+
+def check_key(outcome: Outcome) -> tuple[str, str]:
+    """(the kind of the first failed check: its name as a template, its detail)."""
+    failed = outcome.failed_checks
+    if not failed:
+        return NO_FAILED_CHECK, ""
+    first = failed[0]
+    return _template(first.name.split(":", 1)[0] or first.name, 60), first.detail
+
+
+def explanation_key(outcome: Outcome) -> str:
+    """The leading phrase of the scorer's explanation: the first words of its first sentence."""
+    text = (outcome.explanation or "").strip()
+    if not text:
+        return NO_EXPLANATION
+    sentence = _SENTENCE_END.split(text, maxsplit=1)[0]
+    words = _template(sentence, 200).rstrip(".!?;:,").split()
+    return " ".join(words[:EXPLANATION_WORDS]).casefold() or NO_EXPLANATION
+
+
+def group_outcomes(items: Iterable[tuple[Any, Outcome, TaskAlignment | None]], grouping: str) -> list[OutcomeGroup]:
+    """The episodes of ``items`` (``(key, outcome, alignment or None)``) that did not succeed (their
+    outcome's kind is ``failed`` or ``errored``), grouped by ``grouping`` (a key of
+    :data:`OUTCOME_GROUPINGS`); largest group first, then by key."""
+    if grouping not in dict(OUTCOME_GROUPINGS):
+        raise ValueError(f"unknown outcome grouping {grouping!r}; choose one of {', '.join(dict(OUTCOME_GROUPINGS))}")
+    found: dict[str, OutcomeGroup] = {}
+    for key, outcome, alignment in items:
+        if outcome.kind not in ("failed", "errored"):
+            continue
+        sample = ""
+        if grouping == "termination":
+            name = termination_key(outcome)
+            sample = outcome.reason
+        elif grouping == "missed":
+            name, sample = missed_key(alignment)
+        elif grouping == "check":
+            name, sample = check_key(outcome)
+        else:
+            name = explanation_key(outcome)
+            sample = outcome.explanation or ""
+        group = found.get(name)
+        if group is None:
+            group = found[name] = OutcomeGroup(grouping=grouping, key=name, sample=clean_reason(sample))
+        group.episodes.append(key)
+        group.count += 1
+    return sort_outcome_groups(found.values())
+
+
+OUTCOME_SORT_KEYS: tuple[str, ...] = ("count", "group")
+"""What outcome groups can be sorted by (:func:`sort_outcome_groups`)."""
+
+
+def sort_outcome_groups(groups: Iterable[OutcomeGroup], by: str = "count", reverse: bool = False) -> list[OutcomeGroup]:
+    """Largest first then by key (``count``), or by key (``group``); ``reverse`` turns it round."""
+    if by not in OUTCOME_SORT_KEYS:
+        raise ValueError(f"unknown sort key {by!r}; choose one of {', '.join(OUTCOME_SORT_KEYS)}")
+    if by == "count":
+        return sorted(groups, key=lambda g: (-g.count, g.key.casefold()), reverse=reverse)
+    return sorted(groups, key=lambda g: (g.key.casefold(), -g.count), reverse=reverse)

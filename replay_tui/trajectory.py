@@ -11,6 +11,7 @@ every field without a place of its own is kept in ``extra``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -323,6 +324,11 @@ class Outcome(BaseModel):
         return "unknown"
 
     @property
+    def hit_limit(self) -> bool:
+        """Whether the run ended on a limit rather than by itself (:data:`LIMIT_STATUS`)."""
+        return bool(self.status and LIMIT_STATUS.search(self.status))
+
+    @property
     def failed_checks(self) -> list[OutcomeCheck]:
         """The checks the log marks as not passed, in order (diagnostic checks, which do not gate
         the score, left out: a succeeded task may record them failed)."""
@@ -343,6 +349,9 @@ class Outcome(BaseModel):
 
 ERROR_STATUSES = frozenset({"error", "errored", "exception", "crashed", "exit_error", "failed_to_run"})
 """Termination statuses that mean the run broke (not that the agent failed the task)."""
+LIMIT_STATUS = re.compile(r"max[_ -]?(?:steps|turns|iterations)|limit|exit_cost|exit_context|truncated|budget", re.I)
+"""Termination statuses that mean the run hit a limit (steps, turns, cost, context, time): tau2's
+``max_steps``, SWE-agent's ``exit_cost``, mini's ``LimitsExceeded``, inspect's ``message_limit``."""
 
 
 class Trajectory(BaseModel):

@@ -51,6 +51,8 @@ from replay_tui.tui.messages import (
     EpisodeNavRequested,
     EpisodeOpenRequested,
     NoteRequested,
+    OutcomeGroupsRequested,
+    OutcomeRequested,
     Rejudged,
     ReplayCancelRequested,
     ReplayFinished,
@@ -65,6 +67,8 @@ from replay_tui.tui.run_history import RunHistory
 from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.screens.groups import GroupsScreen
 from replay_tui.tui.screens.modals import ExportChoice, ExportModal, NoteModal, SettingsModal, TagModal
+from replay_tui.tui.screens.outcome import OutcomeScreen
+from replay_tui.tui.screens.outcome_groups import OutcomeGroupsScreen
 from replay_tui.tui.screens.search import GoToModal, SearchScreen
 from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.workspace import ReplaySettings, Workspace
@@ -223,6 +227,24 @@ class ReplayApp(RunHistory):
     @on(EpisodeOpenRequested)
     def _open_requested(self, message: EpisodeOpenRequested) -> None:
         self.open_episode(message.session_id, replay=message.replay, step_label=message.step_label)
+
+    @on(OutcomeRequested)
+    def _outcome_requested(self, message: OutcomeRequested) -> None:
+        """The outcome screen of an episode; ``enter`` there shows the step it names (in the stepper
+        below when it shows that episode, else in a new one)."""
+        session_id = message.session_id
+
+        def jump(position: int | None) -> None:
+            if position is not None:
+                self.show_episode(session_id, position=position)
+
+        if not isinstance(self.screen, OutcomeScreen):
+            self.push_screen(OutcomeScreen(session_id, self), jump)
+
+    @on(OutcomeGroupsRequested)
+    def _outcome_groups_requested(self) -> None:
+        if not isinstance(self.screen, OutcomeGroupsScreen):
+            self.push_screen(OutcomeGroupsScreen(self))
 
     @on(ReplayRequested)
     def _replay_requested(self, message: ReplayRequested) -> None:

@@ -80,6 +80,17 @@ class EpisodeOpenRequested(Message):
 
 
 @dataclass
+class OutcomeRequested(Message):
+    """Show an episode's outcome and its expected vs actual (the outcome screen)."""
+
+    session_id: int
+
+
+class OutcomeGroupsRequested(Message):
+    """Show the episodes that did not succeed grouped by what their logs say (the outcome groups)."""
+
+
+@dataclass
 class ReplayRequested(Message):
     session_ids: list[int]
 

@@ -84,9 +84,10 @@ BROWSER_AND_STEPPER = [
 ]
 BROWSER_AND_STEPPER += ["G", "enter", "j", "escape", "g"]  # the chat transcript's episode
 ELSEWHERE = ["F", "P", "W", "N", "E", "D", "down", "escape", "colon", "escape", "question_mark", "escape"]
-ELSEWHERE += ["p", "escape", "e", "escape"]
+ELSEWHERE += ["p", "escape", "e", "escape", "O", "escape"]  # ... the outcome screen
 REPLAYS = ["R", "M", "enter", "escape", "escape", "R", "H", "space", "space", "c", "M", "escape", "enter", "j"]
 REPLAYS += ["escape", "escape", "escape"]  # groups, runs, compare, the compared episode
+REPLAYS += ["M", "o", "o", "enter", "escape", "escape", "escape"]  # the outcome groups
 
 
 @pytest.mark.parametrize(

@@ -78,7 +78,7 @@ async def test_browser_shows_episode_ids_scores_and_outcomes_of_other_formats(bu
     app = build([str(AIRLINE)])
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        assert header(app) == ["#", "episode", "task", "turns", "calls", "score", "ok", "replay", "tags"]
+        assert header(app) == ["#", "episode", "task", "turns", "calls", "score", "ok", "reason", "replay", "tags"]
         rows = browser_rows(app)
         assert [row[1] for row in rows[:3]] == ["task-0-trial-0", "task-1-trial-0", "task-12-trial-0"]
         assert rows[0][3] == rows[0][4] == "8" and rows[0][5] == "0.00" and rows[0][6] == "✗"  # a turn per call
@@ -94,11 +94,24 @@ async def test_mixed_formats_add_a_format_column_and_unknown_outcomes_stay_blank
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         labels = header(app)
-        assert labels == ["#", "episode", "task", "turns", "calls", "score", "ok", "format", "backup", "replay", "tags"]
+        assert labels == [
+            "#",
+            "episode",
+            "task",
+            "turns",
+            "calls",
+            "score",
+            "ok",
+            "reason",
+            "format",
+            "backup",
+            "replay",
+            "tags",
+        ]
         rows = {row[1]: row for row in browser_rows(app) if row[1]}
         assert rows["weather-1"][5] == "—" and rows["weather-1"][6] == "✓"  # success logged, no score
         assert rows["legacy-2"][5] == "0.50" and rows["legacy-2"][6] == ""  # a score, no outcome
-        assert rows["weather-1"][7] == "openai-chat" and rows["500"][7] == "webshop-demos"
+        assert rows["weather-1"][8] == "openai-chat" and rows["500"][8] == "webshop-demos"
         await pilot.press("f")  # failures: only episodes known to have failed
         await pilot.pause()
         assert "weather-1" not in {row[1] for row in browser_rows(app)}

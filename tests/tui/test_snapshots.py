@@ -119,3 +119,15 @@ def test_stepper_in_a_light_theme(build, snap_compare):
         await pilot.pause()
 
     assert snap_compare(build(mode="heuristic", mismatch="allow"), terminal_size=(120, 40), run_before=run_before)
+
+
+def test_stepper_header_with_an_outcome(build, snap_compare):
+    """A failed tau2 simulation: score, ✗ failed, the termination reason; below, the failed checks
+    named with why, and the agent's last reply (issue 30)."""
+    tau2 = DATA / "formats" / "tau2" / "2025-10-05T22-50-14.083933_airline_llm_agent_grok-3_user_simulator_grok-3.json"
+
+    async def run_before(pilot):
+        await pilot.press("f", "enter")
+        await pilot.pause()
+
+    assert snap_compare(build([str(tau2)]), terminal_size=SIZE, run_before=run_before)

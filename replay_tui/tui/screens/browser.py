@@ -17,9 +17,12 @@ from textual.widgets import Input, Static
 from replay_tui.demos.loader import EpisodeRef
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.sanitize import one_line, strip_control
+from replay_tui.sources import outcome_of_ref
+from replay_tui.trajectory import Outcome
 from replay_tui.tui.messages import (
     EpisodeOpenRequested,
     NoteRequested,
+    OutcomeRequested,
     ReplayCancelRequested,
     ReplayRequested,
     ReplayState,
@@ -37,6 +40,8 @@ INSTRUCTION_MIN = 30
 VERDICT = Column("verdict", "replay", 12, min_width=9, drop=1)
 TAGS = Column("tags", "tags", 18, min_width=8, drop=2)
 BACKUP = Column("backup", "backup", 6, drop=3)
+REASON = Column("reason", "reason", 24, min_width=10, drop=3)
+"""Why the task ended as the log says (the first failed check, the error, the termination reason)."""
 COLUMNS = (
     Column("session", "session", 8, justify="right"),
     Column("instruction", "instruction", flex=True, min_width=INSTRUCTION_MIN),
@@ -59,7 +64,7 @@ FILE_WIDTH = 30
 def browser_columns(refs: Sequence[EpisodeRef]) -> tuple[Column, ...]:
     """The columns for the episodes in the set: the seed's layout when every episode is a seed demo,
     else the log's episode id, task, turns (the rows the stepper lists), recorded calls (what a
-    replay judges), score and outcome (plus the file when two files hold the same episode id, the
+    replay judges), score, outcome and its reason (plus the file when two files hold the same episode id, the
     format when the set mixes formats, and WebShop's backup column only when seed episodes are present)."""
     formats = {ref.header.format for ref in refs}
     if formats <= {SEED_FORMAT}:
@@ -74,6 +79,7 @@ def browser_columns(refs: Sequence[EpisodeRef]) -> tuple[Column, ...]:
         Column("calls", "calls", 5, justify="right"),
         Column("reward", "score", 6, justify="right"),
         Column("success", "ok", 2),
+        REASON,
     ]
     if shared_ids(refs):
         widest = max(len(ref.file.path.name) for ref in refs)
@@ -113,16 +119,24 @@ class ProblemRow:
 Row = EpisodeRow | ProblemRow
 
 
+OUTCOME_FILTERS = ("failed", "errored", "max-steps")
+"""What ``f`` cycles through (then back to every episode), by the log's own outcome: the tasks that
+did not succeed (failed or errored), those that ended on an error, those that hit a limit (steps,
+turns, cost, context) without succeeding. The last two are skipped when no episode of the set passes them."""
+
+
 @dataclass
 class Filters:
     text: str = ""
-    failures: bool = False
+    outcome: str = ""
+    """One of :data:`OUTCOME_FILTERS`, or "" for every outcome."""
     mismatches: bool = False
     backup: bool = False
     tagged: bool = False
 
     def describe(self) -> str:
-        parts = [name for name in ("failures", "mismatches", "backup", "tagged") if getattr(self, name)]
+        parts = [self.outcome] if self.outcome else []
+        parts += [name for name in ("mismatches", "backup", "tagged") if getattr(self, name)]
         if self.text:
             parts.append(f"/{self.text}")
         return " ".join(parts)
@@ -148,12 +162,14 @@ class BrowserSource:
         self.columns = browser_columns(refs) if columns is None else columns
         self._episodes = [EpisodeRow(ref) for ref in refs]
         self._haystacks = [_haystack(ref) for ref in refs]
+        self._outcome_filters: list[str] | None = None
         self.rebuild(filters, sort_key, reverse)
 
     def add(self, refs: Sequence[EpisodeRef]) -> None:
         """Episodes appended to a followed file: rows from the next :meth:`rebuild` on."""
         self._episodes += [EpisodeRow(ref) for ref in refs]
         self._haystacks += [_haystack(ref) for ref in refs]
+        self._outcome_filters = None
 
     def rebuild(self, filters: Filters, sort_key: str, reverse: bool) -> None:
         """Filter and sort; work proportional to the rows, no per-row objects created."""
@@ -162,8 +178,8 @@ class BrowserSource:
         episodes = self._episodes
         if needle:
             episodes = [row for row, hay in zip(episodes, self._haystacks, strict=True) if needle in hay]
-        if filters.failures:
-            episodes = [row for row in episodes if _outcome(row.ref) is False]
+        if filters.outcome:
+            episodes = [row for row in episodes if passes(row.ref, filters.outcome)]
         if filters.backup:
             episodes = [row for row in episodes if row.ref.header.completed_by_backup]
         if filters.mismatches:
@@ -179,7 +195,7 @@ class BrowserSource:
         if sort_key != "session" or reverse:
             episodes = sorted(episodes, key=self._sort_key(sort_key), reverse=reverse)
         problems: list[Row] = []
-        if not (filters.failures or filters.mismatches or filters.backup or filters.tagged):
+        if not (filters.outcome or filters.mismatches or filters.backup or filters.tagged):
             problems = [ProblemRow(p) for p in ws.rejected() if not needle or needle in p.one_line().lower()]
         self.rows = [*episodes, *problems]
         self.episode_count = len(self.rows) - len(problems)
@@ -204,6 +220,8 @@ class BrowserSource:
             return lambda row: (_score(row.ref), row.ref.session_id)
         if key == "success":
             return lambda row: (_outcome_rank(row.ref), row.ref.session_id)
+        if key == "reason":
+            return lambda row: (_reason(row.ref).casefold(), row.ref.session_id)
         if key == "backup":
             return lambda row: (row.ref.header.completed_by_backup, row.ref.session_id)
         if key == "verdict":
@@ -220,6 +238,16 @@ class BrowserSource:
                     tags[annotation.session_id] = ",".join(ws.annotations.episode_tags(annotation.session_id))
             return lambda row: (tags.get(row.ref.session_id, ""), row.ref.session_id)
         return lambda row: row.ref.session_id
+
+    def outcome_filters(self) -> list[str]:
+        """The outcome filters ``f`` cycles: failed always (as ``f`` always did), the others when
+        some episode of the set passes them (looked for once, again after :meth:`add`)."""
+        if self._outcome_filters is None:
+            refs = [row.ref for row in self._episodes if not _is_seed(row.ref)]  # a seed demo is neither
+            self._outcome_filters = [
+                name for name in OUTCOME_FILTERS if name == "failed" or any(passes(ref, name) for ref in refs)
+            ]
+        return self._outcome_filters
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -262,7 +290,8 @@ class BrowserSource:
             "calls": Text(str(ref.decision_steps)),
             "file": Text(strip_control(ref.file.path.name), style="dim"),
             "reward": _reward_cell(ref),
-            "success": _outcome_cell(_outcome(ref)),
+            "success": _outcome_cell(ref),
+            "reason": _reason_cell(ref),
             "format": Text(strip_control(header.format), style="dim"),
             "backup": Text("backup", style="magenta") if header.completed_by_backup else Text(""),
             "verdict": self._verdict(ref),
@@ -326,17 +355,42 @@ def _score(ref: EpisodeRef) -> float:
     return _reward(ref)
 
 
-def _outcome(ref: EpisodeRef) -> bool | None:
-    """Success, failure, or None when a log of another format does not say (a seed demo's reward
-    of 1.0 counts as success, LASER's definition; other formats' scores are not read that way)."""
-    if _is_seed(ref):
-        return _succeeded(ref)
-    return ref.header.success
+def _outcome(ref: EpisodeRef) -> Outcome | None:
+    """What the log says of the task, read from the index (never by opening the episode); None
+    for a seed demo, whose outcome is its header's (:func:`_kind`)."""
+    return None if _is_seed(ref) else outcome_of_ref(ref)
+
+
+def _kind(ref: EpisodeRef) -> str:
+    """The outcome's kind (succeeded, failed, errored, unknown); a seed demo's reward of 1.0 counts
+    as success, LASER's definition (other formats' scores are not read that way)."""
+    outcome = _outcome(ref)
+    if outcome is None:
+        return "succeeded" if _succeeded(ref) else "failed"
+    return outcome.kind
+
+
+def passes(ref: EpisodeRef, name: str) -> bool:
+    """Whether ``ref`` passes the outcome filter ``name`` (:data:`OUTCOME_FILTERS`)."""
+    kind = _kind(ref)
+    if name == "failed":
+        return kind in ("failed", "errored")
+    if name == "errored":
+        return kind == "errored"
+    outcome = _outcome(ref)
+    return kind != "succeeded" and outcome is not None and outcome.hit_limit
+
+
+def _reason(ref: EpisodeRef) -> str:
+    outcome = _outcome(ref)
+    return "" if outcome is None else outcome.reason
+
+
+_KIND_RANK = {"unknown": -1, "errored": 0, "failed": 1, "succeeded": 2}
 
 
 def _outcome_rank(ref: EpisodeRef) -> int:
-    outcome = _outcome(ref)
-    return -1 if outcome is None else int(outcome)
+    return _KIND_RANK[_kind(ref)]
 
 
 def _reward_cell(ref: EpisodeRef) -> Text:
@@ -346,10 +400,17 @@ def _reward_cell(ref: EpisodeRef) -> Text:
     return Text(f"{reward:.2f}", style="green" if reward == 1.0 else ("yellow" if reward > 0 else "red"))
 
 
-def _outcome_cell(outcome: bool | None) -> Text:
-    if outcome is None:
-        return Text("")
-    return Text("✓", style="green") if outcome else Text("✗", style="red")
+_KIND_CELLS = {"succeeded": ("✓", "green"), "failed": ("✗", "red"), "errored": ("!", "bold yellow")}
+_REASON_STYLES = {"failed": "red", "errored": "yellow"}
+
+
+def _outcome_cell(ref: EpisodeRef) -> Text:
+    mark = _KIND_CELLS.get(_kind(ref))
+    return Text("") if mark is None else Text(*mark)
+
+
+def _reason_cell(ref: EpisodeRef) -> Text:
+    return Text(one_line(_reason(ref)), style=_REASON_STYLES.get(_kind(ref), "dim"))
 
 
 class BrowserScreen(SortActions, Screen):
@@ -360,7 +421,14 @@ class BrowserScreen(SortActions, Screen):
         Binding("slash", "filter", "Filter", id="browser.filter"),
         Binding("s", "sort", "Sort", id="browser.sort"),
         Binding("S", "reverse_sort", "Reverse", show=False, id="browser.reverse_sort"),
-        Binding("f", "toggle_filter('failures')", "Failures", id="browser.failures"),
+        Binding(
+            "f",
+            "cycle_outcome",
+            "Failures",
+            tooltip="failed, then errored, then max-steps (each when some episode is), then all",
+            id="browser.failures",
+        ),
+        Binding("O", "outcome", "Outcome", show=False, id="browser.outcome"),
         Binding("m", "toggle_filter('mismatches')", "Mismatches", id="browser.mismatches"),
         Binding("b", "toggle_filter('backup')", "Backup", show=False, id="browser.backup"),
         Binding("a", "toggle_filter('tagged')", "Tagged", show=False, id="browser.tagged"),
@@ -495,6 +563,14 @@ class BrowserScreen(SortActions, Screen):
     def _header_clicked(self, event: LazyTable.HeaderClicked) -> None:
         self.sort_by(self.source.columns[event.column].key)
 
+    def action_cycle_outcome(self) -> None:
+        """The next outcome filter some episode passes (:data:`OUTCOME_FILTERS`), then every outcome."""
+        names = self.source.outcome_filters()
+        current = self.filters.outcome
+        later = names[names.index(current) + 1 :] if current in names else names
+        self.filters.outcome = "" if current and not later else (later[0] if later else "")
+        self.rebuild()
+
     def action_toggle_filter(self, name: str) -> None:
         setattr(self.filters, name, not getattr(self.filters, name))
         self.rebuild()
@@ -515,6 +591,11 @@ class BrowserScreen(SortActions, Screen):
     def action_replay_all(self) -> None:
         sessions = [row.session_id for row in self.source.rows if row.session_id is not None]
         self.post_message(ReplayRequested(sessions))
+
+    def action_outcome(self) -> None:
+        session = self.current_session()
+        if session is not None:
+            self.post_message(OutcomeRequested(session))
 
     def action_tag(self) -> None:
         session = self.current_session()

@@ -20,7 +20,12 @@ from replay_tui.groups import SORT_KEYS, MismatchGroup, group_mismatches, sort_g
 from replay_tui.runner import Mismatch, SummaryReport
 from replay_tui.sanitize import excerpt, one_line
 from replay_tui.stats import wilson
-from replay_tui.tui.messages import EpisodeOpenRequested, ReplayState, StatusRefreshRequested
+from replay_tui.tui.messages import (
+    EpisodeOpenRequested,
+    OutcomeGroupsRequested,
+    ReplayState,
+    StatusRefreshRequested,
+)
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 
 GROUP_COLUMNS = (
@@ -115,6 +120,7 @@ class GroupsView(SortActions, Screen):
     """
 
     SORT_KEYS = SORT_KEYS
+    SORT_COLUMNS: ClassVar[dict[str, str]] = SORT_COLUMNS
     PREFIX: ClassVar[str] = ""
     NO_GROUP: ClassVar[tuple[str, str]] = ("no group selected", "dim")
     """What the detail line says when there is no group (text, style)."""
@@ -156,7 +162,7 @@ class GroupsView(SortActions, Screen):
         raise NotImplementedError
 
     # -- shared -------------------------------------------------------------------------------
-    def rebuild(self, keep: tuple[str, str, str, str] | None = None) -> None:
+    def rebuild(self, keep: Any = None) -> None:
         """Sort the groups by the current key, keeping the cursor on the same group when it is still there."""
         if keep is None:
             current = self.current_group()
@@ -222,7 +228,7 @@ class GroupsView(SortActions, Screen):
     def _header_clicked(self, event: LazyTable.HeaderClicked) -> None:
         if event.control is not self.group_table:
             return
-        key = SORT_COLUMNS.get(self.source.columns[event.column].key)
+        key = self.SORT_COLUMNS.get(self.source.columns[event.column].key)
         if key is not None:
             self.sort_by(key)
 
@@ -240,6 +246,7 @@ class GroupsScreen(GroupsView):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "sort", "Sort", id="groups.sort"),
         Binding("S", "reverse_sort", "Reverse", show=False, id="groups.reverse_sort"),
+        Binding("o", "outcome_groups", "Outcome groups", id="groups.outcome"),
         Binding("escape", "back", "Back", id="groups.back"),
     ]
 
@@ -288,6 +295,7 @@ class GroupsScreen(GroupsView):
         text.append("mismatch groups  ", style="bold")
         if summary is None or not summary.episodes_run:
             text.append("nothing replayed yet: R in the browser replays every episode", style="yellow")
+            text.append(" · o: the logs' outcomes grouped", style="dim")
         elif not summary.total_mismatches:
             text.append(f"no mismatches in {summary.episodes_run} replayed episodes", style="green")
         else:
@@ -302,3 +310,6 @@ class GroupsScreen(GroupsView):
                 f"[{low * 100:.1f}–{high * 100:.1f}%]",
             )
         self.sort_title(text)
+
+    def action_outcome_groups(self) -> None:
+        self.post_message(OutcomeGroupsRequested())

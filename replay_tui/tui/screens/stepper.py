@@ -34,11 +34,12 @@ from replay_tui.diff import char_diff
 from replay_tui.env import ReplayStep, replay_steps
 from replay_tui.runner import StepResult
 from replay_tui.sanitize import excerpt, one_line, strip_control
-from replay_tui.sources import LogNote, LogStep, is_call_judged
+from replay_tui.sources import LogNote, LogStep, is_call_judged, outcome_of
 from replay_tui.trajectory import Trajectory, TrajectoryStep
 from replay_tui.tui.messages import (
     EpisodeNavRequested,
     NoteRequested,
+    OutcomeRequested,
     ReplayCancelRequested,
     ReplayRequested,
     ReplayState,
@@ -49,6 +50,7 @@ from replay_tui.tui.messages import (
 from replay_tui.tui.screens.log_panes import action_lines, message_lines, result_lines
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
+from replay_tui.tui.widgets.outcome_text import append_headline, outcome_detail
 from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 
@@ -285,6 +287,7 @@ class StepperScreen(Screen):
             id="stepper.prev_difference",
         ),
         Binding("r", "replay", "Replay", id="stepper.replay"),
+        Binding("O", "outcome", "Outcome", show=False, id="stepper.outcome"),
         Binding("z", "maximize_pane", "Zoom", id="stepper.zoom"),
         Binding("backslash", "toggle_steps", "Steps list", show=False, id="stepper.toggle_steps"),
         Binding("w", "cycle_pane(1)", "Next pane", show=False, id="stepper.next_pane"),
@@ -366,6 +369,7 @@ class StepperScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="episode-title")
+        yield Static(id="outcome-detail")
         with Horizontal(id="stepper-body"):
             yield LazyTable(id="steps", marker=True)
             with Vertical(id="stepper-right"):
@@ -540,18 +544,27 @@ class StepperScreen(Screen):
         text.append(one_line(episode.instruction), style="italic")
         self.append_episode_note(text)
         self.query_one("#episode-title", Static).update(text)
+        self.update_outcome()
+
+    def update_outcome(self) -> None:
+        """The outcome's particulars under the title (target, answer, explanation, checks, error),
+        wrapped at word boundaries; hidden when the log records none (and for a seed demo)."""
+        detail = outcome_detail(outcome_of(self.episode)) if self.general and self.episode is not None else None
+        widget = self.query_one("#outcome-detail", Static)
+        widget.display = detail is not None
+        widget.update(detail if detail is not None else "")
 
     def general_title(self, text: Text, episode: Episode) -> None:
-        """The log's episode id and format, and the score and outcome only when the log records them."""
+        """The log's episode id and format, and its outcome as far as the log records it (score, kind,
+        termination reason); its particulars are in the outcome detail below (:meth:`update_outcome`)."""
         trajectory = episode.source
         text.append("episode ", style="dim")
         text.append(excerpt(str(trajectory.id), 60) + "  ", style="bold cyan")
         text.append(strip_control(trajectory.format) + "  ", style="dim")
-        reward = episode.final_reward
-        if reward is not None:
-            text.append(f"score {reward:.2f} ", style="green" if reward == 1.0 else "yellow" if reward else "red")
-        if episode.success is not None:
-            text.append("success  " if episode.success else "failure  ", style="green" if episode.success else "red")
+        outcome = outcome_of(episode)
+        append_headline(text, outcome)
+        if outcome.kind in ("failed", "errored"):
+            text.append("O: why  ", style="dim")
 
     def _cursor_moved(self) -> None:
         self.offered_at = None  # ] offers the next episode again before it opens it
@@ -988,6 +1001,9 @@ class StepperScreen(Screen):
             focused.display = True
             focused.focus()
         self.maximize(focused)
+
+    def action_outcome(self) -> None:
+        self.post_message(OutcomeRequested(self.session_id))
 
     def action_replay(self) -> None:
         self.post_message(ReplayRequested([self.session_id]))

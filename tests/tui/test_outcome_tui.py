@@ -1,0 +1,304 @@
+"""Why a run failed, in the app, driven with keys on the shared tau2 airline file: the browser's
+outcome columns and ``f`` (failed → errored → max-steps → all), the stepper's outcome header, the
+outcome screen (expected vs actual for the whole task) and the outcome groups.
+
+Counts are computed here from the file itself (its rewards and termination reasons), never from
+the reader under test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.strip import Strip
+
+from replay_tui.groups import NONE_MISSED, OUTCOME_GROUPINGS
+from replay_tui.tui.app import make_app
+from replay_tui.tui.screens.browser import BrowserScreen
+from replay_tui.tui.screens.outcome import OutcomeScreen
+from replay_tui.tui.screens.outcome_groups import OutcomeGroupsScreen
+from replay_tui.tui.screens.stepper import StepperScreen
+from tests.conftest import DATA, good_episode, write_json
+from tests.tui.conftest import SIZE
+from tests.tui.hostile_text import hostile
+from tests.tui.test_escapes_tui import settle, unsafe_lines
+
+TAU2_AIRLINE = (
+    DATA / "formats" / "tau2" / "2025-10-05T22-50-14.083933_airline_llm_agent_grok-3_user_simulator_grok-3.json"
+)
+
+
+def simulations(path: Path = TAU2_AIRLINE) -> list[dict]:
+    return json.loads(path.read_text())["simulations"]
+
+
+def failed_ids(path: Path = TAU2_AIRLINE) -> list[str]:
+    """The episode ids (task#trial) of the file's failed simulations, from their rewards."""
+    return [f"{run['task_id']}#{run['trial']}" for run in simulations(path) if run["reward_info"]["reward"] < 1]
+
+
+def rows(app) -> list[dict[str, str]]:
+    screen = app.screen
+    assert isinstance(screen, BrowserScreen)
+    keys = [column.key for column in screen.source.columns]
+    return [
+        dict(zip(keys, (cell.plain for cell in screen.source.cells(i)), strict=True)) for i in range(len(screen.source))
+    ]
+
+
+def title(app) -> str:
+    return app.screen.query_one("#browser-title").render().plain
+
+
+async def test_f_shows_the_failed_simulations_only(build):
+    failed = failed_ids()
+    assert len(failed) == 9 and len(simulations()) == 20
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        every = rows(app)
+        assert len(every) == 20
+        assert sum(row["success"] == "✗" for row in every) == 9 and sum(row["success"] == "✓" for row in every) == 11
+        by_id = {f"{run['task_id']}#{run['trial']}": run for run in simulations()}
+        for row in every:  # why each failed, as the file says: its DB check, else how it ended
+            run = by_id[row["episode"]]
+            db = run["reward_info"].get("db_check") or {}
+            if run["reward_info"]["reward"] < 1:
+                want = "db" if db.get("db_match") is False else run["termination_reason"]
+                assert row["reason"].split(":")[0] == want, row
+        await pilot.press("f")
+        await pilot.pause()
+        shown = rows(app)
+        assert sorted(row["episode"] for row in shown) == sorted(failed)
+        assert all(row["success"] == "✗" for row in shown)
+        assert "filter: failed" in title(app)
+        await pilot.press("f")  # nothing errored in this file: the simulations stopped at the step limit
+        await pilot.pause()
+        limited = [
+            f"{run['task_id']}#{run['trial']}" for run in simulations() if run["termination_reason"] == "max_steps"
+        ]
+        assert limited and [row["episode"] for row in rows(app)] == limited
+        assert all(row["reason"] == "max_steps" for row in rows(app)) and "filter: max-steps" in title(app)
+        await pilot.press("f")
+        await pilot.pause()
+        assert len(rows(app)) == 20 and "filter" not in title(app)
+
+
+async def test_f_cycles_failed_errored_and_max_steps(build, tmp_path):
+    """A copy where one failed simulation hit the step limit and one crashed."""
+    raw = json.loads(TAU2_AIRLINE.read_text())
+    failing = [run for run in raw["simulations"] if run["reward_info"]["reward"] < 1]
+    failing[0]["termination_reason"] = "max_steps"
+    failing[1]["termination_reason"] = "error"
+    path = tmp_path / "airline.json"
+    path.write_text(json.dumps(raw))
+    app = build([str(path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")
+        await pilot.pause()
+        assert len(rows(app)) == 9 and "filter: failed" in title(app)
+        await pilot.press("f")
+        await pilot.pause()
+        (errored,) = rows(app)
+        assert errored["episode"] == f"{failing[1]['task_id']}#{failing[1]['trial']}"
+        assert errored["success"] == "!" and errored["reason"].startswith("db:") and "filter: errored" in title(app)
+        await pilot.press("f")
+        await pilot.pause()
+        limited = [f"{run['task_id']}#{run['trial']}" for run in failing if run["termination_reason"] == "max_steps"]
+        assert len(limited) >= 2 and sorted(row["episode"] for row in rows(app)) == sorted(limited)
+        assert "filter: max-steps" in title(app)
+        await pilot.press("f")
+        await pilot.pause()
+        assert len(rows(app)) == 20
+
+
+async def test_the_outcome_columns_sort(build):
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        screen.sort_by("success")
+        await pilot.pause()
+        marks = [row["success"] for row in rows(app)]
+        assert marks == ["✗"] * 9 + ["✓"] * 11
+        screen.sort_by("reason")
+        await pilot.pause()
+        reasons = [row["reason"].casefold() for row in rows(app)]
+        assert reasons == sorted(reasons)
+
+
+def failing_parts(run: dict) -> list[str]:
+    """What the file says failed in a simulation: its DB check, each fact not communicated."""
+    info = run["reward_info"]
+    parts = ["db"] if (info.get("db_check") or {}).get("db_match") is False else []
+    return parts + [check["info"] for check in info.get("communicate_checks") or [] if not check["met"]]
+
+
+def missed_actions(run: dict) -> list[str]:
+    """The reference actions tau2 found not done as expected, in the reference's order."""
+    return [
+        check["action"]["name"] for check in run["reward_info"].get("action_checks") or [] if not check["action_match"]
+    ]
+
+
+async def test_failed_then_open_then_the_outcome_screen_names_why(build):
+    """f, enter, O: the outcome screen names each failing check and each reference action missed or
+    called differently (as the file's own reward_info says); enter shows that action's step."""
+    by_id = {f"{run['task_id']}#{run['trial']}": run for run in simulations()}
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")
+        await pilot.pause()
+        episode_id = rows(app)[0]["episode"]
+        run = by_id[episode_id]
+        assert failing_parts(run) and missed_actions(run)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, StepperScreen)
+        header = app.screen.query_one("#outcome-detail").render().plain
+        assert "✗ db" in header  # the stepper's header names the failing check too
+        await pilot.press("O")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, OutcomeScreen)
+        text = screen.query_one("#outcome-text").render().plain
+        for part in failing_parts(run):
+            assert f"✗ {part}" in text or f'✗ communicate "{part}"' in text, part
+        expected = screen.source
+        cells = [[cell.plain for cell in expected.cells(i)] for i in range(len(expected))]
+        assert [row[1].split("(")[0] for row in cells if row[0] != "+" and row[2] != "matched"] == missed_actions(run)
+        not_matched = next(i for i, row in enumerate(cells) if row[2] != "matched")
+        for _ in range(not_matched):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await pilot.pause()
+        stepper = app.screen
+        assert isinstance(stepper, StepperScreen) and stepper.session_id == screen.session_id
+        row = stepper.current_row()
+        hit = expected.rows[not_matched].hit
+        assert hit is not None
+        assert row is not None and row.position == hit.step  # where the alignment put it
+        if hit.status == "different":  # the call's own step
+            assert hit.expected.name in stepper.query_one("#step-detail").render().plain
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, BrowserScreen)  # the outcome screen did not stay on the stack
+
+
+async def test_the_outcome_screen_opens_from_the_browser_and_goes_back(build):
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("O")
+        await pilot.pause()
+        assert isinstance(app.screen, OutcomeScreen)
+        assert "expected vs actual" in app.screen.query_one("#expected-title").render().plain
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, BrowserScreen)
+
+
+def screen_lines(app) -> list[str]:
+    compositor = app.screen._compositor
+    chops = compositor._render_chops(compositor.size.region, lambda y: True)
+    return [Strip.join(chop.values()).text for chop in chops]
+
+
+def group_sums(screen) -> list[int]:
+    return [group.count for group in screen.groups]
+
+
+async def test_outcome_groups_sum_to_the_failed_count_and_drill_down(build):
+    """M, then o: each grouping's groups sum to the file's failed simulations; enter lists a group's
+    episodes, enter on one shows its outcome."""
+    failed = failed_ids()
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("M", "o")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, OutcomeGroupsScreen)
+        seen = []
+        for _ in OUTCOME_GROUPINGS:
+            assert sum(group_sums(screen)) == len(failed), screen.grouping
+            episodes = sorted(screen.names[key] for group in screen.groups for key in group.episodes)
+            assert episodes == sorted(failed)
+            seen.append(screen.grouping)
+            await pilot.press("o")
+            await pilot.pause()
+        assert seen == [key for key, _ in OUTCOME_GROUPINGS] and screen.grouping == seen[0]
+        termination = {group.key: group.count for group in screen.groups}
+        statuses = [run["termination_reason"] for run in simulations() if run["reward_info"]["reward"] < 1]
+        assert termination == {status: statuses.count(status) for status in set(statuses)}
+        await pilot.press("o")  # by the first missed expected action: tau2's own first failed action check
+        await pilot.pause()
+        by_id = {f"{run['task_id']}#{run['trial']}": run for run in simulations()}
+        for group in screen.groups:
+            for key in group.episodes:
+                missed = missed_actions(by_id[screen.names[key]])
+                assert group.key == (missed[0] if missed else NONE_MISSED)
+        first = screen.groups[0]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.steps_table.has_focus and len(screen.steps_source) == first.count
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, OutcomeScreen) and app.screen.session_id == first.episodes[0]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+
+
+async def test_no_outcome_view_shows_a_control_sequence_from_the_log(tmp_path):
+    """The outcome's texts are the log's: termination reason, checks, reference actions and the
+    agent's reply with every class of sequence; the browser, the stepper header, the outcome screen
+    and the outcome groups compose frames without one."""
+    raw = json.loads(TAU2_AIRLINE.read_text())
+    for run in raw["simulations"]:
+        if run["reward_info"]["reward"] < 1:
+            run["termination_reason"] = hostile("termination")
+            info = run["reward_info"]
+            for check in info.get("communicate_checks") or []:
+                check["info"], check["justification"] = hostile("info"), hostile("justification")
+            info["communicate_checks"] = info.get("communicate_checks") or [
+                {"info": hostile("info"), "met": False, "justification": hostile("justification")}
+            ]
+    for task in raw["tasks"]:
+        for action in (task.get("evaluation_criteria") or {}).get("actions") or []:
+            action["name"] = hostile("action")
+    path = tmp_path / "airline.json"
+    path.write_text(json.dumps(raw))
+    app = make_app([str(path)], annotations=tmp_path / "notes.json", export_dir=tmp_path)
+    leaks: dict[str, list[str]] = {}
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        keys = "f O escape enter O enter escape escape M o o o o enter enter".split()
+        shown = ""
+        for number, key in enumerate(keys):
+            await pilot.press(key)
+            await settle(app, pilot)
+            found = unsafe_lines(app)
+            if found:
+                leaks[f"key {number} {key!r} on {type(app.screen).__name__}"] = found
+            shown += "\n".join(screen_lines(app))
+        assert app.is_running
+    assert not leaks, leaks
+    for tag in ("termination", "info", "justification", "action"):  # the texts were shown, their sequences not
+        assert f"{tag}<" in shown, tag
+    assert "PWNED" not in shown
+
+
+async def test_the_outcome_screen_of_a_seed_demo(build, tmp_path):
+    """A seed demo records a reward and success, no reference actions: the screen says so."""
+    write_json(tmp_path / "seed.json", [good_episode(1)])
+    app = build([str(tmp_path / "seed.json")])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("O")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, OutcomeScreen) and screen.session_id == 1
+        assert "score 1.00" in screen.query_one("#outcome-title").render().plain
+        assert "no reference actions" in screen.query_one("#expected-title").render().plain
+        assert not screen.query_one("#expected").display
+        await pilot.press("enter", "escape")
+        await pilot.pause()
+        assert isinstance(app.screen, BrowserScreen)
