@@ -769,6 +769,7 @@ def missed_lines(outcome: EpisodeOutcome) -> list[tuple[str, str]]:
 def _md_outcomes(ctx: _Context, budget: int) -> tuple[list[str], int]:
     """Every failed or errored task: its outcome, score, reason and the reference actions it missed."""
     counts = ctx.summary.outcomes
+    ids = any(episode.episode_id is not None for episode in ctx.summary.episodes)  # logs of other formats
     rows = []
     for episode in ctx.summary.episodes:
         outcome = episode.outcome
@@ -777,9 +778,9 @@ def _md_outcomes(ctx: _Context, budget: int) -> tuple[list[str], int]:
         missed = "; ".join(f"{md_code(name, 80)} {md_text(why, 200)}" for name, why in missed_lines(outcome))
         score = "" if outcome.score is None else _num(outcome.score)
         reason = outcome.reason or outcome.explanation or ""
+        episode_id = f" {md_code(episode.episode_id or '', 60)} |" if ids else ""
         rows.append(
-            f"| {episode.session_id} | {md_code(episode.episode_id or '', 60)} | {outcome.kind} | {score} "
-            f"| {md_text(reason, 300)} | {missed} |"
+            f"| {episode.session_id} |{episode_id} {outcome.kind} | {score} | {md_text(reason, 300)} | {missed} |"
         )
     if not any(counts[kind] for kind in ("succeeded", "failed", "errored")):
         return [], 0
@@ -793,11 +794,9 @@ def _md_outcomes(ctx: _Context, budget: int) -> tuple[list[str], int]:
     ]
     if rows:
         taken, left = _md_take(rows, budget - 500)
-        body = [
-            "| Session | Episode | Outcome | Score | Reason | Missed expected actions |",
-            "| ---: | --- | --- | ---: | --- | --- |",
-            *taken,
-        ]
+        header = "| Session | Episode | Outcome |" if ids else "| Session | Outcome |"
+        rule = "| ---: | --- | --- |" if ids else "| ---: | --- |"
+        body = [f"{header} Score | Reason | Missed expected actions |", f"{rule} ---: | --- | --- |", *taken]
         if left:
             body += ["", f"… and {left} more failed or errored tasks"]
         lines += _md_details(_count(len(rows), "failed or errored task", "failed or errored tasks"), body, True)
