@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
 
 from replay_tui.matching import split_call_text
 
@@ -39,6 +39,32 @@ class ToolCall(BaseModel):
         if not self.arguments:
             return f"{self.name}()"
         return call_text(self.name, self.arguments)
+
+
+class ExpectedAction(ToolCall):
+    """A reference action (what a correct agent calls) with what its log says about judging it.
+
+    A :class:`ToolCall` everywhere one is expected; :mod:`replay_tui.expected` reads the rest."""
+
+    requestor: str = "assistant"
+    """Who is to make the call: ``assistant`` (the agent) or ``user`` (a simulated user, as in
+    tau2's dual-control telecom domain: not the agent's to make)."""
+    compare_args: list[str] | None = None
+    """Only these arguments are compared (tau2's ``compare_args``); None: every argument the call
+    gave (tau2 compares the call's keys)."""
+    action_id: str | None = None
+    tool_type: str | None = None
+    """``read``/``write``/``think``/``generic`` when the log says (newer tau2 action checks)."""
+
+
+class SideCall(BaseModel):
+    """A tool call the log records that is no decision of the agent: a simulated user's own tool
+    call (tau2's dual-control domains). Never replayed; a task's reference may expect it."""
+
+    call: ToolCall
+    requestor: str = "user"
+    after: int | None = None
+    """The index of the agent's last step before the call; None when it came before every step."""
 
 
 def call_text(name: str, arguments: dict[str, Any]) -> str:
@@ -213,6 +239,10 @@ class TrajectoryStep(BaseModel):
     action: ToolCall | None = None
     action_text: str = ""
     """The action as the log shows it (``search[shoes]``, ``bash(ls)``); ``action.display()`` when empty."""
+    other_actions: list[ToolCall] = Field(default_factory=list)
+    """The same decision's further tool calls after ``action`` (parallel calls), in order: a replay
+    predicts and judges one call per step; task-level alignment (:mod:`replay_tui.expected`) counts
+    them all."""
     tool_result: str | None = None
     reward: float | None = None
     done: bool = False
@@ -239,6 +269,9 @@ class OutcomeCheck(BaseModel):
     """The check's own value verbatim (a score, a reward, a letter grade)."""
     detail: str = ""
     """Why, in the log's words (what was expected and what was found), as text."""
+    counts: bool = True
+    """False for a diagnostic check the log records but that does not gate the score (tau2's
+    action checks when ``ACTION`` is not in the task's ``reward_basis``)."""
 
 
 OUTCOME_KINDS = ("succeeded", "failed", "errored", "unknown")
@@ -272,9 +305,10 @@ class Outcome(BaseModel):
     """The scorer's own explanation of the score, as text."""
     checks: list[OutcomeCheck] = Field(default_factory=list)
     """The reward breakdown, one named check each, in the log's order."""
-    expected_actions: list[ToolCall] = Field(default_factory=list)
+    expected_actions: list[SerializeAsAny[ToolCall]] = Field(default_factory=list)
     """The task's reference actions when the log has them (tau2 ``evaluation_criteria.actions``),
-    in the reference's order: what :mod:`replay_tui.expected` aligns the agent's calls with."""
+    in the reference's order: what :mod:`replay_tui.expected` aligns the agent's calls with. An
+    :class:`ExpectedAction` carries who is to make it and which arguments count."""
 
     @property
     def kind(self) -> str:
@@ -290,8 +324,9 @@ class Outcome(BaseModel):
 
     @property
     def failed_checks(self) -> list[OutcomeCheck]:
-        """The checks the log marks as not passed, in order."""
-        return [check for check in self.checks if check.passed is False]
+        """The checks the log marks as not passed, in order (diagnostic checks, which do not gate
+        the score, left out: a succeeded task may record them failed)."""
+        return [check for check in self.checks if check.passed is False and check.counts]
 
     @property
     def reason(self) -> str:
@@ -322,6 +357,8 @@ class Trajectory(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     steps: list[TrajectoryStep] = Field(default_factory=list)
     outcome: Outcome = Field(default_factory=Outcome)
+    side_calls: list[SideCall] = Field(default_factory=list)
+    """Tool calls recorded besides the agent's (a simulated user's), in the log's order."""
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @property

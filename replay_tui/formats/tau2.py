@@ -28,8 +28,12 @@ Mapping (schema: ``src/tau2/data_model/{simulation,message}.py`` upstream):
   ``COMMUNICATE``/``NL_ASSERTION`` checks over the whole conversation), so no synthetic
   ``respond`` call is invented. The orchestrator's scripted greeting (the first assistant message,
   no ``raw_data``/``usage``) is no model decision: it is in every prompt but is not a step;
-- outcome: reward = ``reward_info.reward``, success = reward == 1, status = ``termination_reason``,
-  scores = ``reward_info`` verbatim.
+- outcome (:mod:`replay_tui.formats.tau2_outcome`): reward, success as tau2 counts it, status =
+  ``termination_reason``, one check per DB check, env assertion, action check, NL assertion and
+  communicate check, the task's reference actions (with ``compare_args`` and requestor), the
+  agent's last reply as the answer, ``reward_info`` verbatim in ``scores``; the user simulator's
+  own tool calls are the trajectory's ``side_calls``, a message's further calls each step's
+  ``other_actions``.
 
 Full-duplex (voice) runs store ``ticks`` instead of ``messages``: they are flattened the way
 tau2's ``SimulationRun.get_messages`` does (consecutive text chunks of one speaker merged), and a
@@ -56,7 +60,10 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
-from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.formats.tau2_outcome import BadField as _Bad
+from replay_tui.formats.tau2_outcome import kind_of as _kind
+from replay_tui.formats.tau2_outcome import run_outcome
+from replay_tui.trajectory import ChatMessage, SideCall, ToolCall, Trajectory, TrajectoryStep
 
 AGENT_INSTRUCTION = """
 You are a customer service agent that helps the user according to the <policy> provided below.
@@ -93,15 +100,6 @@ _RUN_KEYS = re.compile(rb'"(task_id|termination_reason|reward_info|ticks|trial)"
 _MESSAGES = re.compile(rb'"(messages|ticks)"\s*:')
 
 _FIELDS_SKIPPED = ("messages", "ticks", "reward_info")
-
-
-class _Bad(Exception):
-    """A malformed part of one simulation run: ``field`` (a path inside the run) and why."""
-
-    def __init__(self, field: str | None, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
 
 
 class Tau2Reader:
@@ -398,22 +396,6 @@ def _load(path: Path) -> tuple[Any, LoadProblem | None]:
         return None, LoadProblem(file=path.name, message=f"not valid JSON: {exc}")
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
 def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -527,18 +509,6 @@ def _trajectory(run: dict[str, Any], context: _Context) -> Trajectory:
     if trial is not None and (not isinstance(trial, int) or isinstance(trial, bool)):
         raise _Bad("trial", f"expected an integer trial, got {_kind(trial)}")
     run_id = run.get("id")
-    reward_info = run.get("reward_info")
-    if reward_info is not None and not isinstance(reward_info, dict):
-        raise _Bad("reward_info", f"expected an object, got {_kind(reward_info)}")
-    reward: float | None = None
-    if reward_info is not None:
-        value = reward_info.get("reward")
-        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool)):
-            raise _Bad("reward_info.reward", f"expected a number, got {_kind(value)}")
-        reward = None if value is None else float(value)
-    status = run.get("termination_reason")
-    if status is not None and not isinstance(status, str):
-        raise _Bad("termination_reason", f"expected a string, got {_kind(status)}")
 
     if run.get("messages") is not None:
         messages = run["messages"]
@@ -550,9 +520,10 @@ def _trajectory(run: dict[str, Any], context: _Context) -> Trajectory:
         field_prefix = "ticks(flattened)"
     else:
         raise _Bad("messages", "the run has neither messages nor ticks")
-    steps = _steps(messages, context, field_prefix, greeting=run.get("messages") is not None)
+    steps, side_calls = _steps(messages, context, field_prefix, greeting=run.get("messages") is not None)
 
     task = context.tasks.get(str(task_id))
+    outcome = run_outcome(run, task, steps)
     metadata = dict(context.metadata)
     metadata.update(task_id=str(task_id), trial=trial, run_id=run_id)
     for key in ("seed", "mode", "agent_cost", "user_cost", "duration"):
@@ -572,12 +543,8 @@ def _trajectory(run: dict[str, Any], context: _Context) -> Trajectory:
         task=_task_text(task) if task is not None else "",
         metadata=metadata,
         steps=steps,
-        outcome=Outcome(
-            reward=reward,
-            success=None if reward is None else reward == 1.0,
-            status=status,
-            scores=dict(reward_info) if reward_info is not None else {},
-        ),
+        outcome=outcome,
+        side_calls=side_calls,
         extra=extra,
     )
 
@@ -634,9 +601,13 @@ def _is_scripted_greeting(position: int, message: dict[str, Any]) -> bool:
     )
 
 
-def _steps(messages: list[Any], context: _Context, prefix: str, greeting: bool = True) -> list[TrajectoryStep]:
+def _steps(
+    messages: list[Any], context: _Context, prefix: str, greeting: bool = True
+) -> tuple[list[TrajectoryStep], list[SideCall]]:
+    """The agent's steps, and the user simulator's own tool calls (each after the agent's last step)."""
     seen: list[ChatMessage] = [context.system] if context.system is not None else []
     steps: list[TrajectoryStep] = []
+    side_calls: list[SideCall] = []
     pending: dict[str, tuple[TrajectoryStep, int]] = {}
     hidden: list[dict[str, Any]] = []
     observation = ""
@@ -672,6 +643,7 @@ def _steps(messages: list[Any], context: _Context, prefix: str, greeting: bool =
                 thinking=_thinking(message),
                 content=text,
                 action=calls[0] if calls else None,
+                other_actions=calls[1:],
                 extra=extra,
             )
             steps.append(step)
@@ -681,8 +653,10 @@ def _steps(messages: list[Any], context: _Context, prefix: str, greeting: bool =
             seen.append(chat)
         elif role == "user":
             if message.get("tool_calls"):
-                _tool_calls(message.get("tool_calls"), f"{where}.tool_calls")  # checked, kept verbatim
-                hidden.append(message)
+                after = len(steps) - 1 if steps else None
+                for call in _tool_calls(message.get("tool_calls"), f"{where}.tool_calls"):
+                    side_calls.append(SideCall(call=call, requestor="user", after=after))
+                hidden.append(message)  # kept verbatim for the step that follows
                 continue
             seen.append(ChatMessage(role="user", content=text))
             observation = text
@@ -712,7 +686,7 @@ def _steps(messages: list[Any], context: _Context, prefix: str, greeting: bool =
         steps[-1].extra["user_side_after"] = hidden
     if steps:
         steps[-1].done = True
-    return steps
+    return steps, side_calls
 
 
 def _messages_from_ticks(ticks: Any) -> list[dict[str, Any]]:

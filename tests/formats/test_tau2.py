@@ -281,3 +281,142 @@ def test_split_runs_name_a_malformed_run_too(tmp_path, monkeypatch) -> None:
     assert len(trajectories) == 3
     assert [(p.index, p.field) for p in problems] == [(1, None), (2, "messages")]
     assert "got a number" in problems[0].message
+
+
+# -- the run's own outcome, typed ------------------------------------------------------------------
+
+TELECOM_WORKFLOW = DATA / "2025-10-05T22-26-20.526995_telecom-workflow_llm_agent_grok-3_user_simulator_grok-3.json"
+PAIRS = DATA.parents[1] / "compare_pairs" / "tau2"
+RESULTS_FILES = sorted(
+    path
+    for folder in (DATA, PAIRS)
+    for path in folder.glob("*.json")
+    if orjson.loads(path.read_bytes()).get("simulations")
+)
+
+
+@pytest.mark.parametrize("path", RESULTS_FILES, ids=lambda p: p.name[:40])
+def test_outcome_counts_equal_those_of_the_files_rewards(path: Path) -> None:
+    rewards = [run["reward_info"]["reward"] for run in orjson.loads(path.read_bytes())["simulations"]]
+    kinds = [t.outcome.kind for t in read(path)[0]]
+    succeeded = sum(abs(reward - 1) <= 1e-6 for reward in rewards)  # tau2's is_successful
+    assert kinds.count("succeeded") == succeeded and kinds.count("failed") == len(rewards) - succeeded
+
+
+def test_a_failed_airline_run_names_its_checks_and_its_reference() -> None:
+    by_id = {t.id: t for t in read(AIRLINE)[0]}
+    outcome = by_id["14#0"].outcome
+    assert outcome.kind == "failed" and outcome.status == "user_stop" and outcome.reward == 0.0
+    assert [(c.name, c.passed, c.counts) for c in outcome.checks] == [
+        ("db", False, True),
+        ("action 1 cancel_reservation", False, False),  # reward_basis is DB, COMMUNICATE: diagnostic
+        ("action 2 book_reservation", False, False),
+        ('communicate "327"', True, True),
+        ('communicate "1000"', True, True),
+        ('communicate "44"', False, True),
+    ]
+    assert outcome.reason == "db: the end state differs from the reference's (its actions replayed)"
+    assert outcome.checks[-1].detail == "Information '44' not communicated."
+    assert [a.name for a in outcome.expected_actions] == ["cancel_reservation", "book_reservation"]
+    assert outcome.target is not None and len(outcome.target.splitlines()) == 5  # the task's NL assertions
+    assert outcome.answer is not None and outcome.answer == [s.content for s in by_id["14#0"].steps if s.content][-1]
+
+
+def test_a_diagnostic_check_never_names_a_succeeded_runs_reason() -> None:
+    outcome = {t.id: t for t in read(AIRLINE)[0]}["13#0"].outcome
+    assert outcome.kind == "succeeded"
+    assert [(c.name, c.passed) for c in outcome.checks if c.passed is False] == [
+        ("action 1 transfer_to_human_agents", False)
+    ]
+    assert outcome.failed_checks == [] and outcome.reason == "user_stop"
+
+
+def test_max_steps_and_missing_criteria_are_explained() -> None:
+    by_id = {t.id: t for t in read(AIRLINE)[0]}
+    stopped = by_id["6#0"].outcome
+    assert stopped.kind == "failed" and stopped.status == "max_steps" and stopped.checks == []
+    assert stopped.explanation == "Simulation terminated prematurely. Termination reason: TerminationReason.MAX_STEPS"
+    assert [a.name for a in stopped.expected_actions] == ["get_reservation_details"]  # from the task, unchecked
+    relaxed = read(RELAXED)[0][2].outcome  # a fork's acceptable_outcomes, none matched
+    assert relaxed.kind == "failed" and relaxed.explanation == "No acceptable outcome matched"
+    assert read(RELAXED)[0][0].outcome.expected_actions[3].name == "book_reservation"  # the ones tau2 checked
+
+
+def test_telecom_user_side_actions_and_env_assertions() -> None:
+    trajectories = read(TELECOM_WORKFLOW)[0]
+    assert len(trajectories) == 20
+    outcome = next(t.outcome for t in trajectories if t.outcome.kind == "failed")
+    assert outcome.failed_checks[0].name.startswith("env assertion ")
+    assert all(not c.counts for c in outcome.checks if c.name.startswith(("action", "db")))  # basis: ENV_ASSERTION
+    users = [a for t in trajectories for a in t.outcome.expected_actions if getattr(a, "requestor", None) == "user"]
+    assert users and all(
+        a.name.startswith(("toggle", "set_", "disconnect", "reboot", "reseat", "reset")) for a in users
+    )
+    side = [(t, c) for t in trajectories for c in t.side_calls]
+    assert side and {c.requestor for _, c in side} == {"user"}
+    assert all(c.after is None or 0 <= c.after < len(t.steps) for t, c in side)
+    named = [c.name for t in trajectories for c in t.outcome.checks if "(user)" in c.name]
+    assert len(named) == len(users) and all(name.startswith("action ") for name in named)
+
+
+@pytest.mark.parametrize(
+    ("reason", "info", "kind", "error"),
+    [
+        (
+            "infrastructure_error",
+            {"error": "API disconnect", "error_type": "APIError"},
+            "errored",
+            "APIError: API disconnect",
+        ),
+        ("user_error", None, "errored", "user_error: the user simulator broke the conversation protocol"),
+        ("agent_error", None, "failed", None),
+        ("too_many_errors", None, "failed", None),
+    ],
+)
+def test_termination_reasons_that_mean_the_run_broke_are_errored(tmp_path, reason, info, kind, error) -> None:
+    data = orjson.loads(TELECOM.read_bytes())
+    run = data["simulations"][0]
+    run["termination_reason"] = reason
+    run["reward_info"] = None if reason == "infrastructure_error" else {"reward": 0.0, "info": {"note": "x"}}
+    if info is not None:
+        run["info"] = info
+    path = tmp_path / "run.json"
+    path.write_bytes(orjson.dumps(data))
+    outcome = read(path)[0][0].outcome
+    assert (outcome.kind, outcome.error, outcome.status) == (kind, error, reason)
+
+
+def test_malformed_checks_and_reference_actions_are_named_and_the_run_loads(tmp_path) -> None:
+    data = orjson.loads(TELECOM.read_bytes())
+    data["simulations"][0]["reward_info"]["action_checks"] = "none"
+    data["simulations"][0]["reward_info"]["env_assertions"][0] = 7
+    task_id = data["simulations"][0]["task_id"]
+    task = next(t for t in data["tasks"] if t["id"] == task_id)
+    task["evaluation_criteria"]["actions"][1] = {"arguments": {}}
+    path = tmp_path / "run.json"
+    path.write_bytes(orjson.dumps(data))
+    trajectories, problems = read(path)
+    assert problems == [] and len(trajectories) == 5
+    outcome = trajectories[0].outcome
+    unreadable = [(c.name, c.passed) for c in outcome.checks if c.detail.startswith("unreadable")]
+    assert unreadable == [
+        ("reward_info.env_assertions[0]", None),
+        ("reward_info.action_checks", None),
+        ("evaluation_criteria.actions[1]", None),
+    ]
+    assert outcome.expected_actions == []  # never aligned against part of the reference
+
+
+def test_newer_files_tool_types_reach_the_reference_actions(tmp_path) -> None:
+    data = orjson.loads(TELECOM.read_bytes())
+    run = data["simulations"][3]
+    for check, kind in zip(run["reward_info"]["action_checks"], ("write", "write"), strict=True):
+        check["tool_type"] = kind  # ActionCheck.tool_type, written since tau2 1.0 (01e812d, 2026-03)
+    path = tmp_path / "run.json"
+    path.write_bytes(orjson.dumps(data))
+    expected = read(path)[0][3].outcome.expected_actions
+    assert [(a.name, getattr(a, "tool_type", None)) for a in expected] == [
+        ("toggle_data_saver_mode", "write"),
+        ("refuel_data", "write"),
+    ]
+    assert [getattr(a, "tool_type", None) for a in read(TELECOM)[0][3].outcome.expected_actions] == [None, None]
