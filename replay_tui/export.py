@@ -34,6 +34,7 @@ from replay_tui.groups import MismatchGroup, group_mismatches
 from replay_tui.runner import EpisodeOutcome, EpisodeReport, Mismatch, StepResult, SummaryReport
 from replay_tui.sanitize import strip_control
 from replay_tui.stats import wilson
+from replay_tui.trajectory import OutcomeCheck
 
 FORMATS: tuple[str, ...] = ("json", "md", "csv", "html", "junit")
 SUFFIX_FORMATS: dict[str, str] = {
@@ -71,6 +72,7 @@ CSV_OUTCOME_COLUMNS: tuple[str, ...] = (
     "outcome_score",
     "outcome_reason",
     "missed_expected",
+    "extra_writes",
     "outcome_status",
     "outcome_target",
     "outcome_answer",
@@ -262,6 +264,7 @@ def outcome_pairs(outcome: EpisodeOutcome | None) -> list[tuple[str, str]]:
         ("outcome_score", "" if outcome.score is None else _num(outcome.score)),
         ("outcome_reason", _one_line(outcome.reason)),
         ("missed_expected", ";".join(clean(name) for name in outcome.missed_expected)),
+        ("extra_writes", ";".join(clean(call) for call in outcome.extra_writes)),
         ("outcome_status", _one_line(outcome.status or "")),
         ("outcome_target", clean(outcome.target or "")),
         ("outcome_answer", clean(outcome.answer or "")),
@@ -271,10 +274,12 @@ def outcome_pairs(outcome: EpisodeOutcome | None) -> list[tuple[str, str]]:
     return [(name, value) for name, value in pairs if value]
 
 
-def _check_text(check: Any) -> str:
+def _check_text(check: OutcomeCheck) -> str:
     """``db: failed`` / ``accuracy: 0.5``: one check of an outcome's breakdown, short."""
-    state = {True: "passed", False: "failed"}.get(check.passed, "")
+    state = "" if check.passed is None else "passed" if check.passed else "failed"
     value = state or ("" if check.value is None else _one_line(check.value))
+    if value and not check.counts:
+        value += " (diagnostic: not in the reward)"
     return f"{_one_line(check.name)}: {value}" if value else _one_line(check.name)
 
 
@@ -758,12 +763,14 @@ def _render_md(ctx: _Context) -> str:
 
 
 def missed_lines(outcome: EpisodeOutcome) -> list[tuple[str, str]]:
-    """``(name, why)`` for each reference action the recorded agent missed or called differently."""
-    return [
-        (item.name, item.reason if item.status == "different" and item.reason else item.status)
+    """``(name, why)`` for each reference action the recorded agent missed or called differently
+    (a simulated user's are not the agent's misses), then each extra write it made."""
+    missed = [
+        (item.name, f"{item.status}: {item.reason}" if item.reason else item.status)
         for item in outcome.expected
-        if item.status != "matched"
+        if item.status != "matched" and item.requestor != "user"
     ] or [(name, "missed") for name in outcome.missed_expected]
+    return missed + [(call, "extra write: not in the reference") for call in outcome.extra_writes]
 
 
 def _md_outcomes(ctx: _Context, budget: int) -> tuple[list[str], int]:
@@ -796,7 +803,8 @@ def _md_outcomes(ctx: _Context, budget: int) -> tuple[list[str], int]:
         taken, left = _md_take(rows, budget - 500)
         header = "| Session | Episode | Outcome |" if ids else "| Session | Outcome |"
         rule = "| ---: | --- | --- |" if ids else "| ---: | --- |"
-        body = [f"{header} Score | Reason | Missed expected actions |", f"{rule} ---: | --- | --- |", *taken]
+        body = [f"{header} Score | Reason | Missed expected actions, extra writes |", f"{rule} ---: | --- | --- |"]
+        body += taken
         if left:
             body += ["", f"… and {left} more failed or errored tasks"]
         lines += _md_details(_count(len(rows), "failed or errored task", "failed or errored tasks"), body, True)
@@ -1327,7 +1335,7 @@ def _html_outcome(outcome: EpisodeOutcome | None) -> str:
     missed = missed_lines(outcome)
     if missed:
         items = "".join(f"<li><code>{_e(name)}</code> {_e(why)}</li>" for name, why in missed)
-        out += f"<br>missed expected actions:<ul>{items}</ul>"
+        out += f"<br>missed expected actions, extra writes:<ul>{items}</ul>"
     details = [
         (name, text)
         for name, text in (

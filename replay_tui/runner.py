@@ -97,8 +97,8 @@ class Mismatch(BaseModel):
     """Why the step was judged so (reports show it when a matching policy other than exact ran)."""
 
 
-class ExpectedAction(BaseModel):
-    """One of the task's reference actions in a report, and what the recorded agent did about it
+class ExpectedHitReport(BaseModel):
+    """One of the task's reference actions in a report, and what was done about it
     (:class:`replay_tui.expected.ExpectedHit`)."""
 
     name: str
@@ -106,6 +106,8 @@ class ExpectedAction(BaseModel):
     """matched, different (called with another argument: ``reason`` names it) or missing."""
     step: int | None = None
     reason: str = ""
+    requestor: str = "assistant"
+    """Who was to make it: the agent (``assistant``) or a simulated ``user``."""
 
 
 class EpisodeOutcome(BaseModel):
@@ -119,9 +121,11 @@ class EpisodeOutcome(BaseModel):
     reason: str = ""
     """Why the task ended as it did, one line (:attr:`Outcome.reason`)."""
     missed_expected: list[str] = Field(default_factory=list)
-    """The reference actions missed or called with other arguments, in the reference's order."""
-    expected: list[ExpectedAction] = Field(default_factory=list)
+    """The agent's reference actions missed or called with other arguments, in the reference's order."""
+    expected: list[ExpectedHitReport] = Field(default_factory=list)
     """Every reference action's fate, when the log has a reference."""
+    extra_writes: list[str] = Field(default_factory=list)
+    """The agent's write-like calls no reference action used, in the log's order (``name(args)``)."""
     status: str | None = None
     error: str | None = None
     target: str | None = None
@@ -154,7 +158,11 @@ def episode_outcome(outcome: Outcome, alignment: TaskAlignment | None = None) ->
         score=outcome.reward,
         reason=outcome.reason,
         missed_expected=alignment.missed if alignment is not None else [],
-        expected=[ExpectedAction(name=h.name, status=h.status, step=h.step, reason=h.reason) for h in hits],
+        expected=[
+            ExpectedHitReport(name=h.name, status=h.status, step=h.step, reason=h.reason, requestor=h.requestor)
+            for h in hits
+        ],
+        extra_writes=[_cut_text(call.call.display()) or "" for call in alignment.extra_writes] if alignment else [],
         status=outcome.status,
         error=_cut_text(outcome.error),
         target=_cut_text(outcome.target),

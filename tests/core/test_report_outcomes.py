@@ -25,7 +25,7 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 GOLDEN = DATA / "reports_9385ed0"
 TAU2 = DATA / "formats" / "tau2" / "2025-10-05T22-50-14.083933_airline_llm_agent_grok-3_user_simulator_grok-3.json"
 SWE_AGENT = DATA / "formats" / "swe_agent"
-OUTCOME_NAMES = re.compile(r"^(outcome($|_)|outcomes_|missed_expected$|headline$)")
+OUTCOME_NAMES = re.compile(r"^(outcome($|_)|outcomes_|missed_expected$|extra_writes$|headline$)")
 
 
 def replay(tmp_path: Path, *argv: str, report: str) -> Path:
@@ -114,8 +114,33 @@ def test_tau2_stub_report_says_how_many_tasks_failed_beside_pass(tmp_path):
     for episode in data["episodes"]:
         outcome = episode["outcome"]
         assert outcome["success"] in (True, False) and isinstance(outcome["score"], float)
-        assert isinstance(outcome["reason"], str) and outcome["missed_expected"] == []
+        assert isinstance(outcome["reason"], str) and isinstance(outcome["missed_expected"], list)
         assert outcome["kind"] == ("succeeded" if outcome["success"] else "failed")
+
+
+def test_tau2_reports_name_the_reference_actions_the_file_says_were_missed(tmp_path):
+    """missed_expected, computed apart from the reader: each of the agent's reference actions whose
+    action check the file itself marks unmatched (reward_info.action_checks), in the reference's order."""
+    raw = json.loads(TAU2.read_text(encoding="utf-8"))
+    want = {
+        f"{sim['task_id']}#{sim['trial']}": [
+            check["action"]["name"]
+            for check in (sim["reward_info"] or {}).get("action_checks") or []
+            if not check["action_match"] and check["action"].get("requestor", "assistant") == "assistant"
+        ]
+        for sim in raw["simulations"]
+    }
+    data = json.loads(replay(tmp_path, "--demos", str(TAU2), "--mode", "stub", report="t.json").read_text())
+    got = {episode["episode_id"]: episode["outcome"]["missed_expected"] for episode in data["episodes"]}
+    assert got == want and sum(map(len, want.values())) >= 10
+    md = replay(tmp_path, "--demos", str(TAU2), "--mode", "stub", report="t.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[2].strip(" `"): line for line in md.splitlines() if re.match(r"^\| \d+ \| `", line)}
+    failed = [e["episode_id"] for e in data["episodes"] if e["outcome"]["kind"] == "failed"]
+    assert sorted(rows) == sorted(failed) and len(failed) == 9
+    for episode_id in failed:
+        row = rows[episode_id]
+        assert all(row.count(f"`{name}`") >= want[episode_id].count(name) for name in want[episode_id]), row
+        assert "db: " in row or "max\\_steps" in row  # the reason: the failed check, else how it ended
 
 
 def test_swe_agent_reports_never_pass_without_the_tasks(tmp_path):
@@ -207,7 +232,7 @@ def test_every_format_carries_the_outcome():
     assert data["outcomes"] == {"succeeded": 1, "failed": 1, "errored": 1, "unknown": 1}
     first, second, third, fourth = (episode["outcome"] for episode in data["episodes"])
     assert first["missed_expected"] == ["book_reservation", "send_certificate"] and first["success"] is False
-    assert first["checks"] == [{"name": "db", "passed": False, "value": None, "detail": "the database differs"}]
+    assert [(c["name"], c["passed"], c["detail"]) for c in first["checks"]] == [("db", False, "the database differs")]
     assert second["target"] == "42" and second["answer"] == "42" and second["score"] == 1.0
     assert third["kind"] == "errored" and third["reason"] == "Timeout: 600 s" and third["success"] is None
     assert fourth == {"kind": "unknown", "success": None, "score": None, "reason": "", "missed_expected": []}

@@ -42,7 +42,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-OUTCOME_NAMES = re.compile(r"^(outcome($|_)|outcomes_|missed_expected$|headline$)")
+OUTCOME_NAMES = re.compile(r"^(outcome($|_)|outcomes_|missed_expected$|extra_writes$|headline$)")
 
 
 def without_outcomes(path: Path, data: bytes) -> bytes:
