@@ -273,3 +273,43 @@ def test_a_report_written_before_outcomes_still_loads():
     again = type(summary).model_validate(data)
     assert again.outcomes == {"succeeded": 0, "failed": 0, "errored": 0, "unknown": 4}
     assert "records no outcome for 4 tasks" in headline(again)
+
+
+def test_hostile_outcome_text_stays_data_in_every_format():
+    """A log's outcome texts are untrusted: no control character reaches a report, Markdown and
+    HTML escape markup, CSV neutralises a formula."""
+    hostile = "=cmd|' /C calc'!A0 <script>alert(1)</script> [bold red]x[/] a|b \x1b]0;title\x07 \x1b[31mred nul\x00"
+    outcome = Outcome(
+        success=False,
+        reward=0.0,
+        error=hostile,
+        target=hostile,
+        answer=hostile,
+        explanation=hostile,
+        checks=[OutcomeCheck(name=hostile, passed=False, detail=hostile)],
+        expected_actions=[ToolCall(name="send<script>", arguments={"x": 1})],
+    )
+    trajectory = Trajectory(id="h", format="tau2", steps=[], outcome=outcome)
+    report = EpisodeReport(
+        session_id=0,
+        episode_id="h\x1b[2J",
+        outcome=episode_outcome(outcome, align_trajectory(trajectory)),
+        steps_total=0,
+        steps_matched=0,
+        accuracy=0.0,
+        steps_recorded=0,
+    )
+    summary = summarize([report], mode="stub", mismatch_policy="stop")
+    control = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+    for fmt in ("json", "md", "csv", "html", "junit"):
+        text = render_report(summary, fmt).decode("utf-8").replace("\r\n", "\n")
+        assert not control.search(text), fmt
+        if fmt == "html":
+            assert "<script>alert" not in text and "&lt;script&gt;alert" in text
+        if fmt == "md":  # escaped as text (a tool name stays inside a code span, where it is inert)
+            assert "<script>alert" not in text and "`send<script>`" in text
+    rows = list(csv.DictReader(io.StringIO(render_report(summary, "csv").decode(), newline="")))
+    episode = next(row for row in rows if row["kind"] == "episode")
+    assert episode["outcome_answer"].startswith("'=cmd") and episode["missed_expected"] == "send<script>"
+    data = json.loads(render_report(summary, "json"))
+    assert "<script>alert(1)</script>" in data["episodes"][0]["outcome"]["answer"]  # data, kept as text
