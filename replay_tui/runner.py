@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_seri
 
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv, ReplayStep
-from replay_tui.expected import TaskAlignment, align_trajectory
+from replay_tui.expected import TaskAlignment, align_predicted, align_trajectory
 from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.jobs import fan_out
 from replay_tui.matching import MatchSettings, Verdict, judge_step
@@ -172,6 +172,26 @@ def episode_outcome(outcome: Outcome, alignment: TaskAlignment | None = None) ->
     )
 
 
+class ReplayExpected(BaseModel):
+    """The replay's predicted calls against the task's reference actions (neither agreement, which
+    compares them with the recording, nor the log's outcome): what the replayed policy would have hit."""
+
+    matched: int
+    """The agent's reference actions the predictions (with the recording's other calls) matched."""
+    total: int
+    """The agent's reference actions."""
+    missed: list[str] = Field(default_factory=list)
+    """Those missed or predicted with other arguments, in the reference's order."""
+
+
+def replay_expected(alignment: TaskAlignment | None) -> ReplayExpected | None:
+    if alignment is None:
+        return None
+    agent = [hit for hit in alignment.hits if hit.requestor != "user"]
+    matched = sum(1 for hit in agent if hit.status == "matched")
+    return ReplayExpected(matched=matched, total=len(agent), missed=alignment.missed)
+
+
 def outcome_counts(episodes: Iterable[EpisodeReport]) -> dict[str, int]:
     """How many of ``episodes`` the log says succeeded, failed, errored or does not say
     (:data:`~replay_tui.trajectory.OUTCOME_KINDS`; an episode without an outcome is unknown)."""
@@ -209,6 +229,8 @@ class EpisodeReport(BaseModel):
     steps: list[StepResult] = Field(default_factory=list)
     outcome: EpisodeOutcome | None = None
     """What the log says of the task (None in reports written before outcomes, and not written)."""
+    replay_expected: ReplayExpected | None = None
+    """The replay's predictions against the task's reference, when the log has one (not written otherwise)."""
 
     @property
     def matched(self) -> bool:
@@ -288,6 +310,8 @@ class SummaryReport(BaseModel):
             episode_exclude["episode_id"] = True
         if all(episode.outcome is None for episode in self.episodes):
             episode_exclude["outcome"] = True
+        if all(episode.replay_expected is None for episode in self.episodes):
+            episode_exclude["replay_expected"] = True
         return exclude, episode_exclude
 
     def to_dict(self, *, include_steps: bool = False, episodes: bool = True) -> dict[str, Any]:
@@ -561,6 +585,7 @@ class Runner:
         steps = env.steps
         trajectory = episode.source
         alignment = align_trajectory(trajectory) if trajectory is not None else None
+        predicted = align_predicted(trajectory, results) if trajectory is not None else None
         return episode_report(
             EpisodeReport(
                 session_id=session_id,
@@ -576,6 +601,7 @@ class Runner:
                 final_reward=episode.reward,
                 cancelled=cancelled,
                 outcome=episode_outcome(outcome_of(episode), alignment),
+                replay_expected=replay_expected(predicted),
             ),
             results,
             lambda r: steps[r.step_index].observation,

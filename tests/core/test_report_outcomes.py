@@ -313,3 +313,26 @@ def test_hostile_outcome_text_stays_data_in_every_format():
     assert episode["outcome_answer"].startswith("'=cmd") and episode["missed_expected"] == "send<script>"
     data = json.loads(render_report(summary, "json"))
     assert "<script>alert(1)</script>" in data["episodes"][0]["outcome"]["answer"]  # data, kept as text
+
+
+def test_the_replays_predictions_are_aligned_with_the_reference_too(tmp_path):
+    """JSON ``replay_expected``: a stub replay predicts the recorded calls, so it hits what the agent
+    hit; a policy that never calls a tool hits none of the agent's reference actions."""
+    stub = json.loads(replay(tmp_path, "--demos", str(TAU2), "--mode", "stub", report="s.json").read_text())
+    with_reference = [e for e in stub["episodes"] if e.get("replay_expected")]
+    assert len(with_reference) >= 15
+    for episode in with_reference:
+        assert episode["replay_expected"]["missed"] == episode["outcome"]["missed_expected"]
+    silent = tmp_path / "silent.py"
+    silent.write_text(
+        "class Silent:\n    def predict_action(self, observation, state, available_actions, llm_prompt_repr):\n"
+        "        return ''\n",
+        encoding="utf-8",
+    )
+    argv = ["--demos", str(TAU2), "--policy", f"{silent}:Silent", "--mismatch", "allow"]
+    data = json.loads(replay(tmp_path, *argv, report="n.json").read_text())
+    for episode in data["episodes"]:
+        if episode.get("replay_expected"):
+            found = episode["replay_expected"]
+            assert found["matched"] == 0 and len(found["missed"]) == found["total"]
+    assert sum(e["replay_expected"]["total"] for e in data["episodes"] if e.get("replay_expected")) > 10
