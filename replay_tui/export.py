@@ -31,9 +31,10 @@ from replay_tui.demos.problems import LoadProblem
 from replay_tui.diff import char_diff
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.groups import MismatchGroup, group_mismatches
-from replay_tui.runner import EpisodeReport, Mismatch, StepResult, SummaryReport
+from replay_tui.runner import EpisodeOutcome, EpisodeReport, Mismatch, StepResult, SummaryReport
 from replay_tui.sanitize import strip_control
 from replay_tui.stats import wilson
+from replay_tui.trajectory import OutcomeCheck
 
 FORMATS: tuple[str, ...] = ("json", "md", "csv", "html", "junit")
 SUFFIX_FORMATS: dict[str, str] = {
@@ -65,6 +66,20 @@ INTERVAL_NOTE = "95% Wilson score intervals"
 
 CSV_VERDICT_COLUMNS: tuple[str, ...] = ("steps_equivalent", "verdict", "reason")
 """Appended to CSV_COLUMNS when a matching policy other than exact judged the run."""
+CSV_OUTCOME_COLUMNS: tuple[str, ...] = (
+    "outcome",  # succeeded | failed | errored | unknown: what the log says of the task
+    "outcome_success",
+    "outcome_score",
+    "outcome_reason",
+    "missed_expected",
+    "extra_writes",
+    "outcome_status",
+    "outcome_target",
+    "outcome_answer",
+    "outcome_explanation",
+    "outcome_checks",
+)
+"""Appended last to every CSV report: each episode's outcome (the log's, never the replay's agreement)."""
 CSV_COLUMNS: tuple[str, ...] = (
     "kind",  # episode | step | group | problem | run
     "session_id",
@@ -205,6 +220,73 @@ def verdict(summary: SummaryReport) -> tuple[str, str]:
     if summary.cancelled:
         sentence += "; the run was cancelled"
     return status, sentence
+
+
+def agreement_phrase(summary: SummaryReport) -> str:
+    """``replay agrees with the recording on 18/20 steps``: the *agreement* half of a headline."""
+    text = f"replay agrees with the recording on {summary.total_matched}/{summary.total_steps} steps"
+    if summary.shows_verdicts and summary.total_equivalent:
+        text += f" ({summary.total_equivalent} more equivalent)"
+    return text
+
+
+def outcome_phrase(summary: SummaryReport) -> str:
+    """``the recorded agent succeeded on 11/20 tasks (9 failed)``: the *outcome* half of a headline,
+    from what the logs say of their tasks. Whenever not every task succeeded it says how many failed."""
+    counts = summary.outcomes
+    total = sum(counts.values())
+    if not total:
+        return "no task was replayed"
+    if counts["unknown"] == total:
+        return f"the log records no outcome for {_count(total, 'task', 'tasks')}"
+    text = f"the recorded agent succeeded on {counts['succeeded']}/{total} tasks"
+    if counts["succeeded"] < total:
+        others = [f"{counts['failed']} failed"]
+        others += [f"{counts[kind]} {kind}" for kind in ("errored", "unknown") if counts[kind]]
+        text += f" ({', '.join(others)})"
+    return text
+
+
+def headline(summary: SummaryReport) -> str:
+    """Agreement and outcome in one line, never mixed: ``replay agrees with the recording on 20/20
+    steps · the recorded agent succeeded on 11/20 tasks (9 failed)``."""
+    return f"{agreement_phrase(summary)} · {outcome_phrase(summary)}"
+
+
+def outcome_pairs(outcome: EpisodeOutcome | None) -> list[tuple[str, str]]:
+    """An episode's outcome as name/value pairs named as :data:`CSV_OUTCOME_COLUMNS` (CSV cells,
+    JUnit properties); the empty ones left out."""
+    if outcome is None:
+        return [("outcome", "unknown")]
+    pairs = [
+        ("outcome", outcome.kind),
+        ("outcome_success", "" if outcome.success is None else _bool(outcome.success)),
+        ("outcome_score", "" if outcome.score is None else _num(outcome.score)),
+        ("outcome_reason", _one_line(outcome.reason)),
+        ("missed_expected", ";".join(clean(name) for name in outcome.missed_expected)),
+        ("extra_writes", ";".join(clean(call) for call in outcome.extra_writes)),
+        ("outcome_status", _one_line(outcome.status or "")),
+        ("outcome_target", clean(outcome.target or "")),
+        ("outcome_answer", clean(outcome.answer or "")),
+        ("outcome_explanation", clean(outcome.explanation or "")),
+        ("outcome_checks", ";".join(_check_text(check) for check in outcome.checks)),
+    ]
+    return [(name, value) for name, value in pairs if value]
+
+
+def _check_text(check: OutcomeCheck) -> str:
+    """``db: failed`` / ``accuracy: 0.5``: one check of an outcome's breakdown, short."""
+    state = "" if check.passed is None else "passed" if check.passed else "failed"
+    value = state or ("" if check.value is None else _one_line(check.value))
+    if value and not check.counts:
+        value += " (diagnostic: not in the reward)"
+    return f"{_one_line(check.name)}: {value}" if value else _one_line(check.name)
+
+
+def outcome_run_pairs(summary: SummaryReport) -> list[tuple[str, str]]:
+    """The outcome counts and the headline as name/value pairs: CSV run rows, JUnit suite properties."""
+    pairs = [(f"outcomes_{kind}", str(n)) for kind, n in summary.outcomes.items()]
+    return [*pairs, ("headline", headline(summary))]
 
 
 # --------------------------------------------------------------------------- shared helpers
@@ -591,7 +673,9 @@ def _render_md(ctx: _Context) -> str:
     summary = ctx.summary
     ci = ctx.intervals
     head: list[str] = [f"## {md_text(ctx.title, 200)}", ""]
-    head += [f"**{_MD_ICONS[ctx.status]} {_STATUS_LABELS[ctx.status]}**: {md_text(ctx.sentence)}", ""]
+    # agreement and outcome side by side: a PASS never stands without how many tasks failed
+    head += [f"**{_MD_ICONS[ctx.status]} {_STATUS_LABELS[ctx.status]}**: {md_text(headline(summary))}", ""]
+    head += [f"Agreement: {md_text(ctx.sentence)}", ""]
     settings = (
         f"Mode {md_code(summary.mode, 80, table=False)} · mismatch policy "
         f"{md_code(summary.mismatch_policy, 40, table=False)} · item steps "
@@ -625,6 +709,13 @@ def _render_md(ctx: _Context) -> str:
             f"| Equivalent steps (≈) | {summary.total_equivalent} |",
             f"| Step accuracy with ≈ | {_pct(summary.accepted_accuracy)} {_pct_ci(ci.accepted)} |",
         ]
+    outcomes = summary.outcomes
+    head += [
+        f"| Tasks succeeded (the log's outcome) | {outcomes['succeeded']} of {summary.episodes_run} |",
+        f"| Tasks failed | {outcomes['failed']} |",
+        f"| Tasks errored | {outcomes['errored']} |",
+        f"| Tasks without a recorded outcome | {outcomes['unknown']} |",
+    ]
     if summary.cancelled:
         head.append("| Cancelled | yes |")
     head += ["", f"Accuracy figures show their {INTERVAL_NOTE} in brackets.", ""]
@@ -648,6 +739,8 @@ def _render_md(ctx: _Context) -> str:
 
     # The sections below share what is left of the budget; what one leaves unused passes on.
     remaining = MD_MAX_CHARS - sum(len(line) + 1 for line in head) - 2_000
+    outcome_lines, used = _md_outcomes(ctx, int(remaining * 0.25))
+    remaining -= used
     group_lines, used = _md_groups(ctx, int(remaining * 0.25))
     remaining -= used
     mismatch_lines, used = _md_mismatches(ctx, int(remaining * 0.6))
@@ -658,13 +751,64 @@ def _render_md(ctx: _Context) -> str:
     remaining -= used
     problem_lines, _ = _md_problems(ctx, remaining)
     text = (
-        "\n".join([*head, *group_lines, *mismatch_lines, *equivalent_lines, *note_lines, *problem_lines]).rstrip("\n")
+        "\n".join(
+            [*head, *outcome_lines, *group_lines, *mismatch_lines, *equivalent_lines, *note_lines, *problem_lines]
+        ).rstrip("\n")
         + "\n"
     )
     if len(text) > MD_MAX_CHARS:  # a safety net: the budgets above keep well below the cap
         cut = text.rfind("\n", 0, MD_MAX_CHARS - 100)
         text = text[:cut] + "\n\n… report cut to fit the size limit\n"
     return text
+
+
+def missed_lines(outcome: EpisodeOutcome) -> list[tuple[str, str]]:
+    """``(name, why)`` for each reference action the recorded agent missed or called differently
+    (a simulated user's are not the agent's misses), then each extra write it made."""
+    missed = [
+        (item.name, f"{item.status}: {item.reason}" if item.reason else item.status)
+        for item in outcome.expected
+        if item.status != "matched" and item.requestor != "user"
+    ] or [(name, "missed") for name in outcome.missed_expected]
+    return missed + [(call, "extra write: not in the reference") for call in outcome.extra_writes]
+
+
+def _md_outcomes(ctx: _Context, budget: int) -> tuple[list[str], int]:
+    """Every failed or errored task: its outcome, score, reason and the reference actions it missed."""
+    counts = ctx.summary.outcomes
+    ids = any(episode.episode_id is not None for episode in ctx.summary.episodes)  # logs of other formats
+    rows = []
+    for episode in ctx.summary.episodes:
+        outcome = episode.outcome
+        if outcome is None or outcome.kind not in ("failed", "errored"):
+            continue
+        missed = "; ".join(f"{md_code(name, 80)} {md_text(why, 200)}" for name, why in missed_lines(outcome))
+        score = "" if outcome.score is None else _num(outcome.score)
+        reason = outcome.reason or outcome.explanation or ""
+        episode_id = f" {md_code(episode.episode_id or '', 60)} |" if ids else ""
+        rows.append(
+            f"| {episode.session_id} |{episode_id} {outcome.kind} | {score} | {md_text(reason, 300)} | {missed} |"
+        )
+    if not any(counts[kind] for kind in ("succeeded", "failed", "errored")):
+        return [], 0
+    lines = [
+        "### Task outcomes",
+        "",
+        "What the logs say of their tasks, apart from the replay's agreement: "
+        + ", ".join(f"{n} {kind}" for kind, n in counts.items())
+        + ".",
+        "",
+    ]
+    if rows:
+        taken, left = _md_take(rows, budget - 500)
+        header = "| Session | Episode | Outcome |" if ids else "| Session | Outcome |"
+        rule = "| ---: | --- | --- |" if ids else "| ---: | --- |"
+        body = [f"{header} Score | Reason | Missed expected actions, extra writes |", f"{rule} ---: | --- | --- |"]
+        body += taken
+        if left:
+            body += ["", f"… and {left} more failed or errored tasks"]
+        lines += _md_details(_count(len(rows), "failed or errored task", "failed or errored tasks"), body, True)
+    return lines, sum(len(line) + 1 for line in lines)
 
 
 def _md_details(summary_line: str, body: list[str], open_: bool) -> list[str]:
@@ -828,7 +972,7 @@ def _render_csv(ctx: _Context) -> str:
     writer = csv.writer(buffer, lineterminator="\r\n")
     tolerant = summary.shows_verdicts
     # A run judged by a policy other than exact adds its verdict columns (exact reports keep their form).
-    columns = CSV_COLUMNS + CSV_VERDICT_COLUMNS if tolerant else CSV_COLUMNS
+    columns = (CSV_COLUMNS + CSV_VERDICT_COLUMNS if tolerant else CSV_COLUMNS) + CSV_OUTCOME_COLUMNS
     writer.writerow(columns)
 
     def row(**cells: str) -> None:
@@ -860,6 +1004,7 @@ def _render_csv(ctx: _Context) -> str:
             tags=csv_cell(";".join(ctx.all_tags(sid))),
             note=csv_cell(ctx.note(sid)),
             steps_equivalent=str(episode.steps_equivalent),
+            **{name: csv_cell(value) for name, value in outcome_pairs(episode.outcome)},
         )
     for episode in summary.episodes:
         sid = episode.session_id
@@ -911,7 +1056,7 @@ def _render_csv(ctx: _Context) -> str:
             tags=csv_cell(";".join(ctx.all_tags(problem_sid))) if problem_sid is not None else "",
             note=csv_cell(ctx.note(problem_sid)) if problem_sid is not None else "",
         )
-    run = _run_pairs(ctx, summary)
+    run = _run_pairs(ctx, summary) + outcome_run_pairs(summary)
     for name, value in run:
         row(kind="run", name=csv_cell(name), value=csv_cell(value))
     return buffer.getvalue()
@@ -1011,7 +1156,8 @@ def _render_html(ctx: _Context) -> str:
         "<body>",
         f"<h1>{_e(ctx.title)}</h1>",
         f'<p class="verdict"><span class="status status-{ctx.status}">{_STATUS_LABELS[ctx.status]}</span> '
-        f"{_e(ctx.sentence)}</p>",
+        f"{_e(headline(summary))}</p>",
+        f'<p class="muted">Agreement: {_e(ctx.sentence)}</p>',
     ]
     settings = "".join(
         f"<tr><th>{_e(name)}</th><td><code>{_e(value)}</code></td></tr>" for name, value in _settings(summary)
@@ -1035,6 +1181,9 @@ def _render_html(ctx: _Context) -> str:
             (str(summary.total_equivalent), "equivalent steps (≈)", ""),
             (_pct(summary.accepted_accuracy), "step accuracy with ≈", _html_ci(ci.accepted)),
         ]
+    outcomes = summary.outcomes
+    others = ", ".join(f"{n} {kind}" for kind, n in outcomes.items() if kind != "succeeded")
+    cards.append((f"{outcomes['succeeded']} / {summary.episodes_run}", "tasks succeeded (the log's outcome)", others))
     if summary.cancelled:
         cards.append(("yes", "cancelled", ""))
     out.append(
@@ -1139,7 +1288,8 @@ def _html_episodes(ctx: _Context) -> list[str]:
         return [*out, '<p class="muted">No episode was replayed.</p>']
     head = (
         "<tr><th>Session</th><th>File</th><th>Instruction</th><th>Steps matched</th><th>Accuracy</th>"
-        "<th>Mismatches</th><th>First mismatch</th><th>Success</th><th>Reward</th><th>Tags</th><th>Note</th></tr>"
+        "<th>Mismatches</th><th>First mismatch</th><th>Success</th><th>Reward</th><th>Outcome</th><th>Tags</th>"
+        "<th>Note</th></tr>"
     )
     rows: list[str] = []
     for episode in episodes:
@@ -1167,10 +1317,40 @@ def _html_episodes(ctx: _Context) -> list[str]:
             f'<span class="muted">{_pct_ci(ctx.intervals.episodes[sid])}</span></td>'
             f'<td class="num">{len(episode.mismatches)}</td>'
             f"<td>{first}</td><td>{'yes' if episode.success else 'no'}</td>"
-            f'<td class="num">{_e(_num(episode.final_reward))}</td>'
+            f'<td class="num">{_e(_num(episode.final_reward))}</td><td>{_html_outcome(episode.outcome)}</td>'
             f'<td>{_html_tags(ctx.all_tags(sid))}</td><td class="note">{_e(ctx.note(sid))}</td></tr>'
         )
     return [*out, f"<table><thead>{head}</thead><tbody>", *rows, "</tbody></table>"]
+
+
+def _html_outcome(outcome: EpisodeOutcome | None) -> str:
+    """An episode's outcome cell: its kind, reason, missed reference actions, and what the log
+    records of the task (target, answer, explanation, checks) folded away."""
+    if outcome is None:
+        return "unknown"
+    css = {"succeeded": "", "failed": "error", "errored": "error"}.get(outcome.kind, "muted")
+    out = f'<span class="{css}">{_e(outcome.kind)}</span>'
+    if outcome.reason:
+        out += f"<br>{_e(outcome.reason)}"
+    missed = missed_lines(outcome)
+    if missed:
+        items = "".join(f"<li><code>{_e(name)}</code> {_e(why)}</li>" for name, why in missed)
+        out += f"<br>missed expected actions, extra writes:<ul>{items}</ul>"
+    details = [
+        (name, text)
+        for name, text in (
+            ("target", outcome.target),
+            ("answer", outcome.answer),
+            ("explanation", outcome.explanation),
+            ("error", outcome.error),
+            ("checks", "; ".join(_check_text(check) for check in outcome.checks)),
+        )
+        if text
+    ]
+    if details:
+        rows = "".join(f"<dt>{name}</dt><dd>{_e(text)}</dd>" for name, text in details)
+        out += f"<details><summary>the log's record</summary><dl>{rows}</dl></details>"
+    return out
 
 
 def _html_mismatches(ctx: _Context) -> list[str]:
@@ -1324,7 +1504,7 @@ def _render_junit(ctx: _Context) -> bytes:
         )
         for rank, group in enumerate(ctx.groups, start=1)
     ]
-    _properties(suite, run)
+    _properties(suite, run + outcome_run_pairs(summary))
 
     for episode in summary.episodes:
         sid = episode.session_id
@@ -1335,7 +1515,8 @@ def _render_junit(ctx: _Context) -> bytes:
             name=f"session {sid}",
             assertions=str(episode.steps_total),
         )
-        _properties(case, _annotation_properties(ctx, sid))
+        # the task's outcome as properties: agreement alone makes the case pass or fail
+        _properties(case, outcome_pairs(episode.outcome) + _annotation_properties(ctx, sid))
         for mismatch in episode.mismatches:
             label = mismatch.step_label
             got = _cut(_one_line(mismatch.predicted), 300) or "no action"

@@ -12,18 +12,24 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv, ReplayStep
+from replay_tui.expected import TaskAlignment, align_predicted, align_trajectory
 from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.jobs import fan_out
 from replay_tui.matching import MatchSettings, Verdict, judge_step
 from replay_tui.policies.base import Policy, Prediction, accepts_recorded_step, call_policy, policy_name
 from replay_tui.policies.stub import StubPolicy
 from replay_tui.sanitize import excerpt
+from replay_tui.sources import outcome_of
+from replay_tui.trajectory import OUTCOME_KINDS, Outcome, OutcomeCheck
 
 EXCERPT_CHARS = 400
+OUTCOME_TEXT_CHARS = 2_000
+"""A report keeps this many characters of an outcome's target, answer, explanation and error (a
+SWE-agent submission is a whole patch)."""
 
 
 class StepResult(BaseModel):
@@ -91,6 +97,111 @@ class Mismatch(BaseModel):
     """Why the step was judged so (reports show it when a matching policy other than exact ran)."""
 
 
+class ExpectedHitReport(BaseModel):
+    """One of the task's reference actions in a report, and what was done about it
+    (:class:`replay_tui.expected.ExpectedHit`)."""
+
+    name: str
+    status: str
+    """matched, different (called with another argument: ``reason`` names it) or missing."""
+    step: int | None = None
+    reason: str = ""
+    requestor: str = "assistant"
+    """Who was to make it: the agent (``assistant``) or a simulated ``user``."""
+
+
+class EpisodeOutcome(BaseModel):
+    """What the log says of an episode's task, as reports write it: the *outcome*, never the
+    replay's *agreement* with the recording (:class:`replay_tui.trajectory.Outcome`, cut to size)."""
+
+    kind: str = "unknown"
+    """One of :data:`replay_tui.trajectory.OUTCOME_KINDS`."""
+    success: bool | None = None
+    score: float | None = None
+    reason: str = ""
+    """Why the task ended as it did, one line (:attr:`Outcome.reason`)."""
+    missed_expected: list[str] = Field(default_factory=list)
+    """The agent's reference actions missed or called with other arguments, in the reference's order."""
+    expected: list[ExpectedHitReport] = Field(default_factory=list)
+    """Every reference action's fate, when the log has a reference."""
+    extra_writes: list[str] = Field(default_factory=list)
+    """The agent's write-like calls no reference action used, in the log's order (``name(args)``)."""
+    status: str | None = None
+    error: str | None = None
+    target: str | None = None
+    answer: str | None = None
+    explanation: str | None = None
+    checks: list[OutcomeCheck] = Field(default_factory=list)
+
+    @model_serializer(mode="wrap")
+    def _present_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The four fields scripts rely on always; the rest only where the log has them."""
+        data: dict[str, Any] = handler(self)
+        return {key: value for key, value in data.items() if key in _OUTCOME_KEYS or value not in (None, [], "")}
+
+
+_OUTCOME_KEYS = frozenset({"kind", "success", "score", "reason", "missed_expected"})
+
+
+def _cut_text(text: str | None) -> str | None:
+    if text is None or len(text) <= OUTCOME_TEXT_CHARS:
+        return text
+    return text[: OUTCOME_TEXT_CHARS - 1] + "…"
+
+
+def episode_outcome(outcome: Outcome, alignment: TaskAlignment | None = None) -> EpisodeOutcome:
+    """The report's view of ``outcome``, with the reference actions' ``alignment`` when the log has one."""
+    hits = alignment.hits if alignment is not None else []
+    return EpisodeOutcome(
+        kind=outcome.kind,
+        success=outcome.success,
+        score=outcome.reward,
+        reason=outcome.reason,
+        missed_expected=alignment.missed if alignment is not None else [],
+        expected=[
+            ExpectedHitReport(name=h.name, status=h.status, step=h.step, reason=h.reason, requestor=h.requestor)
+            for h in hits
+        ],
+        extra_writes=[_cut_text(call.call.display()) or "" for call in alignment.extra_writes] if alignment else [],
+        status=outcome.status,
+        error=_cut_text(outcome.error),
+        target=_cut_text(outcome.target),
+        answer=_cut_text(outcome.answer),
+        explanation=_cut_text(outcome.explanation),
+        checks=outcome.checks,
+    )
+
+
+class ReplayExpected(BaseModel):
+    """The replay's predicted calls against the task's reference actions (neither agreement, which
+    compares them with the recording, nor the log's outcome): what the replayed policy would have hit."""
+
+    matched: int
+    """The agent's reference actions the predictions (with the recording's other calls) matched."""
+    total: int
+    """The agent's reference actions."""
+    missed: list[str] = Field(default_factory=list)
+    """Those missed or predicted with other arguments, in the reference's order."""
+
+
+def replay_expected(alignment: TaskAlignment | None) -> ReplayExpected | None:
+    if alignment is None:
+        return None
+    agent = [hit for hit in alignment.hits if hit.requestor != "user"]
+    matched = sum(1 for hit in agent if hit.status == "matched")
+    return ReplayExpected(matched=matched, total=len(agent), missed=alignment.missed)
+
+
+def outcome_counts(episodes: Iterable[EpisodeReport]) -> dict[str, int]:
+    """How many of ``episodes`` the log says succeeded, failed, errored or does not say
+    (:data:`~replay_tui.trajectory.OUTCOME_KINDS`; an episode without an outcome is unknown)."""
+    counts = dict.fromkeys(OUTCOME_KINDS, 0)
+    for episode in episodes:
+        kind = episode.outcome.kind if episode.outcome is not None else "unknown"
+        counts[kind if kind in counts else "unknown"] += 1
+    return counts
+
+
 class EpisodeReport(BaseModel):
     """The replay of one episode (the seed's fields plus where it came from and why it stopped)."""
 
@@ -116,6 +227,10 @@ class EpisodeReport(BaseModel):
     final_reward: float = 0.0
     warnings: list[str] = Field(default_factory=list)
     steps: list[StepResult] = Field(default_factory=list)
+    outcome: EpisodeOutcome | None = None
+    """What the log says of the task (None in reports written before outcomes, and not written)."""
+    replay_expected: ReplayExpected | None = None
+    """The replay's predictions against the task's reference, when the log has one (not written otherwise)."""
 
     @property
     def matched(self) -> bool:
@@ -158,6 +273,11 @@ class SummaryReport(BaseModel):
         return sum(len(episode.mismatches) for episode in self.episodes)
 
     @property
+    def outcomes(self) -> dict[str, int]:
+        """The replayed episodes counted by what their logs say of the task (:func:`outcome_counts`)."""
+        return outcome_counts(self.episodes)
+
+    @property
     def shows_verdicts(self) -> bool:
         """True when reports carry verdicts and reasons: a matching policy other than exact ran, or
         the episodes are tool calls of other formats (whose reasons name the differing argument)."""
@@ -188,6 +308,10 @@ class SummaryReport(BaseModel):
                 episode_exclude["steps"] = {"__all__": {"verdict", "reason", "policy"}}
         if all(episode.episode_id is None for episode in self.episodes):
             episode_exclude["episode_id"] = True
+        if all(episode.outcome is None for episode in self.episodes):
+            episode_exclude["outcome"] = True
+        if all(episode.replay_expected is None for episode in self.episodes):
+            episode_exclude["replay_expected"] = True
         return exclude, episode_exclude
 
     def to_dict(self, *, include_steps: bool = False, episodes: bool = True) -> dict[str, Any]:
@@ -202,6 +326,7 @@ class SummaryReport(BaseModel):
         elif episode_exclude:
             exclude["episodes"] = {"__all__": episode_exclude}
         data = self.model_dump(mode="json", exclude=exclude or None)
+        data[OUTCOMES] = self.outcomes
         if not include_steps and episodes and any(episode.steps for episode in self.episodes):
             data[STEP_RESULTS] = [
                 step.model_dump(mode="json", exclude={"trace"}) for episode in self.episodes for step in episode.steps
@@ -258,6 +383,8 @@ class SummaryReport(BaseModel):
         )
 
 
+OUTCOMES = "outcomes"
+"""The key of a JSON report's outcome counts (succeeded, failed, errored, unknown: :func:`outcome_counts`)."""
 STEP_RESULTS = "step_results"
 """The key of a JSON report's step results when its episodes do not carry them (no --report-steps)."""
 STEP_REASONS = "step_reasons"
@@ -456,6 +583,9 @@ class Runner:
         episode = env.replayed
         assert episode is not None
         steps = env.steps
+        trajectory = episode.source
+        alignment = align_trajectory(trajectory) if trajectory is not None else None
+        predicted = align_predicted(trajectory, results) if trajectory is not None else None
         return episode_report(
             EpisodeReport(
                 session_id=session_id,
@@ -470,6 +600,8 @@ class Runner:
                 success=episode.succeeded,
                 final_reward=episode.reward,
                 cancelled=cancelled,
+                outcome=episode_outcome(outcome_of(episode), alignment),
+                replay_expected=replay_expected(predicted),
             ),
             results,
             lambda r: steps[r.step_index].observation,

@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationError
 
+from replay_tui.demos.fast import FastEpisode
 from replay_tui.demos.loader import DemoFile, DemoSet, EpisodeRef, HeaderInfo, resolve_demo_paths
 from replay_tui.demos.models import PROMPT_SIZE_LIMIT, DecisionStep, Episode, UnknownEvent, parse_prompt
 from replay_tui.demos.models import ChatMessage as DemoChatMessage
@@ -277,7 +278,7 @@ def seed_outcome(
     return webshop_outcome(final_reward, success, completed_by_backup, entries)
 
 
-def outcome_of(episode: Episode) -> Outcome:
+def outcome_of(episode: Episode | FastEpisode) -> Outcome:
     """What ``episode``'s log says of its task (:class:`~replay_tui.trajectory.Outcome`), for any format."""
     if episode.source is not None:
         outcome: Outcome = episode.source.outcome

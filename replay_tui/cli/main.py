@@ -56,7 +56,7 @@ from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.problems import DemoFileError, LoadProblem
 from replay_tui.env import MISMATCH_POLICIES, OfflineWebshopEnv
 from replay_tui.examples import example_path
-from replay_tui.export import FORMATS, ExportError, Intervals, format_for_path, report_json, write_report
+from replay_tui.export import FORMATS, ExportError, Intervals, format_for_path, headline, report_json, write_report
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.formats import FormatError, detect
 from replay_tui.groups import MismatchGroup, group_mismatches
@@ -917,6 +917,7 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
             if len(groups) > args.show:
                 more = len(groups) - args.show
                 out.print(f"… {more} more mismatch {'group' if more == 1 else 'groups'} (see --report)")
+        out.print(Text(strip_control(headline(summary))), soft_wrap=True)  # agreement · outcome
     out.print(Text(_verdict(summary), style="bold"), soft_wrap=True)
     if report_path is not None and not args.quiet:
         out.print(Text(f"report written to {report_path}"))

@@ -32,6 +32,7 @@ from replay_tui.cli.compare import load_run
 from replay_tui.compare import CompareError, compare_runs, run_info, run_label
 from replay_tui.demos.loader import EpisodeRef
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
+from replay_tui.expected import align_trajectory
 from replay_tui.export import FORMATS, ExportError, write_report
 from replay_tui.fileio import OutputClash, check_outputs, inside
 from replay_tui.formats.registry import FormatError
@@ -42,7 +43,7 @@ from replay_tui.runner import EpisodeReport, SummaryReport
 from replay_tui.runs import RunError, RunInfo, RunStore, runs_root
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.search import search, step_fields
-from replay_tui.sources import is_call_judged
+from replay_tui.sources import is_call_judged, outcome_of_ref
 from replay_tui.workspace import ReplaySettings, Workspace, make_run_info
 
 CUT = "… [cut: {} more chars]"
@@ -99,6 +100,7 @@ class EpisodeRow(BaseModel):
     task: str
     outcome: Literal["success", "failure", "unknown"]
     score: float | None
+    outcome_reason: str = Field("", description="why the task ended so, as the log says (a failed check, an error)")
     steps: int
     mismatches: int | None = Field(None, description="mismatched steps in the last replay; None if not replayed")
     tags: list[str] = Field(default_factory=list, description="tags on the episode or any of its steps")
@@ -124,6 +126,11 @@ class EpisodeDetail(BaseModel):
     task: str
     outcome: Literal["success", "failure", "unknown"]
     score: float | None
+    outcome_reason: str = Field("", description="why the task ended so, as the log says (a failed check, an error)")
+    missed_expected: list[str] = Field(
+        default_factory=list,
+        description="the task's reference actions the agent missed or called with other arguments, in order",
+    )
     replayed: bool
     accuracy: float | None = None
     first_mismatch: str | None = None
@@ -412,6 +419,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
                 task=fit(ref.header.instruction, 300),
                 outcome=_outcome(ref),
                 score=ref.header.final_reward,
+                outcome_reason=fit(outcome_of_ref(ref).reason, 300),
                 steps=ref.decision_steps,
                 mismatches=mismatches_of(ref),
                 tags=[fit(t, 100) for t in ws.annotations.episode_tags(ref.session_id)],
@@ -446,6 +454,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             steps.append(StepRow(step=position, label=fit(label, 200), verdict=verdicts.get(label), tags=tags))
         own = store.get(ref.session_id, None)
         shown = steps[:MAX_STEPS_LISTED]
+        alignment = align_trajectory(episode.source) if episode.source is not None else None
         return EpisodeDetail(
             episode_id=_episode_id(ref),
             log_id=fit(ref.header.episode_id, 200) if ref.header.episode_id else None,
@@ -453,6 +462,8 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             task=fit(ref.header.instruction, limit),
             outcome=_outcome(ref),
             score=ref.header.final_reward,
+            outcome_reason=fit(outcome_of_ref(ref).reason, 300),
+            missed_expected=[fit(name, 200) for name in alignment.missed] if alignment is not None else [],
             replayed=result is not None,
             accuracy=None if result is None else result.accuracy,
             first_mismatch=None if result is None else result.first_mismatch_step,

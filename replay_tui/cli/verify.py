@@ -4,8 +4,9 @@
                       [--trace DIR|FILE]
 
 Each answers line is ``{"task_id": N, "response": <object or raw text>}``. Exit codes: 0 when every
-answer succeeds, 1 when any fails (or errors: an unknown task id, a task whose expected answer
-cannot be normalised), 2 on bad input (an unreadable or malformed file, a bad flag value).
+answer succeeds, 1 when any fails, errors (an unknown task id, a task whose expected answer cannot
+be normalised) or is unverified (a network check without a trace), 2 on bad input (an unreadable or
+malformed file, a bad flag value).
 
 ``--rules strict`` (the default) keeps replay_tui's corrections; ``--rules upstream`` gives the
 official evaluator's verdicts (README: "Differences from the official evaluator"). The summary and
@@ -13,8 +14,9 @@ the report say which rules were used.
 
 ``--trace`` runs the tasks' network checks on the requests the agent's browser made: a HAR file (or
 upstream's trace format) for every answer, or a directory holding one per task id (``<id>.har``,
-``<id>/network.har``, ...). Without a trace, network checks are skipped and the summary says the
-verdicts are answer-only.
+``<id>/network.har``, ...). Without a trace, network checks are skipped: under ``strict`` a task whose
+answer passes is ``unverified`` (counted apart, never success); under ``upstream`` it is an error, as
+the official evaluator has it.
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ def register(subparsers: Any) -> None:
         metavar="DIR|FILE",
         help="network trace(s) for the tasks' network checks: a HAR file (or upstream's Playwright trace) "
         "used for every answer, or a directory with one per task id (<id>.har, <id>/network.har, <id>.zip); "
-        "without it those checks are skipped (answer-only verdicts)",
+        "without it those checks cannot run (strict: a passing answer is unverified; upstream: an error)",
     )
     parser.add_argument("--tui", action="store_true", help="browse the verdicts and assertions in the debugger")
     parser.set_defaults(func=run)
@@ -231,7 +233,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
 def _counts_table(title: str, label: str, groups: dict[str, Counts]) -> Table:
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
     table.add_column(label)
-    for name in ("total", "success", "failure", "error"):
+    for name in ("total", "success", "failure", "error", "unverified"):
         table.add_column(name, justify="right")
     for key in sorted(groups):
         c = groups[key]
@@ -241,6 +243,7 @@ def _counts_table(title: str, label: str, groups: dict[str, Counts]) -> Table:
             Text(str(c.success), style="green" if c.success else ""),
             Text(str(c.failure), style="red" if c.failure else ""),
             Text(str(c.error), style="yellow" if c.error else ""),
+            Text(str(c.unverified), style="yellow" if c.unverified else ""),
         )
     return table
 
@@ -258,12 +261,15 @@ def render_summary(report: Report, tasks_total: int | None = None) -> Renderable
     head.append(f"{overall.failure} failure", style="red" if overall.failure else "")
     head.append(", ")
     head.append(f"{overall.error} error", style="yellow" if overall.error else "")
+    head.append(", ")
+    head.append(f"{overall.unverified} unverified", style="yellow" if overall.unverified else "")
     head.append(f" (rules: {report.rules})")
     parts: list[RenderableType] = [head]
     if report.summary.answer_only:
         parts.append(
             Text(
-                f"answer-only: {report.summary.skipped_checks} network check(s) skipped (no trace; see --trace)",
+                f"answer-only: {report.summary.skipped_checks} network check(s) skipped (no trace; see --trace): "
+                "an answer that passes leaves its task unverified, never success",
                 style="yellow",
             )
         )
@@ -285,13 +291,15 @@ def render_summary(report: Report, tasks_total: int | None = None) -> Renderable
             first = candidates[0] if candidates else None
             name = first.name if first else ""
             detail = first.message if first else (result.error_msg or "")
+            if not first and result.status == "unverified":
+                detail = f"not checked (no trace): {', '.join(result.skipped_evaluators)}"
             more = len(result.assertions) - 1
             if more > 0:
                 detail += f" (+{more} more)"
             table.add_row(
                 Text(str(result.line if result.line is not None else "")),
                 Text(str(result.task_id)),
-                Text(result.status, style="red" if result.status == "failure" else "yellow"),
+                Text(result.status, style="red" if result.status == "failure" else "yellow"),  # error, unverified
                 Text(strip_control(name)),
                 cell(" ".join(detail.split()), 200),
             )

@@ -25,11 +25,11 @@ from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 from replay_tui.verify.models import Report, Task, TaskResult
 from replay_tui.verify.network import NETWORK_EVALUATOR
 
-STATUS_STYLES = {"success": "green", "failure": "bold red", "error": "bold yellow"}
+STATUS_STYLES = {"success": "green", "failure": "bold red", "error": "bold yellow", "unverified": "yellow"}
 COLUMNS = (
     Column("line", "line", 5, justify="right"),
     Column("task", "task", 5, justify="right"),
-    Column("status", "status", 8),
+    Column("status", "status", 10),
     Column("assertions", "fails", 5, justify="right"),
     Column("network", "network", 7),
     Column("sites", "sites", 16),
@@ -175,6 +175,8 @@ class VerifyScreen(Screen):
         title.append(f"{overall.success} success ", style="green")
         title.append(f"{overall.failure} failure ", style="bold red" if overall.failure else "dim")
         title.append(f"{overall.error} error", style="bold yellow" if overall.error else "dim")
+        if overall.unverified:  # a check could not run (no trace): never counted as success
+            title.append(f" {overall.unverified} unverified", style="yellow")
         if self.report.rules != "strict":
             title.append(f"  rules: {one_line(str(self.report.rules))}", style="cyan")
         if self.failures_only:

@@ -8,8 +8,10 @@
 4. Compare ``task_type`` and ``status`` (any case), then, for retrieve tasks only, ``retrieved_data``
    structurally by the task's ``results_schema``.
 
-Only the answer is checked: evaluators that need a network trace (``NetworkEventEvaluator``) are
-listed in ``skipped_evaluators`` and do not change the verdict.
+Without a trace, evaluators that need one (``NetworkEventEvaluator``) cannot run. Under ``strict``
+rules they are listed in ``skipped_evaluators`` and the task is ``unverified`` when its answer
+passes (never ``success``); under ``upstream`` rules the check is an error, as the official
+evaluator reports a task it is given no trace for (score 0).
 
 ``rules="upstream"`` gives the official evaluator's verdicts instead (:func:`evaluate_agent_response_upstream`).
 """
@@ -45,6 +47,10 @@ from replay_tui.verify.normalize import (
     to_jsonable,
 )
 from replay_tui.verify.types import REGISTRY, STRING, Side, type_name
+
+NO_TRACE_UPSTREAM = "no network trace to check: the official evaluator cannot evaluate the task without one"
+"""The error of a network check given no trace under ``upstream`` rules (upstream's
+``evaluate_task`` with no trace is an error with score 0, never a success)."""
 
 SiteUrls = Mapping[str, Sequence[str]]
 """Site name (``gitlab``, ``GITLAB`` or ``__GITLAB__``) -> the base URLs it was served from."""
@@ -96,7 +102,8 @@ def evaluate(
     """Verify one answer (an object, or raw text) to ``task`` under ``rules``.
 
     With a ``trace`` (the requests the agent's browser made) the task's network checks run too;
-    without one they are listed in ``skipped_evaluators`` (the verdict is then "answer-only").
+    without one they are listed in ``skipped_evaluators`` and a passing answer leaves the task
+    ``unverified`` (strict), or they are errors as upstream has them (``upstream``).
     """
     config = task.agent_response_config
     try:
@@ -111,6 +118,9 @@ def evaluate(
     skipped = task.other_evaluators
     if trace is not None:
         results += evaluate_network(task, trace, site_urls=site_urls, rules=rules)
+        skipped = [name for name in skipped if name != NETWORK_EVALUATOR]
+    elif rules == "upstream" and NETWORK_EVALUATOR in skipped:
+        results.append(EvaluatorResult.create(evaluator_name=NETWORK_EVALUATOR, error_msg=NO_TRACE_UPSTREAM))
         skipped = [name for name in skipped if name != NETWORK_EVALUATOR]
     return TaskResult.from_evaluators(
         results,

@@ -18,8 +18,10 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-VerifyStatus = Literal["success", "failure", "error"]
-"""A verdict: every check passed, some check failed, or the evaluation itself could not be done."""
+VerifyStatus = Literal["success", "failure", "error", "unverified"]
+"""A verdict: every check passed, some check failed, the evaluation itself could not be done, or
+every check that ran passed but one could not run (a network check without a trace: never a
+success). An evaluator's own status is one of the first three."""
 
 
 class _CaseInsensitiveEnum(StrEnum):
@@ -324,7 +326,8 @@ class TaskResult(BaseModel):
         if any(r.status == "error" for r in results):
             status: VerifyStatus = "error"
         elif results and all(r.score == 1.0 for r in results):
-            status = "success"
+            # what was checked passed; a check that could not run leaves the task unverified
+            status = "unverified" if kw.get("skipped_evaluators") else "success"
         else:
             status = "failure"
         errors = [r.error_msg for r in results if r.error_msg]
@@ -344,15 +347,21 @@ class Counts(BaseModel):
     success: int = 0
     failure: int = 0
     error: int = 0
+    unverified: int = 0
+    """Answers whose checks that ran passed while another could not run: counted apart, never success."""
     success_task_ids: list[int] = Field(default_factory=list)
     failed_task_ids: list[int] = Field(default_factory=list)
     error_task_ids: list[int] = Field(default_factory=list)
+    unverified_task_ids: list[int] = Field(default_factory=list)
 
     def add(self, result: TaskResult) -> None:
         self.total += 1
         if result.status == "success":
             self.success += 1
             self.success_task_ids.append(result.task_id)
+        elif result.status == "unverified":
+            self.unverified += 1
+            self.unverified_task_ids.append(result.task_id)
         elif result.status == "failure":
             self.failure += 1
             self.failed_task_ids.append(result.task_id)

@@ -131,6 +131,16 @@ async def test_read_tools_open_list_get_find(tmp_path: Path) -> None:
     assert any(hit["field"] == "task" for hit in found["hits"])
 
 
+async def test_episodes_say_why_their_task_ended(tmp_path: Path) -> None:
+    """The log's outcome beside the score (issue 30): its reason, and the reference actions missed."""
+    async with server(tmp_path) as client:
+        await call(client, "open_logs", paths=[str(TAU2)])
+        listed = await call(client, "list_episodes", sort="order")
+        episode = await call(client, "get_episode", episode_id=listed["episodes"][0]["episode_id"])
+    assert [row["outcome_reason"] for row in listed["episodes"]] == ["user_stop"] * 3
+    assert episode["outcome_reason"] == "user_stop" and episode["missed_expected"] == []
+
+
 async def test_replay_and_compare_answer_as_the_cli_does(tmp_path: Path) -> None:
     sessions = ["0", "1", "2", "3", "4", "5", "6", "7"]
     progress: list[tuple[float, float | None]] = []

@@ -74,7 +74,8 @@ async def test_verify_browser_shows_network_assertions_with_the_offending_reques
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, VerifyScreen)
-        assert [r.status for r in screen.source.rows] == ["success", "failure", "success", "failure"]
+        # 390 without a trace: its network check could not run, so the task is unverified (issue 30)
+        assert [r.status for r in screen.source.rows] == ["success", "failure", "unverified", "failure"]
         cells = [str(screen.source.cells(i)[4]) for i in range(4)]
         assert cells == ["1/1", "0/1", "skipped", "0/1"]
         await pilot.press("j")

@@ -21,6 +21,12 @@ def tasks() -> dict[int, Task]:
     return load_tasks(TASKS_FILE)
 
 
+def passing(task: Task) -> str:
+    """The verdict of a passing answer to ``task`` without a trace (strict rules): ``unverified``
+    when the task has network checks (they cannot run: never ``success``), else ``success``."""
+    return "unverified" if task.other_evaluators else "success"
+
+
 def demo(task_id: int) -> tuple[str, dict[str, Any]]:
     """A demo's raw agent response text and its upstream eval_result."""
     folder = DEMO / str(task_id)

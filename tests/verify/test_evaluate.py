@@ -11,7 +11,7 @@ import pytest
 
 from replay_tui.verify.evaluate import evaluate, evaluate_many, reference_response
 from replay_tui.verify.models import AgentResponse, Report, Task, extract_response, parse_tasks
-from tests.verify.conftest import demo
+from tests.verify.conftest import demo, passing
 from tests.verify.parity.cases import WRONG
 
 
@@ -127,7 +127,7 @@ class TestRetrievedDataRules:
     def test_data_is_ignored_for_non_retrieve_tasks(self, tasks: dict[int, Task]) -> None:
         task = next(t for t in tasks.values() if t.agent_response_config.task_type.value == "MUTATE")
         body = reference_response(task) | {"retrieved_data": ["whatever"]}
-        assert evaluate(task, body).status == "success"
+        assert evaluate(task, body).status == passing(task)
 
     def test_broken_task_is_an_error(self) -> None:
         broken = parse_tasks(
@@ -153,7 +153,8 @@ class TestRetrievedDataRules:
         task = next(t for t in tasks.values() if t.other_evaluators)
         result = evaluate(task, reference_response(task))
         assert result.skipped_evaluators == ["NetworkEventEvaluator"] * len(task.other_evaluators)
-        assert result.status == "success"
+        assert result.evaluators_results[0].status == "success"  # the answer passed, the network checks did not run
+        assert result.status == "unverified" and result.score == 0.0
 
     def test_ssh_clone_urls_lose_host_and_port(self, tasks: dict[int, Task]) -> None:
         task = tasks[293]
@@ -202,16 +203,16 @@ def test_every_task_accepts_its_own_expected_answer(tasks: dict[int, Task]) -> N
         failed = {
             r.task_id: (r.status, [a.name for a in r.assertions], r.error_msg)
             for r in report.results
-            if r.status != "success"
+            if r.status != passing(tasks[r.task_id])
         }
         assert failed == {}
-        assert report.summary.overall.success == 812
+        assert report.summary.overall.success + report.summary.overall.unverified == 812
 
 
 def test_every_task_accepts_its_expected_answer_as_text(tasks: dict[int, Task]) -> None:
     for task in tasks.values():
         text = "Final answer:\n```json\n" + json.dumps(reference_response(task), ensure_ascii=False) + "\n```"
-        assert evaluate(task, text).status == "success", task.task_id
+        assert evaluate(task, text).status == passing(task), task.task_id
 
 
 def _retrieve_tasks(tasks: dict[int, Task]) -> list[Task]:

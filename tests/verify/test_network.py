@@ -415,8 +415,12 @@ def test_without_a_trace_network_checks_are_skipped_and_the_summary_says_answer_
     har, _ = recorded
     task = task_with(CHECKS[4][2])
     report = evaluate_many({1: task}, [(1, ANSWER)])
-    assert report.results[0].status == "success" and report.results[0].skipped_evaluators == ["NetworkEventEvaluator"]
+    # the answer passed but the network check could not run: unverified, never success, counted apart
+    assert report.results[0].status == "unverified"
+    assert report.results[0].skipped_evaluators == ["NetworkEventEvaluator"]
     assert report.summary.answer_only and report.summary.skipped_checks == 1
+    assert (report.summary.overall.success, report.summary.overall.unverified) == (0, 1)
+    assert report.summary.overall.unverified_task_ids == [1]
     traced = evaluate_many({1: task}, [(1, ANSWER)], traces=lambda tid: load_trace(har))
     assert not traced.summary.answer_only and traced.results[0].status == "success"
     assert [r.evaluator_name for r in traced.results[0].evaluators_results] == [
@@ -492,7 +496,8 @@ def test_cli_trace_file_directory_and_answer_only(recorded: tuple[Path, str], tm
         tmp_path / "a.jsonl", [{"task_id": 1, "response": ANSWER}, {"task_id": 2, "response": ANSWER}]
     )
     code, out, err = run(["--tasks", str(tasks), "--answers", str(answers)])
-    assert (code, err) == (0, "") and "answer-only: 2 network check(s) skipped" in out
+    assert (code, err) == (1, "") and "answer-only: 2 network check(s) skipped" in out
+    assert "0 success, 0 failure, 0 error, 2 unverified" in " ".join(out.split())
     code, out, _ = run(["--tasks", str(tasks), "--answers", str(answers), "--trace", str(har)])
     assert code == 1 and "1 success, 1 failure" in out and "answer-only" not in out
     assert "network_event.post_data.name_mismatch" in out and "(in POST http://127.0.0.1:" in out
@@ -503,9 +508,10 @@ def test_cli_trace_file_directory_and_answer_only(recorded: tuple[Path, str], tm
     code, out, _ = run(
         ["--tasks", str(tasks), "--answers", str(answers), "--trace", str(traces), "--report", str(report)]
     )
-    assert code == 0 and "answer-only: 1 network check(s) skipped" in out  # task 2 has no trace there
+    assert code == 1 and "answer-only: 1 network check(s) skipped" in out  # task 2 has no trace there
     data = json.loads(report.read_text())
     assert data["summary"]["skipped_checks"] == 1
+    assert [r["status"] for r in data["results"]] == ["success", "unverified"]
     assert [r["skipped_evaluators"] for r in data["results"]] == [[], ["NetworkEventEvaluator"]]
     code, _, err = run(["--tasks", str(tasks), "--answers", str(answers), "--trace", str(tmp_path / "nope")])
     assert code == 2 and "no such file" in err

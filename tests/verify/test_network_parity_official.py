@@ -86,3 +86,26 @@ def test_strict_rules_differ_only_where_documented(cases: list[Case], tasks: dic
     readme = README.read_text(encoding="utf-8")
     for name in NETWORK_DIFFERENCES:
         assert f"| `{name}` |" in readme, f"README's differences table lacks {name}"
+
+
+def test_untraced_network_tasks_get_the_official_verdict(tasks: dict[int, Task]) -> None:
+    """Issue 30: a task whose network check has no trace is never a success. ``--rules upstream``
+    gives what the official package gives a task evaluated with no trace (an error, score 0: task 97
+    with its correct distance answer among them); ``strict`` says ``unverified``."""
+    python, why = official_python()
+    if python is None:
+        pytest.skip(f"the official webarena-verified package cannot be installed: {why}")
+    networked = [tid for tid, task in tasks.items() if "NetworkEventEvaluator" in task.other_evaluators]
+    chosen = sorted({97, *networked[::25]})
+    wrong = {"task_type": "RETRIEVE", "status": "SUCCESS", "retrieved_data": ["nothing like it"]}
+    cases = [(tid, reference_response(tasks[tid])) for tid in chosen] + [(tid, wrong) for tid in chosen[:5]]
+    official = run_official(python, TASKS_FILE, cases, untraced=True)
+    ours = [evaluate(tasks[tid], answer, rules="upstream") for tid, answer in cases]
+    assert [(r.status, r.score) for r in ours] == [(v["status"], 0.0) for v in official]
+    assert {v["status"] for v in official} == {"error"} and len(cases) > 20
+    at_97 = ours[chosen.index(97)]
+    assert at_97.evaluators_results[0].status == "success"  # the answer itself is right
+    strict = [evaluate(tasks[tid], answer) for tid, answer in cases]
+    assert [r.status for r in strict] == ["unverified"] * len(chosen) + [
+        evaluate(tasks[tid], wrong).evaluators_results[0].status for tid in chosen[:5]
+    ]

@@ -44,6 +44,13 @@ def official() -> str:
     return python
 
 
+def answer_verdict(task: Task, answer: Any, rules: str = "strict") -> str:
+    """The verdict of ``answer``'s check alone, what the official runner's answer-only evaluation
+    gives (without a trace a task with network checks is unverified or an error as a whole: see
+    :func:`test_untraced_network_tasks_get_the_official_verdict`)."""
+    return evaluate(task, answer, rules=rules).evaluators_results[0].status  # type: ignore[arg-type]
+
+
 def _plain(answer: Any) -> Any:
     return json.loads(json.dumps(answer))  # what an agent writes: no shared objects
 
@@ -62,7 +69,7 @@ def test_upstream_rules_agree_on_every_generated_case(
     disagreements = [
         (name, tid, official, ours)
         for name, tid, answer, official in task_cases
-        if (ours := evaluate(tasks[tid], answer, rules="upstream").status) != official
+        if (ours := answer_verdict(tasks[tid], answer, "upstream")) != official
     ]
     assert disagreements == []
     seen = Counter(official for *_, official in task_cases)
@@ -75,7 +82,7 @@ def test_strict_rules_differ_only_where_documented(
     explained: Counter[str] = Counter()
     unexplained = []
     for name, tid, answer, official in task_cases:
-        strict = evaluate(tasks[tid], answer).status
+        strict = answer_verdict(tasks[tid], answer)
         if strict == official:
             continue
         reason = explain_task_case(name, tid, strict, official)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from replay_tui.verify.compare import compare, compare_upstream
-from replay_tui.verify.evaluate import evaluate, evaluate_many, reference_response
+from replay_tui.verify.evaluate import NO_TRACE_UPSTREAM, evaluate, evaluate_many, reference_response
 from replay_tui.verify.models import Task, extract_response_upstream, parse_tasks
 from replay_tui.verify.normalize import normalize_retrieved_data, normalize_retrieved_data_upstream
 from replay_tui.verify.types import REGISTRY, NormalizationError, Side
@@ -39,8 +39,12 @@ def up_same(type_name: str, want: Any, got: Any) -> bool:
 def test_every_task_accepts_its_expected_answer_except_319(tasks: dict[int, Task]) -> None:
     report = evaluate_many(tasks, [(tid, reference_response(t)) for tid, t in tasks.items()], rules="upstream")
     assert report.rules == "upstream" and all(r.rules == "upstream" for r in report.results)
-    failed = {r.task_id: [a.name for a in r.assertions] for r in report.results if r.status != "success"}
+    answers = {r.task_id: r.evaluators_results[0] for r in report.results}
+    failed = {tid: [a.name for a in answer.assertions] for tid, answer in answers.items() if answer.status != "success"}
     assert failed == {319: ["agent_response_keys_mismatch"]}
+    # no trace: upstream cannot evaluate a task with network checks (an error, score 0), as the official package
+    untraced = {r.task_id for r in report.results if r.status == "error" and r.error_msg == NO_TRACE_UPSTREAM}
+    assert untraced == {tid for tid, t in tasks.items() if t.other_evaluators} and len(untraced) == 488
 
 
 def test_task_319_cannot_be_passed(tasks: dict[int, Task]) -> None:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
+import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import orjson
@@ -11,21 +15,24 @@ import pytest
 
 from replay_tui.cli import main
 from replay_tui.examples import example_path
+from replay_tui.export import CSV_OUTCOME_COLUMNS
 
 # SHA-256 of the reports the bundled example gives under exact matching (the example's folder replaced
 # by "<examples>"). The exact policy must keep writing the seed harness's figures, so numbers stay
 # comparable with it. Regenerate only for an intended format change: the last one added the mismatch
 # groups and the Wilson intervals (JSON: the "intervals" and "mismatch_groups" keys, every other key
 # unchanged; CSV: group rows, interval columns and run rows; Markdown, HTML, JUnit: the intervals next to
-# each accuracy figure and a groups table or properties).
+# each accuracy figure and a groups table or properties). Issue 30 (the logs' outcomes) changed Markdown
+# and HTML only (the headline names agreement and outcome, a task-outcomes table or card, an outcome
+# column); JSON, CSV and JUnit are digested without the outcome fields it added (without_outcomes).
 EXACT_REPORTS = {
     ("heuristic", "allow", "json"): "a3376dc8866ca8dbe55ade522d7b30dc6b47a6dd0a6492fb1b18010a186be83b",
-    ("heuristic", "allow", "md"): "1dac5bfeebd9eff629b111ec3bc9b192d8b2b5375cea5d811459f65e742ebb6f",
+    ("heuristic", "allow", "md"): "7ef4ff1733b22e0c849e2f20e78903294fb82bbdd4fd2c18a5fcd0d76035e7e1",
     ("heuristic", "allow", "csv"): "0cd5c4fa708b0ec8d0b0bc0f683c7fce43cebee4bf630acb184e556e711cf05c",
-    ("heuristic", "allow", "html"): "ff5783ce65589c311bc9c93cecaf7443433f42e87bb6984e22f64f4a5b671b89",
+    ("heuristic", "allow", "html"): "b1bd48488b8d61ddd1cd2d1451bcaf2a7bfef50172bb37233dfc0bd6a962e336",
     ("heuristic", "allow", "xml"): "975fe61c6818c605ebf40832493eaa478113335bde29625679f89a00aa4fd75b",
     ("heuristic", "stop", "json"): "a0855e8488ada9d83ce4697b7b62ca222b9ffcb00de6ce6bdfde1c49e422269c",
-    ("stub", "stop", "md"): "3d6cc9607bc42b50da5ea7c0bc55ed021d402d7c293beed0ce9aa7a0f8a8acaa",
+    ("stub", "stop", "md"): "0252b891b07d5aa0769844818f52beefdddc8be7c66a8f7b17ce65dae03462d1",
 }
 
 
@@ -35,10 +42,46 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+OUTCOME_NAMES = re.compile(r"^(outcome($|_)|outcomes_|missed_expected$|extra_writes$|headline$)")
+
+
+def without_outcomes(path: Path, data: bytes) -> bytes:
+    """The report as it was before the logs' outcomes joined it (issue 30), so JSON, CSV and JUnit
+    keep being checked byte for byte: JSON without ``outcomes`` and each episode's ``outcome``, CSV
+    without the outcome columns (appended last) and run rows, JUnit without the outcome properties."""
+    if path.suffix == ".json":
+        report = orjson.loads(data)
+        assert report.pop("outcomes") and all(episode.pop("outcome") for episode in report["episodes"])
+        return orjson.dumps(report, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
+    if path.suffix == ".csv":
+        rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+        width = len(rows[0]) - len(CSV_OUTCOME_COLUMNS)
+        assert tuple(rows[0][width:]) == CSV_OUTCOME_COLUMNS
+        name = rows[0].index("name")
+        out = io.StringIO(newline="")
+        writer = csv.writer(out, lineterminator="\r\n")
+        writer.writerows(row[:width] for row in rows if not (row[0] == "run" and OUTCOME_NAMES.match(row[name])))
+        return out.getvalue().encode("utf-8")
+    if path.suffix == ".xml":
+        root = ET.fromstring(data)
+        for properties in list(root.iter("properties")):
+            for item in list(properties):
+                if OUTCOME_NAMES.match(item.get("name", "")):
+                    properties.remove(item)
+        for parent in list(root.iter()):  # and the properties elements they leave empty
+            for child in list(parent):
+                if child.tag == "properties" and not len(child):
+                    parent.remove(child)
+        ET.indent(root)
+        return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+    return data
+
+
 def report_digest(path: Path) -> str:
     """The report's digest; a JSON report's without ``step_results`` (a key of its own, what
-    ``compare`` reads), so the seed's keys are checked byte for byte as before."""
-    data = path.read_bytes()
+    ``compare`` reads), so the seed's keys are checked byte for byte as before (and JSON, CSV and
+    JUnit without the outcome fields: :func:`without_outcomes`)."""
+    data = without_outcomes(path, path.read_bytes())
     if path.suffix == ".json":
         report = orjson.loads(data)
         assert report.pop("step_results", None)
@@ -70,7 +113,7 @@ def test_exact_json_reports_only_add_groups_intervals_and_step_results(capsys, t
     out = tmp_path / "report.json"
     run(capsys, "replay", "--mode", "heuristic", "--mismatch", "allow", "--report", str(out), "-q")
     data = json.loads(out.read_text())
-    assert set(data) == SEED_JSON_KEYS | {"intervals", "mismatch_groups", "step_results"}
+    assert set(data) == SEED_JSON_KEYS | {"intervals", "mismatch_groups", "step_results", "outcomes"}
     mismatches = sum(len(e["mismatches"]) for e in data["episodes"])
     assert sum(g["count"] for g in data["mismatch_groups"]) == mismatches
     assert all("reason" not in m for e in data["episodes"] for m in e["mismatches"])  # the seed's mismatch records

@@ -76,11 +76,18 @@ def run_official(
     cases: list[tuple[int, Any]],
     environments: dict[str, Any] | None = None,
     traces: list[Any] | None = None,
+    *,
+    untraced: bool = False,
 ) -> list[dict[str, Any]]:
     """The official verdict for each (task id, answer), in order; with ``traces`` (HAR entries per
-    case) the network checks run too."""
+    case) the network checks run too; ``untraced``: the whole task evaluated with no trace at all
+    (otherwise, without traces, the answer check alone)."""
     payload = "".join(
-        json.dumps({"task_id": tid, "answer": answer, "trace": traces[i] if traces else None}) + "\n"
+        json.dumps(
+            {"task_id": tid, "answer": answer, "trace": traces[i] if traces else None}
+            | ({"untraced": True} if untraced else {})
+        )
+        + "\n"
         for i, (tid, answer) in enumerate(cases)
     )
     argv = [python, str(RUNNER), str(tasks_file)]

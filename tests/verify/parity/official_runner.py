@@ -1,6 +1,7 @@
 """Run the official ``webarena-verified`` evaluator over answer cases; executed inside its own venv.
 
-stdin: JSON lines ``{"task_id": int, "answer": <any>, "trace": [<network events>] | null}``.
+stdin: JSON lines ``{"task_id": int, "answer": <any>, "trace": [<network events>] | null}``; with
+``"untraced": true`` the task is evaluated as upstream's API is given it with no trace at all.
 stdout: one JSON line per case: ``{"status": ..., "evaluators": [{"name", "status", "assertions"}]}``.
 
 This file imports only the official package and the standard library, so it runs in the side venv
@@ -31,7 +32,9 @@ def main() -> None:
             continue
         case = json.loads(line)
         trace = case.get("trace")
-        if trace is None:  # answer only: the AgentResponseEvaluator alone, as the CLI does without a trace
+        if case.get("untraced"):  # the whole task, given no trace (as a run whose HAR is missing)
+            result = api.evaluate_task(task_id=case["task_id"], agent_response=case["answer"], network_trace=None)
+        elif trace is None:  # answer only: the AgentResponseEvaluator alone, as the CLI does without a trace
             result = _answer_only(api, case["task_id"], case["answer"])
         else:
             result = api.evaluate_task(task_id=case["task_id"], agent_response=case["answer"], network_trace=trace)
