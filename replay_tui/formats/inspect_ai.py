@@ -40,15 +40,19 @@ import orjson
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
 from replay_tui.formats.inflate import MEMBER_LIMIT, ZIP_ZSTANDARD, Budget, InflateLimit, ZstdError, deflate_end
-from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.trajectory import ChatMessage, Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 
 _SAMPLE_MEMBER = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
 _ATTACHMENT = "attachment://"
 _OLD_ATTACHMENT = "tc://"
 _SCORER_TYPES = frozenset({"scorer", "scorers"})
 _PARSE_ERROR = re.compile(r"^Error parsing the following tool call arguments:\n\n(?P<raw>.*)\n\nError details: ", re.S)
-_LETTER_SCORES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
-_WORD_SCORES = {"yes": 1.0, "true": 1.0, "correct": 1.0, "no": 0.0, "false": 0.0, "incorrect": 0.0}
+_LETTER_SCORES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}  # inspect's CORRECT, INCORRECT, PARTIAL, NOANSWER
+_WORD_SCORES = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+PASS_THRESHOLD = 1.0
+"""A score value passes when it reads (:func:`value_to_float`) as at least this: inspect's own line
+between correct and not (``at_least`` and ``pass_at`` reducers default their ``value`` to 1.0), so
+partial credit (P, 0.5) is not a success."""
 
 
 class _Bad(Exception):
@@ -226,50 +230,106 @@ def _tool_schema(raw: Any) -> dict[str, Any] | None:
     return {"type": "function", "function": function}
 
 
-def _score_number(value: Any) -> float | None:
+def value_to_float(value: Any) -> float | None:
+    """A score value as inspect's own metrics read it (``scorer/_metric.py`` ``value_to_float``):
+    numbers and booleans as floats, the letter grades C/P/I/N as 1/0.5/0/0, ``yes``/``true`` and
+    ``no``/``false`` (any case) as 1/0, a string holding a finite number as that number. None where
+    inspect gives up (a list, a dict, other text) or the value is not finite (NaN marks "unscored")."""
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, (int, float)):
         number = float(value)
         return number if math.isfinite(number) else None
-    if isinstance(value, str):
-        if value in _LETTER_SCORES:
-            return _LETTER_SCORES[value]
-        if value.strip().lower() in _WORD_SCORES:
-            return _WORD_SCORES[value.strip().lower()]
-        try:
-            number = float(value)
-        except ValueError:
-            return None
-        return number if math.isfinite(number) else None
+    if not isinstance(value, str):
+        return None
+    if value in _LETTER_SCORES:
+        return _LETTER_SCORES[value]
+    lowered = value.lower()
+    if lowered in _WORD_SCORES:
+        return _WORD_SCORES[lowered]
+    try:
+        number = float(lowered)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _passed(value: Any) -> bool | None:
+    """Whether a score value counts as correct: its float (:func:`value_to_float`) at least
+    :data:`PASS_THRESHOLD`; None when inspect cannot read it as a number."""
+    number = value_to_float(value)
+    return None if number is None else number >= PASS_THRESHOLD
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def target_text(target: Any) -> str | None:
+    """A sample's target as inspect's ``Target.text`` reads it: a string as is, a list of strings
+    joined (``["A", "C"]`` is ``"AC"``); None when there is none."""
+    if isinstance(target, str):
+        return target
+    if isinstance(target, list) and target and all(isinstance(item, str) for item in target):
+        return "".join(target)
     return None
 
 
-def _outcome(sample: dict[str, Any], resolve: Callable[[Any], Any]) -> Outcome:
+def _headline(scores: dict[str, Any], log: dict[str, Any]) -> str | None:
+    """The scorer whose score is the sample's: the one ``results.headline`` declares, else the first."""
+    results = log.get("results")
+    headline = results.get("headline") if isinstance(results, dict) else None
+    if isinstance(headline, dict):
+        for key in ("score", "scorer"):
+            if isinstance(headline.get(key), str) and headline[key] in scores:
+                return str(headline[key])
+    return next(iter(scores), None)
+
+
+def _outcome(sample: dict[str, Any], resolve: Callable[[Any], Any], log: dict[str, Any]) -> Outcome:
     scores = resolve(sample.get("scores"))
     if not isinstance(scores, dict):
         scores = {} if scores is None else {"score": scores}
     if not scores and isinstance(sample.get("score"), dict):  # inspect < 0.3.20: one `score`
         scores = {"score": resolve(sample["score"])}
-    reward: float | None = None
-    success: bool | None = None
-    for score in scores.values():
-        value = score.get("value") if isinstance(score, dict) else None
-        if reward is None:
-            reward = _score_number(value)
-        if success is None:
-            if isinstance(value, bool):
-                success = value
-            elif isinstance(value, str) and value in _LETTER_SCORES:
-                success = value == "C"
-    if success is None and reward in (0.0, 1.0):
-        success = reward == 1.0
+    checks: list[OutcomeCheck] = []
+    answers: dict[str, str] = {}
+    explanations: dict[str, str] = {}
+    for name, score in scores.items():
+        raw = score if isinstance(score, dict) else {"value": score}
+        answer, explanation = _text_or_none(raw.get("answer")), _text_or_none(raw.get("explanation"))
+        if answer is not None:
+            answers[name] = answer
+        if explanation is not None:
+            explanations[name] = explanation
+        detail = explanation if explanation is not None else (f"answer: {answer}" if answer is not None else "")
+        checks.append(
+            OutcomeCheck(name=str(name), passed=_passed(raw.get("value")), value=raw.get("value"), detail=detail)
+        )
+    headline = _headline(scores, log)
+    ordered = sorted(checks, key=lambda check: check.name != headline)  # the headline first, then the log's order
+    reward = next((n for c in ordered if (n := value_to_float(c.value)) is not None), None)
+    success = next((c.passed for c in ordered if c.passed is not None), None)
+    names = [c.name for c in ordered]
+    output = resolve(sample.get("output"))
+    completion = _text_or_none(output.get("completion")) if isinstance(output, dict) else None
+    error = _error_text(sample.get("error")) if sample.get("error") else None
     status: str | None = None
-    if sample.get("error"):
+    if error is not None:
         status = "error"
     elif isinstance(sample.get("limit"), dict):
         status = f"{sample['limit'].get('type', 'unknown')}_limit"
-    return Outcome(reward=reward, success=success, status=status, scores=scores)
+    return Outcome(
+        reward=reward,
+        success=success,
+        status=status,
+        scores=scores,
+        error=error,
+        target=target_text(resolve(sample.get("target"))),
+        answer=completion or next((answers[n] for n in names if n in answers), None),
+        explanation=next((explanations[n] for n in names if n in explanations), None),
+        checks=checks,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -386,7 +446,7 @@ class _Sample:
             task=self._task(messages),
             metadata=self._metadata(),
             steps=steps,
-            outcome=_outcome(sample, self.resolve),
+            outcome=_outcome(sample, self.resolve, self.log),
             extra=extra,
         )
 
@@ -767,7 +827,8 @@ class InspectAiReader:
         "one trajectory per sample (and epoch); steps = model events (prompt = input/input_refs, "
         "tools = tools) or assistant messages with tool calls; observation = last user/tool message, "
         "thinking = reasoning parts, action = first tool call, tool_result = the tool message; "
-        "outcome = scores (C/I → 1/0), error/limit"
+        "outcome = target, answer (output.completion), one check per scorer (passed when inspect reads "
+        "its value as >= 1: C, true, 1.0), the first scorer's explanation, error/limit"
     )
 
     def sniff(self, path: Path, head: bytes) -> Detection:

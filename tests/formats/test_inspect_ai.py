@@ -278,13 +278,14 @@ def test_files_that_are_not_logs_are_problems(tmp_path: Path) -> None:
 PNG = b"\x89PNG\r\n\x1a\nfake"
 
 
-def synthetic_log(tmp_path: Path, samples: list[Any]) -> Path:
+def synthetic_log(tmp_path: Path, samples: list[Any], **fields: Any) -> Path:
     log = {
         "version": 2,
         "status": "success",
         "eval": {"task": "synthetic", "model": "openai/gpt-x", "config": {}},
         "plan": {},
         "samples": samples,
+        **fields,
     }
     path = tmp_path / "synthetic.json"
     path.write_bytes(orjson.dumps(log))
@@ -369,8 +370,10 @@ def test_synthetic_agent_sample(tmp_path: Path) -> None:
     assert final.action is None and final.content == "All done." and final.done
     assert final.messages[1].reasoning == "The button is at the top."
     assert final.messages[2].content == "Error: bad" and final.messages[2].tool_call_id == "c1"
-    assert episode.outcome.reward == 0.5 and episode.outcome.success is True
-    assert episode.outcome.status == "message_limit"
+    # the first scorer is the sample's: 0.5 is partial credit, not a success (inspect's line is 1.0)
+    assert episode.outcome.reward == 0.5 and episode.outcome.success is False
+    assert [(c.name, c.passed) for c in episode.outcome.checks] == [("model_graded", False), ("check", True)]
+    assert episode.outcome.status == "message_limit" and episode.outcome.target == "done"
 
 
 def test_synthetic_messages_only_and_bad_samples(tmp_path: Path) -> None:
@@ -540,3 +543,96 @@ def test_a_zstd_member_is_counted_as_it_inflates() -> None:
     with pytest.raises(InflateLimit, match="inflated past the file's cap"):
         budget.inflate_zstd(zstd_bomb(64 * MiB), None)
     assert 3 * MiB < budget.used < 4 * MiB
+
+
+# --- the outcome, against the file read independently ----------------------------------------------
+
+
+def raw_samples(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The log's header and samples read with the standard library only (not through the reader)."""
+    if path == ZSTD:  # zstd members, which Python 3.11's zipfile cannot read: its deflate twin is the same log
+        path = ZSTD_DEFLATE
+    if path.suffix == ".eval":
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            header = json.loads(archive.read("header.json")) if "header.json" in names else {}
+            samples = [json.loads(archive.read(n)) for n in names if n.startswith("samples/")]
+        return header, samples
+    log = json.loads(path.read_bytes())
+    return log, log.get("samples") or []
+
+
+def resolved(sample: dict[str, Any], value: Any) -> Any:
+    attachments = sample.get("attachments") or {}
+    if isinstance(value, str) and value.startswith("attachment://"):
+        return attachments.get(value[len("attachment://") :], value)
+    return value
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
+def test_target_answer_and_explanation_of_every_sample_are_the_files(path: Path) -> None:
+    _header, samples = raw_samples(path)
+    trajectories = {(str(t.extra["sample_id"]), t.extra["epoch"]): t for t in read(path)[0]}
+    assert len(trajectories) == len(samples)
+    for sample in samples:
+        outcome = trajectories[(str(sample["id"]), sample.get("epoch"))].outcome
+        target = resolved(sample, sample.get("target"))
+        assert outcome.target == ("".join(target) if isinstance(target, list) else target)
+        scores = sample.get("scores") or {}
+        first = next(iter(scores.values()), {})
+        completion = resolved(sample, (sample.get("output") or {}).get("completion"))
+        assert outcome.answer == (completion or first.get("answer") or None)
+        assert outcome.explanation == (first.get("explanation") or None)
+        assert [(c.name, c.value) for c in outcome.checks] == [(name, s["value"]) for name, s in scores.items()]
+        value = first.get("value")
+        if value in ("C", "I"):
+            assert outcome.success is (value == "C") and outcome.checks[0].passed is (value == "C")
+        if sample.get("error"):
+            assert outcome.kind == "errored" and outcome.error
+
+
+def test_outcomes_of_the_real_logs_in_their_words() -> None:
+    (mmlu,) = by_id(DATA / "mmlu-summary-choices.eval").values()
+    outcome = mmlu.outcome
+    assert (outcome.target, outcome.answer, outcome.explanation) == ("A", "ANSWER: C", "ANSWER: C")
+    assert outcome.kind == "failed" and outcome.reason == "choice: ANSWER: C"
+    popularity = by_id(POPULARITY)
+    assert popularity["3"].outcome.target == " Yes" and popularity["3"].outcome.answer == "No"
+    assert popularity["3"].outcome.failed_checks[0].name == "match"
+
+
+def test_an_errored_sample_and_scores_inspect_reads_as_numbers(tmp_path: Path) -> None:
+    errored = agent_sample()
+    errored.pop("limit")
+    errored["error"] = {"message": "RuntimeError: sandbox died", "traceback": "..."}
+    errored["scores"] = {}
+    graded = agent_sample()
+    graded["id"] = "s2"
+    graded["target"] = ["4", "four"]
+    graded["output"] = {"completion": ""}
+    graded["scores"] = {
+        "fact": {"value": "P", "answer": "4?", "explanation": "partly"},
+        "num": {"value": "1.0"},
+        "words": {"value": "Yes"},
+        "odd": {"value": {"a": 1}},
+    }
+    graded["limit"] = {"type": "token", "limit": 100}
+    trajectories = by_id(synthetic_log(tmp_path, [errored, graded]))
+    broke = trajectories["s1"].outcome
+    assert broke.kind == "errored" and broke.error == "RuntimeError: sandbox died" and broke.status == "error"
+    assert broke.success is None and broke.reason == "RuntimeError: sandbox died"
+    partial = trajectories["s2"].outcome
+    assert [c.passed for c in partial.checks] == [False, True, True, None]  # P is 0.5: partial credit
+    assert partial.reward == 0.5 and partial.success is False and partial.status == "token_limit"
+    assert partial.target == "4four" and partial.answer == "4?" and partial.explanation == "partly"
+    assert partial.reason == "fact: partly"
+
+
+def test_the_headline_scorer_a_log_declares_decides(tmp_path: Path) -> None:
+    sample = agent_sample()
+    sample["scores"] = {"first": {"value": "I"}, "main": {"value": "C", "explanation": "right"}}
+    path = synthetic_log(tmp_path, [sample], results={"headline": {"scorer": "main", "score": "main"}})
+    (episode,) = by_id(path).values()
+    assert episode.outcome.success is True and episode.outcome.reward == 1.0
+    assert episode.outcome.explanation == "right"
+    assert [c.name for c in episode.outcome.checks] == ["first", "main"]  # in the log's order
