@@ -12,7 +12,11 @@ Read without the ``inspect_ai`` package (the field names come from its ``log/_lo
 - ``.json``: one EvalLog object (``version``, ``status``, ``eval``, ``plan``, ``results``,
   ``samples[]``), parsed whole with orjson (the format has no record boundaries to stream on).
 
-Each sample (and epoch) is one trajectory. Steps come from the sample's ``model`` events when it
+Each sample (and epoch) is one trajectory. A sample whose assistant turns make no tool call (QA,
+multiple choice) is one decision: its final reply, whose text is the step's ``answer`` (typed
+``choice`` when the sample has choices, ``number`` when a scorer is declared numeric).
+
+Steps come from the sample's ``model`` events when it
 has some (prompt = the event's ``input``, or its ``input_refs`` into the sample's message pool;
 tools = the event's ``tools``), else from ``sample.messages`` (prompt = the messages before each
 assistant message). Model events inside a scorer span or step are not agent steps (they are
@@ -426,6 +430,9 @@ class _Sample:
             steps = self._steps_from_messages(messages, results)
         if steps:
             steps[-1].done = True
+            if not any(step.action is not None for step in steps) and steps[-1].content.strip():
+                steps[-1].answer = steps[-1].content  # no tool call anywhere: the reply is the decision
+                steps[-1].answer_type = self._answer_type()
         extra: dict[str, Any] = {
             "sample_id": sample.get("id"),
             "epoch": sample.get("epoch"),
@@ -449,6 +456,20 @@ class _Sample:
             outcome=_outcome(sample, self.resolve, self.log),
             extra=extra,
         )
+
+    def _answer_type(self) -> str | None:
+        """The type the task declares for a plain answer: ``choice`` when the sample has choices
+        (multiple choice), ``number`` when a scorer was declared numeric (``match(numeric=True)``)."""
+        choices = self.sample.get("choices")
+        if isinstance(choices, list) and choices:
+            return "choice"
+        spec = self.log.get("eval")
+        scorers = spec.get("scorers") if isinstance(spec, dict) else None
+        for scorer in scorers if isinstance(scorers, list) else []:
+            options = scorer.get("options") if isinstance(scorer, dict) else None
+            if isinstance(options, dict) and options.get("numeric") is True:
+                return "number"
+        return None
 
     def _task(self, messages: list[_Message]) -> str:
         raw = self.resolve(self.sample.get("input"))
