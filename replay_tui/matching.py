@@ -534,14 +534,19 @@ class AnswerSpec:
 
 def choice_letters(text: str) -> str | None:
     """The letters of a multiple-choice answer as inspect_ai's ``multiple_choice`` solver reads
-    them: the last ``ANSWER: <letters>`` line (else the last ``ANSWER:`` anywhere), upper-cased,
-    separators dropped, sorted (``"ANSWER: c, a"`` is ``"AC"``); None when there is none."""
+    them: the last ``ANSWER: <letters>`` line (else the last ``ANSWER:`` anywhere), separated by
+    commas, spaces or ``and`` or run together in capitals (``AC``), upper-cased and sorted
+    (``"ANSWER: c, a"`` is ``"AC"``); None when there is none or it holds a word (``B because``)."""
     found = _CHOICE_STRICT.findall(text) or _CHOICE_LOOSE.findall(text)
     if not found:
         return None
-    letters = found[-1].strip().rstrip(".").upper().replace("AND", " ")
-    chosen = sorted({ch for ch in letters if ch.isalnum()})
-    return "".join(chosen) or None
+    written = found[-1].strip().rstrip(".")
+    tokens = [t for t in re.split(r"\s+and\s+|[\s,]+", written, flags=re.IGNORECASE) if t]
+    if tokens and all(len(t) == 1 and t.isalnum() for t in tokens):
+        return "".join(sorted({t.upper() for t in tokens}))
+    if len(tokens) == 1 and tokens[0].isalpha() and tokens[0].isupper():  # "AC": letters run together
+        return "".join(sorted(set(tokens[0])))
+    return None
 
 
 def answer_number(text: str) -> Any:
