@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
 import mmap
 import re
@@ -682,8 +683,23 @@ def _several_epochs(log: dict[str, Any], pairs: list[tuple[Any, Any]]) -> bool:
     return any(epoch not in (None, 1) for _, epoch in pairs)
 
 
+_JSON_CONSTANTS = re.compile(rb"NaN|Infinity")
+
+
 def _loads(data: bytes | bytearray) -> Any:
-    return orjson.loads(data[3:] if data[:3] == b"\xef\xbb\xbf" else data)
+    """JSON text as inspect_ai writes it: orjson, and where it refuses the constants ``NaN`` and
+    ``Infinity`` (inspect writes an unscored score's value, ``Score.unscored``, as ``NaN``), the
+    standard library's parser, which reads them as floats. Raises orjson's error otherwise."""
+    data = data[3:] if data[:3] == b"\xef\xbb\xbf" else data
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if not _JSON_CONSTANTS.search(data):
+            raise
+        try:
+            return json.loads(bytes(data))
+        except (ValueError, RecursionError):
+            raise exc from None
 
 
 _ZIP_ERRORS: tuple[type[Exception], ...] = (
@@ -891,7 +907,7 @@ class InspectAiReader:
     def _read_json(self, path: Path) -> Iterator[ReadItem]:
         file = path.name
         try:
-            log = orjson.loads(strip_bom(path.read_bytes()))
+            log = _loads(strip_bom(path.read_bytes()))
         except OSError as exc:
             yield LoadProblem(file=file, message=f"cannot read: {exc.strerror or exc}")
             return

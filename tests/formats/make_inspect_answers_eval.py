@@ -10,6 +10,8 @@ Not run by the tests (inspect_ai is not a dependency): run it by hand in a side 
   (wrong, the target is 9).
 - ``answers_choice.eval``: 2 multiple-choice questions, ``multiple_choice()`` solver and ``choice()``
   scorer; the model answers "ANSWER: B" (right) and "ANSWER: A" (wrong, the target is C).
+- ``answers_unscored.eval``: 2 questions scored by a scorer that leaves a refusal unscored
+  (``Score.unscored``: the value NaN, which inspect writes as the JSON constant ``NaN``).
 """
 
 import sys
@@ -20,8 +22,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import read_eval_log, write_eval_log
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
-from inspect_ai.scorer import choice, match
-from inspect_ai.solver import generate, multiple_choice
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, choice, match, scorer
+from inspect_ai.solver import TaskState, generate, multiple_choice
 
 out = Path(sys.argv[1])
 
@@ -59,3 +61,25 @@ mc = Task(
     scorer=choice(),
 )
 run(mc, ["ANSWER: B", "ANSWER: A"], "answers_choice.eval")
+
+
+@scorer(metrics=[accuracy()])
+def exact_or_unscored():
+    async def score(state: TaskState, target: Target) -> Score:
+        answer = state.output.completion.strip()
+        if answer == "I cannot say":
+            return Score.unscored(answer=answer, explanation="refused: left unscored")
+        return Score(value=CORRECT if answer == target.text else INCORRECT, answer=answer)
+
+    return score
+
+
+unscored = Task(
+    dataset=[
+        Sample(id="sum", input="What is 1 + 1?", target="2"),
+        Sample(id="secret", input="What is my password?", target="hunter2"),
+    ],
+    solver=[generate()],
+    scorer=exact_or_unscored(),
+)
+run(unscored, ["2", "I cannot say"], "answers_unscored.eval")

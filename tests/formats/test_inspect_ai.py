@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import struct
 import zipfile
 from pathlib import Path
@@ -56,8 +57,8 @@ def strings(value: Any) -> list[str]:
 
 
 def test_every_real_log_is_found() -> None:
-    assert len(LOGS) == 14
-    assert sum(p.suffix == ".eval" for p in LOGS) == 9
+    assert len(LOGS) == 15
+    assert sum(p.suffix == ".eval" for p in LOGS) == 10
 
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
@@ -596,7 +597,8 @@ def test_target_answer_and_explanation_of_every_sample_are_the_files(path: Path)
         completion = resolved(sample, (sample.get("output") or {}).get("completion"))
         assert outcome.answer == (completion or first.get("answer") or None)
         assert outcome.explanation == (first.get("explanation") or None)
-        assert [(c.name, c.value) for c in outcome.checks] == [(name, s["value"]) for name, s in scores.items()]
+        checks = [(c.name, c.value) for c in outcome.checks]
+        assert json.dumps(checks) == json.dumps([(name, s["value"]) for name, s in scores.items()])  # NaN too
         value = first.get("value")
         if value in ("C", "I"):
             assert outcome.success is (value == "C") and outcome.checks[0].passed is (value == "C")
@@ -649,3 +651,16 @@ def test_the_headline_scorer_a_log_declares_decides(tmp_path: Path) -> None:
     assert episode.outcome.success is True and episode.outcome.reward == 1.0
     assert episode.outcome.explanation == "right"
     assert [c.name for c in episode.outcome.checks] == ["first", "main"]  # in the log's order
+
+
+def test_an_unscored_sample_written_by_inspect_ai_loads_with_its_nan_value() -> None:
+    """inspect_ai writes ``Score.unscored`` as the JSON constant NaN, which orjson refuses: the sample
+    was a problem ("not valid JSON") and its episode lost."""
+    trajectories = by_id(DATA / "answers_unscored.eval")
+    outcome = trajectories["secret"].outcome
+    (check,) = outcome.checks
+    assert check.passed is None and math.isnan(check.value) and check.detail == "refused: left unscored"
+    assert outcome.reward is None and outcome.success is None and outcome.kind == "unknown"
+    assert (outcome.target, outcome.answer) == ("hunter2", "I cannot say")
+    assert trajectories["sum"].outcome.success is True
+    assert [step.answer for step in trajectories["secret"].steps] == ["I cannot say"]

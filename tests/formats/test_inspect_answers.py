@@ -23,7 +23,7 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "inspect_ai"
 QA = DATA / "answers_qa.eval"
 CHOICE = DATA / "answers_choice.eval"
 MMLU = DATA / "mmlu-summary-choices.eval"
-NO_TOOL_LOGS = [QA, CHOICE, MMLU, POPULARITY]
+NO_TOOL_LOGS = [QA, CHOICE, DATA / "answers_unscored.eval", MMLU, POPULARITY]
 
 
 def samples_of(path: Path) -> dict[str, dict[str, Any]]:
