@@ -988,10 +988,36 @@ class InspectAiReader:
                     )
                     continue
                 yield _map(file, index, sample, log, several, f"{name}:")
-            if not samples:
+            if not samples and "summaries.json" in members.names:
+                yield from _from_summaries(file, members, log)
+            elif not samples:
                 yield LoadProblem(file=file, message=_no_samples(log))
         finally:
             members.close()
+
+
+def _from_summaries(file: str, members: _Members, log: dict[str, Any]) -> Iterator[ReadItem]:
+    """A log written without its samples (``--no-log-samples``): one episode without steps per
+    entry of ``summaries.json``, whose id, input, target, scores, error and limit give its outcome."""
+    try:
+        summaries = _loads(members.read("summaries.json"))
+    except (*_HEADER_ERRORS, InflateLimit) as exc:
+        yield LoadProblem(file=file, field="summaries.json", message=f"unreadable: {exc}")
+        return
+    if not isinstance(summaries, list) or not summaries:
+        yield LoadProblem(file=file, message=_no_samples(log))
+        return
+    yield LoadProblem(
+        file=file,
+        severity="warning",
+        message=f"no samples logged: {len(summaries)} outcomes from summaries.json, without steps",
+    )
+    several = _several_epochs(log, [(s.get("id"), s.get("epoch")) for s in summaries if isinstance(s, dict)])
+    for index, summary in enumerate(summaries):
+        item = _map(file, index, summary, log, several, f"summaries.json[{index}].")
+        if isinstance(item, Trajectory):
+            item.extra["steps_from"] = "summaries.json (samples not logged)"
+        yield item
 
 
 def _no_samples(log: dict[str, Any]) -> str:

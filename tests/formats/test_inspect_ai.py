@@ -664,3 +664,20 @@ def test_an_unscored_sample_written_by_inspect_ai_loads_with_its_nan_value() -> 
     assert (outcome.target, outcome.answer) == ("hunter2", "I cannot say")
     assert trajectories["sum"].outcome.success is True
     assert [step.answer for step in trajectories["secret"].steps] == ["I cannot say"]
+
+
+def test_a_log_written_without_samples_lists_their_outcomes_from_summaries(tmp_path: Path) -> None:
+    """``--no-log-samples``: only header.json and summaries.json; before, "no samples in this log"."""
+    path = tmp_path / "no_samples.eval"
+    with zipfile.ZipFile(POPULARITY) as source, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as target:
+        for name in source.namelist():
+            if not name.startswith("samples/"):
+                target.writestr(name, source.read(name))
+        summaries = json.loads(source.read("summaries.json"))
+    trajectories, problems = read(path)
+    assert [p.severity for p in problems] == ["warning"] and "10 outcomes from summaries.json" in problems[0].message
+    assert [t.id for t in trajectories] == [str(s["id"]) for s in summaries]
+    for trajectory, summary in zip(trajectories, summaries, strict=True):
+        assert trajectory.steps == [] and trajectory.task == summary["input"]
+        assert trajectory.outcome.target == summary["target"]
+        assert trajectory.outcome.success is (summary["scores"]["match"]["value"] == "C")
