@@ -15,7 +15,7 @@ from replay_tui.cli import main
 from replay_tui.env import replay_steps
 from replay_tui.formats.inspect_ai import READER
 from replay_tui.matching import AnswerSpec
-from replay_tui.sources import open_sources
+from replay_tui.sources import open_sources, outcome_of_ref
 from replay_tui.trajectory import Trajectory
 from tests.formats.test_inspect_ai import POPULARITY, member_bytes
 
@@ -94,3 +94,15 @@ def test_a_sample_with_tool_calls_keeps_its_final_reply_unjudged() -> None:
     (episode,) = [t for t in READER.read(DATA / "log_message_deduplication.eval") if isinstance(t, Trajectory)]
     assert episode.steps[-1].action is None and episode.steps[-1].answer is None
     assert episode.decisions == episode.recorded_calls == 5
+
+
+def test_the_browser_rows_carry_the_outcome_before_an_episode_is_opened() -> None:
+    demos = open_sources([MMLU])
+    (ref,) = demos.refs
+    outcome = outcome_of_ref(ref)
+    assert (outcome.kind, outcome.target, outcome.answer, outcome.explanation) == (
+        "failed",
+        "A",
+        "ANSWER: C",
+        "ANSWER: C",
+    )
