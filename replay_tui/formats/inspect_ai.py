@@ -1001,7 +1001,7 @@ def _from_summaries(file: str, members: _Members, log: dict[str, Any]) -> Iterat
     entry of ``summaries.json``, whose id, input, target, scores, error and limit give its outcome."""
     try:
         summaries = _loads(members.read("summaries.json"))
-    except (*_HEADER_ERRORS, InflateLimit) as exc:
+    except _HEADER_ERRORS as exc:  # InflateLimit is a ValueError
         yield LoadProblem(file=file, field="summaries.json", message=f"unreadable: {exc}")
         return
     if not isinstance(summaries, list) or not summaries:
