@@ -18,7 +18,7 @@ from typing import Any, Literal
 from replay_tui.demos.fast import FastEntry, FastEpisode
 from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction
-from replay_tui.matching import MatchPolicy, MatchSettings, judge_step
+from replay_tui.matching import AnswerSpec, MatchPolicy, MatchSettings, judge_step
 from replay_tui.sources import LogStep, open_sources, tools_by_name
 from replay_tui.webshop import ITEM, infer_available_actions, infer_state
 
@@ -51,9 +51,11 @@ class ReplayStep:
     trajectory_index: int = 0
     warnings: tuple[str, ...] = ()
     call: bool = False
-    """True for a tool call of another format: judged by name and typed arguments (:func:`judge_step`)."""
-    schema: dict[str, Any] | None = field(default=None, repr=False)
-    """The recorded tool's JSON-schema ``parameters`` (types for the arguments), when known."""
+    """True for a decision of another format: a tool call judged by name and typed arguments, or a
+    plain answer (:func:`judge_step`)."""
+    schema: dict[str, Any] | AnswerSpec | None = field(default=None, repr=False)
+    """The recorded tool's JSON-schema ``parameters`` (types for the arguments), when known; for a
+    plain answer, its :class:`~replay_tui.matching.AnswerSpec`."""
 
     @property
     def llm_prompt(self) -> str | None:
@@ -94,7 +96,7 @@ class ReplayStep:
         if isinstance(self.source, LogStep):
             data = self.source.model_dump()
             data["llm_prompt"] = self.source.prompt_text()
-            if self.source.tool_call:
+            if self.source.tool_call or self.source.answer:
                 data["messages"] = self.source.messages
         elif isinstance(self.source, DecisionStep):
             data = self.source.model_dump()
@@ -133,12 +135,21 @@ def _call_fields(entry: Any) -> tuple[bool, str | None, list[Any]]:
     A seed demo file's step may carry ``tool_call``/``step_label``/``tools`` as fields of its own
     (the seed contract keeps unknown fields): it is judged as a tool call then, as before."""
     if isinstance(entry, LogStep):
-        return entry.tool_call, entry.step_label if entry.tool_call else None, entry.tools
+        judged = entry.tool_call or entry.answer
+        return judged, entry.step_label if judged else None, entry.tools
     extra = (entry.model_extra or {}) if isinstance(entry, DecisionStep) else {}
     if not extra.get("tool_call"):
         return False, None, []
     label, tools = extra.get("step_label"), extra.get("tools")
     return True, label if isinstance(label, str) else None, tools if isinstance(tools, list) else []
+
+
+def _schema(entry: Any, tools: list[Any]) -> dict[str, Any] | AnswerSpec | None:
+    """How a judged step of another format is typed: a plain answer by its declared type, a tool
+    call by its recorded tool's spec."""
+    if isinstance(entry, LogStep) and entry.answer:
+        return AnswerSpec(entry.answer_type)
+    return tools_by_name(tools).get(entry.llm_action_name)
 
 
 def replay_steps(episode: Episode | FastEpisode, *, include_item_steps: bool = False) -> list[ReplayStep]:
@@ -188,7 +199,7 @@ def replay_steps(episode: Episode | FastEpisode, *, include_item_steps: bool = F
                     trajectory_index=position,
                     warnings=tuple(warnings),
                     call=call,
-                    schema=tools_by_name(tools).get(entry.llm_action_name) if call else None,
+                    schema=_schema(entry, tools) if call else None,
                 )
             )
         elif include_item_steps and kind == "item":

@@ -47,7 +47,7 @@ from replay_tui.actions import (
     normalize_action,
     parse_action,
 )
-from replay_tui.verify.types import string_prepass, strip_edge_punctuation
+from replay_tui.verify.types import ACTUAL, NormalizationError, data_type, string_prepass, strip_edge_punctuation
 
 Verdict = Literal["match", "equivalent", "mismatch"]
 VERDICTS: tuple[Verdict, ...] = ("match", "equivalent", "mismatch")
@@ -487,7 +487,10 @@ def judge_step(
     """The verdict on one recorded step, the only entry every engine (replay, re-judgement,
     ``--repeat``, comparisons) calls: WebShop actions by :meth:`MatchSettings.judge`, tool calls
     (their canonical text, ``name({...})``) by :func:`judge_call` under the policy of their state
-    (the tool's name), typed by ``schema`` (the recorded tool's spec) when given."""
+    (the tool's name), typed by ``schema`` (the recorded tool's spec) when given; plain answers
+    (``schema`` an :class:`AnswerSpec`) by :func:`judge_answer`."""
+    if isinstance(schema, AnswerSpec):
+        return judge_answer(expected, predicted, matching.policy_for(state), schema.kind)
     if not call:
         return matching.judge(expected, predicted, state)
     policy = matching.policy_for(state)
@@ -506,6 +509,104 @@ def judge_step(
             return ActionVerdict("mismatch", f"arguments are not a JSON object: {shown!r}", "argument", policy)
     parameters = schema.get("parameters") if isinstance(schema, dict) else None
     return judge_call(want.name, want.arguments, got.name, got.arguments, policy, parameters)
+
+
+# -- plain answers (a decision without a tool call) ----------------------------------------------
+
+ANSWER_STATE = "answer"
+"""The state of a plain-answer step (``--match answer=typed`` sets its policy; reports count it apart)."""
+ANSWER_TYPES: tuple[str, ...] = ("choice", "number")
+"""The answer types a task may declare (:attr:`AnswerSpec.kind`); any other answer is text."""
+
+_CHOICE_STRICT = re.compile(r"(?i)^ANSWER\s*:\s*([A-Za-z\d ,]+)\s*(?:$|\n|\.)", re.MULTILINE)
+_CHOICE_LOOSE = re.compile(r"(?i)ANSWER\s*:\s*([A-Za-z\d ,]+)(?:[^\w]|\n|$|\.)")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_NUMBER_MARKS = str.maketrans("", "", "$€£,*_")
+
+
+@dataclass(frozen=True)
+class AnswerSpec:
+    """What :func:`judge_step` needs to judge a plain answer (given where a tool call gives its
+    schema): the type the task declares, ``choice``, ``number`` or None (text)."""
+
+    kind: str | None = None
+
+
+def choice_letters(text: str) -> str | None:
+    """The letters of a multiple-choice answer as inspect_ai's ``multiple_choice`` solver reads
+    them: the last ``ANSWER: <letters>`` line (else the last ``ANSWER:`` anywhere), separated by
+    commas, spaces or ``and`` or run together in capitals (``AC``), upper-cased and sorted
+    (``"ANSWER: c, a"`` is ``"AC"``); None when there is none or it holds a word (``B because``)."""
+    found = _CHOICE_STRICT.findall(text) or _CHOICE_LOOSE.findall(text)
+    if not found:
+        return None
+    written = found[-1].strip().rstrip(".")
+    tokens = [t for t in re.split(r"\s+and\s+|[\s,]+", written, flags=re.IGNORECASE) if t]
+    if tokens and all(len(t) == 1 and t.isalnum() for t in tokens):
+        return "".join(sorted({t.upper() for t in tokens}))
+    if len(tokens) == 1 and tokens[0].isalpha() and tokens[0].isupper():  # "AC": letters run together
+        return "".join(sorted(set(tokens[0])))
+    return None
+
+
+def answer_number(text: str) -> Any:
+    """The number an answer ends with (as inspect_ai's numeric ``match`` reads the end of the
+    output: currency signs, thousands separators and ``*``/``_`` marks dropped), read by the
+    ``number`` normaliser of :mod:`replay_tui.verify.types`; None when it holds no number."""
+    found = _NUMBER.findall(text.translate(_NUMBER_MARKS))
+    if not found:
+        return None
+    try:
+        return data_type({"type": "number"}).make(found[-1], ACTUAL)
+    except NormalizationError:
+        return None
+
+
+def _typed_answer(kind: str | None, text: str) -> tuple[Any, str] | None:
+    """``(comparable value, how it is shown)`` of an answer read as ``kind``; None when it cannot be."""
+    if kind == "choice":
+        letters = choice_letters(text)
+        return None if letters is None else (letters, f"choice {letters}")
+    if kind == "number":
+        number = answer_number(text)
+        return None if number is None else (number, f"number {number.to_json()!r}")
+    plain = strip_edge_punctuation(string_prepass(text))
+    return (plain, f"text {_short(plain)}") if plain else None
+
+
+def judge_answer(
+    expected: str, predicted: str, policy: MatchPolicy = DEFAULT_POLICY, kind: str | None = None
+) -> ActionVerdict:
+    """The verdict on a predicted plain answer against the recorded one.
+
+    The same text up to spacing is a match. ``exact`` counts any other difference; ``lower`` and
+    ``env`` tolerate letter case; ``typed`` and ``tolerant`` read both answers as the task declares
+    (``kind``): a multiple-choice letter (:func:`choice_letters`), a number (:func:`answer_number`),
+    else text through :mod:`replay_tui.verify`'s string pre-pass (case, accents, spacing, edge
+    punctuation); the same reading is ``equivalent``. Never a model: deterministic."""
+    if policy not in MATCH_POLICIES:
+        raise ValueError(f"unknown matching policy {policy!r}; choose one of {', '.join(MATCH_POLICIES)}")
+    if _SPACES.sub(" ", expected.strip()) == _SPACES.sub(" ", predicted.strip()):
+        return ActionVerdict("match", "same answer", None, policy, None)
+    differs = f"answer differs: expected {_short(expected)}, got {_short(predicted)}"
+    if policy == "exact":
+        return ActionVerdict("mismatch", differs, "argument", policy, None)
+    if policy in ("lower", "env"):
+        if _SPACES.sub(" ", expected.strip()).casefold() == _SPACES.sub(" ", predicted.strip()).casefold():
+            return ActionVerdict("equivalent", "same answer up to letter case", None, policy, None)
+        return ActionVerdict("mismatch", differs, "argument", policy, None)
+    want, got = _typed_answer(kind, expected), _typed_answer(kind, predicted)
+    what = kind or "text"
+    if want is None:
+        return ActionVerdict("mismatch", f"{differs} (the recorded answer holds no {what})", "argument", policy, None)
+    if got is None:
+        return ActionVerdict("mismatch", f"no {what} in the answer {_short(predicted)}", "parse", policy, None)
+    same = want[0].matches(got[0]) if kind == "number" else want[0] == got[0]
+    if same:
+        return ActionVerdict("equivalent", f"same answer read as {want[1]}", None, policy, None)
+    return ActionVerdict(
+        "mismatch", f"answer differs as a {what}: expected {want[1]}, got {got[1]}", "argument", policy, None
+    )
 
 
 def _json_type(value: Any) -> str:

@@ -11,7 +11,10 @@ turns each :class:`~replay_tui.trajectory.Trajectory` into that episode shape on
   else inferred from the recorded calls) for teacher-forced re-prediction;
 - WebShop session logs keep WebShop actions (``search[...]``, ``click[...]``) and pages as states,
   so every WebShop feature works on them;
-- a step without a call (a final answer, a message to the user) is shown but not replayed;
+- a step whose decision is a plain answer (a QA or multiple-choice reply, no tool call in the
+  episode) becomes a decision step whose expected action is the answer, state ``answer``, judged
+  by :func:`replay_tui.matching.judge_answer` and re-asked with its prompt and no tools;
+- any other step without a call (a final answer, a message to the user) is shown but not replayed;
 - the Trajectory itself stays on the episode (:attr:`Episode.source`) for what only the app
   shows (screenshots, the format's own fields).
 
@@ -38,6 +41,7 @@ from replay_tui.demos.models import PROMPT_SIZE_LIMIT, DecisionStep, Episode, Un
 from replay_tui.demos.models import ChatMessage as DemoChatMessage
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Reader, allowing_pickles, detect, reader_for
+from replay_tui.matching import ANSWER_STATE
 from replay_tui.trajectory import (
     ChatMessage,
     OpenAIConversation,
@@ -145,6 +149,11 @@ class LogStep(DecisionStep):
     """True when ``tools`` were inferred from the recorded calls (the log recorded none)."""
     log_state: str | None = None
     """The log's own state name (``state`` holds the tool's name for a tool call)."""
+    answer: bool = False
+    """True when the step's decision is a plain answer, no tool call (``action_executed_in_env``
+    holds it; judged by :func:`replay_tui.matching.judge_answer`, re-asked without tools)."""
+    answer_type: str | None = None
+    """The answer's declared type (:data:`replay_tui.matching.ANSWER_TYPES`); None: text."""
 
     _messages: list[ChatMessage] = PrivateAttr(default_factory=list)
     _prompts: StepPrompts | None = PrivateAttr(default=None)
@@ -221,6 +230,35 @@ def _decision(step: TrajectoryStep, fmt: str, inferred: list[dict[str, Any]] | N
     return decision
 
 
+def _answer(step: TrajectoryStep, fmt: str, prompts: StepPrompts) -> LogStep:
+    """A decision without a tool call (a QA or multiple-choice reply): the recorded answer is the
+    expected action, the state :data:`~replay_tui.matching.ANSWER_STATE`."""
+    assert step.answer is not None
+    decision = LogStep.model_validate(
+        {
+            "step_number": step.index,
+            "observation_before_llm": step.observation,
+            "llm_thinking": step.thinking or None,
+            "observation_after_action": step.tool_result or "",
+            "reward": step.reward if step.reward is not None else 0.0,
+            "done": step.done,
+            "step_label": step.label,
+            "action_text": step.answer,
+            "content": step.content,
+            "format": fmt,
+            "state": ANSWER_STATE,
+            "available_actions": [],
+            "action_executed_in_env": step.answer,
+            "answer": True,
+            "answer_type": step.answer_type,
+            "log_state": step.state,
+        }
+    )
+    decision._messages = step.messages
+    decision._prompts = prompts
+    return decision
+
+
 def _note(step: TrajectoryStep, fmt: str) -> LogNote:
     """A step without a recorded call: shown in the stepper, not replayed."""
     return LogNote.model_validate(
@@ -249,7 +287,12 @@ def episode_from_trajectory(trajectory: Trajectory, session_id: int, *, file: st
     prompts = StepPrompts()
     for step in trajectory.steps:
         try:
-            entries.append(_decision(step, fmt, inferred, prompts) if step.action is not None else _note(step, fmt))
+            if step.action is not None:
+                entries.append(_decision(step, fmt, inferred, prompts))
+            elif step.answer is not None and step.answer.strip():
+                entries.append(_answer(step, fmt, prompts))
+            else:
+                entries.append(_note(step, fmt))
         except (ValidationError, ValueError, TypeError) as exc:
             raise _step_error(file, record, trajectory.id, f"steps[{step.index}]", exc) from None
     try:

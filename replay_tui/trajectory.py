@@ -245,6 +245,13 @@ class TrajectoryStep(BaseModel):
     predicts and judges one call per step; task-level alignment (:mod:`replay_tui.expected`) counts
     them all."""
     tool_result: str | None = None
+    answer: str | None = None
+    """The recorded plain answer when this step is a decision without a tool call (a QA or
+    multiple-choice reply): what a replay judges it by (:func:`replay_tui.matching.judge_answer`).
+    None for a tool call, and for a reply that is not the episode's decision."""
+    answer_type: str | None = None
+    """The type the task declares for the answer (``choice``: a multiple-choice letter; ``number``),
+    read through its normaliser under typed matching; None: text."""
     reward: float | None = None
     done: bool = False
     state: str | None = None
@@ -372,8 +379,13 @@ class Trajectory(BaseModel):
 
     @property
     def recorded_calls(self) -> int:
-        """Steps that carry a recorded tool call (what a stub replay can check)."""
+        """Steps that carry a recorded tool call."""
         return sum(1 for step in self.steps if step.action is not None)
+
+    @property
+    def decisions(self) -> int:
+        """Steps a replay judges: a recorded tool call, or a recorded plain answer."""
+        return sum(1 for step in self.steps if step.action is not None or step.answer is not None)
 
 
 def from_webshop_episode(episode: Any) -> Trajectory:

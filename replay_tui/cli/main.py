@@ -894,6 +894,13 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         unreachable = endpoint_unreachable(step for episode in summary.episodes for step in episode.steps)
         if unreachable is not None:  # no request got through: an infrastructure failure, not 0 % accuracy
             raise EndpointError(unreachable.message())
+        if not exporting and summary.episodes_run and not summary.total_steps:  # never "0.0 %" of nothing
+            names = [Path(source.name).name for source in demos.files]
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            raise UsageError(
+                f"{shown}: nothing judged: the {summary.episodes_run} episodes replayed record no decision "
+                "(a tool call, an env action or a plain answer) to compare"
+            )
     stats = policies.stats_line()
     if stats and not args.quiet:
         err.print(Text(stats), soft_wrap=True)

@@ -32,7 +32,8 @@ class EpisodeSummary:
     """The episode's position in the file (0-based): what a LoadProblem names."""
     task: str = ""
     steps: int = 0
-    """Steps that carry a recorded tool call (what a replay will judge): the browser's calls."""
+    """Steps that carry a recorded tool call or plain answer (what a replay will judge): the
+    browser's calls."""
     turns: int | None = None
     """Every step of the episode, with a call or without (a reply, a message): the rows the
     stepper lists, the browser's turns. None: the same as ``steps``."""
@@ -51,7 +52,7 @@ class EpisodeSummary:
             id=trajectory.id,
             record=record,
             task=trajectory.task,
-            steps=trajectory.recorded_calls,
+            steps=trajectory.decisions,
             turns=len(trajectory.steps),
             reward=trajectory.outcome.reward,
             success=trajectory.outcome.success,

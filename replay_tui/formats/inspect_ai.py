@@ -12,7 +12,11 @@ Read without the ``inspect_ai`` package (the field names come from its ``log/_lo
 - ``.json``: one EvalLog object (``version``, ``status``, ``eval``, ``plan``, ``results``,
   ``samples[]``), parsed whole with orjson (the format has no record boundaries to stream on).
 
-Each sample (and epoch) is one trajectory. Steps come from the sample's ``model`` events when it
+Each sample (and epoch) is one trajectory. A sample whose assistant turns make no tool call (QA,
+multiple choice) is one decision: its final reply, whose text is the step's ``answer`` (typed
+``choice`` when the sample has choices, ``number`` when a scorer is declared numeric).
+
+Steps come from the sample's ``model`` events when it
 has some (prompt = the event's ``input``, or its ``input_refs`` into the sample's message pool;
 tools = the event's ``tools``), else from ``sample.messages`` (prompt = the messages before each
 assistant message). Model events inside a scorer span or step are not agent steps (they are
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import math
 import mmap
 import re
@@ -40,15 +45,19 @@ import orjson
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
 from replay_tui.formats.inflate import MEMBER_LIMIT, ZIP_ZSTANDARD, Budget, InflateLimit, ZstdError, deflate_end
-from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.trajectory import ChatMessage, Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 
 _SAMPLE_MEMBER = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
 _ATTACHMENT = "attachment://"
 _OLD_ATTACHMENT = "tc://"
 _SCORER_TYPES = frozenset({"scorer", "scorers"})
 _PARSE_ERROR = re.compile(r"^Error parsing the following tool call arguments:\n\n(?P<raw>.*)\n\nError details: ", re.S)
-_LETTER_SCORES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
-_WORD_SCORES = {"yes": 1.0, "true": 1.0, "correct": 1.0, "no": 0.0, "false": 0.0, "incorrect": 0.0}
+_LETTER_SCORES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}  # inspect's CORRECT, INCORRECT, PARTIAL, NOANSWER
+_WORD_SCORES = {"yes": 1.0, "true": 1.0, "no": 0.0, "false": 0.0}
+PASS_THRESHOLD = 1.0
+"""A score value passes when it reads (:func:`value_to_float`) as at least this: inspect's own line
+between correct and not (``at_least`` and ``pass_at`` reducers default their ``value`` to 1.0), so
+partial credit (P, 0.5) is not a success."""
 
 
 class _Bad(Exception):
@@ -226,50 +235,106 @@ def _tool_schema(raw: Any) -> dict[str, Any] | None:
     return {"type": "function", "function": function}
 
 
-def _score_number(value: Any) -> float | None:
+def value_to_float(value: Any) -> float | None:
+    """A score value as inspect's own metrics read it (``scorer/_metric.py`` ``value_to_float``):
+    numbers and booleans as floats, the letter grades C/P/I/N as 1/0.5/0/0, ``yes``/``true`` and
+    ``no``/``false`` (any case) as 1/0, a string holding a finite number as that number. None where
+    inspect gives up (a list, a dict, other text) or the value is not finite (NaN marks "unscored")."""
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, (int, float)):
         number = float(value)
         return number if math.isfinite(number) else None
-    if isinstance(value, str):
-        if value in _LETTER_SCORES:
-            return _LETTER_SCORES[value]
-        if value.strip().lower() in _WORD_SCORES:
-            return _WORD_SCORES[value.strip().lower()]
-        try:
-            number = float(value)
-        except ValueError:
-            return None
-        return number if math.isfinite(number) else None
+    if not isinstance(value, str):
+        return None
+    if value in _LETTER_SCORES:
+        return _LETTER_SCORES[value]
+    lowered = value.lower()
+    if lowered in _WORD_SCORES:
+        return _WORD_SCORES[lowered]
+    try:
+        number = float(lowered)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _passed(value: Any) -> bool | None:
+    """Whether a score value counts as correct: its float (:func:`value_to_float`) at least
+    :data:`PASS_THRESHOLD`; None when inspect cannot read it as a number."""
+    number = value_to_float(value)
+    return None if number is None else number >= PASS_THRESHOLD
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def target_text(target: Any) -> str | None:
+    """A sample's target as inspect's ``Target.text`` reads it: a string as is, a list of strings
+    joined (``["A", "C"]`` is ``"AC"``); None when there is none."""
+    if isinstance(target, str):
+        return target
+    if isinstance(target, list) and target and all(isinstance(item, str) for item in target):
+        return "".join(target)
     return None
 
 
-def _outcome(sample: dict[str, Any], resolve: Callable[[Any], Any]) -> Outcome:
+def _headline(scores: dict[str, Any], log: dict[str, Any]) -> str | None:
+    """The scorer whose score is the sample's: the one ``results.headline`` declares, else the first."""
+    results = log.get("results")
+    headline = results.get("headline") if isinstance(results, dict) else None
+    if isinstance(headline, dict):
+        for key in ("score", "scorer"):
+            if isinstance(headline.get(key), str) and headline[key] in scores:
+                return str(headline[key])
+    return next(iter(scores), None)
+
+
+def _outcome(sample: dict[str, Any], resolve: Callable[[Any], Any], log: dict[str, Any]) -> Outcome:
     scores = resolve(sample.get("scores"))
     if not isinstance(scores, dict):
         scores = {} if scores is None else {"score": scores}
     if not scores and isinstance(sample.get("score"), dict):  # inspect < 0.3.20: one `score`
         scores = {"score": resolve(sample["score"])}
-    reward: float | None = None
-    success: bool | None = None
-    for score in scores.values():
-        value = score.get("value") if isinstance(score, dict) else None
-        if reward is None:
-            reward = _score_number(value)
-        if success is None:
-            if isinstance(value, bool):
-                success = value
-            elif isinstance(value, str) and value in _LETTER_SCORES:
-                success = value == "C"
-    if success is None and reward in (0.0, 1.0):
-        success = reward == 1.0
+    checks: list[OutcomeCheck] = []
+    answers: dict[str, str] = {}
+    explanations: dict[str, str] = {}
+    for name, score in scores.items():
+        raw = score if isinstance(score, dict) else {"value": score}
+        answer, explanation = _text_or_none(raw.get("answer")), _text_or_none(raw.get("explanation"))
+        if answer is not None:
+            answers[name] = answer
+        if explanation is not None:
+            explanations[name] = explanation
+        detail = explanation if explanation is not None else (f"answer: {answer}" if answer is not None else "")
+        checks.append(
+            OutcomeCheck(name=str(name), passed=_passed(raw.get("value")), value=raw.get("value"), detail=detail)
+        )
+    headline = _headline(scores, log)
+    ordered = sorted(checks, key=lambda check: check.name != headline)  # the headline first, then the log's order
+    reward = next((n for c in ordered if (n := value_to_float(c.value)) is not None), None)
+    success = next((c.passed for c in ordered if c.passed is not None), None)
+    names = [c.name for c in ordered]
+    output = resolve(sample.get("output"))
+    completion = _text_or_none(output.get("completion")) if isinstance(output, dict) else None
+    error = _error_text(sample.get("error")) if sample.get("error") else None
     status: str | None = None
-    if sample.get("error"):
+    if error is not None:
         status = "error"
     elif isinstance(sample.get("limit"), dict):
         status = f"{sample['limit'].get('type', 'unknown')}_limit"
-    return Outcome(reward=reward, success=success, status=status, scores=scores)
+    return Outcome(
+        reward=reward,
+        success=success,
+        status=status,
+        scores=scores,
+        error=error,
+        target=target_text(resolve(sample.get("target"))),
+        answer=completion or next((answers[n] for n in names if n in answers), None),
+        explanation=next((explanations[n] for n in names if n in explanations), None),
+        checks=checks,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -366,6 +431,9 @@ class _Sample:
             steps = self._steps_from_messages(messages, results)
         if steps:
             steps[-1].done = True
+            if not any(step.action is not None for step in steps) and steps[-1].content.strip():
+                steps[-1].answer = steps[-1].content  # no tool call anywhere: the reply is the decision
+                steps[-1].answer_type = self._answer_type()
         extra: dict[str, Any] = {
             "sample_id": sample.get("id"),
             "epoch": sample.get("epoch"),
@@ -386,9 +454,23 @@ class _Sample:
             task=self._task(messages),
             metadata=self._metadata(),
             steps=steps,
-            outcome=_outcome(sample, self.resolve),
+            outcome=_outcome(sample, self.resolve, self.log),
             extra=extra,
         )
+
+    def _answer_type(self) -> str | None:
+        """The type the task declares for a plain answer: ``choice`` when the sample has choices
+        (multiple choice), ``number`` when a scorer was declared numeric (``match(numeric=True)``)."""
+        choices = self.sample.get("choices")
+        if isinstance(choices, list) and choices:
+            return "choice"
+        spec = self.log.get("eval")
+        scorers = spec.get("scorers") if isinstance(spec, dict) else None
+        for scorer in scorers if isinstance(scorers, list) else []:
+            options = scorer.get("options") if isinstance(scorer, dict) else None
+            if isinstance(options, dict) and options.get("numeric") is True:
+                return "number"
+        return None
 
     def _task(self, messages: list[_Message]) -> str:
         raw = self.resolve(self.sample.get("input"))
@@ -601,8 +683,23 @@ def _several_epochs(log: dict[str, Any], pairs: list[tuple[Any, Any]]) -> bool:
     return any(epoch not in (None, 1) for _, epoch in pairs)
 
 
+_JSON_CONSTANTS = re.compile(rb"NaN|Infinity")
+
+
 def _loads(data: bytes | bytearray) -> Any:
-    return orjson.loads(data[3:] if data[:3] == b"\xef\xbb\xbf" else data)
+    """JSON text as inspect_ai writes it: orjson, and where it refuses the constants ``NaN`` and
+    ``Infinity`` (inspect writes an unscored score's value, ``Score.unscored``, as ``NaN``), the
+    standard library's parser, which reads them as floats. Raises orjson's error otherwise."""
+    data = data[3:] if data[:3] == b"\xef\xbb\xbf" else data
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        if not _JSON_CONSTANTS.search(data):
+            raise
+        try:
+            return json.loads(bytes(data))
+        except (ValueError, RecursionError):
+            raise exc from None
 
 
 _ZIP_ERRORS: tuple[type[Exception], ...] = (
@@ -767,7 +864,8 @@ class InspectAiReader:
         "one trajectory per sample (and epoch); steps = model events (prompt = input/input_refs, "
         "tools = tools) or assistant messages with tool calls; observation = last user/tool message, "
         "thinking = reasoning parts, action = first tool call, tool_result = the tool message; "
-        "outcome = scores (C/I → 1/0), error/limit"
+        "outcome = target, answer (output.completion), one check per scorer (passed when inspect reads "
+        "its value as >= 1: C, true, 1.0), the first scorer's explanation, error/limit"
     )
 
     def sniff(self, path: Path, head: bytes) -> Detection:
@@ -809,7 +907,7 @@ class InspectAiReader:
     def _read_json(self, path: Path) -> Iterator[ReadItem]:
         file = path.name
         try:
-            log = orjson.loads(strip_bom(path.read_bytes()))
+            log = _loads(strip_bom(path.read_bytes()))
         except OSError as exc:
             yield LoadProblem(file=file, message=f"cannot read: {exc.strerror or exc}")
             return
@@ -890,10 +988,36 @@ class InspectAiReader:
                     )
                     continue
                 yield _map(file, index, sample, log, several, f"{name}:")
-            if not samples:
+            if not samples and "summaries.json" in members.names:
+                yield from _from_summaries(file, members, log)
+            elif not samples:
                 yield LoadProblem(file=file, message=_no_samples(log))
         finally:
             members.close()
+
+
+def _from_summaries(file: str, members: _Members, log: dict[str, Any]) -> Iterator[ReadItem]:
+    """A log written without its samples (``--no-log-samples``): one episode without steps per
+    entry of ``summaries.json``, whose id, input, target, scores, error and limit give its outcome."""
+    try:
+        summaries = _loads(members.read("summaries.json"))
+    except _HEADER_ERRORS as exc:  # InflateLimit is a ValueError
+        yield LoadProblem(file=file, field="summaries.json", message=f"unreadable: {exc}")
+        return
+    if not isinstance(summaries, list) or not summaries:
+        yield LoadProblem(file=file, message=_no_samples(log))
+        return
+    yield LoadProblem(
+        file=file,
+        severity="warning",
+        message=f"no samples logged: {len(summaries)} outcomes from summaries.json, without steps",
+    )
+    several = _several_epochs(log, [(s.get("id"), s.get("epoch")) for s in summaries if isinstance(s, dict)])
+    for index, summary in enumerate(summaries):
+        item = _map(file, index, summary, log, several, f"summaries.json[{index}].")
+        if isinstance(item, Trajectory):
+            item.extra["steps_from"] = "summaries.json (samples not logged)"
+        yield item
 
 
 def _no_samples(log: dict[str, Any]) -> str:

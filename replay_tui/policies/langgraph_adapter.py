@@ -54,6 +54,7 @@ from replay_tui.policies.llm import (
     build_tools,
     decide,
     decide_call,
+    is_answer_step,
     is_tool_call_step,
     request_messages,
     request_tools,
@@ -260,6 +261,9 @@ class LangGraphPolicy(ThreadLocalTrace):
     ) -> str:
         self.last_trace = None
         trace: dict[str, Any] = {"policy": "langgraph", "graph": type(self.graph).__name__}
+        if is_answer_step(recorded_step):  # the graph contract returns a tool call or an env action
+            message = "a plain-answer step (no tool call) is not asked of a graph: use --mode llm or stub"
+            raise self.record_failure(trace, PolicyFailure("bad_prompt", message))
         if is_tool_call_step(recorded_step):
             assert recorded_step is not None
             trace["format"] = recorded_step.get("format")

@@ -8,6 +8,10 @@ comes from a pydantic model (an explicit format specification): ``Search{keyword
 options. ``tool_choice`` is ``required``; the call that comes back is validated against its schema
 and formatted as the env action the demos record.
 
+A step whose decision is a plain answer (``recorded_step["answer"]``: an inspect_ai QA or
+multiple-choice sample) is re-asked with its recorded messages and no tools; the model's text is
+the predicted answer.
+
 A step of any other tool-calling agent's log (``recorded_step["tool_call"]`` true: OpenAI chat,
 inspect_ai, tau2-bench...) is re-predicted teacher-forced instead: the recorded ``messages`` and
 ``tools`` are sent (normalised only as far as a chat-completions server needs, see
@@ -414,6 +418,36 @@ OPENAI_ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
 def is_tool_call_step(recorded_step: Mapping[str, Any] | None) -> bool:
     """True for a step of a general tool-calling log (``recorded_step["tool_call"]``), False for WebShop."""
     return isinstance(recorded_step, Mapping) and bool(recorded_step.get("tool_call"))
+
+
+def is_answer_step(recorded_step: Mapping[str, Any] | None) -> bool:
+    """True for a step whose decision is a plain answer (``recorded_step["answer"]``), no tool call."""
+    return isinstance(recorded_step, Mapping) and bool(recorded_step.get("answer"))
+
+
+def interpret_answer_response(response: Any) -> Decision:
+    """A chat completion body's text as a plain-answer step's :class:`Decision` (the action is the
+    text; a tool call the model made instead is ignored with a warning), or raise
+    :class:`PolicyFailure` (``bad_response``, ``api_error``) when there is no text."""
+    if not isinstance(response, dict):
+        raise PolicyFailure(
+            "bad_response", f"the answer is a JSON {type(response).__name__}, not an object", _raw(response)
+        )
+    if "choices" not in response and isinstance(response.get("error"), (dict, str)):
+        error = response["error"]
+        message = error.get("message", error) if isinstance(error, dict) else error
+        raise PolicyFailure("api_error", f"the server answered with an error: {_raw(message, 200)}", _raw(response))
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise PolicyFailure("bad_response", "the answer has no choices", _raw(response))
+    message = response_message(response)
+    content = message.get("content")
+    if isinstance(content, list):  # content parts: their text
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    if not isinstance(content, str) or not content.strip():
+        raise PolicyFailure("bad_response", "the model gave no answer text", _raw(response))
+    warnings = ["the model also made a tool call; its text was used"] if _tool_calls(message) else []
+    return Decision(tool="", arguments={}, action=content, warnings=warnings)
 
 
 def _arguments_text(arguments: Any) -> str:
@@ -992,6 +1026,9 @@ class LlmPolicy(ThreadLocalTrace):
         ``sample`` (used by ``--repeat``) makes runs after the first distinct cache entries.
         """
         self.last_trace = None
+        if is_answer_step(recorded_step):
+            assert recorded_step is not None
+            return self._predict_answer(observation, recorded_step, sample)
         if is_tool_call_step(recorded_step):
             assert recorded_step is not None
             return self._predict_call(observation, recorded_step, sample)
@@ -1026,6 +1063,24 @@ class LlmPolicy(ThreadLocalTrace):
         offered = tool_names(tools)
         request = self.request_body(messages, tools)
         return self._decide(trace, request, sample, lambda response: interpret_call_response(response, offered), notes)
+
+    def _predict_answer(self, observation: str, step: Mapping[str, Any], sample: int) -> str:
+        """A plain-answer step (a QA or multiple-choice reply): the recorded messages sent again
+        without tools; the model's text is the answer, judged by :func:`replay_tui.matching.judge_answer`."""
+        s = self.settings
+        trace: dict[str, Any] = {
+            "policy": "llm",
+            "model": s.model,
+            "base_url": s.base_url,
+            "sample": sample,
+            "format": step.get("format"),
+        }
+        seen = observation or step.get("observation_before_llm") or ""
+        try:
+            messages = request_messages(step.get("messages"), seen if isinstance(seen, str) else str(seen))
+        except PolicyFailure as exc:
+            raise self.record_failure(trace, exc) from None
+        return self._decide(trace, self.request_body(messages, []), sample, interpret_answer_response)
 
     def _decide(
         self,
@@ -1062,7 +1117,7 @@ class LlmPolicy(ThreadLocalTrace):
             self.record_failure(trace, exc)
             raise
         trace.update(
-            tool_call={"name": decision.tool, "arguments": decision.arguments},
+            tool_call={"name": decision.tool, "arguments": decision.arguments} if decision.tool else None,
             action=decision.action,
             warnings=[*notes, *decision.warnings],
         )

@@ -32,7 +32,8 @@ class StubPolicy:
     Stub mode on a clean log scores 100 %; anything less points at the mapping, the
     normalization or the log itself. A tool call that cannot be mapped yields the recorded
     ``action_executed_in_env`` only when ``fallback_to_recorded`` is set. A general tool-calling
-    step (``recorded_step["tool_call"]``) gives the recorded call's text (:func:`recorded_call_text`).
+    step (``recorded_step["tool_call"]``) gives the recorded call's text (:func:`recorded_call_text`),
+    a plain-answer step (``recorded_step["answer"]``) the recorded answer.
     """
 
     name = "stub"
@@ -50,6 +51,8 @@ class StubPolicy:
     ) -> str:
         if recorded_step is None:
             raise ValueError("StubPolicy needs the recorded step (the Runner passes recorded_step=)")
+        if recorded_step.get("answer"):  # a plain answer: the recorded one
+            return str(recorded_step.get("action_executed_in_env") or "")
         if recorded_step.get("tool_call"):
             return recorded_call_text(recorded_step)
         name = recorded_step.get("llm_action_name") or ""
@@ -62,6 +65,8 @@ class StubPolicy:
         its WebShop tool call (:attr:`~replay_tui.env.ReplayStep.webshop_call`); the same answer."""
         if step.call:  # a tool call of another format: its text needs the call, not the step's prompt
             source = step.source
+            if getattr(source, "answer", False):  # a plain answer: the recorded one
+                return str(step.expected)
             return recorded_call_text(
                 {"llm_action_name": source.llm_action_name, "llm_action_arguments": source.llm_action_arguments}
             )

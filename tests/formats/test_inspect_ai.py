@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+import math
+import struct
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -55,8 +57,8 @@ def strings(value: Any) -> list[str]:
 
 
 def test_every_real_log_is_found() -> None:
-    assert len(LOGS) == 12
-    assert sum(p.suffix == ".eval" for p in LOGS) == 7
+    assert len(LOGS) == 15
+    assert sum(p.suffix == ".eval" for p in LOGS) == 10
 
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
@@ -278,13 +280,14 @@ def test_files_that_are_not_logs_are_problems(tmp_path: Path) -> None:
 PNG = b"\x89PNG\r\n\x1a\nfake"
 
 
-def synthetic_log(tmp_path: Path, samples: list[Any]) -> Path:
+def synthetic_log(tmp_path: Path, samples: list[Any], **fields: Any) -> Path:
     log = {
         "version": 2,
         "status": "success",
         "eval": {"task": "synthetic", "model": "openai/gpt-x", "config": {}},
         "plan": {},
         "samples": samples,
+        **fields,
     }
     path = tmp_path / "synthetic.json"
     path.write_bytes(orjson.dumps(log))
@@ -369,8 +372,10 @@ def test_synthetic_agent_sample(tmp_path: Path) -> None:
     assert final.action is None and final.content == "All done." and final.done
     assert final.messages[1].reasoning == "The button is at the top."
     assert final.messages[2].content == "Error: bad" and final.messages[2].tool_call_id == "c1"
-    assert episode.outcome.reward == 0.5 and episode.outcome.success is True
-    assert episode.outcome.status == "message_limit"
+    # the first scorer is the sample's: 0.5 is partial credit, not a success (inspect's line is 1.0)
+    assert episode.outcome.reward == 0.5 and episode.outcome.success is False
+    assert [(c.name, c.passed) for c in episode.outcome.checks] == [("model_graded", False), ("check", True)]
+    assert episode.outcome.status == "message_limit" and episode.outcome.target == "done"
 
 
 def test_synthetic_messages_only_and_bad_samples(tmp_path: Path) -> None:
@@ -540,3 +545,139 @@ def test_a_zstd_member_is_counted_as_it_inflates() -> None:
     with pytest.raises(InflateLimit, match="inflated past the file's cap"):
         budget.inflate_zstd(zstd_bomb(64 * MiB), None)
     assert 3 * MiB < budget.used < 4 * MiB
+
+
+# --- the outcome, against the file read independently ----------------------------------------------
+
+
+def member_bytes(archive: zipfile.ZipFile, name: str) -> bytes:
+    """A zip member's bytes; zstd members (method 93, which Python 3.11's zipfile cannot read) are
+    inflated here with the zstd library, from the local header the central directory points at."""
+    info = archive.getinfo(name)
+    if info.compress_type != 93:
+        return archive.read(name)
+    from backports import zstd
+
+    raw = Path(str(archive.filename)).read_bytes()
+    name_len, extra_len = struct.unpack("<HH", raw[info.header_offset + 26 : info.header_offset + 30])
+    start = info.header_offset + 30 + name_len + extra_len
+    return zstd.decompress(raw[start : start + info.compress_size])
+
+
+def raw_samples(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The log's header and samples read with the standard library and zstd only (not through the reader)."""
+    if path.suffix == ".eval":
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            header = json.loads(member_bytes(archive, "header.json")) if "header.json" in names else {}
+            samples = [json.loads(member_bytes(archive, n)) for n in names if n.startswith("samples/")]
+        return header, samples
+    log = json.loads(path.read_bytes())
+    return log, log.get("samples") or []
+
+
+def resolved(sample: dict[str, Any], value: Any) -> Any:
+    attachments = sample.get("attachments") or {}
+    if isinstance(value, str) and value.startswith("attachment://"):
+        return attachments.get(value[len("attachment://") :], value)
+    return value
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
+def test_target_answer_and_explanation_of_every_sample_are_the_files(path: Path) -> None:
+    _header, samples = raw_samples(path)
+    trajectories = {(str(t.extra["sample_id"]), t.extra["epoch"]): t for t in read(path)[0]}
+    assert len(trajectories) == len(samples)
+    for sample in samples:
+        outcome = trajectories[(str(sample["id"]), sample.get("epoch"))].outcome
+        target = resolved(sample, sample.get("target"))
+        assert outcome.target == ("".join(target) if isinstance(target, list) else target)
+        scores = sample.get("scores") or {}
+        first = next(iter(scores.values()), {})
+        completion = resolved(sample, (sample.get("output") or {}).get("completion"))
+        assert outcome.answer == (completion or first.get("answer") or None)
+        assert outcome.explanation == (first.get("explanation") or None)
+        checks = [(c.name, c.value) for c in outcome.checks]
+        assert json.dumps(checks) == json.dumps([(name, s["value"]) for name, s in scores.items()])  # NaN too
+        value = first.get("value")
+        if value in ("C", "I"):
+            assert outcome.success is (value == "C") and outcome.checks[0].passed is (value == "C")
+        if sample.get("error"):
+            assert outcome.kind == "errored" and outcome.error
+
+
+def test_outcomes_of_the_real_logs_in_their_words() -> None:
+    (mmlu,) = by_id(DATA / "mmlu-summary-choices.eval").values()
+    outcome = mmlu.outcome
+    assert (outcome.target, outcome.answer, outcome.explanation) == ("A", "ANSWER: C", "ANSWER: C")
+    assert outcome.kind == "failed" and outcome.reason == "choice: ANSWER: C"
+    popularity = by_id(POPULARITY)
+    assert popularity["3"].outcome.target == " Yes" and popularity["3"].outcome.answer == "No"
+    assert popularity["3"].outcome.failed_checks[0].name == "match"
+
+
+def test_an_errored_sample_and_scores_inspect_reads_as_numbers(tmp_path: Path) -> None:
+    errored = agent_sample()
+    errored.pop("limit")
+    errored["error"] = {"message": "RuntimeError: sandbox died", "traceback": "..."}
+    errored["scores"] = {}
+    graded = agent_sample()
+    graded["id"] = "s2"
+    graded["target"] = ["4", "four"]
+    graded["output"] = {"completion": ""}
+    graded["scores"] = {
+        "fact": {"value": "P", "answer": "4?", "explanation": "partly"},
+        "num": {"value": "1.0"},
+        "words": {"value": "Yes"},
+        "odd": {"value": {"a": 1}},
+    }
+    graded["limit"] = {"type": "token", "limit": 100}
+    trajectories = by_id(synthetic_log(tmp_path, [errored, graded]))
+    broke = trajectories["s1"].outcome
+    assert broke.kind == "errored" and broke.error == "RuntimeError: sandbox died" and broke.status == "error"
+    assert broke.success is None and broke.reason == "RuntimeError: sandbox died"
+    partial = trajectories["s2"].outcome
+    assert [c.passed for c in partial.checks] == [False, True, True, None]  # P is 0.5: partial credit
+    assert partial.reward == 0.5 and partial.success is False and partial.status == "token_limit"
+    assert partial.target == "4four" and partial.answer == "4?" and partial.explanation == "partly"
+    assert partial.reason == "fact: partly"
+
+
+def test_the_headline_scorer_a_log_declares_decides(tmp_path: Path) -> None:
+    sample = agent_sample()
+    sample["scores"] = {"first": {"value": "I"}, "main": {"value": "C", "explanation": "right"}}
+    path = synthetic_log(tmp_path, [sample], results={"headline": {"scorer": "main", "score": "main"}})
+    (episode,) = by_id(path).values()
+    assert episode.outcome.success is True and episode.outcome.reward == 1.0
+    assert episode.outcome.explanation == "right"
+    assert [c.name for c in episode.outcome.checks] == ["first", "main"]  # in the log's order
+
+
+def test_an_unscored_sample_written_by_inspect_ai_loads_with_its_nan_value() -> None:
+    """inspect_ai writes ``Score.unscored`` as the JSON constant NaN, which orjson refuses: the sample
+    was a problem ("not valid JSON") and its episode lost."""
+    trajectories = by_id(DATA / "answers_unscored.eval")
+    outcome = trajectories["secret"].outcome
+    (check,) = outcome.checks
+    assert check.passed is None and math.isnan(check.value) and check.detail == "refused: left unscored"
+    assert outcome.reward is None and outcome.success is None and outcome.kind == "unknown"
+    assert (outcome.target, outcome.answer) == ("hunter2", "I cannot say")
+    assert trajectories["sum"].outcome.success is True
+    assert [step.answer for step in trajectories["secret"].steps] == ["I cannot say"]
+
+
+def test_a_log_written_without_samples_lists_their_outcomes_from_summaries(tmp_path: Path) -> None:
+    """``--no-log-samples``: only header.json and summaries.json; before, "no samples in this log"."""
+    path = tmp_path / "no_samples.eval"
+    with zipfile.ZipFile(POPULARITY) as source, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as target:
+        for name in source.namelist():
+            if not name.startswith("samples/"):
+                target.writestr(name, source.read(name))
+        summaries = json.loads(source.read("summaries.json"))
+    trajectories, problems = read(path)
+    assert [p.severity for p in problems] == ["warning"] and "10 outcomes from summaries.json" in problems[0].message
+    assert [t.id for t in trajectories] == [str(s["id"]) for s in summaries]
+    for trajectory, summary in zip(trajectories, summaries, strict=True):
+        assert trajectory.steps == [] and trajectory.task == summary["input"]
+        assert trajectory.outcome.target == summary["target"]
+        assert trajectory.outcome.success is (summary["scores"]["match"]["value"] == "C")

@@ -201,3 +201,13 @@ def test_bad_graph_specs_are_one_line_errors(tmp_path):
     ):
         with pytest.raises(PolicyLoadError, match=message):
             LangGraphPolicy.from_spec(spec, {"model": "M"})
+
+
+def test_a_plain_answer_step_is_a_failure_naming_the_modes_that_ask_it():
+    """A step without a tool call (an inspect_ai QA answer): the graph contract has no answer text."""
+    graph = FakeGraph({"tool_call": {"name": "select_item", "arguments": "{}"}})
+    policy = LangGraphPolicy(graph)
+    with pytest.raises(PolicyFailure) as failure:
+        policy.predict_action("Q?", "answer", [], None, recorded_step={"answer": True, "messages": []})
+    assert failure.value.kind == "bad_prompt" and "use --mode llm or stub" in str(failure.value)
+    assert graph.inputs == []  # never asked
