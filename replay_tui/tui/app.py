@@ -156,7 +156,8 @@ class ReplayApp(RunHistory):
     # -- following files that are still being written (--follow) ---------------------------
     def read_followed(self) -> None:
         """Show the episodes appended to the followed files since the last look (only the new
-        bytes are read: :meth:`DemoSet.read_new`); a file truncated or replaced is said once."""
+        bytes are read: :meth:`DemoSet.read_new`), and the new steps of episodes whose log grew; a
+        file truncated or replaced is said once."""
         demos = self.workspace.demos
         added, problems = demos.read_new()
         for problem in problems:
@@ -165,6 +166,12 @@ class ReplayApp(RunHistory):
         browser = self.browser
         if (added or problems) and browser is not None:
             browser.add_episodes(added)
+        if demos.changed:  # logs that grew (Claude Code, Codex...): their rows and open steppers
+            if browser is not None:
+                browser.episodes_grew([demos.ref(session_id) for session_id in demos.changed])
+            for screen in self.screen_stack:
+                if isinstance(screen, StepperScreen) and screen.session_id in demos.changed:
+                    screen.episode_grew()
         if not demos.following and self.follow_timer is not None:
             self.follow_timer.stop()
 
