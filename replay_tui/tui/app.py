@@ -865,7 +865,8 @@ def make_app(
     can be read at all: then DemoFileError. Raises AnnotationError or ConfigError with one-line
     messages when those inputs are unusable. Runs are saved to and reopened from ``runs_dir`` (default:
     :func:`replay_tui.runs.default_runs_root`); ``save_runs`` False saves none. ``follow``: demo
-    files in JSON Lines that are still being written show new episodes as they are appended.
+    files and logs in JSON Lines that are still being written (and Claude Code / Codex session folders)
+    show new episodes and steps as they are appended.
     ``out_dir``: the one folder the dialogs may write to (an export path outside it is refused)."""
     conf = config if isinstance(config, Config) else load_config(config)
     specs = list(demos) if demos else [str(example_path())]
