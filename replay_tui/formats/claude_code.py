@@ -303,6 +303,7 @@ class _SessionFile:
         clone = fork_state(self)
         threads = {id(thread): fork_state(thread) for thread in [self.main, *self.sidechains, *self.progress.values()]}
         clone.main = threads[id(self.main)]
+        clone.main.conversation = self.main.conversation.fork(self.main.subagent_calls)  # finish links them
         clone.sidechains = [threads[id(thread)] for thread in self.sidechains]
         clone.chains = {uuid: threads[id(thread)] for uuid, thread in self.chains.items()}
         clone.progress = {call: threads[id(thread)] for call, thread in self.progress.items()}
