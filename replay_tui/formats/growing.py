@@ -11,12 +11,14 @@ count. What the lines become depends on the reader:
 - any other reader of JSON Lines (OpenHands events, OTel spans, chat transcripts, WebShop session
   logs) cannot go on from where it stopped (spans are grouped by trace and sorted by start time,
   events are mapped as a whole), so the file is read again whole, by itself, when complete lines
-  were appended (not while its last line is cut: that would be a problem for a moment).
+  were appended (not while its last line is cut: that would be a problem for a moment; and, for a
+  file slow to read, not more often than :data:`REREAD_SHARE` of the time).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +31,11 @@ from replay_tui.formats.conversation import jsonl_record
 
 CHUNK = 16 << 20
 """Bytes read at a time from a followed file."""
+REREAD_SLOW = 0.2
+"""Seconds a whole read of a followed file may take before the next one is put off (see below)."""
+REREAD_SHARE = 0.1
+"""A file that takes longer than :data:`REREAD_SLOW` to read whole is read again at most this share
+of the time (a 2 s read, every 20 s at most): the app stays responsive on a big growing file."""
 
 
 class Gone(Exception):
@@ -143,6 +150,7 @@ class FollowedFile:
         self.items: list[ReadItem] = []
         """The file's trajectories and problems as of the last :meth:`read` that changed them."""
         self._stale = True
+        self._not_before = 0.0
 
     def read(self) -> bool:
         """Read the lines appended since the last call; True when :attr:`items` were made again.
@@ -157,7 +165,11 @@ class FollowedFile:
             self.items, self._stale = self.follower.results(), False
             return True
         self._stale = sum(1 for _ in self.tail.read_lines()) > 0 or self._stale
-        if not self._stale or (self.tail.waiting and self.items):
+        if not self._stale or (self.tail.waiting and self.items) or time.monotonic() < self._not_before:
             return False  # the first read does not wait: a file cut at open is read as it is
+        start = time.monotonic()
         self.items, self._stale = list(self.reader.read(self.path)), False
+        took = time.monotonic() - start
+        if took > REREAD_SLOW:
+            self._not_before = start + took / REREAD_SHARE
         return True
