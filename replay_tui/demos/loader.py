@@ -1178,6 +1178,9 @@ class DemoSet:
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     changed: list[int] = field(default_factory=list)
     """Sessions whose log grew at the last :meth:`read_new` (their cached episodes dropped)."""
+    problems_dropped: int = 0
+    """How many times :attr:`problems` lost some (a followed log's problem no longer true): with its
+    length, what tells a cache of them is stale (problems are otherwise only appended)."""
 
     def add_file(self, demo: EpisodeSource) -> None:
         self.files.append(demo)
@@ -1245,6 +1248,7 @@ class DemoSet:
             if grown.gone:
                 gone = {id(problem) for problem in grown.gone}
                 self.problems = [problem for problem in self.problems if id(problem) not in gone]
+                self.problems_dropped += 1
             count, before = len(self.refs), len(self.problems)
             self.problems.extend(grown.problems)
             self._add_refs(demo, grown.added)
@@ -1256,6 +1260,7 @@ class DemoSet:
                 bad = self._bad.pop(session_id, None)
                 if bad is not None:  # read again when next asked for: it may be whole now
                     self.problems = [problem for problem in self.problems if problem is not bad]
+                    self.problems_dropped += 1
                 self._noted.discard(session_id)
                 self.changed.append(session_id)
 

@@ -119,3 +119,21 @@ async def test_a_new_session_file_in_a_followed_project_folder_is_a_new_row(buil
         await pilot.press("down", "enter")  # the new session opens
         await pilot.pause()
         assert stepper(app).session_id == 1 and len(stepper(app).rows) == len(other.steps)
+
+
+OPENHANDS = DATA / "formats" / "openhands" / "sdk-v1__goal-fixture__events.jsonl"
+
+
+async def test_a_line_cut_at_open_is_a_problem_row_until_its_end_is_written(build, tmp_path: Path) -> None:
+    """An OpenHands events file (read whole again as it grows) opened while a line is being written
+    lists that line as a problem; once the line is whole the problem row and count go."""
+    lines = lines_of(OPENHANDS)
+    live = tmp_path / OPENHANDS.name
+    live.write_bytes(b"".join(lines[:4]) + lines[4][:30])
+    app = build([str(live)], follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "1 problems" in title(app) and len(browser_rows(app)) == 2  # the episode and the problem
+        append(live, lines[4][30:])
+        await wait_for(pilot, lambda: "problems" not in title(app))
+        assert len(browser_rows(app)) == 1
