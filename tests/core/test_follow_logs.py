@@ -89,3 +89,20 @@ def test_a_line_cut_at_open_is_a_problem_until_its_end_is_written(tmp_path: Path
     added, problems = demos.read_new()
     assert added == [] and problems == [] and demos.problems == [] and demos.changed == [0]
     assert list(shown(demos).values()) == list(whole(live).values())
+
+
+def test_a_rollout_new_in_a_followed_codex_sessions_folder_is_a_new_episode(tmp_path: Path) -> None:
+    sessions = tmp_path / "sessions"
+    day = sessions / "2025" / "11" / "13"
+    day.mkdir(parents=True)
+    first, second = sorted((FORMATS / "codex").glob("ocodex__rollout-*.jsonl"))[:2]
+    shutil.copyfile(first, day / first.name.split("__", 1)[1])
+    demos = open_sources([sessions], follow=True)
+    assert len(demos) == 1 and demos.following
+    assert demos.read_new() == ([], []) and demos.changed == []
+    later = sessions / "2025" / "11" / "14"
+    later.mkdir()
+    shutil.copyfile(second, later / second.name.split("__", 1)[1])
+    added, problems = demos.read_new()
+    assert problems == [] and [ref.session_id for ref in added] == [1]
+    assert demos.episode(1).source == whole(second)[added[0].header.episode_id]
