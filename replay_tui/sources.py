@@ -435,10 +435,13 @@ class FollowedLog(TrajectoryFile):
             try:
                 if not followed.read():
                     continue
-            except (OSError, Gone) as exc:
+            except Exception as exc:  # gone, unreadable, or a reader that failed: never the set down
                 del self._files[path]
                 self._dropped.add(path)
-                reason = f"cannot be read any more ({exc.strerror or exc})" if isinstance(exc, OSError) else str(exc)
+                if isinstance(exc, OSError):
+                    reason = f"cannot be read any more ({exc.strerror or exc})"
+                else:
+                    reason = str(exc) if isinstance(exc, Gone) else f"{self.format} reader failed: {exc}"
                 stopped = LoadProblem(
                     file=str(path),
                     message=f"{reason}; following stopped, the episodes read so far stay: reopen it to read it again",

@@ -106,3 +106,22 @@ def test_a_rollout_new_in_a_followed_codex_sessions_folder_is_a_new_episode(tmp_
     added, problems = demos.read_new()
     assert problems == [] and [ref.session_id for ref in added] == [1]
     assert demos.episode(1).source == whole(second)[added[0].header.episode_id]
+
+
+def test_a_reader_that_fails_on_a_grown_log_is_a_problem_not_a_crash(tmp_path: Path, monkeypatch) -> None:
+    from replay_tui.formats import codex
+
+    lines = CODEX.read_bytes().splitlines(keepends=True)
+    live = tmp_path / CODEX.name
+    live.write_bytes(b"".join(lines[:10]))
+    demos = open_sources([live], follow=True)
+
+    def broken(self):
+        raise ValueError("an unforeseen shape")
+
+    monkeypatch.setattr(codex._Rollout, "trajectory", broken)
+    with live.open("ab") as handle:
+        handle.write(b"".join(lines[10:]))
+    added, problems = demos.read_new()
+    assert added == [] and "codex reader failed: an unforeseen shape" in problems[0].one_line()
+    assert not demos.following and demos.episode(0).trajectory  # what was read stays
