@@ -36,11 +36,12 @@ import orjson
 from pydantic import ConfigDict, Field, PrivateAttr, ValidationError
 
 from replay_tui.demos.fast import FastEpisode
-from replay_tui.demos.loader import DemoFile, DemoSet, EpisodeRef, HeaderInfo, resolve_demo_paths
+from replay_tui.demos.loader import DemoFile, DemoSet, EpisodeRef, Grown, HeaderInfo, resolve_demo_paths
 from replay_tui.demos.models import PROMPT_SIZE_LIMIT, DecisionStep, Episode, UnknownEvent, parse_prompt
 from replay_tui.demos.models import ChatMessage as DemoChatMessage
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Reader, allowing_pickles, detect, reader_for
+from replay_tui.formats.growing import FollowedFile, FollowingReader, Gone
 from replay_tui.matching import ANSWER_STATE
 from replay_tui.trajectory import (
     ChatMessage,
@@ -376,7 +377,7 @@ class TrajectoryFile:
         except Exception as exc:  # a reader must never take the set down; what it found stays
             self.problems.append(LoadProblem(file=self.name, message=f"{self.format} reader failed: {exc}"))
 
-    def _add(self, summary: EpisodeSummary, session_id: int) -> None:
+    def _add(self, summary: EpisodeSummary, session_id: int) -> EpisodeRef:
         header = HeaderInfo(
             session_id=session_id,
             instruction=summary.task,
@@ -385,16 +386,16 @@ class TrajectoryFile:
             episode_id=summary.id,
             format=self.format,
         )
-        self.episodes.append(
-            EpisodeRef(
-                file=self,
-                index=summary.record,
-                raw=summary,
-                header=header,
-                decision_steps=summary.steps,
-                sub_events=max(0, (summary.turns or summary.steps) - summary.steps),  # the turns without a call
-            )
+        ref = EpisodeRef(
+            file=self,
+            index=summary.record,
+            raw=summary,
+            header=header,
+            decision_steps=summary.steps,
+            sub_events=max(0, (summary.turns or summary.steps) - summary.steps),  # the turns without a call
         )
+        self.episodes.append(ref)
+        return ref
 
     def read_episode(self, ref: EpisodeRef) -> Episode:
         summary: EpisodeSummary = ref.raw
@@ -419,6 +420,131 @@ class TrajectoryFile:
     def close(self) -> None:
         self.episodes.clear()
         self._held.clear()
+
+
+class FollowedLog(TrajectoryFile):
+    """A JSON Lines log of another format, or a Claude Code / Codex folder of them, followed as it
+    grows (``--follow``).
+
+    Each file is read from where the last look stopped (:class:`~replay_tui.formats.growing.FollowedFile`:
+    Claude Code and Codex go on from their reading state; other readers read that one file again).
+    An episode keeps its session id while it grows (it is known by its file, its id in the log and
+    the how-manieth episode of that id it is); new episodes (a sub-agent, a trace, a session file
+    new in a followed folder) get the next free ids. A file truncated, replaced or gone is one
+    problem; its episodes stay and the others are followed on."""
+
+    def __init__(self, path: str | os.PathLike[str], reader: Reader, first_id: int = 0):
+        self.path = Path(path)
+        self.name = str(path)
+        self.reader = reader
+        self.format = reader.name
+        self.episodes = []
+        self.problems = []
+        self.error = None
+        self._held = {}
+        self._files: dict[Path, FollowedFile] = {}
+        self._stopped: list[LoadProblem] = []
+        self._dropped: set[Path] = set()
+        self._file_problems: dict[Path, list[LoadProblem]] = {}
+        self._by_key: dict[tuple[Path, str, int], EpisodeRef] = {}
+        self._prints: dict[int, tuple[Any, ...]] = {}
+        self._watching = True
+        self.read_grown(first_id)
+
+    @staticmethod
+    def can_follow(path: Path, reader: Reader) -> bool:
+        """A JSON Lines file (``.jsonl``, or any session file of a reader that follows), or the
+        folder of session files of a reader that follows."""
+        if path.is_dir():
+            return isinstance(reader, FollowingReader)
+        return isinstance(reader, FollowingReader) or path.suffix.lower() == ".jsonl"
+
+    @property
+    def following(self) -> bool:
+        return self._watching
+
+    def read_grown(self, first_id: int) -> Grown:
+        grown = Grown()
+        paths = [self.path]
+        if self.path.is_dir():
+            assert isinstance(self.reader, FollowingReader)
+            try:
+                paths = self.reader.session_files(self.path)
+            except OSError:
+                paths = list(self._files)
+        for path in paths:
+            if path not in self._files and path not in self._dropped:
+                self._files[path] = FollowedFile(path, self.reader)
+        for path, followed in list(self._files.items()):
+            try:
+                if not followed.read():
+                    continue
+            except Exception as exc:  # gone, unreadable, or a reader that failed: never the set down
+                del self._files[path]
+                self._dropped.add(path)
+                if isinstance(exc, OSError):
+                    reason = f"cannot be read any more ({exc.strerror or exc})"
+                else:
+                    reason = str(exc) if isinstance(exc, Gone) else f"{self.format} reader failed: {exc}"
+                stopped = LoadProblem(
+                    file=str(path),
+                    message=f"{reason}; following stopped, the episodes read so far stay: reopen it to read it again",
+                )
+                self._stopped.append(stopped)
+                grown.problems.append(stopped)
+                if not self.path.is_dir():
+                    self._watching = False
+                continue
+            self._take(path, followed.items, first_id, grown)
+        self.problems = [*(p for found in self._file_problems.values() for p in found), *self._stopped]
+        return grown
+
+    def _take(self, path: Path, items: list[Any], first_id: int, grown: Grown) -> None:
+        """The file's episodes and problems as they stand now, against those it had."""
+        seen: dict[str, int] = {}
+        problems: list[LoadProblem] = []
+        for item in items:
+            if isinstance(item, LoadProblem):
+                problems.append(item)
+                continue
+            nth = seen[item.id] = seen.get(item.id, -1) + 1
+            key = (path, item.id, nth)
+            ref = self._by_key.get(key)
+            mark = _fingerprint(item)
+            if ref is None:
+                record = len(self._held)
+                self._held[record] = item
+                self._prints[record] = mark
+                ref = self._add(EpisodeSummary.of(item, record, record), first_id + len(grown.added))
+                self._by_key[key] = ref
+                grown.added.append(ref)
+            elif self._prints[ref.index] != mark:
+                self._held[ref.index], self._prints[ref.index] = item, mark
+                summary = EpisodeSummary.of(item, ref.index, ref.index)
+                fresh = self._add(summary, ref.header.session_id)
+                self.episodes.pop()
+                ref.raw, ref.header = fresh.raw, fresh.header
+                ref.decision_steps, ref.sub_events = fresh.decision_steps, fresh.sub_events
+                grown.changed.append(ref)
+        before = self._file_problems.get(path, [])
+        kept = [next((old for old in before if old == problem), problem) for problem in problems]
+        grown.problems += [problem for problem in kept if not any(problem is old for old in before)]
+        grown.gone += [old for old in before if not any(old is problem for problem in kept)]
+        self._file_problems[path] = kept
+
+    def read_episode(self, ref: EpisodeRef) -> Episode:
+        trajectory = self._held.get(ref.index)
+        if trajectory is None:
+            raise EpisodeLoadError(LoadProblem(file=self.name, index=ref.index, message="episode is gone"))
+        return episode_from_trajectory(trajectory, ref.session_id, file=self.name, record=ref.index)
+
+
+def _fingerprint(trajectory: Trajectory) -> tuple[Any, ...]:
+    """What changes when a followed episode grows: its steps, their texts and results, its task
+    and outcome (cheap: no prompt is compared)."""
+    texts = sum(len(s.content) + len(s.thinking) + len(s.tool_result or "") for s in trajectory.steps)
+    answered = sum(s.tool_result is not None for s in trajectory.steps)
+    return (len(trajectory.steps), answered, texts, trajectory.task, trajectory.outcome.model_dump_json())
 
 
 def _next_id(demos: DemoSet) -> int:
@@ -491,7 +617,8 @@ def open_sources(
     ``defer_scan``: a clean demo file is browsable before its depth scan (see :class:`DemoFile`);
     what the scan finds is a problem of the episode when it is read, not at open. ``follow``: demo
     files in JSON Lines are read up to their last complete line and grow with
-    :meth:`DemoSet.read_new`; logs of other formats are read once (a warning says so).
+    :meth:`DemoSet.read_new`, and so do logs of other formats in JSON Lines and Claude Code / Codex
+    session folders (:class:`FollowedLog`); other logs are read once (a warning says so).
     """
     if isinstance(specs, (str, os.PathLike)):
         specs = [specs]
@@ -511,10 +638,15 @@ def open_sources(
             reader = _reader(path, fmt, allow_pickle)
             if reader is None:
                 demos.add_file(DemoFile(path, defer_scan=defer_scan, follow=follow))
+            elif follow and FollowedLog.can_follow(path, reader):
+                demos.add_file(FollowedLog(path, reader, _next_id(demos)))
             else:
                 demos.add_file(TrajectoryFile(path, reader, _next_id(demos)))
                 if follow:
-                    message = f"not followed: {reader.name} logs are read once (only WebShop demo files in JSON Lines)"
+                    message = (
+                        f"not followed: this {reader.name} log is read once (JSON Lines logs and "
+                        "Claude Code / Codex session folders are followed)"
+                    )
                     demos.problems.append(LoadProblem(file=str(path), message=message, severity="warning"))
         except (DemoFileError, FormatError) as exc:
             if not skip_unreadable:

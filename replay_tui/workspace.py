@@ -241,7 +241,7 @@ class Workspace:
     session_run: SessionRun = field(default_factory=SessionRun)
     shown_run: ShownRun | None = None
     """The loaded run's own settings, when the results shown are its and they are not the current ones."""
-    _rejected: tuple[int, list[LoadProblem]] | None = field(default=None, repr=False)
+    _rejected: tuple[tuple[int, int], list[LoadProblem]] | None = field(default=None, repr=False)
     _usable: tuple[int, set[tuple[str, int]]] | None = field(default=None, repr=False)
     """(how many refs, their (file, index) pairs): built once, not again each time a problem is found."""
     _totals: ResultTotals | None = field(default=None, repr=False)
@@ -429,18 +429,20 @@ class Workspace:
     def rejected(self) -> list[LoadProblem]:
         """Problems of episodes that could not be indexed, and file-level problems (no row of their own).
 
-        Cached until the demo set records another problem (problems are only ever appended).
+        Cached until the demo set records another problem or drops one (a followed log's problem
+        that is no longer true: :attr:`DemoSet.problems_dropped`).
         """
         count = len(self.demos.problems)
-        if self._rejected is None or self._rejected[0] != count:
+        key = (count, self.demos.problems_dropped)
+        if self._rejected is None or self._rejected[0] != key:
             if not count:  # the usual case: no set of every episode to build (40k of them a GB)
-                self._rejected = (0, [])
+                self._rejected = (key, [])
             else:
                 refs = self.demos.refs
                 if self._usable is None or self._usable[0] != len(refs):
                     self._usable = (len(refs), {(ref.file.name, ref.index) for ref in refs})
                 usable = self._usable[1]
-                self._rejected = (count, [p for p in self.demos.problems if (p.file, p.index) not in usable])
+                self._rejected = (key, [p for p in self.demos.problems if (p.file, p.index) not in usable])
         return self._rejected[1]
 
     def problem_count(self) -> int:

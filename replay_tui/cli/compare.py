@@ -243,6 +243,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     for warning in comparison.warnings:
         print_warning(err, COMMAND, warning)
     if args.tui:
+        from replay_tui.cli.compare_logs import open_app
+
         open_app(comparison)
     if not args.quiet:
         _print_comparison(out, comparison, args.show)
@@ -252,13 +254,6 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.fail_on_regression is not None and regressions > args.fail_on_regression:
         return EXIT_MISMATCH
     return EXIT_OK
-
-
-def open_app(comparison: Any) -> None:
-    """Run the compare app on ``comparison`` (two runs or two logs) until the user quits."""
-    from replay_tui.tui.compare_app import CompareApp
-
-    CompareApp(comparison).theme_from_config().run()
 
 
 def _write(args: argparse.Namespace, report: Comparison | Agreement, out: Console) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -51,8 +52,6 @@ def run_logs(args: argparse.Namespace, out: Console, err: Console) -> int:
     for warning in comparison.warnings:
         print_warning(err, COMMAND, warning)
     if args.tui:
-        from replay_tui.cli.compare import open_app
-
         open_app(comparison)
     if not args.quiet:
         _print(out, comparison, args.show)
@@ -67,6 +66,13 @@ def run_logs(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.fail_on_regression is not None and comparison.counts["regressed"] > args.fail_on_regression:
         return EXIT_MISMATCH
     return EXIT_OK
+
+
+def open_app(comparison: Any) -> None:
+    """Run the compare app on ``comparison`` (two logs, or two replay runs) until the user quits."""
+    from replay_tui.tui.compare_app import CompareApp
+
+    CompareApp(comparison).theme_from_config().run()
 
 
 def _files(spec: str) -> list[Path]:

@@ -407,7 +407,8 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_argument(
         "--follow",
         action="store_true",
-        help="demo files in JSON Lines that are still being written: show episodes as they are appended",
+        help="JSON Lines logs still being written (demo files, Claude Code / Codex sessions and their folders, "
+        "other JSON Lines logs): show episodes and steps as they are appended",
     )
     tui.add_argument(
         "--out-dir",

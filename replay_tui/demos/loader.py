@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import msgspec
 from pydantic import ValidationError
@@ -163,6 +163,31 @@ class EpisodeSource(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@dataclass(slots=True)
+class Grown:
+    """What a look at a growing log found (``--follow``): episodes new to it, problems new and
+    problems no longer true (the same objects it reported before), and episodes whose log grew
+    (their refs updated in place)."""
+
+    added: list[EpisodeRef] = field(default_factory=list)
+    problems: list[LoadProblem] = field(default_factory=list)
+    gone: list[LoadProblem] = field(default_factory=list)
+    changed: list[EpisodeRef] = field(default_factory=list)
+
+
+@runtime_checkable
+class GrowingLog(Protocol):
+    """An episode source whose episodes may grow as well as be appended (a log of another format
+    followed: :class:`replay_tui.sources.FollowedLog`)."""
+
+    @property
+    def following(self) -> bool: ...
+
+    def read_grown(self, first_id: int) -> Grown:
+        """Read what was appended since the last look; new episodes get ids from ``first_id`` on."""
+        ...
 
 
 @dataclass(slots=True)
@@ -1151,6 +1176,11 @@ class DemoSet:
     _noted: set[int] = field(default_factory=set, repr=False)
     """Sessions whose invalid fields (read as defaults) are in :attr:`problems` already."""
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    changed: list[int] = field(default_factory=list)
+    """Sessions whose log grew at the last :meth:`read_new` (their cached episodes dropped)."""
+    problems_dropped: int = 0
+    """How many times :attr:`problems` lost some (a followed log's problem no longer true): with its
+    length, what tells a cache of them is stale (problems are otherwise only appended)."""
 
     def add_file(self, demo: EpisodeSource) -> None:
         self.files.append(demo)
@@ -1186,14 +1216,20 @@ class DemoSet:
     @property
     def following(self) -> bool:
         """Some file is followed (``--follow``): :meth:`read_new` may find more episodes."""
-        return any(isinstance(demo, DemoFile) and demo.following for demo in self.files)
+        return any(isinstance(demo, (DemoFile, GrowingLog)) and demo.following for demo in self.files)
 
     def read_new(self) -> tuple[list[EpisodeRef], list[LoadProblem]]:
         """The episodes (and problems) appended to the followed files since the last call, added to
-        the set as if they had been there at open (a duplicate session id is a problem)."""
+        the set as if they had been there at open (a duplicate session id is a problem). Episodes
+        of a log that grew are listed in :attr:`changed` and parsed again when next asked for."""
         added: list[EpisodeRef] = []
         found: list[LoadProblem] = []
+        self.changed = []
         for demo in list(self.files):
+            if isinstance(demo, GrowingLog):
+                if demo.following:
+                    self._grown(demo, demo.read_grown(max(self.by_session, default=-1) + 1), added, found)
+                continue
             if not isinstance(demo, DemoFile):
                 continue
             episodes, problems = demo.read_new()
@@ -1206,6 +1242,27 @@ class DemoSet:
                 added += self.refs[count:]
                 found += self.problems[before:]
         return added, found
+
+    def _grown(self, demo: EpisodeSource, grown: Grown, added: list[EpisodeRef], found: list[LoadProblem]) -> None:
+        with self._lock:
+            if grown.gone:
+                gone = {id(problem) for problem in grown.gone}
+                self.problems = [problem for problem in self.problems if id(problem) not in gone]
+                self.problems_dropped += 1
+            count, before = len(self.refs), len(self.problems)
+            self.problems.extend(grown.problems)
+            self._add_refs(demo, grown.added)
+            added += self.refs[count:]
+            found += self.problems[before:]
+            for ref in grown.changed:
+                session_id = ref.header.session_id
+                self._cache.pop(session_id, None)
+                bad = self._bad.pop(session_id, None)
+                if bad is not None:  # read again when next asked for: it may be whole now
+                    self.problems = [problem for problem in self.problems if problem is not bad]
+                    self.problems_dropped += 1
+                self._noted.discard(session_id)
+                self.changed.append(session_id)
 
     @property
     def session_ids(self) -> list[int]:

@@ -44,7 +44,8 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
-from replay_tui.formats.conversation import Conversation, head_records, jsonl_records, read_sessions
+from replay_tui.formats.conversation import Conversation, fork_state, head_records, jsonl_records, read_sessions
+from replay_tui.formats.growing import Forking, LogFollower
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory
 
 FORMAT = "claude-code"
@@ -104,10 +105,15 @@ class ClaudeCodeReader:
         return Detection.no("no record with type user/assistant, uuid, parentUuid and sessionId")
 
     def read(self, path: Path) -> Iterator[ReadItem]:
-        def sessions(folder: Path) -> list[Path]:
-            return sorted(p for p in folder.glob("*.jsonl") if not p.name.startswith("agent-"))
+        return read_sessions(path, self.session_files, "no session .jsonl files in this folder", _read_file)
 
-        return read_sessions(path, sessions, "no session .jsonl files in this folder", _read_file)
+    def session_files(self, folder: Path) -> list[Path]:
+        """A project folder's session files (2.0's ``agent-*.jsonl`` beside them are sub-agents)."""
+        return sorted(p for p in folder.glob("*.jsonl") if not p.name.startswith("agent-"))
+
+    def follower(self, path: Path) -> LogFollower:
+        """A session file read line by line as it grows (``--follow``)."""
+        return Forking(_SessionFile(path))
 
 
 READER = ClaudeCodeReader()
@@ -287,57 +293,82 @@ _UUID = re.compile(r"\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 
 
 def _read_file(path: Path) -> Iterator[ReadItem]:
-    """One session file: its main chain as one episode, then its sub-agents.
+    state = _SessionFile(path)
+    for number, record in jsonl_records(path):
+        state.add(number, record)
+    yield from state.finish()
+
+
+class _SessionFile:
+    """One session file read so far: its main chain as one episode, then its sub-agents.
 
     A file is one conversation even when its records carry several ``sessionId`` values (a
     resumed session continues the same ``parentUuid`` chain under a new id; hook dumps interleave
-    them), so the episode is the file's, and every id it holds is listed in the metadata."""
-    main = _Session(path.stem if _UUID.match(path.stem) else "", path.name)
-    session_ids: list[str] = []
-    chains: dict[str, _Session] = {}
-    """A sidechain record's uuid → the thread it belongs to (1.x inline sub-agents)."""
-    sidechains: list[_Session] = []
-    progress: dict[str, _Session] = {}
-    """A Task call id → its sub-agent's thread, from ``agent_progress`` records (2.x)."""
-    summaries: list[dict[str, Any]] = []
-    problems: list[LoadProblem] = []
-    for number, record in jsonl_records(path):
+    them), so the episode is the file's, and every id it holds is listed in the metadata.
+    Followed (``--follow``), its records are added as lines complete and a :meth:`fork` is
+    finished each time; sub-agent transcript files (2.x) are read whole by each finish."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.main = _Session(path.stem if _UUID.match(path.stem) else "", path.name)
+        self.session_ids: list[str] = []
+        self.chains: dict[str, _Session] = {}
+        """A sidechain record's uuid → the thread it belongs to (1.x inline sub-agents)."""
+        self.sidechains: list[_Session] = []
+        self.progress: dict[str, _Session] = {}
+        """A Task call id → its sub-agent's thread, from ``agent_progress`` records (2.x)."""
+        self.summaries: list[dict[str, Any]] = []
+        self.problems: list[LoadProblem] = []
+
+    def fork(self) -> _SessionFile:
+        """A copy whose :meth:`finish` leaves this one reading on (threads forked, links kept)."""
+        clone = fork_state(self)
+        threads = {id(thread): fork_state(thread) for thread in [self.main, *self.sidechains, *self.progress.values()]}
+        clone.main = threads[id(self.main)]
+        clone.main.conversation = self.main.conversation.fork(self.main.subagent_calls)  # finish links them
+        clone.sidechains = [threads[id(thread)] for thread in self.sidechains]
+        clone.chains = {uuid: threads[id(thread)] for uuid, thread in self.chains.items()}
+        clone.progress = {call: threads[id(thread)] for call, thread in self.progress.items()}
+        return clone
+
+    def add(self, number: int, record: dict[str, Any] | LoadProblem) -> None:
+        path, main, problems = self.path, self.main, self.problems
         if isinstance(record, LoadProblem):
             problems.append(record)
-            continue
+            return
         kind = record.get("type")
         if kind == "summary":
-            summaries.append(record)
-            continue
+            self.summaries.append(record)
+            return
         if kind == "progress":
             try:
-                _progress(record, progress, path.name)
+                _progress(record, self.progress, path.name)
             except Exception as exc:  # a record of an unforeseen shape is a problem, never a crash
                 problems.append(
                     LoadProblem(file=path.name, field=f"line {number}", message=f"{type(exc).__name__}: {exc}")
                 )
-            continue
+            return
         if kind not in _CONVERSATION_TYPES and kind != "system":
-            continue
+            return
         session_id = record.get("sessionId")
         if not isinstance(session_id, str):
-            continue
+            return
         try:
             if record.get("isSidechain"):
                 parent = record.get("parentUuid")
-                thread = chains.get(parent) if isinstance(parent, str) else None
+                thread = self.chains.get(parent) if isinstance(parent, str) else None
                 if thread is None:
                     if kind == "system":
-                        continue
-                    thread = _Session(f"/sidechain-{len(sidechains) + 1}", path.name)
+                        return
+                    thread = _Session(f"/sidechain-{len(self.sidechains) + 1}", path.name)
                     thread.metadata["session_id"] = session_id
-                    sidechains.append(thread)
+                    self.sidechains.append(thread)
                 if isinstance(record.get("uuid"), str):
-                    chains[record["uuid"]] = thread
+                    self.chains[record["uuid"]] = thread
                 thread.add(record)
-                continue
-            if kind in _CONVERSATION_TYPES and session_id not in session_ids:
-                session_ids.append(session_id)
+                return
+            if kind in _CONVERSATION_TYPES and session_id not in self.session_ids:
+                self.session_ids.append(session_id)
             main.add(record)
         except Exception as exc:  # a record of an unforeseen shape is a problem, never a crash
             problems.append(
@@ -348,32 +379,41 @@ def _read_file(path: Path) -> Iterator[ReadItem]:
                     message=f"{type(exc).__name__}: {exc}",
                 )
             )
-    if not main.messages and not sidechains and progress:
-        sidechains = list(progress.values())  # only a sub-agent's progress: its threads alone
-        progress = {}
-    if main.messages:
-        main.id = main.id or session_ids[0]
-        main.metadata["session_id"] = main.id
-        titles = [
-            s.get("summary") for s in summaries if isinstance(s.get("leafUuid"), str) and s["leafUuid"] in main.uuids
-        ]
-        extra: dict[str, Any] = {"session_ids": session_ids}
-        if titles:
-            extra["summaries"] = titles
-        for thread in sidechains:
-            thread.id = f"{main.id}{thread.id}"
-        children = _children(path, main, sidechains, progress)
-        yield main.trajectory(extra)
-        yield from children
-    elif sidechains:  # a sub-agent's own file (agent-<id>.jsonl), opened alone
-        stem = path.stem
-        for number, thread in enumerate(sidechains):
-            parent = thread.metadata["session_id"]
-            thread.id = stem if len(sidechains) == 1 else f"{stem}/sidechain-{number + 1}"
-            yield thread.trajectory({"subagent": True, "parent_session": parent, "parent_call_id": None})
-    else:
-        problems.insert(0, LoadProblem(file=path.name, message="no Claude Code session records (type user/assistant)"))
-    yield from problems
+
+    def finish(self) -> Iterator[ReadItem]:
+        path, main, problems = self.path, self.main, self.problems
+        sidechains, progress, session_ids = self.sidechains, self.progress, self.session_ids
+        if not main.messages and not sidechains and progress:
+            sidechains = list(progress.values())  # only a sub-agent's progress: its threads alone
+            progress = {}
+        if main.messages:
+            main.id = main.id or session_ids[0]
+            main.metadata["session_id"] = main.id
+            titles = [
+                s.get("summary")
+                for s in self.summaries
+                if isinstance(s.get("leafUuid"), str) and s["leafUuid"] in main.uuids
+            ]
+            extra: dict[str, Any] = {"session_ids": session_ids}
+            if titles:
+                extra["summaries"] = titles
+            for thread in sidechains:
+                thread.id = f"{main.id}{thread.id}"
+            children = _children(path, main, sidechains, progress)
+            yield main.trajectory(extra)
+            yield from children
+        elif sidechains:  # a sub-agent's own file (agent-<id>.jsonl), opened alone
+            stem = path.stem
+            for number, thread in enumerate(sidechains):
+                parent = thread.metadata["session_id"]
+                thread.id = stem if len(sidechains) == 1 else f"{stem}/sidechain-{number + 1}"
+                yield thread.trajectory({"subagent": True, "parent_session": parent, "parent_call_id": None})
+        else:
+            problems = [
+                LoadProblem(file=path.name, message="no Claude Code session records (type user/assistant)"),
+                *problems,
+            ]
+        yield from problems
 
 
 def _progress(record: dict[str, Any], threads: dict[str, _Session], file: str) -> None:

@@ -42,7 +42,8 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
-from replay_tui.formats.conversation import Conversation, head_records, jsonl_records, read_sessions
+from replay_tui.formats.conversation import Conversation, fork_state, head_records, jsonl_records, read_sessions
+from replay_tui.formats.growing import Forking, LogFollower
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory
 
 FORMAT = "codex"
@@ -114,10 +115,15 @@ class CodexReader:
         return Detection.no("no Codex session_meta line nor legacy header {id, timestamp, instructions}")
 
     def read(self, path: Path) -> Iterator[ReadItem]:
-        def sessions(folder: Path) -> list[Path]:
-            return _rollouts(folder) or sorted(folder.glob("*.jsonl"))
+        return read_sessions(path, self.session_files, "no Codex rollout-*.jsonl files in this folder", _read_file)
 
-        return read_sessions(path, sessions, "no Codex rollout-*.jsonl files in this folder", _read_file)
+    def session_files(self, folder: Path) -> list[Path]:
+        """A sessions folder's rollouts (else its ``.jsonl`` files)."""
+        return _rollouts(folder) or sorted(folder.glob("*.jsonl"))
+
+    def follower(self, path: Path) -> LogFollower:
+        """A rollout read line by line as it grows (``--follow``)."""
+        return Forking(_RolloutFile(path))
 
 
 READER = CodexReader()
@@ -419,20 +425,42 @@ def _spawning_call(path: Path, parent: str, child: str) -> tuple[str | None, str
 
 
 def _read_file(path: Path) -> Iterator[ReadItem]:
-    rollout = _Rollout(path)
-    problems: list[LoadProblem] = []
-    seen = False
+    state = _RolloutFile(path)
     for number, record in jsonl_records(path):
+        state.add(number, record)
+    yield from state.finish()
+
+
+class _RolloutFile:
+    """One rollout file read so far (followed, ``--follow``: its records are added as lines
+    complete and a :meth:`fork` is finished each time)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.rollout = _Rollout(path)
+        self.problems: list[LoadProblem] = []
+        self.seen = False
+
+    def fork(self) -> _RolloutFile:
+        clone = fork_state(self)
+        clone.rollout = fork_state(self.rollout)
+        return clone
+
+    def add(self, number: int, record: dict[str, Any] | LoadProblem) -> None:
         if isinstance(record, LoadProblem):
-            problems.append(record)
-            continue
-        seen = True
+            self.problems.append(record)
+            return
+        self.seen = True
         try:
-            rollout.line(record)
+            self.rollout.line(record)
         except Exception as exc:  # a record of an unforeseen shape is a problem, never a crash
-            problems.append(LoadProblem(file=path.name, field=f"line {number}", message=f"{type(exc).__name__}: {exc}"))
-    if seen:
-        yield rollout.trajectory()
-    else:
-        problems.insert(0, LoadProblem(file=path.name, message="no Codex rollout records"))
-    yield from problems
+            self.problems.append(
+                LoadProblem(file=self.path.name, field=f"line {number}", message=f"{type(exc).__name__}: {exc}")
+            )
+
+    def finish(self) -> Iterator[ReadItem]:
+        if self.seen:
+            yield self.rollout.trajectory()
+        else:
+            yield LoadProblem(file=self.path.name, message="no Codex rollout records")
+        yield from self.problems

@@ -16,9 +16,10 @@ that answer calls by id. :class:`Conversation` turns that stream into steps in o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import copy
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -140,6 +141,26 @@ class Conversation:
         self._thinking = []
         self._text = []
 
+    def fork(self, marked: Iterable[str] = ()) -> Conversation:
+        """A copy that goes on on its own: ending its response or pairing results leaves this one as
+        it was. Following a growing log (``--follow``) shows a fork's steps and feeds the new lines
+        to the original, so a response still being written is not cut in two.
+
+        Only the steps that may still change are copied (shallowly): calls still waiting for their
+        result, and the calls in ``marked`` (those the reader marks when it makes its trajectories,
+        e.g. the Task calls a sub-agent is linked to); the others are shared, as are the prompts
+        and their messages (none changes once written). A fork costs a few microseconds a step."""
+        clone = fork_state(self)
+        marked = set(marked)
+        copies: dict[int, TrajectoryStep] = {}
+        for call_id, step in self.calls.items():
+            if step.tool_result is None or call_id in marked:
+                copies[id(step)] = step.model_copy(update={"extra": dict(step.extra)})
+        if copies:
+            clone.steps = [copies.get(id(step), step) for step in self.steps]
+            clone.calls = {call_id: copies.get(id(step), step) for call_id, step in self.calls.items()}
+        return clone
+
     def _note(self, content: str, thinking: str, extra: dict[str, Any]) -> TrajectoryStep:
         step = TrajectoryStep(
             index=len(self.steps),
@@ -151,6 +172,22 @@ class Conversation:
         )
         self.steps.append(step)
         return step
+
+
+_State = TypeVar("_State")
+
+
+def fork_state(state: _State) -> _State:
+    """A copy of a reader's state object whose lists, dicts and sets are its own and whose
+    :class:`Conversation` is a :meth:`~Conversation.fork`: making trajectories of the copy (which
+    ends responses and sets fields) does not change the original, which reads on."""
+    clone = copy.copy(state)
+    for name, value in vars(state).items():
+        if isinstance(value, Conversation):
+            setattr(clone, name, value.fork())
+        elif isinstance(value, (list, dict, set)):
+            setattr(clone, name, copy.copy(value))
+    return clone
 
 
 def _observation(history: list[ChatMessage], end: int) -> str:
@@ -198,24 +235,23 @@ def jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | LoadProble
     line, still being written, a warning)."""
     with path.open("rb") as handle:
         for number, line in enumerate(handle, 1):
-            line = strip_bom(line) if number == 1 else line
-            if not line.strip():
-                continue
-            try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                cut = not line.endswith(b"\n")
-                yield (
-                    number,
-                    LoadProblem(
-                        file=path.name,
-                        field=f"line {number}",
-                        message=("an incomplete last line (still being written?)" if cut else f"not JSON: {exc}"),
-                        severity="warning" if cut else "error",
-                    ),
-                )
-                continue
-            if not isinstance(record, dict):
-                yield number, LoadProblem(file=path.name, field=f"line {number}", message="not a JSON object")
-                continue
-            yield number, record
+            if (strip_bom(line) if number == 1 else line).strip():
+                yield number, jsonl_record(path.name, number, line, cut=not line.endswith(b"\n"))
+
+
+def jsonl_record(file: str, number: int, line: bytes, *, cut: bool = False) -> dict[str, Any] | LoadProblem:
+    """Line ``number`` (1-based) of a JSON Lines file as a JSON object, or the problem naming it
+    (``cut``: the file's last line, without its newline, a warning)."""
+    line = strip_bom(line) if number == 1 else line
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        return LoadProblem(
+            file=file,
+            field=f"line {number}",
+            message=("an incomplete last line (still being written?)" if cut else f"not JSON: {exc}"),
+            severity="warning" if cut else "error",
+        )
+    if not isinstance(record, dict):
+        return LoadProblem(file=file, field=f"line {number}", message="not a JSON object")
+    return record

@@ -160,7 +160,8 @@ class ReplayApp(RunHistory):
     # -- following files that are still being written (--follow) ---------------------------
     def read_followed(self) -> None:
         """Show the episodes appended to the followed files since the last look (only the new
-        bytes are read: :meth:`DemoSet.read_new`); a file truncated or replaced is said once."""
+        bytes are read: :meth:`DemoSet.read_new`), and the new steps of episodes whose log grew; a
+        file truncated or replaced is said once."""
         demos = self.workspace.demos
         added, problems = demos.read_new()
         for problem in problems:
@@ -169,6 +170,12 @@ class ReplayApp(RunHistory):
         browser = self.browser
         if (added or problems) and browser is not None:
             browser.add_episodes(added)
+        if demos.changed:  # logs that grew (Claude Code, Codex...): their rows and open steppers
+            if browser is not None:
+                browser.episodes_grew([demos.ref(session_id) for session_id in demos.changed])
+            for screen in self.screen_stack:
+                if isinstance(screen, StepperScreen) and screen.session_id in demos.changed:
+                    screen.episode_grew()
         if not demos.following and self.follow_timer is not None:
             self.follow_timer.stop()
 
@@ -880,7 +887,8 @@ def make_app(
     can be read at all: then DemoFileError. Raises AnnotationError or ConfigError with one-line
     messages when those inputs are unusable. Runs are saved to and reopened from ``runs_dir`` (default:
     :func:`replay_tui.runs.default_runs_root`); ``save_runs`` False saves none. ``follow``: demo
-    files in JSON Lines that are still being written show new episodes as they are appended.
+    files and logs in JSON Lines that are still being written (and Claude Code / Codex session folders)
+    show new episodes and steps as they are appended.
     ``out_dir``: the one folder the dialogs may write to (an export path outside it is refused)."""
     conf = config if isinstance(config, Config) else load_config(config)
     specs = list(demos) if demos else [str(example_path())]

@@ -171,6 +171,14 @@ class BrowserSource:
         self._haystacks += [_haystack(ref) for ref in refs]
         self._outcome_filters = None
 
+    def grew(self, refs: Sequence[EpisodeRef]) -> None:
+        """Episodes whose log grew (``--follow``): their text to filter on, from their new headers."""
+        where = {id(row.ref): n for n, row in enumerate(self._episodes)}
+        for ref in refs:
+            n = where.get(id(ref))
+            if n is not None:
+                self._haystacks[n] = _haystack(ref)
+
     def rebuild(self, filters: Filters, sort_key: str, reverse: bool) -> None:
         """Filter and sort; work proportional to the rows, no per-row objects created."""
         ws = self.workspace
@@ -501,6 +509,15 @@ class BrowserScreen(SortActions, Screen):
         if not hasattr(self, "source"):
             return  # not mounted yet: its source is built from the demo set, new episodes included
         self.source.add(refs)
+        if self.is_current:
+            self.rebuild()
+
+    def episodes_grew(self, refs: Sequence[EpisodeRef]) -> None:
+        """Episodes whose log grew (``--follow``): their rows show their new counts (re-filtered
+        and re-sorted now if the browser is shown, else when it is back)."""
+        if not hasattr(self, "source"):
+            return
+        self.source.grew(refs)
         if self.is_current:
             self.rebuild()
 

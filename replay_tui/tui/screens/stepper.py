@@ -497,6 +497,19 @@ class StepperScreen(Screen):
         self.layout_width()
         self.show_current()
 
+    def episode_grew(self) -> None:
+        """The episode's log grew (``--follow``): its steps are listed again, the cursor stays on
+        the row it was on (steps are only appended; the last one may have gained its result)."""
+        try:
+            episode = self.replay_app.workspace.demos.episode(self.session_id)
+        except EpisodeLoadError:
+            return  # what was shown stays; the problem is in the browser's list
+        self.episode, self.problem = episode, None
+        self.rows = build_rows(episode)
+        self._pane_lines.clear()
+        self.reload_steps(cursor=self.steps_table.cursor if len(self.source) else 0)
+        self.update_title()
+
     def refresh_verdicts(self) -> None:
         """A verdict arrived: redraw the marks and the detail of the current step."""
         self.source.verdicts = self.verdicts()
