@@ -12,7 +12,9 @@ call, nor sub-agents):
 - ``episodes``: the trajectories the reader yields, sub-agents' included;
 - ``steps``: every step (a decision with a call or without: a reply, an event);
 - ``calls``: every recorded tool call (a turn's parallel calls each count);
-- ``results``: the recorded calls answered by a result;
+- ``results``: every tool result the log records: the reader's own count (``metadata["results"]``:
+  an ATIF system step's observation, an OpenHands observation answering no call) where it keeps one,
+  else the recorded calls answered by a result;
 - ``subagents``: the episodes that are a sub-agent of another (``metadata`` ``parent`` or ``subagent``);
 - ``problems``: the reader's LoadProblems, warnings included.
 """
@@ -95,6 +97,13 @@ def parent_of(trajectory: Trajectory) -> str | None:
     return "" if meta.get("subagent") else None
 
 
+def _results(trajectory: Trajectory) -> int:
+    counted = trajectory.metadata.get("results")
+    if isinstance(counted, int) and not isinstance(counted, bool):
+        return counted
+    return sum(len(step_results(step)) for step in trajectory.steps)
+
+
 def episode_census(trajectory: Trajectory) -> dict[str, Any]:
     """One episode's entry of ``formats --json``'s ``episode_list``."""
     outcome = trajectory.outcome
@@ -102,7 +111,7 @@ def episode_census(trajectory: Trajectory) -> dict[str, Any]:
         "id": trajectory.id,
         "steps": len(trajectory.steps),
         "calls": sum(len(step_calls(step)) for step in trajectory.steps),
-        "results": sum(len(step_results(step)) for step in trajectory.steps),
+        "results": _results(trajectory),
         "subagent_of": parent_of(trajectory),
         "outcome": {
             "success": outcome.success,
