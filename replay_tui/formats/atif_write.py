@@ -272,8 +272,8 @@ def to_atif(trajectory: Trajectory, refs: list[tuple[Trajectory, dict[str, Any]]
         steps.append(_delegation(pending))
     if not steps:
         raise ConvertError("steps", "the episode has no step and no task: ATIF needs at least one step")
-    for number, step in enumerate(steps, start=1):
-        step["step_id"] = number
+    for number, written in enumerate(steps, start=1):
+        written["step_id"] = number
     tools = next((s.tools for s in trajectory.steps if s.tools), [])
     agent: dict[str, Any] = {"name": _agent_name(trajectory), "version": _agent_version(trajectory)}
     model = trajectory.metadata.get("model")
