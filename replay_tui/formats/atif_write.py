@@ -9,7 +9,8 @@ Mapping (the reverse of :mod:`replay_tui.formats.atif`):
 - the prompt of the first step → system and user steps (an assistant message in it an agent step, a
   tool message the result of that step's call); the user and system messages a later step's prompt adds
   → user and system steps before it; no prompt → the task as a user step;
-- each step → an agent step: ``message`` = its text, ``reasoning_content`` = its thinking,
+- each step → an agent step (the steps a reader made of the calls of one response, one agent step:
+  one LLM inference per step, as the RFC asks): ``message`` = its text, ``reasoning_content`` = its thinking,
   ``tool_calls`` = every call it recorded (:func:`replay_tui.formats.census.step_calls`; arguments that
   were no JSON object kept as ``{"raw_arguments": text}``), ``observation`` = their results;
 - ``agent.tool_definitions`` = the tools the steps were offered; ``extra`` (root) = the source format,
@@ -257,6 +258,7 @@ def to_atif(trajectory: Trajectory, refs: list[tuple[Trajectory, dict[str, Any]]
     steps: list[dict[str, Any]] = []
     pending = list(refs or [])
     previous: list[ChatMessage] | None = None
+    last: TrajectoryStep | None = None
     for step in trajectory.steps:
         if previous is None:
             _context(steps, step.messages, first=True)
@@ -264,8 +266,12 @@ def to_atif(trajectory: Trajectory, refs: list[tuple[Trajectory, dict[str, Any]]
                 steps.append({"source": "user", "message": trajectory.task})
         elif len(step.messages) > len(previous) and step.messages is not previous:
             _context(steps, step.messages[len(previous) :], first=False)
-        previous = step.messages
-        steps.append(_agent_step(trajectory, step, pending))
+        entry = _agent_step(trajectory, step, pending)
+        if last is not None and previous is not None and _same_response(last, step, previous):
+            _merge(steps[-1], entry)
+        else:
+            steps.append(entry)
+        previous, last = step.messages, step
     if not steps and trajectory.task:
         steps.append({"source": "user", "message": trajectory.task})
     if pending:
@@ -294,6 +300,32 @@ def to_atif(trajectory: Trajectory, refs: list[tuple[Trajectory, dict[str, Any]]
         "steps": [{key: step[key] for key in STEP_FIELDS if key in step} for step in steps],
         "extra": extra,
     }
+
+
+def _same_response(last: TrajectoryStep, step: TrajectoryStep, previous: list[ChatMessage]) -> bool:
+    """Whether ``step`` is another call of ``last``'s response: readers that make a step of each call
+    of one response (Claude Code, Codex) give them one prompt, the same messages. ATIF holds one LLM
+    inference per step (the RFC's convention), so they are written as one agent step."""
+    if step.action is None or last.action is None or len(step.messages) != len(previous):
+        return False
+    return not previous or step.messages[-1] is previous[-1]
+
+
+def _merge(entry: dict[str, Any], more: dict[str, Any]) -> None:
+    """``more`` (a further call of the same response) folded into the agent step ``entry``."""
+    for key in ("message", "reasoning_content"):
+        text, added = entry.get(key) or "", more.get(key) or ""
+        if added and added != text:
+            entry[key] = added if added.startswith(text) else f"{text}\n\n{added}" if text else added
+    taken = {call["tool_call_id"] for call in entry.get("tool_calls", [])}
+    for call in more.get("tool_calls", []):
+        if call["tool_call_id"] in taken:
+            call["tool_call_id"] = f"{call['tool_call_id']}#{len(taken)}"
+        taken.add(call["tool_call_id"])
+        entry.setdefault("tool_calls", []).append(call)
+    results = (more.get("observation") or {}).get("results", [])
+    if results:
+        entry.setdefault("observation", {"results": []})["results"].extend(results)
 
 
 def _agent_name(trajectory: Trajectory) -> str:

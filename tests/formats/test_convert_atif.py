@@ -137,10 +137,10 @@ def test_the_tool_calls_keep_their_ids_arguments_and_results(tmp_path: Path, cap
                 first_use = first_use or block
     assert first_use is not None
     step = next(s for s in doc["steps"] if any(c["tool_call_id"] == first_use["id"] for c in s.get("tool_calls", [])))
-    (call,) = step["tool_calls"]
+    (call,) = [c for c in step["tool_calls"] if c["tool_call_id"] == first_use["id"]]
     assert call["function_name"] == first_use["name"] and call["arguments"] == first_use["input"]
-    (result,) = step["observation"]["results"]
-    assert result["source_call_id"] == first_use["id"] and result["content"]
+    (result,) = [r for r in step["observation"]["results"] if r.get("source_call_id") == first_use["id"]]
+    assert result["content"]
     assert doc["steps"][0]["source"] == "user"
 
 
@@ -187,3 +187,24 @@ def test_a_document_that_breaks_the_schema_is_refused() -> None:
     assert [field for field, _ in check(doc)] == ["steps[0].tool_calls"]
     del doc["steps"][0]["tool_calls"]
     assert [field for field, _ in check(doc)] == ["steps[2].step_id"]
+
+
+def test_the_parallel_calls_of_one_response_are_one_agent_step(tmp_path: Path, capsys) -> None:
+    """Claude Code logs a response's calls as records of one ``message.id``; ATIF holds one LLM
+    inference per step, so they are one agent step with every call and result."""
+    path = DATA / "claude_code" / "big3__logs_chat__cc2.0.49.jsonl"
+    responses: dict[str, list[str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        message = record.get("message") or {}
+        if record.get("type") == "assistant" and not record.get("isSidechain"):
+            for block in message.get("content") or []:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    responses.setdefault(message["id"], []).append(block["id"])
+    parallel = [ids for ids in responses.values() if len(ids) > 1]
+    assert parallel
+    assert convert(capsys, path, "--out", tmp_path)[0] == 0
+    (doc,) = written_docs(tmp_path).values()
+    steps = [[c["tool_call_id"] for c in s.get("tool_calls", [])] for s in doc["steps"] if s["source"] == "agent"]
+    for ids in parallel:
+        assert ids in steps
