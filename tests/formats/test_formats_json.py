@@ -4,10 +4,17 @@ file written from its format's spec (the walks of each reader's own test module,
 from __future__ import annotations
 
 import json
+import re
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+try:  # inspect_ai writes zstd members; Python 3.14's zipfile reads them itself
+    from backports.zstd import zipfile as zstd_zipfile
+except ImportError:  # pragma: no cover
+    import zipfile as zstd_zipfile  # type: ignore[no-redef]
 
 from replay_tui.cli import main
 from tests.formats import test_atif, test_claude_code, test_codex, test_openhands, test_otel_genai
@@ -112,3 +119,88 @@ def test_a_bad_record_is_a_problem_naming_file_episode_and_field_and_the_rest_co
     (problem,) = broken["problems"]
     assert problem["file"] == "trajectory.json" and problem["episode"] == doc["session_id"]
     assert problem["field"] == "steps[1].tool_calls[0].function_name" and problem["severity"] == "error"
+
+
+BASH_BLOCK = re.compile(r"```(?:bash|mswea_bash_command)\s*\n")
+
+
+def tau_bench(path: Path) -> dict[str, int]:
+    """tau-bench v1 results (a result or a list of them, the conversation in ``traj``) and bare message
+    lists: a result is an episode, an assistant message's ``tool_calls`` its calls."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(data, dict) and "traj" in data:
+        runs = [data["traj"]]
+    elif isinstance(data, list) and data and isinstance(data[0], dict) and "traj" in data[0]:
+        runs = [run["traj"] for run in data]
+    else:
+        runs = [data if isinstance(data, list) else data["messages"]]
+    return {"episodes": len(runs), "calls": sum(assistant_calls(run) for run in runs)}
+
+
+def assistant_calls(messages: list[dict[str, Any]]) -> int:
+    return sum(len(m.get("tool_calls") or []) for m in messages if m.get("role") == "assistant")
+
+
+def inspect_ai(path: Path) -> dict[str, int]:
+    """inspect_ai's EvalLog: a sample (one per epoch) is an episode, the assistant messages' tool calls
+    its calls; an ``.eval`` is a zip of ``samples/*.json`` members (zstd ones read by backports.zstd)."""
+    if path.suffix == ".json":
+        samples = json.loads(path.read_text(encoding="utf-8")).get("samples") or []
+    else:
+        with zstd_zipfile.ZipFile(path) as archive:
+            names = [n for n in archive.namelist() if n.startswith("samples/")]
+            samples = [json.loads(archive.read(name)) for name in names]
+    return {"episodes": len(samples), "calls": sum(assistant_calls(s.get("messages", [])) for s in samples)}
+
+
+def swe_agent(path: Path) -> dict[str, int]:
+    """SWE-agent ``.traj``: one action per ``trajectory`` entry (else the history's tool calls);
+    mini-swe-agent: an assistant turn is a call when it holds tool calls or exactly one bash block
+    (mini runs a turn only then)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(data, dict) and "trajectory" in data:
+        calls = sum(1 for entry in data["trajectory"] if entry.get("action"))
+    elif isinstance(data, dict) and "history" in data:
+        calls = assistant_calls(data["history"])
+    else:
+        messages = data if isinstance(data, list) else data["messages"]
+        calls = 0
+        for message in messages:
+            if message.get("role") != "assistant":
+                continue
+            text = message.get("content") if isinstance(message.get("content"), str) else ""
+            calls += len(message["tool_calls"]) if message.get("tool_calls") else len(BASH_BLOCK.findall(text)) == 1
+    return {"episodes": 1, "calls": calls}
+
+
+def webshop_human(path: Path) -> dict[str, int]:
+    """WebShop's page log: one session, an action per change of page (a page served twice is a reload)."""
+    pages = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {
+        "episodes": 1,
+        "calls": sum(1 for a, b in pairwise(pages) if (a["page"], a["url"]) != (b["page"], b["url"])),
+    }
+
+
+OLDER = (
+    [
+        ("openai-chat", DATA / "openai_chat" / name, tau_bench)
+        for name in (
+            "docent__samples__tb_airline.json",
+            "tau_bench_gpt-4o-airline_excerpt.json",
+            "tau_bench_crashed_run.json",
+            "synthetic_message_list.json",
+        )
+    ]
+    + [("inspect-ai", p, inspect_ai) for p in samples("inspect_ai") if p.suffix in (".json", ".eval")]
+    + [("swe-agent", p, swe_agent) for p in samples("swe_agent")]
+    + [("webshop-human", p, webshop_human) for p in samples("webshop_human")]
+)
+
+
+@pytest.mark.parametrize(("fmt", "path", "spec"), OLDER, ids=[f"{c[0]}:{c[1].name}" for c in OLDER])
+def test_older_formats_count_their_episodes_and_calls(fmt: str, path: Path, spec: Any, capsys) -> None:
+    code, (found,) = formats_json(capsys, path)
+    expected = spec(path)
+    assert found["format"] == fmt and (found["episodes"], found["calls"]) == (expected["episodes"], expected["calls"])
+    assert code == (0 if expected["episodes"] else 2)
