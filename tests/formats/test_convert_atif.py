@@ -208,3 +208,33 @@ def test_the_parallel_calls_of_one_response_are_one_agent_step(tmp_path: Path, c
     steps = [[c["tool_call_id"] for c in s.get("tool_calls", [])] for s in doc["steps"] if s["source"] == "agent"]
     for ids in parallel:
         assert ids in steps
+
+
+def test_codex_sub_agents_become_files_named_by_the_spawn_calls_and_read_back(tmp_path: Path, capsys) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    for path in sorted((DATA / "codex").glob("ship__rollout-*.jsonl")):
+        (sessions / path.name.removeprefix("ship__")).write_bytes(path.read_bytes())
+    out = tmp_path / "out"
+    assert convert(capsys, sessions, "--out", out)[0] == 0
+    main(["formats", "--json", str(sessions)])
+    (before,) = json.loads(capsys.readouterr().out)
+    assert before["subagents"] == 3
+    (parent,) = [p for p in out.iterdir() if p.name.endswith(".trajectory.json")]
+    doc = json.loads(parent.read_text(encoding="utf-8"))
+    spawned = {
+        result["source_call_id"]: ref
+        for step in doc["steps"]
+        for call in step.get("tool_calls", [])
+        for result in (step.get("observation") or {}).get("results", [])
+        if call["function_name"] == "spawn_agent" and result.get("source_call_id") == call["tool_call_id"]
+        for ref in result.get("subagent_trajectory_ref", [])
+    }
+    assert len(spawned) == 3 and all((out / ref["trajectory_path"]).is_file() for ref in spawned.values())
+    # replay_tui's own ATIF reader follows the references: the same episodes, calls and sub-agents
+    main(["formats", "--json", str(parent)])
+    (after,) = json.loads(capsys.readouterr().out)
+    assert after["format"] == "atif"
+    assert {k: after[k] for k in ("episodes", "calls", "subagents")} == {
+        k: before[k] for k in ("episodes", "calls", "subagents")
+    }

@@ -52,7 +52,10 @@ CASES = (
     + [("claude-code", p, claude_code) for p in samples("claude_code")]
     + [("codex", p, codex) for p in samples("codex")]
     + [("openhands", p, openhands) for p in samples("openhands")]
-    + [("otel-genai", DATA / "otel_genai" / name, test_otel_genai.spec_counts) for name in test_otel_genai.RUNS]
+    + [
+        ("otel-genai", DATA / "otel_genai" / name, test_otel_genai.spec_counts)
+        for name in [*test_otel_genai.RUNS, "SCHEMA_EXAMPLE__opentelemetry-proto__examples_trace.json"]
+    ]
 )
 
 
