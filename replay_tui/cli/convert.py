@@ -32,6 +32,7 @@ from replay_tui.demos.problems import LoadProblem
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.formats import FORMATS, FormatError, allowing_pickles, detect, reader_for
 from replay_tui.formats.atif_write import ConvertError, Document, base_name, check, document, plan
+from replay_tui.sanitize import strip_control
 from replay_tui.trajectory import Trajectory
 
 TARGETS = ("atif",)
@@ -118,6 +119,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             failed = True
             continue
         base = base_name(path)
+        before = len(outputs)
         for number, top in enumerate(tops, start=1):
             if args.output is not None:
                 file_name = Path(args.output).name
@@ -138,7 +140,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
                 continue
             taken.update(d.name for d in _flatten(doc))
             outputs += [_Output(folder / d.name, d.data) for d in _flatten(doc)]
-        written_logs += 1
+        written_logs += len(outputs) > before
     flags = [("-o" if args.output else "--out", output.path) for output in outputs]
     check_outputs(flags, protected)
     for output in outputs:
@@ -146,7 +148,9 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     for output in outputs:
         atomic_write_bytes(output.path, orjson.dumps(output.data, option=orjson.OPT_INDENT_2) + b"\n")
     if outputs:
-        out.print(Text(f"wrote {len(outputs)} ATIF trajectories of {written_logs} logs to {folder}"), soft_wrap=True)
+        files = f"{len(outputs)} ATIF file{'s' if len(outputs) != 1 else ''}"
+        logs = f"{written_logs} log{'s' if written_logs != 1 else ''}"
+        out.print(Text(f"wrote {files} ({logs}) to {strip_control(str(folder))}"), soft_wrap=True)
     return EXIT_USAGE if failed else EXIT_OK
 
 

@@ -90,12 +90,17 @@ def schema() -> dict[str, Any]:
     return loaded
 
 
-def check(doc: dict[str, Any]) -> list[tuple[str, str]]:
-    """Every way ``doc`` breaks ATIF, as ``(field path, message)``; empty when it is valid."""
+@cache
+def _validator() -> Any:
     from jsonschema import Draft202012Validator
 
+    return Draft202012Validator(schema())
+
+
+def check(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every way ``doc`` breaks ATIF, as ``(field path, message)``; empty when it is valid."""
     found = []
-    for error in sorted(Draft202012Validator(schema()).iter_errors(doc), key=lambda e: list(e.absolute_path)):
+    for error in sorted(_validator().iter_errors(doc), key=lambda e: list(e.absolute_path)):
         found.append((_path(error.absolute_path), error.message))
     if found:
         return found
