@@ -3,6 +3,7 @@ file written from its format's spec (the walks of each reader's own test module,
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from itertools import pairwise
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 try:  # inspect_ai writes zstd members; Python 3.14's zipfile reads them itself
     from backports.zstd import zipfile as zstd_zipfile
@@ -207,3 +209,53 @@ def test_older_formats_count_their_episodes_and_calls(fmt: str, path: Path, spec
     expected = spec(path)
     assert found["format"] == fmt and (found["episodes"], found["calls"]) == (expected["episodes"], expected["calls"])
     assert code == (0 if expected["episodes"] else 2)
+
+
+BROWSERGYM = samples("browsergym")
+
+
+@pytest.mark.parametrize("path", BROWSERGYM, ids=lambda p: p.name)
+def test_browsergym_counts_the_steps_its_summary_records(path: Path, capsys) -> None:
+    """AgentLab's ``summary_info.json`` says how many actions the agent took (``n_steps``); each is a
+    step file (``step_<n>.pkl.gz``, the last one the final state) unless the files were pruned."""
+    code = main(["formats", "--json", "--allow-pickle", str(path)])
+    (found,) = json.loads(capsys.readouterr().out)
+    summary = json.loads((path / "summary_info.json").read_text(encoding="utf-8"))
+    kept = sorted(path.glob("step_*.pkl.gz"))
+    assert code == 0 and found["format"] == "browsergym" and found["episodes"] == 1
+    assert found["calls"] == (summary["n_steps"] if kept else 0) and found["steps"] == len(kept)
+    assert found["episode_list"][0]["outcome"]["score"] == summary["cum_reward"]
+
+
+CASSETTES = sorted((DATA / "openai_chat").glob("*.yaml"))
+
+
+def cassette(path: Path) -> dict[str, int]:
+    """A VCR cassette: each chat-completions response is an episode, its calls the tool calls of its
+    message (a streamed response's chunks: one call per ``index`` of the deltas)."""
+    episodes = calls = 0
+    for interaction in yaml.safe_load(path.read_text(encoding="utf-8"))["interactions"]:
+        if not interaction["request"]["uri"].endswith("/chat/completions"):
+            continue
+        body = interaction["response"]["body"]["string"]
+        raw = body if isinstance(body, bytes) else body.encode()
+        text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
+        episodes += 1
+        if text.lstrip().startswith("{"):
+            calls += sum(len(c["message"].get("tool_calls") or []) for c in json.loads(text)["choices"])
+            continue
+        seen = set()
+        for line in text.splitlines():
+            if line.startswith("data: {"):
+                for choice in json.loads(line[6:])["choices"]:
+                    seen |= {(choice["index"], d["index"]) for d in choice["delta"].get("tool_calls") or []}
+        calls += len(seen)
+    return {"episodes": episodes, "calls": calls}
+
+
+@pytest.mark.parametrize("path", CASSETTES, ids=lambda p: p.name)
+def test_cassettes_count_their_responses_and_calls(path: Path, capsys) -> None:
+    code, (found,) = formats_json(capsys, path)
+    expected = cassette(path)
+    assert code == 0 and found["format"] == "openai-chat"
+    assert (found["episodes"], found["calls"]) == (expected["episodes"], expected["calls"])
