@@ -73,7 +73,7 @@ def register(subparsers: Any) -> None:
 @dataclass
 class _Output:
     path: Path
-    data: dict[str, Any]
+    data: bytes
 
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
@@ -128,25 +128,30 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
                 file_name = _free(single, taken)
             try:
                 doc = document(top, file_name, children)
+                problems = _check(doc)
+                texts = [orjson.dumps(d.data, option=orjson.OPT_INDENT_2) + b"\n" for d in _flatten(doc)]
             except ConvertError as exc:
                 print_error(err, "convert", _where(path, top.id, exc.field, exc.message))
                 failed = True
                 continue
-            problems = _check(doc)
+            except (TypeError, ValueError, RecursionError) as exc:  # values nested past orjson's depth, odd types
+                print_error(err, "convert", _where(path, top.id, None, f"cannot be written as JSON: {exc}"))
+                failed = True
+                continue
             if problems:
                 episode, field, message = problems[0]
                 print_error(err, "convert", _where(path, episode, field, f"not valid ATIF: {message}"))
                 failed = True
                 continue
             taken.update(d.name for d in _flatten(doc))
-            outputs += [_Output(folder / d.name, d.data) for d in _flatten(doc)]
+            outputs += [_Output(folder / d.name, text) for d, text in zip(_flatten(doc), texts, strict=True)]
         written_logs += len(outputs) > before
     flags = [("-o" if args.output else "--out", output.path) for output in outputs]
     check_outputs(flags, protected)
     for output in outputs:
         refuse_overwriting(output.path, args.force)
     for output in outputs:
-        atomic_write_bytes(output.path, orjson.dumps(output.data, option=orjson.OPT_INDENT_2) + b"\n")
+        atomic_write_bytes(output.path, output.data)
     if outputs:
         files = f"{len(outputs)} ATIF file{'s' if len(outputs) != 1 else ''}"
         logs = f"{written_logs} log{'s' if written_logs != 1 else ''}"

@@ -238,3 +238,18 @@ def test_codex_sub_agents_become_files_named_by_the_spawn_calls_and_read_back(tm
     assert {k: after[k] for k in ("episodes", "calls", "subagents")} == {
         k: before[k] for k in ("episodes", "calls", "subagents")
     }
+
+
+def test_arguments_nested_past_what_json_writers_take_are_a_named_error(tmp_path: Path, capsys) -> None:
+    doc = json.loads((DATA / "atif" / "terminus_2__hello-world-timeout.trajectory.json").read_text())
+    deep: Any = "bottom"
+    for _ in range(250):
+        deep = {"a": deep}
+    doc["steps"][1]["tool_calls"][0]["arguments"] = {"nested": deep}
+    deep_log = tmp_path / "deep.trajectory.json"
+    deep_log.write_text(json.dumps(doc), encoding="utf-8")
+    good = DATA / "atif" / "terminus_2__hello-world.trajectory__ATIF-v1.3.json"
+    out = tmp_path / "out"
+    code, _, err = convert(capsys, deep_log, good, "--out", out)
+    assert code == 2 and "deep.trajectory.json: episode" in err and "Traceback" not in err
+    assert [p.name for p in out.iterdir()] == ["terminus_2__hello-world.trajectory__ATIF-v1.3.trajectory.json"]
