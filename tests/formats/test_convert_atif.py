@@ -253,3 +253,19 @@ def test_arguments_nested_past_what_json_writers_take_are_a_named_error(tmp_path
     code, _, err = convert(capsys, deep_log, good, "--out", out)
     assert code == 2 and "deep.trajectory.json: episode" in err and "Traceback" not in err
     assert [p.name for p in out.iterdir()] == ["terminus_2__hello-world.trajectory__ATIF-v1.3.trajectory.json"]
+
+
+def test_claude_code_sidechains_are_referenced_by_the_task_calls_that_ran_them(tmp_path: Path, capsys) -> None:
+    path = DATA / "claude_code" / "attio-mcp-server__logs_chat__cc1.0.70.jsonl"
+    assert convert(capsys, path, "--out", tmp_path)[0] == 0
+    doc = json.loads((tmp_path / "attio-mcp-server__logs_chat__cc1.0.70.trajectory.json").read_text())
+    answered = []
+    for step in doc["steps"]:
+        calls = {c["tool_call_id"]: c for c in step.get("tool_calls", [])}
+        for result in (step.get("observation") or {}).get("results", []):
+            for ref in result.get("subagent_trajectory_ref") or []:
+                assert calls[result["source_call_id"]]["function_name"] == "Task"
+                child = json.loads((tmp_path / ref["trajectory_path"]).read_text())
+                assert child["steps"][0]["message"] == calls[result["source_call_id"]]["arguments"]["prompt"]
+                answered.append(ref["trajectory_path"])
+    assert len(answered) == len(set(answered)) == 7
