@@ -14,8 +14,8 @@ Mapping (the reverse of :mod:`replay_tui.formats.atif`):
   ``tool_calls`` = every call it recorded (:func:`replay_tui.formats.census.step_calls`; arguments that
   were no JSON object kept as ``{"raw_arguments": text}``), ``observation`` = their results;
 - ``agent.tool_definitions`` = the tools the steps were offered; ``extra`` (root) = the source format,
-  the log's outcome and metadata (ATIF has no place for an outcome); a step's label, reward and state
-  in its ``extra``;
+  the log's outcome and metadata (ATIF has no place for an outcome); a step's label, reward, state and
+  the plain values of its ``extra`` in its ``extra``, its token counts (OpenInference, GenAI) as ``metrics``;
 - an episode read from ATIF is written back as it was read: its system and user steps and every step's
   own ATIF fields verbatim (the reader keeps them), so ATIF → ATIF is the identity on ATIF's fields
   (except a tool call's own ``extra``, and a content-part message, written as its text).
@@ -288,6 +288,9 @@ def to_atif(trajectory: Trajectory, refs: list[tuple[Trajectory, dict[str, Any]]
     tools = next((s.tools for s in trajectory.steps if s.tools), [])
     agent: dict[str, Any] = {"name": _agent_name(trajectory), "version": _agent_version(trajectory)}
     model = trajectory.metadata.get("model")
+    models = trajectory.metadata.get("models")
+    if not (isinstance(model, str) and model) and isinstance(models, list) and models:
+        model = models[0]
     if isinstance(model, str) and model:
         agent["model_name"] = model
     if tools:
@@ -426,15 +429,36 @@ def _agent_step(
             pending.remove((child, ref))
     if results:
         entry["observation"] = {"results": results}
-    extra = {
+    extra: dict[str, Any] = {
         key: value
+        for key, value in step.extra.items()
+        if isinstance(value, str | int | float | bool) and key not in _METRICS
+    }
+    extra.update(
+        (key, value)
         for key, value in (("label", step.label), ("reward", step.reward), ("state", step.state))
         if value is not None
-    }
+    )
     if step.done:
         extra["done"] = True
     entry["extra"] = plain(extra)
+    metrics = {
+        field: step.extra[key]
+        for key, field in _METRICS.items()
+        if type(step.extra.get(key)) is int and step.extra[key] >= 0
+    }
+    if metrics:
+        entry["metrics"] = metrics
     return entry
+
+
+_METRICS = {
+    "llm.token_count.prompt": "prompt_tokens",
+    "gen_ai.usage.input_tokens": "prompt_tokens",
+    "llm.token_count.completion": "completion_tokens",
+    "gen_ai.usage.output_tokens": "completion_tokens",
+}
+"""Token counts a step's ``extra`` holds under OpenInference or GenAI names, as ATIF ``metrics``."""
 
 
 def _delegation(pending: list[tuple[Trajectory, dict[str, Any]]]) -> dict[str, Any]:

@@ -269,3 +269,18 @@ def test_claude_code_sidechains_are_referenced_by_the_task_calls_that_ran_them(t
                 assert child["steps"][0]["message"] == calls[result["source_call_id"]]["arguments"]["prompt"]
                 answered.append(ref["trajectory_path"])
     assert len(answered) == len(set(answered)) == 7
+
+
+def test_token_counts_of_llm_spans_become_step_metrics(tmp_path: Path, capsys) -> None:
+    path = DATA / "otel_genai" / "openinference__agent_loop.otlp.json"
+    prompt = 0
+    for resource in json.loads(path.read_text(encoding="utf-8"))["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                for attribute in span["attributes"]:
+                    if attribute["key"] == "llm.token_count.prompt":
+                        prompt += int(attribute["value"]["intValue"])
+    assert prompt and convert(capsys, path, "--out", tmp_path)[0] == 0
+    docs = written_docs(tmp_path).values()
+    assert sum(s.get("metrics", {}).get("prompt_tokens", 0) for d in docs for s in d["steps"]) == prompt
+    assert all(d["agent"]["name"] == "otel-genai" for d in docs)
