@@ -192,7 +192,9 @@ def document(trajectory: Trajectory, name: str, children: dict[str, list[Traject
     embedded: list[dict[str, Any]] = []
     for number, child in enumerate(subs, start=1):
         if _embedded(trajectory, child):
-            embedded.append(document(child, name, children, depth + 1).data)
+            inline = document(child, name, children, depth + 1)
+            embedded.append(inline.data)
+            docs += inline.children
             continue
         wanted = _kept_ref_name(trajectory, child)
         child_name = prefix + wanted if wanted else f"{prefix}trajectory.subagent-{number}.json"

@@ -284,3 +284,20 @@ def test_token_counts_of_llm_spans_become_step_metrics(tmp_path: Path, capsys) -
     docs = written_docs(tmp_path).values()
     assert sum(s.get("metrics", {}).get("prompt_tokens", 0) for d in docs for s in d["steps"]) == prompt
     assert all(d["agent"]["name"] == "otel-genai" for d in docs)
+
+
+def test_inline_subagents_stay_inline(tmp_path: Path, capsys, harbor) -> None:
+    """ATIF v1.7's single-file form: ``subagent_trajectories`` resolved by ``trajectory_id``."""
+    child = json.loads((DATA / "atif" / "terminus_2__hello-world-timeout.trajectory.json").read_text())
+    child["trajectory_id"] = "sub-1"
+    doc = json.loads((DATA / "atif" / "terminus_2__hello-world.trajectory__ATIF-v1.2.json").read_text())
+    doc["schema_version"] = "ATIF-v1.7"
+    doc["subagent_trajectories"] = [child]
+    doc["steps"][2]["observation"]["results"].append({"subagent_trajectory_ref": [{"trajectory_id": "sub-1"}]})
+    source = tmp_path / "trajectory.json"
+    source.write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / "out"
+    assert convert(capsys, source, "--out", out)[0] == 0
+    (written,) = out.iterdir()
+    assert json.loads(written.read_text(encoding="utf-8")) == doc
+    harbor.model_validate(doc)
