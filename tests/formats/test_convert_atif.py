@@ -301,3 +301,17 @@ def test_inline_subagents_stay_inline(tmp_path: Path, capsys, harbor) -> None:
     (written,) = out.iterdir()
     assert json.loads(written.read_text(encoding="utf-8")) == doc
     harbor.model_validate(doc)
+
+
+def test_one_file_named_with_o_and_its_sub_agents_beside_it(tmp_path: Path, capsys) -> None:
+    path = DATA / "claude_code" / "attio-mcp-server__logs_chat__cc1.0.70.jsonl"
+    target = tmp_path / "run" / "session.json"
+    code, out, _ = convert(capsys, path, "-o", target)
+    assert code == 0 and "wrote 8 ATIF files (1 log)" in out
+    doc = json.loads(target.read_text(encoding="utf-8"))
+    assert sorted(ref["trajectory_path"] for ref in refs(doc)) == sorted(
+        p.name for p in target.parent.iterdir() if p != target
+    )
+    several = DATA / "tau2" / "2025-10-05T22-50-14.083933_airline_grok-3__slice_tasks_0_13_19.json"
+    code, _, err = convert(capsys, several, "-o", tmp_path / "one.json")
+    assert code == 2 and "3 episodes; -o writes one: give --out DIR" in err and not (tmp_path / "one.json").exists()
