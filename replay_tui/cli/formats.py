@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+import orjson
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -13,6 +14,7 @@ from rich.text import Text
 from replay_tui.cli.common import EXIT_OK, EXIT_USAGE, print_error
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats import FORMATS, FormatError, allowing_pickles, detect, reader_for
+from replay_tui.formats.census import census
 from replay_tui.sanitize import strip_control
 
 
@@ -40,6 +42,12 @@ def register(subparsers: Any) -> None:
         "every class not on its allowlist; pickles can run code when loaded, so only for logs you trust",
     )
     parser.add_argument("--show", type=int, default=10, metavar="N", help="problems to print per file (default 10)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="for scripts: a JSON array on stdout, one object per FILE (file, format or null, episodes, steps, "
+        "calls, results, subagents, problems, episode_list with each episode's id, steps, calls and outcome)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -47,6 +55,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     if not args.files:
         out.print(_formats_table())
         return EXIT_OK
+    if args.json:
+        return _run_json(args, out)
     table = Table(title="Log files", header_style="bold")
     for column in ("file", "format", "episodes", "steps", "recorded calls", "problems"):
         table.add_column(
@@ -85,6 +95,29 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         out.print(table)
     for note in notes:
         out.print(note, soft_wrap=True)
+    return EXIT_USAGE if failed else EXIT_OK
+
+
+def _run_json(args: argparse.Namespace, out: Console) -> int:
+    """``--json``: :func:`replay_tui.formats.census.census` of every FILE, one JSON array; the exit
+    code as the table's (2 when a file is not recognised or yields no episode)."""
+    failed = False
+    found = []
+    for name in args.files:
+        path = Path(name)
+        try:
+            reader = reader_for(args.fmt) if args.fmt else detect(path)[0]
+        except FormatError as exc:
+            found.append(census(path, None, problem=LoadProblem(file=path.name, message=str(exc))))
+            failed = True
+            continue
+        if args.allow_pickle:
+            reader = allowing_pickles(reader)
+        entry = census(path, reader)
+        failed = failed or not entry["episodes"]
+        found.append(entry)
+    out.file.write(orjson.dumps(found, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
+    out.file.flush()
     return EXIT_USAGE if failed else EXIT_OK
 
 

@@ -46,6 +46,7 @@ from replay_tui.cli.common import (
     refuse_overwriting,
 )
 from replay_tui.cli.compare import register as register_compare
+from replay_tui.cli.convert import register as register_convert
 from replay_tui.cli.formats import register as register_formats
 from replay_tui.cli.mcp import register as register_mcp
 from replay_tui.cli.serve import register as register_serve
@@ -444,6 +445,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_visual(commands)
     register_inspect(commands)
     register_formats(commands)
+    register_convert(commands)
     register_compare(commands)
     register_mcp(commands)
     register_batch(commands, _add_replay_arguments, _batch_inputs)
@@ -1144,6 +1146,7 @@ COMMANDS = (
     "visual",
     "inspect",
     "formats",
+    "convert",
     "compare",
     "runs",
     "batch",

@@ -17,8 +17,11 @@ Mapping:
   when the result names none; a user message when the step made no call);
 - each agent step → a step: thinking = ``reasoning_content``, content = the message, action = its
   first tool call (the others, and their results, in ``extra``), tool_result = the result paired with
-  that call; an agent step without calls is a step without action. Tools = ``agent.tool_definitions``
-  (OpenAI function schemas) when given, else inferred from the recorded calls;
+  that call; an agent step without calls is a step without action; the step's other ATIF fields
+  (``step_id``, ``timestamp``, ``metrics``, the ``observation`` as written...) verbatim in ``extra``.
+  Tools = ``agent.tool_definitions`` (OpenAI function schemas) when given, else inferred from the
+  recorded calls. The system and user steps are kept verbatim in the trajectory's
+  ``extra["atif_context_steps"]`` (``position``, ``step``), so ``convert --to atif`` writes the file back;
 - sub-agents: an observation result's ``subagent_trajectory_ref`` is followed to the file it names
   (beside this one, also with this file's name prefix) or to the inline ``subagent_trajectories``
   entry with its ``trajectory_id``; each sub-agent is yielded after its parent as a Trajectory of its
@@ -332,12 +335,15 @@ def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[tuple[s
     task = ""
     all_calls: list[ToolCall] = []
     result_count = 0
+    context: list[dict[str, Any]] = []
     for index, raw in enumerate(data["steps"]):
         where = f"steps[{index}]"
         if not isinstance(raw, dict):
             raise _Bad(where, f"expected a step object, got {type(raw).__name__}")
         source = raw.get("source")
         text = content_text(raw.get("message"))
+        if source in ("system", "user"):
+            context.append({"position": index, "step": raw})
         if source == "system":
             messages.append(ChatMessage(role="system", content=text))
         elif source == "user":
@@ -364,7 +370,7 @@ def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[tuple[s
                 extra={
                     key: value
                     for key, value in raw.items()
-                    if key not in ("message", "reasoning_content", "tool_calls", "observation", "source")
+                    if key not in ("message", "reasoning_content", "tool_calls", "source")
                 },
             )
             if len(calls) > 1:
@@ -430,6 +436,9 @@ def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[tuple[s
         outcome=Outcome(scores={"final_metrics": final} if isinstance(final, dict) else {}),
         extra={"extra": data["extra"]} if isinstance(data.get("extra"), dict) else {},
     )
+    trajectory.extra["atif_context_steps"] = context
+    if isinstance(definitions, list):
+        trajectory.extra["atif_tool_definitions"] = True
     return trajectory, refs
 
 
