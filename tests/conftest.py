@@ -69,14 +69,42 @@ def _uses_shared_fixture(item: pytest.Item) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the Chromium tests, and keep the tests of one module that share a module-scoped fixture
-    (a Ray, a recorded browser session, the official evaluator's verdicts, replays) on one worker, so
-    it is built once, not once per chunk of tests each worker receives."""
+    """Mark the Chromium tests, keep the tests of one module that share a module-scoped fixture (a Ray,
+    a recorded browser session, the official evaluator's verdicts, replays) on one worker, so it is
+    built once, not once per chunk of tests each worker receives; then put the longest work first."""
     for item in items:
         if CHROMIUM_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.chromium)
         if item.get_closest_marker("xdist_group") is None and _uses_shared_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    items[:] = longest_first(items)
+
+
+# What usually takes longest, by marker: xdist hands out work in collection order (`--no-loadscope-reorder`
+# in pyproject.toml), so a 40 s test collected last no longer keeps one worker busy while the other idles.
+WEIGHTS = (("slow", 0), ("parity", 1), ("chromium", 1))
+PLAIN = 2
+
+
+def _weight(item: pytest.Item) -> int:
+    return min((weight for name, weight in WEIGHTS if item.get_closest_marker(name)), default=PLAIN)
+
+
+def _unit(item: pytest.Item) -> str:
+    """The unit xdist's loadgroup scheduler sends to one worker: the item's xdist_group, else the item."""
+    names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+    return "@" + "_".join(sorted(names)) if names else item.nodeid
+
+
+def longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """Units (groups whole, in their own order) ordered by their heaviest marker, then by their number of
+    tests, larger first (what xdist's own reordering does), then as collected: deterministic, so every
+    worker collects the same order."""
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(_unit(item), []).append(item)
+    ranked = sorted(units.values(), key=lambda unit: (min(map(_weight, unit)), -len(unit)))
+    return [item for unit in ranked for item in unit]
 
 
 DATA = Path(__file__).parent / "data"

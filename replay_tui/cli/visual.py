@@ -288,9 +288,9 @@ def _print_isolation(out: Console, layers: Sequence[str]) -> None:
 
 
 def _default_renderer(timeout_ms: int):
-    from replay_tui.visual.render import Renderer
+    from replay_tui.visual import render
 
-    return Renderer(timeout_ms=timeout_ms), True
+    return render.renderer_factory(timeout_ms)
 
 
 # (timeout_ms) -> (renderer, close it when done); tests swap in a shared browser.

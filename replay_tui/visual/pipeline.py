@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from replay_tui.visual import htmlproc
+from replay_tui.visual import htmlproc, render
 from replay_tui.visual.blocks import Block, BlockError, blocks_from_renders, merge_blocks_by_bbox
 from replay_tui.visual.dedup import DedupResult, check_repetitive_compat, check_repetitive_fixed
 from replay_tui.visual.match import MergeStats, RatioCache, find_possible_merge
@@ -489,9 +489,9 @@ class VisualScorer:
         timeout_ms: int | None = None,
         pair_timeout_ms: int | None = None,
     ) -> None:
-        self._own = renderer is None
+        self._own = False
         if renderer is None:
-            renderer = Renderer(timeout_ms=timeout_ms) if timeout_ms else Renderer()
+            renderer, self._own = render.renderer_factory(timeout_ms)
         self.renderer = renderer
         self.clip_scorer = clip_scorer
         # every render of a pair within this, both modes together (default: four renders' worth)

@@ -509,6 +509,16 @@ class Renderer:
                 shutil.rmtree(folder, ignore_errors=True)
 
 
+def new_renderer(timeout_ms: int | None = None) -> tuple[Renderer, bool]:
+    """A renderer for a scorer or command given none, and whether it closes the renderer when done."""
+    return (Renderer(timeout_ms=timeout_ms) if timeout_ms else Renderer()), True
+
+
+# Where every scorer and command given no renderer gets one: (timeout_ms) -> (renderer, close it when done).
+# The tests swap in a browser kept for their whole session (starting Chromium costs seconds of CPU).
+renderer_factory: Callable[[int | None], tuple[Renderer, bool]] = new_renderer
+
+
 _COPY = re.compile(r"\..+\.visual-[0-9a-f]{12}\.html")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -9,9 +11,44 @@ from textual.widgets import Input
 
 from replay_tui.matching import MatchSettings
 from replay_tui.tui.app import ReplayApp, make_app
+from replay_tui.visual import render
+from replay_tui.visual.render import Renderer, new_renderer
 from replay_tui.workspace import ReplaySettings
 
 SIZE = (130, 36)
+
+
+class SessionBrowsers:
+    """Chromium started once per worker for the apps that score pages (the inspector, the visual batch): one
+    per timeout and executable they ask for, so each is the renderer the app would have started, only once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._started: dict[tuple[int | None, str], Renderer] = {}
+
+    def __call__(self, timeout_ms: int | None) -> tuple[Renderer, bool]:
+        key = (timeout_ms, render.find_chromium())  # a test without Chromium still gets the app's error
+        with self._lock:
+            if key not in self._started:
+                self._started[key] = new_renderer(timeout_ms)[0].start()
+            return self._started[key], False
+
+    def close(self) -> None:
+        for renderer in self._started.values():
+            renderer.close()
+
+
+@pytest.fixture(scope="session")
+def _session_browsers() -> Iterator[SessionBrowsers]:
+    browsers = SessionBrowsers()
+    yield browsers
+    browsers.close()
+
+
+@pytest.fixture(autouse=True)
+def _one_browser_a_worker(_session_browsers: SessionBrowsers, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Apps get the worker's browser instead of starting their own (started only when an app asks)."""
+    monkeypatch.setattr(render, "renderer_factory", _session_browsers)
 
 
 @pytest.fixture(autouse=True)

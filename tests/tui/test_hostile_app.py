@@ -80,6 +80,9 @@ async def test_the_app_survives_a_hostile_file(build, corpus, name):
 
 
 PARTS = 4  # the corpus in this many apps, so the xdist workers share the walk
+# The walk in the smallest common terminal (the tests above open issue 19's files at SIZE): no snapshot is taken,
+# and drawing 130x36 frames cost it 40 % more CPU.
+SMALL = (80, 24)
 
 
 @pytest.mark.slow
@@ -90,7 +93,7 @@ async def test_one_app_opens_every_hostile_file_in_turn(build, corpus, tmp_path,
     surround it in most files are opened by the tests above); one app per part (every PARTS-th file), so
     the corpus stays quick."""
     app = build([corpus["trajectory_empty"]])
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SMALL) as pilot:
         await pilot.pause()
         await app.pop_screen()  # each file gets a browser of its own
         for case in CASES[part::PARTS]:
