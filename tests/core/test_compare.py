@@ -24,8 +24,8 @@ from replay_tui.compare import (
     repeat_runs,
     run_info,
 )
-from replay_tui.compare_export import render_agreement, render_comparison, write_comparison
 from replay_tui.export import ExportError
+from replay_tui.export.comparison import render_agreement, render_comparison, write_comparison
 from replay_tui.repeat import RepeatStep, summarize_repeats
 from replay_tui.runner import EpisodeReport, StepResult, SummaryReport, episode_report, summarize
 
