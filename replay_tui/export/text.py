@@ -47,7 +47,7 @@ class ExportError(ValueError):
     """A report that cannot be rendered or written; the message is one line.
 
     A ValueError, so callers that catch ``(OSError, ValueError)`` also catch failed writes (which
-    :func:`write_report` re-raises as ExportError).
+    :func:`write_atomic` re-raises as ExportError).
     """
 
 
