@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from replay_tui.groups import MismatchGroup, group_steps
 from replay_tui.matching import Verdict
+from replay_tui.repeat_report import RepeatReport
 from replay_tui.runner import EpisodeReport, StepResult, SummaryReport
 from replay_tui.sanitize import strip_control
 from replay_tui.stats import mcnemar_exact, paired_bootstrap, wilson
@@ -382,32 +383,6 @@ def load_run_data(data: Any, source: str) -> LoadedRun:
     return LoadedRun(summary, info, source)
 
 
-class _RepeatStep(BaseModel):
-    """The fields of a ``--repeat`` report's step that a comparison reads (:class:`replay_tui.repeat.RepeatStep`)."""
-
-    session_id: int
-    step_index: int
-    step_label: str
-    kind: str = "decision"
-    state: str
-    expected: str
-    predictions: list[str]
-    errors: list[str | None] = Field(default_factory=list)
-    verdicts: list[Verdict] = Field(default_factory=list)
-
-
-class _RepeatReport(BaseModel):
-    """The fields of a ``--repeat`` report that a comparison reads (:class:`replay_tui.repeat.RepeatReport`)."""
-
-    mode: str
-    repeats: int
-    case: str = "exact"
-    include_item_steps: bool = False
-    files: list[str] = Field(default_factory=list)
-    episodes_run: int = 0
-    steps: list[_RepeatStep] = Field(default_factory=list)
-
-
 def repeat_runs(data: Mapping[str, Any], source: str) -> list[LoadedRun]:
     """A ``--repeat K`` report as K runs, one per repetition (for the agreement matrix).
 
@@ -417,7 +392,7 @@ def repeat_runs(data: Mapping[str, Any], source: str) -> list[LoadedRun]:
     from replay_tui.matching import MatchSettings, actions_match
 
     try:
-        report = _RepeatReport.model_validate(dict(data))
+        report = RepeatReport.model_validate(dict(data))
     except ValidationError as exc:
         raise CompareError(f"{source}: not a --repeat report ({exc.errors()[0].get('msg', 'invalid')})") from None
     specs = [part.strip() for part in report.case.split(",") if part.strip()]

@@ -52,8 +52,8 @@ from replay_tui.compare import (
     run_label,
     signed_pp,
 )
-from replay_tui.compare_export import write_comparison
 from replay_tui.export import ExportError, format_for_path
+from replay_tui.export.comparison import write_comparison
 from replay_tui.fileio import expand_home, read_capped
 from replay_tui.sanitize import strip_control
 

@@ -19,9 +19,9 @@ from rich.text import Text
 from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, output_arg, print_warning
 from replay_tui.demos.problems import DemoFileError
 from replay_tui.export import ExportError
+from replay_tui.export.outcomes import check_format, write
 from replay_tui.fileio import expand_home
 from replay_tui.outcome_compare import OutcomeComparison, compare_outcomes
-from replay_tui.outcome_export import check_format, write
 from replay_tui.pairing import PairingError, load_pair
 from replay_tui.sanitize import one_line
 from replay_tui.sources import expand_logs

@@ -64,7 +64,8 @@ from replay_tui.groups import MismatchGroup, group_mismatches
 from replay_tui.matching import CASE_POLICIES, MatchSettings, MatchSpecError
 from replay_tui.policies import POLICY_BUILD_ERRORS, Policy, close_policies, policy_mode
 from replay_tui.policies.registry import LLM_MODES, MODE_FLAGS
-from replay_tui.repeat import RepeatReport, run_repeats
+from replay_tui.repeat import run_repeats
+from replay_tui.repeat_report import RepeatReport
 from replay_tui.runner import (
     UNREACHABLE_STREAK,
     EndpointUnreachable,

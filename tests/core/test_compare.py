@@ -24,9 +24,10 @@ from replay_tui.compare import (
     repeat_runs,
     run_info,
 )
-from replay_tui.compare_export import render_agreement, render_comparison, write_comparison
 from replay_tui.export import ExportError
-from replay_tui.repeat import RepeatStep, summarize_repeats
+from replay_tui.export.comparison import render_agreement, render_comparison, write_comparison
+from replay_tui.repeat import summarize_repeats
+from replay_tui.repeat_report import RepeatStep
 from replay_tui.runner import EpisodeReport, StepResult, SummaryReport, episode_report, summarize
 
 WRONG = "click[Wrong]"
@@ -556,3 +557,12 @@ def test_regressions_are_grouped_like_mismatches_and_the_groups_sum_to_them(comp
     assert "### What regressed" in text
     assert "What regressed" in render_comparison(comparison, "html").decode()
     assert "regression_groups" in comparison.to_json().decode()
+
+
+def test_a_repeat_report_is_read_back_with_the_model_the_repeat_run_wrote() -> None:
+    """One schema (issue 29): compare validates a ``--repeat`` report with repeat's own model, no copy."""
+    import replay_tui.compare as compare_module
+    import replay_tui.repeat as repeat_module
+
+    assert compare_module.RepeatReport is repeat_module.RepeatReport
+    assert not [name for name in vars(compare_module) if name.startswith("_Repeat")]

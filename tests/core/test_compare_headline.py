@@ -5,7 +5,7 @@ regressions is not headed ❌ like one that got worse."""
 from __future__ import annotations
 
 from replay_tui.compare import compare_runs
-from replay_tui.compare_export import render_comparison
+from replay_tui.export.comparison import render_comparison
 from tests.core.test_compare import demo_info, make_report
 
 WRONG = "click[Wrong]"

@@ -26,7 +26,7 @@ CORE = [
     "replay_tui.stats",
     "replay_tui.gcpause",
     "replay_tui.compare",
-    "replay_tui.compare_export",
+    "replay_tui.export.comparison",
     "replay_tui.groups",
     "replay_tui.runs",
     "replay_tui.executors",

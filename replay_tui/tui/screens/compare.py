@@ -31,9 +31,9 @@ from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from replay_tui.compare import FLIP_LABELS, Comparison, EpisodePair, PairedStats, Rate, StepPair, signed_pp
-from replay_tui.compare_export import write_comparison
 from replay_tui.diff import char_diff
 from replay_tui.export import FORMATS
+from replay_tui.export.comparison import write_comparison
 from replay_tui.fileio import expand_home
 from replay_tui.groups import MismatchGroup
 from replay_tui.sanitize import one_line, strip_control

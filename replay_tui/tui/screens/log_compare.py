@@ -28,9 +28,9 @@ from textual.widgets import Footer, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from replay_tui.export import ExportError
+from replay_tui.export.outcomes import render
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.outcome_compare import OutcomeComparison, TaskPair
-from replay_tui.outcome_export import render
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.trajectory import Trajectory
 from replay_tui.tui.screens.compare import CompareExportModal

@@ -18,8 +18,18 @@ from typing import Any
 
 import orjson
 
-from replay_tui.export import _CSS, MD_MAX_CHARS, ExportError, _e, clean, csv_cell, format_for_path, md_code, md_text
-from replay_tui.fileio import atomic_write_bytes
+from replay_tui.export.text import (
+    CSS,
+    MD_MAX_CHARS,
+    ExportError,
+    clean,
+    csv_cell,
+    esc,
+    format_for_path,
+    md_code,
+    md_text,
+    write_atomic,
+)
 from replay_tui.outcome_compare import OutcomeComparison, TaskPair
 
 DEFAULT_TITLE = "Compare runs of the same tasks"
@@ -191,8 +201,8 @@ def _html(comparison: OutcomeComparison, title: str) -> str:
     summary = comparison.summary()
     a, b, diff = summary["a_success"], summary["b_success"], summary["difference"]
     rows = [
-        f"<tr><td>success</td><td>{a['successes']}/{a['n']} {_e(_pct(a))}</td><td>{b['successes']}/{b['n']} "
-        f"{_e(_pct(b))}</td></tr>",
+        f"<tr><td>success</td><td>{a['successes']}/{a['n']} {esc(_pct(a))}</td><td>{b['successes']}/{b['n']} "
+        f"{esc(_pct(b))}</td></tr>",
         *(
             f"<tr><td>pass^{p.k} ({p.tasks} tasks)</td><td>{p.a:.3f}</td><td>{p.b:.3f}</td></tr>"
             for p in comparison.pass_k
@@ -203,13 +213,13 @@ def _html(comparison: OutcomeComparison, title: str) -> str:
     for task in sorted(comparison.tasks, key=lambda t: order[t.change]):
         found = task.divergence
         tasks.append(
-            f'<tr class="{_e(task.change)}"><td><code>{_e(task.key)}</code></td><td>{_e(task.change)}</td>'
+            f'<tr class="{esc(task.change)}"><td><code>{esc(task.key)}</code></td><td>{esc(task.change)}</td>'
             f"<td>{_MARKS[task.a_success]}</td><td>{_MARKS[task.b_success]}</td>"
-            f"<td>{_e(found.kind if found else '')}</td><td><code>{_e(found.a if found else '')}</code></td>"
-            f"<td><code>{_e(found.b if found else '')}</code></td></tr>"
+            f"<td>{esc(found.kind if found else '')}</td><td><code>{esc(found.a if found else '')}</code></td>"
+            f"<td><code>{esc(found.b if found else '')}</code></td></tr>"
         )
     body = [
-        f"<p>A: <code>{_e(comparison.a_path)}</code><br>B: <code>{_e(comparison.b_path)}</code></p>",
+        f"<p>A: <code>{esc(comparison.a_path)}</code><br>B: <code>{esc(comparison.b_path)}</code></p>",
         "<table><tr><th></th><th>A</th><th>B</th></tr>",
         *rows,
         "</table>",
@@ -224,7 +234,7 @@ def _html(comparison: OutcomeComparison, title: str) -> str:
         "</table>",
     ]
     head = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">']
-    head += [f"<title>{_e(title)}</title>", f"<style>{_CSS}</style>", "</head>", "<body>", f"<h1>{_e(title)}</h1>"]
+    head += [f"<title>{esc(title)}</title>", f"<style>{CSS}</style>", "</head>", "<body>", f"<h1>{esc(title)}</h1>"]
     return "\n".join([*head, *body, "</body>", "</html>", ""])
 
 
@@ -251,7 +261,4 @@ def check_format(path: str | os.PathLike[str]) -> str:
 def write(path: str | os.PathLike[str], comparison: OutcomeComparison, *, title: str | None = None) -> Path:
     """Render and atomically write the report; the format follows the suffix."""
     data = render(comparison, check_format(path), title=title)
-    try:
-        return atomic_write_bytes(path, data)
-    except OSError as exc:
-        raise ExportError(f"cannot write {clean(str(path))}: {exc.strerror or type(exc).__name__}") from exc
+    return write_atomic(path, data)

@@ -1,6 +1,6 @@
 """The reports of a comparison of runs: JSON, Markdown, CSV, HTML and JUnit XML (no Textual).
 
-The same formats, suffixes and escaping as :mod:`replay_tui.export` (whose helpers these reuse):
+The same formats, suffixes and escaping as a run's report (:mod:`replay_tui.export.text`):
 
 - **Markdown** fits a pull-request comment: the verdict, a summary table (accuracy of A and B with
   Wilson 95 % intervals, B − A with its bootstrap interval, McNemar's p), accuracy by state, the list
@@ -21,7 +21,6 @@ import io
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
 from replay_tui.compare import (
     FLIP_LABELS,
@@ -33,22 +32,27 @@ from replay_tui.compare import (
     StepPair,
     signed_pp,
 )
-from replay_tui.export import (
-    _CSS,
+from replay_tui.export.text import (
+    CSS,
     HTML_DIFF_CHARS,
     MD_MAX_CHARS,
     MD_MAX_ROWS,
     ExportError,
-    _e,
-    _html_diff,
     clean,
     csv_cell,
+    esc,
     format_for_path,
+    html_diff,
+    junit_properties,
     md_code,
     md_text,
     normalize_format,
+    number,
+    one_line,
+    pct,
+    plural,
+    write_atomic,
 )
-from replay_tui.fileio import atomic_write_bytes
 
 DEFAULT_TITLE = "Compare runs"
 SUITE_NAME = "replay-tui compare"
@@ -77,7 +81,7 @@ AGREEMENT_FORMATS: tuple[str, ...] = ("json", "md", "csv", "html")
 def render_comparison(comparison: Comparison, fmt: str, *, title: str | None = None) -> bytes:
     """The comparison as a report in ``fmt`` (json, md, csv, html, junit; the aliases of export) as UTF-8."""
     name = normalize_format(fmt)
-    heading = _one_line(title or "") or DEFAULT_TITLE
+    heading = one_line(title or "") or DEFAULT_TITLE
     if name == "json":
         return comparison.to_json()
     if name == "md":
@@ -92,7 +96,7 @@ def render_comparison(comparison: Comparison, fmt: str, *, title: str | None = N
 def render_agreement(agreement: Agreement, fmt: str, *, title: str | None = None) -> bytes:
     """The agreement of several runs in ``fmt`` (json, md, csv or html)."""
     name = normalize_format(fmt)
-    heading = _one_line(title or "") or "Agreement between runs"
+    heading = one_line(title or "") or "Agreement between runs"
     if name == "json":
         return agreement.to_json()
     if name == "md":
@@ -117,10 +121,7 @@ def write_comparison(
         data = render_agreement(report, name, title=title)
     else:
         data = render_comparison(report, name, title=title)
-    try:
-        return atomic_write_bytes(path, data)
-    except OSError as exc:
-        raise ExportError(f"cannot write {_one_line(str(path))}: {exc.strerror or type(exc).__name__}") from exc
+    return write_atomic(path, data)
 
 
 def status(comparison: Comparison) -> tuple[str, str]:
@@ -128,7 +129,7 @@ def status(comparison: Comparison) -> tuple[str, str]:
     flips = comparison.flips
     regressed = flips["regressed"]
     parts = [
-        _count(regressed, "regression", "regressions"),
+        plural(regressed, "regression", "regressions"),
         f"{flips['fixed']} fixed",
         f"{flips['both_wrong_different']} both wrong with different predictions",
         f"{flips['both_right'] + flips['both_wrong_same']} unchanged",
@@ -151,7 +152,7 @@ def verdict_words(comparison: Comparison) -> tuple[str, str]:
     if not regressed:
         return "✅", "No regression"
     if significant and o.difference > 0:
-        return "⚠️", f"B is better ({change}), with {_count(regressed, 'regression', 'regressions')}"
+        return "⚠️", f"B is better ({change}), with {plural(regressed, 'regression', 'regressions')}"
     if significant and o.difference < 0:
         return "❌", f"B is worse ({change})"
     return "⚠️", f"Regressions, no significant difference ({change})"
@@ -160,21 +161,9 @@ def verdict_words(comparison: Comparison) -> tuple[str, str]:
 # --------------------------------------------------------------------------- shared helpers
 
 
-def _one_line(text: Any) -> str:
-    return " ".join(clean(text).split())
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
-def _pct(value: float) -> str:
-    return f"{value * 100:.1f}%"
-
-
 def _rate(rate: Rate) -> str:
     """``21.6% [18.0–25.7]`` (the Wilson 95 % interval in brackets)."""
-    return f"{_pct(rate.rate)} [{rate.low * 100:.1f}–{rate.high * 100:.1f}]"
+    return f"{pct(rate.rate)} [{rate.low * 100:.1f}–{rate.high * 100:.1f}]"
 
 
 def _difference(stats: PairedStats) -> str:
@@ -183,10 +172,6 @@ def _difference(stats: PairedStats) -> str:
 
 def _p(value: float) -> str:
     return f"{value:.3g}"
-
-
-def _num(value: float) -> str:
-    return repr(round(float(value), 6))
 
 
 def _run_line(info: RunInfo) -> list[tuple[str, str]]:
@@ -231,18 +216,18 @@ def _stat_pairs(comparison: Comparison) -> list[tuple[str, str]]:
     ]:
         pairs += [
             (f"{name}.n", str(stats.n)),
-            (f"{name}.a", _num(stats.a.rate)),
-            (f"{name}.a_low", _num(stats.a.low)),
-            (f"{name}.a_high", _num(stats.a.high)),
-            (f"{name}.b", _num(stats.b.rate)),
-            (f"{name}.b_low", _num(stats.b.low)),
-            (f"{name}.b_high", _num(stats.b.high)),
-            (f"{name}.difference", _num(stats.difference)),
-            (f"{name}.difference_low", _num(stats.low)),
-            (f"{name}.difference_high", _num(stats.high)),
+            (f"{name}.a", number(stats.a.rate)),
+            (f"{name}.a_low", number(stats.a.low)),
+            (f"{name}.a_high", number(stats.a.high)),
+            (f"{name}.b", number(stats.b.rate)),
+            (f"{name}.b_low", number(stats.b.low)),
+            (f"{name}.b_high", number(stats.b.high)),
+            (f"{name}.difference", number(stats.difference)),
+            (f"{name}.difference_low", number(stats.low)),
+            (f"{name}.difference_high", number(stats.high)),
             (f"{name}.right_only_a", str(stats.a_only)),
             (f"{name}.right_only_b", str(stats.b_only)),
-            (f"{name}.mcnemar_p", _num(stats.mcnemar_p)),
+            (f"{name}.mcnemar_p", number(stats.mcnemar_p)),
         ]
     pairs += [(f"flips.{flip}", str(count)) for flip, count in comparison.flips.items()]
     pairs += [(f"episode_flips.{flip}", str(count)) for flip, count in comparison.episode_flips.items()]
@@ -376,7 +361,7 @@ def _md(comparison: Comparison, title: str) -> str:
     lines += section
     remaining -= sum(len(line) + 1 for line in section)
     fixes = comparison.fixes
-    section = _md_steps(f"{_count(len(fixes), 'fix', 'fixes')} ✗→✓", fixes, int(remaining * 0.5), folded=True)
+    section = _md_steps(f"{plural(len(fixes), 'fix', 'fixes')} ✗→✓", fixes, int(remaining * 0.5), folded=True)
     lines += section
     remaining -= sum(len(line) + 1 for line in section)
     different = [step for step in comparison.steps if step.flip == "both_wrong_different"]
@@ -425,7 +410,7 @@ def _agreement_md(agreement: Agreement, title: str) -> str:
         )
     lines += ["", "| | " + " | ".join(info.label for info in runs) + " |", "| --- |" + " ---: |" * len(runs)]
     for i, info in enumerate(runs):
-        cells = [f"{_pct(agreement.matrix[i][j])} ({agreement.pair_steps[i][j]})" for j in range(len(runs))]
+        cells = [f"{pct(agreement.matrix[i][j])} ({agreement.pair_steps[i][j]})" for j in range(len(runs))]
         lines.append(f"| {info.label} | " + " | ".join(cells) + " |")
     lines += ["", "Agreement: same verdict and same prediction, on the steps both runs replayed (in brackets).", ""]
     lines += [f"> ⚠️ {md_text(warning)}" for warning in agreement.warnings]
@@ -489,7 +474,7 @@ def _agreement_csv(agreement: Agreement) -> str:
                 (
                     csv_cell(first.label),
                     csv_cell(second.label),
-                    _num(agreement.matrix[i][j]),
+                    number(agreement.matrix[i][j]),
                     agreement.pair_steps[i][j],
                 )
             )
@@ -508,25 +493,25 @@ tr.fixed td:first-child { border-left: 3px solid var(--ok); }
 def _html_prediction(expected: str, predicted: str, right: bool, error: str | None) -> str:
     mark = '<span class="ok">✓</span> ' if right else '<span class="bad">✗</span> '
     if right:
-        shown = _e(predicted if len(predicted) <= HTML_DIFF_CHARS else predicted[:HTML_DIFF_CHARS] + "…")
+        shown = esc(predicted if len(predicted) <= HTML_DIFF_CHARS else predicted[:HTML_DIFF_CHARS] + "…")
     else:
-        _, shown = _html_diff(expected, predicted)
+        _, shown = html_diff(expected, predicted)
     out = mark + f'<span class="action">{shown}</span>'
     if error:
-        out += f'<br><span class="error">{_e(error)}</span>'
+        out += f'<br><span class="error">{esc(error)}</span>'
     return out
 
 
 def _html_steps(title: str, anchor: str, steps: list[StepPair], *, open_: bool) -> list[str]:
-    out = [f'<h2 id="{anchor}">{_e(title)} ({len(steps)})</h2>']
+    out = [f'<h2 id="{anchor}">{esc(title)} ({len(steps)})</h2>']
     if not steps:
         return [*out, '<p class="muted">None.</p>']
     rows = []
     for step in steps:
         rows.append(
-            f'<tr class="{step.flip}"><td>{_e(step.episode)}</td><td>{_e(step.step_label)}</td>'
-            f"<td><code>{_e(step.state)}</code></td>"
-            f'<td class="action">{_e(step.expected)}</td>'
+            f'<tr class="{step.flip}"><td>{esc(step.episode)}</td><td>{esc(step.step_label)}</td>'
+            f"<td><code>{esc(step.state)}</code></td>"
+            f'<td class="action">{esc(step.expected)}</td>'
             f"<td>{_html_prediction(step.expected, step.predicted_a, step.right_a, step.error_a)}</td>"
             f"<td>{_html_prediction(step.expected, step.predicted_b, step.right_b, step.error_b)}</td></tr>"
         )
@@ -545,11 +530,11 @@ def _html_page(title: str, body: list[str]) -> str:
             "<head>",
             '<meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{_e(title)}</title>",
-            f"<style>{_CSS}{_COMPARE_CSS}</style>",
+            f"<title>{esc(title)}</title>",
+            f"<style>{CSS}{_COMPARE_CSS}</style>",
             "</head>",
             "<body>",
-            f"<h1>{_e(title)}</h1>",
+            f"<h1>{esc(title)}</h1>",
             *body,
             "</body>",
             "</html>",
@@ -560,10 +545,10 @@ def _html_page(title: str, body: list[str]) -> str:
 
 def _html_runs(runs: list[RunInfo]) -> str:
     rows = "".join(
-        f"<tr><td>{_e(info.label)}</td><td><code>{_e(info.name)}</code></td><td><code>{_e(info.mode)}</code></td>"
-        f"<td><code>{_e(info.matching)}</code></td><td>{_e(info.mismatch_policy)}</td>"
+        f"<tr><td>{esc(info.label)}</td><td><code>{esc(info.name)}</code></td><td><code>{esc(info.mode)}</code></td>"
+        f"<td><code>{esc(info.matching)}</code></td><td>{esc(info.mismatch_policy)}</td>"
         f'<td class="num">{info.episodes}</td><td class="num">{info.steps}</td>'
-        f"<td>{_e('; '.join(Path(f.name).name for f in info.demo_files))}"
+        f"<td>{esc('; '.join(Path(f.name).name for f in info.demo_files))}"
         f"{'' if info.hashes_known else ' <span class=muted>(hashes unknown)</span>'}</td></tr>"
         for info in runs
     )
@@ -577,7 +562,7 @@ def _html(comparison: Comparison, title: str) -> str:
     state, sentence = status(comparison)
     _, words = verdict_words(comparison)
     body = [
-        f'<p class="verdict"><span class="status status-{state}">{_e(words)}</span> {_e(sentence)}</p>',
+        f'<p class="verdict"><span class="status status-{state}">{esc(words)}</span> {esc(sentence)}</p>',
         '<h2 id="runs">Runs</h2>',
         _html_runs([comparison.a, comparison.b]),
     ]
@@ -592,30 +577,30 @@ def _html(comparison: Comparison, title: str) -> str:
     body.append(
         '<div class="cards">'
         + "".join(
-            f'<div class="card"><span class="value">{_e(value)}</span><span class="label">{_e(label)}</span></div>'
+            f'<div class="card"><span class="value">{esc(value)}</span><span class="label">{esc(label)}</span></div>'
             for value, label in cards
         )
         + "</div>"
     )
     rows = "".join(
-        f"<tr><td>{_e(name)} (n={stats.n})</td><td class='num'>{_e(_rate(stats.a))}</td>"
-        f"<td class='num'>{_e(_rate(stats.b))}</td><td class='num'>{_e(_difference(stats))}</td>"
-        f"<td class='num'>{_e(_p(stats.mcnemar_p))} ({stats.a_only} / {stats.b_only})</td></tr>"
+        f"<tr><td>{esc(name)} (n={stats.n})</td><td class='num'>{esc(_rate(stats.a))}</td>"
+        f"<td class='num'>{esc(_rate(stats.b))}</td><td class='num'>{esc(_difference(stats))}</td>"
+        f"<td class='num'>{esc(_p(stats.mcnemar_p))} ({stats.a_only} / {stats.b_only})</td></tr>"
         for name, stats in _stat_rows(comparison)
     )
     body += [
         '<h2 id="summary">Summary</h2>',
         "<table><thead><tr><th></th><th>A</th><th>B</th><th>B − A (95% CI)</th>"
         f"<th>McNemar p (✓→✗ / ✗→✓)</th></tr></thead><tbody>{rows}</tbody></table>",
-        f'<p class="muted">Accuracies with Wilson 95% intervals. {_e(comparison.note)}</p>',
+        f'<p class="muted">Accuracies with Wilson 95% intervals. {esc(comparison.note)}</p>',
     ]
-    body += [f'<p class="warn">⚠ {_e(warning)}</p>' for warning in comparison.warnings]
+    body += [f'<p class="warn">⚠ {esc(warning)}</p>' for warning in comparison.warnings]
     if comparison.by_state:
         rows = "".join(
-            f"<tr><td><code>{_e(name)}</code></td><td class='num'>{stats.n}</td>"
-            f"<td class='num'>{_e(_rate(stats.a))}</td><td class='num'>{_e(_rate(stats.b))}</td>"
-            f"<td class='num'>{_e(_difference(stats))}</td><td class='num'>{stats.a_only}</td>"
-            f"<td class='num'>{stats.b_only}</td><td class='num'>{_e(_p(stats.mcnemar_p))}</td></tr>"
+            f"<tr><td><code>{esc(name)}</code></td><td class='num'>{stats.n}</td>"
+            f"<td class='num'>{esc(_rate(stats.a))}</td><td class='num'>{esc(_rate(stats.b))}</td>"
+            f"<td class='num'>{esc(_difference(stats))}</td><td class='num'>{stats.a_only}</td>"
+            f"<td class='num'>{stats.b_only}</td><td class='num'>{esc(_p(stats.mcnemar_p))}</td></tr>"
             for name, stats in comparison.by_state.items()
         )
         body += [
@@ -625,9 +610,9 @@ def _html(comparison: Comparison, title: str) -> str:
         ]
     if comparison.regression_groups:
         group_rows = "".join(
-            f"<tr><td class='num'>{group.count}</td><td>{_e(group.state)}</td>"
-            f"<td>{_e(group.expected_tool)} → {_e(group.predicted_tool)}</td><td>{_e(group.reason_kind)}</td>"
-            f"<td>{_e(group.sample_reason)}</td></tr>"
+            f"<tr><td class='num'>{group.count}</td><td>{esc(group.state)}</td>"
+            f"<td>{esc(group.expected_tool)} → {esc(group.predicted_tool)}</td><td>{esc(group.reason_kind)}</td>"
+            f"<td>{esc(group.sample_reason)}</td></tr>"
             for group in comparison.regression_groups
         )
         body += [
@@ -645,9 +630,9 @@ def _html(comparison: Comparison, title: str) -> str:
     )
     episodes = [e for e in comparison.episodes if e.shown]
     rows = "".join(
-        f'<tr class="{e.flip}"><td>{_e(e.episode)}</td><td>{_e(e.instruction)}</td>'
+        f'<tr class="{e.flip}"><td>{esc(e.episode)}</td><td>{esc(e.instruction)}</td>'
         f'<td class="num">{e.right_a}/{e.steps}</td><td class="num">{e.right_b}/{e.steps}</td>'
-        f'<td class="num">{e.regressed}</td><td class="num">{e.fixed}</td><td>{_e(e.flip.replace("_", " "))}</td></tr>'
+        f'<td class="num">{e.regressed}</td><td class="num">{e.fixed}</td><td>{esc(e.flip.replace("_", " "))}</td></tr>'
         for e in episodes
     )
     body += [
@@ -660,11 +645,11 @@ def _html(comparison: Comparison, title: str) -> str:
 
 def _agreement_html(agreement: Agreement, title: str) -> str:
     runs = agreement.runs
-    head = "".join(f"<th>{_e(info.label)}</th>" for info in runs)
+    head = "".join(f"<th>{esc(info.label)}</th>" for info in runs)
     rows = "".join(
-        f"<tr><th>{_e(info.label)}</th>"
+        f"<tr><th>{esc(info.label)}</th>"
         + "".join(
-            f'<td class="num">{_pct(agreement.matrix[i][j])} '
+            f'<td class="num">{pct(agreement.matrix[i][j])} '
             f'<span class="muted">({agreement.pair_steps[i][j]})</span></td>'
             for j in range(len(runs))
         )
@@ -677,20 +662,12 @@ def _agreement_html(agreement: Agreement, title: str) -> str:
         f"{agreement.all_wrong} wrong in every run.</p>",
         _html_runs(runs),
         f"<table><thead><tr><th></th>{head}</tr></thead><tbody>{rows}</tbody></table>",
-        *(f'<p class="warn">⚠ {_e(warning)}</p>' for warning in agreement.warnings),
+        *(f'<p class="warn">⚠ {esc(warning)}</p>' for warning in agreement.warnings),
     ]
     return _html_page(title, body)
 
 
 # --------------------------------------------------------------------------- JUnit XML
-
-
-def _properties(parent: ET.Element, items: list[tuple[str, str]]) -> None:
-    if not items:
-        return
-    properties = ET.SubElement(parent, "properties")
-    for name, value in items:
-        ET.SubElement(properties, "property", name=clean(name), value=clean(value))
 
 
 def _junit(comparison: Comparison) -> bytes:
@@ -702,7 +679,7 @@ def _junit(comparison: Comparison) -> bytes:
     run_pairs = [
         (f"{info.label}.{name}", value) for info in (comparison.a, comparison.b) for name, value in _run_line(info)
     ]
-    _properties(suite, run_pairs + _stat_pairs(comparison))
+    junit_properties(suite, run_pairs + _stat_pairs(comparison))
     case = ET.SubElement(
         suite, "testcase", classname="compare", name="comparison", assertions=str(comparison.overall.n)
     )
@@ -736,8 +713,8 @@ def _junit(comparison: Comparison) -> bytes:
             details.append(f"why (B): {clean(step.reason_b)}")
         if step.flip == "regressed":
             message = (
-                f"step {_one_line(step.step_label)} regressed: expected {_one_line(step.expected)[:300]} "
-                f"got {_one_line(step.predicted_b)[:300] or 'no action'} (A had it right)"
+                f"step {one_line(step.step_label)} regressed: expected {one_line(step.expected)[:300]} "
+                f"got {one_line(step.predicted_b)[:300] or 'no action'} (A had it right)"
             )
             failure = ET.SubElement(case, "failure", message=message, type="regression")
             failure.text = "\n".join(details)

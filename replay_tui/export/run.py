@@ -14,10 +14,8 @@ replaced, and each format escapes what is left for its own syntax.
 from __future__ import annotations
 
 import csv
-import html
 import io
 import os
-import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -28,34 +26,35 @@ import orjson
 
 from replay_tui.annotations import Annotation, AnnotationStore
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.diff import char_diff
-from replay_tui.fileio import atomic_write_bytes
+from replay_tui.export.text import (
+    CSS,
+    MD_MAX_CHARS,
+    MD_MAX_ROWS,
+    clean,
+    csv_cell,
+    esc,
+    format_for_path,
+    html_diff,
+    junit_properties,
+    md_code,
+    md_lines,
+    md_text,
+    normalize_format,
+    number,
+    one_line,
+    pct,
+    plural,
+    shorten,
+    write_atomic,
+)
 from replay_tui.groups import MismatchGroup, group_mismatches
 from replay_tui.runner import EpisodeOutcome, EpisodeReport, Mismatch, StepResult, SummaryReport
-from replay_tui.sanitize import strip_control
 from replay_tui.stats import wilson
 from replay_tui.trajectory import OutcomeCheck
 
-FORMATS: tuple[str, ...] = ("json", "md", "csv", "html", "junit")
-SUFFIX_FORMATS: dict[str, str] = {
-    ".json": "json",
-    ".md": "md",
-    ".markdown": "md",
-    ".csv": "csv",
-    ".html": "html",
-    ".htm": "html",
-    ".xml": "junit",
-}
-FORMAT_ALIASES: dict[str, str] = {"markdown": "md", "htm": "html", "xml": "junit"}
 DEFAULT_TITLE = "Replay report"
 SUITE_NAME = "replay-tui"
 
-MD_MAX_CHARS = 60_000
-"""A Markdown report stays below this many characters (GitHub comments allow 65,536)."""
-MD_MAX_ROWS = 200
-"""At most this many mismatch rows in a Markdown report; the rest are counted."""
-HTML_DIFF_CHARS = 5_000
-"""Longer expected/predicted texts are shown cut, without a character diff, in HTML."""
 MD_MAX_GROUPS = 50
 """At most this many mismatch groups in a Markdown report; the rest are counted."""
 GROUP_STEPS_SHOWN = 5
@@ -122,33 +121,7 @@ CSV_COLUMNS: tuple[str, ...] = (
 )
 
 
-class ExportError(ValueError):
-    """A report that cannot be rendered or written; the message is one line.
-
-    A ValueError, so callers that catch ``(OSError, ValueError)`` also catch failed writes (which
-    :func:`write_report` re-raises as ExportError).
-    """
-
-
 # --------------------------------------------------------------------------- public API
-
-
-def normalize_format(fmt: str) -> str:
-    """``"md"``/``"markdown"`` -> ``"md"``, ``"xml"`` -> ``"junit"``...; ExportError for anything else."""
-    name = (fmt or "").strip().lower().lstrip(".")
-    name = FORMAT_ALIASES.get(name, name)
-    if name not in FORMATS:
-        raise ExportError(f"unknown report format {_one_line(fmt)!r}; choose one of {', '.join(FORMATS)}")
-    return name
-
-
-def format_for_path(path: str | os.PathLike[str]) -> str:
-    """The report format a file name asks for, by suffix (``.xml`` is JUnit); ExportError otherwise."""
-    suffix = Path(path).suffix.lower()
-    if suffix not in SUFFIX_FORMATS:
-        known = ", ".join(SUFFIX_FORMATS)
-        raise ExportError(f"cannot tell the report format of {_one_line(str(path))!r}: use a {known} file name")
-    return SUFFIX_FORMATS[suffix]
 
 
 def render_report(
@@ -186,11 +159,7 @@ def write_report(
     """Render and atomically write the report; the format comes from the suffix unless ``fmt`` is given."""
     name = normalize_format(fmt) if fmt else format_for_path(path)
     data = render_report(summary, name, annotations, title=title)
-    try:
-        return atomic_write_bytes(path, data)
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise ExportError(f"cannot write {_one_line(str(path))}: {reason}") from exc
+    return write_atomic(path, data)
 
 
 def verdict(summary: SummaryReport) -> tuple[str, str]:
@@ -207,10 +176,10 @@ def verdict(summary: SummaryReport) -> tuple[str, str]:
         status = "pass"
     parts = [
         f"{summary.episodes_matched}/{summary.episodes_run} episodes matched",
-        f"{summary.total_matched}/{summary.total_steps} steps ({_pct(summary.overall_accuracy)})",
+        f"{summary.total_matched}/{summary.total_steps} steps ({pct(summary.overall_accuracy)})",
         *([f"{summary.total_equivalent} equivalent"] if summary.shows_verdicts else []),
-        _count(mismatches, "mismatch", "mismatches"),
-        _count(len(summary.problems), "load problem", "load problems"),
+        plural(mismatches, "mismatch", "mismatches"),
+        plural(len(summary.problems), "load problem", "load problems"),
     ]
     sentence = ", ".join(parts)
     if summary.shows_verdicts:
@@ -238,7 +207,7 @@ def outcome_phrase(summary: SummaryReport) -> str:
     if not total:
         return "no task was replayed"
     if counts["unknown"] == total:
-        return f"the log records no outcome for {_count(total, 'task', 'tasks')}"
+        return f"the log records no outcome for {plural(total, 'task', 'tasks')}"
     text = f"the recorded agent succeeded on {counts['succeeded']}/{total} tasks"
     if counts["succeeded"] < total:
         others = [f"{counts['failed']} failed"]
@@ -261,11 +230,11 @@ def outcome_pairs(outcome: EpisodeOutcome | None) -> list[tuple[str, str]]:
     pairs = [
         ("outcome", outcome.kind),
         ("outcome_success", "" if outcome.success is None else _bool(outcome.success)),
-        ("outcome_score", "" if outcome.score is None else _num(outcome.score)),
-        ("outcome_reason", _one_line(outcome.reason)),
+        ("outcome_score", "" if outcome.score is None else number(outcome.score)),
+        ("outcome_reason", one_line(outcome.reason)),
         ("missed_expected", ";".join(clean(name) for name in outcome.missed_expected)),
         ("extra_writes", ";".join(clean(call) for call in outcome.extra_writes)),
-        ("outcome_status", _one_line(outcome.status or "")),
+        ("outcome_status", one_line(outcome.status or "")),
         ("outcome_target", clean(outcome.target or "")),
         ("outcome_answer", clean(outcome.answer or "")),
         ("outcome_explanation", clean(outcome.explanation or "")),
@@ -277,10 +246,10 @@ def outcome_pairs(outcome: EpisodeOutcome | None) -> list[tuple[str, str]]:
 def _check_text(check: OutcomeCheck) -> str:
     """``db: failed`` / ``accuracy: 0.5``: one check of an outcome's breakdown, short."""
     state = "" if check.passed is None else "passed" if check.passed else "failed"
-    value = state or ("" if check.value is None else _one_line(check.value))
+    value = state or ("" if check.value is None else one_line(check.value))
     if value and not check.counts:
         value += " (diagnostic: not in the reward)"
-    return f"{_one_line(check.name)}: {value}" if value else _one_line(check.name)
+    return f"{one_line(check.name)}: {value}" if value else one_line(check.name)
 
 
 def outcome_run_pairs(summary: SummaryReport) -> list[tuple[str, str]]:
@@ -291,35 +260,7 @@ def outcome_run_pairs(summary: SummaryReport) -> list[tuple[str, str]]:
 
 # --------------------------------------------------------------------------- shared helpers
 
-_NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")
 _STATUS_LABELS = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "empty": "NO EPISODES"}
-
-
-def clean(text: Any) -> str:
-    """Untrusted text made safe for any report: control characters stripped, non-XML characters replaced."""
-    if text is None:
-        return ""
-    return _NOT_XML.sub("\ufffd", strip_control(str(text)))
-
-
-def _one_line(text: Any) -> str:
-    return " ".join(clean(text).split())
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
-
-
-def _pct(value: float) -> str:
-    return f"{value * 100:.1f}%"
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
-def _num(value: float) -> str:
-    return repr(round(float(value), 6))
 
 
 def _bool(value: bool) -> str:
@@ -446,7 +387,7 @@ class _Context:
     def __init__(self, summary: SummaryReport, store: AnnotationStore | None, title: str | None):
         self.summary = summary
         self.title_given = title
-        self.title = _one_line(title or "") or DEFAULT_TITLE
+        self.title = one_line(title or "") or DEFAULT_TITLE
         self.status, self.sentence = verdict(summary)
         self.groups = group_mismatches(summary)
         self.intervals = Intervals(summary)
@@ -509,12 +450,12 @@ def _totals(summary: SummaryReport) -> list[tuple[str, str]]:
         ("episodes_matched", str(summary.episodes_matched)),
         ("total_steps", str(summary.total_steps)),
         ("total_matched", str(summary.total_matched)),
-        ("overall_accuracy", _num(summary.overall_accuracy)),
+        ("overall_accuracy", number(summary.overall_accuracy)),
         ("mismatches", str(summary.total_mismatches)),
         *(
             [
                 ("total_equivalent", str(summary.total_equivalent)),
-                ("accepted_accuracy", _num(summary.accepted_accuracy)),
+                ("accepted_accuracy", number(summary.accepted_accuracy)),
             ]
             if summary.shows_verdicts
             else []
@@ -541,12 +482,12 @@ def _run_pairs(ctx: _Context, summary: SummaryReport) -> list[tuple[str, str]]:
     run += [("file", name) for name in summary.files]
     run += _totals(summary)
     for state, steps, accuracy in _states(summary):
-        run += [(f"accuracy_by_state[{state}]", _num(accuracy)), (f"steps_by_state[{state}]", str(steps))]
+        run += [(f"accuracy_by_state[{state}]", number(accuracy)), (f"steps_by_state[{state}]", str(steps))]
     if summary.shows_verdicts:
         for state, equivalent, accepted in _equivalent_states(summary):
             run += [
                 (f"equivalent_by_state[{state}]", str(equivalent)),
-                (f"accepted_accuracy_by_state[{state}]", _num(accepted)),
+                (f"accepted_accuracy_by_state[{state}]", number(accepted)),
             ]
     return run + _interval_pairs(ctx)
 
@@ -570,7 +511,7 @@ def _interval_pairs(ctx: _Context) -> list[tuple[str, str]]:
     pairs = [("intervals", INTERVAL_NOTE)]
     for name, (low, high) in figures:
         base, bracket, rest = name.partition("[")
-        pairs += [(f"{base}_ci_low{bracket}{rest}", _num(low)), (f"{base}_ci_high{bracket}{rest}", _num(high))]
+        pairs += [(f"{base}_ci_low{bracket}{rest}", number(low)), (f"{base}_ci_high{bracket}{rest}", number(high))]
     return pairs
 
 
@@ -587,7 +528,7 @@ def _problem_where(problem: LoadProblem) -> str:
         return "file"
     where = f"episode #{problem.index}"
     if problem.session_id is not None:
-        where += f" (session {_one_line(problem.session_id)})"
+        where += f" (session {one_line(problem.session_id)})"
     return where
 
 
@@ -606,45 +547,9 @@ def _render_json(ctx: _Context) -> bytes:
 
 # --------------------------------------------------------------------------- Markdown
 
-_MD_PUNCT = re.compile(r"([\\`*_\[\]<>|~&!#$])")
 _MD_ICONS = {"pass": "✅", "fail": "❌", "error": "⚠️", "empty": "➖"}
-_MD_CELL = 300
 _MD_STATES = 40
 _MD_FILES = 20
-
-
-def md_text(text: Any, limit: int = 500) -> str:
-    """Plain text for Markdown: one line, every character with a Markdown meaning backslash-escaped."""
-    return _MD_PUNCT.sub(r"\\\1", _cut(_one_line(text), limit))
-
-
-def md_lines(text: Any, limit: int, indent: str) -> str:
-    """Multi-line plain text for a Markdown list item: each line escaped like :func:`md_text`, ended by
-    a hard break and indented under the item, so a note keeps its line breaks (blank lines dropped)."""
-    lines = [" ".join(line.split()) for line in _cut(clean(text).strip(), limit).splitlines()]
-    escaped = [_MD_LIST_START.sub(r"\1\\\2", _MD_PUNCT.sub(r"\\\1", line)) for line in lines if line]
-    return ("\\\n" + indent).join(escaped)
-
-
-_MD_LIST_START = re.compile(r"^(\d*)([-+.)])")
-"""What would start a list at the beginning of a line: escaped in note lines."""
-
-
-def md_code(text: Any, limit: int = _MD_CELL, *, table: bool = True) -> str:
-    """Text as an inline code span: a fence longer than any backtick run inside, newlines shown as ⏎.
-
-    In a table cell ``|`` is escaped as ``\\|`` (GFM splits cells before it parses code spans).
-    """
-    body = _cut(clean(text), limit).replace("\n", "⏎")
-    if table:
-        body = body.replace("|", "\\|")
-    if not body:
-        return "*(empty)*"
-    runs = [len(run) for run in re.findall(r"`+", body)]
-    fence = "`" * (max(runs, default=0) + 1)
-    if body.strip(" ") and (body[0] in "` " or body[-1] in "` "):
-        body = f" {body} "
-    return f"{fence}{body}{fence}"
 
 
 def _md_tags(tags: list[str], *, table: bool, limit: int = 10) -> str:
@@ -666,7 +571,7 @@ def _md_take(lines: list[str], budget: int, max_items: int | None = None) -> tup
 
 def _md_share(summary: SummaryReport, interval: Interval) -> str:
     """``(60.0% [23.1–88.2%])``: the share of replayed episodes that matched, with its interval."""
-    return f"({_pct(summary.episodes_matched / max(1, summary.episodes_run))} {_pct_ci(interval)})"
+    return f"({pct(summary.episodes_matched / max(1, summary.episodes_run))} {_pct_ci(interval)})"
 
 
 def _render_md(ctx: _Context) -> str:
@@ -699,7 +604,7 @@ def _render_md(ctx: _Context) -> str:
         f"| Episodes replayed | {summary.episodes_run} of {summary.episodes_total} |",
         f"| Episodes matched | {summary.episodes_matched} {_md_share(summary, ci.episodes_matched)} |",
         f"| Steps matched | {summary.total_matched} of {summary.total_steps} |",
-        f"| Step accuracy | {_pct(summary.overall_accuracy)} {_pct_ci(ci.overall)} |",
+        f"| Step accuracy | {pct(summary.overall_accuracy)} {_pct_ci(ci.overall)} |",
         f"| Mismatches | {summary.total_mismatches} |",
         f"| Load problems | {len(summary.problems)} |",
     ]
@@ -707,7 +612,7 @@ def _render_md(ctx: _Context) -> str:
     if tolerant:
         head[-2:-2] = [
             f"| Equivalent steps (≈) | {summary.total_equivalent} |",
-            f"| Step accuracy with ≈ | {_pct(summary.accepted_accuracy)} {_pct_ci(ci.accepted)} |",
+            f"| Step accuracy with ≈ | {pct(summary.accepted_accuracy)} {_pct_ci(ci.accepted)} |",
         ]
     outcomes = summary.outcomes
     head += [
@@ -729,8 +634,8 @@ def _render_md(ctx: _Context) -> str:
             header, rule = header + " ≈ Equivalent | With ≈ |", rule + " ---: | ---: |"
         head += ["### Accuracy by state", "", header, rule]
         head += [
-            f"| {md_code(state, 60)} | {steps} | {_pct(acc)} {_pct_ci(state_ci[n])} |"
-            + (f" {extra[state][0]} | {_pct(extra[state][1])} {_pct_ci(accepted_ci[n])} |" if tolerant else "")
+            f"| {md_code(state, 60)} | {steps} | {pct(acc)} {_pct_ci(state_ci[n])} |"
+            + (f" {extra[state][0]} | {pct(extra[state][1])} {_pct_ci(accepted_ci[n])} |" if tolerant else "")
             for n, (state, steps, acc) in enumerate(states[:_MD_STATES])
         ]
         if len(states) > _MD_STATES:
@@ -783,7 +688,7 @@ def _md_outcomes(ctx: _Context, budget: int) -> tuple[list[str], int]:
         if outcome is None or outcome.kind not in ("failed", "errored"):
             continue
         missed = "; ".join(f"{md_code(name, 80)} {md_text(why, 200)}" for name, why in missed_lines(outcome))
-        score = "" if outcome.score is None else _num(outcome.score)
+        score = "" if outcome.score is None else number(outcome.score)
         reason = outcome.reason or outcome.explanation or ""
         episode_id = f" {md_code(episode.episode_id or '', 60)} |" if ids else ""
         rows.append(
@@ -807,7 +712,7 @@ def _md_outcomes(ctx: _Context, budget: int) -> tuple[list[str], int]:
         body += taken
         if left:
             body += ["", f"… and {left} more failed or errored tasks"]
-        lines += _md_details(_count(len(rows), "failed or errored task", "failed or errored tasks"), body, True)
+        lines += _md_details(plural(len(rows), "failed or errored task", "failed or errored tasks"), body, True)
     return lines, sum(len(line) + 1 for line in lines)
 
 
@@ -850,7 +755,7 @@ def _md_groups(ctx: _Context, budget: int) -> tuple[list[str], int]:
     lines = [
         "### Mismatch groups",
         "",
-        f"{_count(total, 'mismatch', 'mismatches')} in {_count(len(groups), 'group', 'groups')}, "
+        f"{plural(total, 'mismatch', 'mismatches')} in {plural(len(groups), 'group', 'groups')}, "
         "by state, expected and predicted tool, and kind of reason.",
         "",
         *body,
@@ -885,7 +790,7 @@ def _md_mismatches(ctx: _Context, budget: int) -> tuple[list[str], int]:
     body += taken
     if left:
         body += ["", f"… and {left} more mismatches"]
-    lines = ["### Mismatches", "", *_md_details(_count(total, "mismatch", "mismatches"), body, total <= 20)]
+    lines = ["### Mismatches", "", *_md_details(plural(total, "mismatch", "mismatches"), body, total <= 20)]
     return lines, sum(len(line) + 1 for line in lines)
 
 
@@ -911,7 +816,7 @@ def _md_equivalents(ctx: _Context, budget: int) -> tuple[list[str], int]:
         "",
         f"Differences tolerated by matching {md_code(summary.matching_label, 200, table=False)}.",
         "",
-        *_md_details(_count(total, "equivalent step", "equivalent steps"), body, total <= 20),
+        *_md_details(plural(total, "equivalent step", "equivalent steps"), body, total <= 20),
     ]
     return lines, sum(len(line) + 1 for line in lines)
 
@@ -950,20 +855,12 @@ def _md_problems(ctx: _Context, budget: int) -> tuple[list[str], int]:
     taken, left = _md_take(items, budget - 200)
     if left:
         taken.append(f"- … and {left} more problems")
-    heading = _count(len(items), "load problem", "load problems")
+    heading = plural(len(items), "load problem", "load problems")
     lines = ["### Load problems", "", *_md_details(heading, taken, len(items) <= 10)]
     return lines, sum(len(line) + 1 for line in lines)
 
 
 # --------------------------------------------------------------------------- CSV
-
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(text: Any) -> str:
-    """A text cell: cleaned, and prefixed with ``'`` when a spreadsheet would read it as a formula."""
-    value = clean(text)
-    return "'" + value if value.startswith(_FORMULA_START) else value
 
 
 def _render_csv(ctx: _Context) -> str:
@@ -989,15 +886,15 @@ def _render_csv(ctx: _Context) -> str:
             steps_recorded=str(episode.steps_recorded),
             steps_total=str(episode.steps_total),
             steps_matched=str(episode.steps_matched),
-            accuracy=_num(episode.accuracy),
-            accuracy_ci_low=_num(ctx.intervals.episodes[sid][0]),
-            accuracy_ci_high=_num(ctx.intervals.episodes[sid][1]),
+            accuracy=number(episode.accuracy),
+            accuracy_ci_low=number(ctx.intervals.episodes[sid][0]),
+            accuracy_ci_high=number(ctx.intervals.episodes[sid][1]),
             mismatches=str(len(episode.mismatches)),
             first_mismatch_step=csv_cell(episode.first_mismatch_step or ""),
             first_expected=csv_cell(first.expected if first else ""),
             first_predicted=csv_cell(first.predicted if first else ""),
             success=_bool(episode.success),
-            final_reward=_num(episode.final_reward),
+            final_reward=number(episode.final_reward),
             completed_by_backup=_bool(episode.completed_by_backup),
             stopped_early=_bool(episode.stopped_early),
             cancelled=_bool(episode.cancelled),
@@ -1064,42 +961,6 @@ def _render_csv(ctx: _Context) -> str:
 
 # --------------------------------------------------------------------------- HTML
 
-_CSS = """
-:root { color-scheme: light dark; --ok: #1a7f37; --bad: #cf222e; --warn: #9a6700; --muted: #6e7781;
-  --line: #d0d7de; --card: #f6f8fa; --del: #ffebe9; --ins: #dafbe1; }
-@media (prefers-color-scheme: dark) { :root { --line: #30363d; --card: #161b22; --del: #5a1e22; --ins: #1b4721;
-  --muted: #8b949e; } }
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 80rem;
-  padding: 0 1rem; }
-h1 { margin-bottom: .25rem; } h2 { margin-top: 2rem; border-bottom: 1px solid var(--line); }
-.verdict { font-size: 1.1rem; } .status { font-weight: 700; padding: .1rem .5rem; border-radius: .3rem; color: #fff; }
-.status-pass { background: var(--ok); } .status-fail { background: var(--bad); }
-.status-error, .status-empty { background: var(--warn); }
-.cards { display: flex; flex-wrap: wrap; gap: .75rem; margin: 1rem 0; }
-.card { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: .6rem 1rem;
-  min-width: 8rem; }
-.card .value { display: block; font-size: 1.5rem; font-weight: 600; } .card .label { color: var(--muted); }
-.card .ci { display: block; color: var(--muted); font-size: .8rem; }
-table { border-collapse: collapse; width: 100%; margin: .5rem 0; }
-th, td { border: 1px solid var(--line); padding: .3rem .5rem; text-align: left; vertical-align: top; }
-th { background: var(--card); } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.bad td:first-child { border-left: 3px solid var(--bad); } tr.ok td:first-child { border-left: 3px solid var(--ok); }
-.bar { display: inline-block; width: 8rem; height: .6rem; background: var(--line); border-radius: .3rem;
-  vertical-align: middle; margin-right: .4rem; }
-.bar span { display: block; height: 100%; background: var(--ok); border-radius: .3rem; }
-code, .action { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; white-space: pre-wrap;
-  word-break: break-all; }
-.tag { display: inline-block; background: var(--card); border: 1px solid var(--line); border-radius: 1rem;
-  padding: 0 .5rem; margin-right: .25rem; font-size: .85rem; }
-.episode { border: 1px solid var(--line); border-radius: .5rem; padding: .5rem 1rem; margin: 1rem 0; }
-.mismatch { border-top: 1px dashed var(--line); padding: .5rem 0; }
-.mismatch dl { display: grid; grid-template-columns: 7rem 1fr; gap: .2rem .75rem; margin: .25rem 0; }
-.mismatch dt { color: var(--muted); }
-del { background: var(--del); text-decoration: line-through; }
-ins { background: var(--ins); text-decoration: none; }
-.note { white-space: pre-wrap; } .muted { color: var(--muted); } .error { color: var(--bad); }
-#filter { font: inherit; padding: .3rem .5rem; width: 24rem; max-width: 100%; }
-"""
 
 _SCRIPT = """
 (function () {
@@ -1115,31 +976,8 @@ _SCRIPT = """
 """
 
 
-def _e(text: Any) -> str:
-    return html.escape(clean(text), quote=True)
-
-
 def _html_tags(tags: Iterable[str]) -> str:
-    return "".join(f'<span class="tag">{_e(tag)}</span>' for tag in tags)
-
-
-def _html_diff(expected: str, predicted: str) -> tuple[str, str]:
-    """Expected and predicted as HTML, with what only one side has in ``<del>``/``<ins>``."""
-    expected, predicted = clean(expected), clean(predicted)
-    if len(expected) > HTML_DIFF_CHARS or len(predicted) > HTML_DIFF_CHARS:
-        return _e(_cut(expected, HTML_DIFF_CHARS)), _e(_cut(predicted, HTML_DIFF_CHARS))
-    left: list[str] = []
-    right: list[str] = []
-    for op, text in char_diff(expected, predicted, cleanup=True):
-        escaped = html.escape(text, quote=True)
-        if op == "equal":
-            left.append(escaped)
-            right.append(escaped)
-        elif op == "delete":
-            left.append(f"<del>{escaped}</del>")
-        else:
-            right.append(f"<ins>{escaped}</ins>")
-    return "".join(left), "".join(right)
+    return "".join(f'<span class="tag">{esc(tag)}</span>' for tag in tags)
 
 
 def _render_html(ctx: _Context) -> str:
@@ -1150,19 +988,19 @@ def _render_html(ctx: _Context) -> str:
         "<head>",
         '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_e(ctx.title)}</title>",
-        f"<style>{_CSS}</style>",
+        f"<title>{esc(ctx.title)}</title>",
+        f"<style>{CSS}</style>",
         "</head>",
         "<body>",
-        f"<h1>{_e(ctx.title)}</h1>",
+        f"<h1>{esc(ctx.title)}</h1>",
         f'<p class="verdict"><span class="status status-{ctx.status}">{_STATUS_LABELS[ctx.status]}</span> '
-        f"{_e(headline(summary))}</p>",
-        f'<p class="muted">Agreement: {_e(ctx.sentence)}</p>',
+        f"{esc(headline(summary))}</p>",
+        f'<p class="muted">Agreement: {esc(ctx.sentence)}</p>',
     ]
     settings = "".join(
-        f"<tr><th>{_e(name)}</th><td><code>{_e(value)}</code></td></tr>" for name, value in _settings(summary)
+        f"<tr><th>{esc(name)}</th><td><code>{esc(value)}</code></td></tr>" for name, value in _settings(summary)
     )
-    files = "".join(f"<li><code>{_e(name)}</code></li>" for name in summary.files) or "<li>none</li>"
+    files = "".join(f"<li><code>{esc(name)}</code></li>" for name in summary.files) or "<li>none</li>"
     out += [
         '<h2 id="settings">Run settings</h2>',
         f'<table class="settings"><tbody>{settings}<tr><th>files</th><td><ul>{files}</ul></td></tr></tbody></table>',
@@ -1172,14 +1010,14 @@ def _render_html(ctx: _Context) -> str:
         (f"{summary.episodes_run} / {summary.episodes_total}", "episodes replayed", ""),
         (str(summary.episodes_matched), "episodes matched", _html_share(summary, ci.episodes_matched)),
         (f"{summary.total_matched} / {summary.total_steps}", "steps matched", ""),
-        (_pct(summary.overall_accuracy), "step accuracy", _html_ci(ci.overall)),
-        (str(summary.total_mismatches), "mismatches", f"in {_count(len(ctx.groups), 'group', 'groups')}"),
+        (pct(summary.overall_accuracy), "step accuracy", _html_ci(ci.overall)),
+        (str(summary.total_mismatches), "mismatches", f"in {plural(len(ctx.groups), 'group', 'groups')}"),
         (str(len(summary.problems)), "load problems", ""),
     ]
     if summary.shows_verdicts:
         cards[4:4] = [
             (str(summary.total_equivalent), "equivalent steps (≈)", ""),
-            (_pct(summary.accepted_accuracy), "step accuracy with ≈", _html_ci(ci.accepted)),
+            (pct(summary.accepted_accuracy), "step accuracy with ≈", _html_ci(ci.accepted)),
         ]
     outcomes = summary.outcomes
     others = ", ".join(f"{n} {kind}" for kind, n in outcomes.items() if kind != "succeeded")
@@ -1189,14 +1027,14 @@ def _render_html(ctx: _Context) -> str:
     out.append(
         '<div class="cards">'
         + "".join(
-            f'<div class="card"><span class="value">{_e(value)}</span><span class="label">{_e(label)}</span>'
-            + (f'<span class="ci">{_e(note)}</span>' if note else "")
+            f'<div class="card"><span class="value">{esc(value)}</span><span class="label">{esc(label)}</span>'
+            + (f'<span class="ci">{esc(note)}</span>' if note else "")
             + "</div>"
             for value, label, note in cards
         )
         + "</div>"
     )
-    out.append(f'<p class="muted">Accuracy figures show their {_e(INTERVAL_NOTE)} (CI).</p>')
+    out.append(f'<p class="muted">Accuracy figures show their {esc(INTERVAL_NOTE)} (CI).</p>')
 
     states = _states(summary)
     if states:
@@ -1205,11 +1043,11 @@ def _render_html(ctx: _Context) -> str:
         state_ci = list(ci.by_state.values())
         accepted_ci = list(ci.accepted_by_state.values())
         rows = "".join(
-            f'<tr><td><code>{_e(state)}</code></td><td class="num">{steps}</td>'
-            f'<td><span class="bar"><span style="width:{acc * 100:.1f}%"></span></span>{_pct(acc)} '
+            f'<tr><td><code>{esc(state)}</code></td><td class="num">{steps}</td>'
+            f'<td><span class="bar"><span style="width:{acc * 100:.1f}%"></span></span>{pct(acc)} '
             f'<span class="muted">{_pct_ci(state_ci[n])}</span></td>'
             + (
-                f'<td class="num">{extra[state][0]}</td><td class="num">{_pct(extra[state][1])} '
+                f'<td class="num">{extra[state][0]}</td><td class="num">{pct(extra[state][1])} '
                 f'<span class="muted">{_pct_ci(accepted_ci[n])}</span></td>'
                 if tolerant
                 else ""
@@ -1243,7 +1081,7 @@ def _html_ci(interval: Interval) -> str:
 
 def _html_share(summary: SummaryReport, interval: Interval) -> str:
     share = summary.episodes_matched / max(1, summary.episodes_run)
-    return f"{_pct(share)} of replayed, {_html_ci(interval)}"
+    return f"{pct(share)} of replayed, {_html_ci(interval)}"
 
 
 def _html_groups(ctx: _Context) -> list[str]:
@@ -1254,22 +1092,22 @@ def _html_groups(ctx: _Context) -> list[str]:
         return [*out, '<p class="muted">No mismatches to group.</p>']
     out.append(
         '<p class="muted">Mismatches by state, expected and predicted tool, and kind of reason '
-        f"({_e(_count(ctx.summary.total_mismatches, 'mismatch', 'mismatches'))}).</p>"
+        f"({esc(plural(ctx.summary.total_mismatches, 'mismatch', 'mismatches'))}).</p>"
     )
     rows = []
     for rank, group in enumerate(groups, start=1):
         links = " ".join(
-            f'<a href="#m-{_e(key[0])}-{_e(key[1])}">{_e(_group_label(key))}</a>'
+            f'<a href="#m-{esc(key[0])}-{esc(key[1])}">{esc(_group_label(key))}</a>'
             if isinstance(key, tuple) and len(key) == 2
-            else _e(_group_label(key))
+            else esc(_group_label(key))
             for key in group.steps
         )
-        steps = _count(group.count, "step", "steps")
+        steps = plural(group.count, "step", "steps")
         rows.append(
             f'<tr class="filterable" id="g-{rank}"><td class="num">{group.count}</td>'
-            f"<td><code>{_e(group.state)}</code></td>"
-            f"<td><code>{_e(group.expected_tool)}</code> → <code>{_e(group.predicted_tool)}</code></td>"
-            f"<td>{_e(group.reason_kind)}</td><td>{_e(group.sample_reason)}</td>"
+            f"<td><code>{esc(group.state)}</code></td>"
+            f"<td><code>{esc(group.expected_tool)}</code> → <code>{esc(group.predicted_tool)}</code></td>"
+            f"<td>{esc(group.reason_kind)}</td><td>{esc(group.sample_reason)}</td>"
             f"<td><details><summary>{steps}</summary>{links}</details></td></tr>"
         )
     return [
@@ -1301,24 +1139,24 @@ def _html_episodes(ctx: _Context) -> list[str]:
             flags.append("stopped early")
         if episode.cancelled:
             flags.append("cancelled")
-        extra = f'<br><span class="muted">{_e(", ".join(flags))}</span>' if flags else ""
+        extra = f'<br><span class="muted">{esc(", ".join(flags))}</span>' if flags else ""
         first = (
-            f'<a href="#m-{sid}-{_e(episode.first_mismatch_step)}">step {_e(episode.first_mismatch_step)}</a>'
+            f'<a href="#m-{sid}-{esc(episode.first_mismatch_step)}">step {esc(episode.first_mismatch_step)}</a>'
             if episode.first_mismatch_step is not None
             else ""
         )
         rows.append(
             f'<tr id="s-{sid}" class="filterable {"ok" if episode.matched else "bad"}">'
-            f'<td class="num">{sid}</td><td title="{_e(episode.file)}">{_e(Path(clean(episode.file)).name)}</td>'
-            f"<td>{_e(episode.instruction)}</td>"
+            f'<td class="num">{sid}</td><td title="{esc(episode.file)}">{esc(Path(clean(episode.file)).name)}</td>'
+            f"<td>{esc(episode.instruction)}</td>"
             f'<td class="num">{episode.steps_matched} / {episode.steps_total} '
             f'<span class="muted">({episode.steps_recorded} recorded)</span>{extra}</td>'
-            f'<td class="num">{_pct(episode.accuracy)} '
+            f'<td class="num">{pct(episode.accuracy)} '
             f'<span class="muted">{_pct_ci(ctx.intervals.episodes[sid])}</span></td>'
             f'<td class="num">{len(episode.mismatches)}</td>'
             f"<td>{first}</td><td>{'yes' if episode.success else 'no'}</td>"
-            f'<td class="num">{_e(_num(episode.final_reward))}</td><td>{_html_outcome(episode.outcome)}</td>'
-            f'<td>{_html_tags(ctx.all_tags(sid))}</td><td class="note">{_e(ctx.note(sid))}</td></tr>'
+            f'<td class="num">{esc(number(episode.final_reward))}</td><td>{_html_outcome(episode.outcome)}</td>'
+            f'<td>{_html_tags(ctx.all_tags(sid))}</td><td class="note">{esc(ctx.note(sid))}</td></tr>'
         )
     return [*out, f"<table><thead>{head}</thead><tbody>", *rows, "</tbody></table>"]
 
@@ -1329,12 +1167,12 @@ def _html_outcome(outcome: EpisodeOutcome | None) -> str:
     if outcome is None:
         return "unknown"
     css = {"succeeded": "", "failed": "error", "errored": "error"}.get(outcome.kind, "muted")
-    out = f'<span class="{css}">{_e(outcome.kind)}</span>'
+    out = f'<span class="{css}">{esc(outcome.kind)}</span>'
     if outcome.reason:
-        out += f"<br>{_e(outcome.reason)}"
+        out += f"<br>{esc(outcome.reason)}"
     missed = missed_lines(outcome)
     if missed:
-        items = "".join(f"<li><code>{_e(name)}</code> {_e(why)}</li>" for name, why in missed)
+        items = "".join(f"<li><code>{esc(name)}</code> {esc(why)}</li>" for name, why in missed)
         out += f"<br>missed expected actions, extra writes:<ul>{items}</ul>"
     details = [
         (name, text)
@@ -1348,7 +1186,7 @@ def _html_outcome(outcome: EpisodeOutcome | None) -> str:
         if text
     ]
     if details:
-        rows = "".join(f"<dt>{name}</dt><dd>{_e(text)}</dd>" for name, text in details)
+        rows = "".join(f"<dt>{name}</dt><dd>{esc(text)}</dd>" for name, text in details)
         out += f"<details><summary>the log's record</summary><dl>{rows}</dl></details>"
     return out
 
@@ -1363,32 +1201,32 @@ def _html_mismatches(ctx: _Context) -> list[str]:
         sid = episode.session_id
         out.append(f'<section class="episode filterable" id="e-{sid}">')
         out.append(
-            f'<h3>Session {sid} <span class="muted">{_e(Path(clean(episode.file)).name)}</span> '
+            f'<h3>Session {sid} <span class="muted">{esc(Path(clean(episode.file)).name)}</span> '
             f"{_html_tags(ctx.tags(sid))}</h3>"
         )
-        out.append(f"<p>{_e(episode.instruction)}</p>")
+        out.append(f"<p>{esc(episode.instruction)}</p>")
         if note := ctx.note(sid):
-            out.append(f'<p class="note"><strong>Note:</strong> {_e(note)}</p>')
+            out.append(f'<p class="note"><strong>Note:</strong> {esc(note)}</p>')
         for mismatch in episode.mismatches:
             label = mismatch.step_label
-            expected, predicted = _html_diff(mismatch.expected, mismatch.predicted)
-            out.append(f'<div class="mismatch" id="m-{sid}-{_e(label)}">')
+            expected, predicted = html_diff(mismatch.expected, mismatch.predicted)
+            out.append(f'<div class="mismatch" id="m-{sid}-{esc(label)}">')
             out.append(
-                f"<h4>Step {_e(label)} <code>{_e(mismatch.state)}</code> {_html_tags(ctx.tags(sid, label))}</h4>"
+                f"<h4>Step {esc(label)} <code>{esc(mismatch.state)}</code> {_html_tags(ctx.tags(sid, label))}</h4>"
             )
             out.append("<dl>")
             out.append(f'<dt>expected</dt><dd class="action">{expected}</dd>')
             out.append(f'<dt>predicted</dt><dd class="action">{predicted}</dd>')
             if mismatch.error:
-                out.append(f'<dt>policy error</dt><dd class="error">{_e(mismatch.error)}</dd>')
+                out.append(f'<dt>policy error</dt><dd class="error">{esc(mismatch.error)}</dd>')
             if mismatch.reason and ctx.summary.shows_verdicts:
-                out.append(f"<dt>why</dt><dd>{_e(mismatch.reason)}</dd>")
+                out.append(f"<dt>why</dt><dd>{esc(mismatch.reason)}</dd>")
             if note := ctx.note(sid, label):
-                out.append(f'<dt>note</dt><dd class="note">{_e(note)}</dd>')
+                out.append(f'<dt>note</dt><dd class="note">{esc(note)}</dd>')
             if mismatch.observation_excerpt:
                 out.append(
                     f"<dt>observation</dt><dd><details><summary>excerpt</summary>"
-                    f'<p class="muted">{_e(mismatch.observation_excerpt)}</p></details></dd>'
+                    f'<p class="muted">{esc(mismatch.observation_excerpt)}</p></details></dd>'
                 )
             out.append("</dl>")
             out.append("</div>")
@@ -1403,13 +1241,13 @@ def _html_equivalents(ctx: _Context) -> list[str]:
         return []
     out = [
         f'<h2 id="equivalents">Equivalent steps ({summary.total_equivalent})</h2>',
-        f'<p class="muted">Differences tolerated by matching {_e(summary.matching_label)}: '
+        f'<p class="muted">Differences tolerated by matching {esc(summary.matching_label)}: '
         "neither matches nor mismatches.</p>",
     ]
     rows = [
-        f'<tr class="filterable"><td class="num">{episode.session_id}</td><td>{_e(e.step_label)}</td>'
-        f'<td><code>{_e(e.state)}</code></td><td class="action">{_e(e.expected)}</td>'
-        f'<td class="action">{_e(e.predicted)}</td><td>{_e(e.reason or "")}</td></tr>'
+        f'<tr class="filterable"><td class="num">{episode.session_id}</td><td>{esc(e.step_label)}</td>'
+        f'<td><code>{esc(e.state)}</code></td><td class="action">{esc(e.expected)}</td>'
+        f'<td class="action">{esc(e.predicted)}</td><td>{esc(e.reason or "")}</td></tr>'
         for episode in summary.episodes
         for e in episode.equivalents
     ]
@@ -1427,10 +1265,10 @@ def _html_notes(ctx: _Context) -> list[str]:
         return [*out, '<p class="muted">No tags or notes on these episodes.</p>']
     rows = []
     for item in sorted(ctx.annotations, key=lambda a: (str(a.session_id), _step_order(a.step_label))):
-        step = "episode" if item.step_label is None else f"step {_e(item.step_label)}"
+        step = "episode" if item.step_label is None else f"step {esc(item.step_label)}"
         rows.append(
             f'<tr class="filterable"><td class="num">{item.session_id}</td><td>{step}</td>'
-            f'<td>{_html_tags(clean(t) for t in item.tags)}</td><td class="note">{_e(item.note.strip())}</td>'
+            f'<td>{_html_tags(clean(t) for t in item.tags)}</td><td class="note">{esc(item.note.strip())}</td>'
             "</tr>"
         )
     return [
@@ -1447,9 +1285,9 @@ def _html_problems(ctx: _Context) -> list[str]:
     if not problems:
         return [*out, '<p class="muted">No load problems.</p>']
     rows = [
-        f'<tr class="filterable"><td><code>{_e(problem.file)}</code></td><td>{_e(_problem_where(problem))}</td>'
-        f"<td><code>{_e(problem.field or '')}</code></td><td>{_e(problem.severity)}</td>"
-        f"<td>{_e(problem.message)}</td></tr>"
+        f'<tr class="filterable"><td><code>{esc(problem.file)}</code></td><td>{esc(_problem_where(problem))}</td>'
+        f"<td><code>{esc(problem.field or '')}</code></td><td>{esc(problem.severity)}</td>"
+        f"<td>{esc(problem.message)}</td></tr>"
         for problem in problems
     ]
     return [
@@ -1463,15 +1301,6 @@ def _html_problems(ctx: _Context) -> list[str]:
 
 # --------------------------------------------------------------------------- JUnit XML
 # Text goes in through clean() only: ElementTree escapes markup itself.
-
-
-def _properties(parent: ET.Element, items: Iterable[tuple[str, str]]) -> None:
-    items = list(items)
-    if not items:
-        return
-    properties = ET.SubElement(parent, "properties")
-    for name, value in items:
-        ET.SubElement(properties, "property", name=clean(name), value=clean(value))
 
 
 def _annotation_properties(ctx: _Context, session_id: Any) -> list[tuple[str, str]]:
@@ -1504,7 +1333,7 @@ def _render_junit(ctx: _Context) -> bytes:
         )
         for rank, group in enumerate(ctx.groups, start=1)
     ]
-    _properties(suite, run + outcome_run_pairs(summary))
+    junit_properties(suite, run + outcome_run_pairs(summary))
 
     for episode in summary.episodes:
         sid = episode.session_id
@@ -1516,16 +1345,16 @@ def _render_junit(ctx: _Context) -> bytes:
             assertions=str(episode.steps_total),
         )
         # the task's outcome as properties: agreement alone makes the case pass or fail
-        _properties(case, outcome_pairs(episode.outcome) + _annotation_properties(ctx, sid))
+        junit_properties(case, outcome_pairs(episode.outcome) + _annotation_properties(ctx, sid))
         for mismatch in episode.mismatches:
             label = mismatch.step_label
-            got = _cut(_one_line(mismatch.predicted), 300) or "no action"
+            got = shorten(one_line(mismatch.predicted), 300) or "no action"
             message = (
-                f"step {_one_line(label)} ({_one_line(mismatch.state)}): expected "
-                f"{_cut(_one_line(mismatch.expected), 300)} got {got}"
+                f"step {one_line(label)} ({one_line(mismatch.state)}): expected "
+                f"{shorten(one_line(mismatch.expected), 300)} got {got}"
             )
             if mismatch.error:
-                message += f" (policy error: {_cut(_one_line(mismatch.error), 300)})"
+                message += f" (policy error: {shorten(one_line(mismatch.error), 300)})"
             details = [
                 f"session {sid}, step {clean(label)} ({clean(mismatch.state)})",
                 f"expected:  {clean(mismatch.expected)}",
@@ -1547,8 +1376,8 @@ def _render_junit(ctx: _Context) -> bytes:
             f"instruction: {clean(episode.instruction)}",
             f"file: {clean(episode.file)}",
             f"steps matched: {episode.steps_matched} of {episode.steps_total} ({episode.steps_recorded} recorded)",
-            f"accuracy: {_pct(episode.accuracy)}",
-            f"success: {_bool(episode.success)}, final reward: {_num(episode.final_reward)}, "
+            f"accuracy: {pct(episode.accuracy)}",
+            f"success: {_bool(episode.success)}, final reward: {number(episode.final_reward)}, "
             f"completed by backup: {_bool(episode.completed_by_backup)}",
         ]
         if summary.shows_verdicts:
@@ -1574,9 +1403,9 @@ def _render_junit(ctx: _Context) -> bytes:
         )
         problem_sid = problem.session_id
         if problem_sid is not None:
-            _properties(case, _annotation_properties(ctx, problem_sid))
+            junit_properties(case, _annotation_properties(ctx, problem_sid))
         error = ET.SubElement(
-            case, "error", message=_cut(_one_line(problem.one_line()), 1_000), type=f"load-{problem.severity}"
+            case, "error", message=shorten(one_line(problem.one_line()), 1_000), type=f"load-{problem.severity}"
         )
         lines = [f"file: {clean(problem.file)}", f"where: {_problem_where(problem)}"]
         if problem.field:
