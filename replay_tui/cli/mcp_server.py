@@ -28,16 +28,19 @@ from pydantic import BaseModel, Field
 
 from replay_tui.annotations import AnnotationError, AnnotationStore
 from replay_tui.cli.common import UsageError
-from replay_tui.cli.compare import load_run
+from replay_tui.cli.compare import runs_or_none
 from replay_tui.compare import CompareError, compare_runs, run_info, run_label
 from replay_tui.demos.loader import EpisodeRef
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.expected import align_trajectory
 from replay_tui.export import FORMATS, ExportError, write_report
-from replay_tui.fileio import OutputClash, check_outputs, inside
+from replay_tui.fileio import OutputClash, check_outputs, expand_home, inside
 from replay_tui.formats.registry import FormatError
 from replay_tui.groups import group_mismatches
 from replay_tui.matching import MatchSettings, MatchSpecError
+from replay_tui.outcome_compare import compare_outcomes
+from replay_tui.outcome_export import to_json as outcome_json
+from replay_tui.pairing import PairingError, load_pair
 from replay_tui.policies.registry import LLM_MODES, MODES_BY_NAME
 from replay_tui.runner import EpisodeReport, SummaryReport
 from replay_tui.runs import RunError, RunInfo, RunStore, runs_root
@@ -190,18 +193,47 @@ class Regression(BaseModel):
     reason_b: str
 
 
-class CompareResult(BaseModel):
-    headline: str
-    a: str
-    b: str
+class RunsCompared(BaseModel):
+    """Two replay runs of the same recorded inputs, step by step (``compare RUN_A RUN_B``)."""
+
     flips: dict[str, int]
     episode_flips: dict[str, int]
     accuracy_a: float
     accuracy_b: float
     p_value: float | None
-    warnings: list[str]
     regressions: list[Regression]
     regressions_more: int = 0
+
+
+class Unpaired(BaseModel):
+    a_only: list[str] = Field(description="task keys only log A has (first page)")
+    b_only: list[str] = Field(description="task keys only log B has (first page)")
+    a_only_more: int = 0
+    b_only_more: int = 0
+
+
+class LogsCompared(BaseModel):
+    """Two logs of agents' own runs of the same tasks, paired by task (``compare LOG_A LOG_B``'s
+    JSON report: ``summary``, ``unpaired``, and its regressed ``tasks``)."""
+
+    formats_a: list[str]
+    formats_b: list[str]
+    summary: dict[str, Any] = Field(description="success rates with Wilson intervals, McNemar p, bootstrap, pass^k")
+    unpaired: Unpaired
+    regressions: list[dict[str, Any]] = Field(
+        description="tasks that succeeded in A and failed in B, each with its first divergent call"
+    )
+    regressions_more: int = 0
+
+
+class CompareResult(BaseModel):
+    kind: Literal["runs", "logs"] = Field(description="two replay runs, or two logs paired by task")
+    headline: str
+    a: str
+    b: str
+    warnings: list[str]
+    runs: RunsCompared | None = None
+    logs: LogsCompared | None = None
 
 
 class Group(BaseModel):
@@ -617,24 +649,79 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             problems=[fit(str(p), 300) for p in summary.problems[: options.page_size]],
         )
 
-    def loaded(spec: str, argument: str) -> tuple[SummaryReport, Any, str]:
+    def loaded(spec: str, argument: str) -> tuple[SummaryReport, Any, str] | None:
+        """The run ``spec`` names (an id of this session, a report file, a name in the history), or
+        None when it is a log of an agent's own run (``compare`` pairs two logs by task)."""
         if spec in session.runs:
             run = session.runs[spec]
             return run.summary, run.info.model_dump(mode="json"), spec
         try:
-            runs = load_run(spec, options.runs_dir)
+            runs = runs_or_none([spec], options.runs_dir, None)
         except (UsageError, OSError) as exc:
             raise ToolError(f"{argument}: {fit(str(exc), 300)}") from None
+        if runs is None:
+            return None
         if len(runs) != 1:
             raise ToolError(f"{argument}: {fit(spec, 200)} holds {len(runs)} runs; name one run")
         return runs[0].summary, runs[0].info, runs[0].source
 
+    def compare_logs(log_a: str, log_b: str) -> CompareResult:
+        try:
+            pairing = load_pair([str(expand_home(log_a)), str(expand_home(log_b))])
+        except PairingError as exc:
+            raise ToolError(f"run_or_log_a, run_or_log_b: {fit(one_line(str(exc)), 300)}") from None
+        comparison = compare_outcomes(pairing)
+        report = outcome_json(comparison)
+        size = options.page_size
+        regressions = [task for task in report["tasks"] if task["change"] == "regressed"]
+        a_only, b_only = report["unpaired"]["a_only"], report["unpaired"]["b_only"]
+        problems = [str(p) for log in (pairing.a, pairing.b) for p in log.problems]
+        return CompareResult(
+            kind="logs",
+            headline=fit(comparison.headline()),
+            a=fit(log_a, 200),
+            b=fit(log_b, 200),
+            warnings=[fit(w, 300) for w in [*problems, *report["warnings"]][:size]],
+            logs=LogsCompared(
+                formats_a=[fit(f, 100) for f in pairing.a.formats],
+                formats_b=[fit(f, 100) for f in pairing.b.formats],
+                summary=fitted(report["summary"], 200),
+                unpaired=Unpaired(
+                    a_only=[fit(key, 200) for key in a_only[:size]],
+                    b_only=[fit(key, 200) for key in b_only[:size]],
+                    a_only_more=max(0, len(a_only) - size),
+                    b_only_more=max(0, len(b_only) - size),
+                ),
+                regressions=[fitted(task, 500) for task in regressions[:size]],
+                regressions_more=max(0, len(regressions) - size),
+            ),
+        )
+
+    def fitted(value: Any, most: int) -> Any:
+        """``value`` (JSON) with every string, keys too, cut to ``most`` characters (and ``--max-chars``)."""
+        if isinstance(value, str):
+            return fit(value, most)
+        if isinstance(value, dict):
+            return {fit(str(key), most): fitted(item, most) for key, item in value.items()}
+        if isinstance(value, list):
+            return [fitted(item, most) for item in value]
+        return value
+
     @server.tool(annotations=READ_ONLY)
-    def compare(run_a: str, run_b: str) -> CompareResult:
-        """Compare two runs (ids from replay, names in the run history, or report files): the flips
-        between them, paired statistics, and the steps that regressed from A to B."""
-        summary_a, info_a, source_a = loaded(run_a, "run_a")
-        summary_b, info_b, source_b = loaded(run_b, "run_b")
+    def compare(run_or_log_a: str, run_or_log_b: str) -> CompareResult:
+        """Compare two replay runs (ids from replay, names in the run history, or report files): the
+        flips between them, paired statistics, and the steps that regressed from A to B. Or compare two
+        logs of agents' own runs of the same tasks (any format), paired by task: success rates, McNemar,
+        pass^k, the task keys only one log has, and each regressed task's first divergent call."""
+        first = loaded(run_or_log_a, "run_or_log_a")
+        second = loaded(run_or_log_b, "run_or_log_b")
+        if first is None and second is None:
+            return compare_logs(run_or_log_a, run_or_log_b)
+        if first is None or second is None:
+            argument = "run_or_log_a" if first is None else "run_or_log_b"
+            raise ToolError(f"{argument}: a log, and the other a run: compare two runs or two logs")
+        summary_a, info_a, source_a = first
+        summary_b, info_b, source_b = second
         infos = [
             run_info(summary_a, info_a, label=run_label(0), source=source_a),
             run_info(summary_b, info_b, label=run_label(1), source=source_b),
@@ -642,31 +729,34 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         try:
             comparison = compare_runs(summary_a, summary_b, a_info=infos[0], b_info=infos[1])
         except CompareError as exc:
-            raise ToolError(f"run_b: {fit(str(exc), 300)}") from None
+            raise ToolError(f"run_or_log_b: {fit(str(exc), 300)}") from None
         regressions = comparison.regressions
         shown = regressions[: options.page_size]
         return CompareResult(
+            kind="runs",
             headline=fit(comparison.headline(), limit),
-            a=fit(run_a, 200),
-            b=fit(run_b, 200),
-            flips=comparison.flips,
-            episode_flips=comparison.episode_flips,
-            accuracy_a=comparison.overall.a.rate,
-            accuracy_b=comparison.overall.b.rate,
-            p_value=comparison.overall.mcnemar_p,
+            a=fit(run_or_log_a, 200),
+            b=fit(run_or_log_b, 200),
             warnings=[fit(w, 300) for w in comparison.warnings],
-            regressions=[
-                Regression(
-                    episode=fit(s.episode, 200),
-                    step=fit(s.step_label, 200),
-                    expected=fit(s.expected, 500),
-                    predicted_a=fit(s.predicted_a, 500),
-                    predicted_b=fit(s.predicted_b, 500),
-                    reason_b=fit(s.reason_b, 300),
-                )
-                for s in shown
-            ],
-            regressions_more=len(regressions) - len(shown),
+            runs=RunsCompared(
+                flips=comparison.flips,
+                episode_flips=comparison.episode_flips,
+                accuracy_a=comparison.overall.a.rate,
+                accuracy_b=comparison.overall.b.rate,
+                p_value=comparison.overall.mcnemar_p,
+                regressions=[
+                    Regression(
+                        episode=fit(s.episode, 200),
+                        step=fit(s.step_label, 200),
+                        expected=fit(s.expected, 500),
+                        predicted_a=fit(s.predicted_a, 500),
+                        predicted_b=fit(s.predicted_b, 500),
+                        reason_b=fit(s.reason_b, 300),
+                    )
+                    for s in shown
+                ],
+                regressions_more=len(regressions) - len(shown),
+            ),
         )
 
     @server.tool(annotations=READ_ONLY)
@@ -797,5 +887,6 @@ TRIAGE = """Triage the failures of the open agent logs with the replay-tui tools
    on the first mismatch to read the observation, prompt, thinking and action, and the verdict's reason.
 5. find(text) locates an error message or tool name across every step.
 6. Report, per group: what the agent did, what it should have done, and the earliest step where the
-   episode went wrong. compare(run_a, run_b) tells whether a change fixed it.
+   episode went wrong. compare(run_or_log_a, run_or_log_b) tells whether a change fixed it
+   (two runs step by step, or two logs of the agent's own runs paired by task).
 """

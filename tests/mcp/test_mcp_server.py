@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "replay_tui" / "examples" / "webshop_demonstrations_0-99.json"
 TAU2_DIR = ROOT / "tests" / "data" / "formats" / "tau2"
 TAU2 = TAU2_DIR / "2025-10-05T22-50-14.083933_airline_grok-3__slice_tasks_0_13_19.json"
+PAIRS = ROOT / "tests" / "data" / "compare_pairs" / "tau2"
 TOOLS = {
     "open_logs",
     "list_episodes",
@@ -157,7 +158,7 @@ async def test_replay_and_compare_answer_as_the_cli_does(tmp_path: Path) -> None
         heuristic = result.structured_content
         assert heuristic is not None
         stub = await call(client, "replay", policy="stub", episodes=sessions)
-        compared = await call(client, "compare", run_a=stub["run_id"], run_b=heuristic["run_id"])
+        compared = await call(client, "compare", run_or_log_a=stub["run_id"], run_or_log_b=heuristic["run_id"])
         groups = await call(client, "mismatch_groups")
         listed = await call(client, "list_episodes", mismatched=True)
         judged = await call(client, "get_episode", episode_id="0")
@@ -175,9 +176,33 @@ async def test_replay_and_compare_answer_as_the_cli_does(tmp_path: Path) -> None
     by_id = {path.stem: path for path in runs}
     assert set(by_id) >= {stub["run_id"], heuristic["run_id"]}
     cli_compare = cli_json(tmp_path, "c.json", "compare", str(by_id[stub["run_id"]]), str(by_id[heuristic["run_id"]]))
-    assert compared["flips"] == cli_compare["flips"]
-    assert compared["episode_flips"] == cli_compare["episode_flips"]
-    assert compared["accuracy_b"] == cli_compare["overall"]["b"]["rate"]
+    assert compared["kind"] == "runs" and compared["logs"] is None
+    assert compared["runs"]["flips"] == cli_compare["flips"]
+    assert compared["runs"]["episode_flips"] == cli_compare["episode_flips"]
+    assert compared["runs"]["accuracy_b"] == cli_compare["overall"]["b"]["rate"]
+
+
+async def test_compare_two_logs_answers_as_the_cli_does(tmp_path: Path) -> None:
+    """Two logs of agents' own runs of the same tasks are paired by task, as ``compare LOG_A LOG_B``
+    pairs them: its JSON report's summary, unpaired keys and regressed tasks."""
+    pair = sorted(PAIRS.glob("pair3_*"))
+    async with server(tmp_path) as client:
+        compared = await call(client, "compare", run_or_log_a=str(pair[0]), run_or_log_b=str(pair[1]))
+        await call(client, "open_logs", paths=[str(EXAMPLE)])
+        run = await call(client, "replay", policy="stub", episodes=["0"])
+        mixed = await error(client, "compare", run_or_log_a=run["run_id"], run_or_log_b=str(pair[1]))
+        foreign = await error(client, "compare", run_or_log_a=str(pair[0]), run_or_log_b=str(TAU2))
+    cli = cli_json(tmp_path, "logs.json", "compare", str(pair[0]), str(pair[1]))
+    assert compared["kind"] == "logs" and compared["runs"] is None
+    logs = compared["logs"]
+    assert logs["summary"] == cli["summary"]
+    assert {key: logs["unpaired"][key] for key in ("a_only", "b_only")} == cli["unpaired"]
+    assert logs["unpaired"]["b_only"] and logs["formats_a"] == ["tau2"]
+    assert logs["regressions"] == [task for task in cli["tasks"] if task["change"] == "regressed"]
+    assert logs["regressions"] and all(task["first_divergence"] for task in logs["regressions"])
+    assert compared["headline"].startswith("5 paired tasks")
+    assert "run_or_log_b" in mixed and "two runs or two logs" in mixed
+    assert "share no task key" in foreign
 
 
 async def test_export_writes_only_under_out_dir(tmp_path: Path) -> None:
@@ -228,7 +253,8 @@ async def test_bad_calls_are_tool_errors_and_the_server_keeps_answering(tmp_path
             ("replay", {"policy": "nonsense"}, "policy"),
             ("replay", {"policy": "heuristic", "match": "fuzzy"}, "match"),
             ("replay", {"policy": "heuristic", "episodes": ["999999"]}, "episode_id"),
-            ("compare", {"run_a": "no-such-run", "run_b": "no-such-run"}, "run_a"),
+            ("compare", {"run_or_log_a": "no-such-run", "run_or_log_b": "no-such-run"}, "run_or_log_a"),
+            ("compare", {"run_or_log_a": str(EXAMPLE), "run_or_log_b": "no-such-run"}, "run_or_log_b"),
             ("mismatch_groups", {}, "run"),
             ("export_report", {"run": "x", "format": "pdf", "path": "r.pdf"}, "format"),
             ("export_report", {"run": "x", "format": "md", "path": "r.md"}, "--out-dir"),
@@ -261,7 +287,7 @@ async def test_no_tool_returns_more_than_max_chars(tmp_path: Path) -> None:
         answers.append(run)
         answers.append(await call(client, "get_step", episode_id="0", step=0))
         answers.append(await call(client, "mismatch_groups"))
-        answers.append(await call(client, "compare", run_a=run["run_id"], run_b=run["run_id"]))
+        answers.append(await call(client, "compare", run_or_log_a=run["run_id"], run_or_log_b=run["run_id"]))
         answers.append(await call(client, "export_report", run=run["run_id"], format="md", path="r.md"))
     texts = [text for answer in answers for text in strings(answer)]
     assert max(map(len, texts)) <= limit
