@@ -614,9 +614,16 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
 
         def on_episode(_: object) -> None:
             done[0] += 1
-            anyio.from_thread.run(ctx.report_progress, done[0], total)
+            if not runner.cancel.is_set():
+                anyio.from_thread.run(ctx.report_progress, done[0], total)
 
-        summary = await anyio.to_thread.run_sync(lambda: runner.run_all(session_ids, on_episode=on_episode))
+        try:  # a client's cancellation stops the run at its next step (the thread is let go, not waited on)
+            summary = await anyio.to_thread.run_sync(
+                lambda: runner.run_all(session_ids, on_episode=on_episode), abandon_on_cancel=True
+            )
+        except anyio.get_cancelled_exc_class():
+            runner.cancel.set()
+            raise
         for report in summary.episodes:
             ws.record(report, runner.mode)
         info = make_run_info(

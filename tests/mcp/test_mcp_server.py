@@ -46,8 +46,8 @@ TOOLS = {
 
 
 @asynccontextmanager
-async def server(tmp_path: Path, *flags: str) -> AsyncIterator[Client]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+async def server(tmp_path: Path, *flags: str, env: dict[str, str] | None = None) -> AsyncIterator[Client]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "replay_tui", "mcp", "--runs-dir", str(tmp_path / "runs"), *flags],
