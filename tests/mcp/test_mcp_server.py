@@ -324,6 +324,15 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+async def listening(process: subprocess.Popen[bytes], port: int) -> None:
+    for _ in range(600):  # until it listens (a slow machine takes seconds to import)
+        assert process.poll() is None, process.stderr.read() if process.stderr else ""
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        await anyio.sleep(0.1)
+
+
 async def test_streamable_http_on_loopback_checks_host_and_origin(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -331,12 +340,7 @@ async def test_streamable_http_on_loopback_checks_host_and_origin(tmp_path: Path
     process = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        for _ in range(600):  # until it listens (a slow machine takes seconds to import)
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            await anyio.sleep(0.1)
+        await listening(process, port)
         async with Client(url) as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
             opened = await call(client, "open_logs", paths=[str(EXAMPLE)])
@@ -350,6 +354,27 @@ async def test_streamable_http_on_loopback_checks_host_and_origin(tmp_path: Path
         process.wait(timeout=30)
     assert names == TOOLS and opened["episodes"] == 100
     assert rebound.status_code == 421 and foreign.status_code == 403
+
+
+async def test_public_http_warns_as_serve_does_and_serves(tmp_path: Path) -> None:
+    """``--public`` says on stderr, before serving, who can reach what (as ``serve --public`` does),
+    and the SDK's streamable HTTP client is served."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "replay_tui", "mcp", "--http", "--public", "--port", str(port)]
+    argv += ["--runs-dir", str(tmp_path), "--out-dir", str(tmp_path / "out")]
+    process = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        await listening(process, port)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+    warning = " ".join(err.decode().split())
+    assert names == TOOLS
+    assert warning.startswith(f"warning: --public: anyone who reaches 127.0.0.1:{port} can read every log")
+    assert str(tmp_path / "out") in warning and "no authentication" in warning
 
 
 def test_http_refuses_a_public_host_without_public(capsys: pytest.CaptureFixture[str]) -> None:
