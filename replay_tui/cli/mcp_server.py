@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 import anyio.from_thread
@@ -53,6 +53,8 @@ CUT = "… [cut: {} more chars]"
 STEP_FIELDS = ("observation", "observation after", "prompt", "messages", "thinking", "action")
 MAX_STEPS_LISTED = 200
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+OutcomeKind = Literal["succeeded", "failed", "errored", "unknown"]
+"""The log's outcome in the four words every report counts in (``trajectory.OUTCOME_KINDS``)."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ class EpisodeRow(BaseModel):
     episode_id: str = Field(description="the id every other tool takes")
     log_id: str | None = Field(None, description="the episode's own id in its log, when it has one")
     task: str
-    outcome: Literal["success", "failure", "unknown"]
+    outcome: OutcomeKind = Field(description="what the log says of the task: succeeded, failed, errored or unknown")
     score: float | None
     outcome_reason: str = Field("", description="why the task ended so, as the log says (a failed check, an error)")
     steps: int
@@ -127,7 +129,7 @@ class EpisodeDetail(BaseModel):
     log_id: str | None
     file: str
     task: str
-    outcome: Literal["success", "failure", "unknown"]
+    outcome: OutcomeKind = Field(description="what the log says of the task: succeeded, failed, errored or unknown")
     score: float | None
     outcome_reason: str = Field("", description="why the task ended so, as the log says (a failed check, an error)")
     missed_expected: list[str] = Field(
@@ -312,9 +314,9 @@ class Session:
         return _Run(summary, info)
 
 
-def _outcome(ref: EpisodeRef) -> Literal["success", "failure", "unknown"]:
-    success = ref.header.success
-    return "unknown" if success is None else ("success" if success else "failure")
+def _outcome(ref: EpisodeRef) -> OutcomeKind:
+    kind = outcome_of_ref(ref).kind
+    return cast(OutcomeKind, kind)
 
 
 def _episode_id(ref: EpisodeRef) -> str:
@@ -341,7 +343,7 @@ def _page(items: Sequence[Any], start: int, size: int) -> tuple[list[Any], str |
 # ----------------------------------------------------------------------------------- the server
 
 INSTRUCTIONS = (
-    "replay_tui: debug LLM-agent logs. open_logs first; then list_episodes (outcome='failure'), "
+    "replay_tui: debug LLM-agent logs. open_logs first; then list_episodes (outcome='failed' or 'errored'), "
     "get_episode, get_step to read what the agent saw and did; find to search every step; replay to "
     "judge each step against the recording; mismatch_groups, compare and export_report on runs."
 )
@@ -407,7 +409,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     def list_episodes(
-        outcome: Literal["success", "failure", "unknown"] | None = None,
+        outcome: OutcomeKind | None = None,
         mismatched: bool | None = None,
         text: str | None = None,
         tag: str | None = None,
@@ -415,8 +417,9 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         cursor: str | None = None,
     ) -> EpisodePage:
         """The open episodes, a page at a time: id, task, outcome, score, steps and the last replay's
-        mismatches. Filter on the recorded outcome, on having mismatched in the last replay, on text
-        in the task or on a tag; pass `next_cursor` back as `cursor` for the next page."""
+        mismatches. Filter on the log's outcome (succeeded, failed, errored, unknown), on having
+        mismatched in the last replay, on text in the task or on a tag; pass `next_cursor` back as
+        `cursor` for the next page."""
         ws = session.ws()
         start = _start(cursor)
         needle = (text or "").casefold()
@@ -887,7 +890,8 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
 
 TRIAGE = """Triage the failures of the open agent logs with the replay-tui tools:
 1. open_logs(paths) if no logs are open; note any problems it lists.
-2. list_episodes(outcome="failure"): the failed episodes, a page at a time.
+2. list_episodes(outcome="failed"), then outcome="errored": the episodes that did not succeed, a page
+   at a time, each with the log's reason (outcome_reason).
 3. replay(policy="heuristic") judges every step against the recording; list_episodes(mismatched=true)
    then lists the episodes where a step differed, and mismatch_groups() groups those steps.
 4. For an episode: get_episode(episode_id) for its steps and verdicts, then get_step(episode_id, step)

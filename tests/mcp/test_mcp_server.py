@@ -26,11 +26,13 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from replay_tui.cli.main import main
+from replay_tui.trajectory import OUTCOME_KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "replay_tui" / "examples" / "webshop_demonstrations_0-99.json"
 TAU2_DIR = ROOT / "tests" / "data" / "formats" / "tau2"
 TAU2 = TAU2_DIR / "2025-10-05T22-50-14.083933_airline_grok-3__slice_tasks_0_13_19.json"
+OPENHANDS = ROOT / "tests" / "data" / "formats" / "openhands" / "multi_swe_bench__examples__output.jsonl"
 PAIRS = ROOT / "tests" / "data" / "compare_pairs" / "tau2"
 TOOLS = {
     "open_logs",
@@ -105,10 +107,10 @@ async def test_tools_are_listed_with_schemas(tmp_path: Path) -> None:
 async def test_read_tools_open_list_get_find(tmp_path: Path) -> None:
     async with server(tmp_path, "--page-size", "10") as client:
         opened = await call(client, "open_logs", paths=[str(EXAMPLE), str(TAU2)])
-        failed = await call(client, "list_episodes", outcome="failure")
+        failed = await call(client, "list_episodes", outcome="failed")
         pages = [failed]
         while pages[-1]["next_cursor"] is not None:
-            pages.append(await call(client, "list_episodes", outcome="failure", cursor=pages[-1]["next_cursor"]))
+            pages.append(await call(client, "list_episodes", outcome="failed", cursor=pages[-1]["next_cursor"]))
         tau2 = await call(client, "list_episodes", text="", sort="order", cursor="100")
         episode = await call(client, "get_episode", episode_id=failed["episodes"][0]["episode_id"])
         step = await call(client, "get_step", episode_id=episode["episode_id"], step=0)
@@ -122,7 +124,7 @@ async def test_read_tools_open_list_get_find(tmp_path: Path) -> None:
     listed = [row["episode_id"] for page in pages for row in page["episodes"]]
     assert len(pages) > 1 and all(len(page["episodes"]) <= 10 for page in pages)
     assert listed == expected_failed and failed["total"] == len(expected_failed)
-    assert all(row["outcome"] == "failure" for row in failed["episodes"])
+    assert all(row["outcome"] == "failed" for row in failed["episodes"])
     first = next(d for d in demos if str(d["session_id"]) == episode["episode_id"])
     assert episode["task"] == first["instruction"] and not episode["replayed"]
     assert step["fields"]["observation"].startswith(first["trajectory"][0]["observation_before_llm"][:100])
@@ -140,6 +142,26 @@ async def test_episodes_say_why_their_task_ended(tmp_path: Path) -> None:
         episode = await call(client, "get_episode", episode_id=listed["episodes"][0]["episode_id"])
     assert [row["outcome_reason"] for row in listed["episodes"]] == ["user_stop"] * 3
     assert episode["outcome_reason"] == "user_stop" and episode["missed_expected"] == []
+
+
+async def test_list_episodes_filters_on_the_four_outcome_kinds(tmp_path: Path) -> None:
+    """succeeded, failed, errored, unknown: the words every report counts outcomes in (issue 30)."""
+    async with server(tmp_path, "--page-size", "200") as client:
+        await call(client, "open_logs", paths=[str(EXAMPLE), str(OPENHANDS)])
+        every = await call(client, "list_episodes")
+        by_kind = {kind: await call(client, "list_episodes", outcome=kind) for kind in OUTCOME_KINDS}
+        errored = await call(client, "get_episode", episode_id=by_kind["errored"]["episodes"][0]["episode_id"])
+    demos = orjson.loads(EXAMPLE.read_bytes())
+    assert sum(page["total"] for page in by_kind.values()) == every["total"] == len(demos) + 3
+    for kind, page in by_kind.items():
+        assert {row["outcome"] for row in page["episodes"]} <= {kind}
+        assert [row["episode_id"] for row in page["episodes"]] == [
+            row["episode_id"] for row in every["episodes"] if row["outcome"] == kind
+        ]
+    succeeded = [str(d["session_id"]) for d in demos if d.get("success") is True]
+    assert [row["episode_id"] for row in by_kind["succeeded"]["episodes"]] == succeeded
+    assert by_kind["errored"]["total"] == 1 and by_kind["unknown"]["total"] == 2
+    assert errored["outcome"] == "errored" and errored["outcome_reason"]
 
 
 async def test_replay_and_compare_answer_as_the_cli_does(tmp_path: Path) -> None:
