@@ -297,7 +297,9 @@ async def test_no_tool_returns_more_than_max_chars(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 120) / ("e" * 100)
     deep.mkdir(parents=True)
     (deep / "demos.json").write_bytes(EXAMPLE.read_bytes())
-    async with server(tmp_path, "--max-chars", str(limit), "--out-dir", str(tmp_path / "out")) as client:
+    flags = ("--max-chars", str(limit), "--out-dir", str(tmp_path / "out"), "--allow-annotate")
+    pair = sorted(PAIRS.glob("pair3_*"))
+    async with server(tmp_path, *flags) as client:
         answers = [await call(client, "open_logs", paths=[str(deep / "demos.json"), str(TAU2)])]
         answers.append(await call(client, "list_episodes"))
         answers.append(await call(client, "get_episode", episode_id="0"))
@@ -311,6 +313,11 @@ async def test_no_tool_returns_more_than_max_chars(tmp_path: Path) -> None:
         answers.append(await call(client, "mismatch_groups"))
         answers.append(await call(client, "compare", run_or_log_a=run["run_id"], run_or_log_b=run["run_id"]))
         answers.append(await call(client, "export_report", run=run["run_id"], format="md", path="r.md"))
+        answers.append(await call(client, "compare", run_or_log_a=str(pair[0]), run_or_log_b=str(pair[1])))
+        answers.append(await call(client, "tag_step", episode_id="0", step=0, tag="t" * 100))
+        answers.append(await call(client, "note", episode_id="0", text="a long note " * 100))
+        answers.append(await call(client, "get_episode", episode_id="0"))
+        answers.append(await call(client, "list_episodes", outcome="failed", tag="t" * 100))
     texts = [text for answer in answers for text in strings(answer)]
     assert max(map(len, texts)) <= limit
     assert any("… [cut: " in text for text in texts)  # long observations are cut, visibly
