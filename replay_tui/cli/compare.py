@@ -148,25 +148,30 @@ def load_run(spec: str, runs_dir: str | None = None) -> list[LoadedRun]:
 
 
 def _runs_or_none(args: argparse.Namespace) -> list[LoadedRun] | None:
-    """The runs the arguments name; None when every one is a log of an agent's own run instead (a
-    file or folder that is not a replay report), which ``compare`` pairs by task."""
+    return runs_or_none(args.runs, args.runs_dir, args.log_format)
+
+
+def runs_or_none(specs: list[str], runs_dir: str | None, fmt: str | None) -> list[LoadedRun] | None:
+    """The runs ``specs`` name; None when every one is a log of an agent's own run instead (a file or
+    folder that is not a replay report), which ``compare`` pairs by task (the CLI and the MCP server
+    decide alike). UsageError names the first spec that is neither."""
     loaded: list[LoadedRun] = []
     first_error: UsageError | None = None
-    for spec in args.runs:
+    for spec in specs:
         try:
-            loaded.extend(load_run(spec, args.runs_dir))
+            loaded.extend(load_run(spec, runs_dir))
         except UsageError as exc:
             if not expand_home(spec).exists() and not glob.has_magic(spec):
                 raise (first_error or exc) from None
             first_error = first_error or exc
     if first_error is None:
         return loaded
-    if loaded or not _all_logs(args.runs, args.log_format):
+    if loaded or not all_logs(specs, fmt):
         raise first_error
     return None
 
 
-def _all_logs(specs: list[str], fmt: str | None) -> bool:
+def all_logs(specs: list[str], fmt: str | None) -> bool:
     """Every spec names log files (a file, a folder, a glob) the first of which a reader takes (or
     ``--format`` names the reader)."""
     from replay_tui.demos.problems import DemoFileError

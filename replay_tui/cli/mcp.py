@@ -11,11 +11,18 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from replay_tui.cli.common import EXIT_OK, UsageError
 
 COMMAND = "mcp"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+PUBLIC_WARNING = (
+    "warning: --public: anyone who reaches {host}:{port} can read every log this server can open, "
+    "replay episodes{llm} and write reports under {out_dir}; the server has no authentication and "
+    "plain http is readable on the way (put an authenticating https reverse proxy in front)"
+)
+"""What ``serve --public`` warns of, said of this server (which has no token)."""
 
 
 def register(subparsers: Any) -> None:
@@ -86,6 +93,12 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     server = build_server(options, initial=args.demos)
     if args.http:
         from mcp.server.transport_security import TransportSecuritySettings
+
+        if args.public:
+            llm = ", spend the LLM API key (--allow-llm)" if args.allow_llm else ""
+            where = str(out_dir) if out_dir is not None else "no folder (no --out-dir)"
+            warning = PUBLIC_WARNING.format(host=args.host, port=args.port, llm=llm, out_dir=where)
+            err.print(Text(warning), soft_wrap=True)
 
         hosts = [f"{args.host}:{args.port}", f"{args.host}:*"]
         if args.host in LOOPBACK:

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 import anyio.from_thread
@@ -28,16 +28,19 @@ from pydantic import BaseModel, Field
 
 from replay_tui.annotations import AnnotationError, AnnotationStore
 from replay_tui.cli.common import UsageError
-from replay_tui.cli.compare import load_run
+from replay_tui.cli.compare import runs_or_none
 from replay_tui.compare import CompareError, compare_runs, run_info, run_label
 from replay_tui.demos.loader import EpisodeRef
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.expected import align_trajectory
 from replay_tui.export import FORMATS, ExportError, write_report
-from replay_tui.fileio import OutputClash, check_outputs, inside
+from replay_tui.fileio import OutputClash, check_outputs, expand_home, inside
 from replay_tui.formats.registry import FormatError
 from replay_tui.groups import group_mismatches
 from replay_tui.matching import MatchSettings, MatchSpecError
+from replay_tui.outcome_compare import compare_outcomes
+from replay_tui.outcome_export import to_json as outcome_json
+from replay_tui.pairing import PairingError, load_pair
 from replay_tui.policies.registry import LLM_MODES, MODES_BY_NAME
 from replay_tui.runner import EpisodeReport, SummaryReport
 from replay_tui.runs import RunError, RunInfo, RunStore, runs_root
@@ -50,6 +53,8 @@ CUT = "… [cut: {} more chars]"
 STEP_FIELDS = ("observation", "observation after", "prompt", "messages", "thinking", "action")
 MAX_STEPS_LISTED = 200
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+OutcomeKind = Literal["succeeded", "failed", "errored", "unknown"]
+"""The log's outcome in the four words every report counts in (``trajectory.OUTCOME_KINDS``)."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,7 @@ class EpisodeRow(BaseModel):
     episode_id: str = Field(description="the id every other tool takes")
     log_id: str | None = Field(None, description="the episode's own id in its log, when it has one")
     task: str
-    outcome: Literal["success", "failure", "unknown"]
+    outcome: OutcomeKind = Field(description="what the log says of the task: succeeded, failed, errored or unknown")
     score: float | None
     outcome_reason: str = Field("", description="why the task ended so, as the log says (a failed check, an error)")
     steps: int
@@ -124,7 +129,7 @@ class EpisodeDetail(BaseModel):
     log_id: str | None
     file: str
     task: str
-    outcome: Literal["success", "failure", "unknown"]
+    outcome: OutcomeKind = Field(description="what the log says of the task: succeeded, failed, errored or unknown")
     score: float | None
     outcome_reason: str = Field("", description="why the task ended so, as the log says (a failed check, an error)")
     missed_expected: list[str] = Field(
@@ -190,18 +195,47 @@ class Regression(BaseModel):
     reason_b: str
 
 
-class CompareResult(BaseModel):
-    headline: str
-    a: str
-    b: str
+class RunsCompared(BaseModel):
+    """Two replay runs of the same recorded inputs, step by step (``compare RUN_A RUN_B``)."""
+
     flips: dict[str, int]
     episode_flips: dict[str, int]
     accuracy_a: float
     accuracy_b: float
     p_value: float | None
-    warnings: list[str]
     regressions: list[Regression]
     regressions_more: int = 0
+
+
+class Unpaired(BaseModel):
+    a_only: list[str] = Field(description="task keys only log A has (first page)")
+    b_only: list[str] = Field(description="task keys only log B has (first page)")
+    a_only_more: int = 0
+    b_only_more: int = 0
+
+
+class LogsCompared(BaseModel):
+    """Two logs of agents' own runs of the same tasks, paired by task (``compare LOG_A LOG_B``'s
+    JSON report: ``summary``, ``unpaired``, and its regressed ``tasks``)."""
+
+    formats_a: list[str]
+    formats_b: list[str]
+    summary: dict[str, Any] = Field(description="success rates with Wilson intervals, McNemar p, bootstrap, pass^k")
+    unpaired: Unpaired
+    regressions: list[dict[str, Any]] = Field(
+        description="tasks that succeeded in A and failed in B, each with its first divergent call"
+    )
+    regressions_more: int = 0
+
+
+class CompareResult(BaseModel):
+    kind: Literal["runs", "logs"] = Field(description="two replay runs, or two logs paired by task")
+    headline: str
+    a: str
+    b: str
+    warnings: list[str]
+    runs: RunsCompared | None = None
+    logs: LogsCompared | None = None
 
 
 class Group(BaseModel):
@@ -280,9 +314,9 @@ class Session:
         return _Run(summary, info)
 
 
-def _outcome(ref: EpisodeRef) -> Literal["success", "failure", "unknown"]:
-    success = ref.header.success
-    return "unknown" if success is None else ("success" if success else "failure")
+def _outcome(ref: EpisodeRef) -> OutcomeKind:
+    kind = outcome_of_ref(ref).kind
+    return cast(OutcomeKind, kind)
 
 
 def _episode_id(ref: EpisodeRef) -> str:
@@ -309,7 +343,7 @@ def _page(items: Sequence[Any], start: int, size: int) -> tuple[list[Any], str |
 # ----------------------------------------------------------------------------------- the server
 
 INSTRUCTIONS = (
-    "replay_tui: debug LLM-agent logs. open_logs first; then list_episodes (outcome='failure'), "
+    "replay_tui: debug LLM-agent logs. open_logs first; then list_episodes (outcome='failed' or 'errored'), "
     "get_episode, get_step to read what the agent saw and did; find to search every step; replay to "
     "judge each step against the recording; mismatch_groups, compare and export_report on runs."
 )
@@ -375,7 +409,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     def list_episodes(
-        outcome: Literal["success", "failure", "unknown"] | None = None,
+        outcome: OutcomeKind | None = None,
         mismatched: bool | None = None,
         text: str | None = None,
         tag: str | None = None,
@@ -383,8 +417,9 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         cursor: str | None = None,
     ) -> EpisodePage:
         """The open episodes, a page at a time: id, task, outcome, score, steps and the last replay's
-        mismatches. Filter on the recorded outcome, on having mismatched in the last replay, on text
-        in the task or on a tag; pass `next_cursor` back as `cursor` for the next page."""
+        mismatches. Filter on the log's outcome (succeeded, failed, errored, unknown), on having
+        mismatched in the last replay, on text in the task or on a tag; pass `next_cursor` back as
+        `cursor` for the next page."""
         ws = session.ws()
         start = _start(cursor)
         needle = (text or "").casefold()
@@ -582,9 +617,16 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
 
         def on_episode(_: object) -> None:
             done[0] += 1
-            anyio.from_thread.run(ctx.report_progress, done[0], total)
+            if not runner.cancel.is_set():
+                anyio.from_thread.run(ctx.report_progress, done[0], total)
 
-        summary = await anyio.to_thread.run_sync(lambda: runner.run_all(session_ids, on_episode=on_episode))
+        try:  # a client's cancellation stops the run at its next step (the thread is let go, not waited on)
+            summary = await anyio.to_thread.run_sync(
+                lambda: runner.run_all(session_ids, on_episode=on_episode), abandon_on_cancel=True
+            )
+        except anyio.get_cancelled_exc_class():
+            runner.cancel.set()
+            raise
         for report in summary.episodes:
             ws.record(report, runner.mode)
         info = make_run_info(
@@ -617,24 +659,79 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             problems=[fit(str(p), 300) for p in summary.problems[: options.page_size]],
         )
 
-    def loaded(spec: str, argument: str) -> tuple[SummaryReport, Any, str]:
+    def loaded(spec: str, argument: str) -> tuple[SummaryReport, Any, str] | None:
+        """The run ``spec`` names (an id of this session, a report file, a name in the history), or
+        None when it is a log of an agent's own run (``compare`` pairs two logs by task)."""
         if spec in session.runs:
             run = session.runs[spec]
             return run.summary, run.info.model_dump(mode="json"), spec
         try:
-            runs = load_run(spec, options.runs_dir)
+            runs = runs_or_none([spec], options.runs_dir, None)
         except (UsageError, OSError) as exc:
             raise ToolError(f"{argument}: {fit(str(exc), 300)}") from None
+        if runs is None:
+            return None
         if len(runs) != 1:
             raise ToolError(f"{argument}: {fit(spec, 200)} holds {len(runs)} runs; name one run")
         return runs[0].summary, runs[0].info, runs[0].source
 
+    def compare_logs(log_a: str, log_b: str) -> CompareResult:
+        try:
+            pairing = load_pair([str(expand_home(log_a)), str(expand_home(log_b))])
+        except PairingError as exc:
+            raise ToolError(f"run_or_log_a, run_or_log_b: {fit(one_line(str(exc)), 300)}") from None
+        comparison = compare_outcomes(pairing)
+        report = outcome_json(comparison)
+        size = options.page_size
+        regressions = [task for task in report["tasks"] if task["change"] == "regressed"]
+        a_only, b_only = report["unpaired"]["a_only"], report["unpaired"]["b_only"]
+        problems = [str(p) for log in (pairing.a, pairing.b) for p in log.problems]
+        return CompareResult(
+            kind="logs",
+            headline=fit(comparison.headline()),
+            a=fit(log_a, 200),
+            b=fit(log_b, 200),
+            warnings=[fit(w, 300) for w in [*problems, *report["warnings"]][:size]],
+            logs=LogsCompared(
+                formats_a=[fit(f, 100) for f in pairing.a.formats],
+                formats_b=[fit(f, 100) for f in pairing.b.formats],
+                summary=fitted(report["summary"], 200),
+                unpaired=Unpaired(
+                    a_only=[fit(key, 200) for key in a_only[:size]],
+                    b_only=[fit(key, 200) for key in b_only[:size]],
+                    a_only_more=max(0, len(a_only) - size),
+                    b_only_more=max(0, len(b_only) - size),
+                ),
+                regressions=[fitted(task, 500) for task in regressions[:size]],
+                regressions_more=max(0, len(regressions) - size),
+            ),
+        )
+
+    def fitted(value: Any, most: int) -> Any:
+        """``value`` (JSON) with every string, keys too, cut to ``most`` characters (and ``--max-chars``)."""
+        if isinstance(value, str):
+            return fit(value, most)
+        if isinstance(value, dict):
+            return {fit(str(key), most): fitted(item, most) for key, item in value.items()}
+        if isinstance(value, list):
+            return [fitted(item, most) for item in value]
+        return value
+
     @server.tool(annotations=READ_ONLY)
-    def compare(run_a: str, run_b: str) -> CompareResult:
-        """Compare two runs (ids from replay, names in the run history, or report files): the flips
-        between them, paired statistics, and the steps that regressed from A to B."""
-        summary_a, info_a, source_a = loaded(run_a, "run_a")
-        summary_b, info_b, source_b = loaded(run_b, "run_b")
+    def compare(run_or_log_a: str, run_or_log_b: str) -> CompareResult:
+        """Compare two replay runs (ids from replay, names in the run history, or report files): the
+        flips between them, paired statistics, and the steps that regressed from A to B. Or compare two
+        logs of agents' own runs of the same tasks (any format), paired by task: success rates, McNemar,
+        pass^k, the task keys only one log has, and each regressed task's first divergent call."""
+        first = loaded(run_or_log_a, "run_or_log_a")
+        second = loaded(run_or_log_b, "run_or_log_b")
+        if first is None and second is None:
+            return compare_logs(run_or_log_a, run_or_log_b)
+        if first is None or second is None:
+            argument = "run_or_log_a" if first is None else "run_or_log_b"
+            raise ToolError(f"{argument}: a log, and the other a run: compare two runs or two logs")
+        summary_a, info_a, source_a = first
+        summary_b, info_b, source_b = second
         infos = [
             run_info(summary_a, info_a, label=run_label(0), source=source_a),
             run_info(summary_b, info_b, label=run_label(1), source=source_b),
@@ -642,31 +739,34 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         try:
             comparison = compare_runs(summary_a, summary_b, a_info=infos[0], b_info=infos[1])
         except CompareError as exc:
-            raise ToolError(f"run_b: {fit(str(exc), 300)}") from None
+            raise ToolError(f"run_or_log_b: {fit(str(exc), 300)}") from None
         regressions = comparison.regressions
         shown = regressions[: options.page_size]
         return CompareResult(
+            kind="runs",
             headline=fit(comparison.headline(), limit),
-            a=fit(run_a, 200),
-            b=fit(run_b, 200),
-            flips=comparison.flips,
-            episode_flips=comparison.episode_flips,
-            accuracy_a=comparison.overall.a.rate,
-            accuracy_b=comparison.overall.b.rate,
-            p_value=comparison.overall.mcnemar_p,
+            a=fit(run_or_log_a, 200),
+            b=fit(run_or_log_b, 200),
             warnings=[fit(w, 300) for w in comparison.warnings],
-            regressions=[
-                Regression(
-                    episode=fit(s.episode, 200),
-                    step=fit(s.step_label, 200),
-                    expected=fit(s.expected, 500),
-                    predicted_a=fit(s.predicted_a, 500),
-                    predicted_b=fit(s.predicted_b, 500),
-                    reason_b=fit(s.reason_b, 300),
-                )
-                for s in shown
-            ],
-            regressions_more=len(regressions) - len(shown),
+            runs=RunsCompared(
+                flips=comparison.flips,
+                episode_flips=comparison.episode_flips,
+                accuracy_a=comparison.overall.a.rate,
+                accuracy_b=comparison.overall.b.rate,
+                p_value=comparison.overall.mcnemar_p,
+                regressions=[
+                    Regression(
+                        episode=fit(s.episode, 200),
+                        step=fit(s.step_label, 200),
+                        expected=fit(s.expected, 500),
+                        predicted_a=fit(s.predicted_a, 500),
+                        predicted_b=fit(s.predicted_b, 500),
+                        reason_b=fit(s.reason_b, 300),
+                    )
+                    for s in shown
+                ],
+                regressions_more=len(regressions) - len(shown),
+            ),
         )
 
     @server.tool(annotations=READ_ONLY)
@@ -790,12 +890,14 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
 
 TRIAGE = """Triage the failures of the open agent logs with the replay-tui tools:
 1. open_logs(paths) if no logs are open; note any problems it lists.
-2. list_episodes(outcome="failure"): the failed episodes, a page at a time.
+2. list_episodes(outcome="failed"), then outcome="errored": the episodes that did not succeed, a page
+   at a time, each with the log's reason (outcome_reason).
 3. replay(policy="heuristic") judges every step against the recording; list_episodes(mismatched=true)
    then lists the episodes where a step differed, and mismatch_groups() groups those steps.
 4. For an episode: get_episode(episode_id) for its steps and verdicts, then get_step(episode_id, step)
    on the first mismatch to read the observation, prompt, thinking and action, and the verdict's reason.
 5. find(text) locates an error message or tool name across every step.
 6. Report, per group: what the agent did, what it should have done, and the earliest step where the
-   episode went wrong. compare(run_a, run_b) tells whether a change fixed it.
+   episode went wrong. compare(run_or_log_a, run_or_log_b) tells whether a change fixed it
+   (two runs step by step, or two logs of the agent's own runs paired by task).
 """

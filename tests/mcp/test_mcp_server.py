@@ -26,11 +26,14 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from replay_tui.cli.main import main
+from replay_tui.trajectory import OUTCOME_KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "replay_tui" / "examples" / "webshop_demonstrations_0-99.json"
 TAU2_DIR = ROOT / "tests" / "data" / "formats" / "tau2"
 TAU2 = TAU2_DIR / "2025-10-05T22-50-14.083933_airline_grok-3__slice_tasks_0_13_19.json"
+OPENHANDS = ROOT / "tests" / "data" / "formats" / "openhands" / "multi_swe_bench__examples__output.jsonl"
+PAIRS = ROOT / "tests" / "data" / "compare_pairs" / "tau2"
 TOOLS = {
     "open_logs",
     "list_episodes",
@@ -45,8 +48,8 @@ TOOLS = {
 
 
 @asynccontextmanager
-async def server(tmp_path: Path, *flags: str) -> AsyncIterator[Client]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+async def server(tmp_path: Path, *flags: str, env: dict[str, str] | None = None) -> AsyncIterator[Client]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "replay_tui", "mcp", "--runs-dir", str(tmp_path / "runs"), *flags],
@@ -104,10 +107,10 @@ async def test_tools_are_listed_with_schemas(tmp_path: Path) -> None:
 async def test_read_tools_open_list_get_find(tmp_path: Path) -> None:
     async with server(tmp_path, "--page-size", "10") as client:
         opened = await call(client, "open_logs", paths=[str(EXAMPLE), str(TAU2)])
-        failed = await call(client, "list_episodes", outcome="failure")
+        failed = await call(client, "list_episodes", outcome="failed")
         pages = [failed]
         while pages[-1]["next_cursor"] is not None:
-            pages.append(await call(client, "list_episodes", outcome="failure", cursor=pages[-1]["next_cursor"]))
+            pages.append(await call(client, "list_episodes", outcome="failed", cursor=pages[-1]["next_cursor"]))
         tau2 = await call(client, "list_episodes", text="", sort="order", cursor="100")
         episode = await call(client, "get_episode", episode_id=failed["episodes"][0]["episode_id"])
         step = await call(client, "get_step", episode_id=episode["episode_id"], step=0)
@@ -121,7 +124,7 @@ async def test_read_tools_open_list_get_find(tmp_path: Path) -> None:
     listed = [row["episode_id"] for page in pages for row in page["episodes"]]
     assert len(pages) > 1 and all(len(page["episodes"]) <= 10 for page in pages)
     assert listed == expected_failed and failed["total"] == len(expected_failed)
-    assert all(row["outcome"] == "failure" for row in failed["episodes"])
+    assert all(row["outcome"] == "failed" for row in failed["episodes"])
     first = next(d for d in demos if str(d["session_id"]) == episode["episode_id"])
     assert episode["task"] == first["instruction"] and not episode["replayed"]
     assert step["fields"]["observation"].startswith(first["trajectory"][0]["observation_before_llm"][:100])
@@ -141,6 +144,26 @@ async def test_episodes_say_why_their_task_ended(tmp_path: Path) -> None:
     assert episode["outcome_reason"] == "user_stop" and episode["missed_expected"] == []
 
 
+async def test_list_episodes_filters_on_the_four_outcome_kinds(tmp_path: Path) -> None:
+    """succeeded, failed, errored, unknown: the words every report counts outcomes in (issue 30)."""
+    async with server(tmp_path, "--page-size", "200") as client:
+        await call(client, "open_logs", paths=[str(EXAMPLE), str(OPENHANDS)])
+        every = await call(client, "list_episodes")
+        by_kind = {kind: await call(client, "list_episodes", outcome=kind) for kind in OUTCOME_KINDS}
+        errored = await call(client, "get_episode", episode_id=by_kind["errored"]["episodes"][0]["episode_id"])
+    demos = orjson.loads(EXAMPLE.read_bytes())
+    assert sum(page["total"] for page in by_kind.values()) == every["total"] == len(demos) + 3
+    for kind, page in by_kind.items():
+        assert {row["outcome"] for row in page["episodes"]} <= {kind}
+        assert [row["episode_id"] for row in page["episodes"]] == [
+            row["episode_id"] for row in every["episodes"] if row["outcome"] == kind
+        ]
+    succeeded = [str(d["session_id"]) for d in demos if d.get("success") is True]
+    assert [row["episode_id"] for row in by_kind["succeeded"]["episodes"]] == succeeded
+    assert by_kind["errored"]["total"] == 1 and by_kind["unknown"]["total"] == 2
+    assert errored["outcome"] == "errored" and errored["outcome_reason"]
+
+
 async def test_replay_and_compare_answer_as_the_cli_does(tmp_path: Path) -> None:
     sessions = ["0", "1", "2", "3", "4", "5", "6", "7"]
     progress: list[tuple[float, float | None]] = []
@@ -157,7 +180,7 @@ async def test_replay_and_compare_answer_as_the_cli_does(tmp_path: Path) -> None
         heuristic = result.structured_content
         assert heuristic is not None
         stub = await call(client, "replay", policy="stub", episodes=sessions)
-        compared = await call(client, "compare", run_a=stub["run_id"], run_b=heuristic["run_id"])
+        compared = await call(client, "compare", run_or_log_a=stub["run_id"], run_or_log_b=heuristic["run_id"])
         groups = await call(client, "mismatch_groups")
         listed = await call(client, "list_episodes", mismatched=True)
         judged = await call(client, "get_episode", episode_id="0")
@@ -175,9 +198,33 @@ async def test_replay_and_compare_answer_as_the_cli_does(tmp_path: Path) -> None
     by_id = {path.stem: path for path in runs}
     assert set(by_id) >= {stub["run_id"], heuristic["run_id"]}
     cli_compare = cli_json(tmp_path, "c.json", "compare", str(by_id[stub["run_id"]]), str(by_id[heuristic["run_id"]]))
-    assert compared["flips"] == cli_compare["flips"]
-    assert compared["episode_flips"] == cli_compare["episode_flips"]
-    assert compared["accuracy_b"] == cli_compare["overall"]["b"]["rate"]
+    assert compared["kind"] == "runs" and compared["logs"] is None
+    assert compared["runs"]["flips"] == cli_compare["flips"]
+    assert compared["runs"]["episode_flips"] == cli_compare["episode_flips"]
+    assert compared["runs"]["accuracy_b"] == cli_compare["overall"]["b"]["rate"]
+
+
+async def test_compare_two_logs_answers_as_the_cli_does(tmp_path: Path) -> None:
+    """Two logs of agents' own runs of the same tasks are paired by task, as ``compare LOG_A LOG_B``
+    pairs them: its JSON report's summary, unpaired keys and regressed tasks."""
+    pair = sorted(PAIRS.glob("pair3_*"))
+    async with server(tmp_path) as client:
+        compared = await call(client, "compare", run_or_log_a=str(pair[0]), run_or_log_b=str(pair[1]))
+        await call(client, "open_logs", paths=[str(EXAMPLE)])
+        run = await call(client, "replay", policy="stub", episodes=["0"])
+        mixed = await error(client, "compare", run_or_log_a=run["run_id"], run_or_log_b=str(pair[1]))
+        foreign = await error(client, "compare", run_or_log_a=str(pair[0]), run_or_log_b=str(TAU2))
+    cli = cli_json(tmp_path, "logs.json", "compare", str(pair[0]), str(pair[1]))
+    assert compared["kind"] == "logs" and compared["runs"] is None
+    logs = compared["logs"]
+    assert logs["summary"] == cli["summary"]
+    assert {key: logs["unpaired"][key] for key in ("a_only", "b_only")} == cli["unpaired"]
+    assert logs["unpaired"]["b_only"] and logs["formats_a"] == ["tau2"]
+    assert logs["regressions"] == [task for task in cli["tasks"] if task["change"] == "regressed"]
+    assert logs["regressions"] and all(task["first_divergence"] for task in logs["regressions"])
+    assert compared["headline"].startswith("5 paired tasks")
+    assert "run_or_log_b" in mixed and "two runs or two logs" in mixed
+    assert "share no task key" in foreign
 
 
 async def test_export_writes_only_under_out_dir(tmp_path: Path) -> None:
@@ -228,7 +275,8 @@ async def test_bad_calls_are_tool_errors_and_the_server_keeps_answering(tmp_path
             ("replay", {"policy": "nonsense"}, "policy"),
             ("replay", {"policy": "heuristic", "match": "fuzzy"}, "match"),
             ("replay", {"policy": "heuristic", "episodes": ["999999"]}, "episode_id"),
-            ("compare", {"run_a": "no-such-run", "run_b": "no-such-run"}, "run_a"),
+            ("compare", {"run_or_log_a": "no-such-run", "run_or_log_b": "no-such-run"}, "run_or_log_a"),
+            ("compare", {"run_or_log_a": str(EXAMPLE), "run_or_log_b": "no-such-run"}, "run_or_log_b"),
             ("mismatch_groups", {}, "run"),
             ("export_report", {"run": "x", "format": "pdf", "path": "r.pdf"}, "format"),
             ("export_report", {"run": "x", "format": "md", "path": "r.md"}, "--out-dir"),
@@ -249,7 +297,9 @@ async def test_no_tool_returns_more_than_max_chars(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 120) / ("e" * 100)
     deep.mkdir(parents=True)
     (deep / "demos.json").write_bytes(EXAMPLE.read_bytes())
-    async with server(tmp_path, "--max-chars", str(limit), "--out-dir", str(tmp_path / "out")) as client:
+    flags = ("--max-chars", str(limit), "--out-dir", str(tmp_path / "out"), "--allow-annotate")
+    pair = sorted(PAIRS.glob("pair3_*"))
+    async with server(tmp_path, *flags) as client:
         answers = [await call(client, "open_logs", paths=[str(deep / "demos.json"), str(TAU2)])]
         answers.append(await call(client, "list_episodes"))
         answers.append(await call(client, "get_episode", episode_id="0"))
@@ -261,8 +311,13 @@ async def test_no_tool_returns_more_than_max_chars(tmp_path: Path) -> None:
         answers.append(run)
         answers.append(await call(client, "get_step", episode_id="0", step=0))
         answers.append(await call(client, "mismatch_groups"))
-        answers.append(await call(client, "compare", run_a=run["run_id"], run_b=run["run_id"]))
+        answers.append(await call(client, "compare", run_or_log_a=run["run_id"], run_or_log_b=run["run_id"]))
         answers.append(await call(client, "export_report", run=run["run_id"], format="md", path="r.md"))
+        answers.append(await call(client, "compare", run_or_log_a=str(pair[0]), run_or_log_b=str(pair[1])))
+        answers.append(await call(client, "tag_step", episode_id="0", step=0, tag="t" * 100))
+        answers.append(await call(client, "note", episode_id="0", text="a long note " * 100))
+        answers.append(await call(client, "get_episode", episode_id="0"))
+        answers.append(await call(client, "list_episodes", outcome="failed", tag="t" * 100))
     texts = [text for answer in answers for text in strings(answer)]
     assert max(map(len, texts)) <= limit
     assert any("… [cut: " in text for text in texts)  # long observations are cut, visibly
@@ -298,6 +353,15 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+async def listening(process: subprocess.Popen[bytes], port: int) -> None:
+    for _ in range(600):  # until it listens (a slow machine takes seconds to import)
+        assert process.poll() is None, process.stderr.read() if process.stderr else ""
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        await anyio.sleep(0.1)
+
+
 async def test_streamable_http_on_loopback_checks_host_and_origin(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -305,12 +369,7 @@ async def test_streamable_http_on_loopback_checks_host_and_origin(tmp_path: Path
     process = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        for _ in range(600):  # until it listens (a slow machine takes seconds to import)
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            await anyio.sleep(0.1)
+        await listening(process, port)
         async with Client(url) as client:
             names = {tool.name for tool in (await client.list_tools()).tools}
             opened = await call(client, "open_logs", paths=[str(EXAMPLE)])
@@ -324,6 +383,27 @@ async def test_streamable_http_on_loopback_checks_host_and_origin(tmp_path: Path
         process.wait(timeout=30)
     assert names == TOOLS and opened["episodes"] == 100
     assert rebound.status_code == 421 and foreign.status_code == 403
+
+
+async def test_public_http_warns_as_serve_does_and_serves(tmp_path: Path) -> None:
+    """``--public`` says on stderr, before serving, who can reach what (as ``serve --public`` does),
+    and the SDK's streamable HTTP client is served."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-m", "replay_tui", "mcp", "--http", "--public", "--port", str(port)]
+    argv += ["--runs-dir", str(tmp_path), "--out-dir", str(tmp_path / "out")]
+    process = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        await listening(process, port)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+    finally:
+        process.terminate()
+        _, err = process.communicate(timeout=30)
+    warning = " ".join(err.decode().split())
+    assert names == TOOLS
+    assert warning.startswith(f"warning: --public: anyone who reaches 127.0.0.1:{port} can read every log")
+    assert str(tmp_path / "out") in warning and "no authentication" in warning
 
 
 def test_http_refuses_a_public_host_without_public(capsys: pytest.CaptureFixture[str]) -> None:

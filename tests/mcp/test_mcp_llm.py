@@ -1,0 +1,102 @@
+"""``replay-tui mcp``'s replay in the llm mode: the real ``openai`` client in the server subprocess
+against the scripted OpenAI-compatible server on 127.0.0.1, and a client's cancellation stopping a run."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+import orjson
+import pytest
+
+pytest.importorskip("mcp")
+
+from tests.llm.scripted import Oracle, Reply, ScriptedServer, recorded_calls
+from tests.mcp.test_mcp_server import EXAMPLE, call, cli_json, error, server
+
+PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
+
+@pytest.fixture(scope="module")
+def oracle_calls() -> Any:
+    return recorded_calls([EXAMPLE], item_steps=True)
+
+
+@pytest.fixture
+def llm_env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """The server's environment: no key, no proxy, the cache in the test's folder."""
+    saved = {name: os.environ.pop(name) for name in (*PROXIES, "OPENAI_API_KEY") if name in os.environ}
+    yield {"NO_PROXY": "127.0.0.1,localhost", "REPLAY_TUI_CACHE_DIR": str(tmp_path / "cache")}
+    os.environ.update(saved)
+
+
+async def test_llm_replay_only_with_allow_llm_through_the_real_client(
+    tmp_path: Path, oracle_calls: Any, llm_env: dict[str, str]
+) -> None:
+    with ScriptedServer(Oracle(oracle_calls)) as scripted:
+        env = {**llm_env, "OPENAI_BASE_URL": scripted.url}
+        async with server(tmp_path, env=env) as client:
+            await call(client, "open_logs", paths=[str(EXAMPLE)])
+            refused = await error(client, "replay", policy="llm", model="M", episodes=["0"])
+        assert scripted.requests == []
+        async with server(tmp_path, "--allow-llm", env=env) as client:
+            await call(client, "open_logs", paths=[str(EXAMPLE)])
+            replayed = await call(client, "replay", policy="llm", model="M", episodes=["0", "1", "2"])
+            episode = await call(client, "get_episode", episode_id="1")
+        requests = len(scripted.requests)
+    assert "policy: the llm mode" in refused and "--allow-llm" in refused
+    assert replayed["mode"] == "llm:M" and replayed["episodes_run"] == 3
+    assert requests >= replayed["total_steps"] > 0 and {body["model"] for body in scripted.requests} == {"M"}
+    assert replayed["total_mismatches"] == 0 and episode["replayed"] and episode["accuracy"] == 1.0
+    with ScriptedServer(Oracle(oracle_calls)) as scripted:  # the CLI's run of the same work, uncached
+        argv = ["replay", "--demos", str(EXAMPLE), "--sessions", "0-2", "--mode", "llm", "--no-save-run"]
+        argv += ["--base-url", scripted.url, "--model", "M", "--cache-dir", str(tmp_path / "cli-cache")]
+        cli = cli_json(tmp_path, "llm.json", *argv)
+    for key in ("episodes_run", "episodes_matched", "total_steps", "total_matched", "overall_accuracy"):
+        assert replayed[key] == cli[key], key
+
+
+@pytest.mark.slow
+async def test_a_cancelled_replay_stops(tmp_path: Path, oracle_calls: Any, llm_env: dict[str, str]) -> None:
+    """The SDK's request cancellation stops a running replay: the scripted server hears no more
+    requests once the one in flight is answered, far fewer than the whole run makes, and the server
+    goes on answering (with nothing recorded of the cancelled run)."""
+    oracle = Oracle(oracle_calls)
+
+    def slow(body: dict[str, Any]) -> Reply:
+        return replace(oracle(body), delay=0.2)
+
+    progressed = anyio.Event()
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progressed.set()
+
+    with ScriptedServer(slow) as scripted:
+        env = {**llm_env, "OPENAI_BASE_URL": scripted.url}
+        async with server(tmp_path, "--allow-llm", env=env) as client:
+            opened = await call(client, "open_logs", paths=[str(EXAMPLE)])
+            async with anyio.create_task_group() as group:
+
+                async def replay_all() -> None:
+                    await client.call_tool("replay", {"policy": "llm", "model": "M"}, progress_callback=on_progress)
+
+                group.start_soon(replay_all)
+                await progressed.wait()  # one episode done: the run is under way
+                group.cancel_scope.cancel()
+            at_cancel = len(scripted.requests)
+            heard = -1
+            for _ in range(150):  # until no request came for a while (the one in flight is answered)
+                if len(scripted.requests) == heard:
+                    break
+                heard = len(scripted.requests)
+                await anyio.sleep(2.0)
+            listed = await call(client, "list_episodes", mismatched=False)
+            runs = list((tmp_path / "runs").rglob("*.json"))
+    steps = sum(len(demo["trajectory"]) for demo in orjson.loads(EXAMPLE.read_bytes()))
+    assert opened["episodes"] == 100
+    assert heard <= at_cancel + 2 and heard < steps // 4
+    assert listed["total"] == 0 and runs == []  # the cancelled run neither recorded nor saved
