@@ -121,10 +121,15 @@ class MessageView(Sequence[_T], Generic[_T]):
 
     def __init__(self, pool: Sequence[_T], ranges: Iterable[tuple[int, int]] | None = None) -> None:
         self.pool = pool
-        self.ranges: tuple[tuple[int, int], ...] = (
-            ((0, len(pool)),) if ranges is None else tuple((start, end) for start, end in ranges if end > start)
-        )
-        self._length = sum(end - start for start, end in self.ranges)
+        merged: list[tuple[int, int]] = []
+        for start, end in ((0, len(pool)),) if ranges is None else ranges:
+            if end <= start:
+                continue
+            if merged and merged[-1][1] == start:  # adjacent ranges are one (prefixes are told by ranges)
+                start = merged.pop()[0]
+            merged.append((start, end))
+        self.ranges: tuple[tuple[int, int], ...] = tuple(merged)
+        self._length = sum(end - start for start, end in merged)
 
     @classmethod
     def prefix(cls, pool: Sequence[_T], end: int) -> MessageView[_T]:
