@@ -30,6 +30,22 @@ rerun: it crashed at 14 GB in the issue's measurement):
      2000   40 MB             0.68 s 125 MB             1.66 s 175 MB                crashed (14 GB)
 
 Ours includes the app's launch to its session list (about 1 s of it on this machine) and the Enter.
+
+Again after the step's messages became views of the shared messages (``MessageView``, h-long), in
+one run with main at e867982 (``--code``), on the same VM under a heavy shared load (load average
+13-26: every wall time is several times the quiet one; compare within a row). The core columns
+(open + first step without the app, CPU seconds, best of 3) are steadier:
+
+    steps   mini: first step   RSS   ours   RSS   before   RSS   core: ours   RSS   before   RSS
+      500             3.54 s  65 MB  7.23 s  95 MB  8.54 s  97 MB      0.13 s  67 MB   0.12 s  67 MB
+     1000             3.33 s  85 MB  9.31 s 119 MB  7.59 s 119 MB      0.20 s  98 MB   0.30 s  98 MB
+     2000             3.62 s 125 MB  9.66 s 177 MB 11.05 s 178 MB      0.33 s 157 MB   0.41 s 158 MB
+
+The core grows linearly with the steps and is a third of a second at 2,000 (mini's JSON parse and
+step building are most of it); the rest of ours is the app's fixed launch. On inspect_ai's
+``input_refs`` shape (``tests.hostile.pooled_eval``: event k refers to the first k messages of the
+pool), opening and replaying every step: 5,000 events 0.55 s / 80 MB (before: 8.4 s / 203 MB),
+20,000 events 2.8 s / 209 MB (before: over 120 s, killed).
 """
 
 from __future__ import annotations
@@ -125,6 +141,31 @@ def first_step_ours(path: Path, environment: dict[str, str]) -> tuple[float, flo
         app.close()
 
 
+CORE = """
+import resource, sys, time
+from replay_tui.env import replay_steps
+from replay_tui.sources import open_sources
+start = time.process_time()
+demos = open_sources([sys.argv[1]])
+steps = replay_steps(demos.episode(demos.session_ids[0]))
+assert steps[0].recorded["messages"]
+print(time.process_time() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def core(path: Path, environment: dict[str, str]) -> tuple[float, float]:
+    """Opening the run and its first step in a fresh process (``open_sources``, the episode, the
+    first step's prompt), without the app: CPU seconds (steadier than wall time on a shared machine)
+    and peak RSS in MB. What grows with the steps, apart from the app's fixed launch."""
+    done = subprocess.run(
+        [sys.executable, "-c", CORE, str(path)], env={**os.environ, **environment}, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        sys.exit(done.stderr[-2000:])
+    seconds, rss = done.stdout.split()
+    return float(seconds), float(rss)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, nargs="+", default=[500, 1000, 2000])
@@ -146,8 +187,9 @@ def main() -> None:
         "PYTHONPATH": str(args.code),
         **installed_bytecode(),
     }
-    print("first step on screen (process start -> step shown, best of runs) and the app's peak RSS")
-    print(f"  {'steps':>6} {'file':>7}   {'mini':>8} {'RSS':>8}   {'ours':>8} {'RSS':>8}")
+    print("first step on screen (process start -> step shown, best of runs) and the app's peak RSS;")
+    print("core: open + first step without the app (CPU seconds, peak RSS)")
+    print(f"  {'steps':>6} {'file':>7}   {'mini':>8} {'RSS':>8}   {'ours':>8} {'RSS':>8}   {'core':>8} {'RSS':>8}")
     for steps in args.steps:
         path = trajectory(args.dir, steps, args.mini_venv, args.generator)
         size = f"{path.stat().st_size / 1e6:.0f} MB"
@@ -159,7 +201,12 @@ def main() -> None:
         runs = [first_step_ours(path, environment) for _ in range(args.repeat)]
         seconds, rss = min(runs, key=lambda run: run[0])
         ours = f"{seconds:.2f} s", f"{rss:.0f} MB" if rss else "?"
-        print(f"  {steps:>6} {size:>7}   {mini[0]:>8} {mini[1]:>8}   {ours[0]:>8} {ours[1]:>8}", flush=True)
+        cpu, peak = min((core(path, environment) for _ in range(args.repeat)), key=lambda run: run[0])
+        print(
+            f"  {steps:>6} {size:>7}   {mini[0]:>8} {mini[1]:>8}   {ours[0]:>8} {ours[1]:>8}"
+            f"   {cpu:>6.2f} s {peak:>5.0f} MB",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -17,9 +17,8 @@ linear in the steps.
 
 from __future__ import annotations
 
-import operator
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +27,7 @@ from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction, Promp
 from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.env import replay_steps
 from replay_tui.sanitize import strip_control
-from replay_tui.trajectory import ChatMessage, TrajectoryStep
+from replay_tui.trajectory import ChatMessage, TrajectoryStep, added_messages
 
 SNIPPET_BEFORE = 12
 """Characters of context kept before a match in a snippet (the rest follows it): few, so the match
@@ -148,15 +147,15 @@ def _seed_fields(entry: Any) -> Iterator[tuple[str, str | None]]:
         yield "action", entry.action
 
 
-def _new_messages(step: TrajectoryStep, previous: TrajectoryStep | None) -> list[ChatMessage]:
+def _new_messages(step: TrajectoryStep, previous: TrajectoryStep | None) -> Sequence[ChatMessage]:
     """The messages of ``step``'s prompt that the step before it was not sent: a prompt is most often
     the one before plus a few messages, and searching every prompt whole made a search of a long
     run quadratic (and gave every later step a hit for one early message)."""
     messages = step.messages
     if previous is not None:
-        before = previous.messages
-        if len(before) <= len(messages) and all(map(operator.is_, before, messages)):
-            return messages[len(before) :]
+        added = added_messages(messages, previous.messages)
+        if added is not None:
+            return added
     return messages
 
 

@@ -25,7 +25,6 @@ integers, nor unique across files.
 
 from __future__ import annotations
 
-import operator
 import os
 import threading
 from collections.abc import Iterable, Sequence
@@ -49,6 +48,7 @@ from replay_tui.trajectory import (
     Outcome,
     Trajectory,
     TrajectoryStep,
+    added_messages,
     infer_tools,
     openai_messages,
     webshop_outcome,
@@ -100,7 +100,7 @@ class StepPrompts:
     furthest step asked; a step whose messages are not such a prefix gets its own."""
 
     def __init__(self) -> None:
-        self._seen: list[ChatMessage] = []
+        self._seen: Sequence[ChatMessage] = []
         self._conversation = OpenAIConversation()
         self._lock = threading.Lock()
 
@@ -111,17 +111,22 @@ class StepPrompts:
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
-    def of(self, messages: list[ChatMessage]) -> list[dict[str, Any]]:
+    def of(self, messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
         """``messages`` in the request shape (:func:`~replay_tui.trajectory.openai_messages`); the
-        dicts are shared with the other steps' prompts (read-only)."""
+        dicts are shared with the other steps' prompts (read-only). Views of one pool
+        (:class:`~replay_tui.trajectory.MessageView`) are told prefixes of each other from their
+        ranges, so a step costs what its prompt adds, not its length."""
         with self._lock:
             seen = self._seen
-            if not all(map(operator.is_, messages, seen)):
-                return openai_messages(messages)
-            if len(messages) > len(seen):
-                added = messages[len(seen) :]
+            if len(messages) <= len(seen):
+                if added_messages(seen, messages) is None:
+                    return openai_messages(messages)
+            else:
+                added = added_messages(messages, seen)
+                if added is None:
+                    return openai_messages(messages)
                 self._conversation.extend(added)
-                seen.extend(added)
+                self._seen = messages
             return self._conversation.sent[: len(messages)]
 
 
@@ -156,7 +161,7 @@ class LogStep(DecisionStep):
     answer_type: str | None = None
     """The answer's declared type (:data:`replay_tui.matching.ANSWER_TYPES`); None: text."""
 
-    _messages: list[ChatMessage] = PrivateAttr(default_factory=list)
+    _messages: Sequence[ChatMessage] = PrivateAttr(default_factory=list)
     _prompts: StepPrompts | None = PrivateAttr(default=None)
 
     @property

@@ -11,12 +11,22 @@ every field without a place of its own is kept in ``extra``.
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Annotated, Any, Generic, TypeVar, overload
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SerializeAsAny,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+)
 
 from replay_tui.matching import split_call_text
 
@@ -96,10 +106,126 @@ class ChatMessage(BaseModel):
     reasoning: str | None = None
 
 
+_T = TypeVar("_T")
+
+
+class MessageView(Sequence[_T], Generic[_T]):
+    """Ranges of one shared list of messages, read as a list: a step's prompt without a copy.
+
+    A long run's prompts are each the one before plus a few messages (or, in inspect_ai's logs,
+    ``input_refs`` ranges into one message pool): a list of its own per step made reading a
+    trajectory quadratic in memory. A view holds the shared ``pool`` and ``[start, end)`` ranges
+    into it; the pool may grow (appends) but the positions a view covers never change."""
+
+    __slots__ = ("_length", "pool", "ranges")
+
+    def __init__(self, pool: Sequence[_T], ranges: Iterable[tuple[int, int]] | None = None) -> None:
+        self.pool = pool
+        merged: list[tuple[int, int]] = []
+        for start, end in ((0, len(pool)),) if ranges is None else ranges:
+            if end <= start:
+                continue
+            if merged and merged[-1][1] == start:  # adjacent ranges are one (prefixes are told by ranges)
+                start = merged.pop()[0]
+            merged.append((start, end))
+        self.ranges: tuple[tuple[int, int], ...] = tuple(merged)
+        self._length = sum(end - start for start, end in merged)
+
+    @classmethod
+    def prefix(cls, pool: Sequence[_T], end: int) -> MessageView[_T]:
+        """The first ``end`` messages of ``pool``."""
+        return cls(pool, ((0, min(end, len(pool))),))
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[_T]:
+        pool = self.pool
+        return itertools.chain.from_iterable(itertools.islice(pool, start, end) for start, end in self.ranges)
+
+    def __reversed__(self) -> Iterator[_T]:
+        pool = self.pool
+        for start, end in reversed(self.ranges):
+            for position in range(end - 1, start - 1, -1):
+                yield pool[position]
+
+    @overload
+    def __getitem__(self, index: int) -> _T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[_T]: ...
+    def __getitem__(self, index: int | slice) -> _T | list[_T]:
+        if isinstance(index, slice):
+            if len(self.ranges) == 1 and index.step in (None, 1):
+                start, end, _ = index.indices(self._length)
+                first = self.ranges[0][0]
+                return list(self.pool[first + start : first + max(start, end)])
+            return list(self)[index]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("message index out of range")
+        for start, end in self.ranges:
+            if index < end - start:
+                return self.pool[start + index]
+            index -= end - start
+        raise IndexError("message index out of range")  # pragma: no cover (lengths agree)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(map(operator.eq, self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"MessageView({list(self)!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (MessageView, (self.pool, self.ranges))
+
+    def starts_with(self, before: Sequence[_T]) -> bool | None:
+        """Whether ``before`` (a view of the same pool) is a prefix of this view, answered from the
+        ranges alone; None when that cannot be told without comparing the messages."""
+        if not isinstance(before, MessageView) or before.pool is not self.pool:
+            return None
+        if not before.ranges:
+            return True
+        *whole, last = before.ranges
+        mine = self.ranges
+        if len(mine) < len(before.ranges) or tuple(mine[: len(whole)]) != tuple(whole):
+            return False
+        start, end = mine[len(whole)]
+        return start == last[0] and end >= last[1]
+
+
+def added_messages(messages: Sequence[_T], before: Sequence[_T]) -> Sequence[_T] | None:
+    """The messages of ``messages`` after ``before`` when ``before`` is its prefix (the same
+    objects), else None: what a step's prompt adds to the step before it, found in constant time
+    for two views of one pool (comparing every earlier message made long runs quadratic)."""
+    if len(before) > len(messages):
+        return None
+    known = messages.starts_with(before) if isinstance(messages, MessageView) else None
+    if known is None:
+        known = all(map(operator.is_, before, messages))
+    return messages[len(before) :] if known else None
+
+
+def _keep_view(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    return value if isinstance(value, MessageView) else handler(value)
+
+
+Messages = Annotated[
+    Sequence[ChatMessage],
+    WrapValidator(_keep_view),
+    PlainSerializer(list, return_type=list[ChatMessage]),
+]
+"""A step's prompt: a list of messages, or a :class:`MessageView` of a shared one (kept as is)."""
+
+
 _OPENAI_ROLES = {"system", "user", "assistant", "tool", "developer"}
 
 
-def openai_messages(messages: list[ChatMessage]) -> list[dict[str, Any]]:
+def openai_messages(messages: Iterable[ChatMessage]) -> list[dict[str, Any]]:
     """``messages`` in the chat-completions request shape, ready to send again (teacher forcing).
 
     Tool calls get the ids the log gave them (``call_<n>`` when it gave none) and each tool result
@@ -230,8 +356,9 @@ class TrajectoryStep(BaseModel):
     """The page as an image (PNG/JPEG bytes) when the log has one."""
     axtree: str | None = None
     """An accessibility tree or DOM excerpt, as text."""
-    messages: list[ChatMessage] = Field(default_factory=list)
-    """The prompt: the messages the model was sent for this decision."""
+    messages: Messages = Field(default_factory=list)
+    """The prompt: the messages the model was sent for this decision (a :class:`MessageView` of
+    the conversation's shared messages when the reader has one: read it as a sequence)."""
     tools: list[dict[str, Any]] = Field(default_factory=list)
     """Tool schemas offered (OpenAI ``{"type": "function", "function": {...}}`` shape) when logged."""
     thinking: str = ""

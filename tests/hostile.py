@@ -780,9 +780,10 @@ def _limit_cases() -> list[LimitCase]:
     return cases
 
 
-QUADRATIC = frozenset({"eval_20000_events_on_a_pool"})
-"""The shapes still quadratic (the chat one is linear since issue 29's prompts built on demand; the
-``.eval`` one still copies each model event's ``input_refs`` into a list of its own)."""
+QUADRATIC = frozenset({"chat_one_episode_10000_messages", "eval_20000_events_on_a_pool"})
+"""The shapes that were quadratic before issue 29 (each step's prompt a list of its own); since then
+a step's prompt is a view of the shared messages (:class:`replay_tui.trajectory.MessageView`,
+``input_refs`` ranges of the ``.eval`` pool) and is built on demand."""
 
 LIMIT_CASES: list[LimitCase] = _limit_cases()
 LIMITS_BY_NAME: dict[str, LimitCase] = {case.name: case for case in LIMIT_CASES}

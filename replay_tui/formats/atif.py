@@ -46,6 +46,7 @@ from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
 from replay_tui.trajectory import (
     ChatMessage,
+    MessageView,
     Outcome,
     OutcomeCheck,
     ToolCall,
@@ -363,7 +364,7 @@ def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[tuple[s
                 index=len(steps),
                 label=str(raw.get("step_id", len(steps))),
                 observation=observation,
-                messages=list(messages),
+                messages=MessageView.prefix(messages, len(messages)),  # messages only grows
                 thinking=thinking,
                 content=text,
                 action=calls[0] if calls else None,

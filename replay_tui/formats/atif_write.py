@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
@@ -264,7 +265,7 @@ def to_atif(trajectory: Trajectory, refs: list[tuple[Trajectory, dict[str, Any]]
         return _from_atif(trajectory, list(refs or []))
     steps: list[dict[str, Any]] = []
     pending = list(refs or [])
-    previous: list[ChatMessage] | None = None
+    previous: Sequence[ChatMessage] | None = None
     last: TrajectoryStep | None = None
     for step in trajectory.steps:
         if previous is None:
@@ -312,7 +313,7 @@ def to_atif(trajectory: Trajectory, refs: list[tuple[Trajectory, dict[str, Any]]
     }
 
 
-def _same_response(last: TrajectoryStep, step: TrajectoryStep, previous: list[ChatMessage]) -> bool:
+def _same_response(last: TrajectoryStep, step: TrajectoryStep, previous: Sequence[ChatMessage]) -> bool:
     """Whether ``step`` is another call of ``last``'s response: readers that make a step of each call
     of one response (Claude Code, Codex) give them one prompt, the same messages. ATIF holds one LLM
     inference per step (the RFC's convention), so they are written as one agent step."""
@@ -355,7 +356,7 @@ def _agent_version(trajectory: Trajectory) -> str:
     return "unknown"
 
 
-def _context(steps: list[dict[str, Any]], messages: list[ChatMessage], *, first: bool) -> None:
+def _context(steps: list[dict[str, Any]], messages: Sequence[ChatMessage], *, first: bool) -> None:
     """Messages of a prompt as ATIF steps: user and system ones always; in the first prompt also the
     earlier agent turns (a later prompt's are the steps already written) with their results."""
     for message in messages:

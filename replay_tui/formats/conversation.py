@@ -6,7 +6,8 @@ that answer calls by id. :class:`Conversation` turns that stream into steps in o
 
 - each tool call is a step whose prompt is the history *before the response* that made it (the
   calls of one response share that prompt); the history is one growing list of shared
-  :class:`ChatMessage` objects and a step holds a slice of it, so no message is built twice;
+  :class:`ChatMessage` objects and a step holds a view of its prefix (:class:`MessageView`), so
+  no message is built twice and no step copies the history;
 - the response's thinking and text so far become the step's ``thinking`` and ``content``;
 - a result is paired with its call by id (``tool_use_id``/``call_id``), a call never answered
   keeps ``tool_result = None``;
@@ -25,7 +26,7 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import ReadItem, strip_bom
-from replay_tui.trajectory import ChatMessage, ToolCall, TrajectoryStep
+from replay_tui.trajectory import ChatMessage, MessageView, ToolCall, TrajectoryStep
 
 
 class Conversation:
@@ -108,7 +109,7 @@ class Conversation:
             observation=_observation(self.history, self._prompt_end),
             screenshot=None,
             axtree=None,
-            messages=self.history[: self._prompt_end],
+            messages=MessageView.prefix(self.history, self._prompt_end),
             tools=[],
             thinking="\n".join(self._thinking),
             content="\n".join(self._text),
@@ -165,7 +166,7 @@ class Conversation:
         step = TrajectoryStep(
             index=len(self.steps),
             observation=_observation(self.history, self._prompt_end),
-            messages=self.history[: self._prompt_end],
+            messages=MessageView.prefix(self.history, self._prompt_end),
             thinking=thinking,
             content=content,
             extra=extra,

@@ -36,16 +36,16 @@ import re
 import struct
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
 from replay_tui.formats.inflate import MEMBER_LIMIT, ZIP_ZSTANDARD, Budget, InflateLimit, ZstdError, deflate_end
-from replay_tui.trajectory import ChatMessage, Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.trajectory import ChatMessage, MessageView, Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 
 _SAMPLE_MEMBER = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
 _ATTACHMENT = "attachment://"
@@ -368,7 +368,11 @@ class _Sample:
         if pool is None:
             pool = sample.get("message_pool")
         self.pool: list[Any] = pool if isinstance(pool, list) else []
-        self._pool_cache: dict[int, _Message] = {}
+        self._pool_messages: list[_Message | None] = []
+        """The pool's messages converted, by position (None until an event refers to it)."""
+        self._pool_chats: list[ChatMessage | None] = []
+        self._unconverted: list[int] = []
+        """Union-find over pool positions: the next position not converted yet, at or after each."""
         self._id_cache: dict[str, tuple[Any, _Message]] = {}
 
     # -- messages -------------------------------------------------------------------------
@@ -386,25 +390,48 @@ class _Sample:
             self._id_cache[message_id] = (raw, converted)
         return converted
 
-    def _pooled(self, index: int, field: str) -> _Message:
-        if index not in self._pool_cache:
-            if not 0 <= index < len(self.pool):
-                raise _Bad(field, f"refers to message {index} of a pool of {len(self.pool)}")
-            self._pool_cache[index] = self._convert(self.pool[index], f"message_pool[{index}]")
-        return self._pool_cache[index]
+    def _pooled(self, start: int, end: int, field: str) -> None:
+        """Pool positions ``[start, end)`` converted, each once however many events refer to it."""
+        if start < 0 or end > len(self.pool):
+            index = start if start < 0 else max(start, len(self.pool))
+            raise _Bad(field, f"refers to message {index} of a pool of {len(self.pool)}")
+        if not self._unconverted:
+            self._pool_messages = [None] * len(self.pool)
+            self._pool_chats = [None] * len(self.pool)
+            self._unconverted = list(range(len(self.pool) + 1))
+        skip = self._unconverted
+        position = self._next_unconverted(start)
+        while position < end:
+            message = self._convert(self.pool[position], f"message_pool[{position}]")
+            self._pool_messages[position], self._pool_chats[position] = message, message.chat
+            skip[position] = position + 1
+            position = self._next_unconverted(position + 1)
 
-    def _event_input(self, event: dict[str, Any], field: str) -> list[_Message]:
+    def _next_unconverted(self, position: int) -> int:
+        skip = self._unconverted
+        root = position
+        while skip[root] != root:
+            root = skip[root]
+        while skip[position] != root:
+            skip[position], position = root, skip[position]
+        return root
+
+    def _event_input(self, event: dict[str, Any], field: str) -> Sequence[_Message]:
+        """The event's prompt: its ``input``, or its ``input_refs`` as a view of the converted pool
+        (every event refers to the pool again: a list of its own per event made a long sample
+        quadratic in memory)."""
         refs = event.get("input_refs")
         raw_input = event.get("input")
         if refs is not None and not raw_input:
             if not isinstance(refs, list):
                 raise _Bad(f"{field}.input_refs", "must be a list of [start, end) ranges")
-            messages: list[_Message] = []
             for i, ref in enumerate(refs):
                 if not (isinstance(ref, list) and len(ref) == 2 and all(type(v) is int for v in ref)):
                     raise _Bad(f"{field}.input_refs[{i}]", "must be a [start, end) pair of integers")
-                messages.extend(self._pooled(k, f"{field}.input_refs[{i}]") for k in range(ref[0], ref[1]))
-            return messages
+                if ref[0] < ref[1]:
+                    self._pooled(ref[0], ref[1], f"{field}.input_refs[{i}]")
+            # only converted positions are in the ranges
+            return MessageView(cast("list[_Message]", self._pool_messages), [(ref[0], ref[1]) for ref in refs])
         if raw_input is None:
             return []
         if not isinstance(raw_input, list):
@@ -589,23 +616,33 @@ class _Sample:
             text, _, _ = _content(result, "result") if isinstance(result, list) else ("", "", [])
             step.tool_result = text or orjson.dumps(result).decode()
 
+    def _chats(self, prompt: Sequence[_Message]) -> Sequence[ChatMessage]:
+        """The prompt's chat messages: a view of the pool's when the prompt is one of it."""
+        if isinstance(prompt, MessageView) and prompt.pool is self._pool_messages:
+            return MessageView(cast("list[ChatMessage]", self._pool_chats), prompt.ranges)
+        return [message.chat for message in prompt]
+
     def _steps_from_messages(self, messages: list[_Message], results: dict[str, ChatMessage]) -> list[TrajectoryStep]:
         steps: list[TrajectoryStep] = []
         assistants = [i for i, m in enumerate(messages) if m.chat.role == "assistant"]
+        chats = [message.chat for message in messages]
         for i in assistants:
             reply = messages[i]
             if not reply.chat.tool_calls and i != assistants[-1]:
                 continue
-            steps.append(self._step(len(steps), messages[:i], reply, results, {"message": i}))
+            prompt = MessageView.prefix(messages, i)
+            step = self._step(len(steps), prompt, reply, results, {"message": i}, MessageView.prefix(chats, i))
+            steps.append(step)
         return steps
 
     def _step(
         self,
         index: int,
-        prompt: list[_Message],
+        prompt: Sequence[_Message],
         reply: _Message | None,
         results: dict[str, ChatMessage],
         extra: dict[str, Any],
+        chats: Sequence[ChatMessage] | None = None,
     ) -> TrajectoryStep:
         observation = ""
         screenshot: bytes | None = None
@@ -626,7 +663,7 @@ class _Sample:
             index=index,
             observation=observation,
             screenshot=screenshot,
-            messages=[message.chat for message in prompt],
+            messages=self._chats(prompt) if chats is None else chats,
             thinking=(reply.chat.reasoning or "") if reply else "",
             content=reply.chat.content if reply else "",
             action=action,

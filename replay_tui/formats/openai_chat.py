@@ -64,7 +64,7 @@ import orjson
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats import safe_yaml
 from replay_tui.formats.base import UTF8_BOM, Detection, EpisodeSummary, ReadItem, strip_bom
-from replay_tui.trajectory import ChatMessage, Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.trajectory import ChatMessage, MessageView, Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 
 NAME = "openai-chat"
 PARSED_FILES = 2
@@ -518,8 +518,9 @@ def _steps(
         if message.role != "assistant" or not message.tool_calls:
             continue
         results = _results(messages, i)
+        prompt = MessageView.prefix(messages, i)
         observation = ""
-        for earlier in reversed(messages[:i]):
+        for earlier in reversed(prompt):
             if earlier.role in _OBSERVED_ROLES:
                 observation = earlier.content
                 break
@@ -533,7 +534,7 @@ def _steps(
             TrajectoryStep(
                 index=len(steps),
                 observation=observation,
-                messages=messages[:i],
+                messages=prompt,
                 tools=tools,
                 thinking=message.reasoning or "",
                 content=message.content,

@@ -52,7 +52,7 @@ import orjson
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.fileio import open_regular, read_capped
 from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem
-from replay_tui.trajectory import ChatMessage, Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.trajectory import ChatMessage, MessageView, Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 
 FORMAT = "swe-agent"
 
@@ -551,8 +551,8 @@ class _Builder:
         self, messages_raw: list[Any], messages: list[ChatMessage | None], field: str
     ) -> list[TrajectoryStep]:
         steps: list[TrajectoryStep] = []
-        # each step's prompt is a slice of one list (a C-level copy of references; filtering and
-        # validating every earlier message again for each step made long runs quadratic)
+        # each step's prompt is a view of one list's prefix (filtering, validating or even copying
+        # every earlier message again for each step made long runs quadratic)
         kept = [m for m in messages if m is not None]
         kept_before = 0
         v2 = any(m is not None and m.role != "assistant" and "```mswea_bash_command" in m.content for m in messages)
@@ -607,7 +607,7 @@ class _Builder:
                 tool_result=tool_result,
                 extra=extra,
             )
-            step.messages = kept[:kept_before]  # validated already, as parts of ``messages``
+            step.messages = MessageView.prefix(kept, kept_before)  # validated already, as parts of ``messages``
             steps.append(step)
             if action is None and not rejected:
                 self.problem(f"{field}[{i}]", "assistant message without a tool call or a bash block", "warning")

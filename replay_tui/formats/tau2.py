@@ -63,7 +63,7 @@ from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
 from replay_tui.formats.tau2_outcome import BadField as _Bad
 from replay_tui.formats.tau2_outcome import kind_of as _kind
 from replay_tui.formats.tau2_outcome import run_outcome
-from replay_tui.trajectory import ChatMessage, SideCall, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.trajectory import ChatMessage, MessageView, SideCall, ToolCall, Trajectory, TrajectoryStep
 
 AGENT_INSTRUCTION = """
 You are a customer service agent that helps the user according to the <policy> provided below.
@@ -639,7 +639,7 @@ def _steps(
             step = TrajectoryStep(
                 index=len(steps),
                 observation=observation,
-                messages=list(seen),
+                messages=MessageView.prefix(seen, len(seen)),  # seen only grows
                 thinking=_thinking(message),
                 content=text,
                 action=calls[0] if calls else None,

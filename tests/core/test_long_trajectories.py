@@ -8,7 +8,9 @@ instead of timing anything.
 
 from __future__ import annotations
 
+import itertools
 import json
+import operator
 import pickle
 import resource
 import subprocess
@@ -162,3 +164,49 @@ def test_a_search_finds_a_prompt_message_once_at_the_first_step_sent_it(tmp_path
     assert [(hit.field, hit.step) for hit in hits] == [("task", "task"), ("observation", "0"), ("messages", "0")]
     later = [hit for found in search(demos, "step 7, look") for hit in found.hits]
     assert [(hit.field, hit.step) for hit in later] == [("action", "7"), ("messages", "8")]  # sent with step 8
+
+
+FORMATS = Path(__file__).parents[1] / "data" / "formats"
+SAMPLES = sorted(
+    path for folder in FORMATS.iterdir() if folder.is_dir() for path in folder.iterdir() if path.name != "PROVENANCE.md"
+)
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_lazy_prompts_are_the_eager_ones_on_every_sample(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every step's messages (a view of the conversation's shared messages) are, after the whole log
+    is read, what a copy made when the step was read held; every step's prompt in the request shape,
+    asked last step first and then in order through the episode's shared conversation, is the one
+    converted alone from those messages; and a prefix told from two views' ranges is one by identity."""
+    from replay_tui.sources import LogStep
+    from replay_tui.trajectory import MessageView, added_messages, openai_messages
+
+    made: list[tuple[MessageView[Any], list[Any]]] = []
+    init = MessageView.__init__
+
+    def copying(self: MessageView[Any], pool: Any, ranges: Any = None) -> None:
+        init(self, pool, ranges)
+        made.append((self, list(self)))  # the eager build: a copy, as readers made before views
+
+    monkeypatch.setattr(MessageView, "__init__", copying)
+    try:
+        demos = open_sources(path, allow_pickle=True)
+    except Exception as exc:  # a sample another test shows to be refused
+        pytest.skip(f"not opened: {exc}")
+    for session_id in demos.session_ids:
+        if demos.problem_for(session_id) is not None:
+            continue
+        episode = demos.episode(session_id)
+        source = episode.source
+        if source is None:
+            continue
+        entries = [entry for entry in episode.trajectory if isinstance(entry, LogStep)]
+        eager = {id(entry): openai_messages(list(source.steps[entry.step_number].messages)) for entry in entries}
+        for entry in [*reversed(entries), *entries]:
+            assert entry.messages == eager[id(entry)], f"{session_id} step {entry.step_label}"
+        for before, after in itertools.pairwise(source.steps):
+            if added_messages(after.messages, before.messages) is not None:
+                assert len(before.messages) <= len(after.messages)
+                assert all(map(operator.is_, before.messages, after.messages))
+    for view, copy in made:
+        assert len(view) == len(copy) and all(map(operator.is_, view, copy))

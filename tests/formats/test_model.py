@@ -81,3 +81,27 @@ def test_the_seed_s_outcome_names_the_backup_and_the_item_bought(demos) -> None:
             assert outcome.reward == record["final_reward"] and outcome.success is record["success"]
         backups += record["completed_by_backup"]
     assert backups == 12
+
+
+def test_a_message_view_reads_as_the_list_it_stands_for() -> None:
+    import pickle
+
+    from replay_tui.trajectory import ChatMessage, MessageView, TrajectoryStep, added_messages
+
+    pool = [ChatMessage(role="user" if n % 2 == 0 else "assistant", content=str(n)) for n in range(8)]
+    view = MessageView(pool, [(0, 2), (3, 6)])
+    eager = [pool[0], pool[1], pool[3], pool[4], pool[5]]
+    assert len(view) == 5 and list(view) == eager and view == eager and eager == view
+    assert view[2] is pool[3] and view[-1] is pool[5] and list(reversed(view)) == eager[::-1]
+    assert view[1:4] == eager[1:4] and MessageView.prefix(pool, 6)[2:] == pool[2:6]
+    step = TrajectoryStep(index=0, messages=view)
+    assert step.messages is view  # kept, not copied
+    assert step.model_dump()["messages"] == [m.model_dump() for m in eager]
+    assert TrajectoryStep.model_validate_json(step.model_dump_json()).messages == eager
+    assert pickle.loads(pickle.dumps(step)).messages == eager
+    shorter, longer = MessageView.prefix(pool, 3), MessageView.prefix(pool, 7)
+    assert added_messages(longer, shorter) == pool[3:7] and added_messages(shorter, longer) is None
+    assert added_messages(view, shorter) is None  # position 2 is not in the view
+    assert added_messages(longer, pool[:3]) == pool[3:7]  # a list: told by identity
+    assert MessageView(pool, [(0, 2), (2, 3), (5, 5)]).ranges == ((0, 3),)  # adjacent ranges are one
+    assert added_messages(longer, MessageView(pool, [(0, 1), (1, 3)])) == pool[3:7]

@@ -9,6 +9,7 @@ text: never Rich markup, control sequences stripped by :func:`lines_from_text`.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from replay_tui.sanitize import one_line
@@ -95,7 +96,7 @@ def _section(lines: list[PaneLine], title: str, style: str = HEADER_STYLE) -> No
     lines.append(PaneLine(f"── {title} ──", style))
 
 
-def message_lines(messages: list[ChatMessage]) -> tuple[list[PaneLine], int]:
+def message_lines(messages: Sequence[ChatMessage]) -> tuple[list[PaneLine], int]:
     """The prompt as chat messages: a header per role, the text, each tool call with its arguments,
     and the call a tool result answers. Also the line where the last message starts (what the
     model answered; the stepper scrolls there)."""
