@@ -29,12 +29,13 @@ import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import combinations
 from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from replay_tui.groups import MismatchGroup, group_steps
 from replay_tui.matching import Verdict
@@ -270,11 +271,21 @@ class Comparison(BaseModel):
     outcome, so this is 0 unless the runs read different logs of the same episodes."""
     episodes: list[EpisodePair] = Field(default_factory=list)
     steps: list[StepPair] = Field(default_factory=list)
-    regression_groups: list[MismatchGroup] = Field(default_factory=list)
-    """The regressions grouped like a run's mismatches (state, expected tool, B's tool, kind of B's
-    reason): what kind of step the change broke. Keys are ``[episode, step_label]``."""
     seed: int = 0
     note: str = CLUSTER_NOTE
+
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def regression_groups(self) -> list[MismatchGroup]:
+        """The regressions grouped like a run's mismatches (state, expected tool, B's tool, kind of B's
+        reason): what kind of step the change broke. Keys are ``[episode, step_label]``. Made when a
+        report or a screen first asks (a third of a big comparison's time went to grouping 60,000
+        regressions nobody had asked to see)."""
+        return group_steps(
+            (step.state, step.expected, step.predicted_b, step.reason_b, step.error_b, [step.episode, step.step_label])
+            for step in self.steps
+            if step.flip == "regressed"
+        )
 
     @property
     def regressions(self) -> list[StepPair]:
@@ -846,12 +857,12 @@ def compare_runs(
     overall = paired_stats(
         [s.right_a for s in steps], [s.right_b for s in steps], clusters, resamples=resamples, seed=seed
     )
-    accepted = paired_stats(
-        [s.verdict_a != "mismatch" for s in steps],
-        [s.verdict_b != "mismatch" for s in steps],
-        clusters,
-        resamples=resamples,
-        seed=seed,
+    accepted_a = [s.verdict_a != "mismatch" for s in steps]
+    accepted_b = [s.verdict_b != "mismatch" for s in steps]
+    accepted = (
+        overall.model_copy()  # no step judged equivalent: the same figures (a bootstrap is seconds at this size)
+        if accepted_a == [s.right_a for s in steps] and accepted_b == [s.right_b for s in steps]
+        else paired_stats(accepted_a, accepted_b, clusters, resamples=resamples, seed=seed)
     )
     by_state: dict[str, PairedStats] = {}
     for state in sorted({step.state for step in steps}):
@@ -886,11 +897,6 @@ def compare_runs(
         outcome_changes=sum(1 for e in episodes if e.success_a != e.success_b),
         episodes=episodes,
         steps=steps,
-        regression_groups=group_steps(
-            (step.state, step.expected, step.predicted_b, step.reason_b, step.error_b, [step.episode, step.step_label])
-            for step in steps
-            if step.flip == "regressed"
-        ),
         seed=seed,
     )
 

@@ -34,12 +34,12 @@ from replay_tui.demos.loader import EpisodeRef
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.expected import align_trajectory
 from replay_tui.export import FORMATS, ExportError, write_report
+from replay_tui.export.outcomes import to_json as outcome_json
 from replay_tui.fileio import OutputClash, check_outputs, expand_home, inside
 from replay_tui.formats.registry import FormatError
 from replay_tui.groups import group_mismatches
 from replay_tui.matching import MatchSettings, MatchSpecError
 from replay_tui.outcome_compare import compare_outcomes
-from replay_tui.outcome_export import to_json as outcome_json
 from replay_tui.pairing import PairingError, load_pair
 from replay_tui.policies.registry import LLM_MODES, MODES_BY_NAME
 from replay_tui.runner import EpisodeReport, SummaryReport

@@ -566,3 +566,48 @@ def test_a_repeat_report_is_read_back_with_the_model_the_repeat_run_wrote() -> N
 
     assert compare_module.RepeatReport is repeat_module.RepeatReport
     assert not [name for name in vars(compare_module) if name.startswith("_Repeat")]
+
+
+def test_regressions_are_grouped_when_first_asked_for_not_when_compared(pair, monkeypatch) -> None:
+    """Grouping 60,000 regressions was a third of a big comparison's time, for a headline that does
+    not show them (issue 32): a comparison groups them when a report or a screen asks."""
+    import replay_tui.compare as module
+
+    calls: list[int] = []
+    real = module.group_steps
+
+    def counting(items):
+        calls.append(1)
+        return real(items)
+
+    monkeypatch.setattr(module, "group_steps", counting)
+    result = compare_runs(*pair, resamples=200)
+    assert "4 regressed" in result.headline() and calls == []
+    assert sum(group.count for group in result.regression_groups) == 4 and calls == [1]
+    assert result.to_dict()["regression_groups"] == [g.model_dump(mode="json") for g in result.regression_groups]
+    assert calls == [1]  # made once
+
+
+def test_accepted_figures_without_equivalent_steps_are_the_step_figures_drawn_once(pair, monkeypatch) -> None:
+    """With no step judged equivalent, ``accepted`` is the step accuracy: it is not bootstrapped again
+    (seconds at 20,000 episodes), and equals what bootstrapping it gives."""
+    import replay_tui.compare as module
+
+    calls: list[int] = []
+    real = module.paired_bootstrap
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "paired_bootstrap", counting)
+    result = compare_runs(*pair, resamples=200)
+    assert len(calls) == 1 + len(result.by_state) + 1  # overall, each state, episodes
+    steps = result.steps
+    again = module.paired_stats(
+        [s.verdict_a != "mismatch" for s in steps],
+        [s.verdict_b != "mismatch" for s in steps],
+        [s.episode for s in steps],
+        resamples=200,
+    )
+    assert result.accepted == again

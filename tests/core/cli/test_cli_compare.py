@@ -302,3 +302,26 @@ def test_run_names_come_from_the_run_history(capsys, runs, tmp_path) -> None:
     assert "2 regressed, 2 fixed" in out
     code, _, err = run_cli(capsys, "compare", ids[0], "no-such-run", "--runs-dir", str(history))
     assert code == 2 and "no-such-run: no such run" in err and err.count("\n") == 1
+
+
+def test_the_cycle_collector_is_paused_while_runs_are_read_and_compared(capsys, runs, monkeypatch) -> None:
+    """Reading two big reports and pairing their steps makes millions of objects and no cycles: the
+    collector's passes over them were a third of the command's time (issue 32), so it is paused, and
+    back on afterwards."""
+    import gc
+
+    import replay_tui.cli.compare as command
+
+    seen: list[bool] = []
+    real = command.compare_runs
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(command, "compare_runs", spy)
+    assert gc.isenabled()
+    code, _, _ = run_cli(capsys, "compare", str(runs["a"]), str(runs["again"]), "-q")
+    assert code == 0
+    assert seen == [False]
+    assert gc.isenabled()
