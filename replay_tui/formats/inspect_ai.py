@@ -36,7 +36,7 @@ import re
 import struct
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,7 @@ from replay_tui.trajectory import ChatMessage, Outcome, OutcomeCheck, ToolCall, 
 _SAMPLE_MEMBER = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
 _ATTACHMENT = "attachment://"
 _OLD_ATTACHMENT = "tc://"
+_PREFIXES = (_ATTACHMENT, _OLD_ATTACHMENT)
 _SCORER_TYPES = frozenset({"scorer", "scorers"})
 _PARSE_ERROR = re.compile(r"^Error parsing the following tool call arguments:\n\n(?P<raw>.*)\n\nError details: ", re.S)
 _LETTER_SCORES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}  # inspect's CORRECT, INCORRECT, PARTIAL, NOANSWER
@@ -73,27 +74,42 @@ class _Bad(Exception):
 # Small helpers over raw JSON values
 
 
-def _resolver(attachments: dict[str, Any]) -> Callable[[Any], Any]:
-    """A function that replaces ``attachment://<hash>`` strings, at any depth, by their content."""
+def _resolve_in_place(sample: dict[str, Any], attachments: dict[str, Any]) -> None:
+    """Every ``attachment://<hash>`` (or ``tc://<hash>``) string in ``sample`` replaced by its content,
+    in place, in one pass over the sample (its attachments themselves left as they are): linear in
+    the sample's size, where resolving each model event's input as it is used walked the same
+    messages again for every event. Iterative: a deep sample never meets the recursion limit."""
     if not attachments:
-        return lambda value: value
+        return
 
-    def resolve(value: Any) -> Any:
-        if isinstance(value, str):
-            if value.startswith(_ATTACHMENT):
-                found = attachments.get(value[len(_ATTACHMENT) :])
-                return found if isinstance(found, str) else value
-            if value.startswith(_OLD_ATTACHMENT):
-                found = attachments.get(value[len(_OLD_ATTACHMENT) :])
-                return found if isinstance(found, str) else value
-            return value
-        if isinstance(value, dict):
-            return {key: resolve(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [resolve(item) for item in value]
-        return value
+    def found(text: str) -> str | None:
+        key = text[len(_ATTACHMENT) :] if text.startswith(_ATTACHMENT) else text[len(_OLD_ATTACHMENT) :]
+        content = attachments.get(key)
+        return content if isinstance(content, str) else None
 
-    return resolve
+    kept = {key: sample.pop(key) for key in ("attachments", "transcript") if key in sample}
+    transcript = kept.get("transcript")
+    stored = transcript.pop("content", None) if isinstance(transcript, dict) else None
+    stack: list[Any] = [sample, transcript]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if isinstance(item, str):
+                    if item.startswith(_PREFIXES) and (content := found(item)) is not None:
+                        node[key] = content  # a value replaced: the dict does not change size
+                elif isinstance(item, (dict, list)):
+                    stack.append(item)
+        elif isinstance(node, list):
+            for index, item in enumerate(node):
+                if isinstance(item, str):
+                    if item.startswith(_PREFIXES) and (content := found(item)) is not None:
+                        node[index] = content
+                elif isinstance(item, (dict, list)):
+                    stack.append(item)
+    sample.update(kept)
+    if stored is not None:
+        transcript["content"] = stored
 
 
 def _content(content: Any, field: str) -> tuple[str, str, list[str]]:
@@ -291,12 +307,12 @@ def _headline(scores: dict[str, Any], log: dict[str, Any]) -> str | None:
     return next(iter(scores), None)
 
 
-def _outcome(sample: dict[str, Any], resolve: Callable[[Any], Any], log: dict[str, Any]) -> Outcome:
-    scores = resolve(sample.get("scores"))
+def _outcome(sample: dict[str, Any], log: dict[str, Any]) -> Outcome:
+    scores = sample.get("scores")
     if not isinstance(scores, dict):
         scores = {} if scores is None else {"score": scores}
     if not scores and isinstance(sample.get("score"), dict):  # inspect < 0.3.20: one `score`
-        scores = {"score": resolve(sample["score"])}
+        scores = {"score": sample["score"]}
     checks: list[OutcomeCheck] = []
     answers: dict[str, str] = {}
     explanations: dict[str, str] = {}
@@ -316,7 +332,7 @@ def _outcome(sample: dict[str, Any], resolve: Callable[[Any], Any], log: dict[st
     reward = next((n for c in ordered if (n := value_to_float(c.value)) is not None), None)
     success = next((c.passed for c in ordered if c.passed is not None), None)
     names = [c.name for c in ordered]
-    output = resolve(sample.get("output"))
+    output = sample.get("output")
     completion = _text_or_none(output.get("completion")) if isinstance(output, dict) else None
     error = _error_text(sample.get("error")) if sample.get("error") else None
     status: str | None = None
@@ -330,7 +346,7 @@ def _outcome(sample: dict[str, Any], resolve: Callable[[Any], Any], log: dict[st
         status=status,
         scores=scores,
         error=error,
-        target=target_text(resolve(sample.get("target"))),
+        target=target_text(sample.get("target")),
         answer=completion or next((answers[n] for n in names if n in answers), None),
         explanation=next((explanations[n] for n in names if n in explanations), None),
         checks=checks,
@@ -355,7 +371,7 @@ class _Sample:
             attachments.update(transcript["content"])
         if isinstance(sample.get("attachments"), dict):
             attachments.update(sample["attachments"])
-        self.resolve = _resolver(attachments)
+        _resolve_in_place(sample, attachments)
         events = sample.get("events")
         if not events and isinstance(transcript, dict):
             events = transcript.get("events")
@@ -381,7 +397,7 @@ class _Sample:
             cached = self._id_cache.get(message_id)
             if cached is not None and (cached[0] is raw or cached[0] == raw):
                 return cached[1]
-        converted = _message(self.resolve(raw), field)
+        converted = _message(raw, field)
         if isinstance(message_id, str):
             self._id_cache[message_id] = (raw, converted)
         return converted
@@ -437,7 +453,7 @@ class _Sample:
         extra: dict[str, Any] = {
             "sample_id": sample.get("id"),
             "epoch": sample.get("epoch"),
-            "target": self.resolve(sample.get("target")),
+            "target": sample.get("target"),
             "steps_from": "model events" if model_events else "messages",
         }
         for key in ("uuid", "choices", "error", "limit", "model_usage", "total_time", "working_time"):
@@ -454,7 +470,7 @@ class _Sample:
             task=self._task(messages),
             metadata=self._metadata(),
             steps=steps,
-            outcome=_outcome(sample, self.resolve, self.log),
+            outcome=_outcome(sample, self.log),
             extra=extra,
         )
 
@@ -473,7 +489,7 @@ class _Sample:
         return None
 
     def _task(self, messages: list[_Message]) -> str:
-        raw = self.resolve(self.sample.get("input"))
+        raw = self.sample.get("input")
         if isinstance(raw, str):
             return raw
         if isinstance(raw, list):
@@ -554,7 +570,7 @@ class _Sample:
             if reply is not None and not reply.chat.tool_calls and position != last:
                 continue  # only the final answer is a step without a tool call
             prompt = self._event_input(event, field)
-            tools = [schema for schema in map(_tool_schema, self.resolve(event.get("tools") or [])) if schema]
+            tools = [schema for schema in map(_tool_schema, event.get("tools") or []) if schema]
             extra: dict[str, Any] = {"event": index}
             for key in ("model", "timestamp", "tool_choice", "error"):
                 if event.get(key) is not None:
@@ -582,7 +598,7 @@ class _Sample:
             step.tool_result = f"Error: {error}"
             step.extra["tool_error"] = event.get("error")
             return
-        result = self.resolve(event.get("result"))
+        result = event.get("result")
         if isinstance(result, str):
             step.tool_result = result
         elif result is not None:
