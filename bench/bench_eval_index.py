@@ -91,8 +91,8 @@ def main() -> None:
     env = {**os.environ, "PYTHONPATH": str(args.ours.resolve())}
     rows: dict[str, tuple[float, float, str]] = {}
     if not args.skip_peer:
-        peer = args.peer_python
-        rows["inspect_ai header + summaries"] = best([peer, str(args.peer_dir / "insp_summaries.py"), path], args.repeat)
+        peer, summaries = args.peer_python, str(args.peer_dir / "insp_summaries.py")
+        rows["inspect_ai header + summaries"] = best([peer, summaries, path], args.repeat)
         rows["inspect_ai one sample"] = best([peer, str(args.peer_dir / "insp_one.py"), path, args.sample], args.repeat)
         rows["floor: summaries.json"] = best(
             [peer, "-c", FLOOR, str(args.peer_dir / "floor_zip.py"), path, "--summaries"], args.repeat
