@@ -994,10 +994,12 @@ class InspectAiReader:
             return
         file = path.name
         try:
+            key = _version(path)
             members = _Members(path)
         except OSError as exc:
             yield LoadProblem(file=file, message=f"cannot read: {exc.strerror or exc}")
             return
+        kept = False
         try:
             layout = _Layout(file, members)
             yield from layout.problems
@@ -1020,8 +1022,10 @@ class InspectAiReader:
                     unsummarised = []
                 yield indexed
             yield from layout.summaries_by_reading(unsummarised)
+            kept = self._keep(key, layout)  # the first sample opened needs no second read of the directory
         finally:
-            members.close()
+            if not kept:
+                members.close()
 
     def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
         """The sample ``summary`` names: its one member inflated and mapped (the zip's directory and
@@ -1043,16 +1047,29 @@ class InspectAiReader:
         return LoadProblem(file=path.name, index=summary.record, session_id=summary.id, message="episode is gone")
 
     def _opened(self, path: Path) -> _Layout:
-        stat = path.stat()
-        key = (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+        """The file's layout, from the last index or load while the file is unchanged."""
+        key = _version(path)
         if self._open is not None and self._open[0] == key:
             return self._open[1]
-        if self._open is not None:
-            self._open[1].members.close()
-            self._open = None
         layout = _Layout(path.name, _Members(path))
-        self._open = (key, layout)
+        self._keep(key, layout, locked=True)
         return layout
+
+    def _keep(self, key: tuple[str, int, int, int], layout: _Layout, locked: bool = False) -> bool:
+        """Keep ``layout`` open for the next load (the one kept before it closed)."""
+        if not locked:
+            with self._lock:
+                return self._keep(key, layout, locked=True)
+        if self._open is not None and self._open[1] is not layout:
+            self._open[1].members.close()
+        self._open = (key, layout)
+        return True
+
+
+def _version(path: Path) -> tuple[str, int, int, int]:
+    """What identifies one version of a file: its path, size, mtime and inode."""
+    stat = path.stat()
+    return (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino)
 
 
 def _is_zip(path: Path) -> bool:
