@@ -59,11 +59,17 @@ FLOOR = "import runpy, sys, zipfile_zstd; sys.argv = sys.argv[1:]; runpy.run_pat
 
 
 def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in MiB and stdout of ``argv`` in a fresh process."""
+    """Wall seconds, peak RSS in MiB and stdout of ``argv`` in a fresh process (run in a temporary
+    folder: ``python -c`` puts its working folder first on the path, before ``--ours``)."""
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
         start = time.perf_counter()
         done = subprocess.run(
-            ["/usr/bin/time", "-o", rss.name, "-f", "%M", *argv], capture_output=True, text=True, env=env, check=False
+            ["/usr/bin/time", "-o", rss.name, "-f", "%M", *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+            cwd=tempfile.gettempdir(),
         )
         wall = time.perf_counter() - start
         if done.returncode != 0:
