@@ -34,22 +34,24 @@ import math
 import mmap
 import re
 import struct
+import threading
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 import orjson
 
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import Detection, ReadItem, strip_bom
+from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem, strip_bom
 from replay_tui.formats.inflate import MEMBER_LIMIT, ZIP_ZSTANDARD, Budget, InflateLimit, ZstdError, deflate_end
 from replay_tui.trajectory import ChatMessage, MessageView, Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 
 _SAMPLE_MEMBER = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
 _ATTACHMENT = "attachment://"
 _OLD_ATTACHMENT = "tc://"
+_PREFIXES = (_ATTACHMENT, _OLD_ATTACHMENT)
 _SCORER_TYPES = frozenset({"scorer", "scorers"})
 _PARSE_ERROR = re.compile(r"^Error parsing the following tool call arguments:\n\n(?P<raw>.*)\n\nError details: ", re.S)
 _LETTER_SCORES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}  # inspect's CORRECT, INCORRECT, PARTIAL, NOANSWER
@@ -73,27 +75,42 @@ class _Bad(Exception):
 # Small helpers over raw JSON values
 
 
-def _resolver(attachments: dict[str, Any]) -> Callable[[Any], Any]:
-    """A function that replaces ``attachment://<hash>`` strings, at any depth, by their content."""
+def _resolve_in_place(sample: dict[str, Any], attachments: dict[str, Any]) -> None:
+    """Every ``attachment://<hash>`` (or ``tc://<hash>``) string in ``sample`` replaced by its content,
+    in place, in one pass over the sample (its attachments themselves left as they are): linear in
+    the sample's size, where resolving each model event's input as it is used walked the same
+    messages again for every event. Iterative: a deep sample never meets the recursion limit."""
     if not attachments:
-        return lambda value: value
+        return
 
-    def resolve(value: Any) -> Any:
-        if isinstance(value, str):
-            if value.startswith(_ATTACHMENT):
-                found = attachments.get(value[len(_ATTACHMENT) :])
-                return found if isinstance(found, str) else value
-            if value.startswith(_OLD_ATTACHMENT):
-                found = attachments.get(value[len(_OLD_ATTACHMENT) :])
-                return found if isinstance(found, str) else value
-            return value
-        if isinstance(value, dict):
-            return {key: resolve(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [resolve(item) for item in value]
-        return value
+    def found(text: str) -> str | None:
+        key = text[len(_ATTACHMENT) :] if text.startswith(_ATTACHMENT) else text[len(_OLD_ATTACHMENT) :]
+        content = attachments.get(key)
+        return content if isinstance(content, str) else None
 
-    return resolve
+    kept: dict[str, Any] = {key: sample.pop(key) for key in ("attachments", "transcript") if key in sample}
+    transcript: Any = kept.get("transcript")
+    stored = transcript.pop("content", None) if isinstance(transcript, dict) else None
+    stack: list[Any] = [sample, transcript]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if isinstance(item, str):
+                    if item.startswith(_PREFIXES) and (content := found(item)) is not None:
+                        node[key] = content  # a value replaced: the dict does not change size
+                elif isinstance(item, (dict, list)):
+                    stack.append(item)
+        elif isinstance(node, list):
+            for index, item in enumerate(node):
+                if isinstance(item, str):
+                    if item.startswith(_PREFIXES) and (content := found(item)) is not None:
+                        node[index] = content
+                elif isinstance(item, (dict, list)):
+                    stack.append(item)
+    sample.update(kept)
+    if stored is not None:
+        transcript["content"] = stored
 
 
 def _content(content: Any, field: str) -> tuple[str, str, list[str]]:
@@ -291,12 +308,12 @@ def _headline(scores: dict[str, Any], log: dict[str, Any]) -> str | None:
     return next(iter(scores), None)
 
 
-def _outcome(sample: dict[str, Any], resolve: Callable[[Any], Any], log: dict[str, Any]) -> Outcome:
-    scores = resolve(sample.get("scores"))
+def _outcome(sample: dict[str, Any], log: dict[str, Any]) -> Outcome:
+    scores = sample.get("scores")
     if not isinstance(scores, dict):
         scores = {} if scores is None else {"score": scores}
     if not scores and isinstance(sample.get("score"), dict):  # inspect < 0.3.20: one `score`
-        scores = {"score": resolve(sample["score"])}
+        scores = {"score": sample["score"]}
     checks: list[OutcomeCheck] = []
     answers: dict[str, str] = {}
     explanations: dict[str, str] = {}
@@ -316,7 +333,7 @@ def _outcome(sample: dict[str, Any], resolve: Callable[[Any], Any], log: dict[st
     reward = next((n for c in ordered if (n := value_to_float(c.value)) is not None), None)
     success = next((c.passed for c in ordered if c.passed is not None), None)
     names = [c.name for c in ordered]
-    output = resolve(sample.get("output"))
+    output = sample.get("output")
     completion = _text_or_none(output.get("completion")) if isinstance(output, dict) else None
     error = _error_text(sample.get("error")) if sample.get("error") else None
     status: str | None = None
@@ -324,17 +341,30 @@ def _outcome(sample: dict[str, Any], resolve: Callable[[Any], Any], log: dict[st
         status = "error"
     elif isinstance(sample.get("limit"), dict):
         status = f"{sample['limit'].get('type', 'unknown')}_limit"
+    elif isinstance(sample.get("limit"), str) and sample["limit"]:  # a summary names the limit's type
+        status = f"{sample['limit']}_limit"
     return Outcome(
         reward=reward,
         success=success,
         status=status,
         scores=scores,
         error=error,
-        target=target_text(resolve(sample.get("target"))),
+        target=target_text(sample.get("target")),
         answer=completion or next((answers[n] for n in names if n in answers), None),
         explanation=next((explanations[n] for n in names if n in explanations), None),
         checks=checks,
     )
+
+
+def _input_text(raw: Any) -> str | None:
+    """A sample's task as text: its ``input`` string, or the first user message of its input."""
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, list):
+        for i, item in enumerate(raw):
+            if isinstance(item, dict) and item.get("role") == "user":
+                return _message(item, f"input[{i}]").chat.content
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -355,7 +385,7 @@ class _Sample:
             attachments.update(transcript["content"])
         if isinstance(sample.get("attachments"), dict):
             attachments.update(sample["attachments"])
-        self.resolve = _resolver(attachments)
+        _resolve_in_place(sample, attachments)
         events = sample.get("events")
         if not events and isinstance(transcript, dict):
             events = transcript.get("events")
@@ -385,7 +415,7 @@ class _Sample:
             cached = self._id_cache.get(message_id)
             if cached is not None and (cached[0] is raw or cached[0] == raw):
                 return cached[1]
-        converted = _message(self.resolve(raw), field)
+        converted = _message(raw, field)
         if isinstance(message_id, str):
             self._id_cache[message_id] = (raw, converted)
         return converted
@@ -464,7 +494,7 @@ class _Sample:
         extra: dict[str, Any] = {
             "sample_id": sample.get("id"),
             "epoch": sample.get("epoch"),
-            "target": self.resolve(sample.get("target")),
+            "target": sample.get("target"),
             "steps_from": "model events" if model_events else "messages",
         }
         for key in ("uuid", "choices", "error", "limit", "model_usage", "total_time", "working_time"):
@@ -481,7 +511,7 @@ class _Sample:
             task=self._task(messages),
             metadata=self._metadata(),
             steps=steps,
-            outcome=_outcome(sample, self.resolve, self.log),
+            outcome=_outcome(sample, self.log),
             extra=extra,
         )
 
@@ -500,13 +530,9 @@ class _Sample:
         return None
 
     def _task(self, messages: list[_Message]) -> str:
-        raw = self.resolve(self.sample.get("input"))
-        if isinstance(raw, str):
-            return raw
-        if isinstance(raw, list):
-            for i, item in enumerate(raw):
-                if isinstance(item, dict) and item.get("role") == "user":
-                    return _message(item, f"input[{i}]").chat.content
+        task = _input_text(self.sample.get("input"))
+        if task is not None:
+            return task
         for message in messages:
             if message.chat.role == "user":
                 return message.chat.content
@@ -581,7 +607,7 @@ class _Sample:
             if reply is not None and not reply.chat.tool_calls and position != last:
                 continue  # only the final answer is a step without a tool call
             prompt = self._event_input(event, field)
-            tools = [schema for schema in map(_tool_schema, self.resolve(event.get("tools") or [])) if schema]
+            tools = [schema for schema in map(_tool_schema, event.get("tools") or []) if schema]
             extra: dict[str, Any] = {"event": index}
             for key in ("model", "timestamp", "tool_choice", "error"):
                 if event.get(key) is not None:
@@ -609,7 +635,7 @@ class _Sample:
             step.tool_result = f"Error: {error}"
             step.extra["tool_error"] = event.get("error")
             return
-        result = self.resolve(event.get("result"))
+        result = event.get("result")
         if isinstance(result, str):
             step.tool_result = result
         elif result is not None:
@@ -905,6 +931,11 @@ class InspectAiReader:
         "its value as >= 1: C, true, 1.0), the first scorer's explanation, error/limit"
     )
 
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._open: tuple[tuple[str, int, int, int], _Layout] | None = None
+        """The last ``.eval`` a sample was loaded from (by path, size, mtime, inode), kept open."""
+
     def sniff(self, path: Path, head: bytes) -> Detection:
         if head[:4] == b"PK\x03\x04":
             markers = (b"header.json", b"_journal/start.json", b"samples/")
@@ -977,60 +1008,268 @@ class InspectAiReader:
             yield LoadProblem(file=file, message=f"cannot read: {exc.strerror or exc}")
             return
         try:
-            if members.truncated is not None:
-                yield LoadProblem(
+            layout = _Layout(file, members)
+            yield from layout.problems
+            for _, item in layout.sample_items(range(len(layout.samples))):
+                yield item
+            if not layout.samples:
+                yield from layout.without_samples()
+        finally:
+            members.close()
+
+    # -- indexing -----------------------------------------------------------------------------
+
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """Every sample's summary from ``summaries.json`` (or, while a run is in progress, the
+        ``_journal/summaries/*.json`` members): no sample member is inflated, so a 10,000-sample log
+        lists in about the time its summaries member takes to parse. A sample the summaries do not
+        cover (or every sample, when they are missing or unreadable: a warning says so) is read
+        whole to index it. A legacy ``.json`` log (one document) is read whole and kept."""
+        if not _is_zip(path):
+            for record, item in enumerate(self.read(path)):
+                yield item if isinstance(item, LoadProblem) else EpisodeSummary.of(item, record, item)
+            return
+        file = path.name
+        try:
+            key = _version(path)
+            members = _Members(path)
+        except OSError as exc:
+            yield LoadProblem(file=file, message=f"cannot read: {exc.strerror or exc}")
+            return
+        kept = False
+        try:
+            layout = _Layout(file, members)
+            yield from layout.problems
+            if not layout.samples:
+                for record, item in enumerate(layout.without_samples()):
+                    yield item if isinstance(item, LoadProblem) else EpisodeSummary.of(item, record, item)
+                return
+            summaries, problem = layout.summaries()
+            if problem is not None:
+                yield problem
+            unsummarised: list[int] = []
+            for index, (_, epoch, sample_id, name) in enumerate(layout.samples):
+                summary = summaries.get((sample_id, epoch))
+                indexed = layout.summary_of(index, summary, name) if summary is not None else None
+                if indexed is None:
+                    unsummarised.append(index)
+                    continue
+                if unsummarised:
+                    yield from layout.summaries_by_reading(unsummarised)
+                    unsummarised = []
+                yield indexed
+            yield from layout.summaries_by_reading(unsummarised)
+            kept = self._keep(key, layout)  # the first sample opened needs no second read of the directory
+        finally:
+            if not kept:
+                members.close()
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        """The sample ``summary`` names: its one member inflated and mapped (the zip's directory and
+        header kept open for the next load of the same unchanged file)."""
+        locator = summary.locator
+        if isinstance(locator, Trajectory):
+            return locator
+        if not (isinstance(locator, tuple) and len(locator) == 2 and isinstance(locator[0], str)):
+            return LoadProblem(file=path.name, index=summary.record, session_id=summary.id, message="episode is gone")
+        name, several = locator
+        with self._lock:
+            try:
+                layout = self._opened(path)
+            except OSError as exc:
+                return LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+            layout.members.budget = Budget(layout.members.budget.file_size)  # one sample's caps, each load
+            for _, item in layout.sample_items([summary.record], several, name):
+                return item
+        return LoadProblem(file=path.name, index=summary.record, session_id=summary.id, message="episode is gone")
+
+    def _opened(self, path: Path) -> _Layout:
+        """The file's layout, from the last index or load while the file is unchanged."""
+        key = _version(path)
+        if self._open is not None and self._open[0] == key:
+            return self._open[1]
+        layout = _Layout(path.name, _Members(path))
+        self._keep(key, layout, locked=True)
+        return layout
+
+    def _keep(self, key: tuple[str, int, int, int], layout: _Layout, locked: bool = False) -> bool:
+        """Keep ``layout`` open for the next load (the one kept before it closed)."""
+        if not locked:
+            with self._lock:
+                return self._keep(key, layout, locked=True)
+        if self._open is not None and self._open[1] is not layout:
+            self._open[1].members.close()
+        self._open = (key, layout)
+        return True
+
+
+def _version(path: Path) -> tuple[str, int, int, int]:
+    """What identifies one version of a file: its path, size, mtime and inode."""
+    stat = path.stat()
+    return (str(path), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
+
+def _is_zip(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError:
+        return path.suffix == ".eval"
+    return magic == b"PK\x03\x04" or path.suffix == ".eval"
+
+
+class _Layout:
+    """An ``.eval`` zip's header, its sample members in sample order, and how to read them."""
+
+    def __init__(self, file: str, members: _Members) -> None:
+        self.file = file
+        self.members = members
+        self.problems: list[LoadProblem] = []
+        if members.truncated is not None:
+            self.problems.append(
+                LoadProblem(
                     file=file,
                     severity="warning",
                     message=f"damaged zip ({members.truncated}): read {len(members.names)} members from local headers",
                 )
-            log: dict[str, Any] = {}
-            for name in ("header.json", "_journal/start.json"):
-                if name in members.names:
-                    try:
-                        found = _loads(members.read(name))
-                    except _HEADER_ERRORS as exc:
-                        yield LoadProblem(file=file, field=name, message=f"unreadable: {exc}")
-                        continue
-                    if isinstance(found, dict):
-                        log = found
-                        break
-            samples: list[tuple[tuple[int, int | str], int, str, str]] = []
-            for name in members.names:
-                match = _SAMPLE_MEMBER.match(name)
-                if match:
-                    epoch = int(match.group("epoch"))
-                    samples.append((_natural(match.group("id")), epoch, match.group("id"), name))
-            samples.sort(key=lambda s: (s[0], s[1]))
-            several = _several_epochs(log, [(s[2], s[1]) for s in samples])
-            for index, (_, _epoch, sample_id, name) in enumerate(samples):
-                label: int | str = int(sample_id) if sample_id.isdigit() else sample_id
+            )
+        self.log: dict[str, Any] = {}
+        for name in ("header.json", "_journal/start.json"):
+            if name in members.names:
                 try:
-                    sample = _loads(members.read(name))
-                except InflateLimit as exc:
-                    yield LoadProblem(file=file, index=index, session_id=label, field=name, message=str(exc))
-                    if exc.file_wide and index + 1 < len(samples):
-                        left = len(samples) - index - 1
-                        message = f"{left} more samples not read: the file's inflation cap is spent"
-                        yield LoadProblem(file=file, message=message)
-                        break
+                    found = _loads(members.read(name))
+                except _HEADER_ERRORS as exc:
+                    self.problems.append(LoadProblem(file=file, field=name, message=f"unreadable: {exc}"))
                     continue
-                except orjson.JSONDecodeError as exc:  # a ValueError: named before the zip errors
-                    yield LoadProblem(
-                        file=file, index=index, session_id=label, field=name, message=f"not valid JSON: {exc}"
-                    )
+                if isinstance(found, dict):
+                    self.log = found
+                    break
+        samples: list[tuple[tuple[int, int | str], int, str, str]] = []
+        for name in members.names:
+            match = _SAMPLE_MEMBER.match(name)
+            if match:
+                epoch = int(match.group("epoch"))
+                samples.append((_natural(match.group("id")), epoch, match.group("id"), name))
+        samples.sort(key=lambda s: (s[0], s[1]))
+        self.samples = [(key, epoch, sample_id, name) for key, epoch, sample_id, name in samples]
+        self.several = _several_epochs(self.log, [(s[2], s[1]) for s in samples])
+
+    def sample_items(
+        self, indexes: Iterable[int], several: bool | None = None, expected: str | None = None
+    ) -> Iterator[tuple[int, ReadItem]]:
+        """The samples at ``indexes`` (positions in :attr:`samples`), each read and mapped."""
+        file, several = self.file, self.several if several is None else several
+        wanted = list(indexes)
+        for position, index in enumerate(wanted):
+            if not 0 <= index < len(self.samples) or (expected is not None and self.samples[index][3] != expected):
+                found = next((k for k, s in enumerate(self.samples) if s[3] == expected), None)
+                if found is None:
+                    yield index, LoadProblem(file=file, index=index, field=expected, message="no such sample member")
                     continue
-                except _ZIP_ERRORS as exc:
-                    yield LoadProblem(
+                index = found
+            sample_id, name = self.samples[index][2], self.samples[index][3]
+            label: int | str = int(sample_id) if sample_id.isdigit() else sample_id
+            try:
+                sample = _loads(self.members.read(name))
+            except InflateLimit as exc:
+                yield index, LoadProblem(file=file, index=index, session_id=label, field=name, message=str(exc))
+                left = len(wanted) - position - 1
+                if exc.file_wide and left:
+                    message = f"{left} more samples not read: the file's inflation cap is spent"
+                    yield index, LoadProblem(file=file, message=message)
+                    return
+                continue
+            except orjson.JSONDecodeError as exc:  # a ValueError: named before the zip errors
+                yield (
+                    index,
+                    LoadProblem(file=file, index=index, session_id=label, field=name, message=f"not valid JSON: {exc}"),
+                )
+                continue
+            except _ZIP_ERRORS as exc:
+                yield (
+                    index,
+                    LoadProblem(
                         file=file, index=index, session_id=label, field=name, message=f"unreadable member: {exc}"
-                    )
-                    continue
-                yield _map(file, index, sample, log, several, f"{name}:")
-            if not samples and "summaries.json" in members.names:
-                yield from _from_summaries(file, members, log)
-            elif not samples:
-                yield LoadProblem(file=file, message=_no_samples(log))
-        finally:
-            members.close()
+                    ),
+                )
+                continue
+            yield index, _map(file, index, sample, self.log, several, f"{name}:")
+
+    def without_samples(self) -> Iterator[ReadItem]:
+        if "summaries.json" in self.members.names:
+            yield from _from_summaries(self.file, self.members, self.log)
+        else:
+            yield LoadProblem(file=self.file, message=_no_samples(self.log))
+
+    def summaries(self) -> tuple[dict[tuple[str, int], dict[str, Any]], LoadProblem | None]:
+        """The samples' summaries by (member id, epoch), and the problem that left them out."""
+        names = self.members.names
+        numbered = [(int(m.group(1)), n) for n in names if (m := _JOURNAL_SUMMARY.match(n))]
+        journal = [name for _, name in sorted(numbered)]
+        sources = ["summaries.json"] if "summaries.json" in names else journal
+        if not sources:
+            return {}, self._slower("no summaries.json")
+        found: dict[tuple[str, int], dict[str, Any]] = {}
+        for name in sources:
+            try:
+                entries = _loads(self.members.read(name))
+            except _HEADER_ERRORS as exc:  # InflateLimit is a ValueError
+                return {}, self._slower(f"{name} unreadable: {exc}")
+            if not isinstance(entries, list):
+                return {}, self._slower(f"{name} is not a list of sample summaries")
+            for entry in entries:
+                if isinstance(entry, dict) and isinstance(entry.get("epoch", 1), int):
+                    sample_id = entry.get("id")
+                    if isinstance(sample_id, (str, int)) and not isinstance(sample_id, bool):
+                        found[(str(sample_id), entry.get("epoch", 1))] = entry
+        return found, None
+
+    def _slower(self, why: str) -> LoadProblem:
+        return LoadProblem(
+            file=self.file,
+            severity="warning",
+            field="summaries.json",
+            message=f"{why}: indexed by reading every sample not summarised (slower)",
+        )
+
+    def summary_of(self, index: int, summary: dict[str, Any], name: str) -> EpisodeSummary | None:
+        """A sample's :class:`EpisodeSummary` from its entry in the summaries (None: not usable).
+
+        The outcome is the summary's (inspect thins long answers and explanations there; the
+        sample's own completion, when it has one, is the answer once the episode is loaded). The
+        calls are inspect's ``turn_count`` (its top-level model generations; 1, the final reply, in
+        logs older than it) until then: a tool-using sample's final answer is one more than its calls."""
+        sample_id = summary.get("id")
+        if not isinstance(sample_id, (str, int)) or isinstance(sample_id, bool):
+            return None
+        try:
+            outcome = _outcome(summary, self.log)
+            task = _input_text(summary.get("input")) or ""
+        except (_Bad, ValueError, TypeError, KeyError, AttributeError):
+            return None
+        turns = summary.get("turn_count")
+        steps = turns if type(turns) is int and turns >= 0 else 1  # older logs: at least the final reply
+        return EpisodeSummary(
+            id=_trajectory_id(sample_id, summary.get("epoch"), self.several),
+            record=index,
+            task=task,
+            steps=steps,
+            reward=outcome.reward,
+            success=outcome.success,
+            outcome=outcome,
+            locator=(name, self.several),
+        )
+
+    def summaries_by_reading(self, indexes: list[int]) -> Iterator[EpisodeSummary | LoadProblem]:
+        """The slower path: each sample read whole and summarised (its trajectory let go)."""
+        for index, item in self.sample_items(indexes):
+            if isinstance(item, LoadProblem):
+                yield item
+            else:
+                yield EpisodeSummary.of(item, index, (self.samples[index][3], self.several))
+
+
+_JOURNAL_SUMMARY = re.compile(r"^_journal/summaries/(\d+)\.json$")
 
 
 def _from_summaries(file: str, members: _Members, log: dict[str, Any]) -> Iterator[ReadItem]:

@@ -681,3 +681,21 @@ def test_a_log_written_without_samples_lists_their_outcomes_from_summaries(tmp_p
         assert trajectory.steps == [] and trajectory.task == summary["input"]
         assert trajectory.outcome.target == summary["target"]
         assert trajectory.outcome.success is (summary["scores"]["match"]["value"] == "C")
+
+
+def test_attachments_resolve_in_one_pass_over_a_deep_sample(tmp_path: Path) -> None:
+    """Attachments are resolved once per sample by an iterative walk: a sample nested deeper than
+    Python's recursion limit (orjson reads up to 1024 levels) loads, its references resolved."""
+    sample = agent_sample()
+    sample["scores"]["check"]["metadata"] = {"deep": "DEEP"}
+    sample["attachments"] = {**sample.get("attachments", {}), "deep": "found it", "input": "the task, attached"}
+    sample["input"] = "attachment://input"
+    path = synthetic_log(tmp_path, [sample])  # orjson writes 255 levels at most: the deep list by hand
+    path.write_bytes(path.read_bytes().replace(b'"DEEP"', b"[" * 1000 + b'"attachment://deep"' + b"]" * 1000))
+    [trajectory], problems = read(path)
+    assert not problems, [p.one_line() for p in problems]
+    assert trajectory.task == "the task, attached"
+    inner = trajectory.outcome.scores["check"]["metadata"]["deep"]
+    for _ in range(1000):
+        inner = inner[0]
+    assert inner == "found it"

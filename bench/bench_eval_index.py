@@ -1,0 +1,135 @@
+"""Benchmark: a big inspect_ai ``.eval`` to its first rows and one sample, beside inspect_ai (issue 31).
+
+Run by hand (not in CI), on a log written by inspect_ai's own API::
+
+    /tmp/insp/bin/python ../shared/peer_bench/gen_inspect_eval.py /tmp/evalbench 10000
+    python bench/bench_eval_index.py /tmp/evalbench/inspect_10000_zstd.eval --sample 5000
+
+Each phase runs in a fresh subprocess under GNU time (``-f %M``: its own peak RSS), timed from
+outside (interpreter start and imports included, as a user waits for them):
+
+- inspect_ai summaries: ``read_eval_log(header_only=True)`` + ``read_eval_log_sample_summaries``
+  (what its log list needs; ``../shared/peer_bench/insp_summaries.py`` with the peer venv's python);
+- inspect_ai one sample: ``read_eval_log_sample`` (``insp_one.py``);
+- floor: inflate and orjson-load ``header.json`` + ``summaries.json`` (``floor_zip.py --summaries``,
+  with ``zipfile_zstd`` imported first so Python 3.11's zipfile reads zstd members);
+- ours first rows: ``sources.open_sources([FILE])``, what the app opens (detection by content, the
+  reader's index, the DemoSet of refs);
+- ours one sample: the same, then that one episode read (``TrajectoryFile.read_episode``); the
+  child also prints the load alone.
+
+``--ours PATH`` puts another checkout's package first on the path (``git archive main replay_tui |
+tar -x -C /tmp/before`` gives the code before a change). Ratios are to the floor and to inspect_ai.
+
+Measured on the 2-core VM while other test suites ran (load average 13-22, so only the ratios within
+one run mean much), on a 10,000-sample log of inspect_ai's own members (``zstd_tools_deflate.eval``'s
+samples and summaries replicated with new ids and inputs: 29 MiB zip, deflate), sample 5000:
+
+    phase                            before (main)        after
+    inspect_ai header + summaries   19.5-29.7s 160 MiB
+    inspect_ai one sample           14.7-16.1s  95 MiB
+    floor: summaries.json            1.2-1.4s   69 MiB
+    ours: first rows                55.4s 307 MiB    3.9-5.9s 96 MiB (index in-process 1.6-3.4s)
+    ours: one episode loaded         (after a whole read)   0.002-0.003s (the index's zip kept open)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PEER = ROOT.parent.parent / "shared" / "peer_bench"
+
+OURS_INDEX = """
+import json, sys, time
+start = time.perf_counter()
+from replay_tui.sources import open_sources
+imported = time.perf_counter()
+demos = open_sources([sys.argv[1]])
+listed = time.perf_counter()
+refs = demos.refs
+out = {"episodes": len(refs), "problems": sum(len(f.problems) for f in demos.files),
+       "import": imported - start, "index": listed - imported}
+if len(sys.argv) > 2:
+    [ref] = [r for r in refs if r.header.episode_id == sys.argv[2]]
+    t = time.perf_counter()
+    episode = ref.file.read_episode(ref)
+    out["load"] = time.perf_counter() - t
+    out["steps"] = len(episode.trajectory)
+print(json.dumps(out))
+"""
+
+FLOOR = "import runpy, sys, zipfile_zstd; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+
+
+def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS in MiB and stdout of ``argv`` in a fresh process (run in a temporary
+    folder: ``python -c`` puts its working folder first on the path, before ``--ours``)."""
+    with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
+        start = time.perf_counter()
+        done = subprocess.run(
+            ["/usr/bin/time", "-o", rss.name, "-f", "%M", *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+            cwd=tempfile.gettempdir(),
+        )
+        wall = time.perf_counter() - start
+        if done.returncode != 0:
+            raise SystemExit(f"{argv[:3]} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+        kib = int(rss.read().strip().splitlines()[-1])
+    return wall, kib / 1024, done.stdout.strip()
+
+
+def best(argv: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    runs = [run(argv, env) for _ in range(repeat)]
+    return min(runs, key=lambda r: r[0])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("file", type=Path)
+    parser.add_argument("--sample", default="1", help="the sample id loaded alone (epoch 1)")
+    parser.add_argument("--peer-python", default="/tmp/insp/bin/python", help="a python with inspect_ai")
+    parser.add_argument("--peer-dir", type=Path, default=PEER, help="the peer_bench scripts")
+    parser.add_argument("--ours", type=Path, default=ROOT, help="the checkout whose replay_tui is measured")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each phase; the fastest is shown")
+    parser.add_argument("--skip-peer", action="store_true", help="ours only")
+    args = parser.parse_args()
+    path = str(args.file.resolve())
+    env = {**os.environ, "PYTHONPATH": str(args.ours.resolve())}
+    rows: dict[str, tuple[float, float, str]] = {}
+    if not args.skip_peer:
+        peer, summaries = args.peer_python, str(args.peer_dir / "insp_summaries.py")
+        rows["inspect_ai header + summaries"] = best([peer, summaries, path], args.repeat)
+        rows["inspect_ai one sample"] = best([peer, str(args.peer_dir / "insp_one.py"), path, args.sample], args.repeat)
+        rows["floor: summaries.json"] = best(
+            [peer, "-c", FLOOR, str(args.peer_dir / "floor_zip.py"), path, "--summaries"], args.repeat
+        )
+    rows["ours: first rows"] = best([sys.executable, "-c", OURS_INDEX, path], args.repeat, env)
+    rows["ours: one sample"] = best([sys.executable, "-c", OURS_INDEX, path, args.sample], args.repeat, env)
+    size = args.file.stat().st_size / 2**20
+    print(f"{args.file.name}: {size:,.0f} MiB zip; ours from {args.ours}")
+    print(f"  {'phase':<32}{'time':>8}{'peak RSS':>11}  output")
+    for name, (wall, rss, out) in rows.items():
+        print(f"  {name:<32}{wall:>7.2f}s{rss:>8.0f} MiB  {out[:110]}")
+    ours_rows, ours_one = rows["ours: first rows"][0], rows["ours: one sample"]
+    inner = json.loads(ours_one[2])
+    print(f"  ours: index in-process {inner['index']:.2f}s (imports {inner['import']:.2f}s), load {inner['load']:.3f}s")
+    if not args.skip_peer:
+        floor, peer_rows = rows["floor: summaries.json"][0], rows["inspect_ai header + summaries"][0]
+        peer_one = rows["inspect_ai one sample"][0]
+        print(f"  first rows: {ours_rows / floor:.1f}x the floor, {ours_rows / peer_rows:.2f}x inspect_ai")
+        print(f"  one sample: {ours_one[0] / peer_one:.2f}x inspect_ai (load alone {inner['load']:.3f}s)")
+
+
+if __name__ == "__main__":
+    main()
