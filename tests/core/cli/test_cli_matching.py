@@ -29,7 +29,7 @@ EXACT_REPORTS = {
     ("heuristic", "allow", "json"): "a3376dc8866ca8dbe55ade522d7b30dc6b47a6dd0a6492fb1b18010a186be83b",
     ("heuristic", "allow", "md"): "7ef4ff1733b22e0c849e2f20e78903294fb82bbdd4fd2c18a5fcd0d76035e7e1",
     ("heuristic", "allow", "csv"): "0cd5c4fa708b0ec8d0b0bc0f683c7fce43cebee4bf630acb184e556e711cf05c",
-    ("heuristic", "allow", "html"): "b1bd48488b8d61ddd1cd2d1451bcaf2a7bfef50172bb37233dfc0bd6a962e336",
+    ("heuristic", "allow", "html"): "9054e5a8bb5c86351c39df92ac03c323659aa95d08673cc74f7be19d6d5872b4",
     ("heuristic", "allow", "xml"): "975fe61c6818c605ebf40832493eaa478113335bde29625679f89a00aa4fd75b",
     ("heuristic", "stop", "json"): "a0855e8488ada9d83ce4697b7b62ca222b9ffcb00de6ce6bdfde1c49e422269c",
     ("stub", "stop", "md"): "0252b891b07d5aa0769844818f52beefdddc8be7c66a8f7b17ce65dae03462d1",
