@@ -39,14 +39,14 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import Detection, ReadItem, strip_bom
+from replay_tui.formats.base import UTF8_BOM, Detection, EpisodeSummary, ReadItem, strip_bom
 from replay_tui.trajectory import (
     ChatMessage,
     Outcome,
@@ -166,8 +166,186 @@ class OtelGenAiReader:
         except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # a trace too odd to group
             yield LoadProblem(file=path.name, message=f"not read: {exc}")
 
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """Every trajectory's summary, in :meth:`read`'s order, with its problems.
+
+        JSON Lines (what the SDK's and the collector's file exporters write: one export a line) are
+        read twice, a line at a time: the first pass notes each trace's lines (and the problems),
+        the second builds each trace as soon as its last line is read and keeps only its summaries,
+        so memory holds the traces still open (a trace's spans are exported together) and never the
+        file. ``locator`` = (trace, its lines' offsets and lengths, the how-manieth trajectory of the
+        trace). One JSON document (a file of one line, or pretty-printed) is read whole, as
+        :meth:`read` does (memory: the file's parse), ``locator`` = ("document", position)."""
+        try:
+            lines = _by_lines(path)
+        except OSError as exc:
+            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+            return
+        if not lines:
+            record = 0
+            for item in self.read(path):
+                if isinstance(item, Trajectory):
+                    yield EpisodeSummary.of(item, record, ("document", record))
+                    record += 1
+                else:
+                    yield item
+            return
+        yield from _index_lines(path)
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        """The trajectory ``summary`` points at: its trace's lines read again (a JSON document: the
+        file read whole)."""
+        if summary.locator[0] == "document":
+            found = list(self.read(path))
+            position = summary.locator[1]
+        else:
+            trace, lines, position = summary.locator
+            try:
+                found = list(_trajectories(path, _trace_spans(path, trace, lines)))
+            except OSError as exc:
+                return LoadProblem(file=path.name, session_id=summary.id, message=f"cannot read: {exc.strerror or exc}")
+        items = [item for item in found if isinstance(item, Trajectory)]
+        if position < len(items) and items[position].id == summary.id:
+            return items[position]
+        return LoadProblem(
+            file=path.name, session_id=summary.id, message="the file changed since it was indexed: reopen it"
+        )
+
 
 READER = OtelGenAiReader()
+
+
+def _by_lines(path: Path) -> bool:
+    """True when the file is JSON Lines (its first line a whole JSON value and more lines follow,
+    only ``\n`` ending them), as :meth:`OtelGenAiReader.read` would take it; False for one
+    JSON document."""
+    with path.open("rb") as handle:
+        first = b""
+        for line in handle:
+            if line.strip():
+                first = line
+                break
+        if not first or (b"\r" in first.rstrip(b"\r\n")):
+            return False
+        try:
+            orjson.loads(strip_bom(first) if first.startswith(UTF8_BOM) else first)
+        except (orjson.JSONDecodeError, RecursionError):
+            return False
+        rest = any(line.strip() for line in handle)
+        return rest and not _has_lone_cr(path)
+
+
+def _has_lone_cr(path: Path) -> bool:
+    """A ``\r`` that ends no ``\r\n`` line (``bytes.splitlines`` would split there)."""
+    with path.open("rb") as handle:
+        for line in handle:
+            if b"\r" in line.rstrip(b"\r\n"):
+                return True
+    return False
+
+
+def _lines(path: Path) -> Iterator[tuple[int, int, bytes]]:
+    """Each line's number (0-based, blank ones counted), offset and bytes."""
+    offset = 0
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle):
+            yield number, offset, line
+            offset += len(line)
+
+
+def _line_spans(line: bytes, number: int) -> list[Span]:
+    """The spans of one line, as :meth:`OtelGenAiReader.read` collects them (the spans before a
+    malformed part kept); a line that is no JSON holds none."""
+    spans: list[Span] = []
+    try:
+        _collect(orjson.loads(strip_bom(line) if number == 0 else line), spans)
+    except (orjson.JSONDecodeError, _Bad, TypeError, ValueError, OverflowError, RecursionError):
+        pass
+    return spans
+
+
+def _index_lines(path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+    name = path.name
+    last: dict[str | None, int] = {}
+    holding: set[int] = set()
+    where: dict[str | None, list[tuple[int, int]]] = {}
+    unreadable: list[LoadProblem] = []
+    unread: list[LoadProblem] = []
+    for number, offset, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            document = orjson.loads(strip_bom(line) if number == 0 else line)
+        except (orjson.JSONDecodeError, RecursionError) as exc:
+            unreadable.append(LoadProblem(file=name, index=number, message=f"line {number + 1}: not valid JSON: {exc}"))
+            continue
+        spans: list[Span] = []
+        try:
+            _collect(document, spans)
+        except (_Bad, TypeError, ValueError, OverflowError, RecursionError) as exc:
+            unread.append(LoadProblem(file=name, message=f"not read: {exc}"))
+        if spans:
+            holding.add(number)
+        for span in spans:
+            if last.get(span.trace) != number:
+                last[span.trace] = number
+                where.setdefault(span.trace, []).append((offset, len(line)))
+    yield from unreadable
+    yield from unread
+    if not where:
+        if not unreadable and not unread:
+            yield LoadProblem(file=name, message="no spans found (expected resourceSpans or a list of spans)")
+        return
+    ends: dict[int, list[str | None]] = {}
+    for trace, number in last.items():
+        ends.setdefault(number, []).append(trace)
+    open_traces: dict[str | None, list[Span]] = {}
+    built: dict[str | None, list[EpisodeSummary | LoadProblem]] = {}
+    for number, _, line in _lines(path):
+        if number not in holding:
+            continue
+        for span in _line_spans(line, number):
+            span.order = len(open_traces.setdefault(span.trace, []))
+            open_traces[span.trace].append(span)
+        for trace in ends.get(number, []):
+            built[trace] = _summaries(path, trace, open_traces.pop(trace, []), where[trace])
+    record = 0
+    for trace in where:
+        for item in built.get(trace, []):
+            if isinstance(item, EpisodeSummary):
+                item = replace(item, record=record)
+                record += 1
+            yield item
+
+
+def _summaries(
+    path: Path, trace: str | None, spans: list[Span], lines: list[tuple[int, int]]
+) -> list[EpisodeSummary | LoadProblem]:
+    out: list[EpisodeSummary | LoadProblem] = []
+    nth = 0
+    try:
+        for item in _trajectories(path, spans):
+            if isinstance(item, Trajectory):
+                out.append(EpisodeSummary.of(item, 0, (trace, tuple(lines), nth)))
+                nth += 1
+            else:
+                out.append(item)
+    except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # a trace too odd to group
+        out.append(LoadProblem(file=path.name, message=f"not read: {exc}"))
+    return out
+
+
+def _trace_spans(path: Path, trace: str | None, lines: tuple[tuple[int, int], ...]) -> list[Span]:
+    """The spans of ``trace`` on its lines (offsets and lengths), in file order."""
+    found: list[Span] = []
+    with path.open("rb") as handle:
+        for offset, length in lines:
+            handle.seek(offset)
+            for span in _line_spans(handle.read(length), 0 if offset == 0 else 1):
+                if span.trace == trace:
+                    span.order = len(found)
+                    found.append(span)
+    return found
 
 
 def _obj(value: Any) -> dict[str, Any]:

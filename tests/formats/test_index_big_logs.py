@@ -3,6 +3,7 @@ the index equals the whole read on every sample, and an episode loaded alone equ
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -73,3 +74,25 @@ def test_the_app_opens_a_claude_code_folder_by_its_index(tmp_path: Path) -> None
     assert [ref.header.episode_id for ref in refs] == [t.id for t in whole]
     last = demos.episode(refs[-1].session_id)
     assert len(last.trajectory) == len(whole[-1].steps)
+
+
+@pytest.mark.parametrize("path", OTEL, ids=lambda p: p.name)
+def test_otel_index_equals_the_whole_read(path: Path) -> None:
+    assert check_index_equals_read("otel-genai", path) >= 1
+
+
+def test_otel_json_lines_of_many_traces_index_trace_by_trace(tmp_path: Path) -> None:
+    """Traces whose spans are spread over several lines, interleaved, with a bad line between."""
+    source = DATA / "otel_genai" / "openai-v2__agent_loop.otlp.jsonl"
+    lines = source.read_bytes().splitlines()
+    trace = re.search(rb'"traceId":"([0-9a-f]{32})"', lines[0])
+    assert trace is not None
+    other = [line.replace(trace.group(1), b"f" * 32) for line in lines]
+    mixed = [line for pair in zip(lines, other, strict=True) for line in pair]
+    path = tmp_path / "mixed.otlp.jsonl"
+    path.write_bytes(b"\n".join([*mixed[:5], b"{not json", b"", *mixed[5:]]) + b"\n")
+    assert check_index_equals_read("otel-genai", path) >= 2
+    openllmetry = DATA / "otel_genai" / "openllmetry__agent_loop.otlp.jsonl"
+    both = tmp_path / "both.otlp.jsonl"
+    both.write_bytes(source.read_bytes() + b"\n[1, 2]\n" + openllmetry.read_bytes())
+    assert check_index_equals_read("otel-genai", both) >= 2
