@@ -212,7 +212,7 @@ class CountingConversation(Conversation):
 
     def add_call(self, call: ToolCall, key: Any = None, extra: dict[str, Any] | None = None) -> TrajectoryStep:
         self._open(key)
-        step = TrajectoryStep.model_construct(index=len(self.steps), action=call, tool_result=None, extra={})
+        step = _BARE.model_copy(update={"index": len(self.steps), "action": call, "extra": {}})
         self.steps.append(step)
         self._response_steps += 1
         if call.id:
@@ -220,13 +220,16 @@ class CountingConversation(Conversation):
         return step
 
     def _note(self, content: str, thinking: str, extra: dict[str, Any]) -> TrajectoryStep:
-        step = TrajectoryStep.model_construct(index=len(self.steps), action=None, tool_result=None, extra=extra)
+        step = _BARE.model_copy(update={"index": len(self.steps), "extra": extra})
         self.steps.append(step)
         return step
 
 
 _OPEN = ChatMessage(role="assistant")
 """The response a :class:`CountingConversation` has open (never written to)."""
+_BARE = TrajectoryStep(index=0)
+"""What a :class:`CountingConversation`'s steps are copied from (a copy is microseconds; building
+one, or ``model_construct`` with its default factories, is far more)."""
 
 
 _State = TypeVar("_State")
