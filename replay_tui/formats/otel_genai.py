@@ -264,13 +264,38 @@ def _line_spans(line: bytes, number: int) -> list[Span]:
     return spans
 
 
+def _trace_keys(document: Any) -> list[str | None] | None:
+    """The trace of each span of an OTLP document as :func:`_span` reads it, without building the
+    spans; None for any other shape (those lines go through :func:`_collect`)."""
+    resources = document.get("resourceSpans") if isinstance(document, dict) else None
+    if not isinstance(resources, list) or "resource_spans" in document:
+        return None
+    keys: list[str | None] = []
+    for resource in resources:
+        scopes = resource.get("scopeSpans") if isinstance(resource, dict) and "scope_spans" not in resource else None
+        if not isinstance(scopes, list):
+            return None
+        for scope in scopes:
+            raws = scope.get("spans") if isinstance(scope, dict) else None
+            if not isinstance(raws, list):
+                return None
+            for raw in raws:
+                if not isinstance(raw, dict) or raw.get("spanContext") or raw.get("context"):
+                    return None
+                trace = raw.get("traceId") or raw.get("trace_id")
+                keys.append(str(trace) if trace else None)
+    return keys
+
+
 def _index_lines(path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+    """Pass 1 notes each trace's lines (OTLP lines by their trace ids alone, without building a
+    span); pass 2 reads the lines with spans again, builds each trace as its last line is read, and
+    keeps only its summaries (and the problems, yielded first, as :meth:`OtelGenAiReader.read` does)."""
     name = path.name
     last: dict[str | None, int] = {}
-    holding: set[int] = set()
+    visit: set[int] = set()
     where: dict[str | None, list[tuple[int, int]]] = {}
     unreadable: list[LoadProblem] = []
-    unread: list[LoadProblem] = []
     for number, offset, line in _lines(path):
         if not line.strip():
             continue
@@ -279,36 +304,46 @@ def _index_lines(path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
         except (orjson.JSONDecodeError, RecursionError) as exc:
             unreadable.append(LoadProblem(file=name, index=number, message=f"line {number + 1}: not valid JSON: {exc}"))
             continue
-        spans: list[Span] = []
-        try:
-            _collect(document, spans)
-        except (_Bad, TypeError, ValueError, OverflowError, RecursionError) as exc:
-            unread.append(LoadProblem(file=name, message=f"not read: {exc}"))
-        if spans:
-            holding.add(number)
-        for span in spans:
-            if last.get(span.trace) != number:
-                last[span.trace] = number
-                where.setdefault(span.trace, []).append((offset, len(line)))
-    yield from unreadable
-    yield from unread
-    if not where:
-        if not unreadable and not unread:
-            yield LoadProblem(file=name, message="no spans found (expected resourceSpans or a list of spans)")
-        return
+        visit.add(number)
+        keys = _trace_keys(document)
+        if keys is None:
+            spans: list[Span] = []
+            try:
+                _collect(document, spans)
+            except (_Bad, TypeError, ValueError, OverflowError, RecursionError):
+                pass  # named in pass 2
+            keys = [span.trace for span in spans]
+        for trace in keys:
+            if last.get(trace) != number:
+                last[trace] = number
+                where.setdefault(trace, []).append((offset, len(line)))
     ends: dict[int, list[str | None]] = {}
     for trace, number in last.items():
         ends.setdefault(number, []).append(trace)
     open_traces: dict[str | None, list[Span]] = {}
     built: dict[str | None, list[EpisodeSummary | LoadProblem]] = {}
+    unread: list[LoadProblem] = []
+    found = False
     for number, _, line in _lines(path):
-        if number not in holding:
+        if number not in visit:
             continue
-        for span in _line_spans(line, number):
+        spans = []
+        try:
+            _collect(orjson.loads(strip_bom(line) if number == 0 else line), spans)
+        except (_Bad, TypeError, ValueError, OverflowError, RecursionError) as exc:
+            unread.append(LoadProblem(file=name, message=f"not read: {exc}"))
+        found = found or bool(spans)
+        for span in spans:
             span.order = len(open_traces.setdefault(span.trace, []))
             open_traces[span.trace].append(span)
         for trace in ends.get(number, []):
             built[trace] = _summaries(path, trace, open_traces.pop(trace, []), where[trace])
+    yield from unreadable
+    yield from unread
+    if not found:
+        if not unreadable and not unread:
+            yield LoadProblem(file=name, message="no spans found (expected resourceSpans or a list of spans)")
+        return
     record = 0
     for trace in where:
         for item in built.get(trace, []):
@@ -324,7 +359,7 @@ def _summaries(
     out: list[EpisodeSummary | LoadProblem] = []
     nth = 0
     try:
-        for item in _trajectories(path, spans):
+        for item in _trajectories(path, spans, brief=True):
             if isinstance(item, Trajectory):
                 out.append(EpisodeSummary.of(item, 0, (trace, tuple(lines), nth)))
                 nth += 1
@@ -813,7 +848,8 @@ def _tool_result(span: Span) -> tuple[str | None, str | None, str]:
 # -- traces into trajectories ---------------------------------------------------------------------
 
 
-def _trajectories(path: Path, spans: list[Span]) -> Iterator[ReadItem]:
+def _trajectories(path: Path, spans: list[Span], brief: bool = False) -> Iterator[ReadItem]:
+    """The trajectories of ``spans`` (``brief``: for a summary: steps without prompts, tools or results)."""
     traces: dict[str | None, list[Span]] = {}
     for span in spans:
         traces.setdefault(span.trace, []).append(span)
@@ -844,7 +880,10 @@ def _trajectories(path: Path, spans: list[Span]) -> Iterator[ReadItem]:
         for key in order:
             try:
                 trajectory = _build(
-                    names[key], owners.get(key, []), [s for s in members if key == "" or _owner(s, by_id) == key]
+                    names[key],
+                    owners.get(key, []),
+                    [s for s in members if key == "" or _owner(s, by_id) == key],
+                    brief,
                 )
             except (ValueError, TypeError, OverflowError, RecursionError) as exc:
                 yield LoadProblem(file=path.name, session_id=names[key], message=f"not read: {exc}")
@@ -870,7 +909,7 @@ def _owner(span: Span, by_id: dict[str | None, Span]) -> str:
     return str(agent_chain[0].id) if len(agent_chain) >= 2 else ""
 
 
-def _build(ident: str, spans: list[Span], members: list[Span]) -> Trajectory:
+def _build(ident: str, spans: list[Span], members: list[Span], brief: bool = False) -> Trajectory:
     steps: list[TrajectoryStep] = []
     by_call: dict[str, TrajectoryStep] = {}
     """Calls not answered yet by a tool span: their id (or span#n) → the step that made them."""
@@ -896,11 +935,11 @@ def _build(ident: str, spans: list[Span], members: list[Span]) -> Trajectory:
             if "tool_calls" in step.extra:
                 step.extra.setdefault("tool_results", []).append({"tool_call_id": call_id, "content": text})
             continue
-        messages = input_messages(span)
+        messages = [] if brief and task else input_messages(span)
         answer = output_message(span)
         if not task:
             task = next((m.content for m in messages if m.role == "user"), "")
-        tools = tool_definitions(span.attrs)
+        tools = [] if brief else tool_definitions(span.attrs)
         if tools and not tools_seen:
             tools_seen = tools
         calls = answer.tool_calls
@@ -909,7 +948,7 @@ def _build(ident: str, spans: list[Span], members: list[Span]) -> Trajectory:
         step = TrajectoryStep(
             index=len(steps),
             observation=observation,
-            messages=messages,
+            messages=[] if brief else messages,
             tools=tools,
             thinking=answer.reasoning or "",
             content=answer.content,
@@ -940,14 +979,14 @@ def _build(ident: str, spans: list[Span], members: list[Span]) -> Trajectory:
             unanswered[key] = call.name
         steps.append(step)
         last_messages = [*messages, answer]
-    inferred = infer_tools(all_calls)
+    inferred = [] if brief else infer_tools(all_calls)
     for step in steps:
         if not step.tools:
             step.tools = tools_seen or inferred
     if steps:
         steps[-1].done = True
     # results the trace holds only in later prompts (no tool spans): taken from the tool messages
-    for step in steps:
+    for step in [] if brief else steps:
         if step.action is not None and step.tool_result is None and step.action.id:
             for later in steps[step.index + 1 :]:
                 answer_text = next(
