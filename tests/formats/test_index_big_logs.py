@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.formats import EpisodeSummary, IndexingReader, reader_for
 from replay_tui.sources import open_sources
 from replay_tui.trajectory import Trajectory
@@ -74,6 +74,12 @@ def test_the_app_opens_a_claude_code_folder_by_its_index(tmp_path: Path) -> None
     assert [ref.header.episode_id for ref in refs] == [t.id for t in whole]
     last = demos.episode(refs[-1].session_id)
     assert len(last.trajectory) == len(whole[-1].steps)
+    # nothing was held: an episode is read from its session file when opened
+    first_file = sorted(folder.glob("*.jsonl"))[0]
+    first_file.write_bytes(b"")
+    with pytest.raises(EpisodeLoadError, match=first_file.name):
+        demos.episode(refs[0].session_id)
+    assert len(demos.episode(refs[-1].session_id).trajectory) == len(whole[-1].steps)
 
 
 @pytest.mark.parametrize("path", OTEL, ids=lambda p: p.name)
