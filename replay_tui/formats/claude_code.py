@@ -31,6 +31,11 @@ Mapping (one pass, see :mod:`replay_tui.formats.conversation`):
   ``error``), ``interrupted`` when it ends on the user stopping a response; ``answer`` = the text of
   the last response when it called no tool; ``scores`` counts tool and API errors. A project folder
   reads as one episode per session file.
+
+The reader indexes (:meth:`ClaudeCodeReader.index`): the same pass over the records with a
+:class:`~replay_tui.formats.conversation.CountingConversation` gives each episode's summary without
+a prompt, message or history built (one session file held at a time; ``bench/bench_big_logs.py``);
+an episode is read from its session file again when opened.
 """
 
 from __future__ import annotations
