@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import base64
 import re
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -173,7 +174,7 @@ class OtelGenAiReader:
         read twice, a line at a time: the first pass notes each trace's lines (and the problems),
         the second builds each trace as soon as its last line is read and keeps only its summaries,
         so memory holds the traces still open (a trace's spans are exported together) and never the
-        file. ``locator`` = (trace, its lines' offsets and lengths, the how-manieth trajectory of the
+        file. ``locator`` = (trace, its lines' offsets and lengths packed, the how-manieth trajectory of the
         trace). One JSON document (a file of one line, or pretty-printed) is read whole, as
         :meth:`read` does (memory: the file's parse), ``locator`` = ("document", position)."""
         try:
@@ -294,7 +295,8 @@ def _index_lines(path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
     name = path.name
     last: dict[str | None, int] = {}
     visit: set[int] = set()
-    where: dict[str | None, list[tuple[int, int]]] = {}
+    where: dict[str | None, array[int]] = {}
+    """A trace's lines: offset, length, offset, length... (packed: 87,000 traces of a 1 GB file)."""
     unreadable: list[LoadProblem] = []
     for number, offset, line in _lines(path):
         if not line.strip():
@@ -316,7 +318,7 @@ def _index_lines(path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
         for trace in keys:
             if last.get(trace) != number:
                 last[trace] = number
-                where.setdefault(trace, []).append((offset, len(line)))
+                where.setdefault(trace, array("q")).extend((offset, len(line)))
     ends: dict[int, list[str | None]] = {}
     for trace, number in last.items():
         ends.setdefault(number, []).append(trace)
@@ -337,7 +339,8 @@ def _index_lines(path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
             span.order = len(open_traces.setdefault(span.trace, []))
             open_traces[span.trace].append(span)
         for trace in ends.get(number, []):
-            built[trace] = _summaries(path, trace, open_traces.pop(trace, []), where[trace])
+            built[trace] = _summaries(path, trace, open_traces.pop(trace, []), where[trace].tobytes())
+            where[trace] = _DONE
     yield from unreadable
     yield from unread
     if not found:
@@ -353,15 +356,16 @@ def _index_lines(path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
             yield item
 
 
-def _summaries(
-    path: Path, trace: str | None, spans: list[Span], lines: list[tuple[int, int]]
-) -> list[EpisodeSummary | LoadProblem]:
+_DONE: array[int] = array("q")
+
+
+def _summaries(path: Path, trace: str | None, spans: list[Span], lines: bytes) -> list[EpisodeSummary | LoadProblem]:
     out: list[EpisodeSummary | LoadProblem] = []
     nth = 0
     try:
         for item in _trajectories(path, spans, brief=True):
             if isinstance(item, Trajectory):
-                out.append(EpisodeSummary.of(item, 0, (trace, tuple(lines), nth)))
+                out.append(EpisodeSummary.of(item, 0, (trace, lines, nth)))
                 nth += 1
             else:
                 out.append(item)
@@ -370,11 +374,14 @@ def _summaries(
     return out
 
 
-def _trace_spans(path: Path, trace: str | None, lines: tuple[tuple[int, int], ...]) -> list[Span]:
-    """The spans of ``trace`` on its lines (offsets and lengths), in file order."""
+def _trace_spans(path: Path, trace: str | None, lines: bytes) -> list[Span]:
+    """The spans of ``trace`` on its lines (offsets and lengths packed as in :func:`_index_lines`), in
+    file order."""
     found: list[Span] = []
+    packed = array("q")
+    packed.frombytes(lines)
     with path.open("rb") as handle:
-        for offset, length in lines:
+        for offset, length in zip(packed[::2], packed[1::2], strict=True):
             handle.seek(offset)
             for span in _line_spans(handle.read(length), 0 if offset == 0 else 1):
                 if span.trace == trace:
