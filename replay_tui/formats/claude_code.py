@@ -31,6 +31,11 @@ Mapping (one pass, see :mod:`replay_tui.formats.conversation`):
   ``error``), ``interrupted`` when it ends on the user stopping a response; ``answer`` = the text of
   the last response when it called no tool; ``scores`` counts tool and API errors. A project folder
   reads as one episode per session file.
+
+The reader indexes (:meth:`ClaudeCodeReader.index`): the same pass over the records with a
+:class:`~replay_tui.formats.conversation.CountingConversation` gives each episode's summary without
+a prompt, message or history built (one session file held at a time; ``bench/bench_big_logs.py``);
+an episode is read from its session file again when opened.
 """
 
 from __future__ import annotations
@@ -43,8 +48,15 @@ from typing import Any
 import orjson
 
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
-from replay_tui.formats.conversation import Conversation, fork_state, head_records, jsonl_records, read_sessions
+from replay_tui.formats.base import HEAD_BYTES, Detection, EpisodeSummary, ReadItem, strip_bom
+from replay_tui.formats.conversation import (
+    Conversation,
+    CountingConversation,
+    fork_state,
+    head_records,
+    jsonl_records,
+    read_sessions,
+)
 from replay_tui.formats.growing import Forking, LogFollower
 from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory
 
@@ -105,7 +117,46 @@ class ClaudeCodeReader:
         return Detection.no("no record with type user/assistant, uuid, parentUuid and sessionId")
 
     def read(self, path: Path) -> Iterator[ReadItem]:
-        return read_sessions(path, self.session_files, "no session .jsonl files in this folder", _read_file)
+        return read_sessions(path, self.session_files, _NO_SESSIONS, _read_file)
+
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """Every episode's summary, in :meth:`read`'s order, from the same pass over the records with
+        a :class:`~replay_tui.formats.conversation.CountingConversation` (no prompt, message or
+        history is built; one session file is held at a time). ``locator`` = (session file, the
+        how-manieth episode of that file): :meth:`load` reads that one file again."""
+        reading: list[Path] = [path]
+
+        def counted(file: Path) -> Iterator[ReadItem]:
+            reading[0] = file
+            return _read_file(file, counting=True)
+
+        record = 0
+        nth: dict[Path, int] = {}
+        for item in read_sessions(path, self.session_files, _NO_SESSIONS, counted):
+            if isinstance(item, LoadProblem):
+                yield item
+                continue
+            file = reading[0]
+            nth[file] = nth.get(file, -1) + 1
+            yield EpisodeSummary.of(item, record, (file, nth[file]))
+            record += 1
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        """The episode ``summary`` points at: its session file read whole (with its sub-agents)."""
+        file, nth = summary.locator
+        found = [item for item in read_sessions(file, self.session_files, _NO_SESSIONS, _read_file)]
+        episodes = [item for item in found if isinstance(item, Trajectory)]
+        if nth < len(episodes) and episodes[nth].id == summary.id:
+            return episodes[nth]
+        errors = [item for item in found if isinstance(item, LoadProblem) and item.severity == "error"]
+        if errors and not episodes:
+            return errors[0]
+        return LoadProblem(
+            file=file.name,
+            index=summary.record,
+            session_id=summary.id,
+            message="the session file changed since it was indexed: reopen it",
+        )
 
     def session_files(self, folder: Path) -> list[Path]:
         """A project folder's session files (2.0's ``agent-*.jsonl`` beside them are sub-agents)."""
@@ -117,6 +168,7 @@ class ClaudeCodeReader:
 
 
 READER = ClaudeCodeReader()
+_NO_SESSIONS = "no session .jsonl files in this folder"
 
 
 def _text_of(content: Any) -> str:
@@ -144,10 +196,11 @@ def _text_of(content: Any) -> str:
 class _Session:
     """One thread of records (a session's main chain or one sub-agent) being built."""
 
-    def __init__(self, session_id: str, file: str):
+    def __init__(self, session_id: str, file: str, counting: bool = False):
         self.id = session_id
         self.file = file
-        self.conversation = Conversation()
+        self.counting = counting
+        self.conversation = CountingConversation() if counting else Conversation()
         self.task = ""
         self.metadata: dict[str, Any] = {"session_id": session_id}
         self.models: list[str] = []
@@ -292,8 +345,9 @@ class _Session:
 _UUID = re.compile(r"\A[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 
 
-def _read_file(path: Path) -> Iterator[ReadItem]:
-    state = _SessionFile(path)
+def _read_file(path: Path, counting: bool = False) -> Iterator[ReadItem]:
+    """A session file's episodes (``counting``: steps without prompts, for an index)."""
+    state = _SessionFile(path, counting)
     for number, record in jsonl_records(path):
         state.add(number, record)
     yield from state.finish()
@@ -308,9 +362,10 @@ class _SessionFile:
     Followed (``--follow``), its records are added as lines complete and a :meth:`fork` is
     finished each time; sub-agent transcript files (2.x) are read whole by each finish."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, counting: bool = False):
         self.path = path
-        self.main = _Session(path.stem if _UUID.match(path.stem) else "", path.name)
+        self.counting = counting
+        self.main = _Session(path.stem if _UUID.match(path.stem) else "", path.name, counting)
         self.session_ids: list[str] = []
         self.chains: dict[str, _Session] = {}
         """A sidechain record's uuid → the thread it belongs to (1.x inline sub-agents)."""
@@ -342,7 +397,7 @@ class _SessionFile:
             return
         if kind == "progress":
             try:
-                _progress(record, self.progress, path.name)
+                _progress(record, self.progress, path.name, self.counting)
             except Exception as exc:  # a record of an unforeseen shape is a problem, never a crash
                 problems.append(
                     LoadProblem(file=path.name, field=f"line {number}", message=f"{type(exc).__name__}: {exc}")
@@ -360,7 +415,7 @@ class _SessionFile:
                 if thread is None:
                     if kind == "system":
                         return
-                    thread = _Session(f"/sidechain-{len(self.sidechains) + 1}", path.name)
+                    thread = _Session(f"/sidechain-{len(self.sidechains) + 1}", path.name, self.counting)
                     thread.metadata["session_id"] = session_id
                     self.sidechains.append(thread)
                 if isinstance(record.get("uuid"), str):
@@ -416,7 +471,7 @@ class _SessionFile:
         yield from problems
 
 
-def _progress(record: dict[str, Any], threads: dict[str, _Session], file: str) -> None:
+def _progress(record: dict[str, Any], threads: dict[str, _Session], file: str, counting: bool) -> None:
     """An ``agent_progress`` record: one message of the sub-agent a Task call started, written
     into the session file as it runs (2.x; the same messages as its ``agent-<id>.jsonl``)."""
     data = record.get("data")
@@ -430,7 +485,7 @@ def _progress(record: dict[str, Any], threads: dict[str, _Session], file: str) -
     if thread is None:
         agent = data.get("agentId")
         name = f"agent-{agent}" if isinstance(agent, str) and _AGENT_ID.match(agent) else f"progress-{len(threads) + 1}"
-        thread = threads[call_id] = _Session(f"/{name}", file)
+        thread = threads[call_id] = _Session(f"/{name}", file, counting)
         thread.metadata["session_id"] = record.get("sessionId")
     uuid = message.get("uuid")
     if isinstance(uuid, str) and uuid in thread.uuids:
@@ -468,7 +523,7 @@ def _children(path: Path, session: _Session, inline: list[_Session], progress: d
         ):
             if candidate.is_file() and candidate not in seen:
                 seen.add(candidate)
-                child = _agent_file(candidate, f"{session.id}/agent-{agent}")
+                child = _agent_file(candidate, f"{session.id}/agent-{agent}", session.counting)
                 if child is not None:
                     link(child, call_id, candidate.name)
                     progress.pop(call_id, None)  # the file holds the whole transcript
@@ -480,15 +535,15 @@ def _children(path: Path, session: _Session, inline: list[_Session], progress: d
     if folder.is_dir():
         for candidate in sorted(folder.glob("agent-*.jsonl")):
             if candidate not in seen:
-                child = _agent_file(candidate, f"{session.id}/{candidate.stem}")
+                child = _agent_file(candidate, f"{session.id}/{candidate.stem}", session.counting)
                 if child is not None:
                     link(child, None, candidate.name)
     return children
 
 
-def _agent_file(path: Path, child_id: str) -> _Session | None:
+def _agent_file(path: Path, child_id: str, counting: bool) -> _Session | None:
     """A sub-agent transcript file (2.x) as one thread; unreadable lines are skipped."""
-    thread = _Session(child_id, path.name)
+    thread = _Session(child_id, path.name, counting)
     try:
         for _, record in jsonl_records(path):
             if isinstance(record, dict) and (

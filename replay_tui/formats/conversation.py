@@ -175,6 +175,64 @@ class Conversation:
         return step
 
 
+class CountingConversation(Conversation):
+    """A :class:`Conversation` that keeps only what a summary needs: one bare step per call or
+    event (its action, its result; no prompt, no history, no message objects), made by the same
+    rules, so an index counts exactly the steps a whole read builds at a fraction of the cost."""
+
+    def add_input(self, message: ChatMessage) -> None:
+        self.end_response()
+
+    def add_result(
+        self, call_id: str | None, text: str, *, error: bool = False, extra: dict[str, Any] | None = None
+    ) -> None:
+        self.end_response()
+        step = self.calls.get(call_id) if call_id else None
+        if step is not None:
+            step.tool_result = text if step.tool_result is None else f"{step.tool_result}\n{text}"
+
+    def replace_history(self, messages: list[ChatMessage]) -> None:
+        self.end_response()
+
+    def _open(self, key: Any) -> ChatMessage:
+        if self._response is None or (key is not None and key != self._response_key):
+            self.end_response()
+            self._response = _OPEN
+            self._response_key = key
+        return self._response
+
+    def add_thinking(self, text: str, key: Any = None) -> None:
+        if text:
+            self._open(key)
+            self._thinking.append(text)
+
+    def add_text(self, text: str, key: Any = None) -> None:
+        if text:
+            self._open(key)
+            self._text.append(text)
+
+    def add_call(self, call: ToolCall, key: Any = None, extra: dict[str, Any] | None = None) -> TrajectoryStep:
+        self._open(key)
+        step = _BARE.model_copy(update={"index": len(self.steps), "action": call, "extra": {}})
+        self.steps.append(step)
+        self._response_steps += 1
+        if call.id:
+            self.calls[call.id] = step
+        return step
+
+    def _note(self, content: str, thinking: str, extra: dict[str, Any]) -> TrajectoryStep:
+        step = _BARE.model_copy(update={"index": len(self.steps), "extra": extra})
+        self.steps.append(step)
+        return step
+
+
+_OPEN = ChatMessage(role="assistant")
+"""The response a :class:`CountingConversation` has open (never written to)."""
+_BARE = TrajectoryStep(index=0)
+"""What a :class:`CountingConversation`'s steps are copied from (a copy is microseconds; building
+one, or ``model_construct`` with its default factories, is far more)."""
+
+
 _State = TypeVar("_State")
 
 

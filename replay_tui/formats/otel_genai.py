@@ -38,15 +38,16 @@ from __future__ import annotations
 
 import base64
 import re
+from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import Detection, ReadItem, strip_bom
+from replay_tui.formats.base import UTF8_BOM, Detection, EpisodeSummary, ReadItem, strip_bom
 from replay_tui.trajectory import (
     ChatMessage,
     Outcome,
@@ -166,8 +167,227 @@ class OtelGenAiReader:
         except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # a trace too odd to group
             yield LoadProblem(file=path.name, message=f"not read: {exc}")
 
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """Every trajectory's summary, in :meth:`read`'s order, with its problems.
+
+        JSON Lines (what the SDK's and the collector's file exporters write: one export a line) are
+        read twice, a line at a time: the first pass notes each trace's lines (and the problems),
+        the second builds each trace as soon as its last line is read and keeps only its summaries,
+        so memory holds the traces still open (a trace's spans are exported together) and never the
+        file. ``locator`` = (trace, its lines' offsets and lengths packed, the how-manieth trajectory of the
+        trace). One JSON document (a file of one line, or pretty-printed) is read whole, as
+        :meth:`read` does (memory: the file's parse), ``locator`` = ("document", position)."""
+        try:
+            lines = _by_lines(path)
+        except OSError as exc:
+            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+            return
+        if not lines:
+            record = 0
+            for item in self.read(path):
+                if isinstance(item, Trajectory):
+                    yield EpisodeSummary.of(item, record, ("document", record))
+                    record += 1
+                else:
+                    yield item
+            return
+        yield from _index_lines(path)
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        """The trajectory ``summary`` points at: its trace's lines read again (a JSON document: the
+        file read whole)."""
+        if summary.locator[0] == "document":
+            found = list(self.read(path))
+            position = summary.locator[1]
+        else:
+            trace, lines, position = summary.locator
+            try:
+                found = list(_trajectories(path, _trace_spans(path, trace, lines)))
+            except OSError as exc:
+                return LoadProblem(file=path.name, session_id=summary.id, message=f"cannot read: {exc.strerror or exc}")
+        items = [item for item in found if isinstance(item, Trajectory)]
+        if position < len(items) and items[position].id == summary.id:
+            return items[position]
+        return LoadProblem(
+            file=path.name, session_id=summary.id, message="the file changed since it was indexed: reopen it"
+        )
+
 
 READER = OtelGenAiReader()
+
+
+def _by_lines(path: Path) -> bool:
+    """True when the file is JSON Lines (its first line a whole JSON value and more lines follow,
+    only ``\n`` ending them), as :meth:`OtelGenAiReader.read` would take it; False for one
+    JSON document."""
+    with path.open("rb") as handle:
+        first = b""
+        for line in handle:
+            if line.strip():
+                first = line
+                break
+        if not first or (b"\r" in first.rstrip(b"\r\n")):
+            return False
+        try:
+            orjson.loads(strip_bom(first) if first.startswith(UTF8_BOM) else first)
+        except (orjson.JSONDecodeError, RecursionError):
+            return False
+        rest = any(line.strip() for line in handle)
+        return rest and not _has_lone_cr(path)
+
+
+def _has_lone_cr(path: Path) -> bool:
+    """A ``\r`` that ends no ``\r\n`` line (``bytes.splitlines`` would split there)."""
+    with path.open("rb") as handle:
+        for line in handle:
+            if b"\r" in line.rstrip(b"\r\n"):
+                return True
+    return False
+
+
+def _lines(path: Path) -> Iterator[tuple[int, int, bytes]]:
+    """Each line's number (0-based, blank ones counted), offset and bytes."""
+    offset = 0
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle):
+            yield number, offset, line
+            offset += len(line)
+
+
+def _line_spans(line: bytes, number: int) -> list[Span]:
+    """The spans of one line, as :meth:`OtelGenAiReader.read` collects them (the spans before a
+    malformed part kept); a line that is no JSON holds none."""
+    spans: list[Span] = []
+    try:
+        _collect(orjson.loads(strip_bom(line) if number == 0 else line), spans)
+    except (orjson.JSONDecodeError, _Bad, TypeError, ValueError, OverflowError, RecursionError):
+        pass
+    return spans
+
+
+def _trace_keys(document: Any) -> list[str | None] | None:
+    """The trace of each span of an OTLP document as :func:`_span` reads it, without building the
+    spans; None for any other shape (those lines go through :func:`_collect`)."""
+    resources = document.get("resourceSpans") if isinstance(document, dict) else None
+    if not isinstance(resources, list) or "resource_spans" in document:
+        return None
+    keys: list[str | None] = []
+    for resource in resources:
+        scopes = resource.get("scopeSpans") if isinstance(resource, dict) and "scope_spans" not in resource else None
+        if not isinstance(scopes, list):
+            return None
+        for scope in scopes:
+            raws = scope.get("spans") if isinstance(scope, dict) else None
+            if not isinstance(raws, list):
+                return None
+            for raw in raws:
+                if not isinstance(raw, dict) or raw.get("spanContext") or raw.get("context"):
+                    return None
+                trace = raw.get("traceId") or raw.get("trace_id")
+                keys.append(str(trace) if trace else None)
+    return keys
+
+
+def _index_lines(path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+    """Pass 1 notes each trace's lines (OTLP lines by their trace ids alone, without building a
+    span); pass 2 reads the lines with spans again, builds each trace as its last line is read, and
+    keeps only its summaries (and the problems, yielded first, as :meth:`OtelGenAiReader.read` does)."""
+    name = path.name
+    last: dict[str | None, int] = {}
+    visit: set[int] = set()
+    where: dict[str | None, array[int]] = {}
+    """A trace's lines: offset, length, offset, length... (packed: 87,000 traces of a 1 GB file)."""
+    unreadable: list[LoadProblem] = []
+    for number, offset, line in _lines(path):
+        if not line.strip():
+            continue
+        try:
+            document = orjson.loads(strip_bom(line) if number == 0 else line)
+        except (orjson.JSONDecodeError, RecursionError) as exc:
+            unreadable.append(LoadProblem(file=name, index=number, message=f"line {number + 1}: not valid JSON: {exc}"))
+            continue
+        visit.add(number)
+        keys = _trace_keys(document)
+        if keys is None:
+            spans: list[Span] = []
+            try:
+                _collect(document, spans)
+            except (_Bad, TypeError, ValueError, OverflowError, RecursionError):
+                pass  # named in pass 2
+            keys = [span.trace for span in spans]
+        for trace in keys:
+            if last.get(trace) != number:
+                last[trace] = number
+                where.setdefault(trace, array("q")).extend((offset, len(line)))
+    ends: dict[int, list[str | None]] = {}
+    for trace, number in last.items():
+        ends.setdefault(number, []).append(trace)
+    open_traces: dict[str | None, list[Span]] = {}
+    built: dict[str | None, list[EpisodeSummary | LoadProblem]] = {}
+    unread: list[LoadProblem] = []
+    found = False
+    for number, _, line in _lines(path):
+        if number not in visit:
+            continue
+        spans = []
+        try:
+            _collect(orjson.loads(strip_bom(line) if number == 0 else line), spans)
+        except (_Bad, TypeError, ValueError, OverflowError, RecursionError) as exc:
+            unread.append(LoadProblem(file=name, message=f"not read: {exc}"))
+        found = found or bool(spans)
+        for span in spans:
+            span.order = len(open_traces.setdefault(span.trace, []))
+            open_traces[span.trace].append(span)
+        for trace in ends.get(number, []):
+            built[trace] = _summaries(path, trace, open_traces.pop(trace, []), where[trace].tobytes())
+            where[trace] = _DONE
+    yield from unreadable
+    yield from unread
+    if not found:
+        if not unreadable and not unread:
+            yield LoadProblem(file=name, message="no spans found (expected resourceSpans or a list of spans)")
+        return
+    record = 0
+    for trace in where:
+        for item in built.get(trace, []):
+            if isinstance(item, EpisodeSummary):
+                item = replace(item, record=record)
+                record += 1
+            yield item
+
+
+_DONE: array[int] = array("q")
+
+
+def _summaries(path: Path, trace: str | None, spans: list[Span], lines: bytes) -> list[EpisodeSummary | LoadProblem]:
+    out: list[EpisodeSummary | LoadProblem] = []
+    nth = 0
+    try:
+        for item in _trajectories(path, spans, brief=True):
+            if isinstance(item, Trajectory):
+                out.append(EpisodeSummary.of(item, 0, (trace, lines, nth)))
+                nth += 1
+            else:
+                out.append(item)
+    except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # a trace too odd to group
+        out.append(LoadProblem(file=path.name, message=f"not read: {exc}"))
+    return out
+
+
+def _trace_spans(path: Path, trace: str | None, lines: bytes) -> list[Span]:
+    """The spans of ``trace`` on its lines (offsets and lengths packed as in :func:`_index_lines`), in
+    file order."""
+    found: list[Span] = []
+    packed = array("q")
+    packed.frombytes(lines)
+    with path.open("rb") as handle:
+        for offset, length in zip(packed[::2], packed[1::2], strict=True):
+            handle.seek(offset)
+            for span in _line_spans(handle.read(length), 0 if offset == 0 else 1):
+                if span.trace == trace:
+                    span.order = len(found)
+                    found.append(span)
+    return found
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -635,7 +855,8 @@ def _tool_result(span: Span) -> tuple[str | None, str | None, str]:
 # -- traces into trajectories ---------------------------------------------------------------------
 
 
-def _trajectories(path: Path, spans: list[Span]) -> Iterator[ReadItem]:
+def _trajectories(path: Path, spans: list[Span], brief: bool = False) -> Iterator[ReadItem]:
+    """The trajectories of ``spans`` (``brief``: for a summary: steps without prompts, tools or results)."""
     traces: dict[str | None, list[Span]] = {}
     for span in spans:
         traces.setdefault(span.trace, []).append(span)
@@ -666,7 +887,10 @@ def _trajectories(path: Path, spans: list[Span]) -> Iterator[ReadItem]:
         for key in order:
             try:
                 trajectory = _build(
-                    names[key], owners.get(key, []), [s for s in members if key == "" or _owner(s, by_id) == key]
+                    names[key],
+                    owners.get(key, []),
+                    [s for s in members if key == "" or _owner(s, by_id) == key],
+                    brief,
                 )
             except (ValueError, TypeError, OverflowError, RecursionError) as exc:
                 yield LoadProblem(file=path.name, session_id=names[key], message=f"not read: {exc}")
@@ -692,7 +916,7 @@ def _owner(span: Span, by_id: dict[str | None, Span]) -> str:
     return str(agent_chain[0].id) if len(agent_chain) >= 2 else ""
 
 
-def _build(ident: str, spans: list[Span], members: list[Span]) -> Trajectory:
+def _build(ident: str, spans: list[Span], members: list[Span], brief: bool = False) -> Trajectory:
     steps: list[TrajectoryStep] = []
     by_call: dict[str, TrajectoryStep] = {}
     """Calls not answered yet by a tool span: their id (or span#n) → the step that made them."""
@@ -718,11 +942,11 @@ def _build(ident: str, spans: list[Span], members: list[Span]) -> Trajectory:
             if "tool_calls" in step.extra:
                 step.extra.setdefault("tool_results", []).append({"tool_call_id": call_id, "content": text})
             continue
-        messages = input_messages(span)
+        messages = [] if brief and task else input_messages(span)
         answer = output_message(span)
         if not task:
             task = next((m.content for m in messages if m.role == "user"), "")
-        tools = tool_definitions(span.attrs)
+        tools = [] if brief else tool_definitions(span.attrs)
         if tools and not tools_seen:
             tools_seen = tools
         calls = answer.tool_calls
@@ -731,7 +955,7 @@ def _build(ident: str, spans: list[Span], members: list[Span]) -> Trajectory:
         step = TrajectoryStep(
             index=len(steps),
             observation=observation,
-            messages=messages,
+            messages=[] if brief else messages,
             tools=tools,
             thinking=answer.reasoning or "",
             content=answer.content,
@@ -762,14 +986,14 @@ def _build(ident: str, spans: list[Span], members: list[Span]) -> Trajectory:
             unanswered[key] = call.name
         steps.append(step)
         last_messages = [*messages, answer]
-    inferred = infer_tools(all_calls)
+    inferred = [] if brief else infer_tools(all_calls)
     for step in steps:
         if not step.tools:
             step.tools = tools_seen or inferred
     if steps:
         steps[-1].done = True
     # results the trace holds only in later prompts (no tool spans): taken from the tool messages
-    for step in steps:
+    for step in [] if brief else steps:
         if step.action is not None and step.tool_result is None and step.action.id:
             for later in steps[step.index + 1 :]:
                 answer_text = next(

@@ -1,0 +1,181 @@
+"""Benchmark: a 1 GB Claude Code project folder and a 1 GB OTLP JSON Lines file to their first rows,
+and one episode opened (issue 31).
+
+Run by hand (not in CI):
+
+    python bench/bench_big_logs.py                       # 1000 MB inputs, made once into --dir
+    python bench/bench_big_logs.py --whole               # also the whole read kept (the old open)
+    python bench/bench_big_logs.py --peer-python /tmp/peer/bin/python   # and the peers' readers
+
+Inputs come from ``bench/make_big_logs.py`` (real samples copied with their ids varied). Each phase
+runs in a fresh subprocess, so its wall time (imports excluded) and peak RSS (``ru_maxrss``) are
+its own:
+
+- floor: the bytes read (16 MB at a time), and ``orjson.loads`` over every line;
+- ours, first rows: ``sources.open_sources([path])`` as the app opens it (detection, the reader's
+  index, the DemoSet of summaries);
+- ours, one episode: the first and the middle episode opened after that (``DemoSet.episode``);
+- whole (``--whole``): ``reader.read()`` kept in a list: what opening held before the readers indexed;
+- peer (``--peer-python``, an interpreter with the peers installed): claude-code-log's
+  ``load_directory_transcripts`` (its own reader of a project folder, no cache) and, for OTLP,
+  ``google.protobuf.json_format.Parse`` of each line into opentelemetry-proto's
+  ``ExportTraceServiceRequest`` (the reference parse of OTLP/JSON).
+
+Measured on the 2-core development VM shared with other jobs (load average 4-16: ratios to the
+floor are the figure to read, the seconds vary several-fold with the load), 1000 MB inputs:
+
+    claude: 911 session files, 407,049 lines                time  peak RSS
+      floor: bytes read / orjson every line               0.86s / 4.53s   17 MB
+      ours: first rows (open_sources), 2,218 episodes    10.6-11.7s        66 MB   (2.5x orjson)
+      ours: one episode (82 and 15 steps)                 0.08s each
+      peer: claude-code-log load_directory_transcripts    222s  2,937 MB   (at load 16; ours 77s then)
+      before (whole read kept; 20 MB folder, load 16)     8.2s vs 3.1s indexed; 63 vs 43 MB
+    otlp: 335,178 lines (one export a line), 87,436 traces
+      floor: bytes read / orjson every line               1.56s / 6.99s   15 MB
+      ours: first rows (open_sources)                    54-59s           234 MB   (8.5x orjson)
+      ours: one episode                                   <0.01s
+      peer: protobuf json_format, 20 MB (load 16)        17.7s vs 13.5s ours; 1 GB not finished
+      before (whole read kept; 20 MB file, load 16)       7.0s, 226 MB (~11 GB for 1 GB)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _files(path: Path) -> list[Path]:
+    return sorted(path.rglob("*.jsonl")) if path.is_dir() else [path]
+
+
+def phase(name: str, path: Path) -> dict[str, object]:
+    """Run one phase here; what it measured."""
+    count: object = 0
+    if name == "bytes":
+        start = time.perf_counter()
+        for file in _files(path):
+            with file.open("rb") as handle:
+                while chunk := handle.read(16 << 20):
+                    count = int(str(count)) + len(chunk)
+    elif name == "orjson":
+        import orjson
+
+        start = time.perf_counter()
+        for file in _files(path):
+            with file.open("rb") as handle:
+                for line in handle:
+                    if line.strip():
+                        orjson.loads(line)
+                        count = int(str(count)) + 1
+    elif name in ("open", "load"):
+        from replay_tui.sources import open_sources
+
+        start = time.perf_counter()
+        demos = open_sources([path])
+        count = len(demos)
+        if name == "load":
+            refs = list(demos)
+            took = []
+            for ref in (refs[0], refs[len(refs) // 2]):
+                begin = time.perf_counter()
+                episode = demos.episode(ref.session_id)
+                took.append(f"{time.perf_counter() - begin:.2f}s ({len(episode.trajectory)} steps)")
+            count = ", ".join(took)
+    elif name == "whole":
+        from replay_tui.formats import detect
+
+        reader, _ = detect(path)
+        start = time.perf_counter()
+        kept = list(reader.read(path))
+        count = len(kept)
+    elif name == "peer-claude":
+        from claude_code_log.converter import load_directory_transcripts
+
+        start = time.perf_counter()
+        messages, _ = load_directory_transcripts(path, silent=True)
+        count = len(messages)
+    elif name == "peer-otlp":
+        from google.protobuf import json_format
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+        start = time.perf_counter()
+        spans = 0
+        with path.open("rb") as handle:
+            for line in handle:
+                request = json_format.Parse(line, ExportTraceServiceRequest(), ignore_unknown_fields=True)
+                spans += sum(len(scope.spans) for rs in request.resource_spans for scope in rs.scope_spans)
+        count = spans
+    else:
+        raise SystemExit(f"unknown phase {name}")
+    return {
+        "seconds": time.perf_counter() - start,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+        "count": count,
+    }
+
+
+def run(name: str, path: Path, python: str = sys.executable) -> dict[str, object] | None:
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    done = subprocess.run(
+        [python, __file__, "--phase", name, str(path)], capture_output=True, text=True, env=env, check=False
+    )
+    if done.returncode:
+        print(f"  {name}: failed: {done.stderr.strip().splitlines()[-1:]}")
+        return None
+    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--phase")
+    parser.add_argument("path", nargs="?", type=Path)
+    parser.add_argument("--dir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "replay_tui_big_logs")
+    parser.add_argument("--size-mb", type=int, default=1000)
+    parser.add_argument("--whole", action="store_true", help="also time the whole read kept (slow, GBs)")
+    parser.add_argument("--peer-python", help="a Python with claude-code-log and opentelemetry-proto installed")
+    parser.add_argument("--only", choices=("claude", "otlp"))
+    args = parser.parse_args()
+    if args.phase:
+        print(json.dumps(phase(args.phase, args.path)))
+        return
+    sys.path.insert(0, str(HERE))
+    from make_big_logs import claude_project, otlp_lines
+
+    size = args.size_mb * 1_000_000
+    args.dir.mkdir(parents=True, exist_ok=True)
+    inputs = {
+        "claude": claude_project(args.dir / f"claude-project-{args.size_mb}", size),
+        "otlp": otlp_lines(args.dir / f"otlp-{args.size_mb}.jsonl", size),
+    }
+    for kind, path in inputs.items():
+        if args.only and kind != args.only:
+            continue
+        total = sum(file.stat().st_size for file in _files(path))
+        print(f"\n{kind}: {path} ({total / 1e6:,.0f} MB)")
+        print(f"  {'phase':<44}{'time':>9}{'peak RSS':>10}  count")
+        phases = [("floor: bytes read", "bytes"), ("floor: orjson every line", "orjson")]
+        phases += [("ours: first rows (open_sources)", "open"), ("ours: + one episode (first, middle)", "load")]
+        if args.whole:
+            phases.append(("whole read kept (before the index)", "whole"))
+        for label, name in phases:
+            result = run(name, path)
+            if result is not None:
+                print(f"  {label:<44}{result['seconds']:>8.2f}s{result['rss_mb']:>7} MB  {result['count']}")
+        if args.peer_python:
+            label = "peer: claude-code-log load_directory" if kind == "claude" else "peer: protobuf json_format (OTLP)"
+            result = run("peer-claude" if kind == "claude" else "peer-otlp", path, args.peer_python)
+            if result is not None:
+                print(f"  {label:<44}{result['seconds']:>8.2f}s{result['rss_mb']:>7} MB  {result['count']}")
+
+
+if __name__ == "__main__":
+    main()

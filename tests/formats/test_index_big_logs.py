@@ -1,0 +1,104 @@
+"""Claude Code and OTel GenAI logs indexed (summaries without steps, one episode loaded when opened):
+the index equals the whole read on every sample, and an episode loaded alone equals the whole read's."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
+from replay_tui.formats import EpisodeSummary, IndexingReader, reader_for
+from replay_tui.sources import open_sources
+from replay_tui.trajectory import Trajectory
+
+DATA = Path(__file__).parent.parent / "data" / "formats"
+CLAUDE = sorted((DATA / "claude_code").glob("*.jsonl"))
+OTEL = sorted(p for p in (DATA / "otel_genai").iterdir() if p.name != "PROVENANCE.md")
+
+
+def summary_of(item: EpisodeSummary) -> tuple[Any, ...]:
+    return (item.id, item.task, item.steps, item.turns, item.reward, item.success, item.outcome)
+
+
+def steps_of(trajectory: Trajectory) -> list[tuple[Any, ...]]:
+    return [
+        (s.action_text, s.tool_result, s.content, s.thinking, s.observation, len(s.messages), dict(s.extra))
+        for s in trajectory.steps
+    ]
+
+
+def check_index_equals_read(fmt: str, path: Path) -> int:
+    reader = reader_for(fmt)
+    assert isinstance(reader, IndexingReader)
+    whole = list(reader.read(path))
+    episodes = [item for item in whole if isinstance(item, Trajectory)]
+    indexed = list(reader.index(path))
+    summaries = [item for item in indexed if isinstance(item, EpisodeSummary)]
+    assert [summary_of(s) for s in summaries] == [summary_of(EpisodeSummary.of(t, 0)) for t in episodes]
+    assert [p for p in indexed if isinstance(p, LoadProblem)] == [p for p in whole if isinstance(p, LoadProblem)]
+    for summary, episode in zip(summaries, episodes, strict=True):
+        loaded = reader.load(path, summary)
+        assert isinstance(loaded, Trajectory), loaded
+        assert loaded.id == episode.id and loaded.task == episode.task
+        assert loaded.outcome == episode.outcome and loaded.metadata == episode.metadata
+        assert steps_of(loaded) == steps_of(episode)
+    return len(summaries)
+
+
+@pytest.mark.parametrize("path", CLAUDE, ids=lambda p: p.name)
+def test_claude_code_index_equals_the_whole_read(path: Path) -> None:
+    assert check_index_equals_read("claude-code", path) >= 1
+
+
+def test_a_claude_code_project_folder_indexes_one_session_file_at_a_time(tmp_path: Path) -> None:
+    folder = tmp_path / "-home-user-project"
+    folder.mkdir()
+    for sample in CLAUDE:
+        shutil.copy(sample, folder / sample.name)
+    (folder / "broken.jsonl").write_bytes(b'{"type": "user", "sessionId": "x"\n')
+    assert check_index_equals_read("claude-code", folder) > len(CLAUDE)
+
+
+def test_the_app_opens_a_claude_code_folder_by_its_index(tmp_path: Path) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for sample in CLAUDE:
+        shutil.copy(sample, folder / sample.name)
+    demos = open_sources([folder])
+    whole = [t for t in reader_for("claude-code").read(folder) if isinstance(t, Trajectory)]
+    refs = list(demos)
+    assert [ref.header.episode_id for ref in refs] == [t.id for t in whole]
+    last = demos.episode(refs[-1].session_id)
+    assert len(last.trajectory) == len(whole[-1].steps)
+    # nothing was held: an episode is read from its session file when opened
+    first_file = sorted(folder.glob("*.jsonl"))[0]
+    first_file.write_bytes(b"")
+    with pytest.raises(EpisodeLoadError, match=first_file.name):
+        demos.episode(refs[0].session_id)
+    assert len(demos.episode(refs[-1].session_id).trajectory) == len(whole[-1].steps)
+
+
+@pytest.mark.parametrize("path", OTEL, ids=lambda p: p.name)
+def test_otel_index_equals_the_whole_read(path: Path) -> None:
+    assert check_index_equals_read("otel-genai", path) >= 1
+
+
+def test_otel_json_lines_of_many_traces_index_trace_by_trace(tmp_path: Path) -> None:
+    """Traces whose spans are spread over several lines, interleaved, with a bad line between."""
+    source = DATA / "otel_genai" / "openai-v2__agent_loop.otlp.jsonl"
+    lines = source.read_bytes().splitlines()
+    trace = re.search(rb'"traceId":"([0-9a-f]{32})"', lines[0])
+    assert trace is not None
+    other = [line.replace(trace.group(1), b"f" * 32) for line in lines]
+    mixed = [line for pair in zip(lines, other, strict=True) for line in pair]
+    path = tmp_path / "mixed.otlp.jsonl"
+    path.write_bytes(b"\n".join([*mixed[:5], b"{not json", b"", *mixed[5:]]) + b"\n")
+    assert check_index_equals_read("otel-genai", path) >= 2
+    openllmetry = DATA / "otel_genai" / "openllmetry__agent_loop.otlp.jsonl"
+    both = tmp_path / "both.otlp.jsonl"
+    both.write_bytes(source.read_bytes() + b"\n[1, 2]\n" + openllmetry.read_bytes())
+    assert check_index_equals_read("otel-genai", both) >= 2
