@@ -57,8 +57,8 @@ def strings(value: Any) -> list[str]:
 
 
 def test_every_real_log_is_found() -> None:
-    assert len(LOGS) == 15
-    assert sum(p.suffix == ".eval" for p in LOGS) == 10
+    assert len(LOGS) == 17
+    assert sum(p.suffix == ".eval" for p in LOGS) == 12
 
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)

@@ -249,3 +249,58 @@ def test_report_never_replaces_a_log_of_a_folder(tmp_path, capsys):
     assert code == 2 and "run.json" in err
     assert target.read_bytes() == a_path.read_bytes()
     assert run_cli(capsys, "compare", str(tmp_path / "a"), str(tmp_path / "b"), "-q")[0] == 0
+
+
+def _eval_scores(path: Path) -> dict[tuple[str, int], bool]:
+    """Each sample's ``match`` verdict, read from the .eval zip with the standard library and zstd (every
+    member of a current .eval is zstd, which Python 3.11's zipfile cannot inflate)."""
+    import struct
+    import zipfile
+
+    from backports import zstd
+
+    found = {}
+    data = path.read_bytes()
+    for info in zipfile.ZipFile(path).infolist():
+        if not info.filename.startswith("samples/"):
+            continue
+        name_len, extra_len = struct.unpack("<HH", data[info.header_offset + 26 : info.header_offset + 30])
+        start = info.header_offset + 30 + name_len + extra_len
+        raw = data[start : start + info.compress_size]
+        sample = json.loads(zstd.decompress(raw) if info.compress_type == 93 else raw)
+        found[(sample["id"], sample["epoch"])] = sample["scores"]["match"]["value"] == "C"
+    return found
+
+
+def test_inspect_pair_written_by_inspect_ai_bootstraps_by_sample(tmp_path, capsys):
+    """Issue 32's acceptance: a pair of inspect logs written with inspect_ai's own API (30 samples × 2
+    epochs): paired by sample and epoch, and the interval of B − A resamples a sample with both its epochs,
+    within Monte-Carlo error of scipy's bootstrap over the files' own scores."""
+    import numpy as np
+
+    a_path, b_path = INSPECT / "epochs_pair_A.eval", INSPECT / "epochs_pair_B.eval"
+    a, b = _eval_scores(a_path), _eval_scores(b_path)
+    assert len(a) == len(b) == 60 and set(a) == set(b)
+    report = tmp_path / "out.json"
+    assert run_cli(capsys, "compare", str(a_path), str(b_path), "-q", "--report", str(report))[0] == 0
+    data = json.loads(report.read_text())
+    summary = data["summary"]
+    assert summary["paired"] == 60 and {t["key"] for t in data["tasks"]} == {f"{s}#{e}" for s, e in a}
+    assert summary["regressions"] == sum(1 for key in a if a[key] and not b[key])
+    assert summary["fixes"] == sum(1 for key in a if b[key] and not a[key])
+    samples = sorted({s for s, _ in a})
+    sums = np.array([sum(b[(s, e)] - a[(s, e)] for e in (1, 2)) for s in samples], dtype=float)
+    sizes = np.full(len(samples), 2.0)
+    reference = stats.bootstrap(
+        (sums, sizes),
+        lambda s, z, axis=-1: s.sum(axis=axis) / z.sum(axis=axis),
+        paired=True,
+        vectorized=True,
+        method="percentile",
+        n_resamples=10_000,
+        random_state=1,
+    ).confidence_interval
+    difference = summary["difference"]
+    assert difference["clusters"] == 30
+    assert difference["b_minus_a"] == pytest.approx(sums.sum() / 60)
+    assert (difference["low"], difference["high"]) == pytest.approx((reference.low, reference.high), abs=0.03)
