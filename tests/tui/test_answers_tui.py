@@ -27,3 +27,46 @@ async def test_a_multiple_choice_sample_is_one_judged_decision_in_the_app(build)
         (verdict,) = app.step_results[0].values()
         assert verdict.match and verdict.state == "answer" and verdict.expected == "ANSWER: B"
         assert screen.source.cells(0)[0].plain == "✓"
+
+
+def _samples(path):
+    """Each sample of an .eval as JSON, in member order, read with the standard library and zstd."""
+    import json
+    import struct
+    import zipfile
+
+    from backports import zstd
+
+    data = path.read_bytes()
+    found = []
+    for info in zipfile.ZipFile(path).infolist():
+        if info.filename.startswith("samples/"):
+            name_len, extra_len = struct.unpack("<HH", data[info.header_offset + 26 : info.header_offset + 30])
+            start = info.header_offset + 30 + name_len + extra_len
+            raw = data[start : start + info.compress_size]
+            found.append(json.loads(zstd.decompress(raw) if info.compress_type == 93 else raw))
+    return found
+
+
+async def test_the_stepper_header_names_each_samples_target_answer_and_explanation(build):
+    """Issue 30's acceptance on an inspect_ai log written by inspect_ai: opening a sample shows what the
+    log says of it, target, the model's answer and the scorer's explanation, as the file has them."""
+    path = DATA / "formats" / "inspect_ai" / "answers_qa.eval"
+    samples = {str(sample["id"]): sample for sample in _samples(path)}
+    app = build([str(path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert len(browser_rows(app)) == len(samples)
+        for index in range(len(samples)):
+            app.open_episode(index)
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, StepperScreen)
+            sample = samples[str(screen.episode.episode_id)]
+            (score,) = sample["scores"].values()
+            shown = " ".join(str(screen.query_one("#outcome-detail").render()).split())
+            assert f"target {sample['target']}" in shown, shown
+            assert f"answer {' '.join(sample['output']['completion'].split())}" in shown, shown
+            assert f"explanation {' '.join(score['explanation'].split())}" in shown, shown
+            await pilot.press("escape")
+            await pilot.pause()
