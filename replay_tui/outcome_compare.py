@@ -218,6 +218,16 @@ class TaskPair:
         return [index for index, row in enumerate(self.rows) if row.kind != "same"]
 
     @property
+    def divergent_tool(self) -> str:
+        """The tool of the first divergent call (A's, else B's); ``(same calls)`` when none differs."""
+        found = self.divergence
+        if found is None:
+            return "(same calls)"
+        if found.a_call is not None:
+            return self.a_calls[found.a_call].name
+        return self.b_calls[found.b_call or 0].name
+
+    @property
     def differs_when_both_failed(self) -> bool:
         """Both runs failed the task, and not by the same calls."""
         return self.change == "both_failed" and self.divergence is not None
@@ -324,13 +334,7 @@ class OutcomeComparison:
         """Regressions by the tool at their first divergence (A's call, else B's), most first."""
         groups: dict[str, int] = {}
         for task in self.regressions:
-            found = task.divergence
-            if found is None:
-                tool = "(same calls)"
-            elif found.a_call is not None:
-                tool = task.a_calls[found.a_call].name
-            else:
-                tool = task.b_calls[found.b_call or 0].name
+            tool = task.divergent_tool
             groups[tool] = groups.get(tool, 0) + 1
         return dict(sorted(groups.items(), key=lambda item: (-item[1], item[0])))
 

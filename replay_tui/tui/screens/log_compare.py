@@ -124,7 +124,7 @@ class TasksSource:
         ]
 
 
-class RegressionGroupsModal(ModalScreen[set[str] | None]):
+class RegressionGroupsModal(ModalScreen[tuple[str, set[str]] | None]):
     """The regressions grouped by the tool at their first divergence and by B's termination reason;
     enter shows a group's tasks in the list, escape closes."""
 
@@ -151,7 +151,7 @@ class RegressionGroupsModal(ModalScreen[set[str] | None]):
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.groups[int(event.option.id or 0)][1])
+        self.dismiss(self.groups[int(event.option.id or 0)])
 
 
 def regression_groups(comparison: OutcomeComparison) -> list[tuple[str, set[str]]]:
@@ -160,14 +160,7 @@ def regression_groups(comparison: OutcomeComparison) -> list[tuple[str, set[str]
     by_tool: dict[str, set[str]] = {}
     by_status: dict[str, set[str]] = {}
     for task in comparison.regressions:
-        found = task.divergence
-        if found is None:
-            tool = "(the same calls)"
-        elif found.a_call is not None:
-            tool = task.a_calls[found.a_call].name
-        else:
-            tool = task.b_calls[found.b_call or 0].name
-        by_tool.setdefault(f"first divergence at {tool}", set()).add(task.key)
+        by_tool.setdefault(f"first divergence at {task.divergent_tool}", set()).add(task.key)
         by_status.setdefault(f"B ended: {task.b_status or 'unknown'}", set()).add(task.key)
     ordered = sorted(by_tool.items(), key=lambda item: (-len(item[1]), item[0]))
     ordered += sorted(by_status.items(), key=lambda item: (-len(item[1]), item[0]))
@@ -305,12 +298,10 @@ class LogCompareScreen(Screen):
         self.notify("no further task whose outcome changed", severity="warning", timeout=2)
 
     def action_groups(self) -> None:
-        def apply(keys: set[str] | None) -> None:
-            if keys is None:
+        def apply(chosen: tuple[str, set[str]] | None) -> None:
+            if chosen is None:
                 return
-            names = {name: group for name, group in regression_groups(self.comparison)}
-            self.group_name = next((name for name, group in names.items() if group is keys or group == keys), "")
-            self.group = keys
+            self.group_name, self.group = chosen
             self.filter_name = "all"
             self._reload(None)
 
