@@ -374,9 +374,9 @@ def decide(name: Any, arguments: Any, tools: Sequence[ToolSpec]) -> Decision:
     return Decision(tool=name, arguments=validated, action=tool.action(validated))
 
 
-def response_calls(response: Any) -> list[tuple[Any, Any]]:
-    """The ``(name, arguments)`` tool calls of a chat completion body, at least one; raises
-    :class:`PolicyFailure` (``bad_response``, ``api_error``, ``no_tool_call``) when there is none."""
+def _answer_message(response: Any) -> dict[str, Any]:
+    """The first choice's message of a chat completion body; raises :class:`PolicyFailure`
+    (``bad_response``, ``api_error``) when the body is not one or is the server's error."""
     if not isinstance(response, dict):
         raise PolicyFailure(
             "bad_response", f"the answer is a JSON {type(response).__name__}, not an object", _raw(response)
@@ -389,6 +389,13 @@ def response_calls(response: Any) -> list[tuple[Any, Any]]:
     if not isinstance(choices, list) or not choices:
         raise PolicyFailure("bad_response", "the answer has no choices", _raw(response))
     message = response_message(response)
+    return message
+
+
+def response_calls(response: Any) -> list[tuple[Any, Any]]:
+    """The ``(name, arguments)`` tool calls of a chat completion body, at least one; raises
+    :class:`PolicyFailure` (``bad_response``, ``api_error``, ``no_tool_call``) when there is none."""
+    message = _answer_message(response)
     calls = _tool_calls(message)
     if not calls:
         content = message.get("content")
@@ -429,18 +436,7 @@ def interpret_answer_response(response: Any) -> Decision:
     """A chat completion body's text as a plain-answer step's :class:`Decision` (the action is the
     text; a tool call the model made instead is ignored with a warning), or raise
     :class:`PolicyFailure` (``bad_response``, ``api_error``) when there is no text."""
-    if not isinstance(response, dict):
-        raise PolicyFailure(
-            "bad_response", f"the answer is a JSON {type(response).__name__}, not an object", _raw(response)
-        )
-    if "choices" not in response and isinstance(response.get("error"), (dict, str)):
-        error = response["error"]
-        message = error.get("message", error) if isinstance(error, dict) else error
-        raise PolicyFailure("api_error", f"the server answered with an error: {_raw(message, 200)}", _raw(response))
-    choices = response.get("choices")
-    if not isinstance(choices, list) or not choices:
-        raise PolicyFailure("bad_response", "the answer has no choices", _raw(response))
-    message = response_message(response)
+    message = _answer_message(response)
     content = message.get("content")
     if isinstance(content, list):  # content parts: their text
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
