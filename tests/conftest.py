@@ -107,6 +107,34 @@ def longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
     return [item for unit in ranked for item in unit]
 
 
+# -- what each test costs (opt in: REPLAY_TUI_TEST_COSTS=FILE) -----------------------------------------
+
+# Wall time misleads on a busy 2-core machine; CPU time (the worker's own and its reaped subprocesses')
+# says which tests make the suite slow. One tab-separated line per test phase, appended by every worker.
+COSTS_ENV = "REPLAY_TUI_TEST_COSTS"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
+    target = os.environ.get(COSTS_ENV)
+    if not target:
+        yield
+        return
+    import resource
+    import time
+
+    def sample() -> tuple[float, float, float]:
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return time.monotonic(), own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+    before = sample()
+    yield
+    after = sample()
+    wall, own, children = (b - a for a, b in zip(before, after, strict=True))
+    with open(target, "a", encoding="utf-8") as out:
+        out.write(f"{item.nodeid}\t{wall:.3f}\t{own:.3f}\t{children:.3f}\n")
+
+
 DATA = Path(__file__).parent / "data"
 SHARED_EXAMPLE = DATA / "synthetic_webshop_demonstrations_3-4.json"
 
