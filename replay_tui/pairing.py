@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from replay_tui.demos.problems import DemoFileError, LoadProblem
-from replay_tui.formats.registry import FormatError, detect, reader_for
+from replay_tui.formats.registry import FormatError, choose_reader
 from replay_tui.sources import expand_logs
 from replay_tui.trajectory import Trajectory
 
@@ -122,7 +122,7 @@ class LoadedLog:
 
 def _reader(path: Path, fmt: str | None) -> Any:
     try:
-        return reader_for(fmt) if fmt else detect(path)[0]
+        return choose_reader(path, fmt)
     except FormatError as exc:
         raise PairingError(f"{path}: {exc}") from None
 

@@ -30,7 +30,7 @@ from replay_tui.cli.common import (
 )
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.fileio import atomic_write_bytes
-from replay_tui.formats import FORMATS, FormatError, allowing_pickles, detect, reader_for
+from replay_tui.formats import FORMATS, FormatError, choose_reader
 from replay_tui.formats.atif_write import ConvertError, Document, base_name, check, document, plan
 from replay_tui.sanitize import strip_control
 from replay_tui.trajectory import Trajectory
@@ -92,13 +92,11 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     for name in args.files:
         path = Path(name)
         try:
-            reader = reader_for(args.fmt) if args.fmt else detect(path)[0]
+            reader = choose_reader(path, args.fmt, allow_pickle=args.allow_pickle)
         except FormatError as exc:
             print_error(err, "convert", str(exc))
             failed = True
             continue
-        if args.allow_pickle:
-            reader = allowing_pickles(reader)
         trajectories: list[Trajectory] = []
         for item in reader.read(path):
             if isinstance(item, LoadProblem):

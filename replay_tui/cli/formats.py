@@ -13,7 +13,7 @@ from rich.text import Text
 
 from replay_tui.cli.common import EXIT_OK, EXIT_USAGE, print_error
 from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats import FORMATS, FormatError, allowing_pickles, detect, reader_for
+from replay_tui.formats import FORMATS, FormatError, choose_reader, reader_for
 from replay_tui.formats.census import census
 from replay_tui.sanitize import strip_control
 
@@ -67,13 +67,11 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     for name in args.files:
         path = Path(name)
         try:
-            reader = reader_for(args.fmt) if args.fmt else detect(path)[0]
+            reader = choose_reader(path, args.fmt, allow_pickle=args.allow_pickle)
         except FormatError as exc:
             print_error(err, "formats", str(exc))
             failed = True
             continue
-        if args.allow_pickle:
-            reader = allowing_pickles(reader)
         episodes = steps = calls = 0
         problems: list[LoadProblem] = []
         for item in reader.read(path):
@@ -106,13 +104,11 @@ def _run_json(args: argparse.Namespace, out: Console) -> int:
     for name in args.files:
         path = Path(name)
         try:
-            reader = reader_for(args.fmt) if args.fmt else detect(path)[0]
+            reader = choose_reader(path, args.fmt, allow_pickle=args.allow_pickle)
         except FormatError as exc:
             found.append(census(path, None, problem=LoadProblem(file=path.name, message=str(exc))))
             failed = True
             continue
-        if args.allow_pickle:
-            reader = allowing_pickles(reader)
         entry = census(path, reader)
         failed = failed or not entry["episodes"]
         found.append(entry)

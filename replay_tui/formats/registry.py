@@ -107,10 +107,15 @@ def allowing_pickles(reader: Reader) -> Reader:
     return allow() if callable(allow) else reader
 
 
+def choose_reader(path: str | Path, fmt: str | None = None, *, allow_pickle: bool = False) -> Reader:
+    """The reader ``--format fmt`` names, else the one detected for ``path``, reading pickles when
+    ``--allow-pickle`` says so: what every command that takes log files does first.
+
+    Raises :class:`FormatError` (an unknown name, an unrecognised file)."""
+    reader = reader_for(fmt) if fmt else detect(Path(path))[0]
+    return allowing_pickles(reader) if allow_pickle else reader
+
+
 def read_trajectories(path: str | Path, fmt: str | None = None, *, allow_pickle: bool = False) -> Iterator[ReadItem]:
     """Stream ``path``'s trajectories with the ``fmt`` reader, or the detected one."""
-    target = Path(path)
-    reader = reader_for(fmt) if fmt else detect(target)[0]
-    if allow_pickle:
-        reader = allowing_pickles(reader)
-    yield from reader.read(target)
+    yield from choose_reader(path, fmt, allow_pickle=allow_pickle).read(Path(path))
