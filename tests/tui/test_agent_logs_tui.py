@@ -30,8 +30,7 @@ async def test_a_claude_code_sub_agent_is_entered_and_left_from_its_session(buil
             step = screen.source_step(screen.current_row())
             if step is not None and step.extra.get("subagent") == child_id:
                 break
-            await pilot.press("j")
-            await pilot.pause()
+            await pilot.press("j")  # handled, and the panes follow, before press returns: no frame forced per step
         assert step is not None and step.action is not None and step.action.name == "Task"
         await pilot.press("o")  # its result names the sub-agent's episode
         await pilot.pause()

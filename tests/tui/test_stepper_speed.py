@@ -9,6 +9,7 @@ import gc
 from textual.widgets._footer import FooterKey
 
 from replay_tui.demos.models import DecisionStep
+from replay_tui.tui.app import ReplayApp
 from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.tui.widgets.footer import KeysFooter, shown_bindings
 from replay_tui.tui.widgets.text_pane import TextPane, lines_from_text
@@ -63,6 +64,29 @@ async def test_the_footer_shows_its_keys_at_once_and_is_not_rebuilt_for_the_same
         await pilot.press("tab", "tab")  # focus moves: the bindings are published again, the same keys
         await pilot.pause()
         assert list(footer.query(FooterKey).results()) == keys
+
+
+async def test_the_footer_keys_are_styled_as_they_mount_not_restyled_after(build, monkeypatch):
+    """A key built compact or not as the footer is: Textual's compact watcher would otherwise restyle each
+    of the ~30 keys twice (class added, then removed) on every screen, a third of a stepper's first frame."""
+    restyled: list[FooterKey] = []
+    update_styles = ReplayApp.update_styles
+
+    def spy(app, node, animate: bool = True) -> None:
+        if isinstance(node, FooterKey):
+            restyled.append(node)
+        update_styles(app, node, animate)
+
+    monkeypatch.setattr(ReplayApp, "update_styles", spy)
+    for size in (SIZE, (80, 24)):  # not compact, then compact
+        app = build()
+        async with app.run_test(size=size) as pilot:
+            screen = await _open(app, pilot)
+            footer = screen.query_one(KeysFooter)
+            keys = list(footer.query(FooterKey).results())
+            assert footer.compact == (size != SIZE) and all(key.compact == footer.compact for key in keys[:-1])
+            assert all(key.has_class("-compact") == key.compact for key in keys)
+        assert restyled == [], size
 
 
 async def test_the_gc_view_is_frozen_while_the_stepper_is_open_and_unfrozen_after(build):

@@ -83,14 +83,17 @@ class KeysFooter(Footer):
         self.set_reactive(Footer.compact, compact)
         self.set_class(compact, "-compact")
         for binding, enabled, tooltip in chosen:
-            yield FooterKey(
+            key = FooterKey(
                 binding.key,
                 self.app.get_key_display(binding),
                 binding.description,
                 binding.action,
                 disabled=not enabled,
                 tooltip=tooltip,
-            ).data_bind(compact=Footer.compact)
+                classes="-compact" if compact else "",
+            )
+            key.set_reactive(FooterKey.compact, compact)  # styled once at mount, not twice more by the watcher
+            yield key.data_bind(compact=Footer.compact)
         if self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE:
             try:
                 _node, binding, enabled, tooltip = self.screen.active_bindings[self.app.COMMAND_PALETTE_BINDING]
@@ -101,7 +104,7 @@ class KeysFooter(Footer):
                 self.app.get_key_display(binding),
                 binding.description,
                 binding.action,
-                classes="-command-palette",
+                classes="-command-palette -compact",  # Textual's: never bound, compact from the start
                 disabled=not enabled,
                 tooltip=binding.tooltip or binding.description,
             )
