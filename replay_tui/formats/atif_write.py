@@ -421,8 +421,8 @@ def _agent_step(
             result["source_call_id"] = answered
         results.append(result)
     for child, ref in list(pending):
-        spawned = child.metadata.get("parent_call_id")
-        if step.extra.get("subagent") == child.id or (spawned and spawned in ids):
+        spawned = child.parent.call_id if child.parent is not None else None
+        if step.subagent == child.id or (spawned and spawned in ids):
             target = spawned if spawned in ids else (ids[0] if ids else None)
             into = next((r for r in results if target and r.get("source_call_id") == target), None)
             if into is None:

@@ -28,7 +28,7 @@ async def test_a_claude_code_sub_agent_is_entered_and_left_from_its_session(buil
         assert isinstance(screen, StepperScreen)
         for _ in range(200):
             step = screen.source_step(screen.current_row())
-            if step is not None and step.extra.get("subagent") == child_id:
+            if step is not None and step.subagent == child_id:
                 break
             await pilot.press("j")
             await pilot.pause()
