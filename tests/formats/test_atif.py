@@ -53,7 +53,7 @@ def reader_counts(trajectories: list[Trajectory]) -> dict[str, int]:
         "messages": sum(t.metadata["messages"] for t in trajectories),
         "calls": calls,
         "results": sum(t.metadata["results"] for t in trajectories),
-        "subagents": sum("parent" in t.metadata for t in trajectories),
+        "subagents": sum(t.parent is not None for t in trajectories),
     }
 
 
