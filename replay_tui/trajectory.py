@@ -390,7 +390,8 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and value >= 0 else None
 
 
-def _amount(value: Any) -> float | None:
+def non_negative(value: Any) -> float | None:
+    """A non-negative finite number as a float (seconds, dollars), else None (a log's bad value)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         return None
     return float(value)
@@ -398,7 +399,7 @@ def _amount(value: Any) -> float | None:
 
 Count = Annotated[int | None, BeforeValidator(_count)]
 """A token count: a non-negative int, else None (a log's bad value is no count)."""
-Amount = Annotated[float | None, BeforeValidator(_amount)]
+Amount = Annotated[float | None, BeforeValidator(non_negative)]
 """A non-negative finite number (seconds, dollars), else None."""
 
 
@@ -503,16 +504,22 @@ class TrajectoryStep(BaseModel):
     state: str | None = None
     """A state or page name when the format has one (WebShop: Search, Result, Item)."""
     kind: StepKind | None = None
-    """What the step is, when the reader says: ``decision`` (a model's turn: a tool call or an
-    answer; every reader's steps with an action), ``item`` (a recorded action that was no model's
-    decision: a seed WebShop item-page action, a human's click in a WebShop human trace),
-    ``event`` (something that happened without a model: an environment event, an inspect
-    non-model event, an OpenHands observation answering no call) and ``message`` (a model's or a
-    user's text that decides nothing: a reply in a chat transcript, an ATIF agent step without a call)."""
+    """What the step is, when the reader says (None: it does not):
+
+    - ``decision``: an agent's turn that acts, a tool call or a judged answer (every reader's
+      steps with an action; the seed's WebShop decision steps, a WebShop human trace's clicks);
+    - ``item``: an action the seed's WebShop demos record on an item page as a sub-event of the
+      decision before it (kept in that step's ``extra["sub_events"]``, not a step of its own today);
+    - ``event``: something the log records that no model decided: an API error, a compaction, an
+      aborted turn, a web search (Claude Code, Codex);
+    - ``message``: a model's reply that calls no tool (Claude Code and Codex responses without a
+      call, an ATIF/OTel/inspect/tau2/OpenHands assistant turn without one)."""
     timestamp: Timestamp = None
-    """When the step happened (its model call started, or its record was written), timezone-aware."""
+    """When the step happened (its model call started, or its record was written), timezone-aware
+    (a log's time without a zone is read as UTC)."""
     duration: Amount = None
-    """How long the step's model call took, in seconds, when the log records it."""
+    """How long the step took, in seconds, when the log times it: the model call (OTel span, inspect
+    ``working_time``, OpenHands response latency) or the action (SWE-agent ``execution_time``)."""
     usage: TokenUsage | None = None
     """The step's model call's tokens and cost, when the log records them."""
     model: str | None = None
@@ -714,6 +721,7 @@ def from_webshop_episode(episode: Any) -> Trajectory:
                 done=entry.done,
                 state=entry.state,
                 extra=extra,
+                kind="decision",
             )
         )
     extra = {key: value for key, value in episode.model_dump(mode="json").items() if key not in ("trajectory",)}
