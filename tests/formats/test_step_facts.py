@@ -256,3 +256,102 @@ def test_otel_sub_agents_name_their_parent() -> None:
     children = [t for t in trajectories if t.parent is not None]
     assert children and all(c.parent.episode in {t.id for t in trajectories} for c in children)  # type: ignore[union-attr]
     assert all(c.parent.source == "invoke_agent" for c in children)  # type: ignore[union-attr]
+
+
+def test_tau2_agent_messages_give_time_tokens_cost_and_the_agent_model() -> None:
+    path = DATA / "tau2" / "2025-10-05T22-50-14.083933_airline_grok-3__slice_tasks_0_13_19.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    runs = read("tau2", path)
+    assert len(runs) == len(data["simulations"])
+    for run, raw in zip(runs, data["simulations"], strict=True):
+        agent = [m for m in raw["messages"] if m["role"] == "assistant" and (m.get("usage") or m.get("tool_calls"))]
+        assert len(agent) == len(run.steps)
+        for step, message in zip(run.steps, agent, strict=True):
+            usage = step.usage or TokenUsage()
+            assert step.timestamp == datetime.fromisoformat(message["timestamp"]).replace(tzinfo=UTC)
+            assert (usage.input, usage.output) == (
+                message["usage"]["prompt_tokens"],
+                message["usage"]["completion_tokens"],
+            )
+            assert usage.cost == message["cost"]
+            assert step.model == data["info"]["agent_info"]["llm"]
+            assert step.kind == ("decision" if message.get("tool_calls") else "message")
+        assert run.usage is not None and run.usage.cost == raw["agent_cost"]
+        assert run.model == data["info"]["agent_info"]["llm"]
+
+
+def test_inspect_model_events_give_time_working_time_usage_and_model() -> None:
+    path = DATA / "inspect_ai" / "2025-05-12T20-27-36-04-00_browser.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    for sample, trajectory in zip(data["samples"], read("inspect-ai", path), strict=True):
+        events = [e for e in sample["events"] if e["event"] == "model"]
+        by_time = {iso(e["timestamp"]): e for e in events}
+        assert trajectory.steps
+        for step in trajectory.steps:
+            event = by_time[step.timestamp]  # type: ignore[index]
+            usage = event["output"]["usage"]
+            assert step.duration == event["working_time"] and step.model == event["model"]
+            assert step.usage is not None
+            assert (step.usage.input, step.usage.output, step.usage.total, step.usage.cache_read) == (
+                usage["input_tokens"],
+                usage["output_tokens"],
+                usage["total_tokens"],
+                usage.get("input_tokens_cache_read"),
+            )
+        ((model, totals),) = sample["model_usage"].items()
+        assert trajectory.model == model and trajectory.usage is not None
+        assert (trajectory.usage.input, trajectory.usage.output) == (totals["input_tokens"], totals["output_tokens"])
+
+
+def test_openhands_events_give_time_model_and_the_accumulated_usage() -> None:
+    path = DATA / "openhands" / "multi_swe_bench__examples__output.jsonl"
+    line = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    trajectory = read("openhands", path)[0]
+    actions = {e["id"]: e for e in line["history"] if e.get("source") == "agent" and "action" in e}
+    with_metrics = [e for e in line["history"] if e.get("llm_metrics")]
+    assert trajectory.steps and with_metrics
+    for step in trajectory.steps:
+        event = actions[step.extra["event_id"]]
+        assert step.timestamp == datetime.fromisoformat(event["timestamp"]).replace(tzinfo=UTC)
+        metrics = event.get("llm_metrics")
+        if metrics:
+            assert step.model == metrics["accumulated_token_usage"]["model"]
+    last = with_metrics[-1]["llm_metrics"]
+    assert trajectory.usage is not None
+    assert trajectory.usage.input == last["accumulated_token_usage"]["prompt_tokens"]
+    assert trajectory.usage.output == last["accumulated_token_usage"]["completion_tokens"]
+    assert trajectory.usage.cost == last["accumulated_cost"]
+
+
+def test_mini_swe_agent_messages_give_time_cost_usage_and_model() -> None:
+    path = DATA / "swe_agent" / "deepseek_chat_dev__pvlib__pvlib-python-1154.traj.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    (trajectory,) = read("swe-agent", path)
+    assistants = [m for m in data["messages"] if m["role"] == "assistant"]
+    assert len(assistants) == len(trajectory.steps)
+    for step, message in zip(trajectory.steps, assistants, strict=True):
+        extra = message["extra"]
+        usage = extra["response"]["usage"]
+        assert step.timestamp == datetime.fromtimestamp(extra["timestamp"], tz=UTC)
+        assert step.model == extra["response"]["model"]
+        assert step.usage is not None and step.usage.cost == extra["cost"]
+        assert (step.usage.input, step.usage.output) == (usage["prompt_tokens"], usage["completion_tokens"])
+    assert trajectory.usage is not None and trajectory.usage.cost == data["info"]["model_stats"]["instance_cost"]
+
+
+def test_swe_agent_steps_time_their_actions() -> None:
+    path = DATA / "swe_agent" / "6e44b9__sweagenttestrepo-1c2844.traj"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    (trajectory,) = read("swe-agent", path)
+    assert [s.duration for s in trajectory.steps] == [e.get("execution_time") for e in data["trajectory"]]
+    stats = data["info"]["model_stats"]
+    assert trajectory.usage is not None
+    assert (trajectory.usage.input, trajectory.usage.output) == (stats["tokens_sent"], stats["tokens_received"])
+
+
+def test_the_seed_s_webshop_steps_are_decisions() -> None:
+    from replay_tui.examples import example_path
+
+    trajectories = read("webshop-demos", example_path())
+    assert trajectories and all(s.kind == "decision" for t in trajectories for s in t.steps)
+    assert all(s.timestamp is None and s.usage is None for t in trajectories for s in t.steps)  # none recorded
