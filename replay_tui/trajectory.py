@@ -12,14 +12,17 @@ every field without a place of its own is kept in ``extra``.
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Annotated, Any, Generic, TypeVar, overload
+from datetime import UTC, datetime
+from typing import Annotated, Any, Generic, Literal, TypeVar, overload
 
 import orjson
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PlainSerializer,
@@ -344,6 +347,123 @@ def infer_tools(calls: list[ToolCall]) -> list[dict[str, Any]]:
     return tools
 
 
+def parse_timestamp(value: Any) -> datetime | None:
+    """A log's timestamp as a timezone-aware datetime (UTC when the log gives no zone): ISO 8601
+    text (``2026-03-12T22:09:38.510Z``), or epoch seconds, milliseconds or nanoseconds as a number
+    (told apart by size, as OTLP's ``startTimeUnixNano`` and JavaScript's ``Date.now()`` write
+    them). Anything else, or out of range, is None: a bad timestamp never stops a reader."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        try:
+            number = float(text)
+        except ValueError:
+            try:
+                parsed = datetime.fromisoformat(text)
+            except ValueError:
+                return None
+            return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+        return parse_timestamp(number)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        return None
+    seconds = float(value)
+    while seconds > 1e11:  # milliseconds, microseconds, nanoseconds
+        seconds /= 1000
+    try:
+        return datetime.fromtimestamp(seconds, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+Timestamp = Annotated[datetime | None, BeforeValidator(parse_timestamp)]
+"""A timezone-aware moment, or None; anything a log writes is read by :func:`parse_timestamp`."""
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+def non_negative(value: Any) -> float | None:
+    """A non-negative finite number as a float (seconds, dollars), else None (a log's bad value)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        return None
+    return float(value)
+
+
+Count = Annotated[int | None, BeforeValidator(_count)]
+"""A token count: a non-negative int, else None (a log's bad value is no count)."""
+Amount = Annotated[float | None, BeforeValidator(non_negative)]
+"""A non-negative finite number (seconds, dollars), else None."""
+
+
+class TokenUsage(BaseModel):
+    """What a model call (a step) or a whole episode used, as the log records it; None where it
+    does not say (never computed from the other fields, except ``total`` when the log gives none
+    and gives both input and output: see :meth:`of`)."""
+
+    input: Count = None
+    """Prompt tokens (cached ones included when the log counts them in)."""
+    output: Count = None
+    """Completion tokens (reasoning ones included when the log counts them in)."""
+    cache_read: Count = None
+    cache_write: Count = None
+    reasoning: Count = None
+    total: Count = None
+    cost: Amount = None
+    """In US dollars, as the log records it."""
+
+    @property
+    def empty(self) -> bool:
+        return all(value is None for value in self.__dict__.values())
+
+    @classmethod
+    def of(cls, **values: Any) -> TokenUsage | None:
+        """A usage of the given counts (bad ones dropped), None when nothing is left."""
+        usage = cls.model_validate(values)
+        return None if usage.empty else usage
+
+    def short(self) -> str:
+        """``1,234 in / 56 out · $0.0123`` (empty when the usage records neither)."""
+        parts = []
+        if self.input is not None or self.output is not None:
+            tokens = []
+            if self.input is not None:
+                tokens.append(f"{self.input:,} in")
+            if self.output is not None:
+                tokens.append(f"{self.output:,} out")
+            parts.append(" / ".join(tokens))
+        elif self.total is not None:
+            parts.append(f"{self.total:,} tokens")
+        if self.cost is not None:
+            parts.append(f"${self.cost:.4f}")
+        return " · ".join(parts)
+
+
+StepKind = Literal["decision", "item", "event", "message"]
+"""What a step is (:attr:`TrajectoryStep.kind`)."""
+
+
+class ParentLink(BaseModel):
+    """A sub-agent's link to the episode that started it."""
+
+    episode: str | None = None
+    """The parent episode's id; None when the log says this is a sub-agent but not of whom
+    (a Claude Code sidechain without its session, a Codex sub-agent whose source is not a spawn)."""
+    call_id: str | None = None
+    """The id of the parent's call that started it (Claude Code's Task ``tool_use`` id, Codex's
+    ``spawn_agent`` call), when known."""
+    source: str | None = None
+    """The mechanism, as the log names it: ``Task``/``Agent`` (Claude Code's tool), ``sidechain``,
+    ``thread_spawn`` (Codex), ``subagent_trajectory_ref`` (ATIF), ``invoke_agent`` (OTel)."""
+
+
 class TrajectoryStep(BaseModel):
     """One decision of the agent, with everything the log recorded around it."""
 
@@ -383,6 +503,32 @@ class TrajectoryStep(BaseModel):
     done: bool = False
     state: str | None = None
     """A state or page name when the format has one (WebShop: Search, Result, Item)."""
+    kind: StepKind | None = None
+    """What the step is, when the reader says (None: it does not):
+
+    - ``decision``: an agent's turn that acts, a tool call or a judged answer (every reader's
+      steps with an action; the seed's WebShop decision steps, a WebShop human trace's clicks);
+    - ``item``: an action the seed's WebShop demos record on an item page as a sub-event of the
+      decision before it (kept in that step's ``extra["sub_events"]``, not a step of its own today);
+    - ``event``: something the log records that no model decided: an API error, a compaction, an
+      aborted turn, a web search (Claude Code, Codex);
+    - ``message``: a model's reply that calls no tool (Claude Code and Codex responses without a
+      call, an ATIF/OTel/inspect/tau2/OpenHands assistant turn without one)."""
+    timestamp: Timestamp = None
+    """When the step happened (its model call started, or its record was written), timezone-aware
+    (a log's time without a zone is read as UTC)."""
+    duration: Amount = None
+    """How long the step took, in seconds, when the log times it: the model call (OTel span, inspect
+    ``working_time``, OpenHands response latency) or the action (SWE-agent ``execution_time``)."""
+    usage: TokenUsage | None = None
+    """The step's model call's tokens and cost, when the log records them."""
+    model: str | None = None
+    """The model that made the decision, as the log names it."""
+    error: str | None = None
+    """The error the step's call or tool ended on, as the log records it."""
+    subagent: str | None = None
+    """The id of the child trajectory this step started (a Task/spawn call's sub-agent), when the
+    log links them; the child's :attr:`Trajectory.parent` points back."""
     extra: dict[str, Any] = Field(default_factory=dict)
 
     def model_post_init(self, __context: Any) -> None:
@@ -502,6 +648,12 @@ class Trajectory(BaseModel):
     outcome: Outcome = Field(default_factory=Outcome)
     side_calls: list[SideCall] = Field(default_factory=list)
     """Tool calls recorded besides the agent's (a simulated user's), in the log's order."""
+    parent: ParentLink | None = None
+    """Set on a sub-agent: which episode (and call) started it. None: a top-level episode."""
+    model: str | None = None
+    """The episode's model when the log records one at episode level."""
+    usage: TokenUsage | None = None
+    """The episode's totals when the log records them at episode level (never summed here)."""
     extra: dict[str, Any] = Field(default_factory=dict)
 
     @property
@@ -569,6 +721,7 @@ def from_webshop_episode(episode: Any) -> Trajectory:
                 done=entry.done,
                 state=entry.state,
                 extra=extra,
+                kind="decision",
             )
         )
     extra = {key: value for key, value in episode.model_dump(mode="json").items() if key not in ("trajectory",)}

@@ -25,7 +25,11 @@ Mapping:
 - sub-agents: an observation result's ``subagent_trajectory_ref`` is followed to the file it names
   (beside this one, also with this file's name prefix) or to the inline ``subagent_trajectories``
   entry with its ``trajectory_id``; each sub-agent is yielded after its parent as a Trajectory of its
-  own with ``metadata["parent"]``; a reference that cannot be resolved is a warning naming it. A
+  own with its ``parent`` (the call whose result names it), the spawning step's ``subagent`` its id;
+  each agent step's ``timestamp``, ``model_name`` (else the agent's) and ``metrics`` (prompt,
+  completion and cached tokens, ``cost_usd``) are its typed fields, ``agent.model_name`` and
+  ``final_metrics``'s totals the episode's ``model`` and ``usage``; a reference that cannot be
+  resolved is a warning naming it. A
   ``continued_trajectory_ref`` file is read the same way (``metadata["continues"]``);
 - outcome: ``final_metrics`` in ``scores``; reward from a Harbor trial's ``result.json``
   (``verifier_result.rewards``, several named rewards as checks) or ``verifier/reward.json`` /
@@ -38,7 +42,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -49,10 +53,13 @@ from replay_tui.trajectory import (
     MessageView,
     Outcome,
     OutcomeCheck,
+    ParentLink,
+    TokenUsage,
     ToolCall,
     Trajectory,
     TrajectoryStep,
     infer_tools,
+    parse_timestamp,
 )
 
 _VERSION = re.compile(rb'"schema_version"\s*:\s*"ATIF-v?(\d+(?:\.\d+)*)')
@@ -213,7 +220,7 @@ class _Walk:
         self.path = path
         self.seen: set[Path] = {path.resolve()}
 
-    def trajectory(self, data: Any, file: str, parent: str | None, depth: int) -> Iterator[ReadItem]:
+    def trajectory(self, data: Any, file: str, parent: ParentLink | None, depth: int) -> Iterator[ReadItem]:
         if not isinstance(data, dict):
             yield LoadProblem(file=file, message=f"not an ATIF trajectory: the top level is {type(data).__name__}")
             return
@@ -223,7 +230,7 @@ class _Walk:
             return
         ident = str(data.get("session_id") or data.get("trajectory_id") or file)
         if parent is not None:
-            ident = f"{parent}/{data.get('trajectory_id') or data.get('session_id') or file}"
+            ident = _child_id(parent.episode or "", data, file)
         try:
             trajectory, refs = _convert(data, ident)
         except _Bad as exc:
@@ -232,58 +239,22 @@ class _Walk:
         except (TypeError, ValueError, RecursionError) as exc:  # values nested too deep, or of odd types
             yield LoadProblem(file=file, session_id=ident, message=f"not read: {exc}")
             return
-        if parent is not None:
-            trajectory.metadata["parent"] = parent
+        trajectory.parent = parent
         if parent is None:
             trajectory.outcome = _trial_outcome(self.path, trajectory.outcome)
-        yield trajectory
         if depth >= _MAX_DEPTH:
+            yield trajectory
             if refs:
                 yield LoadProblem(file=file, session_id=ident, severity="warning", message="sub-agents nested too deep")
             return
-        inline = {
-            str(sub.get("trajectory_id")): sub
-            for sub in data.get("subagent_trajectories") or []
-            if isinstance(sub, dict) and sub.get("trajectory_id") is not None
-        }
-        used: set[str] = set()
-        for field, ref in refs:
-            key = ref.get("trajectory_id")
-            target = ref.get("trajectory_path")
-            if isinstance(target, str) and target:
-                found = self._resolve(target)
-                if found is None:
-                    yield LoadProblem(
-                        file=file,
-                        session_id=ident,
-                        field=field,
-                        severity="warning",
-                        message=f"sub-agent trajectory {target!r} is not beside this file: not loaded",
-                    )
-                    continue
-                if found.resolve() in self.seen:
-                    continue
-                self.seen.add(found.resolve())
-                sub, problem = _load(found)
-                if problem is not None:
-                    yield problem
-                    continue
-                yield from self.trajectory(sub, found.name, ident, depth + 1)
-            elif key is not None and str(key) in inline:
-                used.add(str(key))
-                yield from self.trajectory(inline[str(key)], file, ident, depth + 1)
+        later = list(self._subagents(data, file, ident, refs))  # resolved first: the spawning steps name them
+        yield trajectory
+        for next_item in later:
+            if isinstance(next_item, LoadProblem):
+                yield next_item
             else:
-                yield LoadProblem(
-                    file=file,
-                    session_id=ident,
-                    field=field,
-                    severity="warning",
-                    message=f"sub-agent reference {ref.get('trajectory_id') or ref.get('session_id')!r} "
-                    "names no file and no inline trajectory: not loaded",
-                )
-        for key, sub in inline.items():
-            if key not in used:
-                yield from self.trajectory(sub, file, ident, depth + 1)
+                sub, name, link = next_item
+                yield from self.trajectory(sub, name, link, depth + 1)
         continued = data.get("continued_trajectory_ref")
         if isinstance(continued, str) and continued:
             found = self._resolve(continued)
@@ -302,11 +273,70 @@ class _Walk:
                     yield problem
                     return
                 for item in self.trajectory(sub, found.name, None, depth + 1):
-                    if isinstance(item, Trajectory) and "parent" not in item.metadata:
+                    if isinstance(item, Trajectory) and item.parent is None:
                         item.metadata["continues"] = trajectory.id
                         if item.id == trajectory.id:
                             item.id = f"{trajectory.id}#{found.name}"
                     yield item
+
+    def _subagents(
+        self, data: dict[str, Any], file: str, ident: str, refs: list[_Ref]
+    ) -> Iterator[LoadProblem | tuple[Any, str, ParentLink]]:
+        """The sub-agent documents ``refs`` name (each with the file it is in and its link to this
+        one, the spawning step's ``subagent`` set), or the problem a reference has, in order."""
+        inline = {
+            str(sub.get("trajectory_id")): sub
+            for sub in data.get("subagent_trajectories") or []
+            if isinstance(sub, dict) and sub.get("trajectory_id") is not None
+        }
+        used: set[str] = set()
+
+        def child(sub: Any, name: str, spawned: _Ref | None) -> tuple[Any, str, ParentLink]:
+            link = ParentLink(
+                episode=ident, call_id=spawned.call_id if spawned else None, source="subagent_trajectory_ref"
+            )
+            if spawned is not None and spawned.step is not None and isinstance(sub, dict):
+                spawned.step.subagent = _child_id(ident, sub, name)
+            return sub, name, link
+
+        for spawned in refs:
+            ref = spawned.ref
+            key = ref.get("trajectory_id")
+            target = ref.get("trajectory_path")
+            if isinstance(target, str) and target:
+                found = self._resolve(target)
+                if found is None:
+                    yield LoadProblem(
+                        file=file,
+                        session_id=ident,
+                        field=spawned.field,
+                        severity="warning",
+                        message=f"sub-agent trajectory {target!r} is not beside this file: not loaded",
+                    )
+                    continue
+                if found.resolve() in self.seen:
+                    continue
+                self.seen.add(found.resolve())
+                sub, problem = _load(found)
+                if problem is not None:
+                    yield problem
+                    continue
+                yield child(sub, found.name, spawned)
+            elif key is not None and str(key) in inline:
+                used.add(str(key))
+                yield child(inline[str(key)], file, spawned)
+            else:
+                yield LoadProblem(
+                    file=file,
+                    session_id=ident,
+                    field=spawned.field,
+                    severity="warning",
+                    message=f"sub-agent reference {ref.get('trajectory_id') or ref.get('session_id')!r} "
+                    "names no file and no inline trajectory: not loaded",
+                )
+        for key, sub in inline.items():
+            if key not in used:
+                yield child(sub, file, None)
 
     def _resolve(self, target: str) -> Path | None:
         """A referenced file: beside this one, or with this file's name prefix (copies renamed
@@ -327,12 +357,37 @@ class _Walk:
         return None
 
 
-def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[tuple[str, dict[str, Any]]]]:
+class _Ref(NamedTuple):
+    """A ``subagent_trajectory_ref`` and where it was: the field, the agent step whose result holds
+    it (None on a system step), the call it answers."""
+
+    field: str
+    ref: dict[str, Any]
+    step: TrajectoryStep | None
+    call_id: str | None
+
+
+def _telemetry(step: TrajectoryStep, raw: dict[str, Any], agent: dict[str, Any]) -> None:
+    """An agent step's ``timestamp``, ``model_name`` (else the agent's) and ``metrics`` as typed fields."""
+    step.kind = "decision" if step.action is not None else "message"
+    step.timestamp = parse_timestamp(raw.get("timestamp"))
+    model = raw.get("model_name") or agent.get("model_name")
+    step.model = model if isinstance(model, str) and model else None
+    metrics = _obj(raw.get("metrics"))
+    step.usage = TokenUsage.of(
+        input=metrics.get("prompt_tokens"),
+        output=metrics.get("completion_tokens"),
+        cache_read=metrics.get("cached_tokens"),
+        cost=metrics.get("cost_usd"),
+    )
+
+
+def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[_Ref]]:
     agent = _obj(data.get("agent"))
     definitions = agent.get("tool_definitions")
     messages: list[ChatMessage] = []
     steps: list[TrajectoryStep] = []
-    refs: list[tuple[str, dict[str, Any]]] = []
+    refs: list[_Ref] = []
     task = ""
     all_calls: list[ToolCall] = []
     result_count = 0
@@ -374,6 +429,7 @@ def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[tuple[s
                     if key not in ("message", "reasoning_content", "tool_calls", "source")
                 },
             )
+            _telemetry(step, raw, agent)
             if len(calls) > 1:
                 step.extra["tool_calls"] = [call.model_dump(mode="json") for call in calls]
             messages.append(ChatMessage(role="assistant", content=text, tool_calls=calls, reasoning=thinking or None))
@@ -390,9 +446,15 @@ def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[tuple[s
         for n, result in enumerate(results or []):
             if not isinstance(result, dict):
                 raise _Bad(f"{where}.observation.results[{n}]", "not an object")
-            for ref in _refs(result.get("subagent_trajectory_ref")):
-                refs.append((f"{where}.observation.results[{n}].subagent_trajectory_ref", ref))
             answered = result.get("source_call_id")
+            for ref in _refs(result.get("subagent_trajectory_ref")):
+                spawned = _Ref(
+                    f"{where}.observation.results[{n}].subagent_trajectory_ref",
+                    ref,
+                    steps[-1] if source == "agent" else None,
+                    str(answered) if answered is not None else None,
+                )
+                refs.append(spawned)
             call_id = str(answered) if answered is not None else None
             if call_id in pending:
                 pending.remove(call_id)
@@ -428,12 +490,21 @@ def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[tuple[s
     for key in ("session_id", "trajectory_id", "notes"):
         if data.get(key) is not None:
             metadata[key] = data[key]
+    model = agent.get("model_name")
+    totals = _obj(final)
     trajectory = Trajectory(
         id=ident,
         format="atif",
         task=task,
         metadata=metadata,
         steps=steps,
+        model=model if isinstance(model, str) and model else None,
+        usage=TokenUsage.of(
+            input=totals.get("total_prompt_tokens"),
+            output=totals.get("total_completion_tokens"),
+            cache_read=totals.get("total_cached_tokens"),
+            cost=totals.get("total_cost_usd"),
+        ),
         outcome=Outcome(scores={"final_metrics": final} if isinstance(final, dict) else {}),
         extra={"extra": data["extra"]} if isinstance(data.get("extra"), dict) else {},
     )
@@ -441,6 +512,12 @@ def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[tuple[s
     if isinstance(definitions, list):
         trajectory.extra["atif_tool_definitions"] = True
     return trajectory, refs
+
+
+def _child_id(parent: str, data: Any, file: str) -> str:
+    """A sub-agent's episode id: its parent's, then its own ``trajectory_id`` (else session, file)."""
+    own = data.get("trajectory_id") or data.get("session_id") if isinstance(data, dict) else None
+    return f"{parent}/{own or file}"
 
 
 def _trial_outcome(path: Path, outcome: Outcome) -> Outcome:

@@ -15,7 +15,8 @@ Mapping (the reverse of :mod:`replay_tui.formats.atif`):
   were no JSON object kept as ``{"raw_arguments": text}``), ``observation`` = their results;
 - ``agent.tool_definitions`` = the tools the steps were offered; ``extra`` (root) = the source format,
   the log's outcome and metadata (ATIF has no place for an outcome); a step's label, reward, state and
-  the plain values of its ``extra`` in its ``extra``, its token counts (OpenInference, GenAI) as ``metrics``;
+  the plain values of its ``extra`` in its ``extra``; its ``usage`` as ``metrics``, its ``model`` as
+  ``model_name``, its ``timestamp`` (ISO 8601); the episode's ``usage`` as ``final_metrics``;
 - an episode read from ATIF is written back as it was read: its system and user steps and every step's
   own ATIF fields verbatim (the reader keeps them), so ATIF → ATIF is the identity on ATIF's fields
   (except a tool call's own ``extra``, and a content-part message, written as its text).
@@ -290,7 +291,7 @@ def to_atif(trajectory: Trajectory, refs: list[tuple[Trajectory, dict[str, Any]]
         written["step_id"] = number
     tools = next((s.tools for s in trajectory.steps if s.tools), [])
     agent: dict[str, Any] = {"name": _agent_name(trajectory), "version": _agent_version(trajectory)}
-    model = trajectory.metadata.get("model")
+    model = trajectory.model or trajectory.metadata.get("model")
     models = trajectory.metadata.get("models")
     if not (isinstance(model, str) and model) and isinstance(models, list) and models:
         model = models[0]
@@ -304,13 +305,30 @@ def to_atif(trajectory: Trajectory, refs: list[tuple[Trajectory, dict[str, Any]]
         extra["outcome"] = {**outcome, "kind": trajectory.outcome.kind}
     if trajectory.metadata:
         extra["metadata"] = plain(trajectory.metadata)
-    return {
+    data: dict[str, Any] = {
         "schema_version": ATIF_VERSION,
         "session_id": trajectory.id,
         "agent": agent,
         "steps": [{key: step[key] for key in STEP_FIELDS if key in step} for step in steps],
-        "extra": extra,
     }
+    final = _final_metrics(trajectory)
+    if final:
+        data["final_metrics"] = final
+    data["extra"] = extra
+    return data
+
+
+def _final_metrics(trajectory: Trajectory) -> dict[str, Any]:
+    usage = trajectory.usage
+    if usage is None:
+        return {}
+    found = {
+        "total_prompt_tokens": usage.input,
+        "total_completion_tokens": usage.output,
+        "total_cached_tokens": usage.cache_read,
+        "total_cost_usd": usage.cost,
+    }
+    return {key: value for key, value in found.items() if value is not None}
 
 
 def _same_response(last: TrajectoryStep, step: TrajectoryStep, previous: Sequence[ChatMessage]) -> bool:
@@ -421,8 +439,8 @@ def _agent_step(
             result["source_call_id"] = answered
         results.append(result)
     for child, ref in list(pending):
-        spawned = child.metadata.get("parent_call_id")
-        if step.extra.get("subagent") == child.id or (spawned and spawned in ids):
+        spawned = child.parent.call_id if child.parent is not None else None
+        if step.subagent == child.id or (spawned and spawned in ids):
             target = spawned if spawned in ids else (ids[0] if ids else None)
             into = next((r for r in results if target and r.get("source_call_id") == target), None)
             if into is None:
@@ -445,14 +463,33 @@ def _agent_step(
     if step.done:
         extra["done"] = True
     entry["extra"] = plain(extra)
-    metrics = {
+    metrics = _metrics(step)
+    if metrics:
+        entry["metrics"] = metrics
+    if step.model:
+        entry["model_name"] = step.model
+    if step.timestamp is not None:
+        entry["timestamp"] = step.timestamp.isoformat()
+    return entry
+
+
+def _metrics(step: TrajectoryStep) -> dict[str, Any]:
+    """The step's usage as ATIF ``metrics`` (prompt, completion, cached tokens, ``cost_usd``);
+    else the token counts its ``extra`` holds under OpenInference or GenAI names."""
+    usage = step.usage
+    if usage is not None:
+        found = {
+            "prompt_tokens": usage.input,
+            "completion_tokens": usage.output,
+            "cached_tokens": usage.cache_read,
+            "cost_usd": usage.cost,
+        }
+        return {key: value for key, value in found.items() if value is not None}
+    return {
         field: step.extra[key]
         for key, field in _METRICS.items()
         if type(step.extra.get(key)) is int and step.extra[key] >= 0
     }
-    if metrics:
-        entry["metrics"] = metrics
-    return entry
 
 
 _METRICS = {

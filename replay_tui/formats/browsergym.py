@@ -535,6 +535,7 @@ class _Experiment:
             reward=reward,
             done=done,
             extra=extra,
+            kind="decision",
         )
 
     def screenshot(self, number: int, array: Any, name: str) -> bytes | None:

@@ -15,7 +15,7 @@ call, nor sub-agents):
 - ``results``: every tool result the log records: the reader's own count (``metadata["results"]``:
   an ATIF system step's observation, an OpenHands observation answering no call) where it keeps one,
   else the recorded calls answered by a result;
-- ``subagents``: the episodes that are a sub-agent of another (``metadata`` ``parent`` or ``subagent``);
+- ``subagents``: the episodes that are a sub-agent of another (their ``parent`` link);
 - ``problems``: the reader's LoadProblems, warnings included.
 """
 
@@ -90,11 +90,8 @@ def _text(value: Any) -> str:
 def parent_of(trajectory: Trajectory) -> str | None:
     """The id of the episode that spawned ``trajectory`` when it is a sub-agent, else None (an
     empty string when the log says it is a sub-agent but not of which episode)."""
-    meta = trajectory.metadata
-    parent = meta.get("parent") or meta.get("parent_session")
-    if isinstance(parent, str) and parent:
-        return parent
-    return "" if meta.get("subagent") else None
+    link = trajectory.parent
+    return None if link is None else link.episode or ""
 
 
 def _results(trajectory: Trajectory) -> int:

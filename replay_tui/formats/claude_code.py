@@ -20,13 +20,17 @@ Mapping (one pass, see :mod:`replay_tui.formats.conversation`):
   user record: the history is replaced by the summary; a ``compact_boundary`` system record) →
   steps without an action (``extra["event"]`` says which); ``summary`` records (titles) go to the
   metadata of the session holding their ``leafUuid``;
-- sub-agents (Task/Agent calls) → child Trajectories after their parent, ``metadata`` naming
-  ``parent_session`` and ``parent_call_id``; the spawning step's ``extra["subagent"]`` and the first
-  line of its result (``[sub-agent episode: <id>]``) name the child. 1.x inlines them
+- sub-agents (Task/Agent calls) → child Trajectories after their parent, their ``parent`` naming
+  the session and the call (``source`` the tool's name, ``sidechain`` when no call is known); the
+  spawning step's ``subagent`` and the first line of its result (``[sub-agent episode: <id>]``)
+  name the child. 1.x inlines them
   (``isSidechain`` records, one thread per root), matched to the Task call by prompt; 2.0 writes
   ``agent-<agentId>.jsonl`` beside the session, 2.1 ``<session>/subagents/agent-<agentId>.jsonl``,
   found by the ``agentId`` of the Task's result, else built from the session's ``progress`` records
   (``data.type: agent_progress``, ``parentToolUseID`` = the Task call);
+- each record's ``timestamp`` → its steps' ``timestamp``, ``message.model`` → ``model``,
+  ``message.usage`` (input, output, cache read/creation tokens) → the response's steps' ``usage``;
+  a tool result's ``is_error`` text and an API error → the step's ``error``;
 - outcome: status ``api_error`` when the session ends on an API error (its kind and text the
   ``error``), ``interrupted`` when it ends on the user stopping a response; ``answer`` = the text of
   the last response when it called no tool; ``scores`` counts tool and API errors. A project folder
@@ -58,7 +62,7 @@ from replay_tui.formats.conversation import (
     read_sessions,
 )
 from replay_tui.formats.growing import Forking, LogFollower
-from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory
+from replay_tui.trajectory import ChatMessage, Outcome, ParentLink, TokenUsage, ToolCall, Trajectory
 
 FORMAT = "claude-code"
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
@@ -255,11 +259,15 @@ class _Session:
             text = _text_of(content).strip()
             kind = record.get("error")
             self.last_error = f"{kind}: {text}" if isinstance(kind, str) and kind and text else text or str(kind)
-            self.conversation.add_event(_text_of(content), "api_error", {"error": record.get("error")})
+            self.conversation.at(record.get("timestamp"))
+            step = self.conversation.add_event(_text_of(content), "api_error", {"error": record.get("error")})
+            step.error = self.last_error
             return
         self.ended_on_error = False
         self.interrupted = False
         key = message.get("id") or record.get("requestId") or record.get("uuid")
+        named = model if isinstance(model, str) and model != "<synthetic>" else None
+        self.conversation.at(record.get("timestamp"), named)
         if key != self.answer_key:
             self.answer, self.answer_key, self.answer_called = None, key, False
         blocks = content if isinstance(content, list) else [{"type": "text", "text": _text_of(content)}]
@@ -290,9 +298,11 @@ class _Session:
                 self.answer, self.answer_called = None, True
                 if call.name in SUBAGENT_TOOLS and call_id:
                     self.subagent_calls[call_id] = call.arguments
+        self.conversation.set_usage(_usage(message.get("usage")))
 
     def _user(self, record: dict[str, Any], message: dict[str, Any]) -> None:
         content = message.get("content")
+        self.conversation.at(record.get("timestamp"))
         if record.get("isCompactSummary"):
             text = _text_of(content)
             self.conversation.add_event(text, "compaction")
@@ -311,7 +321,11 @@ class _Session:
                     agent = used.get("agentId") if isinstance(used, dict) else None
                     if call_id in self.subagent_calls and isinstance(agent, str) and _AGENT_ID.match(agent):
                         self.agent_ids[call_id] = agent
-                    self.conversation.add_result(call_id, _text_of(block.get("content")), error=error)
+                    text = _text_of(block.get("content"))
+                    self.conversation.add_result(call_id, text, error=error)
+                    step = self.conversation.calls.get(call_id) if error and call_id else None
+                    if step is not None:
+                        step.error = text
                 elif block.get("type") in ("text", "image"):
                     texts.append(_text_of([block]))
             if texts:
@@ -327,7 +341,7 @@ class _Session:
         if not self.task and not record.get("isMeta") and not text.lstrip().startswith(_NOT_TASK):
             self.task = text
 
-    def trajectory(self, metadata: dict[str, Any] | None = None) -> Trajectory:
+    def trajectory(self, metadata: dict[str, Any] | None = None, parent: ParentLink | None = None) -> Trajectory:
         self.conversation.end_response()
         status = "api_error" if self.ended_on_error else "interrupted" if self.interrupted else None
         data = {**self.metadata, "models": self.models, "message_records": self.messages, **(metadata or {})}
@@ -338,7 +352,13 @@ class _Session:
             scores={"tool_errors": self.tool_errors, "api_errors": self.api_errors},
         )
         return Trajectory(
-            id=self.id, format=FORMAT, task=self.task, metadata=data, steps=self.conversation.steps, outcome=outcome
+            id=self.id,
+            format=FORMAT,
+            task=self.task,
+            metadata=data,
+            steps=self.conversation.steps,
+            outcome=outcome,
+            parent=parent,
         )
 
 
@@ -462,7 +482,7 @@ class _SessionFile:
             for number, thread in enumerate(sidechains):
                 parent = thread.metadata["session_id"]
                 thread.id = stem if len(sidechains) == 1 else f"{stem}/sidechain-{number + 1}"
-                yield thread.trajectory({"subagent": True, "parent_session": parent, "parent_call_id": None})
+                yield thread.trajectory(parent=ParentLink(episode=parent, source="sidechain"))
         else:
             problems = [
                 LoadProblem(file=path.name, message="no Claude Code session records (type user/assistant)"),
@@ -500,21 +520,19 @@ def _children(path: Path, session: _Session, inline: list[_Session], progress: d
     children: list[Trajectory] = []
 
     def link(child: _Session, call_id: str | None, source: str) -> None:
-        if call_id is not None and call_id in steps:
-            step = steps[call_id]
-            step.extra["subagent"] = child.id
+        step = steps.get(call_id) if call_id is not None else None
+        if step is not None:
+            step.subagent = child.id
+            if step.action is not None:
+                source = step.action.name  # the mechanism: the Task (Agent) tool
             if step.tool_result is not None:  # where a user reading the Task's result sees it
                 step.tool_result = f"[sub-agent episode: {child.id}]\n{step.tool_result}"
-        children.append(
-            child.trajectory(
-                {"subagent": True, "parent_session": session.id, "parent_call_id": call_id, "subagent_source": source}
-            )
-        )
+        children.append(child.trajectory(parent=ParentLink(episode=session.id, call_id=call_id, source=source)))
 
     by_prompt = {str(arguments.get("prompt", "")).strip(): call for call, arguments in session.subagent_calls.items()}
     for thread in inline:
         call_id = by_prompt.pop(thread.first_prompt.strip(), None)
-        link(thread, call_id, "inline sidechain")
+        link(thread, call_id, "sidechain")
     seen: set[Path] = set()
     for call_id, agent in session.agent_ids.items():
         for candidate in (
@@ -525,20 +543,32 @@ def _children(path: Path, session: _Session, inline: list[_Session], progress: d
                 seen.add(candidate)
                 child = _agent_file(candidate, f"{session.id}/agent-{agent}", session.counting)
                 if child is not None:
-                    link(child, call_id, candidate.name)
+                    link(child, call_id, "sidechain")
                     progress.pop(call_id, None)  # the file holds the whole transcript
                 break
     for call_id, thread in progress.items():
         thread.id = f"{session.id}{thread.id}"
-        link(thread, call_id, "agent_progress records")
+        link(thread, call_id, "sidechain")
     folder = path.parent / path.stem / "subagents"
     if folder.is_dir():
         for candidate in sorted(folder.glob("agent-*.jsonl")):
             if candidate not in seen:
                 child = _agent_file(candidate, f"{session.id}/{candidate.stem}", session.counting)
                 if child is not None:
-                    link(child, None, candidate.name)
+                    link(child, None, "sidechain")
     return children
+
+
+def _usage(usage: Any) -> TokenUsage | None:
+    """A response's ``message.usage`` (the Anthropic API's: input excludes the cached tokens)."""
+    if not isinstance(usage, dict):
+        return None
+    return TokenUsage.of(
+        input=usage.get("input_tokens"),
+        output=usage.get("output_tokens"),
+        cache_read=usage.get("cache_read_input_tokens"),
+        cache_write=usage.get("cache_creation_input_tokens"),
+    )
 
 
 def _agent_file(path: Path, child_id: str, counting: bool) -> _Session | None:

@@ -21,10 +21,13 @@ Mapping (one file = one episode, built in one pass by :mod:`replay_tui.formats.c
 - ``event_msg`` ``error`` / ``turn_aborted``, ``web_search_call``, ``compacted`` (the history is
   replaced by its ``replacement_history``, or by its summary message) → steps without an action;
 - sub-agents: a rollout whose ``session_meta.source.subagent.thread_spawn`` names a parent gets
-  ``metadata`` ``subagent``, ``parent_session`` and (when the parent's rollout is beside it)
-  ``parent_call_id``, its task the spawn's ``message``; in the parent, the ``spawn_agent`` step's
-  ``extra["subagent"]`` is the ``agent_id`` its output names. Each rollout stays its own episode
+  ``parent`` (the parent thread, ``source`` ``thread_spawn``, and, when the parent's rollout is
+  beside it, the spawning ``call_id``), its task the spawn's ``message``; in the parent, the
+  ``spawn_agent`` step's ``subagent`` is the ``agent_id`` its output names. Each rollout stays its own episode
   (a sessions folder lists them);
+- each line's ``timestamp`` → its steps' ``timestamp``; ``turn_context.model`` → ``model``;
+  ``token_count`` ``last_token_usage`` → the last response's steps' ``usage``, the last
+  ``total_token_usage`` → the episode's ``usage``; an ``error`` event or a failed output → ``error``;
 - outcome: status = ``aborted`` / ``error`` / ``completed`` from the last turn's end event (an
   ``error`` event's message the ``error``); answer = the last turn's ``last_agent_message`` (else its
   last assistant message no call followed); ``scores`` counts errors and aborted turns. A sessions
@@ -44,7 +47,7 @@ from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
 from replay_tui.formats.conversation import Conversation, fork_state, head_records, jsonl_records, read_sessions
 from replay_tui.formats.growing import Forking, LogFollower
-from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory
+from replay_tui.trajectory import ChatMessage, Outcome, ParentLink, TokenUsage, ToolCall, Trajectory
 
 FORMAT = "codex"
 _ITEM_TYPES = frozenset(
@@ -187,12 +190,16 @@ class _Rollout:
         assistant message no call followed)."""
         self.spawned: dict[str, str] = {}
         """spawn_agent call id → the child's agent_id."""
+        self.parent: ParentLink | None = None
+        self.usage: TokenUsage | None = None
+        """The session's totals (the last ``token_count``'s ``total_token_usage``)."""
 
     # -- records -------------------------------------------------------------------------------
 
     def line(self, record: dict[str, Any]) -> None:
         kind = record.get("type")
         payload = record.get("payload")
+        self.conversation.at(record.get("timestamp"))
         if kind in _LINE_TYPES:
             if not isinstance(payload, dict):
                 return
@@ -201,6 +208,7 @@ class _Rollout:
             elif kind == "turn_context":
                 model = payload.get("model")
                 if isinstance(model, str):
+                    self.conversation.at(record.get("timestamp"), model)
                     models = self.metadata.setdefault("models", [])
                     if model not in models:
                         models.append(model)
@@ -235,14 +243,15 @@ class _Rollout:
         spawn = source.get("subagent") if isinstance(source, dict) else None
         spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
         if isinstance(spawn, dict):
-            self.metadata.update(
-                subagent=True,
-                parent_session=spawn.get("parent_thread_id"),
-                nickname=spawn.get("agent_nickname"),
-                role=spawn.get("agent_role"),
-            )
+            parent = spawn.get("parent_thread_id")
+            named = parent if isinstance(parent, str) and parent else None
+            self.parent = ParentLink(episode=named, source="thread_spawn")
+            self.metadata.update(nickname=spawn.get("agent_nickname"), role=spawn.get("agent_role"))
         elif isinstance(source, dict) and "subagent" in source:
-            self.metadata.update(subagent=True, subagent_source=source["subagent"])
+            mechanism = source["subagent"]
+            if isinstance(mechanism, dict) and len(mechanism) == 1:
+                mechanism = next(iter(mechanism))
+            self.parent = ParentLink(source=mechanism if isinstance(mechanism, str) else "subagent")
         base = payload.get("base_instructions")
         text = base.get("text") if isinstance(base, dict) else base
         if isinstance(text, str) and text:
@@ -299,14 +308,15 @@ class _Rollout:
             output = item.get("output")
             text = _text(output)
             error = isinstance(output, dict) and output.get("success") is False
-            extra = None
             step = conversation.calls.get(call_id) if call_id else None
             if step is not None and step.action is not None and step.action.name == "spawn_agent":
                 agent = _agent_id(text)
                 if agent:
-                    extra = {"subagent": agent}
+                    step.subagent = agent
                     self.spawned[call_id or ""] = agent
-            conversation.add_result(call_id, text, error=error, extra=extra)
+            conversation.add_result(call_id, text, error=error)
+            if error and step is not None:
+                step.error = text
         elif kind == "web_search_call":
             action = item.get("action")
             query = action.get("query") if isinstance(action, dict) else None
@@ -314,11 +324,16 @@ class _Rollout:
 
     def event(self, payload: dict[str, Any]) -> None:
         kind = payload.get("type")
-        if kind == "error":
+        if kind == "token_count":
+            info = payload.get("info")
+            if isinstance(info, dict):
+                self.conversation.set_usage(_usage(info.get("last_token_usage")))
+                self.usage = _usage(info.get("total_token_usage")) or self.usage
+        elif kind == "error":
             self.errors += 1
             self.status = "error"
             self.error = str(payload.get("message", "")).strip() or "error"
-            self.conversation.add_event(str(payload.get("message", "")), "error")
+            self.conversation.add_event(str(payload.get("message", "")), "error").error = self.error
         elif kind == "turn_aborted":
             self.aborted += 1
             self.status = "aborted"
@@ -355,11 +370,12 @@ class _Rollout:
             "message_records": self.messages,
             "sessions": self.sessions,
         }
-        parent = metadata.get("parent_session")
-        if isinstance(parent, str) and parent:
-            spawned = _spawning_call(self.path, parent, self.id)
+        parent = self.parent
+        if parent is not None and parent.episode:
+            spawned = _spawning_call(self.path, parent.episode, self.id)
             if spawned is not None:
-                metadata["parent_call_id"], task = spawned
+                call_id, task = spawned
+                parent = parent.model_copy(update={"call_id": call_id})
                 self.task = task or self.task
         return Trajectory(
             id=self.id or self.path.stem,
@@ -373,7 +389,22 @@ class _Rollout:
                 answer=self.answer,
                 scores={"errors": self.errors, "aborted_turns": self.aborted},
             ),
+            parent=parent,
+            usage=self.usage,
         )
+
+
+def _usage(usage: Any) -> TokenUsage | None:
+    """A ``token_count`` usage (OpenAI's: input counts the cached tokens, output the reasoning ones)."""
+    if not isinstance(usage, dict):
+        return None
+    return TokenUsage.of(
+        input=usage.get("input_tokens"),
+        output=usage.get("output_tokens"),
+        cache_read=usage.get("cached_input_tokens"),
+        reasoning=usage.get("reasoning_output_tokens"),
+        total=usage.get("total_tokens"),
+    )
 
 
 def _id(value: Any) -> str | None:

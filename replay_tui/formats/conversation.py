@@ -12,7 +12,10 @@ that answer calls by id. :class:`Conversation` turns that stream into steps in o
 - a result is paired with its call by id (``tool_use_id``/``call_id``), a call never answered
   keeps ``tool_result = None``;
 - a response with no call, an error or a compaction is a step without an action (an event the
-  stepper shows and a replay skips).
+  stepper shows and a replay skips);
+- what the log records of the call (:meth:`Conversation.at`: the record's time and model;
+  :meth:`Conversation.set_usage`: the response's tokens) goes on the typed fields of the steps
+  the response made (``kind`` ``decision``/``message``, events ``event``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import orjson
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import ReadItem, strip_bom
-from replay_tui.trajectory import ChatMessage, MessageView, ToolCall, TrajectoryStep
+from replay_tui.trajectory import ChatMessage, MessageView, TokenUsage, ToolCall, TrajectoryStep, parse_timestamp
 
 
 class Conversation:
@@ -43,6 +46,31 @@ class Conversation:
         self._response_steps = 0
         self._thinking: list[str] = []
         self._text: list[str] = []
+        self._timestamp: Any = None
+        self._model: str | None = None
+        self._response_start = 0
+        self._response_stamp: tuple[Any, str | None] = (None, None)
+        self._response_usage: TokenUsage | None = None
+
+    # -- what the log records of the calls --------------------------------------------------------
+
+    def at(self, timestamp: Any = None, model: str | None = None) -> None:
+        """The time (and model, when the record names one) of the records fed next: the steps they
+        make carry them. A model given once stays until another is given."""
+        self._timestamp = parse_timestamp(timestamp)
+        if model:
+            self._model = model
+
+    def set_usage(self, usage: TokenUsage | None) -> None:
+        """The tokens of the current response, or of the last one when none is open (Codex writes
+        its ``token_count`` after the response): on the decisions and the reply that response made
+        (one model call: its steps share it)."""
+        if usage is None:
+            return
+        self._response_usage = usage
+        for step in self.steps[self._response_start :]:
+            if step.kind in ("decision", "message"):
+                step.usage = usage
 
     # -- input the model reads -------------------------------------------------------------------
 
@@ -83,7 +111,13 @@ class Conversation:
             self._response = ChatMessage(role="assistant")
             self._response_key = key
             self.history.append(self._response)
+            self._opened()
         return self._response
+
+    def _opened(self) -> None:
+        self._response_start = len(self.steps)
+        self._response_stamp = (self._timestamp, self._model)
+        self._response_usage = None
 
     def add_thinking(self, text: str, key: Any = None) -> None:
         if not text:
@@ -120,6 +154,10 @@ class Conversation:
             done=False,
             state=None,
             extra=dict(extra or {}),
+            kind="decision",
+            timestamp=self._response_stamp[0],
+            model=self._response_stamp[1],
+            usage=self._response_usage,
         )
         self.steps.append(step)
         self._response_steps += 1
@@ -130,12 +168,15 @@ class Conversation:
     def add_event(self, content: str, kind: str, extra: dict[str, Any] | None = None) -> TrajectoryStep:
         """Something the log records that is no call (an error, a compaction, an aborted turn)."""
         self.end_response()
-        return self._note(content, "", {"event": kind, **(extra or {})})
+        step = self._note(content, "", {"event": kind, **(extra or {})})
+        step.kind, step.timestamp, step.model = "event", self._timestamp, self._model
+        return step
 
     def end_response(self) -> None:
         """Close the current response; one with no call becomes a step without an action."""
         if self._response is not None and not self._response_steps and (self._text or self._thinking):
-            self._note("\n".join(self._text), "\n".join(self._thinking), {"event": "message"})
+            step = self._note("\n".join(self._text), "\n".join(self._thinking), {"event": "message"})
+            step.kind, (step.timestamp, step.model), step.usage = "message", self._response_stamp, self._response_usage
         self._response = None
         self._response_key = None
         self._response_steps = 0
@@ -199,12 +240,19 @@ class CountingConversation(Conversation):
             self.end_response()
             self._response = _OPEN
             self._response_key = key
+            self._opened()
         return self._response
 
     def add_thinking(self, text: str, key: Any = None) -> None:
         if text:
             self._open(key)
             self._thinking.append(text)
+
+    def at(self, timestamp: Any = None, model: str | None = None) -> None:
+        return  # a summary carries no telemetry
+
+    def set_usage(self, usage: TokenUsage | None) -> None:
+        return
 
     def add_text(self, text: str, key: Any = None) -> None:
         if text:

@@ -22,7 +22,9 @@ tools = the event's ``tools``), else from ``sample.messages`` (prompt = the mess
 assistant message). Model events inside a scorer span or step are not agent steps (they are
 kept in ``extra["scorer_model_events"]`` as a count). ``attachment://<hash>`` (and the older
 ``tc://<hash>``) strings are resolved from ``sample.attachments`` (``transcript.content`` in old
-logs).
+logs). A model event's ``timestamp``, ``working_time`` (the duration), ``model``, output ``usage``
+(``ModelUsage``) and error are its step's typed fields; the sample's ``model_usage``, when it names
+one model, is the episode's ``model`` and ``usage``.
 """
 
 from __future__ import annotations
@@ -46,7 +48,18 @@ import orjson
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem, strip_bom
 from replay_tui.formats.inflate import MEMBER_LIMIT, ZIP_ZSTANDARD, Budget, InflateLimit, ZstdError, deflate_end
-from replay_tui.trajectory import ChatMessage, MessageView, Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.trajectory import (
+    ChatMessage,
+    MessageView,
+    Outcome,
+    OutcomeCheck,
+    TokenUsage,
+    ToolCall,
+    Trajectory,
+    TrajectoryStep,
+    non_negative,
+    parse_timestamp,
+)
 
 _SAMPLE_MEMBER = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
 _ATTACHMENT = "attachment://"
@@ -505,6 +518,7 @@ class _Sample:
         if not steps and messages:
             extra["messages"] = [m.chat.model_dump(exclude_defaults=True) for m in messages]
         extra["log"] = {key: self.log[key] for key in ("version", "status", "file") if key in self.log}
+        model, usage = _sample_usage(sample.get("model_usage"))
         return Trajectory(
             id=self.id,
             format=READER.name,
@@ -512,6 +526,8 @@ class _Sample:
             metadata=self._metadata(),
             steps=steps,
             outcome=_outcome(sample, self.log),
+            model=model,
+            usage=usage,
             extra=extra,
         )
 
@@ -620,6 +636,7 @@ class _Sample:
                     extra["stop_reason"] = choices[0]["stop_reason"]
             step = self._step(len(steps), prompt, reply, results, extra)
             step.tools = tools
+            _telemetry(step, event)
             if step.action is not None and step.tool_result is None and step.action.id:
                 if tool_events is None:
                     tool_events = self._tool_events()
@@ -695,7 +712,43 @@ class _Sample:
             action=action,
             tool_result=tool_result,
             extra=extra,
+            kind="decision" if action is not None else "message",
         )
+
+
+def _usage(usage: Any) -> TokenUsage | None:
+    """inspect_ai's ``ModelUsage`` (input, output, total, cache write/read, reasoning, cost)."""
+    if not isinstance(usage, dict):
+        return None
+    return TokenUsage.of(
+        input=usage.get("input_tokens"),
+        output=usage.get("output_tokens"),
+        cache_read=usage.get("input_tokens_cache_read"),
+        cache_write=usage.get("input_tokens_cache_write"),
+        reasoning=usage.get("reasoning_tokens"),
+        total=usage.get("total_tokens"),
+        cost=usage.get("total_cost"),
+    )
+
+
+def _telemetry(step: TrajectoryStep, event: dict[str, Any]) -> None:
+    """A model event's ``timestamp``, ``working_time``, ``model``, output ``usage`` and error."""
+    output = event["output"] if isinstance(event.get("output"), dict) else {}
+    step.timestamp = parse_timestamp(event.get("timestamp"))
+    step.duration = non_negative(event.get("working_time"))
+    model = event.get("model") or output.get("model")
+    step.model = model if isinstance(model, str) and model else None
+    step.usage = _usage(output.get("usage"))
+    step.error = _error_text(event.get("error")) or _error_text(output.get("error"))
+
+
+def _sample_usage(usage: Any) -> tuple[str | None, TokenUsage | None]:
+    """The sample's ``model_usage`` when it names one model: that model and its usage (several
+    models' usages are not added up here)."""
+    if not isinstance(usage, dict) or len(usage) != 1:
+        return None, None
+    ((model, counts),) = usage.items()
+    return str(model), _usage(counts)
 
 
 # ---------------------------------------------------------------------------------------------

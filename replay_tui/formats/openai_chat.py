@@ -541,6 +541,7 @@ def _steps(
                 action=first,
                 tool_result=results[0],
                 extra=extra,
+                kind="decision",
             )
         )
     return messages, steps
@@ -576,6 +577,7 @@ def _response_step(
         content=message.content,
         action=first,
         extra=extra,
+        kind="decision" if first is not None else "message",
     )
     return step, message
 

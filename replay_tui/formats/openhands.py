@@ -22,6 +22,9 @@ Mapping (one trajectory per conversation or evaluation line):
   ``extra``), arguments from the model's own tool call (V0 ``model_response``, V1 ``tool_call``), else
   the action's ``args``; content = the thought, thinking = ``reasoning_content``; an agent message
   without calls is a step without action. Tools are inferred from the recorded calls;
+- each event's ``timestamp`` → its step's; V0 ``llm_metrics``: the last ``token_usages`` entry,
+  cost and response latency → the step's ``usage``, ``model`` and ``duration``, the last
+  accumulated usage and cost → the episode's ``usage``;
 - outcome: status = the last agent state (V0 ``agent_state_changed``) or ``execution_status`` (V1),
   ``finished`` when a finish call was made, ``error`` with the error event or evaluation ``error``
   (its text the ``error``: the evaluation's, the error state's reason, the last error observation or
@@ -46,10 +49,13 @@ from replay_tui.trajectory import (
     ChatMessage,
     Outcome,
     OutcomeCheck,
+    TokenUsage,
     ToolCall,
     Trajectory,
     TrajectoryStep,
     infer_tools,
+    non_negative,
+    parse_timestamp,
 )
 
 _V1_KIND = re.compile(
@@ -272,6 +278,8 @@ class _Builder:
         self.steps: list[TrajectoryStep] = []
         self.calls: list[ToolCall] = []
         self.results = 0
+        self.usage: TokenUsage | None = None
+        """The episode's usage so far (V0's last ``llm_metrics`` accumulated usage and cost)."""
         self.open_response: str | None = None
         self.step_of_call: dict[str, TrajectoryStep] = {}
         self.task = ""
@@ -300,8 +308,11 @@ class _Builder:
         self.messages.append(ChatMessage(role="system", content=text))
         self.open_response = None
 
-    def assistant(self, text: str, thinking: str, call: ToolCall | None, response: str | None, extra: Any) -> None:
-        """A model response, or one more call of the response already open (parallel calls)."""
+    def assistant(
+        self, text: str, thinking: str, call: ToolCall | None, response: str | None, extra: Any, event: Any = None
+    ) -> None:
+        """A model response, or one more call of the response already open (parallel calls);
+        ``event`` the log's event, whose time and LLM metrics the new step takes."""
         if call is not None:
             self.calls.append(call)
         last = self.messages[-1] if self.messages else None
@@ -322,7 +333,10 @@ class _Builder:
             content=text,
             action=call,
             extra=extra,
+            kind="decision" if call is not None else "message",
         )
+        if isinstance(event, dict):
+            self._stamp(step, event)
         self.steps.append(step)
         if call is not None and call.id:
             self.step_of_call[call.id] = step
@@ -330,6 +344,23 @@ class _Builder:
             ChatMessage(role="assistant", content=text, tool_calls=[call] if call else [], reasoning=thinking or None)
         )
         self.open_response = response
+
+    def _stamp(self, step: TrajectoryStep, event: dict[str, Any]) -> None:
+        """The event's ``timestamp``; V0's ``llm_metrics``: the last of its ``token_usages`` (that
+        response's tokens and model), ``costs`` and ``response_latencies`` (the step's usage, cost
+        and duration), its accumulated usage and cost the episode's so far."""
+        step.timestamp = parse_timestamp(event.get("timestamp"))
+        metrics = _obj(event.get("llm_metrics"))
+        if not metrics:
+            return
+        usages, costs, latencies = (_list(metrics.get(key)) for key in ("token_usages", "costs", "response_latencies"))
+        last, cost, latency = _obj(usages[-1]), _obj(costs[-1]), _obj(latencies[-1])
+        if last or cost:
+            step.usage = _usage(last, cost.get("cost"))
+        step.duration = non_negative(latency.get("latency"))
+        model = last.get("model") or _obj(metrics.get("accumulated_token_usage")).get("model")
+        step.model = model if isinstance(model, str) and model else None
+        self.usage = _usage(_obj(metrics.get("accumulated_token_usage")), metrics.get("accumulated_cost"))
 
     def result(self, call_id: str | None, text: str) -> None:
         self.results += 1
@@ -351,8 +382,29 @@ class _Builder:
             self.steps[-1].done = True
         metadata = {**metadata, "messages": len(self.messages), "results": self.results}
         return Trajectory(
-            id=ident, format="openhands", task=self.task, steps=self.steps, outcome=outcome, metadata=metadata
+            id=ident,
+            format="openhands",
+            task=self.task,
+            steps=self.steps,
+            outcome=outcome,
+            metadata=metadata,
+            usage=self.usage,
         )
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) and value else [None]
+
+
+def _usage(usage: dict[str, Any], cost: Any) -> TokenUsage | None:
+    """OpenHands' ``TokenUsage`` (prompt, completion, cache read/write tokens) and a cost."""
+    return TokenUsage.of(
+        input=usage.get("prompt_tokens"),
+        output=usage.get("completion_tokens"),
+        cache_read=usage.get("cache_read_tokens"),
+        cache_write=usage.get("cache_write_tokens"),
+        cost=cost,
+    )
 
 
 # -- V0 ---------------------------------------------------------------------------------------
@@ -426,7 +478,7 @@ def _v0(ident: str, events: Iterable[Any], metadata: dict[str, Any]) -> Trajecto
                 if source in ("user", None):
                     build.user(text)
                 else:
-                    build.assistant(text, "", None, None, {"event_id": event.get("id")})
+                    build.assistant(text, "", None, None, {"event_id": event.get("id")}, event)
             elif action in _NON_CALLS or source not in ("agent", None):
                 continue
             else:
@@ -442,6 +494,7 @@ def _v0(ident: str, events: Iterable[Any], metadata: dict[str, Any]) -> Trajecto
                     call,
                     _v0_response_id(event),
                     {"event_id": event.get("id"), "action": action},
+                    event,
                 )
                 if action == "finish":
                     status = "finished"
@@ -561,7 +614,7 @@ def _v1(ident: str, events: list[dict[str, Any]], state: dict[str, Any]) -> Traj
             text = _text(message.get("content"))
             if message.get("role") == "assistant" or source == "agent":
                 thinking = _text(message.get("reasoning_content"))
-                build.assistant(text, thinking, None, None, {"event_id": event.get("id")})
+                build.assistant(text, thinking, None, None, {"event_id": event.get("id")}, event)
             elif message.get("role") == "system":
                 build.system(text)
             else:
@@ -591,6 +644,7 @@ def _v1(ident: str, events: list[dict[str, Any]], state: dict[str, Any]) -> Traj
                 call,
                 str(response) if response else None,
                 {"event_id": event.get("id"), "action_kind": action.get("kind")},
+                event,
             )
         elif kind in ("ObservationEvent", "UserRejectObservation", "AgentErrorEvent"):
             call_id = event.get("tool_call_id")

@@ -14,8 +14,9 @@ Mapping:
 
 - spans are grouped by trace id (a file without ids is one trace) into trajectories, in start order;
   an agent span (``gen_ai.operation.name`` ``invoke_agent``/``create_agent``, OpenInference ``AGENT``)
-  inside another agent span is a sub-agent: a trajectory of its own after its parent
-  (``metadata["parent"]``), holding the spans below it;
+  inside another agent span is a sub-agent: a trajectory of its own after its parent (its
+  ``parent``: the episode, the call of a tool span around it, ``source`` the operation name),
+  holding the spans below it;
 - an LLM span (``gen_ai.operation.name`` chat / text_completion / generate_content, OpenInference
   ``LLM``, OpenLLMetry ``llm.request.type``/``gen_ai.prompt.N.*``, Vercel AI SDK ``ai.*.doGenerate`` /
   ``doStream``) → a step: prompt = its input messages (semconv ``gen_ai.system_instructions`` +
@@ -24,6 +25,10 @@ Mapping:
   ``ai.prompt.messages``), action = the first tool call of its output (the others in ``extra``),
   content/thinking = its output text and reasoning, tools = the span's tool definitions (inferred
   from the calls otherwise);
+- an LLM span's start and end → the step's ``timestamp`` and ``duration``; ``gen_ai.usage.*``
+  (OpenInference ``llm.token_count.*``, ``llm.cost.total``; Vercel ``ai.usage.*``) → ``usage``;
+  ``gen_ai.response.model`` (else the request's, ``llm.model_name``, ``ai.model.id``) → ``model``;
+  an error status → ``error``;
 - a tool span (``execute_tool``, OpenInference ``TOOL``, Vercel ``ai.toolCall``) is the result of the
   call with its id (``gen_ai.tool.call.id``, ``tool_call.id``, ``ai.toolCall.id``);
 - outcome: status ``error`` when a span of the trajectory has an error status (the first such span's
@@ -52,10 +57,13 @@ from replay_tui.trajectory import (
     ChatMessage,
     Outcome,
     OutcomeCheck,
+    ParentLink,
+    TokenUsage,
     ToolCall,
     Trajectory,
     TrajectoryStep,
     infer_tools,
+    parse_timestamp,
 )
 
 _OTLP = re.compile(rb'"(resourceSpans|resource_spans|scopeSpans)"\s*:')
@@ -80,6 +88,8 @@ class Span:
     attrs: dict[str, Any]
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     start: int = 0
+    end: int = 0
+    """Start and end, in nanoseconds since the epoch (0: not recorded)."""
     order: int = 0
     error: bool = False
     status_message: str = ""
@@ -498,6 +508,7 @@ def _span(raw: dict[str, Any], order: int) -> Span:
         attrs=_attributes(raw.get("attributes")),
         events=events,
         start=_nanos(raw.get("startTimeUnixNano") or raw.get("start_time") or raw.get("startTime")),
+        end=_nanos(raw.get("endTimeUnixNano") or raw.get("end_time") or raw.get("endTime")),
         order=order,
         error=code in (2, "STATUS_CODE_ERROR", "ERROR"),
         status_message=str(status.get("message") or status.get("description") or ""),
@@ -896,7 +907,15 @@ def _trajectories(path: Path, spans: list[Span], brief: bool = False) -> Iterato
                 yield LoadProblem(file=path.name, session_id=names[key], message=f"not read: {exc}")
                 continue
             if key:
-                trajectory.metadata["parent"] = names[parents.get(key, "")]
+                agent = agents[key]
+                above = by_id.get(agent.parent) if agent.parent else None
+                call_id = _tool_result(above)[0] if above is not None and above.kind == "tool" else None
+                operation = agent.attrs.get("gen_ai.operation.name")
+                trajectory.parent = ParentLink(
+                    episode=names[parents.get(key, "")],
+                    call_id=call_id,
+                    source=str(operation) if operation else "agent span",
+                )
             yield trajectory
 
 
@@ -914,6 +933,46 @@ def _owner(span: Span, by_id: dict[str | None, Span]) -> str:
     if span.kind == "agent":
         agent_chain = [span, *agent_chain]
     return str(agent_chain[0].id) if len(agent_chain) >= 2 else ""
+
+
+_INPUT_TOKENS: tuple[str, ...] = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
+_INPUT_TOKENS += ("ai.usage.inputTokens", "ai.usage.promptTokens")
+_OUTPUT_TOKENS: tuple[str, ...] = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
+_OUTPUT_TOKENS += ("llm.token_count.completion", "ai.usage.outputTokens", "ai.usage.completionTokens")
+_CACHE_READ = ("gen_ai.usage.cache_read.input_tokens", "llm.token_count.prompt_details.cache_read")
+_CACHE_WRITE = ("gen_ai.usage.cache_creation.input_tokens", "llm.token_count.prompt_details.cache_write")
+_REASONING: tuple[str, ...] = ("gen_ai.usage.reasoning.output_tokens", "llm.token_count.completion_details.reasoning")
+_REASONING += ("ai.usage.reasoningTokens",)
+_TOTAL = ("llm.token_count.total", "ai.usage.totalTokens")
+_COST = ("llm.cost.total",)
+_MODEL = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name", "ai.response.model", "ai.model.id")
+"""Where each convention (GenAI semconv and its older names, OpenInference, Vercel AI SDK) records
+an LLM span's usage and model, in the order looked at."""
+
+
+def _first(attrs: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    return next((attrs[key] for key in keys if attrs.get(key) is not None), None)
+
+
+def _telemetry(step: TrajectoryStep, span: Span) -> None:
+    """An LLM span's start, length, usage, model and error status as the step's typed fields."""
+    attrs = span.attrs
+    step.kind = "decision" if step.action is not None else "message"
+    step.timestamp = parse_timestamp(span.start) if span.start > 0 else None
+    step.duration = (span.end - span.start) / 1e9 if span.start > 0 and span.end >= span.start else None
+    step.usage = TokenUsage.of(
+        input=_first(attrs, _INPUT_TOKENS),
+        output=_first(attrs, _OUTPUT_TOKENS),
+        cache_read=_first(attrs, _CACHE_READ),
+        cache_write=_first(attrs, _CACHE_WRITE),
+        reasoning=_first(attrs, _REASONING),
+        total=_first(attrs, _TOTAL),
+        cost=_first(attrs, _COST),
+    )
+    model = _first(attrs, _MODEL)
+    step.model = str(model) if model else None
+    if span.error:
+        step.error = span.status_message or str(attrs.get("error.type") or "error")
 
 
 def _build(ident: str, spans: list[Span], members: list[Span], brief: bool = False) -> Trajectory:
@@ -978,6 +1037,7 @@ def _build(ident: str, spans: list[Span], members: list[Span], brief: bool = Fal
                 },
             },
         )
+        _telemetry(step, span)
         if len(calls) > 1:
             step.extra["tool_calls"] = [call.model_dump(mode="json") for call in calls]
         for number, call in enumerate(calls):

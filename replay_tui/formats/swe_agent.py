@@ -31,6 +31,11 @@ it names the instance (``report.json``: resolved, each test category a check; ``
 ``resolved_ids``); ``scores`` = the submission's length and ``model_stats``; the rest of ``info``
 verbatim in ``extra``.
 
+Step facts where recorded: SWE-agent's ``execution_time`` → ``duration``; mini 2's assistant
+``extra`` (``timestamp``, ``cost``, the response's ``model`` and ``usage``) → ``timestamp``,
+``usage``, ``model``; ``model_stats`` (``tokens_sent``/``tokens_received``, ``instance_cost``) →
+the episode's ``usage``.
+
 The file is one JSON document, parsed whole with orjson (stdlib ``json`` as a fallback for
 NaN/Infinity or bad UTF-8, with a warning). Nothing raises on bad input: a bad field is a
 :class:`LoadProblem` and the rest of the episode still loads.
@@ -52,7 +57,18 @@ import orjson
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.fileio import open_regular, read_capped
 from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem
-from replay_tui.trajectory import ChatMessage, MessageView, Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.trajectory import (
+    ChatMessage,
+    MessageView,
+    Outcome,
+    OutcomeCheck,
+    TokenUsage,
+    ToolCall,
+    Trajectory,
+    TrajectoryStep,
+    non_negative,
+    parse_timestamp,
+)
 
 FORMAT = "swe-agent"
 
@@ -212,6 +228,24 @@ def _stem(path: Path) -> str:
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     return name or path.name
+
+
+def _mini_telemetry(step: TrajectoryStep, extra: dict[str, Any]) -> None:
+    """mini-swe-agent 2's assistant message ``extra``: its ``timestamp``, ``cost`` and the model's
+    ``response`` (LiteLLM's: ``model``, ``usage`` prompt/completion/total and cached tokens)."""
+    response = _dict(extra.get("response"))
+    usage = _dict(response.get("usage"))
+    details = _dict(usage.get("prompt_tokens_details"))
+    step.timestamp = parse_timestamp(extra.get("timestamp"))
+    step.usage = TokenUsage.of(
+        input=usage.get("prompt_tokens"),
+        output=usage.get("completion_tokens"),
+        cache_read=details.get("cached_tokens"),
+        total=usage.get("total_tokens"),
+        cost=extra.get("cost"),
+    )
+    model = response.get("model")
+    step.model = model if isinstance(model, str) and model else None
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -485,6 +519,8 @@ class _Builder:
                     tool_result=observation_after,
                     state=state if isinstance(state, str) else None,
                     extra=extra,
+                    kind="decision",
+                    duration=non_negative(raw.get("execution_time")),
                 )
             )
             previous_observation = observation_after
@@ -606,7 +642,9 @@ class _Builder:
                 action_text=raw["action"] if isinstance(raw.get("action"), str) and action else "",
                 tool_result=tool_result,
                 extra=extra,
+                kind="decision" if action is not None else "message",
             )
+            _mini_telemetry(step, raw_extra)
             step.messages = MessageView.prefix(kept, kept_before)  # validated already, as parts of ``messages``
             steps.append(step)
             if action is None and not rejected:
@@ -707,6 +745,7 @@ class _Builder:
             outcome.success = resolved
         else:
             self.swebench_verdict(outcome)
+        stats = _dict(info.get("model_stats"))
         return Trajectory(
             id=self.id,
             format=FORMAT,
@@ -714,6 +753,9 @@ class _Builder:
             metadata=metadata,
             steps=steps,
             outcome=outcome,
+            usage=TokenUsage.of(
+                input=stats.get("tokens_sent"), output=stats.get("tokens_received"), cost=stats.get("instance_cost")
+            ),
             extra=extra,
         )
 

@@ -28,6 +28,9 @@ Mapping (schema: ``src/tau2/data_model/{simulation,message}.py`` upstream):
   ``COMMUNICATE``/``NL_ASSERTION`` checks over the whole conversation), so no synthetic
   ``respond`` call is invented. The orchestrator's scripted greeting (the first assistant message,
   no ``raw_data``/``usage``) is no model decision: it is in every prompt but is not a step;
+- an agent message's ``timestamp``, ``usage`` (prompt/completion tokens) and ``cost`` → the step's
+  ``timestamp`` and ``usage``; ``info.agent_info.llm`` → every step's and the episode's ``model``;
+  the run's ``agent_cost`` → the episode's ``usage.cost`` (the user simulator's cost is not the agent's);
 - outcome (:mod:`replay_tui.formats.tau2_outcome`): reward, success as tau2 counts it, status =
   ``termination_reason``, one check per DB check, env assertion, action check, NL assertion and
   communicate check, the task's reference actions (with ``compare_args`` and requestor), the
@@ -63,7 +66,15 @@ from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
 from replay_tui.formats.tau2_outcome import BadField as _Bad
 from replay_tui.formats.tau2_outcome import kind_of as _kind
 from replay_tui.formats.tau2_outcome import run_outcome
-from replay_tui.trajectory import ChatMessage, MessageView, SideCall, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.trajectory import (
+    ChatMessage,
+    MessageView,
+    SideCall,
+    TokenUsage,
+    ToolCall,
+    Trajectory,
+    TrajectoryStep,
+)
 
 AGENT_INSTRUCTION = """
 You are a customer service agent that helps the user according to the <policy> provided below.
@@ -429,6 +440,9 @@ class _Context:
             }.items()
             if value is not None
         }
+        llm = agent.get("llm")
+        self.agent_model = llm if isinstance(llm, str) and llm else None
+        """The agent's model (``info.agent_info.llm``): every agent message's."""
         policy = env.get("policy")
         self.system: ChatMessage | None = None
         self.system_source = ""
@@ -545,6 +559,8 @@ def _trajectory(run: dict[str, Any], context: _Context) -> Trajectory:
         steps=steps,
         outcome=outcome,
         side_calls=side_calls,
+        model=context.agent_model,
+        usage=TokenUsage.of(cost=run.get("agent_cost")),
         extra=extra,
     )
 
@@ -636,6 +652,7 @@ def _steps(
                 hidden = []
             if message.get("raw_data") is not None:
                 extra["raw_data"] = message["raw_data"]
+            usage = _object(message.get("usage"))
             step = TrajectoryStep(
                 index=len(steps),
                 observation=observation,
@@ -645,6 +662,12 @@ def _steps(
                 action=calls[0] if calls else None,
                 other_actions=calls[1:],
                 extra=extra,
+                kind="decision" if calls else "message",
+                timestamp=message.get("timestamp"),
+                usage=TokenUsage.of(
+                    input=usage.get("prompt_tokens"), output=usage.get("completion_tokens"), cost=message.get("cost")
+                ),
+                model=context.agent_model,
             )
             steps.append(step)
             for number, call in enumerate(calls):

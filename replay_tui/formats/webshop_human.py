@@ -398,6 +398,7 @@ def build(episode: _Episode) -> Trajectory:
                 done=after.kind == "done",
                 state=STATES[before.kind],
                 extra=extra,
+                kind="decision",
             )
         )
     done = next((page for page in reversed(pages) if page.kind == "done"), None)

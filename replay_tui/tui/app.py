@@ -53,6 +53,7 @@ from replay_tui.tui.messages import (
     NoteRequested,
     OutcomeGroupsRequested,
     OutcomeRequested,
+    ParentReturnRequested,
     Rejudged,
     ReplayCancelRequested,
     ReplayFinished,
@@ -60,6 +61,7 @@ from replay_tui.tui.messages import (
     ReplayRequested,
     SearchStepRequested,
     StatusRefreshRequested,
+    SubagentOpenRequested,
     TagRequested,
 )
 from replay_tui.tui.replay_feed import ReplayFeed
@@ -234,6 +236,29 @@ class ReplayApp(RunHistory):
     @on(EpisodeOpenRequested)
     def _open_requested(self, message: EpisodeOpenRequested) -> None:
         self.open_episode(message.session_id, replay=message.replay, step_label=message.step_label)
+
+    @on(SubagentOpenRequested)
+    def _subagent_requested(self, message: SubagentOpenRequested) -> None:
+        """A sub-agent's episode in the stepper, in place of its parent's (esc brings that back)."""
+        session_id = next(
+            (ref.session_id for ref in self.workspace.demos.refs if ref.header.episode_id == message.child), None
+        )
+        if session_id is None:
+            self.notify(f"sub-agent episode {message.child} is not among the loaded episodes", severity="warning")
+            return
+        self._swap_stepper(StepperScreen(session_id, self, back=message.back))
+
+    @on(ParentReturnRequested)
+    def _parent_requested(self, message: ParentReturnRequested) -> None:
+        back = message.back
+        self._swap_stepper(StepperScreen(back.session_id, self, step_label=back.step_label, back=back.then))
+
+    def _swap_stepper(self, stepper: StepperScreen) -> None:
+        screen = self.screen
+        if isinstance(screen, StepperScreen):
+            self.call_next(self._replace_stepper, stepper)
+        else:
+            self.push_screen(stepper)
 
     @on(OutcomeRequested)
     def _outcome_requested(self, message: OutcomeRequested) -> None:

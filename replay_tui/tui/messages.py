@@ -69,6 +69,31 @@ class Rejudged(Message):
 
 
 # -- from the screens ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ReturnPoint:
+    """Where esc in a sub-agent's stepper goes back to: the parent episode at the step that started
+    it (and, for a sub-agent of a sub-agent, where that parent goes back to)."""
+
+    session_id: int
+    step_label: str | None
+    then: ReturnPoint | None = None
+
+
+@dataclass
+class SubagentOpenRequested(Message):
+    """Open the sub-agent episode ``child`` (its id in the log) in the stepper; esc there returns to ``back``."""
+
+    child: str
+    back: ReturnPoint
+
+
+@dataclass
+class ParentReturnRequested(Message):
+    """Back from a sub-agent's stepper to its parent's, at the step that started it."""
+
+    back: ReturnPoint
+
+
 @dataclass
 class EpisodeOpenRequested(Message):
     """Open an episode in the stepper (at the step labelled ``step_label``, else the first), and

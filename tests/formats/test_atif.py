@@ -53,7 +53,7 @@ def reader_counts(trajectories: list[Trajectory]) -> dict[str, int]:
         "messages": sum(t.metadata["messages"] for t in trajectories),
         "calls": calls,
         "results": sum(t.metadata["results"] for t in trajectories),
-        "subagents": sum("parent" in t.metadata for t in trajectories),
+        "subagents": sum(t.parent is not None for t in trajectories),
     }
 
 
@@ -74,7 +74,7 @@ def test_atif_is_not_taken_for_a_webshop_demo_file() -> None:
 def test_steps_prompt_results_and_subagents() -> None:
     trajectories, _ = load(DATA / "terminus_2__hello-world-context-summarization.trajectory.json")
     parent, *children = trajectories
-    assert [c.metadata["parent"] for c in children] == [parent.id] * 3
+    assert [c.parent.episode if c.parent else None for c in children] == [parent.id] * 3
     assert children[0].id.endswith("summarization-1-summary")
     first = parent.steps[0]
     assert [m.role for m in first.messages] == ["user"] and first.action is not None
@@ -116,7 +116,9 @@ def test_inline_subagents_and_a_trial_reward(tmp_path: Path) -> None:
     (tmp_path / "agent" / "trajectory.json").write_text(json.dumps(doc))
     (tmp_path / "result.json").write_text(json.dumps({"verifier_result": {"rewards": {"reward": 1.0}}}))
     (parent, sub), problems = load(tmp_path / "agent" / "trajectory.json")
-    assert problems == [] and sub.id == f"{parent.id}/sub-1" and sub.metadata["parent"] == parent.id
+    assert (
+        problems == [] and sub.id == f"{parent.id}/sub-1" and sub.parent is not None and sub.parent.episode == parent.id
+    )
     assert parent.outcome.reward == 1.0 and parent.outcome.success is True
 
 

@@ -49,11 +49,11 @@ def spec_count(path: Path) -> dict[str, int]:
 
 def reader_count(trajectories: list[Trajectory]) -> dict[str, int]:
     return dict(
-        sessions=sum(1 for t in trajectories if not t.metadata.get("subagent")),
+        sessions=sum(1 for t in trajectories if t.parent is None),
         messages=sum(t.metadata["message_records"] for t in trajectories),
         calls=sum(t.recorded_calls for t in trajectories),
         results=sum(1 for t in trajectories for s in t.steps if s.tool_result is not None),
-        subagents=sum(1 for t in trajectories if t.metadata.get("subagent")),
+        subagents=sum(1 for t in trajectories if t.parent is not None),
     )
 
 
@@ -82,12 +82,13 @@ def test_inline_sidechains_are_child_episodes_linked_to_their_task_call() -> Non
         "f89f86a1-90f7-4671-8587-88710a331c6f",
         "9fa9888f-c14c-4614-b154-2bcf0b029f18",
     ]
-    children = [t for t in trajectories if t.metadata.get("parent_session") == parent.id]
+    children = [t for t in trajectories if t.parent is not None and t.parent.episode == parent.id]
     assert len(children) == 7
     spawning = {s.action.id: s for s in parent.steps if s.action is not None and s.action.name == "Task"}
     for child in children:
-        call = child.metadata["parent_call_id"]
-        assert spawning[call].extra["subagent"] == child.id
+        assert child.parent is not None
+        call = child.parent.call_id
+        assert spawning[call].subagent == child.id
         assert (spawning[call].tool_result or "").startswith(f"[sub-agent episode: {child.id}]\n")
         assert child.task == spawning[call].action.arguments["prompt"]  # type: ignore[union-attr]
     # the children follow their parent, in the file's order
@@ -162,9 +163,9 @@ def test_a_2_1_subagent_file_is_a_child_episode_of_the_session_that_started_it(t
     trajectories = [i for i in items if isinstance(i, Trajectory)]
     assert [t.id for t in trajectories] == [session, f"{session}/agent-{agent}"]
     parent, child = trajectories
-    assert child.metadata["parent_session"] == session and child.recorded_calls == 18
-    step = next(s for s in parent.steps if s.extra.get("subagent") == child.id)
-    assert step.action is not None and step.action.id == child.metadata["parent_call_id"]
+    assert child.parent is not None and child.parent.episode == session and child.recorded_calls == 18
+    step = next(s for s in parent.steps if s.subagent == child.id)
+    assert step.action is not None and step.action.id == child.parent.call_id
     # a project folder: one episode per session file (the sub-agent still under its parent)
     reader, found = detect(project)
     assert reader.name == "claude-code" and found.score > 0
@@ -277,8 +278,11 @@ def test_agent_progress_records_are_the_sub_agent_when_its_file_is_absent(tmp_pa
     session.write_text("\n".join([*lines[:at], *progress, *lines[at:]]) + "\n", encoding="utf-8")
     trajectories, problems = read(session)
     assert problems == []
-    parent, child = trajectories[0], next(t for t in trajectories if t.metadata.get("parent_call_id") == task["id"])
-    assert child.id == f"{parent.id}/agent-a1b2c3" and child.metadata["parent_session"] == parent.id
+    parent, child = (
+        trajectories[0],
+        next(t for t in trajectories if t.parent is not None and t.parent.call_id == task["id"]),
+    )
+    assert child.id == f"{parent.id}/agent-a1b2c3" and child.parent is not None and child.parent.episode == parent.id
     calls = sum(
         block.get("type") == "tool_use"
         for record in thread
@@ -287,7 +291,7 @@ def test_agent_progress_records_are_the_sub_agent_when_its_file_is_absent(tmp_pa
     )
     assert child.recorded_calls == calls and child.metadata["message_records"] == len(thread)
     spawning = next(s for s in parent.steps if s.action is not None and s.action.id == task["id"])
-    assert spawning.extra["subagent"] == child.id
+    assert spawning.subagent == child.id
 
 
 # -- outcome (issue 30): each value checked against the file ------------------------------------

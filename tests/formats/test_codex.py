@@ -58,7 +58,7 @@ def reader_count(trajectories: list[Trajectory]) -> dict[str, int]:
         messages=sum(t.metadata["message_records"] for t in trajectories),
         calls=sum(t.recorded_calls for t in trajectories),
         results=sum(1 for t in trajectories for s in t.steps if s.tool_result is not None),
-        subagents=sum(1 for t in trajectories if t.metadata.get("subagent")),
+        subagents=sum(1 for t in trajectories if t.parent is not None),
     )
 
 
@@ -81,13 +81,13 @@ def test_a_stub_replay_matches_every_recorded_call(path: Path, capsys) -> None:
 
 def test_sub_agents_name_their_parent_and_the_parent_names_them() -> None:
     (parent,), _ = read(PARENT)
-    spawns = {s.extra["subagent"]: s for s in parent.steps if "subagent" in s.extra}
+    spawns = {s.subagent: s for s in parent.steps if s.subagent}
     assert len(spawns) == 3 and all(s.action and s.action.name == "spawn_agent" for s in spawns.values())
     nicknames = []
     for path in CHILDREN:
         (child,), _ = read(path)
-        assert child.metadata["subagent"] is True and child.metadata["parent_session"] == parent.id
-        assert spawns[child.id].action.id == child.metadata["parent_call_id"]  # type: ignore[union-attr]
+        assert child.parent is not None and child.parent.episode == parent.id and child.parent.source == "thread_spawn"
+        assert spawns[child.id].action.id == child.parent.call_id  # type: ignore[union-attr]
         assert child.task == spawns[child.id].action.arguments["message"]  # type: ignore[union-attr]
         # the forked parent's session_meta follows the child's own
         assert [s["id"] for s in child.metadata["sessions"]] == [child.id, parent.id]
@@ -149,7 +149,7 @@ def test_a_sessions_folder_reads_one_episode_per_rollout(tmp_path: Path, capsys)
     reader, found = detect(folder)
     assert reader.name == "codex" and found.score > 0
     trajectories = [t for t in read_trajectories(folder) if isinstance(t, Trajectory)]
-    assert len(trajectories) == 4 and sum(bool(t.metadata.get("subagent")) for t in trajectories) == 3
+    assert len(trajectories) == 4 and sum(bool(t.parent is not None) for t in trajectories) == 3
     code = main(["replay", "--demos", str(folder), "--mode", "stub"])  # the YYYY/MM/DD tree, walked
     calls = sum(spec_count(path)["calls"] for path in [PARENT, *CHILDREN])
     assert code == 0

@@ -315,3 +315,44 @@ def test_one_file_named_with_o_and_its_sub_agents_beside_it(tmp_path: Path, caps
     several = DATA / "tau2" / "2025-10-05T22-50-14.083933_airline_grok-3__slice_tasks_0_13_19.json"
     code, _, err = convert(capsys, several, "-o", tmp_path / "one.json")
     assert code == 2 and "3 episodes; -o writes one: give --out DIR" in err and not (tmp_path / "one.json").exists()
+
+
+def test_step_time_model_and_usage_are_written_and_read_back(tmp_path: Path, capsys, harbor) -> None:
+    """A Claude Code session's typed step facts become ATIF ``timestamp``, ``model_name`` and
+    ``metrics`` (schema-valid, Harbor's model accepts them) and the ATIF reader reads them back."""
+    from replay_tui.formats.census import step_calls
+    from replay_tui.formats.registry import reader_for
+    from replay_tui.trajectory import Trajectory
+
+    path = DATA / "claude_code" / "big3__logs_chat__cc2.0.50.jsonl"
+    (session,) = [t for t in reader_for("claude-code").read(path) if isinstance(t, Trajectory) and t.parent is None]
+    assert convert(capsys, path, "--out", tmp_path)[0] == 0
+    written = tmp_path / "big3__logs_chat__cc2.0.50.trajectory.json"
+    doc = json.loads(written.read_text(encoding="utf-8"))
+    harbor.model_validate(doc)
+    jsonschema.validate(doc, schema())
+    decisions = [s for s in session.steps if s.action is not None]
+    agents = [s for s in doc["steps"] if s["source"] == "agent" and s.get("tool_calls")]
+    by_call = {c["tool_call_id"]: s for s in agents for c in s["tool_calls"]}
+    assert decisions and all(s.action is not None and s.action.id in by_call for s in decisions)
+    for step in decisions:
+        entry = by_call[step.action.id]  # type: ignore[union-attr]
+        assert step.usage is not None and step.timestamp is not None
+        assert entry["metrics"] == {
+            "prompt_tokens": step.usage.input,
+            "completion_tokens": step.usage.output,
+            "cached_tokens": step.usage.cache_read,
+        }
+        assert entry["model_name"] == step.model
+        assert entry["timestamp"] == step.timestamp.isoformat()
+    (back,) = [t for t in reader_for("atif").read(written) if isinstance(t, Trajectory)]
+    read_back = {call.id: s for s in back.steps for call in step_calls(s)}  # a response's calls: one step
+    for step in decisions:
+        again = read_back[step.action.id]  # type: ignore[union-attr]
+        assert again.timestamp == step.timestamp and again.model == step.model
+        assert again.usage is not None and step.usage is not None
+        assert (again.usage.input, again.usage.output, again.usage.cache_read) == (
+            step.usage.input,
+            step.usage.output,
+            step.usage.cache_read,
+        )

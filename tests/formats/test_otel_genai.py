@@ -137,7 +137,7 @@ def spec_counts(path: Path) -> dict[str, int]:
 def reader_counts(trajectories: list[Trajectory]) -> dict[str, int]:
     return {
         "episodes": len(trajectories),
-        "subagents": sum("parent" in t.metadata for t in trajectories),
+        "subagents": sum(t.parent is not None for t in trajectories),
         "calls": sum(len(s.extra.get("tool_calls", [])) or s.action is not None for t in trajectories for s in t.steps),
         "results": sum(t.metadata["results"] for t in trajectories),
         "messages": sum(t.metadata["messages"] for t in trajectories),
@@ -171,7 +171,7 @@ def test_the_agent_loop_maps_onto_steps_results_and_a_sub_agent(name: str) -> No
     assert third.action is not None and third.action.arguments == {"city": "Oslo"} and third.tool_result
     assert answer.action is None and answer.content.startswith("It is sunny")
     assert {t["function"]["name"] for t in first.tools} == {"get_weather", "get_time"}
-    assert clock.metadata["parent"] == run.id and clock.task == "Time in Paris?"
+    assert clock.parent is not None and clock.parent.episode == run.id and clock.task == "Time in Paris?"
     assert run.task == "What is the weather in Paris and Rome, and the time in Paris?"
 
 

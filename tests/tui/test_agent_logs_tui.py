@@ -28,7 +28,7 @@ async def test_a_claude_code_sub_agent_is_entered_and_left_from_its_session(buil
         assert isinstance(screen, StepperScreen)
         for _ in range(200):
             step = screen.source_step(screen.current_row())
-            if step is not None and step.extra.get("subagent") == child_id:
+            if step is not None and step.subagent == child_id:
                 break
             await pilot.press("j")  # handled, and the panes follow, before press returns: no frame forced per step
         assert step is not None and step.action is not None and step.action.name == "Task"
@@ -55,3 +55,45 @@ async def test_a_claude_code_sub_agent_is_entered_and_left_from_its_session(buil
         await pilot.pause()
         assert isinstance(app.screen, BrowserScreen)
         assert [row[1] for row in browser_rows(app)] == [child_id]
+
+
+async def test_a_task_step_opens_its_sub_agent_with_a_and_esc_returns_to_that_step(build):
+    """The Task call's detail shows what the log recorded of its model call (model, tokens); ``a``
+    opens the sub-agent it started, whose header names its parent; ``esc`` is back at the Task step."""
+    app = build([str(ATTIO)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("enter")  # the session
+        await pilot.pause()
+        parent = app.screen
+        assert isinstance(parent, StepperScreen)
+        await pilot.press("a")  # the first step started no sub-agent: said, nothing opens
+        await pilot.pause()
+        assert app.screen is parent
+        for _ in range(300):
+            step = parent.source_step(parent.current_row())
+            if step is not None and step.subagent:
+                break
+            await pilot.press("j")
+            await pilot.pause()
+        assert step is not None and step.subagent and step.action is not None and step.action.name == "Task"
+        label = parent.current_row().label
+        detail = str(parent.query_one("#step-detail").content)
+        assert step.model and step.usage is not None and step.usage.input is not None
+        assert f"{step.model} · {step.usage.input:,} in / {step.usage.output:,} out" in detail
+        assert f"sub-agent  {step.subagent}" in detail
+        await pilot.press("a")
+        await pilot.pause()
+        child = app.screen
+        assert isinstance(child, StepperScreen) and child is not parent
+        assert child.trajectory is not None and child.trajectory.id == step.subagent
+        title = str(child.query_one("#episode-title").content)
+        assert f"sub-agent of {PARENT}" in title
+        await pilot.press("j", "escape")  # a step into the sub-agent, then back
+        await pilot.pause()
+        back = app.screen
+        assert isinstance(back, StepperScreen) and back.trajectory is not None and back.trajectory.id == PARENT
+        assert back.current_row().label == label
+        await pilot.press("escape")  # and the parent's esc goes to the browser as before
+        await pilot.pause()
+        assert isinstance(app.screen, BrowserScreen)

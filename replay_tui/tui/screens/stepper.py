@@ -40,11 +40,14 @@ from replay_tui.tui.messages import (
     EpisodeNavRequested,
     NoteRequested,
     OutcomeRequested,
+    ParentReturnRequested,
     ReplayCancelRequested,
     ReplayRequested,
     ReplayState,
+    ReturnPoint,
     SearchStepRequested,
     StatusRefreshRequested,
+    SubagentOpenRequested,
     TagRequested,
 )
 from replay_tui.tui.screens.log_panes import action_lines, message_lines, result_lines
@@ -52,6 +55,7 @@ from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.outcome_text import append_headline, outcome_detail
 from replay_tui.tui.widgets.shot_view import ShotView
+from replay_tui.tui.widgets.step_facts import append_step_facts
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 
 if TYPE_CHECKING:  # Pillow loads at the first screenshot, not at the app's launch
@@ -288,6 +292,7 @@ class StepperScreen(Screen):
         ),
         Binding("r", "replay", "Replay", id="stepper.replay"),
         Binding("O", "outcome", "Outcome", show=False, id="stepper.outcome"),
+        Binding("a", "subagent", "Open the sub-agent this step started", show=False, id="stepper.subagent"),
         Binding("z", "maximize_pane", "Zoom", id="stepper.zoom"),
         Binding("backslash", "toggle_steps", "Steps list", show=False, id="stepper.toggle_steps"),
         Binding("w", "cycle_pane(1)", "Next pane", show=False, id="stepper.next_pane"),
@@ -329,8 +334,11 @@ class StepperScreen(Screen):
         position: int | None = None,
         find: str = "",
         after: bool = False,
+        back: ReturnPoint | None = None,
     ):
         super().__init__(id="stepper")
+        self.back = back
+        """Set in a sub-agent's stepper opened with ``a``: esc returns to the parent's step."""
         self.session_id = session_id
         self.start_label = step_label  # the step the cursor starts on (None: the first entry)
         self.start_position = position  # or the trajectory entry it starts on (a search result)
@@ -574,6 +582,9 @@ class StepperScreen(Screen):
         text.append("episode ", style="dim")
         text.append(excerpt(str(trajectory.id), 60) + "  ", style="bold cyan")
         text.append(strip_control(trajectory.format) + "  ", style="dim")
+        if trajectory.parent is not None:
+            text.append("sub-agent of ", style="dim")
+            text.append(excerpt(trajectory.parent.episode or "an episode the log does not name", 60) + "  ")
         outcome = outcome_of(episode)
         append_headline(text, outcome)
         if outcome.kind in ("failed", "errored"):
@@ -834,6 +845,7 @@ class StepperScreen(Screen):
             if source_step.content:
                 text.append("\ncontent    ", style="dim")
                 text.append(excerpt(source_step.content, 300))
+            append_step_facts(text, source_step)
             self.append_row_notes(text, row)
             return text
         if step is None:
@@ -899,6 +911,8 @@ class StepperScreen(Screen):
             text.append(strip_control(trace_summary(verdict.trace)), style="cyan")
         if verdict is not None and verdict.error_kind:
             text.append(f"  failure: {strip_control(verdict.error_kind)}", style="bold red")
+        if source_step is not None:
+            append_step_facts(text, source_step)
         self.append_row_notes(text, row)
         own = [warning for warning in step.warnings if warning not in self.shared_warnings]
         if own:
@@ -1028,9 +1042,22 @@ class StepperScreen(Screen):
             self.close_find()
         elif self.maximized is not None:
             self.minimize()
+        elif self.back is not None:
+            self.remember_pane_sizes()
+            self.post_message(ParentReturnRequested(self.back))
         else:
             self.remember_pane_sizes()
             self.app.pop_screen()
+
+    def action_subagent(self) -> None:
+        """Open the sub-agent episode the step under the cursor started (esc there comes back here)."""
+        row = self.current_row()
+        step = self.source_step(row) if row is not None else None
+        if row is None or step is None or not step.subagent:
+            self.notify("this step started no sub-agent", severity="warning", timeout=2)
+            return
+        self.remember_pane_sizes()
+        self.post_message(SubagentOpenRequested(step.subagent, ReturnPoint(self.session_id, row.label, self.back)))
 
     # -- layout -----------------------------------------------------------------------------
     def on_resize(self, event: events.Resize) -> None:
