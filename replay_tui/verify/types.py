@@ -136,6 +136,8 @@ _MARKS = {0x2122: None, 0x00AE: None, 0x2120: None, 0x00A9: None}  # ™ ® ℠ 
 _HYPHENS = "\u002d\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u00ad"
 _HYPHEN_NEAR_LETTER = re.compile(rf"(?<=[a-zA-Z])[{_HYPHENS}]|[{_HYPHENS}](?=[a-zA-Z])")
 _SPACES = re.compile(r"\s+")
+# ASCII's control characters (Unicode category Cc: U+0000-U+001F, U+007F): tab and newlines become spaces
+_ASCII_CONTROL = {code: (" " if chr(code) in "\t\n\r" else None) for code in [*range(0x20), 0x7F]}
 
 
 def string_prepass(text: str, side: Side = ACTUAL) -> str:
@@ -155,8 +157,13 @@ def string_prepass(text: str, side: Side = ACTUAL) -> str:
             pass
     text = unicodedata.normalize("NFKC", text.translate(_MARKS))
     text = _HYPHEN_NEAR_LETTER.sub(" ", text)
-    text = "".join((" " if ch in "\t\n\r" else "") if unicodedata.category(ch).startswith("C") else ch for ch in text)
-    text = unidecode(text).encode("ascii", "ignore").decode("ascii")
+    if text.isascii():  # the common case, at a fraction of the cost: unidecode leaves ASCII as it is
+        text = text.translate(_ASCII_CONTROL)
+    else:
+        text = "".join(
+            (" " if ch in "\t\n\r" else "") if unicodedata.category(ch).startswith("C") else ch for ch in text
+        )
+        text = unidecode(text).encode("ascii", "ignore").decode("ascii")
     return _SPACES.sub(" ", text.strip()).casefold()
 
 
@@ -783,6 +790,22 @@ class UrlValue:
 _PLACEHOLDER_URL = re.compile(r"^(__[A-Z0-9_]+__)(.*)$", re.DOTALL)
 
 
+def _url_normalize(value: str) -> str | None:
+    """url-normalize's reading of ``value``, remembered for URLs of ordinary length: a trace's URLs
+    are read again for every network check they are compared with, and url-normalize (IDNA on the
+    host) is most of a check's time."""
+    return _url_normalize_remembered(value) if len(value) <= 4096 else _url_normalize_once(value)
+
+
+def _url_normalize_once(value: str) -> str | None:
+    from url_normalize import url_normalize
+
+    return url_normalize(value)
+
+
+_url_normalize_remembered = lru_cache(maxsize=4096)(_url_normalize_once)
+
+
 class UrlType(DataType):
     """A URL: url-normalize, host and scheme lowercased, default ports and trailing ``/`` dropped,
     real site hosts back to ``__SITE__`` placeholders, the query as a sorted multimap of lowercased
@@ -817,9 +840,7 @@ class UrlType(DataType):
                 parts = urlsplit("http://placeholder.invalid" + placeholder.group(2))
                 base = placeholder.group(1) + parts.path
             else:
-                from url_normalize import url_normalize
-
-                normalized = url_normalize(value)
+                normalized = _url_normalize(value)
                 if not normalized:
                     raise _fail(value, "a URL")
                 if side.derender is not None:

@@ -295,6 +295,14 @@ class TestStringPrepass:
         assert string_prepass("call 555-1234") == "call 555-1234"
         assert string_prepass("ß") == "ss"
 
+    def test_ascii_text_reads_as_any_text_does(self) -> None:
+        """ASCII text takes a shorter path; a zero-width space (dropped) sends the same text down the
+        general one: both agree on every ASCII character, controls included."""
+        for code in range(128):
+            text = f"Ab{chr(code)}-c {chr(code)}\t"
+            assert string_prepass(text) == string_prepass(text + "\u200b"), code
+        assert string_prepass("a\x7fb\rc\x1b") == "ab c"
+
     def test_patterns_are_untouched(self) -> None:
         assert string_prepass("^Foo-Bar$") == "^Foo-Bar$"
 
