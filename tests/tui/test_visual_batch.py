@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,26 @@ from replay_tui.tui.app import VisualBatch
 from replay_tui.tui.inspector import InspectorScreen
 from replay_tui.tui.screens.browser import BrowserScreen
 from replay_tui.tui.visual_batch import SCORES, BatchSource, VisualBatchApp, VisualBatchScreen
+from replay_tui.visual import render
 from replay_tui.visual.batch import bundled_pairs, discover_pairs
 from replay_tui.visual.examples import EXAMPLES_DIR, VARIANTS, example_ids
+from tests.visual.page_renders import CachedRenderer
 
 SIZE = (130, 36)
+
+# The bundled pages' renders are kept for the worker (tests/visual/page_renders.py): these tests score the same
+# pages again and again, and what they check is the screen, not the renders. On one worker, so they share them.
+pytestmark = pytest.mark.xdist_group("visual-pages")
+
+
+@pytest.fixture(autouse=True)
+def _kept_renders(_one_browser_a_worker, _session_browsers, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker's browser (tests/tui/conftest.py) with the worker's kept renders."""
+
+    def kept(timeout_ms: int | None) -> tuple[CachedRenderer, bool]:
+        return CachedRenderer(_session_browsers(timeout_ms)[0]), False
+
+    monkeypatch.setattr(render, "renderer_factory", kept)
 
 
 def two_pages(tmp_path: Path, *variants: str) -> list[Path]:
@@ -33,9 +50,11 @@ def two_pages(tmp_path: Path, *variants: str) -> list[Path]:
 
 
 async def wait_batch(screen: VisualBatchScreen, pilot) -> None:
-    for _ in range(600):
+    """Until the batch is done (a bound in time, not in polls: a loaded machine takes minutes)."""
+    deadline = time.monotonic() + 300
+    while True:
         await pilot.pause(0.05)
-        if not screen.scoring:
+        if not screen.scoring or time.monotonic() > deadline:
             break
     await pilot.pause()
 

@@ -13,7 +13,9 @@ from replay_tui.visual.batch import LABELS, discover_pairs
 from replay_tui.visual.compare import VisualComparison, compare_batches
 from replay_tui.visual.examples import EXAMPLES_DIR
 
-from .test_visual_batch import SIZE, shown, wait_batch
+from .test_visual_batch import SIZE, _kept_renders, shown, wait_batch  # noqa: F401 (a fixture: the kept renders)
+
+pytestmark = pytest.mark.xdist_group("visual-pages")  # the renders of test_visual_batch.py's pages
 
 PAGES = ("11202", "2310")  # two of the bundled pages: the smallest, and one that compat scores 0 either way
 

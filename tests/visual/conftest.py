@@ -24,3 +24,19 @@ def scorer(renderer):
     from replay_tui.visual.pipeline import VisualScorer
 
     return VisualScorer(renderer=renderer)
+
+
+@pytest.fixture
+def page_renderer(renderer):
+    """The session's browser with the worker's kept renders (``tests/visual/page_renders.py``): for the tests
+    where the render of a page is not what is under test."""
+    from tests.visual.page_renders import CachedRenderer
+
+    return CachedRenderer(renderer)
+
+
+@pytest.fixture
+def page_scorer(page_renderer):
+    from replay_tui.visual.pipeline import VisualScorer
+
+    return VisualScorer(renderer=page_renderer)

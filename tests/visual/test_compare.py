@@ -48,16 +48,17 @@ def test_no_shared_page_is_refused_and_other_references_are_a_warning() -> None:
     assert any("reference folders differ" in w for w in compare_batches(A, other, resamples=100).warnings)
 
 
-def test_visual_with_two_pred_dirs_scores_both_and_compares(renderer, monkeypatch, tmp_path, capsys) -> None:
+@pytest.mark.xdist_group("visual-pages")  # the bundled pages' renders, kept for the worker
+def test_visual_with_two_pred_dirs_scores_both_and_compares(page_renderer, monkeypatch, tmp_path, capsys) -> None:
     """Two bundled pages (11202 and 13470, copied: each pair costs renders): their 'move' variants as A, their
-    'reword' variants as B, in real Chromium."""
+    'reword' variants as B, in real Chromium (renders of the same pages kept for the worker)."""
     import shutil
 
     for variant in ("ref", "move", "reword", "drop"):
         (tmp_path / variant).mkdir()
         for name in ("11202.html", "13470.html", "rick.jpg"):
             shutil.copy(EXAMPLES_DIR / variant / name, tmp_path / variant / name)
-    monkeypatch.setattr(cli, "renderer_factory", lambda timeout_ms: (renderer, False))
+    monkeypatch.setattr(cli, "renderer_factory", lambda timeout_ms: (page_renderer, False))
     out_json = tmp_path / "compare.json"
     argv = ["visual", "--ref-dir", str(tmp_path / "ref"), "--pred-dir", str(tmp_path / "move")]
     argv += ["--pred-dir", str(tmp_path / "reword"), "--json", str(out_json)]

@@ -8,8 +8,8 @@ import pytest
 
 from replay_tui.visual.batch import BatchPair, batch_report, bundled_pairs, score_pairs
 from replay_tui.visual.pipeline import VisualScorer
-from replay_tui.visual.report import score_and_report
 
+from .sequential import alone
 from .test_cli import _run
 
 
@@ -22,7 +22,8 @@ def _without_timings(value):
 
 
 def _scored(renderer, pairs: list[BatchPair], mode: str, jobs: int) -> str:
-    """The batch report, timings aside; ``jobs=0``: each pair on its own, no batch (no renders shared)."""
+    """The batch report, timings aside; ``jobs=0``: each pair on its own, no batch (no renders shared: the
+    worker's sequential reference, which the pipeline tests read too)."""
     pairs = [BatchPair(p.label, p.ref, p.pred) for p in pairs]
     order: list[int] = []
 
@@ -33,7 +34,7 @@ def _scored(renderer, pairs: list[BatchPair], mode: str, jobs: int) -> str:
     scorer = VisualScorer(renderer=renderer)
     if jobs == 0:
         for index, pair in enumerate(pairs):
-            scored(index, *score_and_report(scorer, pair.ref, pair.pred, mode))
+            scored(index, *alone(renderer, pair.ref, pair.pred, mode))
     else:
         score_pairs(scorer, pairs, mode, on_scored=scored, jobs=jobs)
     assert order == list(range(len(pairs)))
@@ -42,6 +43,7 @@ def _scored(renderer, pairs: list[BatchPair], mode: str, jobs: int) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("visual-sequential")  # shares the sequential scores with test_pipeline.py
 def test_jobs_2_gives_the_sequential_reports(renderer):
     bundled = {p.label: p for p in bundled_pairs()}  # 4 pages x 4 variants: moves, drops, recolours, rewords
     assert len(bundled) == 16
@@ -57,7 +59,10 @@ def test_jobs_2_gives_the_sequential_reports(renderer):
     assert _scored(renderer, some, "fixed", 2) == _scored(renderer, some, "fixed", 0)
 
 
-def test_cli_jobs_writes_the_same_batch_report(renderer, monkeypatch, tmp_path):
+@pytest.mark.xdist_group("visual-pages")  # the bundled pages' renders, kept for the worker
+def test_cli_jobs_writes_the_same_batch_report(page_renderer, monkeypatch, tmp_path):
+    """The command's --jobs against its sequential run; renders kept for the worker (that a batch's renders and
+    concurrency change no report is the test above, on fresh renders)."""
     import shutil
 
     from replay_tui.visual.examples import EXAMPLES_DIR
@@ -70,9 +75,9 @@ def test_cli_jobs_writes_the_same_batch_report(renderer, monkeypatch, tmp_path):
     for jobs in ("1", "2"):
         out_json = tmp_path / "batch.json"  # one path: the command prints it
         args = ["--ref-dir", str(tmp_path / "ref"), "--pred-dir", str(tmp_path / "reword")]
-        code, out, _ = _run([*args, "--jobs", jobs, "--json", str(out_json)], renderer, monkeypatch)
+        code, out, _ = _run([*args, "--jobs", jobs, "--json", str(out_json)], page_renderer, monkeypatch)
         assert code == 0 and "means" in out
         texts[jobs] = (out, json.dumps(_without_timings(json.loads(out_json.read_text())), sort_keys=True))
     assert texts["1"] == texts["2"]
-    code, _, err = _run(["--ref-dir", ".", "--pred-dir", ".", "--jobs", "0"], renderer, monkeypatch)
+    code, _, err = _run(["--ref-dir", ".", "--pred-dir", ".", "--jobs", "0"], page_renderer, monkeypatch)
     assert code == 2 and "--jobs must be at least 1" in err

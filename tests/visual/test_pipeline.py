@@ -10,6 +10,7 @@ import pytest
 from replay_tui.visual.dedup import check_repetitive_compat, check_repetitive_fixed
 from replay_tui.visual.examples import example_pair
 from tests.visual import reference_impl as reference
+from tests.visual.sequential import alone
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "replay_tui" / "visual" / "examples"
 
@@ -24,7 +25,8 @@ def _as_dicts(blocks):
     return [{"text": b.text, "bbox": b.bbox, "color": b.color} for b in blocks]
 
 
-def test_identical_copy_scores_full(scorer):
+def test_identical_copy_scores_full(page_scorer):
+    scorer = page_scorer
     ref, pred = example_pair("11202", "ref")
     result = scorer.score(ref, pred)["compat"]
     assert result.status == "ok"
@@ -34,12 +36,13 @@ def test_identical_copy_scores_full(scorer):
     assert result.final == pytest.approx(0.8, abs=1e-12)
 
 
+@pytest.mark.xdist_group("visual-sequential")  # the pairs' sequential scores are test_jobs.py's reference too
 @pytest.mark.parametrize(
     ("page", "variant"), [("11202", "move"), ("11202", "drop"), ("11202", "recolour"), ("11202", "reword")]
 )
-def test_compat_scores_equal_reference_on_same_blocks(scorer, page, variant):
+def test_compat_scores_equal_reference_on_same_blocks(renderer, page, variant):
     ref, pred = example_pair(page, variant)
-    result = scorer.score(ref, pred)["compat"]
+    result = alone(renderer, ref, pred, "compat")[1]  # scorer.score(ref, pred)["compat"], scored once a worker
     expected = reference.score_blocks(_as_dicts(result.pred.raw_blocks), _as_dicts(result.ref.raw_blocks))
     for key in ("block", "text", "position", "color"):
         assert abs(getattr(result.scores, key) - expected[key]) <= 1e-6, key
@@ -72,7 +75,8 @@ def test_end_to_end_equals_reference_pipeline(scorer, tmp_path):
         assert abs(getattr(result.scores, key) - expected[key]) <= 1e-6, key
 
 
-def test_empty_page_and_page_without_text(scorer, tmp_path):
+def test_empty_page_and_page_without_text(page_scorer, tmp_path):
+    scorer = page_scorer
     ref, _ = example_pair("11202", "ref")
     empty = _write(tmp_path, "empty.html", "")
     images = _write(
@@ -112,7 +116,8 @@ def test_more_than_4096_text_elements(scorer, tmp_path):
     assert fixed.ref.notes[-1].startswith("colour round 2/2") and not fixed.ref.notes[-1].endswith(": 0 blocks")
 
 
-def test_dedup_quirk_truncates_prettified_copy(scorer):
+def test_dedup_quirk_truncates_prettified_copy(page_scorer):
+    scorer = page_scorer
     ref, pred = example_pair("2310", "ref")
     text = Path(pred).read_text(encoding="utf-8")
     assert check_repetitive_compat(text).cut_at == 1912
