@@ -2,10 +2,9 @@
 
 Each case of :data:`tests.hostile.LIMIT_CASES` (zip and YAML bombs, BrowserGym pickles and trees
 nested past the recursion limit, a zero-stride screenshot, the two quadratic prompt shapes) is built
-in the test's folder and run in its own process under an address-space limit (forked from a server
-that imported the CLI once, ``tests/forked.py``; one case also as a real ``python -m replay_tui``):
-``replay --all --mode stub`` ends with the case's exit code and no traceback, the loader names the cap
-or walker limit it hit, and nothing but the test's folder changes.
+in the test's folder and run in its own process under an address-space limit: ``replay --all
+--mode stub`` ends with the case's exit code and no traceback, the loader names the cap or walker
+limit it hit, and nothing but the test's folder changes.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from tests import forked
 from tests.hostile import LIMIT_CASES, LIMITS_BY_NAME, QUADRATIC, GiB
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,26 +27,22 @@ TIME_LIMIT_S = 300
 QUADRATIC_TIME_LIMIT_S = 60
 """The same for the shapes that were quadratic before issue 29 (linear now: they never take minutes)."""
 
-REAL_PROCESS = "eval_deflate_bomb"
-"""The case also run as a shell runs the command (a fresh ``python -m replay_tui``), not only forked."""
-
-
-def probe(target: str, allow_pickle: str) -> None:
-    """The loader's problems on ``target``, one a line, then the number of usable episodes."""
-    from replay_tui.sources import open_sources
-
-    demos = open_sources(target, allow_pickle=allow_pickle == "1")
-    demos.validate_all()
-    for problem in demos.problems:
-        print(problem.one_line())
-    print("usable", sum(demos.problem_for(sid) is None for sid in demos.session_ids))
+PROBE = """
+import sys
+from replay_tui.sources import open_sources
+demos = open_sources(sys.argv[1], allow_pickle=sys.argv[2] == "1")
+demos.validate_all()
+for problem in demos.problems:
+    print(problem.one_line())
+print("usable", sum(demos.problem_for(sid) is None for sid in demos.session_ids))
+"""
 
 
 def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
-def _env(folder: Path) -> dict[str, str]:
+def _run(folder: Path, *argv: str, timeout: float = TIME_LIMIT_S) -> subprocess.CompletedProcess[str]:
     home = folder / "home"
     home.mkdir(exist_ok=True)
     env = {
@@ -61,26 +55,16 @@ def _env(folder: Path) -> dict[str, str]:
         "XDG_STATE_HOME": str(home / "state"),
         "TMPDIR": str(home),
     }
-    return env
-
-
-def _run(folder: Path, *argv: str, timeout: float = TIME_LIMIT_S) -> subprocess.CompletedProcess[str]:
-    """``python ARGV`` in a fresh interpreter under the memory limit."""
     return subprocess.run(
         [sys.executable, *argv],
         capture_output=True,
         text=True,
-        env=_env(folder),
+        env=env,
         cwd=folder,
         preexec_fn=_limit_memory,
         timeout=timeout,
         check=False,
     )
-
-
-def _fork(folder: Path, target, *args: str, timeout: float = TIME_LIMIT_S) -> subprocess.CompletedProcess[str]:
-    """``target(*args)`` in a process forked from the preloaded server, under the memory limit."""
-    return forked.run(target, *args, cwd=folder, env=_env(folder), timeout=timeout, memory=MEMORY_LIMIT)
 
 
 def _tree(folder: Path) -> dict[str, tuple[int, int]]:
@@ -94,23 +78,20 @@ def test_a_small_hostile_input_ends_cleanly_in_bounded_memory(name, tmp_path):
     inputs.mkdir()
     target = case.build(inputs)
     before = _tree(inputs)
-    command = ["replay", "--demos", str(target), "--all", "--mode", "stub", "--no-progress", "--no-save-run"]
+    command = ["-m", "replay_tui", "replay", "--demos", str(target), "--all", "--mode", "stub"]
     timeout = QUADRATIC_TIME_LIMIT_S if name in QUADRATIC else TIME_LIMIT_S
-    if name == REAL_PROCESS:
-        proc = _run(tmp_path, "-m", "replay_tui", *command, *case.argv, timeout=timeout)
-    else:
-        proc = _fork(tmp_path, forked.cli_main, *command, *case.argv, timeout=timeout)
+    proc = _run(tmp_path, *command, "--no-progress", "--no-save-run", *case.argv, timeout=timeout)
     assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr, proc.stderr[-2000:]
     assert proc.returncode in case.exits, proc.stderr[-2000:]
     if proc.returncode == 2:
         assert proc.stderr.rstrip().splitlines()[-1].startswith("replay-tui replay: error: ")
-    loaded = _fork(tmp_path, probe, str(target), "1" if "--allow-pickle" in case.argv else "0", timeout=timeout)
-    assert loaded.returncode == 0 and not loaded.stderr, loaded.stderr[-2000:]
-    *problems, usable = loaded.stdout.splitlines()
+    probe = _run(tmp_path, "-c", PROBE, str(target), "1" if "--allow-pickle" in case.argv else "0", timeout=timeout)
+    assert probe.returncode == 0 and not probe.stderr, probe.stderr[-2000:]
+    *problems, usable = probe.stdout.splitlines()
     if case.exits == {0}:  # the episode keeps the rest: it is usable, the problem only names the part
-        assert usable != "usable 0", loaded.stdout[-2000:]
+        assert usable != "usable 0", probe.stdout[-2000:]
     if case.problem:
-        assert any(case.problem in line for line in problems), loaded.stdout[-2000:]
+        assert any(case.problem in line for line in problems), probe.stdout[-2000:]
     assert _tree(inputs) == before
     assert {p.name for p in tmp_path.iterdir()} == {"in", "home"}
 
@@ -121,4 +102,4 @@ def test_every_class_of_the_issue_has_a_case():
         "browsergym depth and size",
         "quadratic prompts",
     }
-    assert set(LIMITS_BY_NAME) >= QUADRATIC and REAL_PROCESS in LIMITS_BY_NAME
+    assert set(LIMITS_BY_NAME) >= QUADRATIC
