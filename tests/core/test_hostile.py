@@ -20,6 +20,7 @@ import pytest
 from replay_tui.cli import main
 from replay_tui.demos.loader import open_demos
 from replay_tui.demos.problems import DemoFileError
+from tests import forked
 from tests.hostile import BY_NAME, CASES, fixture_cases, write_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,6 +51,7 @@ def test_the_fixture_files_are_the_corpus():
     expected = {case.filename: case.data for case in fixture_cases()}
     assert kept == expected
     assert len(CASES) >= 100 and len(expected) >= 90
+    assert REAL_PROCESS <= TABLE_ROWS and {BY_NAME[name].exit for name in REAL_PROCESS} == {0, 2}
     assert {case.row for case in CASES} >= {
         "deep nesting",
         "numbers out of range",
@@ -119,11 +121,21 @@ def _run(*argv: str, **kwargs) -> subprocess.CompletedProcess:
     )
 
 
+REAL_PROCESS = {"latin1_file", "deep_top_array"}
+"""Cases (one exiting 0, one 2) run as a shell runs the command: a fresh ``python -m replay_tui``. The
+others run in a process forked from a server that imported the CLI once (``tests/forked.py``)."""
+
+
 @pytest.mark.parametrize("name", sorted(TABLE_ROWS))
 def test_the_installed_command_never_prints_a_traceback(corpus, name, tmp_path):
     case = BY_NAME[name]
     report = tmp_path / "r.json"
-    proc = _run("replay", "--demos", str(corpus[name]), "--all", "--mode", "stub", "--report", str(report))
+    argv = ("replay", "--demos", str(corpus[name]), "--all", "--mode", "stub", "--report", str(report))
+    if name in REAL_PROCESS:
+        proc = _run(*argv)
+    else:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        proc = forked.run(forked.cli_main, *argv, cwd=Path.cwd(), env=env, timeout=120, argv=argv)
     assert proc.returncode == case.exit, proc.stderr
     assert "Traceback" not in proc.stderr
     if case.exit == 2:

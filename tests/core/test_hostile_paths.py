@@ -1,6 +1,7 @@
 """Hostile paths (issue 27, items 2 and 5): outputs aimed at inputs, and odd files where a file is read.
 
-Every case runs the real command in a subprocess under a memory cap (``RLIMIT_AS``) and a timeout:
+Every case runs the command in a process of its own (forked from a server that imported the CLI once,
+``tests/forked.py``) under a memory cap (``RLIMIT_AS``) and a timeout:
 it must end with exit 0, 1 or 2, print no traceback, and change nothing in the test's folder but
 what the case expects (the folder is snapshotted before and after; HOME and the XDG folders are in it).
 """
@@ -10,12 +11,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import resource
 import shutil
 import socket
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ import pytest
 from replay_tui.examples import example_path
 from replay_tui.policies.cache import Cassette
 from replay_tui.policies.llm_cache import DB_NAME
+from tests import forked
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMORY_BYTES = 3 << 30
@@ -33,10 +33,6 @@ LLM = ["--mode", "llm", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]
 """An LLM replay whose endpoint is never reached: the output checks come before any request."""
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs")
-
-
-def _limit() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
 
 
 def cli(folder: Path, *argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -57,16 +53,8 @@ def cli(folder: Path, *argv: str, env: dict[str, str] | None = None) -> subproce
         OPENAI_API_KEY="test",
         **(env or {}),
     )
-    proc = subprocess.run(
-        [sys.executable, "-m", "replay_tui", *argv],
-        cwd=folder,
-        env=environment,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-        preexec_fn=_limit,
-        check=False,
+    proc = forked.run(
+        forked.cli_main, *argv, cwd=folder, env=environment, timeout=TIMEOUT_S, memory=MEMORY_BYTES, argv=argv
     )
     assert proc.returncode in (0, 1, 2), proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr, proc.stderr[-2000:]

@@ -1,0 +1,117 @@
+"""Commands run in a process of their own without paying the interpreter's start and imports each time.
+
+A subprocess of ``python -m replay_tui`` spends ~0.8 s of CPU importing the package before the command
+does anything. The hostile-input tests need what a process gives (a memory cap by ``RLIMIT_AS``, a hang
+that is killed at a timeout, a working folder, an environment, an exit code, stdout and stderr apart
+from the test's), not a fresh interpreter: here each command runs in a child forked from
+multiprocessing's fork server, which imported the CLI once per test worker. The fork server is a
+single-threaded process, so forking it is safe (forking the pytest worker, with its threads, is not).
+Tests about the interpreter itself (``python -m replay_tui`` as a shell runs it) keep a real subprocess.
+"""
+
+from __future__ import annotations
+
+import atexit
+import io
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+PRELOAD = ["replay_tui.cli", "replay_tui.sources", "tests.forked"]
+"""What the fork server imports once: the CLI and the loader (each command's lazy imports still run)."""
+
+_context = multiprocessing.get_context("forkserver")
+_context.set_forkserver_preload(PRELOAD)
+# Stopped (and reaped) when the worker exits, so the server's CPU and its children's count in the worker's.
+atexit.register(multiprocessing.forkserver._forkserver._stop)  # type: ignore[attr-defined]
+
+
+def cli_main(*argv: str) -> int:
+    """``replay-tui ARGV``, as ``python -m replay_tui`` runs it."""
+    from replay_tui.cli import main
+
+    return main(list(argv))
+
+
+def _child(
+    target: Callable[..., int | None],
+    args: tuple[str, ...],
+    cwd: str,
+    env: dict[str, str],
+    memory: int | None,
+    out: str,
+    err: str,
+) -> None:
+    """In the forked child: the process's limits, folder, environment and standard streams, then the
+    target; its return value (or SystemExit's code) is the exit code, an uncaught exception a traceback
+    and exit 1, as the interpreter would."""
+    if memory is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    time.tzset()  # TZ as a fresh process reads it
+    tempfile.tempdir = None  # TMPDIR too
+    for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, out, os.O_WRONLY), (2, err, os.O_WRONLY)):
+        opened = os.open(path, flags)
+        os.dup2(opened, fd)
+        os.close(opened)
+    code: object = 0
+    try:
+        code = target(*args)
+    except SystemExit as exc:
+        code = exc.code
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def _text(data: bytes) -> str:
+    """Bytes decoded as ``subprocess.run(text=True)`` decodes them (locale encoding, universal newlines)."""
+    return io.TextIOWrapper(io.BytesIO(data)).read()
+
+
+def run(
+    target: Callable[..., int | None],
+    *args: str,
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    memory: int | None = None,
+    argv: Sequence[str] = (),
+) -> subprocess.CompletedProcess[str]:
+    """``target(*args)`` in a forked child with exactly ``env``, in ``cwd``, under an address-space cap
+    of ``memory`` bytes; killed (and ``subprocess.TimeoutExpired`` raised) after ``timeout`` seconds.
+    ``argv`` only names the command in the result."""
+    with tempfile.TemporaryDirectory(prefix="forked-") as streams:
+        out, err = Path(streams, "out"), Path(streams, "err")
+        out.touch()
+        err.touch()
+        child = _context.Process(target=_child, args=(target, args, str(cwd), env, memory, str(out), str(err)))
+        child.start()
+        child.join(timeout)
+        if child.exitcode is None:
+            child.kill()
+            child.join()
+            raise subprocess.TimeoutExpired(list(argv) or [str(target), *args], timeout)
+        code = child.exitcode
+        return subprocess.CompletedProcess(list(argv), code, _text(out.read_bytes()), _text(err.read_bytes()))
