@@ -23,6 +23,8 @@ ISOLATED_DIRS = {
     "XDG_STATE_HOME": "home/.local/state",
     "REPLAY_TUI_RUNS_DIR": "runs",
     "REPLAY_TUI_CACHE_DIR": "llm-cache",
+    # Ray's session folders (logs, sockets), else /tmp/ray for good; short: a socket path must fit in 107 bytes
+    "RAY_TMPDIR": "ray",
 }
 # Settings of the user's that would change what the tests see (the model, the viewer, the graphics).
 UNSET = ("REPLAY_TUI_MODEL", "REPLAY_TUI_VIEWER", "REPLAY_TUI_GRAPHICS")

@@ -90,6 +90,15 @@ def test_llm_replay_on_ray_sums_the_workers_requests_and_shares_their_cache(loca
         assert again.read_bytes() == local.read_bytes()
 
 
+@needs_ray
+def test_ray_keeps_its_session_folder_in_the_test_session(local_ray):
+    """Ray's logs and sockets go under RAY_TMPDIR (tests/conftest.py), removed with the session, not /tmp/ray."""
+    from ray._private.worker import global_worker
+
+    session = Path(global_worker.node.get_session_dir_path())
+    assert session.is_relative_to(Path(os.environ["RAY_TMPDIR"])) and session.is_dir()
+
+
 def test_recipes_carry_absolute_paths(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     settings = ReplaySettings(mode="custom", policy_spec="pol.py:P", llm={"cache_dir": "cache", "model": "m"})
