@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -67,34 +68,42 @@ def _wait_for(condition, timeout: float = 30) -> bool:
     return condition()
 
 
-def test_foreign_host_origin_and_missing_token_are_refused_and_start_no_app(tmp_path: Path) -> None:
-    with serving(tmp_path) as (url, server, log):
-        host, port, token = _parts(url)
-        served = f"{host}:{port}"
-        status, body = _get(port, f"/?token={token}", served)
-        assert status == 200 and "/ws" in body  # the page, for the right Host and token
-        status, body = _get(port, f"/?token={token}", f"rebound.example:{port}")  # DNS rebinding
-        assert status == 403 and "Host 'rebound.example:" in body and body.count("\n") == 1
-        status, body = _get(port, "/", served)  # no token
-        assert status == 403 and "token" in body
-        status, _ = _get(port, "/?token=" + token[:-1] + "x", served)  # a wrong token
-        assert status == 403
-        status, _ = _get(port, "/static/css/xterm.css", served)  # textual-serve's own assets need none
-        assert status == 200
-
-        ws = f"ws://{served}/ws?token={token}"
-        origin = f"http://{served}"
-        assert asyncio.run(_ws_status(ws, "http://evil.example")) == 403  # a page on another site
-        assert asyncio.run(_ws_status(ws, None)) == 403
-        assert asyncio.run(_ws_status(ws, origin, {"Host": f"rebound.example:{port}"})) == 403
-        assert asyncio.run(_ws_status(f"ws://{served}/ws", origin)) == 403  # no token
-        assert asyncio.run(_ws_status(f"ws://{served}/ws?token=nottheone0123456789", origin)) == 403
-        assert _children(server.pid) == []  # no refused socket started an app
-        assert asyncio.run(_ws_status(ws, origin)) == 101  # the served origin with the token opens one
-        assert log.read_text().count(token) == 1  # printed once; the access log shows token=…
+@pytest.fixture(scope="module")
+def default_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    """One ``replay-tui serve`` with the default flags for the tests that only send it requests (starting
+    one costs seconds of imports); each test still makes its own clients."""
+    with serving(tmp_path_factory.mktemp("serve")) as running:
+        yield running
 
 
-def test_the_token_is_kept_in_an_http_only_strict_cookie(tmp_path: Path) -> None:
+def test_foreign_host_origin_and_missing_token_are_refused_and_start_no_app(default_server) -> None:
+    url, server, log = default_server
+    host, port, token = _parts(url)
+    served = f"{host}:{port}"
+    status, body = _get(port, f"/?token={token}", served)
+    assert status == 200 and "/ws" in body  # the page, for the right Host and token
+    status, body = _get(port, f"/?token={token}", f"rebound.example:{port}")  # DNS rebinding
+    assert status == 403 and "Host 'rebound.example:" in body and body.count("\n") == 1
+    status, body = _get(port, "/", served)  # no token
+    assert status == 403 and "token" in body
+    status, _ = _get(port, "/?token=" + token[:-1] + "x", served)  # a wrong token
+    assert status == 403
+    status, _ = _get(port, "/static/css/xterm.css", served)  # textual-serve's own assets need none
+    assert status == 200
+
+    ws = f"ws://{served}/ws?token={token}"
+    origin = f"http://{served}"
+    assert asyncio.run(_ws_status(ws, "http://evil.example")) == 403  # a page on another site
+    assert asyncio.run(_ws_status(ws, None)) == 403
+    assert asyncio.run(_ws_status(ws, origin, {"Host": f"rebound.example:{port}"})) == 403
+    assert asyncio.run(_ws_status(f"ws://{served}/ws", origin)) == 403  # no token
+    assert asyncio.run(_ws_status(f"ws://{served}/ws?token=nottheone0123456789", origin)) == 403
+    assert _children(server.pid) == []  # no refused socket started an app
+    assert asyncio.run(_ws_status(ws, origin)) == 101  # the served origin with the token opens one
+    assert log.read_text().count(token) == 1  # printed once; the access log shows token=…
+
+
+def test_the_token_is_kept_in_an_http_only_strict_cookie(default_server) -> None:
     async def visit(url: str) -> tuple[int, int, str]:
         host, port, _ = _parts(url)
         async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
@@ -103,8 +112,7 @@ def test_the_token_is_kept_in_an_http_only_strict_cookie(tmp_path: Path) -> None
             async with session.get(f"http://{host}:{port}/") as again:  # the cookie, no query
                 return first.status, again.status, cookie
 
-    with serving(tmp_path) as (url, _server, _log):
-        first, again, cookie = asyncio.run(visit(url))
+    first, again, cookie = asyncio.run(visit(default_server[0]))
     assert first == 200 and again == 200
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
 
@@ -171,7 +179,11 @@ while True:
 """
 
 
-def test_an_app_that_ignores_quit_and_sigterm_is_killed_and_sizes_are_clamped(tmp_path: Path) -> None:
+def test_an_app_that_ignores_quit_and_sigterm_is_killed_and_sizes_are_clamped(tmp_path: Path, monkeypatch) -> None:
+    from replay_tui.cli import serve_server
+
+    # The app ignores both, so each grace period is waited out in full: a shorter one changes nothing checked.
+    monkeypatch.setattr(serve_server, "STOP_GRACE", 1.0)
     script = tmp_path / "stubborn.py"
     script.write_text(STUBBORN_APP)
     seen = tmp_path / "seen.jsonl"
