@@ -1,17 +1,21 @@
 """``replay-tui mcp`` driven by the SDK's own client over stdio, against a real server subprocess.
 
-Each test starts the server as a user's MCP client would (``python -m replay_tui mcp``) and checks
-the answers against the CLI's JSON for the same work.
+The server is started as a user's MCP client would (``python -m replay_tui mcp``) and its answers
+checked against the CLI's JSON for the same work. Tests that need no fresh server (each opens its own
+logs first) share one per module and set of flags (``plain``, ``annotating``): a start costs ~3 s of
+CPU (the SDK's and our imports), most of what these tests cost.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +23,7 @@ import anyio
 import httpx
 import orjson
 import pytest
+import pytest_asyncio
 
 pytest.importorskip("mcp")
 
@@ -60,6 +65,70 @@ async def server(tmp_path: Path, *flags: str, env: dict[str, str] | None = None)
         yield client
 
 
+shared_loop = pytest.mark.asyncio(loop_scope="module")
+"""For the tests of a shared server: they run in the module's event loop, where its client lives."""
+
+
+@dataclass(frozen=True)
+class Served:
+    """A server shared by the module's tests, its client and the folder it runs in (its runs under
+    ``folder / "runs"``)."""
+
+    client: Client
+    folder: Path
+
+
+async def _shared(folder: Path, *flags: str) -> AsyncIterator[Served]:
+    """One server for the module: held open by a task of its own, since the SDK's client must be left
+    in the task it was entered in (a fixture's setup and teardown run in different tasks)."""
+    ready: asyncio.Future[Client] = asyncio.get_running_loop().create_future()
+    stop = asyncio.Event()
+
+    async def hold() -> None:
+        try:
+            async with server(folder, *flags) as client:
+                ready.set_result(client)
+                await stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            raise
+
+    holder = asyncio.create_task(hold())
+    try:
+        yield Served(await ready, folder)
+    finally:
+        stop.set()
+        await holder
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def plain(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
+    """A server with the default flags."""
+    async for served in _shared(tmp_path_factory.mktemp("mcp-plain")):
+        yield served
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def annotating(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Served]:
+    """A server with the annotation tools, reports under ``folder / "out"`` and pages of 10 rows."""
+    folder = tmp_path_factory.mktemp("mcp-annotating")
+    flags = ("--allow-annotate", "--out-dir", str(folder / "out"), "--page-size", "10")
+    async for served in _shared(folder, *flags):
+        yield served
+
+
+async def every_row(client: Client, **arguments: Any) -> list[dict[str, Any]]:
+    """The rows of every page of ``list_episodes``."""
+    page = await call(client, "list_episodes", **arguments)
+    rows = list(page["episodes"])
+    while page["next_cursor"] is not None:
+        page = await call(client, "list_episodes", **arguments, cursor=page["next_cursor"])
+        rows.extend(page["episodes"])
+    assert len(rows) == page["total"]
+    return rows
+
+
 async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     result = await client.call_tool(tool, arguments)
     assert not result.is_error, result.content
@@ -90,11 +159,12 @@ def strings(value: Any) -> Iterator[str]:
             yield from strings(item)
 
 
-async def test_tools_are_listed_with_schemas(tmp_path: Path) -> None:
-    async with server(tmp_path) as client:
-        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        prompts = [prompt.name for prompt in (await client.list_prompts()).prompts]
-        templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
+@shared_loop
+async def test_tools_are_listed_with_schemas(plain: Served) -> None:
+    client = plain.client
+    tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    prompts = [prompt.name for prompt in (await client.list_prompts()).prompts]
+    templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
     assert set(tools) == TOOLS  # tag_step and note only with --allow-annotate
     assert tools["get_step"].input_schema["required"] == ["episode_id", "step"]
     assert "episodes" in tools["list_episodes"].output_schema["properties"]
@@ -104,19 +174,20 @@ async def test_tools_are_listed_with_schemas(tmp_path: Path) -> None:
     assert templates == ["replay://runs/{run_id}"]
 
 
-async def test_read_tools_open_list_get_find(tmp_path: Path) -> None:
-    async with server(tmp_path, "--page-size", "10") as client:
-        opened = await call(client, "open_logs", paths=[str(EXAMPLE), str(TAU2)])
-        failed = await call(client, "list_episodes", outcome="failed")
-        pages = [failed]
-        while pages[-1]["next_cursor"] is not None:
-            pages.append(await call(client, "list_episodes", outcome="failed", cursor=pages[-1]["next_cursor"]))
-        tau2 = await call(client, "list_episodes", text="", sort="order", cursor="100")
-        episode = await call(client, "get_episode", episode_id=failed["episodes"][0]["episode_id"])
-        step = await call(client, "get_step", episode_id=episode["episode_id"], step=0)
-        tau2_episode = await call(client, "get_episode", episode_id=tau2["episodes"][0]["episode_id"])
-        tau2_step = await call(client, "get_step", episode_id=tau2_episode["episode_id"], step=1, fields=["action"])
-        found = await call(client, "find", text="hairpiece")
+@shared_loop
+async def test_read_tools_open_list_get_find(annotating: Served) -> None:
+    client = annotating.client  # pages of 10 rows
+    opened = await call(client, "open_logs", paths=[str(EXAMPLE), str(TAU2)])
+    failed = await call(client, "list_episodes", outcome="failed")
+    pages = [failed]
+    while pages[-1]["next_cursor"] is not None:
+        pages.append(await call(client, "list_episodes", outcome="failed", cursor=pages[-1]["next_cursor"]))
+    tau2 = await call(client, "list_episodes", text="", sort="order", cursor="100")
+    episode = await call(client, "get_episode", episode_id=failed["episodes"][0]["episode_id"])
+    step = await call(client, "get_step", episode_id=episode["episode_id"], step=0)
+    tau2_episode = await call(client, "get_episode", episode_id=tau2["episodes"][0]["episode_id"])
+    tau2_step = await call(client, "get_step", episode_id=tau2_episode["episode_id"], step=1, fields=["action"])
+    found = await call(client, "find", text="hairpiece")
     assert [(f["format"], f["episodes"]) for f in opened["files"]] == [("webshop-demos", 100), ("tau2", 3)]
     assert opened["episodes"] == 103 and opened["problems"] == []
     demos = orjson.loads(EXAMPLE.read_bytes())
@@ -134,56 +205,57 @@ async def test_read_tools_open_list_get_find(tmp_path: Path) -> None:
     assert any(hit["field"] == "task" for hit in found["hits"])
 
 
-async def test_episodes_say_why_their_task_ended(tmp_path: Path) -> None:
+@shared_loop
+async def test_episodes_say_why_their_task_ended(plain: Served) -> None:
     """The log's outcome beside the score (issue 30): its reason, and the reference actions missed."""
-    async with server(tmp_path) as client:
-        await call(client, "open_logs", paths=[str(TAU2)])
-        listed = await call(client, "list_episodes", sort="order")
-        episode = await call(client, "get_episode", episode_id=listed["episodes"][0]["episode_id"])
+    client = plain.client
+    await call(client, "open_logs", paths=[str(TAU2)])
+    listed = await call(client, "list_episodes", sort="order")
+    episode = await call(client, "get_episode", episode_id=listed["episodes"][0]["episode_id"])
     assert [row["outcome_reason"] for row in listed["episodes"]] == ["user_stop"] * 3
     assert episode["outcome_reason"] == "user_stop" and episode["missed_expected"] == []
 
 
-async def test_list_episodes_filters_on_the_four_outcome_kinds(tmp_path: Path) -> None:
+@shared_loop
+async def test_list_episodes_filters_on_the_four_outcome_kinds(plain: Served) -> None:
     """succeeded, failed, errored, unknown: the words every report counts outcomes in (issue 30)."""
-    async with server(tmp_path, "--page-size", "200") as client:
-        await call(client, "open_logs", paths=[str(EXAMPLE), str(OPENHANDS)])
-        every = await call(client, "list_episodes")
-        by_kind = {kind: await call(client, "list_episodes", outcome=kind) for kind in OUTCOME_KINDS}
-        errored = await call(client, "get_episode", episode_id=by_kind["errored"]["episodes"][0]["episode_id"])
+    client = plain.client
+    await call(client, "open_logs", paths=[str(EXAMPLE), str(OPENHANDS)])
+    every = await every_row(client)
+    by_kind = {kind: await every_row(client, outcome=kind) for kind in OUTCOME_KINDS}
+    errored = await call(client, "get_episode", episode_id=by_kind["errored"][0]["episode_id"])
     demos = orjson.loads(EXAMPLE.read_bytes())
-    assert sum(page["total"] for page in by_kind.values()) == every["total"] == len(demos) + 3
-    for kind, page in by_kind.items():
-        assert {row["outcome"] for row in page["episodes"]} <= {kind}
-        assert [row["episode_id"] for row in page["episodes"]] == [
-            row["episode_id"] for row in every["episodes"] if row["outcome"] == kind
-        ]
+    assert sum(len(rows) for rows in by_kind.values()) == len(every) == len(demos) + 3
+    for kind, rows in by_kind.items():
+        assert {row["outcome"] for row in rows} <= {kind}
+        assert [row["episode_id"] for row in rows] == [row["episode_id"] for row in every if row["outcome"] == kind]
     succeeded = [str(d["session_id"]) for d in demos if d.get("success") is True]
-    assert [row["episode_id"] for row in by_kind["succeeded"]["episodes"]] == succeeded
-    assert by_kind["errored"]["total"] == 1 and by_kind["unknown"]["total"] == 2
+    assert [row["episode_id"] for row in by_kind["succeeded"]] == succeeded
+    assert len(by_kind["errored"]) == 1 and len(by_kind["unknown"]) == 2
     assert errored["outcome"] == "errored" and errored["outcome_reason"]
 
 
-async def test_replay_and_compare_answer_as_the_cli_does(tmp_path: Path) -> None:
+@shared_loop
+async def test_replay_and_compare_answer_as_the_cli_does(plain: Served, tmp_path: Path) -> None:
     sessions = ["0", "1", "2", "3", "4", "5", "6", "7"]
     progress: list[tuple[float, float | None]] = []
 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
         progress.append((done, total))
 
-    async with server(tmp_path) as client:
-        await call(client, "open_logs", paths=[str(EXAMPLE)])
-        result = await client.call_tool(
-            "replay", {"policy": "heuristic", "episodes": sessions}, progress_callback=on_progress
-        )
-        assert not result.is_error, result.content
-        heuristic = result.structured_content
-        assert heuristic is not None
-        stub = await call(client, "replay", policy="stub", episodes=sessions)
-        compared = await call(client, "compare", run_or_log_a=stub["run_id"], run_or_log_b=heuristic["run_id"])
-        groups = await call(client, "mismatch_groups")
-        listed = await call(client, "list_episodes", mismatched=True)
-        judged = await call(client, "get_episode", episode_id="0")
+    client = plain.client
+    await call(client, "open_logs", paths=[str(EXAMPLE)])
+    result = await client.call_tool(
+        "replay", {"policy": "heuristic", "episodes": sessions}, progress_callback=on_progress
+    )
+    assert not result.is_error, result.content
+    heuristic = result.structured_content
+    assert heuristic is not None
+    stub = await call(client, "replay", policy="stub", episodes=sessions)
+    compared = await call(client, "compare", run_or_log_a=stub["run_id"], run_or_log_b=heuristic["run_id"])
+    groups = await call(client, "mismatch_groups")
+    listed = await call(client, "list_episodes", mismatched=True)
+    judged = await call(client, "get_episode", episode_id="0")
     assert progress[-1] == (len(sessions), len(sessions)) and len(progress) == len(sessions)
     argv = ["replay", "--demos", str(EXAMPLE), "--mode", "heuristic", "--sessions", "0-7", "--no-save-run"]
     cli = cli_json(tmp_path, "h.json", *argv)
@@ -194,7 +266,7 @@ async def test_replay_and_compare_answer_as_the_cli_does(tmp_path: Path) -> None
     assert groups["run_id"] == stub["run_id"]  # the last replay
     assert {row["episode_id"] for row in listed["episodes"]} <= set(sessions)
     assert judged["replayed"] and any(step["verdict"] for step in judged["steps"])
-    runs = sorted((tmp_path / "runs").rglob("*.json"))
+    runs = sorted((plain.folder / "runs").rglob("*.json"))
     by_id = {path.stem: path for path in runs}
     assert set(by_id) >= {stub["run_id"], heuristic["run_id"]}
     cli_compare = cli_json(tmp_path, "c.json", "compare", str(by_id[stub["run_id"]]), str(by_id[heuristic["run_id"]]))
@@ -204,16 +276,17 @@ async def test_replay_and_compare_answer_as_the_cli_does(tmp_path: Path) -> None
     assert compared["runs"]["accuracy_b"] == cli_compare["overall"]["b"]["rate"]
 
 
-async def test_compare_two_logs_answers_as_the_cli_does(tmp_path: Path) -> None:
+@shared_loop
+async def test_compare_two_logs_answers_as_the_cli_does(plain: Served, tmp_path: Path) -> None:
     """Two logs of agents' own runs of the same tasks are paired by task, as ``compare LOG_A LOG_B``
     pairs them: its JSON report's summary, unpaired keys and regressed tasks."""
     pair = sorted(PAIRS.glob("pair3_*"))
-    async with server(tmp_path) as client:
-        compared = await call(client, "compare", run_or_log_a=str(pair[0]), run_or_log_b=str(pair[1]))
-        await call(client, "open_logs", paths=[str(EXAMPLE)])
-        run = await call(client, "replay", policy="stub", episodes=["0"])
-        mixed = await error(client, "compare", run_or_log_a=run["run_id"], run_or_log_b=str(pair[1]))
-        foreign = await error(client, "compare", run_or_log_a=str(pair[0]), run_or_log_b=str(TAU2))
+    client = plain.client
+    compared = await call(client, "compare", run_or_log_a=str(pair[0]), run_or_log_b=str(pair[1]))
+    await call(client, "open_logs", paths=[str(EXAMPLE)])
+    run = await call(client, "replay", policy="stub", episodes=["0"])
+    mixed = await error(client, "compare", run_or_log_a=run["run_id"], run_or_log_b=str(pair[1]))
+    foreign = await error(client, "compare", run_or_log_a=str(pair[0]), run_or_log_b=str(TAU2))
     cli = cli_json(tmp_path, "logs.json", "compare", str(pair[0]), str(pair[1]))
     assert compared["kind"] == "logs" and compared["runs"] is None
     logs = compared["logs"]
@@ -227,25 +300,25 @@ async def test_compare_two_logs_answers_as_the_cli_does(tmp_path: Path) -> None:
     assert "share no task key" in foreign
 
 
-async def test_export_writes_only_under_out_dir(tmp_path: Path) -> None:
-    out = tmp_path / "out"
-    outside = tmp_path / "elsewhere"
+@shared_loop
+async def test_export_writes_only_under_out_dir(annotating: Served) -> None:
+    out = annotating.folder / "out"  # the server's --out-dir
+    outside = annotating.folder / "elsewhere"
     outside.mkdir()
-    out.mkdir()
     log = out / "demos.json"  # a log inside the output folder is still not an output
     log.write_bytes(EXAMPLE.read_bytes())
-    async with server(tmp_path, "--out-dir", str(out)) as client:
-        await call(client, "open_logs", paths=[str(log)])
-        run = await call(client, "replay", policy="heuristic", episodes=["0", "1"])
-        out.joinpath("escape").symlink_to(outside)
-        written = await call(client, "export_report", run=run["run_id"], format="md", path="report.md")
-        refused = [
-            await error(client, "export_report", run=run["run_id"], format="json", path=str(outside / "r.json")),
-            await error(client, "export_report", run=run["run_id"], format="json", path="../elsewhere/r.json"),
-            await error(client, "export_report", run=run["run_id"], format="json", path="escape/r.json"),
-        ]
-        clash = await error(client, "export_report", run=run["run_id"], format="json", path="demos.json")
-        resource = await client.read_resource(f"replay://runs/{run['run_id']}")
+    client = annotating.client
+    await call(client, "open_logs", paths=[str(log)])
+    run = await call(client, "replay", policy="heuristic", episodes=["0", "1"])
+    out.joinpath("escape").symlink_to(outside)
+    written = await call(client, "export_report", run=run["run_id"], format="md", path="report.md")
+    refused = [
+        await error(client, "export_report", run=run["run_id"], format="json", path=str(outside / "r.json")),
+        await error(client, "export_report", run=run["run_id"], format="json", path="../elsewhere/r.json"),
+        await error(client, "export_report", run=run["run_id"], format="json", path="escape/r.json"),
+    ]
+    clash = await error(client, "export_report", run=run["run_id"], format="json", path="demos.json")
+    resource = await client.read_resource(f"replay://runs/{run['run_id']}")
     assert Path(written["path"]) == (out / "report.md").resolve() and (out / "report.md").stat().st_size > 0
     assert all("path:" in message and "outside the output folder" in message for message in refused)
     assert list(outside.iterdir()) == []
@@ -323,20 +396,20 @@ async def test_no_tool_returns_more_than_max_chars(tmp_path: Path) -> None:
     assert any("… [cut: " in text for text in texts)  # long observations are cut, visibly
 
 
-async def test_annotations_only_when_allowed(tmp_path: Path) -> None:
+@shared_loop
+async def test_annotations_only_when_allowed(plain: Served, annotating: Served, tmp_path: Path) -> None:
     demos = tmp_path / "demos.json"
     demos.write_bytes(EXAMPLE.read_bytes())
-    async with server(tmp_path) as client:
-        names = {tool.name for tool in (await client.list_tools()).tools}
+    names = {tool.name for tool in (await plain.client.list_tools()).tools}
     assert not names & {"tag_step", "note"}
-    async with server(tmp_path, "--allow-annotate") as client:
-        await call(client, "open_logs", paths=[str(demos)])
-        tagged = await call(client, "tag_step", episode_id="3", step=0, tag="wrong\x1b[31m search")
-        noted = await call(client, "note", episode_id="3", text="searched\nfor the colour")
-        listed = await call(client, "list_episodes", tag="wrong search")
-        episode = await call(client, "get_episode", episode_id="3")
-        assert "tag" in await error(client, "tag_step", episode_id="3", tag="")
-        assert "step" in await error(client, "tag_step", episode_id="3", step=99, tag="x")
+    client = annotating.client  # --allow-annotate
+    await call(client, "open_logs", paths=[str(demos)])
+    tagged = await call(client, "tag_step", episode_id="3", step=0, tag="wrong\x1b[31m search")
+    noted = await call(client, "note", episode_id="3", text="searched\nfor the colour")
+    listed = await call(client, "list_episodes", tag="wrong search")
+    episode = await call(client, "get_episode", episode_id="3")
+    assert "tag" in await error(client, "tag_step", episode_id="3", tag="")
+    assert "step" in await error(client, "tag_step", episode_id="3", step=99, tag="x")
     assert tagged["tags"] == ["wrong search"] and tagged["step"] is not None
     assert [row["episode_id"] for row in listed["episodes"]] == ["3"]
     assert episode["note"] == "searched\nfor the colour" and episode["steps"][0]["tags"] == tagged["tags"]
