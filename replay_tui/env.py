@@ -63,8 +63,15 @@ class ReplayStep:
         now, for this step only (see :class:`replay_tui.sources.StepPrompts`)."""
         source = self.source
         if isinstance(source, LogStep):
-            return source.prompt_text()
+            return self._log_prompt(source)
         return source.llm_prompt if self.kind == "decision" else None  # type: ignore[union-attr]
+
+    def _log_prompt(self, source: LogStep) -> str | None:
+        """A log step's prompt text, built once per replayed step (:attr:`recorded` holds it too):
+        it is the whole conversation so far, dumped."""
+        if "_prompt" not in self.__dict__:
+            self.__dict__["_prompt"] = source.prompt_text()
+        return self.__dict__["_prompt"]
 
     @property
     def recorded(self) -> dict[str, Any]:
@@ -95,7 +102,7 @@ class ReplayStep:
     def _recorded(self) -> dict[str, Any]:
         if isinstance(self.source, LogStep):
             data = self.source.model_dump()
-            data["llm_prompt"] = self.source.prompt_text()
+            data["llm_prompt"] = self._log_prompt(self.source)
             if self.source.tool_call or self.source.answer:
                 data["messages"] = self.source.messages
         elif isinstance(self.source, DecisionStep):
