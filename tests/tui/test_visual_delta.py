@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from replay_tui.tui.visual_batch import BatchSource, VisualBatchApp, VisualBatch
 from replay_tui.visual.batch import LABELS, discover_pairs
 from replay_tui.visual.compare import VisualComparison, compare_batches
 from replay_tui.visual.examples import EXAMPLES_DIR
+from tests.visual.page_renders import CachedRenderer
 
 from .test_visual_batch import SIZE, _kept_renders, shown, wait_batch  # noqa: F401 (a fixture: the kept renders)
 
@@ -56,7 +58,7 @@ def delta_cells(screen: VisualBatchScreen) -> dict[str, str]:
 
 
 @pytest.mark.slow
-async def test_two_folders_show_b_minus_a_per_score_and_a_delta_final_column(tmp_path):
+async def test_two_folders_show_b_minus_a_per_score_and_a_delta_final_column(tmp_path, monkeypatch):
     ref, move, reword = folders(tmp_path)
     pairs, missing = discover_pairs(ref, [move, reword])
     assert not missing and len(pairs) == 2 * len(PAGES) == 4
@@ -90,9 +92,19 @@ async def test_two_folders_show_b_minus_a_per_score_and_a_delta_final_column(tmp
         await pilot.press("s", "S")  # sorted by final, best first: the deltas stay with their rows
         assert screen.sort_key == "final" and delta_cells(screen) == cells
 
-        # a re-score (r) recomputes the comparison when it is done
+        # a re-score (r) recomputes the comparison when it is done; its renders (kept from the first
+        # scoring: instant) wait until the screen has been seen scoring
+        seen = threading.Event()
+        render_texts = CachedRenderer.render_texts
+
+        def held(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            seen.wait(60)
+            return render_texts(self, *args, **kwargs)
+
+        monkeypatch.setattr(CachedRenderer, "render_texts", held)
         await pilot.press("g", "r")
         assert screen.scoring and "scoring again" in summary_lines(screen)[0]
+        seen.set()
         await wait_batch(screen, pilot)
         assert "scoring again" not in summary_lines(screen)[0]
         rescored = compare_batches(*screen.folder_reports())  # type: ignore[misc]
