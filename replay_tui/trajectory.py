@@ -429,6 +429,15 @@ class TokenUsage(BaseModel):
         usage = cls.model_validate(values)
         return None if usage.empty else usage
 
+    @classmethod
+    def read(cls, record: Any, **keys: str) -> TokenUsage | None:
+        """The counts of a log's usage object under the format's own key names
+        (``read(usage, input="input_tokens", cache_read="cached_input_tokens")``); None when the
+        record is not an object or holds none of them."""
+        if not isinstance(record, dict):
+            return None
+        return cls.of(**{field: record.get(key) for field, key in keys.items()})
+
     def short(self) -> str:
         """``1,234 in / 56 out · $0.0123`` (empty when the usage records neither)."""
         parts = []

@@ -561,13 +561,12 @@ def _children(path: Path, session: _Session, inline: list[_Session], progress: d
 
 def _usage(usage: Any) -> TokenUsage | None:
     """A response's ``message.usage`` (the Anthropic API's: input excludes the cached tokens)."""
-    if not isinstance(usage, dict):
-        return None
-    return TokenUsage.of(
-        input=usage.get("input_tokens"),
-        output=usage.get("output_tokens"),
-        cache_read=usage.get("cache_read_input_tokens"),
-        cache_write=usage.get("cache_creation_input_tokens"),
+    return TokenUsage.read(
+        usage,
+        input="input_tokens",
+        output="output_tokens",
+        cache_read="cache_read_input_tokens",
+        cache_write="cache_creation_input_tokens",
     )
 
 

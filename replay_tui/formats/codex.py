@@ -396,14 +396,13 @@ class _Rollout:
 
 def _usage(usage: Any) -> TokenUsage | None:
     """A ``token_count`` usage (OpenAI's: input counts the cached tokens, output the reasoning ones)."""
-    if not isinstance(usage, dict):
-        return None
-    return TokenUsage.of(
-        input=usage.get("input_tokens"),
-        output=usage.get("output_tokens"),
-        cache_read=usage.get("cached_input_tokens"),
-        reasoning=usage.get("reasoning_output_tokens"),
-        total=usage.get("total_tokens"),
+    return TokenUsage.read(
+        usage,
+        input="input_tokens",
+        output="output_tokens",
+        cache_read="cached_input_tokens",
+        reasoning="reasoning_output_tokens",
+        total="total_tokens",
     )
 
 

@@ -718,16 +718,15 @@ class _Sample:
 
 def _usage(usage: Any) -> TokenUsage | None:
     """inspect_ai's ``ModelUsage`` (input, output, total, cache write/read, reasoning, cost)."""
-    if not isinstance(usage, dict):
-        return None
-    return TokenUsage.of(
-        input=usage.get("input_tokens"),
-        output=usage.get("output_tokens"),
-        cache_read=usage.get("input_tokens_cache_read"),
-        cache_write=usage.get("input_tokens_cache_write"),
-        reasoning=usage.get("reasoning_tokens"),
-        total=usage.get("total_tokens"),
-        cost=usage.get("total_cost"),
+    return TokenUsage.read(
+        usage,
+        input="input_tokens",
+        output="output_tokens",
+        cache_read="input_tokens_cache_read",
+        cache_write="input_tokens_cache_write",
+        reasoning="reasoning_tokens",
+        total="total_tokens",
+        cost="total_cost",
     )
 
 
