@@ -1282,6 +1282,11 @@ class DemoSet:
     def __contains__(self, session_id: object) -> bool:
         return session_id in self.by_session
 
+    def session_of(self, episode_id: str) -> int | None:
+        """The session of the first episode whose id in its log is ``episode_id`` (a sub-agent's,
+        a typed one), None when none is loaded."""
+        return next((ref.session_id for ref in self.refs if ref.header.episode_id == episode_id), None)
+
     def ref(self, session_id: int) -> EpisodeRef:
         try:
             return self.by_session[session_id]

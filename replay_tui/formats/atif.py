@@ -357,6 +357,11 @@ class _Walk:
         return None
 
 
+METRICS = {"input": "prompt_tokens", "output": "completion_tokens", "cache_read": "cached_tokens", "cost": "cost_usd"}
+"""ATIF's step ``metrics`` names of the :class:`~replay_tui.trajectory.TokenUsage` fields;
+``final_metrics`` names the episode's totals the same with ``total_`` before."""
+
+
 class _Ref(NamedTuple):
     """A ``subagent_trajectory_ref`` and where it was: the field, the agent step whose result holds
     it (None on a system step), the call it answers."""
@@ -373,13 +378,7 @@ def _telemetry(step: TrajectoryStep, raw: dict[str, Any], agent: dict[str, Any])
     step.timestamp = parse_timestamp(raw.get("timestamp"))
     model = raw.get("model_name") or agent.get("model_name")
     step.model = model if isinstance(model, str) and model else None
-    metrics = _obj(raw.get("metrics"))
-    step.usage = TokenUsage.of(
-        input=metrics.get("prompt_tokens"),
-        output=metrics.get("completion_tokens"),
-        cache_read=metrics.get("cached_tokens"),
-        cost=metrics.get("cost_usd"),
-    )
+    step.usage = TokenUsage.read(raw.get("metrics"), **METRICS)
 
 
 def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[_Ref]]:
@@ -491,7 +490,6 @@ def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[_Ref]]:
         if data.get(key) is not None:
             metadata[key] = data[key]
     model = agent.get("model_name")
-    totals = _obj(final)
     trajectory = Trajectory(
         id=ident,
         format="atif",
@@ -499,12 +497,7 @@ def _convert(data: dict[str, Any], ident: str) -> tuple[Trajectory, list[_Ref]]:
         metadata=metadata,
         steps=steps,
         model=model if isinstance(model, str) and model else None,
-        usage=TokenUsage.of(
-            input=totals.get("total_prompt_tokens"),
-            output=totals.get("total_completion_tokens"),
-            cache_read=totals.get("total_cached_tokens"),
-            cost=totals.get("total_cost_usd"),
-        ),
+        usage=TokenUsage.read(final, **{field: f"total_{key}" for field, key in METRICS.items()}),
         outcome=Outcome(scores={"final_metrics": final} if isinstance(final, dict) else {}),
         extra={"extra": data["extra"]} if isinstance(data.get("extra"), dict) else {},
     )

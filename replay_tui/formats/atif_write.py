@@ -39,8 +39,9 @@ from typing import Any
 
 import orjson
 
+from replay_tui.formats.atif import METRICS
 from replay_tui.formats.census import parent_of, step_calls, step_results
-from replay_tui.trajectory import ChatMessage, Trajectory, TrajectoryStep
+from replay_tui.trajectory import ChatMessage, TokenUsage, Trajectory, TrajectoryStep
 
 ATIF_VERSION = "ATIF-v1.7"
 """The version written: the latest the RFC defines."""
@@ -319,15 +320,16 @@ def to_atif(trajectory: Trajectory, refs: list[tuple[Trajectory, dict[str, Any]]
 
 
 def _final_metrics(trajectory: Trajectory) -> dict[str, Any]:
-    usage = trajectory.usage
+    """The episode's usage as ATIF ``final_metrics``: the step metrics' names with ``total_``."""
+    return _usage_metrics(trajectory.usage, "total_")
+
+
+def _usage_metrics(usage: TokenUsage | None, prefix: str = "") -> dict[str, Any]:
+    """A usage's counts under ATIF's metric names (``prompt_tokens``... ``cost_usd``, each after
+    ``prefix``), those the log recorded only."""
     if usage is None:
         return {}
-    found = {
-        "total_prompt_tokens": usage.input,
-        "total_completion_tokens": usage.output,
-        "total_cached_tokens": usage.cache_read,
-        "total_cost_usd": usage.cost,
-    }
+    found = {prefix + key: getattr(usage, field) for field, key in METRICS.items()}
     return {key: value for key, value in found.items() if value is not None}
 
 
@@ -476,15 +478,8 @@ def _agent_step(
 def _metrics(step: TrajectoryStep) -> dict[str, Any]:
     """The step's usage as ATIF ``metrics`` (prompt, completion, cached tokens, ``cost_usd``);
     else the token counts its ``extra`` holds under OpenInference or GenAI names."""
-    usage = step.usage
-    if usage is not None:
-        found = {
-            "prompt_tokens": usage.input,
-            "completion_tokens": usage.output,
-            "cached_tokens": usage.cache_read,
-            "cost_usd": usage.cost,
-        }
-        return {key: value for key, value in found.items() if value is not None}
+    if step.usage is not None:
+        return _usage_metrics(step.usage)
     return {
         field: step.extra[key]
         for key, field in _METRICS.items()

@@ -240,9 +240,7 @@ class ReplayApp(RunHistory):
     @on(SubagentOpenRequested)
     def _subagent_requested(self, message: SubagentOpenRequested) -> None:
         """A sub-agent's episode in the stepper, in place of its parent's (esc brings that back)."""
-        session_id = next(
-            (ref.session_id for ref in self.workspace.demos.refs if ref.header.episode_id == message.child), None
-        )
+        session_id = self.workspace.demos.session_of(message.child)
         if session_id is None:
             self.notify(f"sub-agent episode {message.child} is not among the loaded episodes", severity="warning")
             return

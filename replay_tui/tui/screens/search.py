@@ -319,9 +319,9 @@ def resolve_session(demos: DemoSet, typed: str) -> tuple[int | None, str]:
         number = None
     if number is not None and number in demos:
         return number, ""
-    for ref in demos.refs:
-        if ref.header.episode_id == value:
-            return ref.session_id, ""
+    by_id = demos.session_of(value)
+    if by_id is not None:
+        return by_id, ""
     ids = demos.session_ids
     span = f"sessions {min(ids)}–{max(ids)}" if ids else "no sessions loaded"
     if number is None:
