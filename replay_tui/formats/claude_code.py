@@ -45,6 +45,7 @@ an episode is read from its session file again when opened.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -145,10 +146,25 @@ class ClaudeCodeReader:
             yield EpisodeSummary.of(item, record, (file, nth[file]))
             record += 1
 
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: tuple[tuple[tuple[str, int, int], ...], list[ReadItem]] | None = None
+
     def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
-        """The episode ``summary`` points at: its session file read whole (with its sub-agents)."""
+        """The episode ``summary`` points at: its session file read whole (with its sub-agents).
+
+        The last file's read is kept while its files are unchanged: a session's sub-agents are
+        episodes of the same file, so opening or validating them one by one read it once each."""
         file, nth = summary.locator
-        found = [item for item in read_sessions(file, self.session_files, _NO_SESSIONS, _read_file)]
+        stamp = _stamp(file)
+        with self._lock:
+            last = self._last
+        if last is not None and last[0] == stamp:
+            found = last[1]
+        else:
+            found = [item for item in read_sessions(file, self.session_files, _NO_SESSIONS, _read_file)]
+            with self._lock:
+                self._last = (stamp, found)
         episodes = [item for item in found if isinstance(item, Trajectory)]
         if nth < len(episodes) and episodes[nth].id == summary.id:
             return episodes[nth]
@@ -557,6 +573,21 @@ def _children(path: Path, session: _Session, inline: list[_Session], progress: d
                 if child is not None:
                     link(child, None, "sidechain")
     return children
+
+
+def _stamp(file: Path) -> tuple[tuple[str, int, int], ...]:
+    """What a session file's read depends on, as (path, mtime, size): the file, its 2.1
+    ``subagents`` folder's transcripts and the 2.0 ``agent-*.jsonl`` beside it."""
+    files = [file, *sorted((file.parent / file.stem / "subagents").glob("agent-*.jsonl"))]
+    files.extend(sorted(file.parent.glob("agent-*.jsonl")))
+    stamps = []
+    for each in files:
+        try:
+            info = each.stat()
+        except OSError:
+            continue
+        stamps.append((str(each), info.st_mtime_ns, info.st_size))
+    return tuple(stamps)
 
 
 def _usage(usage: Any) -> TokenUsage | None:

@@ -102,3 +102,35 @@ def test_otel_json_lines_of_many_traces_index_trace_by_trace(tmp_path: Path) -> 
     both = tmp_path / "both.otlp.jsonl"
     both.write_bytes(source.read_bytes() + b"\n[1, 2]\n" + openllmetry.read_bytes())
     assert check_index_equals_read("otel-genai", both) >= 2
+
+
+def test_a_session_file_with_sub_agents_is_read_once_for_all_its_episodes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its sub-agents are episodes of the same file: opening each (or the app's validation of
+    every one) must not read the whole file again per episode; a changed file is read again."""
+    from replay_tui.formats import claude_code
+
+    sample = tmp_path / "session.jsonl"
+    shutil.copy(DATA / "claude_code" / "attio-mcp-server__logs_chat__cc1.0.70.jsonl", sample)
+    reads: list[Path] = []
+    real = claude_code._read_file
+
+    def counted(path: Path, counting: bool = False) -> Any:
+        reads.append(path)
+        return real(path, counting)
+
+    monkeypatch.setattr(claude_code, "_read_file", counted)
+    demos = open_sources([sample])
+    refs = list(demos)
+    assert len(refs) == 8
+    reads.clear()
+    assert demos.validate_all() == []
+    first = demos.episode(refs[0].session_id)
+    assert reads == [sample]
+    with sample.open("ab") as handle:  # the file grows: what was read is no longer the file
+        handle.write(b"\n")
+    again = open_sources([sample])
+    reads.clear()
+    assert len(again.episode(next(iter(again)).session_id).trajectory) == len(first.trajectory)
+    assert reads == [sample]
