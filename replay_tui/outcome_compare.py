@@ -6,7 +6,9 @@ Per paired task key: A's and B's outcome (success, score) and their calls aligne
 arguments, which scores above another tool; the first row that is not the same call is the task's
 first divergence. Over the pairs: success of A and B with Wilson intervals, the exact McNemar test
 on the discordant keys, a bootstrap of B − A clustered by task (its trials are not independent),
-and tau2's pass^k per run for every k the trials allow.
+and tau2's pass^k per run for every k the trials allow. When the task carries its reference actions
+(:mod:`replay_tui.expected`), both runs' calls are aligned with that one reference, so each reference
+action says which run hit it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, Literal
 
 import orjson
 
+from replay_tui.expected import align_trajectory
 from replay_tui.matching import judge_call
 from replay_tui.pairing import Pairing
 from replay_tui.stats import mcnemar_exact, paired_bootstrap, wilson
@@ -189,6 +192,43 @@ def _nth(index: int | None) -> str:
     return "?" if index is None else f"#{index + 1}"
 
 
+@dataclass(frozen=True)
+class ExpectedPair:
+    """One reference action of a paired task and what each run did about it: ``matched``,
+    ``different`` (the tool, other arguments) or ``missing`` (:data:`replay_tui.expected.EXPECTED_STATUSES`)."""
+
+    position: int
+    name: str
+    action: str
+    requestor: str
+    a: str
+    b: str
+
+    @property
+    def change(self) -> str:
+        """``lost`` (A hit it, B did not), ``gained``, ``both`` (both hit it) or ``neither``."""
+        a, b = self.a == "matched", self.b == "matched"
+        if a != b:
+            return "lost" if a else "gained"
+        return "both" if a else "neither"
+
+
+def expected_pairs(a: Trajectory, b: Trajectory) -> list[ExpectedPair]:
+    """Both runs' calls aligned with one reference: A's log's expected actions, else B's (the same
+    task's reference; A is the baseline). Empty when neither log carries one."""
+    reference = a.outcome.expected_actions or b.outcome.expected_actions
+    if not reference:
+        return []
+    a_hits = align_trajectory(a, reference=reference)
+    b_hits = align_trajectory(b, reference=reference)
+    if a_hits is None or b_hits is None:
+        return []
+    return [
+        ExpectedPair(x.position, x.name, x.expected.display(), x.requestor, x.status, y.status)
+        for x, y in zip(a_hits.hits, b_hits.hits, strict=True)
+    ]
+
+
 @dataclass
 class TaskPair:
     """One paired task key: outcomes, the alignment and its summary."""
@@ -211,6 +251,19 @@ class TaskPair:
     a_trajectory: Trajectory | None = field(default=None, repr=False)
     """A's whole episode, for views that show a call's step (observation, thinking, result)."""
     b_trajectory: Trajectory | None = field(default=None, repr=False)
+    expected: list[ExpectedPair] = field(default_factory=list)
+    """The task's reference actions and which run hit each (empty without a reference)."""
+
+    def expected_hit(self, side: Literal["a", "b"]) -> tuple[int, int]:
+        """``(matched, total)`` of the reference actions that are the agent's to make (a simulated
+        user's are not), for run ``side``."""
+        own = [pair for pair in self.expected if pair.requestor != "user"]
+        return sum(1 for pair in own if getattr(pair, side) == "matched"), len(own)
+
+    @property
+    def first_lost_expected(self) -> str | None:
+        """The first of the agent's reference actions A hit and B did not (its tool), if any."""
+        return next((p.name for p in self.expected if p.requestor != "user" and p.change == "lost"), None)
 
     @property
     def divergent_rows(self) -> list[int]:
@@ -279,6 +332,7 @@ def pair_task(key: str, task: str, a: Trajectory, b: Trajectory) -> TaskPair:
         [step for step, _ in b_located],
         a,
         b,
+        expected_pairs(a, b),
     )
 
 
@@ -359,9 +413,23 @@ class OutcomeComparison:
                 "clustered_by": "task",
             },
             "regressions_by_tool": self.regression_groups(),
+            "expected_actions": self.expected_summary(),
             "pass_k": [
                 {"k": p.k, "tasks": p.tasks, "a": p.a, "b": p.b, "b_minus_a": p.difference} for p in self.pass_k
             ],
+        }
+
+    def expected_summary(self) -> dict[str, int]:
+        """Over the paired tasks with reference actions, the agent's actions: how many each run hit,
+        and how many A hit and B did not (``lost``) or B hit and A did not (``gained``)."""
+        own = [pair for task in self.tasks for pair in task.expected if pair.requestor != "user"]
+        return {
+            "tasks": sum(1 for task in self.tasks if task.expected),
+            "actions": len(own),
+            "a_matched": sum(1 for pair in own if pair.a == "matched"),
+            "b_matched": sum(1 for pair in own if pair.b == "matched"),
+            "lost": sum(1 for pair in own if pair.change == "lost"),
+            "gained": sum(1 for pair in own if pair.change == "gained"),
         }
 
     def headline(self) -> str:

@@ -2,9 +2,9 @@
 
 JSON is for scripts: ``summary`` (integer counts, float ``mcnemar_p``, rates, intervals, pass^k),
 ``unpaired`` (task keys in one log only) and ``tasks`` (key, A and B outcome, first divergence,
-A-only and B-only calls, argument differences). Markdown is a PR comment: the figures, then every
-regressed task with its first divergent call. JUnit has one failing case per regression; HTML is one
-self-contained page (every task, the regressions first).
+A-only and B-only calls, argument differences, the reference actions each run hit). Markdown is a PR
+comment: the figures, then every regressed task with its first divergent call. JUnit has one failing
+case per regression; HTML is one self-contained page (every task, the regressions first).
 """
 
 from __future__ import annotations
@@ -63,7 +63,24 @@ def task_record(task: TaskPair) -> dict[str, Any]:
         "b_only_calls": task.count("b_only"),
         "argument_differences": task.count("arguments"),
         "tool_differences": task.count("tool"),
+        "expected_actions": [
+            {"position": e.position, "action": e.action, "requestor": e.requestor, "a": e.a, "b": e.b}
+            for e in task.expected
+        ],
     }
+
+
+def _lost(task: TaskPair) -> list[str]:
+    """The agent's reference actions A hit and B did not, by tool name."""
+    return [e.name for e in task.expected if e.requestor != "user" and e.change == "lost"]
+
+
+def _hits(task: TaskPair) -> str:
+    """``A 4/5 · B 2/5``: the agent's reference actions each run hit; empty without a reference."""
+    if not task.expected:
+        return ""
+    (a, total), (b, _) = task.expected_hit("a"), task.expected_hit("b")
+    return f"A {a}/{total} · B {b}/{total}"
 
 
 def to_json(comparison: OutcomeComparison) -> dict[str, Any]:
@@ -100,6 +117,14 @@ def _md(comparison: OutcomeComparison, title: str) -> str:
         f"B − A {diff['b_minus_a'] * 100:+.1f} pp [{diff['low'] * 100:+.1f}, {diff['high'] * 100:+.1f}] "
         f"(bootstrap over {diff['clusters']} tasks); exact McNemar p = {summary['mcnemar_p']:.3g}.",
     ]
+    hits = summary["expected_actions"]
+    if hits["tasks"]:
+        lines += [
+            "",
+            f"Reference actions ({hits['tasks']} tasks carry one, {hits['actions']} for the agent): A hit "
+            f"{hits['a_matched']}, B hit {hits['b_matched']}; {hits['lost']} hit by A only, "
+            f"{hits['gained']} by B only.",
+        ]
     if comparison.a_only or comparison.b_only:
         lines += [
             "",
@@ -111,8 +136,8 @@ def _md(comparison: OutcomeComparison, title: str) -> str:
             "",
             f"### Regressions ({len(regressions)})",
             "",
-            "| Task | First divergence | A | B |",
-            "| --- | --- | --- | --- |",
+            "| Task | First divergence | A | B | Reference actions hit | Hit by A, not by B |",
+            "| --- | --- | --- | --- | --- | --- |",
         ]
         groups = ", ".join(
             f"{md_code(tool, 80, table=False)} {count}" for tool, count in comparison.regression_groups().items()
@@ -124,7 +149,8 @@ def _md(comparison: OutcomeComparison, title: str) -> str:
             where = "none (same calls)" if found is None else found.kind.replace("_", " ")
             row = (
                 f"| {md_code(task.key, 200)} | {md_text(where)} | {_md_call(found.a if found else None)} "
-                f"| {_md_call(found.b if found else None)} |"
+                f"| {_md_call(found.b if found else None)} | {_hits(task) or '—'} "
+                f"| {', '.join(md_code(name, 80) for name in _lost(task)) or '—'} |"
             )
             if used + len(row) > MD_MAX_CHARS - 200:
                 lines.append(f"\n… {len(regressions) - index} more regressions (see the JSON report)")
@@ -153,6 +179,10 @@ CSV_COLUMNS = (
     "divergence",
     "a_call",
     "b_call",
+    "expected_total",
+    "a_expected_hit",
+    "b_expected_hit",
+    "expected_hit_by_a_only",
 )
 
 
@@ -174,9 +204,17 @@ def _csv(comparison: OutcomeComparison) -> str:
                 found.kind if found else "",
                 csv_cell(found.a if found and found.a else ""),
                 csv_cell(found.b if found and found.b else ""),
+                *_csv_hits(task),
             ]
         )
     return out.getvalue()
+
+
+def _csv_hits(task: TaskPair) -> list[Any]:
+    if not task.expected:
+        return ["", "", "", ""]
+    (a, total), (b, _) = task.expected_hit("a"), task.expected_hit("b")
+    return [total, a, b, csv_cell(" ".join(_lost(task)))]
 
 
 def _junit(comparison: OutcomeComparison, title: str) -> bytes:
@@ -190,7 +228,10 @@ def _junit(comparison: OutcomeComparison, title: str) -> bytes:
         case = ET.SubElement(suite, "testcase", classname="replay-tui compare", name=clean(task.key))
         if task.change == "regressed":
             failure = ET.SubElement(case, "failure", message=clean(f"A succeeded, B failed: {task.key}"))
-            failure.text = clean(task.divergence.text() if task.divergence else "same calls, different outcome")
+            text = task.divergence.text() if task.divergence else "same calls, different outcome"
+            if _lost(task):
+                text += f"\nreference actions A hit and B did not: {', '.join(_lost(task))}"
+            failure.text = clean(text)
     return ET.tostring(suite, encoding="utf-8", xml_declaration=True)
 
 
@@ -216,7 +257,8 @@ def _html(comparison: OutcomeComparison, title: str) -> str:
             f'<tr class="{esc(task.change)}"><td><code>{esc(task.key)}</code></td><td>{esc(task.change)}</td>'
             f"<td>{_MARKS[task.a_success]}</td><td>{_MARKS[task.b_success]}</td>"
             f"<td>{esc(found.kind if found else '')}</td><td><code>{esc(found.a if found else '')}</code></td>"
-            f"<td><code>{esc(found.b if found else '')}</code></td></tr>"
+            f"<td><code>{esc(found.b if found else '')}</code></td><td>{esc(_hits(task))}</td>"
+            f"<td>{esc(', '.join(_lost(task)))}</td></tr>"
         )
     body = [
         f"<p>A: <code>{esc(comparison.a_path)}</code><br>B: <code>{esc(comparison.b_path)}</code></p>",
@@ -229,7 +271,7 @@ def _html(comparison: OutcomeComparison, title: str) -> str:
         f"p = {summary['mcnemar_p']:.3g}. Not paired: {len(comparison.a_only)} only in A, "
         f"{len(comparison.b_only)} only in B.</p>",
         "<table><tr><th>task</th><th>change</th><th>A</th><th>B</th><th>first divergence</th><th>A's call</th>"
-        "<th>B's call</th></tr>",
+        "<th>B's call</th><th>reference actions hit</th><th>hit by A, not by B</th></tr>",
         *tasks,
         "</table>",
     ]

@@ -304,3 +304,58 @@ def test_inspect_pair_written_by_inspect_ai_bootstraps_by_sample(tmp_path, capsy
     assert difference["clusters"] == 30
     assert difference["b_minus_a"] == pytest.approx(sums.sum() / 60)
     assert (difference["low"], difference["high"]) == pytest.approx((reference.low, reference.high), abs=0.03)
+
+
+def action_checks(path: Path) -> dict[str, list[tuple[str, str, bool]]]:
+    """tau2's own verdict on each reference action of each simulation: (action id, requestor, matched)."""
+    data = json.loads(path.read_text())
+    return {
+        f"{s['task_id']}#{s['trial']}": [
+            (c["action"]["action_id"], c["action"]["requestor"], c["action_match"])
+            for c in s["reward_info"].get("action_checks") or []
+        ]
+        for s in data["simulations"]
+    }
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_which_run_hit_which_reference_action_is_tau2s_own_verdict(n, tmp_path, capsys):
+    """Both runs' calls are aligned with the task's one reference: each action's A and B status is
+    what tau2 recorded for that run (its action_checks), and the summary counts them."""
+    a_path, b_path = pair_files(n)
+    a_checks, b_checks = action_checks(a_path), action_checks(b_path)
+    report, markdown = tmp_path / "out.json", tmp_path / "out.md"
+    assert run_cli(capsys, "compare", str(a_path), str(b_path), "-q", "--report", str(report))[0] == 0
+    assert run_cli(capsys, "compare", str(a_path), str(b_path), "-q", "--report", str(markdown))[0] == 0
+    data = json.loads(report.read_text())
+    want = dict.fromkeys(("a_matched", "b_matched", "lost", "gained", "actions"), 0)
+    checked = 0
+    for task in data["tasks"]:
+        key, listed = task["key"], task["expected_actions"]
+        ours, theirs = a_checks[key], b_checks[key]
+        assert [ids for ids, _, _ in ours] == [ids for ids, _, _ in theirs]  # one reference for the task
+        assert [(e["requestor"], e["a"] == "matched") for e in listed] == [(who, hit) for _, who, hit in ours]
+        assert [e["b"] == "matched" for e in listed] == [hit for _, _, hit in theirs]
+        checked += len(listed)
+        for (_, who, a_hit), (_, _, b_hit) in zip(ours, theirs, strict=True):
+            if who == "user":
+                continue
+            want["actions"] += 1
+            want["a_matched"] += a_hit
+            want["b_matched"] += b_hit
+            want["lost"] += a_hit and not b_hit
+            want["gained"] += b_hit and not a_hit
+    assert checked  # the pair has reference actions: the check is not vacuous
+    hits = data["summary"]["expected_actions"]
+    assert {name: hits[name] for name in want} == want
+    assert hits["tasks"] == sum(1 for task in data["tasks"] if a_checks[task["key"]])
+    md = markdown.read_text()
+    assert f"A hit {want['a_matched']}, B hit {want['b_matched']}" in md
+    for task in data["tasks"]:
+        if task["change"] != "regressed":
+            continue
+        lost = [e["action"].split("(")[0] for e in task["expected_actions"] if e["requestor"] != "user"
+                and e["a"] == "matched" and e["b"] != "matched"]  # fmt: skip
+        cell = "`" + task["key"].replace("|", "\\|") + "`"
+        line = next(line for line in md.splitlines() if line.startswith(f"| {cell} "))
+        assert all(f"`{name}`" in line.split("|")[-2] for name in lost)
