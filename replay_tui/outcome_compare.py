@@ -496,3 +496,82 @@ def compare_outcomes(pairing: Pairing, *, resamples: int = 10_000, seed: int = 0
         pass_k=pass_k,
         warnings=warnings,
     )
+
+
+@dataclass
+class RunsComparison:
+    """``compare LOG_A LOG_B LOG_C…``: each later log against A (the baseline), paired by task as two
+    logs are (each pair's own keys and statistics), and every run's success on the task keys all of
+    them share (``common``), so the runs' rates are read on the same tasks."""
+
+    labels: list[str]
+    """A, then the label of each compared log, in ``comparisons``' order."""
+    comparisons: list[OutcomeComparison]
+    common: list[str]
+    """The task keys every compared log shares with A, in A's order."""
+    rates: list[tuple[int, int, float, float]]
+    """Each run's successes, n and Wilson interval on the common keys whose outcome every run knows."""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def baseline(self) -> str:
+        return self.comparisons[0].a_path
+
+    @property
+    def paths(self) -> list[str]:
+        return [self.baseline, *(c.b_path for c in self.comparisons)]
+
+    @property
+    def regressions(self) -> int:
+        """The most tasks any log regressed on against A (``--fail-on-regression`` reads it)."""
+        return max(c.counts["regressed"] for c in self.comparisons)
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Each run's row of the combined table: its label, log, pairs with A and rate on the common keys."""
+        rows = []
+        for index, (label, path) in enumerate(zip(self.labels, self.paths, strict=True)):
+            versus = self.comparisons[index - 1] if index else None
+            rows.append(
+                {
+                    "label": label,
+                    "log": path,
+                    "paired_with_baseline": len(versus.tasks) if versus else None,
+                    "regressions": versus.counts["regressed"] if versus else None,
+                    "fixes": versus.counts["fixed"] if versus else None,
+                    "mcnemar_p": float(versus.mcnemar_p) if versus else None,
+                    "success_on_common": _rate(self.rates[index]),
+                }
+            )
+        return rows
+
+    def headline(self) -> str:
+        parts = [
+            f"{label} {c.counts['regressed']} regressed, {c.counts['fixed']} fixed (p = {c.mcnemar_p:.3g})"
+            for label, c in zip(self.labels[1:], self.comparisons, strict=True)
+        ]
+        rates = ", ".join(f"{label} {r[0]}/{r[1]}" for label, r in zip(self.labels, self.rates, strict=True))
+        return (
+            f"{len(self.labels)} runs against {self.labels[0]}: "
+            + "; ".join(parts)
+            + (f"; on the {len(self.common)} tasks all share: {rates}")
+        )
+
+
+def compare_many(
+    pairings: Sequence[Pairing], labels: Sequence[str], *, resamples: int = 10_000, seed: int = 0
+) -> RunsComparison:
+    """Each pairing (the baseline with one later log) compared as two logs are; the common keys' rates."""
+    comparisons = [compare_outcomes(pairing, resamples=resamples, seed=seed) for pairing in pairings]
+    by_key = [{task.key: task for task in c.tasks} for c in comparisons]
+    common = [task.key for task in comparisons[0].tasks if all(task.key in tasks for tasks in by_key)]
+    known = [key for key in common if all(tasks[key].change != "unknown" for tasks in by_key)]
+    successes = [sum(1 for key in known if by_key[0][key].a_success)]
+    successes += [sum(1 for key in known if tasks[key].b_success) for tasks in by_key]
+    warnings = [warning for c in comparisons for warning in c.warnings]
+    return RunsComparison(
+        labels=list(labels),
+        comparisons=comparisons,
+        common=common,
+        rates=[(right, len(known), *wilson(right, len(known))) for right in successes],
+        warnings=list(dict.fromkeys(warnings)),
+    )

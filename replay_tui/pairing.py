@@ -203,3 +203,25 @@ def load_pair(specs: Sequence[str], *, fmt: str | None = None, key: str | None =
     expr = KeyExpr.parse(key) if key else None
     first, second = (load_log(spec, fmt=fmt, expr=expr) for spec in specs)
     return pair_logs(first, second)
+
+
+def load_pairs(
+    specs: Sequence[str], *, fmt: str | None = None, key: str | None = None
+) -> tuple[list[tuple[int, Pairing]], list[str]]:
+    """Three or more logs: the first (the baseline, A) paired with each other one, read once; each
+    pairing with the position of its later log in ``specs``.
+
+    A later log that pairs with nothing (no episode, no task key in common with A) is left out, its
+    reason returned as a warning; PairingError only when none pairs (or a log cannot be read)."""
+    expr = KeyExpr.parse(key) if key else None
+    baseline, *others = (load_log(spec, fmt=fmt, expr=expr) for spec in specs)
+    pairings: list[tuple[int, Pairing]] = []
+    left_out: list[str] = []
+    for position, other in enumerate(others, start=1):
+        try:
+            pairings.append((position, pair_logs(baseline, other)))
+        except PairingError as exc:
+            left_out.append(f"left out: {exc}")
+    if not pairings:
+        raise PairingError(f"no log pairs with the baseline {baseline.path}: {left_out[0].removeprefix('left out: ')}")
+    return pairings, left_out

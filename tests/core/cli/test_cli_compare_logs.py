@@ -359,3 +359,56 @@ def test_which_run_hit_which_reference_action_is_tau2s_own_verdict(n, tmp_path, 
         cell = "`" + task["key"].replace("|", "\\|") + "`"
         line = next(line for line in md.splitlines() if line.startswith(f"| {cell} "))
         assert all(f"`{name}`" in line.split("|")[-2] for name in lost)
+
+
+def test_three_logs_compare_each_with_the_first_and_on_the_tasks_all_share(tmp_path, capsys):
+    """LOG_A LOG_B LOG_C: each later log against A is the two-log comparison of that pair (same JSON),
+    the combined table's rates are the files' rewards on the keys all three share, and a log that
+    shares no task with A is left out with a warning instead of refusing the others."""
+    a_path, b_path = pair_files(1)
+    c_path, _ = pair_files(2)  # task 11 only, ten trials: overlaps A on 11#0..11#3
+    telecom, _ = pair_files(3)  # no task in common with A
+    runs = {"A": outcomes(a_path), "B": outcomes(b_path), "C": outcomes(c_path)}
+    report = tmp_path / "three.json"
+    code, _, err = run_cli(
+        capsys, "compare", str(a_path), str(b_path), str(telecom), str(c_path), "-q", "--report", str(report)
+    )
+    assert code == 0
+    assert "left out" in err and str(telecom) in err
+    data = json.loads(report.read_text())
+    assert data["kind"] == "outcome_comparisons"
+    assert [c["labels"] for c in data["comparisons"]] == [["A", "B"], ["A", "D"]]  # labels keep their position
+    for (label, path), pair in zip((("B", b_path), ("D", c_path)), data["comparisons"], strict=True):
+        alone = tmp_path / f"{label}.json"
+        assert run_cli(capsys, "compare", str(a_path), str(path), "-q", "--report", str(alone))[0] == 0
+        assert {k: v for k, v in pair.items() if k != "labels"} == json.loads(alone.read_text())
+    common = [key for key in runs["A"] if all(key in run for run in runs.values())]
+    assert data["common"] == len(common) == 4
+    rows = {row["label"]: row for row in data["runs"]}
+    for label, own in (("A", "A"), ("B", "B"), ("D", "C")):
+        rate = rows[label]["success_on_common"]
+        assert (rate["successes"], rate["n"]) == (sum(runs[own][key] for key in common), len(common))
+        low, high = stats.binomtest(rate["successes"], rate["n"]).proportion_ci(method="wilson")
+        assert (rate["low"], rate["high"]) == (pytest.approx(low), pytest.approx(high))
+    assert rows["A"]["paired_with_baseline"] is None and rows["B"]["paired_with_baseline"] == 16
+    # the gate: more than N regressions against A in any later log
+    worst = max(c["summary"]["regressions"] for c in data["comparisons"])
+    argv = ["compare", str(a_path), str(b_path), str(c_path), "-q"]
+    assert run_cli(capsys, *argv, "--fail-on-regression", str(worst - 1))[0] == 1
+    assert run_cli(capsys, *argv, "--fail-on-regression", str(worst))[0] == 0
+    for name, marker in (("three.md", "## A → C"), ("three.html", "<h2>A → C</h2>"), ("three.csv", "\nC,11#")):
+        assert run_cli(capsys, *argv, "--report", str(tmp_path / name))[0] == 0
+        assert marker in (tmp_path / name).read_text()
+    assert run_cli(capsys, *argv, "--report", str(tmp_path / "three.xml"))[0] == 0
+    junit = (tmp_path / "three.xml").read_text()
+    assert junit.count("<testsuite ") == 2
+    assert junit.count("<failure ") == sum(c["summary"]["regressions"] for c in data["comparisons"])
+
+
+def test_three_logs_none_pairing_is_one_line_and_tui_opens_two(capsys):
+    a_path, b_path = pair_files(1)
+    telecom, other = pair_files(3)
+    code, _, err = run_cli(capsys, "compare", str(a_path), str(telecom), str(other))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "no log pairs with the baseline" in err
+    code, _, err = run_cli(capsys, "compare", str(a_path), str(b_path), str(a_path), "--tui")
+    assert code == 2 and "--tui opens two logs" in err
