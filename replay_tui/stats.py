@@ -112,10 +112,11 @@ def paired_bootstrap(
     rng = np.random.default_rng(seed)
     estimates = np.empty(resamples)
     chunk = max(1, 4_000_000 // k)  # resamples drawn at once: memory stays a few tens of MB
+    singles = k == n  # every cluster one item: each resample's size is k (exactly the sum of k ones)
     for start in range(0, resamples, chunk):
         stop = min(resamples, start + chunk)
         picks = rng.integers(0, k, size=(stop - start, k))
-        estimates[start:stop] = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
+        estimates[start:stop] = sums[picks].sum(axis=1) / (k if singles else sizes[picks].sum(axis=1))
     alpha = (1 - confidence) / 2
     low, high = np.quantile(estimates, [alpha, 1 - alpha])
     return PairedDifference(observed, float(low), float(high), resamples, k)
