@@ -21,6 +21,7 @@ from typing import Any, Literal
 import orjson
 
 from replay_tui.expected import align_trajectory
+from replay_tui.formats.census import step_calls
 from replay_tui.matching import judge_call
 from replay_tui.pairing import Pairing
 from replay_tui.stats import mcnemar_exact, paired_bootstrap, wilson
@@ -53,41 +54,18 @@ def score_of(trajectory: Trajectory) -> float | None:
 
 def calls_of(trajectory: Trajectory) -> list[ToolCall]:
     """The tool calls the agent made, in order: each step's action and the parallel calls of the
-    same message, which readers keep in ``extra`` (``other_tool_calls``; inspect_ai: ``tool_calls``)."""
+    same message (read back by :func:`replay_tui.formats.census.step_calls`, the readers' one convention)."""
     return [call for _, call in located_calls(trajectory)]
 
 
 def located_calls(trajectory: Trajectory) -> list[tuple[int, ToolCall]]:
     """:func:`calls_of` with the index of the step each call was made in (parallel calls share one)."""
-    found: list[tuple[int, ToolCall]] = []
-    for position, step in enumerate(trajectory.steps):
-        if step.action is None or not step.action.name:
-            continue
-        whole = step.extra.get("tool_calls")
-        if isinstance(whole, list) and len(whole) > 1:
-            found += [(position, call) for call in (_parallel(whole) or [step.action])]
-            continue
-        found.append((position, step.action))
-        others = step.extra.get("other_tool_calls")
-        if isinstance(others, list):
-            found += [(position, call) for call in _parallel(others)]
-    return found
-
-
-def _parallel(raw: list[Any]) -> list[ToolCall]:
-    calls = []
-    for item in raw:
-        if isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"]:
-            arguments = item.get("arguments")
-            raw_arguments = item.get("raw_arguments")
-            calls.append(
-                ToolCall(
-                    name=item["name"],
-                    arguments=arguments if isinstance(arguments, dict) else {},
-                    raw_arguments=raw_arguments if isinstance(raw_arguments, str) else None,
-                )
-            )
-    return calls
+    return [
+        (position, call)
+        for position, step in enumerate(trajectory.steps)
+        if step.action is not None and step.action.name
+        for call in step_calls(step)
+    ]
 
 
 def _kind(a: ToolCall, b: ToolCall) -> RowKind:
