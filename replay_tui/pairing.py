@@ -84,8 +84,9 @@ def _join(task: Any, trial: Any) -> TaskKey:
 def task_key(trajectory: Trajectory, expr: KeyExpr | None = None) -> TaskKey | str:
     """The episode's key: ``expr``'s fields when given, else its format's own task identity.
 
-    tau2: task id # trial; inspect_ai: sample id # epoch; WebShop: the instruction; SWE-agent and
-    any other format: the episode id (an instance id, a session id). A string: the missing field."""
+    tau2: task id # trial; inspect_ai: sample id # epoch; a Harbor trial's ATIF trajectory: its
+    ``task_name`` (a task's further trials numbered by :func:`load_log`); WebShop: the instruction;
+    SWE-agent and any other format: the episode id (an instance id, a session id). A string: the missing field."""
     if expr is not None:
         values = expr.values(trajectory)
         if isinstance(values, str):
@@ -96,6 +97,8 @@ def task_key(trajectory: Trajectory, expr: KeyExpr | None = None) -> TaskKey | s
         return _join(meta["task_id"], meta.get("trial"))
     if trajectory.format == "inspect-ai" and extra.get("sample_id") is not None:
         return _join(extra["sample_id"], extra.get("epoch"))
+    if trajectory.format == "atif" and isinstance(meta.get("task_name"), str) and meta["task_name"]:
+        return TaskKey(meta["task_name"], meta["task_name"])  # a Harbor trial: its session id is its own
     if trajectory.format.startswith("webshop") and trajectory.task.strip():
         return TaskKey(trajectory.task.strip(), trajectory.task.strip())
     return TaskKey(trajectory.id, trajectory.id)

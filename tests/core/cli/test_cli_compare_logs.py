@@ -412,3 +412,33 @@ def test_three_logs_none_pairing_is_one_line_and_tui_opens_two(capsys):
     assert code == 2 and len(err.strip().splitlines()) == 1 and "no log pairs with the baseline" in err
     code, _, err = run_cli(capsys, "compare", str(a_path), str(b_path), str(a_path), "--tui")
     assert code == 2 and "--tui opens two logs" in err
+
+
+ATIF = Path(__file__).parents[2] / "data" / "formats" / "atif"
+
+
+def harbor_job(root: Path, rewards: dict[tuple[str, int], float]) -> Path:
+    """A Harbor job folder: ``<task>__<trial id>/agent/trajectory.json`` (a real ATIF trajectory with a
+    session id of its own, as every trial has) beside ``result.json`` naming the task and its reward."""
+    sample = json.loads((ATIF / "terminus_2__hello-world.trajectory__ATIF-v1.2.json").read_text())
+    for (task, attempt), reward in rewards.items():
+        trial = root / f"{task}__{root.name}{attempt}"
+        (trial / "agent").mkdir(parents=True)
+        (trial / "agent" / "trajectory.json").write_text(json.dumps({**sample, "session_id": f"{trial.name}-session"}))
+        result = {"task_name": task, "trial_name": trial.name, "verifier_result": {"rewards": {"reward": reward}}}
+        (trial / "result.json").write_text(json.dumps(result))
+    return root
+
+
+def test_two_harbor_jobs_pair_by_the_trials_task_name(tmp_path, capsys):
+    a = harbor_job(tmp_path / "jobA", {("hello-world", 1): 1.0, ("fix-git", 1): 1.0, ("only-a", 1): 0.0})
+    b = harbor_job(tmp_path / "jobB", {("hello-world", 1): 0.0, ("fix-git", 1): 1.0, ("only-b", 1): 1.0})
+    report = tmp_path / "harbor.json"
+    code, _, err = run_cli(capsys, "compare", str(a), str(b), "-q", "--report", str(report))
+    assert code == 0, err
+    data = json.loads(report.read_text())
+    assert {task["key"]: task["change"] for task in data["tasks"]} == {
+        "hello-world": "regressed",
+        "fix-git": "both_succeeded",
+    }
+    assert data["unpaired"] == {"a_only": ["only-a"], "b_only": ["only-b"]}
