@@ -362,13 +362,27 @@ class OutcomeComparison:
     def regressions(self) -> list[TaskPair]:
         return [task for task in self.tasks if task.change == "regressed"]
 
+    def grouped_regressions(self, by: Literal["tool", "reference", "status"]) -> dict[str, list[str]]:
+        """The regressed task keys in groups, largest first (ties by name): ``tool``, the tool at the
+        first divergence (A's call, else B's); ``reference``, the first reference action A hit and B
+        did not (``(none)`` when B hit every one A hit; tasks without a reference are left out);
+        ``status``, B's termination reason (``unknown`` when the log gives none)."""
+        groups: dict[str, list[str]] = {}
+        for task in self.regressions:
+            if by == "tool":
+                name = task.divergent_tool
+            elif by == "reference":
+                if not task.expected:
+                    continue
+                name = task.first_lost_expected or "(none)"
+            else:
+                name = task.b_status or "unknown"
+            groups.setdefault(name, []).append(task.key)
+        return dict(sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])))
+
     def regression_groups(self) -> dict[str, int]:
         """Regressions by the tool at their first divergence (A's call, else B's), most first."""
-        groups: dict[str, int] = {}
-        for task in self.regressions:
-            tool = task.divergent_tool
-            groups[tool] = groups.get(tool, 0) + 1
-        return dict(sorted(groups.items(), key=lambda item: (-item[1], item[0])))
+        return {name: len(keys) for name, keys in self.grouped_regressions("tool").items()}
 
     def summary(self) -> dict[str, Any]:
         """The report's ``summary``: counts as integers, ``mcnemar_p`` a float, rates and intervals."""
@@ -391,6 +405,10 @@ class OutcomeComparison:
                 "clustered_by": "task",
             },
             "regressions_by_tool": self.regression_groups(),
+            "regressions_by_missed_reference": {
+                name: len(keys) for name, keys in self.grouped_regressions("reference").items()
+            },
+            "regressions_by_status": {name: len(keys) for name, keys in self.grouped_regressions("status").items()},
             "expected_actions": self.expected_summary(),
             "pass_k": [
                 {"k": p.k, "tasks": p.tasks, "a": p.a, "b": p.b, "b_minus_a": p.difference} for p in self.pass_k

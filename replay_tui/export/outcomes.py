@@ -144,6 +144,13 @@ def _md(comparison: OutcomeComparison, title: str, labels: tuple[str, str] = ("A
             f"{md_code(tool, 80, table=False)} {count}" for tool, count in comparison.regression_groups().items()
         )
         lines[-2:-2] = [f"By the tool at the first divergence: {groups}", ""]
+        for words, named in (
+            (f"By the reference action {y} missed", comparison.grouped_regressions("reference")),
+            (f"By {y}'s termination", comparison.grouped_regressions("status")),
+        ):
+            if named:
+                listed = ", ".join(f"{md_code(name, 80, table=False)} {len(keys)}" for name, keys in named.items())
+                lines[-2:-2] = [f"{words}: {listed}", ""]
         used = sum(len(line) + 1 for line in lines)
         for index, task in enumerate(regressions):
             found = task.divergence

@@ -157,22 +157,17 @@ class RegressionGroupsModal(ModalScreen[tuple[str, set[str]] | None]):
 
 
 def regression_groups(comparison: OutcomeComparison) -> list[tuple[str, set[str]]]:
-    """``(name, task keys)`` of each group: by the tool at the first divergence, by the first
-    reference action A hit and B did not (tasks with a reference), then by B's termination reason;
-    largest first within each, ties by name (deterministic)."""
-    by_tool: dict[str, set[str]] = {}
-    by_expected: dict[str, set[str]] = {}
-    by_status: dict[str, set[str]] = {}
-    for task in comparison.regressions:
-        by_tool.setdefault(f"first divergence at {task.divergent_tool}", set()).add(task.key)
-        if task.expected:
-            lost = task.first_lost_expected
-            name = f"B missed reference action {lost}" if lost else "B hit every reference action A hit"
-            by_expected.setdefault(name, set()).add(task.key)
-        by_status.setdefault(f"B ended: {task.b_status or 'unknown'}", set()).add(task.key)
+    """``(name, task keys)`` of each group the core makes (:meth:`OutcomeComparison.grouped_regressions`):
+    by the tool at the first divergence, by the first reference action A hit and B did not (tasks
+    with a reference), then by B's termination reason; largest first within each."""
     ordered: list[tuple[str, set[str]]] = []
-    for groups in (by_tool, by_expected, by_status):
-        ordered += sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    for name, keys in comparison.grouped_regressions("tool").items():
+        ordered.append((f"first divergence at {name}", set(keys)))
+    for name, keys in comparison.grouped_regressions("reference").items():
+        missed = "B hit every reference action A hit" if name == "(none)" else f"B missed reference action {name}"
+        ordered.append((missed, set(keys)))
+    for name, keys in comparison.grouped_regressions("status").items():
+        ordered.append((f"B ended: {name}", set(keys)))
     return ordered
 
 

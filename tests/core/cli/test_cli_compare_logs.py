@@ -318,6 +318,13 @@ def action_checks(path: Path) -> dict[str, list[tuple[str, str, bool]]]:
     }
 
 
+def _action_name(path: Path, key: str, action_id: str) -> str:
+    data = json.loads(path.read_text())
+    simulation = next(s for s in data["simulations"] if f"{s['task_id']}#{s['trial']}" == key)
+    checks = simulation["reward_info"]["action_checks"]
+    return next(c["action"]["name"] for c in checks if c["action"]["action_id"] == action_id)
+
+
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_which_run_hit_which_reference_action_is_tau2s_own_verdict(n, tmp_path, capsys):
     """Both runs' calls are aligned with the task's one reference: each action's A and B status is
@@ -346,6 +353,15 @@ def test_which_run_hit_which_reference_action_is_tau2s_own_verdict(n, tmp_path, 
             want["lost"] += a_hit and not b_hit
             want["gained"] += b_hit and not a_hit
     assert checked  # the pair has reference actions: the check is not vacuous
+    by_missed: dict[str, int] = {}  # each regression by the first agent action A hit and B did not (tau2's checks)
+    for task in data["tasks"]:
+        if task["change"] == "regressed" and a_checks[task["key"]]:
+            pairs = zip(a_checks[task["key"]], b_checks[task["key"]], strict=True)
+            lost = next((ids for (ids, who, x), (_, _, y) in pairs if who != "user" and x and not y), None)
+            name = "(none)" if lost is None else _action_name(a_path, task["key"], lost)
+            by_missed[name] = by_missed.get(name, 0) + 1
+    assert data["summary"]["regressions_by_missed_reference"] == by_missed
+    assert sum(data["summary"]["regressions_by_status"].values()) == data["summary"]["regressions"]
     hits = data["summary"]["expected_actions"]
     assert {name: hits[name] for name in want} == want
     assert hits["tasks"] == sum(1 for task in data["tasks"] if a_checks[task["key"]])
