@@ -729,7 +729,7 @@ def paired_stats(
 def paired_stats_many(
     samples: Sequence[tuple[Sequence[bool], Sequence[bool], Sequence[str] | None]],
     *,
-    resamples: int = RESAMPLES,
+    resamples: int | Sequence[int] = RESAMPLES,
     seed: int = 0,
 ) -> list[PairedStats]:
     """:func:`paired_stats` of each ``(a, b, clusters)``, each as alone, their bootstraps drawn together
@@ -888,27 +888,33 @@ def compare_runs(
     accepted_a = [s.verdict_a != "mismatch" for s in steps]
     accepted_b = [s.verdict_b != "mismatch" for s in steps]
     same = accepted_a == right_a and accepted_b == right_b  # no step judged equivalent: the same figures
+    states = sorted({step.state for step in steps})
+    chosen = {state: [step for step in steps if step.state == state] for state in states}
     figures = paired_stats_many(
         [
             (right_a, right_b, clusters),
             ([e.matched_a for e in episodes], [e.matched_b for e in episodes], None),
+            *(
+                (
+                    [s.right_a for s in chosen[state]],
+                    [s.right_b for s in chosen[state]],
+                    [s.episode for s in chosen[state]],
+                )
+                for state in states
+            ),
             *([] if same else [(accepted_a, accepted_b, clusters)]),
         ],
-        resamples=resamples,
+        resamples=[
+            resamples,
+            resamples,
+            *(min(resamples, STATE_RESAMPLES) for _ in states),
+            *([] if same else [resamples]),
+        ],
         seed=seed,
-    )  # steps by episode and the episodes have as many clusters: their resamples are drawn once
+    )  # figures with as many clusters and resamples (steps by episode, episodes, a state every episode has) draw once
     overall, episodes_stats = figures[0], figures[1]
-    accepted = overall.model_copy() if same else figures[2]
-    by_state: dict[str, PairedStats] = {}
-    for state in sorted({step.state for step in steps}):
-        chosen = [step for step in steps if step.state == state]
-        by_state[state] = paired_stats(
-            [s.right_a for s in chosen],
-            [s.right_b for s in chosen],
-            [s.episode for s in chosen],
-            resamples=min(resamples, STATE_RESAMPLES),
-            seed=seed,
-        )
+    by_state: dict[str, PairedStats] = dict(zip(states, figures[2 : 2 + len(states)], strict=True))
+    accepted = overall.model_copy() if same else figures[-1]
     flips: dict[str, int] = dict.fromkeys(FLIPS, 0)
     for step in steps:
         flips[step.flip] += 1

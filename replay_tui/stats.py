@@ -98,18 +98,22 @@ def paired_bootstrap(
 def paired_bootstraps(
     samples: Sequence[tuple[Sequence[float], Sequence[float], Sequence[Hashable] | None]],
     *,
-    resamples: int = 10_000,
+    resamples: int | Sequence[int] = 10_000,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> list[PairedDifference]:
-    """:func:`paired_bootstrap` of each ``(a, b, clusters)``, each exactly as alone: samples with as
-    many clusters draw the same resamples from the seed, so those are drawn once for all of them (a
-    comparison's steps by episode and its episodes have as many clusters: one draw instead of two)."""
+    """:func:`paired_bootstrap` of each ``(a, b, clusters)`` (``resamples``: one for all, or one per
+    sample), each exactly as alone: samples with as many clusters and resamples draw the same indices
+    from the seed, so those are drawn once for all of them (a comparison's steps by episode, its
+    episodes and a state every episode has: one draw instead of three)."""
     import numpy as np  # here, not at the top: the app imports this module at launch for wilson()
 
+    wanted = [resamples] * len(samples) if isinstance(resamples, int) else list(resamples)
+    if len(wanted) != len(samples):
+        raise ValueError("one resample count per sample")
     found: list[PairedDifference | None] = [None] * len(samples)
-    groups: dict[int, list[tuple[int, Any, Any]]] = {}
-    for position, (a, b, clusters) in enumerate(samples):
+    groups: dict[tuple[int, int], list[tuple[int, Any, Any]]] = {}
+    for position, ((a, b, clusters), asked) in enumerate(zip(samples, wanted, strict=True)):
         if len(a) != len(b):
             raise ValueError("paired samples must have the same length")
         n = len(a)
@@ -125,10 +129,10 @@ def paired_bootstraps(
         k = len(index)
         sums = np.bincount(ids, weights=delta, minlength=k)
         sizes = None if k == n else np.bincount(ids, minlength=k).astype(np.float64)  # None: every size 1
-        groups.setdefault(k, []).append((position, sums, sizes))
+        drawn = min(asked, max(1_000, MAX_DRAWS // k))  # huge uncounted sets: fewer, still plenty
+        groups.setdefault((k, drawn), []).append((position, sums, sizes))
     alpha = (1 - confidence) / 2
-    for k, members in groups.items():
-        drawn = min(resamples, max(1_000, MAX_DRAWS // k))  # huge uncounted sets: fewer, still plenty
+    for (k, drawn), members in groups.items():
         rng = np.random.default_rng(seed)
         estimates = [np.empty(drawn) for _ in members]
         chunk = max(1, 4_000_000 // k)  # resamples drawn at once: memory stays a few tens of MB
