@@ -884,15 +884,15 @@ def compare_runs(
         warnings.append("item-page steps were replayed in one run only: those steps are not compared")
 
     clusters = [step.episode for step in steps]
-    right_a, right_b = [s.right_a for s in steps], [s.right_b for s in steps]
+    steps_right_a, steps_right_b = [s.right_a for s in steps], [s.right_b for s in steps]
     accepted_a = [s.verdict_a != "mismatch" for s in steps]
     accepted_b = [s.verdict_b != "mismatch" for s in steps]
-    same = accepted_a == right_a and accepted_b == right_b  # no step judged equivalent: the same figures
+    same = accepted_a == steps_right_a and accepted_b == steps_right_b  # none judged equivalent: the same figures
     states = sorted({step.state for step in steps})
     chosen = {state: [step for step in steps if step.state == state] for state in states}
     figures = paired_stats_many(
         [
-            (right_a, right_b, clusters),
+            (steps_right_a, steps_right_b, clusters),
             ([e.matched_a for e in episodes], [e.matched_b for e in episodes], None),
             *(
                 (
