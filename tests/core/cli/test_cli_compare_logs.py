@@ -72,6 +72,10 @@ def test_tau2_pair_counts_mcnemar_and_regressions(n, tmp_path, capsys):
     assert set(data["unpaired"]["a_only"]) | set(data["unpaired"]["b_only"]) == unpaired
     tasks = {task["key"]: task for task in data["tasks"]}
     assert {key for key, task in tasks.items() if task["change"] == "regressed"} == regressed
+    # every paired key is listed with A's and B's own outcome, as the files give it
+    assert sorted(tasks) == sorted(f"{t}#{k}" for t, k in paired)
+    for t, k in paired:
+        assert (tasks[f"{t}#{k}"]["a"]["success"], tasks[f"{t}#{k}"]["b"]["success"]) == (a[(t, k)], b[(t, k)])
     a_calls, b_calls = calls(a_path), calls(b_path)
     md = markdown.read_text()
     for key in regressed:
