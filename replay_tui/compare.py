@@ -42,7 +42,7 @@ from replay_tui.matching import Verdict
 from replay_tui.repeat_report import RepeatReport
 from replay_tui.runner import EpisodeReport, StepResult, SummaryReport
 from replay_tui.sanitize import strip_control
-from replay_tui.stats import mcnemar_exact, paired_bootstrap, wilson
+from replay_tui.stats import mcnemar_exact, paired_bootstraps, wilson
 
 Flip = Literal["regressed", "fixed", "both_wrong_different", "both_wrong_same", "both_right"]
 FLIPS: tuple[Flip, ...] = ("regressed", "fixed", "both_wrong_different", "both_wrong_same", "both_right")
@@ -379,8 +379,11 @@ def load_run_data(data: Any, source: str) -> LoadedRun:
     if "repeats" in data and "steps" in data and "episodes" not in data:
         raise CompareError(f"{source}: a --repeat report: compare it with `replay-tui compare` as several runs")
     info = data.get("run") if isinstance(data.get("run"), dict) else None
+    body = {key: value for key, value in data.items() if key != "run"}
+    if isinstance(body.get("episodes"), list):
+        body["episodes"] = [_steps_only(episode) for episode in body["episodes"]]
     try:
-        summary = SummaryReport.model_validate({key: value for key, value in data.items() if key != "run"})
+        summary = SummaryReport.model_validate(body)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(part) for part in first.get("loc", ())) or "report"
@@ -392,6 +395,17 @@ def load_run_data(data: Any, source: str) -> LoadedRun:
             "write it with --report-steps, or save the run"
         )
     return LoadedRun(summary, info, source)
+
+
+_UNREAD = frozenset({"mismatches", "equivalents"})
+"""An episode's lists that repeat what its step results say (a comparison reads the steps): left
+unread, they cost two runs of 20,000 episodes a third of their validation."""
+
+
+def _steps_only(episode: Any) -> Any:
+    if not isinstance(episode, dict) or _UNREAD.isdisjoint(episode):
+        return episode
+    return {key: value for key, value in episode.items() if key not in _UNREAD}
 
 
 def repeat_runs(data: Mapping[str, Any], source: str) -> list[LoadedRun]:
@@ -709,23 +723,39 @@ def paired_stats(
     seed: int = 0,
 ) -> PairedStats:
     """:class:`PairedStats` of paired right/wrong outcomes (``clusters``: one key per item, resampled whole)."""
-    n = len(a)
-    a_only = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
-    b_only = sum(1 for x, y in zip(a, b, strict=True) if y and not x)
-    diff = paired_bootstrap(a, b, clusters, resamples=resamples, seed=seed)
-    return PairedStats(
-        n=n,
-        a=Rate.of(sum(a), n),
-        b=Rate.of(sum(b), n),
-        difference=diff.difference,
-        low=diff.low,
-        high=diff.high,
-        resamples=diff.resamples,
-        clusters=diff.clusters,
-        a_only=a_only,
-        b_only=b_only,
-        mcnemar_p=mcnemar_exact(a_only, b_only),
-    )
+    return paired_stats_many([(a, b, clusters)], resamples=resamples, seed=seed)[0]
+
+
+def paired_stats_many(
+    samples: Sequence[tuple[Sequence[bool], Sequence[bool], Sequence[str] | None]],
+    *,
+    resamples: int | Sequence[int] = RESAMPLES,
+    seed: int = 0,
+) -> list[PairedStats]:
+    """:func:`paired_stats` of each ``(a, b, clusters)``, each as alone, their bootstraps drawn together
+    (:func:`replay_tui.stats.paired_bootstraps`)."""
+    differences = paired_bootstraps(samples, resamples=resamples, seed=seed)
+    found = []
+    for (a, b, _), diff in zip(samples, differences, strict=True):
+        n = len(a)
+        a_only = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
+        b_only = sum(1 for x, y in zip(a, b, strict=True) if y and not x)
+        found.append(
+            PairedStats(
+                n=n,
+                a=Rate.of(sum(a), n),
+                b=Rate.of(sum(b), n),
+                difference=diff.difference,
+                low=diff.low,
+                high=diff.high,
+                resamples=diff.resamples,
+                clusters=diff.clusters,
+                a_only=a_only,
+                b_only=b_only,
+                mcnemar_p=mcnemar_exact(a_only, b_only),
+            )
+        )
+    return found
 
 
 def _as_info(value: RunInfo | Mapping[str, Any] | None, summary: SummaryReport, label: str) -> RunInfo:
@@ -854,29 +884,37 @@ def compare_runs(
         warnings.append("item-page steps were replayed in one run only: those steps are not compared")
 
     clusters = [step.episode for step in steps]
-    overall = paired_stats(
-        [s.right_a for s in steps], [s.right_b for s in steps], clusters, resamples=resamples, seed=seed
-    )
+    steps_right_a, steps_right_b = [s.right_a for s in steps], [s.right_b for s in steps]
     accepted_a = [s.verdict_a != "mismatch" for s in steps]
     accepted_b = [s.verdict_b != "mismatch" for s in steps]
-    accepted = (
-        overall.model_copy()  # no step judged equivalent: the same figures (a bootstrap is seconds at this size)
-        if accepted_a == [s.right_a for s in steps] and accepted_b == [s.right_b for s in steps]
-        else paired_stats(accepted_a, accepted_b, clusters, resamples=resamples, seed=seed)
-    )
-    by_state: dict[str, PairedStats] = {}
-    for state in sorted({step.state for step in steps}):
-        chosen = [step for step in steps if step.state == state]
-        by_state[state] = paired_stats(
-            [s.right_a for s in chosen],
-            [s.right_b for s in chosen],
-            [s.episode for s in chosen],
-            resamples=min(resamples, STATE_RESAMPLES),
-            seed=seed,
-        )
-    episodes_stats = paired_stats(
-        [e.matched_a for e in episodes], [e.matched_b for e in episodes], resamples=resamples, seed=seed
-    )
+    same = accepted_a == steps_right_a and accepted_b == steps_right_b  # none judged equivalent: the same figures
+    states = sorted({step.state for step in steps})
+    chosen = {state: [step for step in steps if step.state == state] for state in states}
+    figures = paired_stats_many(
+        [
+            (steps_right_a, steps_right_b, clusters),
+            ([e.matched_a for e in episodes], [e.matched_b for e in episodes], None),
+            *(
+                (
+                    [s.right_a for s in chosen[state]],
+                    [s.right_b for s in chosen[state]],
+                    [s.episode for s in chosen[state]],
+                )
+                for state in states
+            ),
+            *([] if same else [(accepted_a, accepted_b, clusters)]),
+        ],
+        resamples=[
+            resamples,
+            resamples,
+            *(min(resamples, STATE_RESAMPLES) for _ in states),
+            *([] if same else [resamples]),
+        ],
+        seed=seed,
+    )  # figures with as many clusters and resamples (steps by episode, episodes, a state every episode has) draw once
+    overall, episodes_stats = figures[0], figures[1]
+    by_state: dict[str, PairedStats] = dict(zip(states, figures[2 : 2 + len(states)], strict=True))
+    accepted = overall.model_copy() if same else figures[-1]
     flips: dict[str, int] = dict.fromkeys(FLIPS, 0)
     for step in steps:
         flips[step.flip] += 1

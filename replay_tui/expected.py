@@ -260,10 +260,13 @@ def _tools(trajectory: Trajectory) -> list[Mapping[str, Any]]:
     return [tool for tools in seen.values() for tool in tools if isinstance(tool, Mapping)]
 
 
-def align_trajectory(trajectory: Trajectory, policy: MatchPolicy = "exact") -> TaskAlignment | None:
-    """The alignment of ``trajectory``'s recorded calls with its log's expected actions; None when
-    the log has no reference actions."""
-    expected = trajectory.outcome.expected_actions
+def align_trajectory(
+    trajectory: Trajectory, policy: MatchPolicy = "exact", *, reference: Sequence[ToolCall] | None = None
+) -> TaskAlignment | None:
+    """The alignment of ``trajectory``'s recorded calls with its log's expected actions (or with
+    ``reference``: another run's log of the same task, so two runs are judged by one reference);
+    None when there are no reference actions."""
+    expected = trajectory.outcome.expected_actions if reference is None else reference
     if not expected:
         return None
     return align_expected(

@@ -6,7 +6,9 @@ Per paired task key: A's and B's outcome (success, score) and their calls aligne
 arguments, which scores above another tool; the first row that is not the same call is the task's
 first divergence. Over the pairs: success of A and B with Wilson intervals, the exact McNemar test
 on the discordant keys, a bootstrap of B − A clustered by task (its trials are not independent),
-and tau2's pass^k per run for every k the trials allow.
+and tau2's pass^k per run for every k the trials allow. When the task carries its reference actions
+(:mod:`replay_tui.expected`), both runs' calls are aligned with that one reference, so each reference
+action says which run hit it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Any, Literal
 
 import orjson
 
+from replay_tui.expected import align_trajectory
+from replay_tui.formats.census import step_calls
 from replay_tui.matching import judge_call
 from replay_tui.pairing import Pairing
 from replay_tui.stats import mcnemar_exact, paired_bootstrap, wilson
@@ -50,41 +54,18 @@ def score_of(trajectory: Trajectory) -> float | None:
 
 def calls_of(trajectory: Trajectory) -> list[ToolCall]:
     """The tool calls the agent made, in order: each step's action and the parallel calls of the
-    same message, which readers keep in ``extra`` (``other_tool_calls``; inspect_ai: ``tool_calls``)."""
+    same message (read back by :func:`replay_tui.formats.census.step_calls`, the readers' one convention)."""
     return [call for _, call in located_calls(trajectory)]
 
 
 def located_calls(trajectory: Trajectory) -> list[tuple[int, ToolCall]]:
     """:func:`calls_of` with the index of the step each call was made in (parallel calls share one)."""
-    found: list[tuple[int, ToolCall]] = []
-    for position, step in enumerate(trajectory.steps):
-        if step.action is None or not step.action.name:
-            continue
-        whole = step.extra.get("tool_calls")
-        if isinstance(whole, list) and len(whole) > 1:
-            found += [(position, call) for call in (_parallel(whole) or [step.action])]
-            continue
-        found.append((position, step.action))
-        others = step.extra.get("other_tool_calls")
-        if isinstance(others, list):
-            found += [(position, call) for call in _parallel(others)]
-    return found
-
-
-def _parallel(raw: list[Any]) -> list[ToolCall]:
-    calls = []
-    for item in raw:
-        if isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"]:
-            arguments = item.get("arguments")
-            raw_arguments = item.get("raw_arguments")
-            calls.append(
-                ToolCall(
-                    name=item["name"],
-                    arguments=arguments if isinstance(arguments, dict) else {},
-                    raw_arguments=raw_arguments if isinstance(raw_arguments, str) else None,
-                )
-            )
-    return calls
+    return [
+        (position, call)
+        for position, step in enumerate(trajectory.steps)
+        if step.action is not None and step.action.name
+        for call in step_calls(step)
+    ]
 
 
 def _kind(a: ToolCall, b: ToolCall) -> RowKind:
@@ -189,6 +170,43 @@ def _nth(index: int | None) -> str:
     return "?" if index is None else f"#{index + 1}"
 
 
+@dataclass(frozen=True)
+class ExpectedPair:
+    """One reference action of a paired task and what each run did about it: ``matched``,
+    ``different`` (the tool, other arguments) or ``missing`` (:data:`replay_tui.expected.EXPECTED_STATUSES`)."""
+
+    position: int
+    name: str
+    action: str
+    requestor: str
+    a: str
+    b: str
+
+    @property
+    def change(self) -> str:
+        """``lost`` (A hit it, B did not), ``gained``, ``both`` (both hit it) or ``neither``."""
+        a, b = self.a == "matched", self.b == "matched"
+        if a != b:
+            return "lost" if a else "gained"
+        return "both" if a else "neither"
+
+
+def expected_pairs(a: Trajectory, b: Trajectory) -> list[ExpectedPair]:
+    """Both runs' calls aligned with one reference: A's log's expected actions, else B's (the same
+    task's reference; A is the baseline). Empty when neither log carries one."""
+    reference = a.outcome.expected_actions or b.outcome.expected_actions
+    if not reference:
+        return []
+    a_hits = align_trajectory(a, reference=reference)
+    b_hits = align_trajectory(b, reference=reference)
+    if a_hits is None or b_hits is None:
+        return []
+    return [
+        ExpectedPair(x.position, x.name, x.expected.display(), x.requestor, x.status, y.status)
+        for x, y in zip(a_hits.hits, b_hits.hits, strict=True)
+    ]
+
+
 @dataclass
 class TaskPair:
     """One paired task key: outcomes, the alignment and its summary."""
@@ -211,6 +229,19 @@ class TaskPair:
     a_trajectory: Trajectory | None = field(default=None, repr=False)
     """A's whole episode, for views that show a call's step (observation, thinking, result)."""
     b_trajectory: Trajectory | None = field(default=None, repr=False)
+    expected: list[ExpectedPair] = field(default_factory=list)
+    """The task's reference actions and which run hit each (empty without a reference)."""
+
+    def expected_hit(self, side: Literal["a", "b"]) -> tuple[int, int]:
+        """``(matched, total)`` of the reference actions that are the agent's to make (a simulated
+        user's are not), for run ``side``."""
+        own = [pair for pair in self.expected if pair.requestor != "user"]
+        return sum(1 for pair in own if getattr(pair, side) == "matched"), len(own)
+
+    @property
+    def first_lost_expected(self) -> str | None:
+        """The first of the agent's reference actions A hit and B did not (its tool), if any."""
+        return next((p.name for p in self.expected if p.requestor != "user" and p.change == "lost"), None)
 
     @property
     def divergent_rows(self) -> list[int]:
@@ -279,6 +310,7 @@ def pair_task(key: str, task: str, a: Trajectory, b: Trajectory) -> TaskPair:
         [step for step, _ in b_located],
         a,
         b,
+        expected_pairs(a, b),
     )
 
 
@@ -330,13 +362,27 @@ class OutcomeComparison:
     def regressions(self) -> list[TaskPair]:
         return [task for task in self.tasks if task.change == "regressed"]
 
+    def grouped_regressions(self, by: Literal["tool", "reference", "status"]) -> dict[str, list[str]]:
+        """The regressed task keys in groups, largest first (ties by name): ``tool``, the tool at the
+        first divergence (A's call, else B's); ``reference``, the first reference action A hit and B
+        did not (``(none)`` when B hit every one A hit; tasks without a reference are left out);
+        ``status``, B's termination reason (``unknown`` when the log gives none)."""
+        groups: dict[str, list[str]] = {}
+        for task in self.regressions:
+            if by == "tool":
+                name = task.divergent_tool
+            elif by == "reference":
+                if not task.expected:
+                    continue
+                name = task.first_lost_expected or "(none)"
+            else:
+                name = task.b_status or "unknown"
+            groups.setdefault(name, []).append(task.key)
+        return dict(sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])))
+
     def regression_groups(self) -> dict[str, int]:
         """Regressions by the tool at their first divergence (A's call, else B's), most first."""
-        groups: dict[str, int] = {}
-        for task in self.regressions:
-            tool = task.divergent_tool
-            groups[tool] = groups.get(tool, 0) + 1
-        return dict(sorted(groups.items(), key=lambda item: (-item[1], item[0])))
+        return {name: len(keys) for name, keys in self.grouped_regressions("tool").items()}
 
     def summary(self) -> dict[str, Any]:
         """The report's ``summary``: counts as integers, ``mcnemar_p`` a float, rates and intervals."""
@@ -359,9 +405,27 @@ class OutcomeComparison:
                 "clustered_by": "task",
             },
             "regressions_by_tool": self.regression_groups(),
+            "regressions_by_missed_reference": {
+                name: len(keys) for name, keys in self.grouped_regressions("reference").items()
+            },
+            "regressions_by_status": {name: len(keys) for name, keys in self.grouped_regressions("status").items()},
+            "expected_actions": self.expected_summary(),
             "pass_k": [
                 {"k": p.k, "tasks": p.tasks, "a": p.a, "b": p.b, "b_minus_a": p.difference} for p in self.pass_k
             ],
+        }
+
+    def expected_summary(self) -> dict[str, int]:
+        """Over the paired tasks with reference actions, the agent's actions: how many each run hit,
+        and how many A hit and B did not (``lost``) or B hit and A did not (``gained``)."""
+        own = [pair for task in self.tasks for pair in task.expected if pair.requestor != "user"]
+        return {
+            "tasks": sum(1 for task in self.tasks if task.expected),
+            "actions": len(own),
+            "a_matched": sum(1 for pair in own if pair.a == "matched"),
+            "b_matched": sum(1 for pair in own if pair.b == "matched"),
+            "lost": sum(1 for pair in own if pair.change == "lost"),
+            "gained": sum(1 for pair in own if pair.change == "gained"),
         }
 
     def headline(self) -> str:
@@ -427,4 +491,83 @@ def compare_outcomes(pairing: Pairing, *, resamples: int = 10_000, seed: int = 0
         resamples=boot.resamples,
         pass_k=pass_k,
         warnings=warnings,
+    )
+
+
+@dataclass
+class RunsComparison:
+    """``compare LOG_A LOG_B LOG_C…``: each later log against A (the baseline), paired by task as two
+    logs are (each pair's own keys and statistics), and every run's success on the task keys all of
+    them share (``common``), so the runs' rates are read on the same tasks."""
+
+    labels: list[str]
+    """A, then the label of each compared log, in ``comparisons``' order."""
+    comparisons: list[OutcomeComparison]
+    common: list[str]
+    """The task keys every compared log shares with A, in A's order."""
+    rates: list[tuple[int, int, float, float]]
+    """Each run's successes, n and Wilson interval on the common keys whose outcome every run knows."""
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def baseline(self) -> str:
+        return self.comparisons[0].a_path
+
+    @property
+    def paths(self) -> list[str]:
+        return [self.baseline, *(c.b_path for c in self.comparisons)]
+
+    @property
+    def regressions(self) -> int:
+        """The most tasks any log regressed on against A (``--fail-on-regression`` reads it)."""
+        return max(c.counts["regressed"] for c in self.comparisons)
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Each run's row of the combined table: its label, log, pairs with A and rate on the common keys."""
+        rows = []
+        for index, (label, path) in enumerate(zip(self.labels, self.paths, strict=True)):
+            versus = self.comparisons[index - 1] if index else None
+            rows.append(
+                {
+                    "label": label,
+                    "log": path,
+                    "paired_with_baseline": len(versus.tasks) if versus else None,
+                    "regressions": versus.counts["regressed"] if versus else None,
+                    "fixes": versus.counts["fixed"] if versus else None,
+                    "mcnemar_p": float(versus.mcnemar_p) if versus else None,
+                    "success_on_common": _rate(self.rates[index]),
+                }
+            )
+        return rows
+
+    def headline(self) -> str:
+        parts = [
+            f"{label} {c.counts['regressed']} regressed, {c.counts['fixed']} fixed (p = {c.mcnemar_p:.3g})"
+            for label, c in zip(self.labels[1:], self.comparisons, strict=True)
+        ]
+        rates = ", ".join(f"{label} {r[0]}/{r[1]}" for label, r in zip(self.labels, self.rates, strict=True))
+        return (
+            f"{len(self.labels)} runs against {self.labels[0]}: "
+            + "; ".join(parts)
+            + (f"; on the {len(self.common)} tasks all share: {rates}")
+        )
+
+
+def compare_many(
+    pairings: Sequence[Pairing], labels: Sequence[str], *, resamples: int = 10_000, seed: int = 0
+) -> RunsComparison:
+    """Each pairing (the baseline with one later log) compared as two logs are; the common keys' rates."""
+    comparisons = [compare_outcomes(pairing, resamples=resamples, seed=seed) for pairing in pairings]
+    by_key = [{task.key: task for task in c.tasks} for c in comparisons]
+    common = [task.key for task in comparisons[0].tasks if all(task.key in tasks for tasks in by_key)]
+    known = [key for key in common if all(tasks[key].change != "unknown" for tasks in by_key)]
+    successes = [sum(1 for key in known if by_key[0][key].a_success)]
+    successes += [sum(1 for key in known if tasks[key].b_success) for tasks in by_key]
+    warnings = [warning for c in comparisons for warning in c.warnings]
+    return RunsComparison(
+        labels=list(labels),
+        comparisons=comparisons,
+        common=common,
+        rates=[(right, len(known), *wilson(right, len(known))) for right in successes],
+        warnings=list(dict.fromkeys(warnings)),
     )

@@ -84,8 +84,9 @@ def _join(task: Any, trial: Any) -> TaskKey:
 def task_key(trajectory: Trajectory, expr: KeyExpr | None = None) -> TaskKey | str:
     """The episode's key: ``expr``'s fields when given, else its format's own task identity.
 
-    tau2: task id # trial; inspect_ai: sample id # epoch; WebShop: the instruction; SWE-agent and
-    any other format: the episode id (an instance id, a session id). A string: the missing field."""
+    tau2: task id # trial; inspect_ai: sample id # epoch; a Harbor trial's ATIF trajectory: its
+    ``task_name`` (a task's further trials numbered by :func:`load_log`); WebShop: the instruction;
+    SWE-agent and any other format: the episode id (an instance id, a session id). A string: the missing field."""
     if expr is not None:
         values = expr.values(trajectory)
         if isinstance(values, str):
@@ -96,6 +97,8 @@ def task_key(trajectory: Trajectory, expr: KeyExpr | None = None) -> TaskKey | s
         return _join(meta["task_id"], meta.get("trial"))
     if trajectory.format == "inspect-ai" and extra.get("sample_id") is not None:
         return _join(extra["sample_id"], extra.get("epoch"))
+    if trajectory.format == "atif" and isinstance(meta.get("task_name"), str) and meta["task_name"]:
+        return TaskKey(meta["task_name"], meta["task_name"])  # a Harbor trial: its session id is its own
     if trajectory.format.startswith("webshop") and trajectory.task.strip():
         return TaskKey(trajectory.task.strip(), trajectory.task.strip())
     return TaskKey(trajectory.id, trajectory.id)
@@ -203,3 +206,25 @@ def load_pair(specs: Sequence[str], *, fmt: str | None = None, key: str | None =
     expr = KeyExpr.parse(key) if key else None
     first, second = (load_log(spec, fmt=fmt, expr=expr) for spec in specs)
     return pair_logs(first, second)
+
+
+def load_pairs(
+    specs: Sequence[str], *, fmt: str | None = None, key: str | None = None
+) -> tuple[list[tuple[int, Pairing]], list[str]]:
+    """Three or more logs: the first (the baseline, A) paired with each other one, read once; each
+    pairing with the position of its later log in ``specs``.
+
+    A later log that pairs with nothing (no episode, no task key in common with A) is left out, its
+    reason returned as a warning; PairingError only when none pairs (or a log cannot be read)."""
+    expr = KeyExpr.parse(key) if key else None
+    baseline, *others = (load_log(spec, fmt=fmt, expr=expr) for spec in specs)
+    pairings: list[tuple[int, Pairing]] = []
+    left_out: list[str] = []
+    for position, other in enumerate(others, start=1):
+        try:
+            pairings.append((position, pair_logs(baseline, other)))
+        except PairingError as exc:
+            left_out.append(f"left out: {exc}")
+    if not pairings:
+        raise PairingError(f"no log pairs with the baseline {baseline.path}: {left_out[0].removeprefix('left out: ')}")
+    return pairings, left_out

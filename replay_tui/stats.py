@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 MAX_DRAWS = 20_000_000
 """Items drawn over all resamples at most (about a tenth of a second); past it fewer resamples are
@@ -91,31 +92,58 @@ def paired_bootstrap(
     resampled, so correlated items are not counted as independent evidence. Deterministic for a
     given ``seed``. ``resamples`` is lowered (never below 1,000) when the items are so many that
     drawing them all would take more than about a second."""
-    if len(a) != len(b):
-        raise ValueError("paired samples must have the same length")
-    n = len(a)
-    if n == 0:
-        return PairedDifference(0.0, 0.0, 0.0, 0, 0)
+    return paired_bootstraps([(a, b, clusters)], resamples=resamples, confidence=confidence, seed=seed)[0]
+
+
+def paired_bootstraps(
+    samples: Sequence[tuple[Sequence[float], Sequence[float], Sequence[Hashable] | None]],
+    *,
+    resamples: int | Sequence[int] = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> list[PairedDifference]:
+    """:func:`paired_bootstrap` of each ``(a, b, clusters)`` (``resamples``: one for all, or one per
+    sample), each exactly as alone: samples with as many clusters and resamples draw the same indices
+    from the seed, so those are drawn once for all of them (a comparison's steps by episode, its
+    episodes and a state every episode has: one draw instead of three)."""
     import numpy as np  # here, not at the top: the app imports this module at launch for wilson()
 
-    delta = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
-    keys = list(clusters) if clusters is not None else list(range(n))
-    if len(keys) != n:
-        raise ValueError("one cluster key per item")
-    index: dict[Hashable, int] = {}
-    ids = np.fromiter((index.setdefault(key, len(index)) for key in keys), dtype=np.int64, count=n)
-    k = len(index)
-    sums = np.bincount(ids, weights=delta, minlength=k)
-    sizes = np.bincount(ids, minlength=k).astype(np.float64)
-    observed = float(sums.sum() / sizes.sum())
-    resamples = min(resamples, max(1_000, MAX_DRAWS // k))  # huge uncounted sets: fewer, still plenty
-    rng = np.random.default_rng(seed)
-    estimates = np.empty(resamples)
-    chunk = max(1, 4_000_000 // k)  # resamples drawn at once: memory stays a few tens of MB
-    for start in range(0, resamples, chunk):
-        stop = min(resamples, start + chunk)
-        picks = rng.integers(0, k, size=(stop - start, k))
-        estimates[start:stop] = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
+    wanted = [resamples] * len(samples) if isinstance(resamples, int) else list(resamples)
+    if len(wanted) != len(samples):
+        raise ValueError("one resample count per sample")
+    found: list[PairedDifference | None] = [None] * len(samples)
+    groups: dict[tuple[int, int], list[tuple[int, Any, Any]]] = {}
+    for position, ((a, b, clusters), asked) in enumerate(zip(samples, wanted, strict=True)):
+        if len(a) != len(b):
+            raise ValueError("paired samples must have the same length")
+        n = len(a)
+        if n == 0:
+            found[position] = PairedDifference(0.0, 0.0, 0.0, 0, 0)
+            continue
+        delta = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+        keys = list(clusters) if clusters is not None else list(range(n))
+        if len(keys) != n:
+            raise ValueError("one cluster key per item")
+        index: dict[Hashable, int] = {}
+        ids = np.fromiter((index.setdefault(key, len(index)) for key in keys), dtype=np.int64, count=n)
+        k = len(index)
+        sums = np.bincount(ids, weights=delta, minlength=k)
+        sizes = None if k == n else np.bincount(ids, minlength=k).astype(np.float64)  # None: every size 1
+        drawn = min(asked, max(1_000, MAX_DRAWS // k))  # huge uncounted sets: fewer, still plenty
+        groups.setdefault((k, drawn), []).append((position, sums, sizes))
     alpha = (1 - confidence) / 2
-    low, high = np.quantile(estimates, [alpha, 1 - alpha])
-    return PairedDifference(observed, float(low), float(high), resamples, k)
+    for (k, drawn), members in groups.items():
+        rng = np.random.default_rng(seed)
+        estimates = [np.empty(drawn) for _ in members]
+        chunk = max(1, 4_000_000 // k)  # resamples drawn at once: memory stays a few tens of MB
+        for start in range(0, drawn, chunk):
+            stop = min(drawn, start + chunk)
+            picks = rng.integers(0, k, size=(stop - start, k))
+            for out, (_, sums, sizes) in zip(estimates, members, strict=True):
+                # every cluster one item: each resample's size is k (exactly the sum of k ones)
+                out[start:stop] = sums[picks].sum(axis=1) / (k if sizes is None else sizes[picks].sum(axis=1))
+        for out, (position, sums, sizes) in zip(estimates, members, strict=True):
+            observed = float(sums.sum() / (len(sums) if sizes is None else sizes.sum()))
+            low, high = np.quantile(out, [alpha, 1 - alpha])
+            found[position] = PairedDifference(observed, float(low), float(high), drawn, k)
+    return [difference for difference in found if difference is not None]

@@ -6,8 +6,8 @@ accuracies of A and B with Wilson 95 % intervals, B − A with a paired (episode
 interval and the exact McNemar p of the discordant steps, overall, per state and on episodes. With
 three or more runs it prints their agreement matrix instead.
 
-``replay-tui compare LOG_A LOG_B`` on two logs of agents' own runs (any format, not replay reports)
-pairs them by task instead (:mod:`replay_tui.cli.compare_logs`).
+``replay-tui compare LOG_A LOG_B [LOG_C…]`` on logs of agents' own runs (any format, not replay
+reports) pairs them by task instead (:mod:`replay_tui.cli.compare_logs`).
 
 A RUN is a report file (a saved run, or a ``replay --report X.json --report-steps`` report, or a
 ``--repeat`` report, which counts as one run per repetition) or the name of a run in the history.
@@ -74,10 +74,11 @@ def register(subparsers: Any) -> None:
         "--fail-on-regression N when more than N steps regressed; 2 when the runs cannot be compared. "
         "Two LOGS of agents' own runs (any format, not replay reports) are paired by task instead (tau2 task#trial, "
         "inspect sample#epoch, instance id, or --key): success with Wilson intervals, McNemar, a task-clustered "
-        "bootstrap, pass^k, and each task's first divergent call.",
+        "bootstrap, pass^k, each task's first divergent call and which run hit which reference action; three or "
+        "more LOGS: each later one against the first, and every run's success on the tasks all share.",
     )
     parser.add_argument(
-        "runs", nargs="+", metavar="RUN", help="run A (the baseline), run B, and any more runs; or LOG_A LOG_B"
+        "runs", nargs="+", metavar="RUN", help="run A (the baseline), run B, and any more runs; or LOG_A LOG_B [LOG_C…]"
     )
     parser.add_argument(
         "--report",

@@ -3,7 +3,9 @@
 Reached from ``compare`` when its arguments are logs (of any format, not replay reports): episodes
 are paired by task key (:mod:`replay_tui.pairing`), the keys only one log has are named, and the
 outcomes and aligned trajectories are compared (:mod:`replay_tui.outcome_compare`). Refused (exit
-2) only when no task key is in both logs.
+2) only when no task key is in both logs. With three or more logs the first is the baseline: each
+later log is compared with it as two logs are, and a combined table gives every run's success on
+the tasks all of them share; a later log that pairs with nothing is left out with a warning.
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ from rich.table import Table
 from rich.text import Text
 
 from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, output_arg, print_warning
+from replay_tui.compare import run_label
 from replay_tui.demos.problems import DemoFileError
 from replay_tui.export import ExportError
 from replay_tui.export.outcomes import check_format, write
 from replay_tui.fileio import expand_home
-from replay_tui.outcome_compare import OutcomeComparison, compare_outcomes
-from replay_tui.pairing import PairingError, load_pair
+from replay_tui.outcome_compare import OutcomeComparison, RunsComparison, compare_many, compare_outcomes
+from replay_tui.pairing import PairingError, load_pair, load_pairs
 from replay_tui.sanitize import one_line
 from replay_tui.sources import expand_logs
 
@@ -31,9 +34,10 @@ UNPAIRED_SHOWN = 5
 
 
 def run_logs(args: argparse.Namespace, out: Console, err: Console) -> int:
-    """Compare two logs; exit 1 with ``--fail-on-regression N`` when more than N tasks regressed."""
-    if len(args.runs) != 2:
-        raise UsageError("give two logs to pair by task (LOG_A LOG_B); more than two are compared as runs only")
+    """Compare two logs, or each later log with the first; exit 1 with ``--fail-on-regression N`` when
+    more than N tasks regressed (against A, in any later log)."""
+    if len(args.runs) > 2 and args.tui:
+        raise UsageError("--tui opens two logs; with more, compare prints each one against the first")
     if args.report:
         try:
             check_format(args.report)
@@ -41,6 +45,8 @@ def run_logs(args: argparse.Namespace, out: Console, err: Console) -> int:
             raise UsageError(str(exc)) from None
     specs = [str(expand_home(spec)) for spec in args.runs]
     output_arg(args.report, "--report", [path for spec in specs for path in _files(spec)])
+    if len(specs) > 2:
+        return _run_many(args, specs, out, err)
     try:
         pairing = load_pair(specs, fmt=args.log_format, key=args.key)
     except PairingError as exc:
@@ -68,6 +74,61 @@ def run_logs(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK
 
 
+def _run_many(args: argparse.Namespace, specs: list[str], out: Console, err: Console) -> int:
+    """Three or more logs: each later log against the first (the baseline), and the combined table."""
+    try:
+        positions, left_out = load_pairs(specs, fmt=args.log_format, key=args.key)
+    except PairingError as exc:
+        raise UsageError(one_line(str(exc))) from None
+    pairings = [pairing for _, pairing in positions]
+    seen: set[int] = set()
+    for log in (log for pairing in pairings for log in (pairing.a, pairing.b)):
+        if id(log) not in seen:
+            seen.add(id(log))
+            for problem in log.problems:
+                print_warning(err, COMMAND, str(problem))
+    labels = [run_label(0)] + [run_label(position) for position, _ in positions]
+    runs = compare_many(pairings, labels, resamples=args.resamples, seed=args.seed)
+    for warning in [*left_out, *runs.warnings]:
+        print_warning(err, COMMAND, warning)
+    if not args.quiet:
+        for label, comparison in zip(labels[1:], runs.comparisons, strict=True):
+            _print(out, comparison, args.show, (labels[0], label))
+        _print_runs(out, runs)
+    out.print(Text(runs.headline(), style="bold"), soft_wrap=True)
+    if args.report:
+        try:
+            written = write(args.report, runs, title=args.title)
+        except ExportError as exc:
+            raise UsageError(str(exc)) from None
+        if not args.quiet:
+            out.print(Text(f"report written to {written}"), soft_wrap=True)
+    if args.fail_on_regression is not None and runs.regressions > args.fail_on_regression:
+        return EXIT_MISMATCH
+    return EXIT_OK
+
+
+def _print_runs(out: Console, runs: RunsComparison) -> None:
+    table = Table(title=f"{len(runs.labels)} runs against {runs.labels[0]}", header_style="bold")
+    for column in ("", "log", f"paired with {runs.labels[0]}", f"success on {len(runs.common)} common tasks"):
+        table.add_column(column, overflow="fold")
+    for column in ("regressed", "fixed", "McNemar p"):
+        table.add_column(column, justify="right")
+    for row in runs.runs():
+        rate = row["success_on_common"]
+        versus = row["paired_with_baseline"] is not None
+        table.add_row(
+            row["label"],
+            Text(one_line(row["log"])),
+            str(row["paired_with_baseline"]) if versus else "—",
+            f"{rate['successes']}/{rate['n']} {rate['rate']:.1%} [{rate['low']:.1%}, {rate['high']:.1%}]",
+            str(row["regressions"]) if versus else "—",
+            str(row["fixes"]) if versus else "—",
+            f"{row['mcnemar_p']:.3g}" if versus else "—",
+        )
+    out.print(table)
+
+
 def open_app(comparison: Any) -> None:
     """Run the compare app on ``comparison`` (two logs, or two replay runs) until the user quits."""
     from replay_tui.tui.compare_app import CompareApp
@@ -89,10 +150,11 @@ def _unpaired(label: str, keys: list[str]) -> str:
     return f"{len(keys)} task key(s) only in {label}: {shown}{more}"
 
 
-def _print(out: Console, comparison: OutcomeComparison, show: int) -> None:
+def _print(out: Console, comparison: OutcomeComparison, show: int, labels: tuple[str, str] = ("A", "B")) -> None:
+    x, y = labels
     summary = comparison.summary()
-    table = Table(title="A → B, paired by task", header_style="bold")
-    for column in ("", "A", "B", "B − A"):
+    table = Table(title=f"{x} → {y}, paired by task", header_style="bold")
+    for column in ("", x, y, f"{y} − {x}"):
         table.add_column(column, justify="right")
     a, b, diff = summary["a_success"], summary["b_success"], summary["difference"]
     table.add_row(
@@ -104,13 +166,15 @@ def _print(out: Console, comparison: OutcomeComparison, show: int) -> None:
     for p in comparison.pass_k:
         table.add_row(f"pass^{p.k} ({p.tasks} tasks)", f"{p.a:.3f}", f"{p.b:.3f}", f"{p.difference:+.3f}")
     out.print(table)
-    out.print(Text(f"A: {one_line(comparison.a_path)}  B: {one_line(comparison.b_path)}", style="dim"), soft_wrap=True)
-    for label, keys in (("A", comparison.a_only), ("B", comparison.b_only)):
+    out.print(
+        Text(f"{x}: {one_line(comparison.a_path)}  {y}: {one_line(comparison.b_path)}", style="dim"), soft_wrap=True
+    )
+    for label, keys in ((x, comparison.a_only), (y, comparison.b_only)):
         if keys:
             out.print(Text(_unpaired(label, keys)), soft_wrap=True)
     regressions = comparison.regressions
     if regressions and show > 0:
-        listed = Table(title="Regressions (A ✓, B ✗)", header_style="bold")
+        listed = Table(title=f"Regressions ({x} ✓, {y} ✗)", header_style="bold")
         listed.add_column("task", max_width=40, overflow="fold")
         listed.add_column("first divergence", overflow="fold")
         for task in regressions[:show]:

@@ -34,7 +34,8 @@ Mapping:
 - outcome: ``final_metrics`` in ``scores``; reward from a Harbor trial's ``result.json``
   (``verifier_result.rewards``, several named rewards as checks) or ``verifier/reward.json`` /
   ``reward.txt`` beside the agent folder when present (success = reward 1.0); the trial's
-  ``exception_info`` as the error (type and message, then the traceback), its type as the status.
+  ``exception_info`` as the error (type and message, then the traceback), its type as the status;
+  the trial's ``task_name`` in ``metadata["task_name"]`` (``compare`` pairs two jobs by it).
 """
 
 from __future__ import annotations
@@ -241,7 +242,9 @@ class _Walk:
             return
         trajectory.parent = parent
         if parent is None:
-            trajectory.outcome = _trial_outcome(self.path, trajectory.outcome)
+            trajectory.outcome, task_name = _trial_outcome(self.path, trajectory.outcome)
+            if task_name:
+                trajectory.metadata["task_name"] = task_name
         if depth >= _MAX_DEPTH:
             yield trajectory
             if refs:
@@ -513,16 +516,20 @@ def _child_id(parent: str, data: Any, file: str) -> str:
     return f"{parent}/{own or file}"
 
 
-def _trial_outcome(path: Path, outcome: Outcome) -> Outcome:
+def _trial_outcome(path: Path, outcome: Outcome) -> tuple[Outcome, str | None]:
     """The verdict of the Harbor trial the file belongs to (``<trial>/agent/trajectory.json`` beside
     ``<trial>/result.json`` and ``<trial>/verifier/reward.txt`` or ``reward.json``), when those
     files are there: ``verifier_result.rewards`` (each named reward a check when there are several),
-    ``exception_info`` (``harbor/models/trial/result.py``: type, message, traceback) as the error."""
+    ``exception_info`` (``harbor/models/trial/result.py``: type, message, traceback) as the error;
+    and the trial's ``task_name`` (what two jobs of one task set pair by: a trial's session id is its own)."""
+    task_name: str | None = None
     for trial in (path.parent, path.parent.parent):
         result = trial / "result.json"
         if result.is_file():
             data, problem = _load(result)
             data = data if isinstance(data, dict) and problem is None else {}
+            if isinstance(data.get("task_name"), str) and data["task_name"].strip() and task_name is None:
+                task_name = data["task_name"].strip()
             verifier = data.get("verifier_result")
             _apply_rewards(outcome, verifier.get("rewards") if isinstance(verifier, dict) else None)
             if data.get("exception_info"):
@@ -542,7 +549,7 @@ def _trial_outcome(path: Path, outcome: Outcome) -> Outcome:
             outcome.success = outcome.reward >= 1.0
         if outcome.reward is not None or outcome.error:
             break
-    return outcome
+    return outcome, task_name
 
 
 def _apply_rewards(outcome: Outcome, rewards: Any) -> None:

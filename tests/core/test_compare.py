@@ -594,13 +594,13 @@ def test_accepted_figures_without_equivalent_steps_are_the_step_figures_drawn_on
     import replay_tui.compare as module
 
     calls: list[int] = []
-    real = module.paired_bootstrap
+    real = module.paired_bootstraps
 
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return real(*args, **kwargs)
+    def counting(samples, **kwargs):
+        calls.extend(1 for _ in samples)
+        return real(samples, **kwargs)
 
-    monkeypatch.setattr(module, "paired_bootstrap", counting)
+    monkeypatch.setattr(module, "paired_bootstraps", counting)
     result = compare_runs(*pair, resamples=200)
     assert len(calls) == 1 + len(result.by_state) + 1  # overall, each state, episodes
     steps = result.steps

@@ -100,3 +100,23 @@ def test_paired_samples_must_pair() -> None:
     with pytest.raises(ValueError):
         paired_bootstrap([True], [True, False])
     assert paired_bootstrap([], []).resamples == 0
+
+
+def test_bootstraps_drawn_together_are_each_the_bootstrap_alone() -> None:
+    """Samples with as many clusters share their resamples' draws; each figure is bit for bit the one
+    ``paired_bootstrap`` gives alone, clustered or not, with other cluster counts in the same call."""
+    from replay_tui.stats import paired_bootstraps
+
+    rng = random.Random(7)
+    steps = [(rng.random() < 0.7, rng.random() < 0.5, f"e{i // 3}") for i in range(300)]  # 100 clusters
+    episodes = [(rng.random() < 0.6, rng.random() < 0.4) for _ in range(100)]  # 100 single items
+    scores = [(rng.random(), rng.random(), f"t{i % 40}") for i in range(120)]  # 40 clusters
+    samples = [
+        ([a for a, _, _ in steps], [b for _, b, _ in steps], [c for _, _, c in steps]),
+        ([a for a, _ in episodes], [b for _, b in episodes], None),
+        ([a for a, _, _ in scores], [b for _, b, _ in scores], [c for _, _, c in scores]),
+        ([], [], None),
+    ]
+    together = paired_bootstraps(samples, resamples=500, seed=3)
+    assert together == [paired_bootstrap(a, b, c, resamples=500, seed=3) for a, b, c in samples]
+    assert [d.clusters for d in together] == [100, 100, 40, 0]

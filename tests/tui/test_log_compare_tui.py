@@ -154,3 +154,45 @@ def test_log_compare_snapshot(snap_compare, tmp_path: Path, monkeypatch: pytest.
     a_path, b_path = (path.relative_to(root) for path in pair_files(2))
     app = CompareApp(compare_outcomes(load_pair([str(a_path), str(b_path)])), export_dir=tmp_path)
     assert snap_compare(app, terminal_size=SIZE, press=["enter", "right_square_bracket"])
+
+
+def agent_checks(simulation: dict[str, Any]) -> list[tuple[str, bool]]:
+    """tau2's own verdict on the agent's reference actions of a simulation: (tool, matched)."""
+    checks = simulation["reward_info"].get("action_checks") or []
+    return [(c["action"]["name"], c["action_match"]) for c in checks if c["action"]["requestor"] != "user"]
+
+
+async def test_which_run_hit_which_reference_action_in_the_pair_and_the_groups(tmp_path: Path) -> None:
+    app, a, b = app_for(1, tmp_path)
+    regressed = [k for k in a if k in b and a[k]["reward_info"]["reward"] >= 1 > b[k]["reward_info"]["reward"]]
+    lost: dict[str, str | None] = {}
+    for key in regressed:
+        pairs = zip(agent_checks(a[key]), agent_checks(b[key]), strict=True)
+        lost[key] = next((name for (name, x), (_, y) in pairs if x and not y), None)
+    assert any(lost.values())  # some regression lost a reference action A had hit: the groups are not vacuous
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        await pilot.press("M")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, RegressionGroupsModal)
+        groups = {name: keys for name, keys in modal.groups}
+        want: dict[str, set[str]] = {}
+        for key, name in lost.items():
+            label = f"B missed reference action {name}" if name else "B hit every reference action A hit"
+            want.setdefault(label, set()).add(key)
+        assert {name: keys for name, keys in groups.items() if name.startswith("B ") and "ended" not in name} == want
+        await pilot.press("escape")
+        await pilot.press("minus", "enter")
+        await pilot.pause()
+        pair = app.screen
+        assert isinstance(pair, LogPairScreen)
+        ours, theirs = agent_checks(a[pair.pair.key]), agent_checks(b[pair.pair.key])
+        title = str(pair.query_one("#pair-title").render())
+        total = len(ours)
+        hit_a, hit_b = sum(x for _, x in ours), sum(y for _, y in theirs)
+        assert f"reference actions hit: A {hit_a}/{total}  B {hit_b}/{total}" in title
+        for name, _ in (pair_ for pair_, (_, y) in zip(ours, theirs, strict=True) if pair_[1] and not y):
+            assert name in title.split("A only:")[1]
+    assert screen is not None

@@ -4,10 +4,12 @@
 +, both failed ✗ — ≠ when their calls differ —, both succeeded ·) under the figures the CLI prints
 (success rates with Wilson intervals, B − A with its task-clustered bootstrap interval, McNemar's
 p, pass^k); ``f`` cycles the filters (regressions, fixes, both failed differently), ``M`` groups the
-regressions (by the tool at the first divergence, by B's termination reason), ``e`` exports.
+regressions (by the tool at the first divergence, by the reference action B missed, by B's termination
+reason), ``e`` exports.
 ``enter`` opens :class:`LogPairScreen`: the two trajectories side by side, aligned call by call,
-the first divergence marked; ``]``/``[`` go from divergence to divergence and each side's step
-(what the agent saw, thought, called and got back) is shown below its column.
+the first divergence marked, which of the task's reference actions each run hit; ``]``/``[`` go
+from divergence to divergence and each side's step (what the agent saw, thought, called and got
+back) is shown below its column.
 
 The screens only display an :class:`~replay_tui.outcome_compare.OutcomeComparison` made by the core.
 """
@@ -125,8 +127,8 @@ class TasksSource:
 
 
 class RegressionGroupsModal(ModalScreen[tuple[str, set[str]] | None]):
-    """The regressions grouped by the tool at their first divergence and by B's termination reason;
-    enter shows a group's tasks in the list, escape closes."""
+    """The regressions grouped by the tool at their first divergence, by the reference action B
+    missed and by B's termination reason; enter shows a group's tasks in the list, escape closes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Close", id="log_groups.close")]
 
@@ -155,15 +157,17 @@ class RegressionGroupsModal(ModalScreen[tuple[str, set[str]] | None]):
 
 
 def regression_groups(comparison: OutcomeComparison) -> list[tuple[str, set[str]]]:
-    """``(name, task keys)`` of each group: by the tool at the first divergence, then by B's
-    termination reason; largest first, ties by name (deterministic)."""
-    by_tool: dict[str, set[str]] = {}
-    by_status: dict[str, set[str]] = {}
-    for task in comparison.regressions:
-        by_tool.setdefault(f"first divergence at {task.divergent_tool}", set()).add(task.key)
-        by_status.setdefault(f"B ended: {task.b_status or 'unknown'}", set()).add(task.key)
-    ordered = sorted(by_tool.items(), key=lambda item: (-len(item[1]), item[0]))
-    ordered += sorted(by_status.items(), key=lambda item: (-len(item[1]), item[0]))
+    """``(name, task keys)`` of each group the core makes (:meth:`OutcomeComparison.grouped_regressions`):
+    by the tool at the first divergence, by the first reference action A hit and B did not (tasks
+    with a reference), then by B's termination reason; largest first within each."""
+    ordered: list[tuple[str, set[str]]] = []
+    for name, keys in comparison.grouped_regressions("tool").items():
+        ordered.append((f"first divergence at {name}", set(keys)))
+    for name, keys in comparison.grouped_regressions("reference").items():
+        missed = "B hit every reference action A hit" if name == "(none)" else f"B missed reference action {name}"
+        ordered.append((missed, set(keys)))
+    for name, keys in comparison.grouped_regressions("status").items():
+        ordered.append((f"B ended: {name}", set(keys)))
     return ordered
 
 
@@ -443,6 +447,15 @@ class LogPairScreen(Screen):
         title.append("\n")
         title.append(one_line(instruction(pair))[:400], style="italic")
         title.append("\n")
+        if pair.expected:
+            (a_hit, total), (b_hit, _) = pair.expected_hit("a"), pair.expected_hit("b")
+            title.append(f"reference actions hit: A {a_hit}/{total}  B {b_hit}/{total}", style="bold")
+            by_one = [(e.name, e.change) for e in pair.expected if e.requestor != "user"]
+            for label, change in (("A only", "lost"), ("B only", "gained")):
+                names = [name for name, which in by_one if which == change]
+                if names:
+                    title.append(f"  {label}: ", style="dim").append(one_line(", ".join(names))[:200])
+            title.append("\n")
         if pair.divergence is not None:
             title.append("first divergence: ", style="bold").append(one_line(pair.divergence.text()), style="yellow")
         else:

@@ -72,6 +72,10 @@ def test_tau2_pair_counts_mcnemar_and_regressions(n, tmp_path, capsys):
     assert set(data["unpaired"]["a_only"]) | set(data["unpaired"]["b_only"]) == unpaired
     tasks = {task["key"]: task for task in data["tasks"]}
     assert {key for key, task in tasks.items() if task["change"] == "regressed"} == regressed
+    # every paired key is listed with A's and B's own outcome, as the files give it
+    assert sorted(tasks) == sorted(f"{t}#{k}" for t, k in paired)
+    for t, k in paired:
+        assert (tasks[f"{t}#{k}"]["a"]["success"], tasks[f"{t}#{k}"]["b"]["success"]) == (a[(t, k)], b[(t, k)])
     a_calls, b_calls = calls(a_path), calls(b_path)
     md = markdown.read_text()
     for key in regressed:
@@ -304,3 +308,157 @@ def test_inspect_pair_written_by_inspect_ai_bootstraps_by_sample(tmp_path, capsy
     assert difference["clusters"] == 30
     assert difference["b_minus_a"] == pytest.approx(sums.sum() / 60)
     assert (difference["low"], difference["high"]) == pytest.approx((reference.low, reference.high), abs=0.03)
+
+
+def action_checks(path: Path) -> dict[str, list[tuple[str, str, bool]]]:
+    """tau2's own verdict on each reference action of each simulation: (action id, requestor, matched)."""
+    data = json.loads(path.read_text())
+    return {
+        f"{s['task_id']}#{s['trial']}": [
+            (c["action"]["action_id"], c["action"]["requestor"], c["action_match"])
+            for c in s["reward_info"].get("action_checks") or []
+        ]
+        for s in data["simulations"]
+    }
+
+
+def _action_name(path: Path, key: str, action_id: str) -> str:
+    data = json.loads(path.read_text())
+    simulation = next(s for s in data["simulations"] if f"{s['task_id']}#{s['trial']}" == key)
+    checks = simulation["reward_info"]["action_checks"]
+    return next(c["action"]["name"] for c in checks if c["action"]["action_id"] == action_id)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_which_run_hit_which_reference_action_is_tau2s_own_verdict(n, tmp_path, capsys):
+    """Both runs' calls are aligned with the task's one reference: each action's A and B status is
+    what tau2 recorded for that run (its action_checks), and the summary counts them."""
+    a_path, b_path = pair_files(n)
+    a_checks, b_checks = action_checks(a_path), action_checks(b_path)
+    report, markdown = tmp_path / "out.json", tmp_path / "out.md"
+    assert run_cli(capsys, "compare", str(a_path), str(b_path), "-q", "--report", str(report))[0] == 0
+    assert run_cli(capsys, "compare", str(a_path), str(b_path), "-q", "--report", str(markdown))[0] == 0
+    data = json.loads(report.read_text())
+    want = dict.fromkeys(("a_matched", "b_matched", "lost", "gained", "actions"), 0)
+    checked = 0
+    for task in data["tasks"]:
+        key, listed = task["key"], task["expected_actions"]
+        ours, theirs = a_checks[key], b_checks[key]
+        assert [ids for ids, _, _ in ours] == [ids for ids, _, _ in theirs]  # one reference for the task
+        assert [(e["requestor"], e["a"] == "matched") for e in listed] == [(who, hit) for _, who, hit in ours]
+        assert [e["b"] == "matched" for e in listed] == [hit for _, _, hit in theirs]
+        checked += len(listed)
+        for (_, who, a_hit), (_, _, b_hit) in zip(ours, theirs, strict=True):
+            if who == "user":
+                continue
+            want["actions"] += 1
+            want["a_matched"] += a_hit
+            want["b_matched"] += b_hit
+            want["lost"] += a_hit and not b_hit
+            want["gained"] += b_hit and not a_hit
+    assert checked  # the pair has reference actions: the check is not vacuous
+    by_missed: dict[str, int] = {}  # each regression by the first agent action A hit and B did not (tau2's checks)
+    for task in data["tasks"]:
+        if task["change"] == "regressed" and a_checks[task["key"]]:
+            pairs = zip(a_checks[task["key"]], b_checks[task["key"]], strict=True)
+            lost = next((ids for (ids, who, x), (_, _, y) in pairs if who != "user" and x and not y), None)
+            name = "(none)" if lost is None else _action_name(a_path, task["key"], lost)
+            by_missed[name] = by_missed.get(name, 0) + 1
+    assert data["summary"]["regressions_by_missed_reference"] == by_missed
+    assert sum(data["summary"]["regressions_by_status"].values()) == data["summary"]["regressions"]
+    hits = data["summary"]["expected_actions"]
+    assert {name: hits[name] for name in want} == want
+    assert hits["tasks"] == sum(1 for task in data["tasks"] if a_checks[task["key"]])
+    md = markdown.read_text()
+    assert f"A hit {want['a_matched']}, B hit {want['b_matched']}" in md
+    for task in data["tasks"]:
+        if task["change"] != "regressed":
+            continue
+        lost = [e["action"].split("(")[0] for e in task["expected_actions"] if e["requestor"] != "user"
+                and e["a"] == "matched" and e["b"] != "matched"]  # fmt: skip
+        cell = "`" + task["key"].replace("|", "\\|") + "`"
+        line = next(line for line in md.splitlines() if line.startswith(f"| {cell} "))
+        assert all(f"`{name}`" in line.split("|")[-2] for name in lost)
+
+
+def test_three_logs_compare_each_with_the_first_and_on_the_tasks_all_share(tmp_path, capsys):
+    """LOG_A LOG_B LOG_C: each later log against A is the two-log comparison of that pair (same JSON),
+    the combined table's rates are the files' rewards on the keys all three share, and a log that
+    shares no task with A is left out with a warning instead of refusing the others."""
+    a_path, b_path = pair_files(1)
+    c_path, _ = pair_files(2)  # task 11 only, ten trials: overlaps A on 11#0..11#3
+    telecom, _ = pair_files(3)  # no task in common with A
+    runs = {"A": outcomes(a_path), "B": outcomes(b_path), "C": outcomes(c_path)}
+    report = tmp_path / "three.json"
+    code, _, err = run_cli(
+        capsys, "compare", str(a_path), str(b_path), str(telecom), str(c_path), "-q", "--report", str(report)
+    )
+    assert code == 0
+    assert "left out" in err and str(telecom) in err
+    data = json.loads(report.read_text())
+    assert data["kind"] == "outcome_comparisons"
+    assert [c["labels"] for c in data["comparisons"]] == [["A", "B"], ["A", "D"]]  # labels keep their position
+    for (label, path), pair in zip((("B", b_path), ("D", c_path)), data["comparisons"], strict=True):
+        alone = tmp_path / f"{label}.json"
+        assert run_cli(capsys, "compare", str(a_path), str(path), "-q", "--report", str(alone))[0] == 0
+        assert {k: v for k, v in pair.items() if k != "labels"} == json.loads(alone.read_text())
+    common = [key for key in runs["A"] if all(key in run for run in runs.values())]
+    assert data["common"] == len(common) == 4
+    rows = {row["label"]: row for row in data["runs"]}
+    for label, own in (("A", "A"), ("B", "B"), ("D", "C")):
+        rate = rows[label]["success_on_common"]
+        assert (rate["successes"], rate["n"]) == (sum(runs[own][key] for key in common), len(common))
+        low, high = stats.binomtest(rate["successes"], rate["n"]).proportion_ci(method="wilson")
+        assert (rate["low"], rate["high"]) == (pytest.approx(low), pytest.approx(high))
+    assert rows["A"]["paired_with_baseline"] is None and rows["B"]["paired_with_baseline"] == 16
+    # the gate: more than N regressions against A in any later log
+    worst = max(c["summary"]["regressions"] for c in data["comparisons"])
+    argv = ["compare", str(a_path), str(b_path), str(c_path), "-q"]
+    assert run_cli(capsys, *argv, "--fail-on-regression", str(worst - 1))[0] == 1
+    assert run_cli(capsys, *argv, "--fail-on-regression", str(worst))[0] == 0
+    for name, marker in (("three.md", "## A → C"), ("three.html", "<h2>A → C</h2>"), ("three.csv", "\nC,11#")):
+        assert run_cli(capsys, *argv, "--report", str(tmp_path / name))[0] == 0
+        assert marker in (tmp_path / name).read_text()
+    assert run_cli(capsys, *argv, "--report", str(tmp_path / "three.xml"))[0] == 0
+    junit = (tmp_path / "three.xml").read_text()
+    assert junit.count("<testsuite ") == 2
+    assert junit.count("<failure ") == sum(c["summary"]["regressions"] for c in data["comparisons"])
+
+
+def test_three_logs_none_pairing_is_one_line_and_tui_opens_two(capsys):
+    a_path, b_path = pair_files(1)
+    telecom, other = pair_files(3)
+    code, _, err = run_cli(capsys, "compare", str(a_path), str(telecom), str(other))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "no log pairs with the baseline" in err
+    code, _, err = run_cli(capsys, "compare", str(a_path), str(b_path), str(a_path), "--tui")
+    assert code == 2 and "--tui opens two logs" in err
+
+
+ATIF = Path(__file__).parents[2] / "data" / "formats" / "atif"
+
+
+def harbor_job(root: Path, rewards: dict[tuple[str, int], float]) -> Path:
+    """A Harbor job folder: ``<task>__<trial id>/agent/trajectory.json`` (a real ATIF trajectory with a
+    session id of its own, as every trial has) beside ``result.json`` naming the task and its reward."""
+    sample = json.loads((ATIF / "terminus_2__hello-world.trajectory__ATIF-v1.2.json").read_text())
+    for (task, attempt), reward in rewards.items():
+        trial = root / f"{task}__{root.name}{attempt}"
+        (trial / "agent").mkdir(parents=True)
+        (trial / "agent" / "trajectory.json").write_text(json.dumps({**sample, "session_id": f"{trial.name}-session"}))
+        result = {"task_name": task, "trial_name": trial.name, "verifier_result": {"rewards": {"reward": reward}}}
+        (trial / "result.json").write_text(json.dumps(result))
+    return root
+
+
+def test_two_harbor_jobs_pair_by_the_trials_task_name(tmp_path, capsys):
+    a = harbor_job(tmp_path / "jobA", {("hello-world", 1): 1.0, ("fix-git", 1): 1.0, ("only-a", 1): 0.0})
+    b = harbor_job(tmp_path / "jobB", {("hello-world", 1): 0.0, ("fix-git", 1): 1.0, ("only-b", 1): 1.0})
+    report = tmp_path / "harbor.json"
+    code, _, err = run_cli(capsys, "compare", str(a), str(b), "-q", "--report", str(report))
+    assert code == 0, err
+    data = json.loads(report.read_text())
+    assert {task["key"]: task["change"] for task in data["tasks"]} == {
+        "hello-world": "regressed",
+        "fix-git": "both_succeeded",
+    }
+    assert data["unpaired"] == {"a_only": ["only-a"], "b_only": ["only-b"]}
