@@ -302,3 +302,45 @@ async def test_the_outcome_screen_of_a_seed_demo(build, tmp_path):
         await pilot.press("enter", "escape")
         await pilot.pause()
         assert isinstance(app.screen, BrowserScreen)
+
+
+JQ_MISSED = (
+    '.simulations[] | select(.reward_info.reward < 1) | {id: "\\(.task_id)#\\(.trial)", missed: '
+    "[.reward_info.action_checks[]? | select(.action_match | not) | .action.name]}"
+)
+"""The one-line jq of the issue: each failed simulation's reference actions tau2 found not done."""
+
+
+async def test_every_failed_simulations_outcome_screen_names_what_jq_finds(build):
+    """f, then O on each failed simulation in turn: the outcome screen's expected vs actual names the
+    reference actions missed or called with other arguments, in the reference's order, exactly as a
+    jq one-liner over the file's reward_info finds them (the jq library runs the real jq)."""
+    import jq
+
+    found = jq.compile(JQ_MISSED).input_text(TAU2_AIRLINE.read_text()).all()
+    by_jq = {item["id"]: item["missed"] for item in found}
+    assert sorted(by_jq) == sorted(failed_ids()) and sum(map(len, by_jq.values())) >= 10
+    seen: dict[str, list[str]] = {}
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")
+        await pilot.pause()
+        shown = rows(app)
+        for number, row in enumerate(shown):
+            if number:
+                await pilot.press("down")
+            await pilot.press("O")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, OutcomeScreen)
+            table = screen.source
+            cells = [[cell.plain for cell in table.cells(i)] for i in range(len(table))]
+            seen[row["episode"]] = [
+                cells[i][1].split("(")[0] for i in range(len(cells)) if cells[i][0] != "+" and cells[i][2] != "matched"
+            ]
+            title = screen.query_one("#outcome-title").render().plain
+            assert row["episode"] in title, title
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, BrowserScreen)
+    assert seen == by_jq
