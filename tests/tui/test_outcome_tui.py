@@ -344,3 +344,28 @@ async def test_every_failed_simulations_outcome_screen_names_what_jq_finds(build
             await pilot.pause()
             assert isinstance(app.screen, BrowserScreen)
     assert seen == by_jq
+
+
+JQ_OUTCOMES = (
+    '.simulations[] | {id: "\\(.task_id)#\\(.trial)", reward: .reward_info.reward, ended: .termination_reason, '
+    "db: .reward_info.db_check.db_match}"
+)
+"""Each simulation's outcome as the file records it: reward, how it ended, the DB check."""
+
+
+async def test_the_browser_shows_each_simulations_outcome_as_jq_reads_it(build):
+    """All 20 rows, in the file's order: the reward, ✓/✗ (reward 1 or not), and why it ended (the
+    failed DB check named first, else the termination reason), as jq reads them from the file."""
+    import jq
+
+    want = jq.compile(JQ_OUTCOMES).input_text(TAU2_AIRLINE.read_text()).all()
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        shown = rows(app)
+    assert [row["episode"] for row in shown] == [item["id"] for item in want] and len(want) == 20
+    for row, item in zip(shown, want, strict=True):
+        assert row["reward"] == f"{item['reward']:.2f}", row
+        assert row["success"] == ("✓" if item["reward"] == 1 else "✗"), row
+        why = "db" if item["reward"] < 1 and item["db"] is False else item["ended"]
+        assert row["reason"].split(":")[0] == why, row
