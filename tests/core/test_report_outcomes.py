@@ -336,3 +336,94 @@ def test_the_replays_predictions_are_aligned_with_the_reference_too(tmp_path):
             found = episode["replay_expected"]
             assert found["matched"] == 0 and len(found["missed"]) == found["total"]
     assert sum(e["replay_expected"]["total"] for e in data["episodes"] if e.get("replay_expected")) > 10
+
+
+# --------------------------------------------------------------------------- inspect_ai: the log's record
+
+
+INSPECT = DATA / "formats" / "inspect_ai"
+INSPECT_SHARED = [  # the shared inspect_ai logs that hold samples (the folder's others were made for tests)
+    INSPECT / name
+    for name in (
+        "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval",
+        "2025-05-12T20-27-36-04-00_browser.json",
+        "docent__tests_integration__ctf.json",
+        "log_formats.json",
+        "log_message_deduplication.eval",
+        "log_read_sample.eval",
+        "log_streaming.eval",
+        "log_tool_call_error.json",
+        "mmlu-summary-choices.eval",
+    )
+]
+
+
+def _inspect_records() -> dict[tuple[str, str, str], dict[str, str]]:
+    """Each sample's target, the model's answer and the first scorer's explanation, those the file
+    records, read with json and zstd (not the reader), by file name, id and ``id#epoch``."""
+    from tests.formats.test_inspect_ai import raw_samples, resolved
+
+    found = {}
+    for path in INSPECT_SHARED:
+        for sample in raw_samples(path)[1]:
+            target = resolved(sample, sample.get("target"))
+            first = next(iter((sample.get("scores") or {}).values()), {})
+            completion = resolved(sample, (sample.get("output") or {}).get("completion"))
+            texts = {
+                "target": "".join(target) if isinstance(target, list) else target,
+                "answer": completion or first.get("answer"),
+                "explanation": first.get("explanation"),
+            }
+            key = (path.name, str(sample["id"]), f"{sample['id']}#{sample.get('epoch')}")
+            found[key] = {label: text for label, text in texts.items() if isinstance(text, str) and text.strip()}
+    return found
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_inspect_reports_carry_each_samples_target_answer_and_explanation(tmp_path):
+    """Issue 30's acceptance on the shared inspect_ai logs, in the reports: JSON, CSV and HTML give
+    each sample's target, answer and explanation as the file has them; Markdown's row of a failed
+    sample says what was expected and what the model answered beside why it failed."""
+    records = _inspect_records()
+    argv = ["--mode", "stub", "--demos", *map(str, INSPECT_SHARED)]
+    data = json.loads(replay(tmp_path, *argv, report="i.json").read_text())
+    by_id = {(Path(e["file"]).name, e["episode_id"]): e for e in data["episodes"]}
+    episodes = {  # an episode's id is the sample's, with its epoch where the log needs it
+        key: by_id.get((key[0], key[2])) or by_id[(key[0], key[1])] for key in records
+    }
+    assert len(episodes) == len(data["episodes"]) == len(records) == 22
+    counted = 0
+    for key, texts in records.items():
+        outcome = episodes[key]["outcome"]
+        for label, text in texts.items():
+            assert outcome[label] == (text if len(text) <= 2000 else text[:1999] + "…"), (key, label)
+            counted += 1
+    assert counted >= 50
+
+    rows = list(csv.DictReader(io.StringIO(replay(tmp_path, *argv, report="i.csv").read_text(), newline="")))
+    by_session = {row["session_id"]: row for row in rows if row["kind"] == "episode"}
+    for key, texts in records.items():
+        row = by_session[str(episodes[key]["session_id"])]
+        for label, text in texts.items():
+            assert _squash(row[f"outcome_{label}"])[:60] == _squash(text)[:60], (key, label)
+
+    import html as html_lib
+
+    page = _squash(html_lib.unescape(replay(tmp_path, *argv, report="i.html").read_text()))
+    for texts in records.values():
+        for label, text in texts.items():
+            assert _squash(text)[:60] in page, label
+
+    md = replay(tmp_path, *argv, report="i.md").read_text(encoding="utf-8")
+    lines = {line.split("|")[1].strip(): line for line in md.splitlines() if re.match(r"^\| \d+ \| `", line)}
+    failed = [key for key, e in episodes.items() if e["outcome"]["kind"] in ("failed", "errored")]
+    assert len(failed) >= 4
+    for key in failed:
+        row = _squash(lines[str(episodes[key]["session_id"])].replace("\\", ""))
+        texts = records[key]
+        assert "target `" in row and _squash(texts["target"])[:40] in row, row
+        if "answer" in texts:
+            assert "answer `" in row and _squash(texts["answer"].replace("\n", "⏎"))[:40] in row, row
