@@ -152,6 +152,16 @@ def test_swe_agent_reports_never_pass_without_the_tasks(tmp_path):
     data = json.loads(replay(tmp_path, "--demos", str(SWE_AGENT), "--mode", "stub", report="s.json").read_text())
     assert sum(data["outcomes"].values()) == data["episodes_run"] > 0
     assert all(set(e["outcome"]) >= {"success", "score", "reason", "missed_expected"} for e in data["episodes"])
+    # the samples record no verdict, only how each run ended: the two that died on a model error
+    # (their info.exit_status an exception's name, not "submitted") are errored, the rest unknown
+    raws = [json.loads(path.read_text()) for path in sorted(SWE_AGENT.iterdir()) if path.suffix in (".traj", ".json")]
+    statuses = [(raw.get("info") or {}).get("exit_status") for raw in raws if isinstance(raw, dict)]
+    crashed = sum(1 for status in statuses if status and status.casefold() != "submitted")
+    runs = data["episodes_run"]
+    md = replay(tmp_path, "--demos", str(SWE_AGENT), "--mode", "stub", report="s.md").read_text()
+    (status,) = [line for line in md.splitlines() if "PASS" in line]
+    want = f"the recorded agent succeeded on 0/{runs} tasks (0 failed, {crashed} errored, {runs - crashed} unknown)"
+    assert crashed == 2 and want in status, status
 
 
 def test_the_cli_prints_agreement_and_outcome(capsys):

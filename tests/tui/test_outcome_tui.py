@@ -369,3 +369,29 @@ async def test_the_browser_shows_each_simulations_outcome_as_jq_reads_it(build):
         assert row["success"] == ("✓" if item["reward"] == 1 else "✗"), row
         why = "db" if item["reward"] < 1 and item["db"] is False else item["ended"]
         assert row["reason"].split(":")[0] == why, row
+
+
+async def test_a_crashed_mini_swe_agent_run_shows_its_exit_status_and_error(build):
+    """The issue's g1_mini_timeout: a mini-swe-agent run that died on a model timeout. The browser says
+    errored and why; the stepper's header says it in the frame, as the file's info records it."""
+    runs = sorted((DATA / "formats" / "swe_agent").glob("deepseek_reasoner_dev__*.traj.json"))
+    infos = {path.name: json.loads(path.read_text())["info"] for path in runs}
+    assert len(infos) == 2
+    app = build([str(path) for path in runs])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        shown = rows(app)
+        assert [row["success"] for row in shown] == ["!", "!"]
+        for number, (row, path) in enumerate(zip(shown, runs, strict=True)):
+            error = infos[path.name]["exception_str"].strip().splitlines()[0]
+            assert " ".join(error.split())[:40] in row["reason"], row
+            if number:
+                await pilot.press("down")
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, StepperScreen)
+            frame = " ".join(" ".join(screen_lines(app)).split())
+            assert f"! errored · {infos[path.name]['exit_status']}" in frame, frame
+            assert f"error {' '.join(error.split())[:60]}" in frame, frame
+            await pilot.press("escape")
+            await pilot.pause()
