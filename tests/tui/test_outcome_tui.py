@@ -19,7 +19,7 @@ from replay_tui.tui.screens.outcome import OutcomeScreen
 from replay_tui.tui.screens.outcome_groups import OutcomeGroupsScreen
 from replay_tui.tui.screens.stepper import StepperScreen
 from tests.conftest import DATA, good_episode, write_json
-from tests.tui.conftest import SIZE
+from tests.tui.conftest import SIZE, wait_replay
 from tests.tui.hostile_text import hostile
 from tests.tui.test_escapes_tui import settle, unsafe_lines
 
@@ -395,3 +395,74 @@ async def test_a_crashed_mini_swe_agent_run_shows_its_exit_status_and_error(buil
             assert f"error {' '.join(error.split())[:60]}" in frame, frame
             await pilot.press("escape")
             await pilot.pause()
+
+
+async def _replayed_outcome_screen(app, pilot, episode_id: str) -> OutcomeScreen:
+    """From the browser: open ``episode_id``, replay it (r), then O."""
+    position = [row["episode"] for row in rows(app)].index(episode_id)
+    for _ in range(position):
+        await pilot.press("down")
+    await pilot.press("enter", "r")
+    await wait_replay(app, pilot)
+    await pilot.press("O")
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, OutcomeScreen)
+    return screen
+
+
+def _columns(screen: OutcomeScreen) -> dict[str, list[str]]:
+    table = screen.source
+    keys = [column.key for column in table.columns]
+    cells = [[cell.plain for cell in table.cells(i)] for i in range(len(table))]
+    return {key: [row[n] for row in cells] for n, key in enumerate(keys)}
+
+
+async def test_the_outcome_screen_aligns_a_replays_predicted_calls_too(build, tmp_path):
+    """After r, O has a replay column: each reference action's fate among the replay's predicted
+    calls, and its title counts them. A stub replay predicts the recorded calls, so it hits what the
+    agent hit (tau2's own action checks); a policy that calls no tool hits none."""
+    run = next(run for run in simulations() if f"{run['task_id']}#{run['trial']}" == "7#0")
+    checks = run["reward_info"]["action_checks"]
+    hit = ["matched" if check["action_match"] else "not" for check in checks]
+    assert "matched" in hit and "not" in hit
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = await _replayed_outcome_screen(app, pilot, "7#0")
+        columns = _columns(screen)
+        agent = [n for n, mark in enumerate(columns["position"]) if mark != "+"]
+        replay = [columns["replay"][n] for n in agent]
+        assert [status == "matched" for status in replay] == [status == "matched" for status in hit]
+        assert replay == [columns["status"][n] for n in agent]  # as the recording's own calls did
+        title = screen.query_one("#expected-title").render().plain
+        assert f"the replay's predictions: {hit.count('matched')} of {len(hit)} matched" in title, title
+
+    silent = tmp_path / "silent.py"
+    silent.write_text(
+        "class Silent:\n    def predict_action(self, observation, state, available_actions, llm_prompt_repr):\n"
+        "        return ''\n",
+        encoding="utf-8",
+    )
+    app = build([str(TAU2_AIRLINE)], policy=f"{silent}:Silent", mismatch="allow")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = await _replayed_outcome_screen(app, pilot, "7#0")
+        columns = _columns(screen)
+        assert [status for mark, status in zip(columns["position"], columns["replay"], strict=True) if mark != "+"] == (
+            ["missing"] * len(hit)
+        )
+        assert "matched" in columns["status"]  # the recording's own alignment is still shown beside it
+        title = screen.query_one("#expected-title").render().plain
+        assert f"the replay's predictions: 0 of {len(hit)} matched" in title, title
+
+
+async def test_the_outcome_screen_has_no_replay_column_before_a_replay(build):
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("O")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, OutcomeScreen)
+        assert "replay" not in _columns(screen)
+        assert "predictions" not in screen.query_one("#expected-title").render().plain
