@@ -48,6 +48,7 @@ from replay_tui.export.text import (
     write_atomic,
 )
 from replay_tui.groups import MismatchGroup, group_mismatches
+from replay_tui.repeat_report import RepeatReport
 from replay_tui.runner import EpisodeOutcome, EpisodeReport, Mismatch, StepResult, SummaryReport
 from replay_tui.stats import wilson
 from replay_tui.trajectory import OutcomeCheck
@@ -199,9 +200,10 @@ def agreement_phrase(summary: SummaryReport) -> str:
     return text
 
 
-def outcome_phrase(summary: SummaryReport) -> str:
+def outcome_phrase(summary: SummaryReport | RepeatReport) -> str:
     """``the recorded agent succeeded on 11/20 tasks (9 failed)``: the *outcome* half of a headline,
-    from what the logs say of their tasks. Whenever not every task succeeded it says how many failed."""
+    from what the logs say of their tasks (a replay's or a ``--repeat`` run's). Whenever not every
+    task succeeded it says how many failed."""
     counts = summary.outcomes
     total = sum(counts.values())
     if not total:

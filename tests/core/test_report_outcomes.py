@@ -437,3 +437,35 @@ def test_inspect_reports_carry_each_samples_target_answer_and_explanation(tmp_pa
         assert "target `" in row and _squash(texts["target"])[:40] in row, row
         if "answer" in texts:
             assert "answer `" in row and _squash(texts["answer"].replace("\n", "⏎"))[:40] in row, row
+
+
+def test_a_repeat_report_counts_the_outcomes_too(tmp_path, capsys):
+    """``--repeat K`` writes a JSON report of its own: it has the same ``outcomes`` summary and an
+    ``outcome`` per episode as a replay's, and the terminal line says how many tasks failed."""
+    raw = json.loads(TAU2.read_text(encoding="utf-8"))
+    want = {
+        f"{sim['task_id']}#{sim['trial']}": (
+            sim["reward_info"]["reward"] == 1,
+            [
+                check["action"]["name"]
+                for check in (sim["reward_info"] or {}).get("action_checks") or []
+                if not check["action_match"] and check["action"].get("requestor", "assistant") == "assistant"
+            ],
+        )
+        for sim in raw["simulations"]
+    }
+    path = tmp_path / "r.json"
+    argv = ["replay", "--demos", str(TAU2), "--mode", "stub", "--repeat", "2", "--no-save-run", "--report", str(path)]
+    assert main(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the recorded agent succeeded on 11/20 tasks (9 failed)" in out, out
+    data = json.loads(path.read_text())
+    assert data["outcomes"] == {"succeeded": 11, "failed": 9, "errored": 0, "unknown": 0}
+    assert sum(data["outcomes"].values()) == data["episodes_run"] == len(data["episodes"]) == 20
+    got = {
+        episode["episode_id"]: (episode["outcome"]["success"], episode["outcome"]["missed_expected"])
+        for episode in data["episodes"]
+    }
+    assert got == want
+    for episode in data["episodes"]:
+        assert set(episode["outcome"]) >= {"success", "score", "reason", "missed_expected"}
