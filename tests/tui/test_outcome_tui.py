@@ -326,15 +326,17 @@ JQ_MISSED = (
 
 
 async def test_every_failed_simulations_outcome_screen_names_what_jq_finds(build):
-    """f, then O on each failed simulation in turn: the outcome screen's expected vs actual names the
-    reference actions missed or called with other arguments, in the reference's order, exactly as a
-    jq one-liner over the file's reward_info finds them (the jq library runs the real jq)."""
+    """f, then O on each failed simulation in turn: the outcome screen names each failing check, and
+    its expected vs actual the reference actions missed or called with other arguments, in the
+    reference's order, exactly as a jq one-liner over the file's reward_info finds them (the jq
+    library runs the real jq)."""
     import jq
 
     found = jq.compile(JQ_MISSED).input_text(TAU2_AIRLINE.read_text()).all()
     by_jq = {item["id"]: item["missed"] for item in found}
     assert sorted(by_jq) == sorted(failed_ids()) and sum(map(len, by_jq.values())) >= 10
     seen: dict[str, list[str]] = {}
+    by_id = {f"{run['task_id']}#{run['trial']}": run for run in simulations()}
     app = build([str(TAU2_AIRLINE)])
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f")
@@ -354,6 +356,9 @@ async def test_every_failed_simulations_outcome_screen_names_what_jq_finds(build
             ]
             title = screen.query_one("#outcome-title").render().plain
             assert row["episode"] in title, title
+            text = screen.query_one("#outcome-text").render().plain
+            for part in failing_parts(by_id[row["episode"]]):  # each failing check, as the file says
+                assert f"✗ {part}" in text or f'✗ communicate "{part}"' in text, (row["episode"], part)
             await pilot.press("escape")
             await pilot.pause()
             assert isinstance(app.screen, BrowserScreen)
