@@ -455,7 +455,7 @@ async def test_the_outcome_screen_aligns_a_replays_predicted_calls_too(build, tm
         assert [status == "matched" for status in replay] == [status == "matched" for status in hit]
         assert replay == [columns["status"][n] for n in agent]  # as the recording's own calls did
         title = screen.query_one("#expected-title").render().plain
-        assert f"the replay's predictions: {hit.count('matched')} of {len(hit)} matched" in title, title
+        assert f"the replay: {hit.count('matched')} of {len(hit)} matched" in title, title
 
     silent = tmp_path / "silent.py"
     silent.write_text(
@@ -473,7 +473,7 @@ async def test_the_outcome_screen_aligns_a_replays_predicted_calls_too(build, tm
         )
         assert "matched" in columns["status"]  # the recording's own alignment is still shown beside it
         title = screen.query_one("#expected-title").render().plain
-        assert f"the replay's predictions: 0 of {len(hit)} matched" in title, title
+        assert f"the replay: 0 of {len(hit)} matched" in title, title
 
 
 async def test_the_outcome_screen_has_no_replay_column_before_a_replay(build):
@@ -484,4 +484,4 @@ async def test_the_outcome_screen_has_no_replay_column_before_a_replay(build):
         screen = app.screen
         assert isinstance(screen, OutcomeScreen)
         assert "replay" not in _columns(screen)
-        assert "predictions" not in screen.query_one("#expected-title").render().plain
+        assert "the replay" not in screen.query_one("#expected-title").render().plain

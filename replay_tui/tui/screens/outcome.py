@@ -250,7 +250,7 @@ class OutcomeScreen(Screen[int | None]):
             )
             found = replay_expected(self.predicted)
             if found is not None:  # as the reports count it
-                expected.append(f"  the replay's predictions: {found.matched} of {found.total} matched")
+                expected.append(f"  the replay: {found.matched} of {found.total} matched")
             if len(self.source):
                 expected.append("  enter shows the step", style="dim")
         self.query_one("#expected-title", Static).update(expected)
