@@ -469,3 +469,33 @@ def test_a_repeat_report_counts_the_outcomes_too(tmp_path, capsys):
     assert got == want
     for episode in data["episodes"]:
         assert set(episode["outcome"]) >= {"success", "score", "reason", "missed_expected"}
+
+
+def test_a_comparison_of_runs_says_each_runs_outcomes(tmp_path, capsys):
+    """``compare A B --report x.json``: each run's entry (``a``, ``b``) has the ``outcomes`` summary its
+    own report has, integer counts summing to the run's episodes."""
+    first = replay(tmp_path, "--demos", str(TAU2), "--mode", "stub", report="a.json")
+    second = replay(tmp_path, "--demos", str(TAU2), "--mode", "stub", "--sessions", "0-9", report="b.json")
+    path = tmp_path / "c.json"
+    assert main(["compare", str(first), str(second), "--report", str(path)]) in (0, 1)
+    capsys.readouterr()
+    data = json.loads(path.read_text())
+    for label, report in (("a", first), ("b", second)):
+        own = json.loads(report.read_text())["outcomes"]
+        assert data[label]["outcomes"] == own and sum(own.values()) == data[label]["episodes"], label
+    assert data["a"]["outcomes"] == {"succeeded": 11, "failed": 9, "errored": 0, "unknown": 0}
+
+
+def test_a_repeat_report_with_outcomes_is_still_compared_as_its_runs(tmp_path, capsys):
+    """The repeat report's ``episodes`` (outcomes) do not make ``compare`` take it for a replay report:
+    its K runs are compared, each with the log's outcomes."""
+    path = tmp_path / "r.json"
+    argv = ["replay", "--demos", str(TAU2), "--mode", "stub", "--repeat", "2", "--no-save-run", "--report", str(path)]
+    assert main(argv) == 0
+    report = tmp_path / "agreement.json"
+    assert main(["compare", str(path), "--report", str(report)]) in (0, 1)
+    capsys.readouterr()
+    data = json.loads(report.read_text())
+    assert data["a"]["mode"] == "stub #1" and data["b"]["mode"] == "stub #2"
+    for label in ("a", "b"):
+        assert data[label]["outcomes"] == {"succeeded": 11, "failed": 9, "errored": 0, "unknown": 0}
