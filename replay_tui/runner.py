@@ -24,7 +24,7 @@ from replay_tui.policies.base import Policy, Prediction, accepts_recorded_step, 
 from replay_tui.policies.stub import StubPolicy
 from replay_tui.sanitize import excerpt
 from replay_tui.sources import outcome_of
-from replay_tui.trajectory import OUTCOME_KINDS, Outcome, OutcomeCheck
+from replay_tui.trajectory import OUTCOME_KINDS, Outcome, OutcomeCheck, Trajectory
 
 if TYPE_CHECKING:
     from replay_tui.demos.fast import FastEpisode
@@ -157,7 +157,14 @@ def recorded_outcome(episode: Episode | FastEpisode) -> EpisodeOutcome:
     """What ``episode``'s log says of its task, as every report writes it: its outcome, with its
     reference actions aligned with the recorded calls when the log has them."""
     trajectory = episode.source
-    return episode_outcome(outcome_of(episode), align_trajectory(trajectory) if trajectory is not None else None)
+    if trajectory is not None:
+        return recorded_outcome_of(trajectory)
+    return episode_outcome(outcome_of(episode))
+
+
+def recorded_outcome_of(trajectory: Trajectory) -> EpisodeOutcome:
+    """:func:`recorded_outcome` of a log's episode read as a trajectory (a comparison of two logs)."""
+    return episode_outcome(trajectory.outcome, align_trajectory(trajectory))
 
 
 def episode_outcome(outcome: Outcome, alignment: TaskAlignment | None = None) -> EpisodeOutcome:

@@ -500,3 +500,43 @@ def test_a_repeat_report_with_outcomes_is_still_compared_as_its_runs(tmp_path, c
     assert data["a"]["mode"] == "stub #1" and data["b"]["mode"] == "stub #2"
     for label in ("a", "b"):
         assert data[label]["outcomes"] == {"succeeded": 11, "failed": 9, "errored": 0, "unknown": 0}
+
+
+def test_a_comparison_of_two_logs_gives_each_sides_outcome(tmp_path, capsys):
+    """``compare LOG_A LOG_B --report x.json`` (two agents' runs of the same tasks): the summary counts
+    each side's outcomes (integers summing to the paired tasks) and each task's side has its
+    ``kind``, ``reason`` and ``missed_expected`` (as the file's own action checks say) beside success
+    and score."""
+    pairs = DATA / "compare_pairs" / "tau2"
+    a_path, b_path = sorted(pairs.glob("pair1_A__*.json"))[0], sorted(pairs.glob("pair1_B__*.json"))[0]
+    path = tmp_path / "logs.json"
+    assert main(["compare", str(a_path), str(b_path), "--report", str(path)]) in (0, 1)
+    capsys.readouterr()
+    data = json.loads(path.read_text())
+
+    def file_outcomes(log: Path) -> dict[str, tuple[bool, list[str]]]:
+        raw = json.loads(log.read_text())
+        return {
+            f"{sim['task_id']}#{sim['trial']}": (
+                sim["reward_info"]["reward"] == 1,
+                [
+                    check["action"]["name"]
+                    for check in sim["reward_info"].get("action_checks") or []
+                    if not check["action_match"] and check["action"].get("requestor", "assistant") == "assistant"
+                ],
+            )
+            for sim in raw["simulations"]
+        }
+
+    summary = data["summary"]
+    for side, log in (("a", a_path), ("b", b_path)):
+        want = file_outcomes(log)
+        counts = summary[f"{side}_outcomes"]
+        assert set(counts) == {"succeeded", "failed", "errored", "unknown"}
+        assert sum(counts.values()) == summary["paired"] == len(data["tasks"])
+        assert counts["succeeded"] == sum(want[task["key"]][0] for task in data["tasks"])
+        for task in data["tasks"]:
+            outcome = task[side]
+            assert outcome["kind"] == ("succeeded" if want[task["key"]][0] else "failed"), task["key"]
+            assert outcome["missed_expected"] == want[task["key"]][1], (side, task["key"])
+            assert isinstance(outcome["reason"], str)
