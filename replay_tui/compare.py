@@ -101,6 +101,8 @@ class RunInfo(BaseModel):
     hashes_known: bool = False
     episodes: int = 0
     steps: int = 0
+    outcomes: dict[str, int] = Field(default_factory=dict)
+    """The run's episodes by what their logs say of the task, as its own report counts them."""
 
 
 class Rate(BaseModel):
@@ -425,6 +427,7 @@ def repeat_runs(data: Mapping[str, Any], source: str) -> list[LoadedRun]:
         settings = MatchSettings.parse(specs)
     except ValueError:
         settings = MatchSettings.build()
+    outcomes = {episode.session_id: episode for episode in report.episodes}
     runs: list[LoadedRun] = []
     for run in range(report.repeats):
         episodes: dict[int, list[StepResult]] = {}
@@ -457,6 +460,7 @@ def repeat_runs(data: Mapping[str, Any], source: str) -> list[LoadedRun]:
         reports = [
             EpisodeReport(
                 session_id=sid,
+                outcome=outcomes[sid].outcome if sid in outcomes else None,
                 file=report.files[0] if len(report.files) == 1 else "",
                 steps_total=len(steps),
                 steps_matched=sum(s.match for s in steps),
@@ -485,7 +489,8 @@ def repeat_runs(data: Mapping[str, Any], source: str) -> list[LoadedRun]:
 
 
 def is_repeat_report(data: Any) -> bool:
-    return isinstance(data, dict) and "repeats" in data and "steps" in data and "episodes" not in data
+    """A ``--repeat`` report (its ``episodes`` hold outcomes only; a replay report has a mismatch policy)."""
+    return isinstance(data, dict) and "repeats" in data and "steps" in data and "mismatch_policy" not in data
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
@@ -552,6 +557,7 @@ def run_info(summary: SummaryReport, info: Mapping[str, Any] | None = None, *, l
         hashes_known=bool(files) and all(f.sha256 for f in files),
         episodes=len(summary.episodes),
         steps=sum(len(e.steps) for e in summary.episodes),
+        outcomes=summary.outcomes,
     )
 
 

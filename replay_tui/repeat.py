@@ -25,7 +25,8 @@ from replay_tui.env import ReplayStep, replay_steps
 from replay_tui.jobs import fan_out
 from replay_tui.matching import CasePolicy, MatchSettings, Verdict, judge_step
 from replay_tui.policies.base import accepts_recorded_step, call_policy, policy_name
-from replay_tui.repeat_report import RepeatReport, RepeatStats, RepeatStep
+from replay_tui.repeat_report import RepeatEpisode, RepeatReport, RepeatStats, RepeatStep
+from replay_tui.runner import recorded_outcome
 
 
 def _takes_sample(policy: Any) -> bool:
@@ -162,6 +163,7 @@ def summarize_repeats(
     episodes_run: int = 0,
     cancelled: bool = False,
     problems: Iterable[LoadProblem] = (),
+    episodes: Iterable[RepeatEpisode] = (),
 ) -> RepeatReport:
     states = sorted({step.state for step in steps})
     return RepeatReport(
@@ -176,7 +178,15 @@ def summarize_repeats(
         cancelled=cancelled,
         steps=steps,
         problems=unique_problems(problems),
+        episodes=list(episodes),
     )
+
+
+def repeated_episode(demos: DemoSet, session_id: int) -> RepeatEpisode:
+    """What ``session_id``'s log says of its task, for the report (raises EpisodeLoadError)."""
+    episode = demos.episode(session_id)
+    episode_id = episode.episode_id if episode.source is not None else None
+    return RepeatEpisode(session_id=session_id, episode_id=episode_id, outcome=recorded_outcome(episode))
 
 
 def run_repeats(
@@ -206,9 +216,9 @@ def run_repeats(
     cancel = cancel or threading.Event()
     first = make_policy()
 
-    def one(policy: Any, session_id: int) -> list[RepeatStep] | LoadProblem:
+    def one(policy: Any, session_id: int) -> tuple[list[RepeatStep], RepeatEpisode] | LoadProblem:
         try:
-            return repeat_episode(
+            steps = repeat_episode(
                 policy,
                 demos,
                 session_id,
@@ -218,16 +228,17 @@ def run_repeats(
                 include_item_steps=include_item_steps,
                 cancel=cancel,
             )
+            return steps, repeated_episode(demos, session_id)
         except EpisodeLoadError as exc:
             return exc.problem
 
-    def finished(session_id: int, result: list[RepeatStep] | LoadProblem) -> None:
+    def finished(session_id: int, result: tuple[list[RepeatStep], RepeatEpisode] | LoadProblem) -> None:
         if on_episode is not None:
-            on_episode(session_id if isinstance(result, list) else result)
+            on_episode(session_id if isinstance(result, tuple) else result)
 
     results = fan_out(ids, one, first, make_policy, jobs=jobs, cancel=cancel, on_result=finished, name="repeat")
-    episodes = [result for _, result in results if isinstance(result, list)]
-    steps = [step for episode in episodes for step in episode]
+    episodes = [result for _, result in results if isinstance(result, tuple)]
+    steps = [step for episode_steps, _ in episodes for step in episode_steps]
     return summarize_repeats(
         steps,
         mode=mode or policy_name(first),
@@ -238,4 +249,5 @@ def run_repeats(
         episodes_run=len(episodes),
         cancelled=cancel.is_set(),
         problems=demos.problems,
+        episodes=[episode for _, episode in episodes],
     )

@@ -8,10 +8,11 @@ declared once and a comparison validates the very model the repeat run wrote.
 from __future__ import annotations
 
 import orjson
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from replay_tui.demos.problems import LoadProblem
 from replay_tui.matching import Verdict
+from replay_tui.runner import EpisodeOutcome, outcome_counts
 
 
 class RepeatStep(BaseModel):
@@ -40,6 +41,15 @@ class RepeatStep(BaseModel):
     @property
     def consistent(self) -> bool:
         return self.distinct <= 1
+
+
+class RepeatEpisode(BaseModel):
+    """A repeated episode and what its log says of the task: the *outcome*, as a replay report
+    writes it, never the runs' agreement."""
+
+    session_id: int
+    episode_id: str | None = None
+    outcome: EpisodeOutcome = Field(default_factory=EpisodeOutcome)
 
 
 class RepeatStats(BaseModel):
@@ -73,6 +83,14 @@ class RepeatReport(BaseModel):
     cancelled: bool = False
     steps: list[RepeatStep] = Field(default_factory=list)
     problems: list[LoadProblem] = Field(default_factory=list)
+    episodes: list[RepeatEpisode] = Field(default_factory=list)
+    """Each repeated episode's outcome, in session order (empty in reports written before outcomes)."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def outcomes(self) -> dict[str, int]:
+        """The repeated episodes by what their logs say of the task, as a replay report counts them."""
+        return outcome_counts(self.episodes)
 
     @property
     def all_matched(self) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import orjson
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
@@ -24,7 +24,11 @@ from replay_tui.policies.base import Policy, Prediction, accepts_recorded_step, 
 from replay_tui.policies.stub import StubPolicy
 from replay_tui.sanitize import excerpt
 from replay_tui.sources import outcome_of
-from replay_tui.trajectory import OUTCOME_KINDS, Outcome, OutcomeCheck
+from replay_tui.trajectory import OUTCOME_KINDS, Outcome, OutcomeCheck, Trajectory
+
+if TYPE_CHECKING:
+    from replay_tui.demos.fast import FastEpisode
+    from replay_tui.demos.models import Episode
 
 EXCERPT_CHARS = 400
 OUTCOME_TEXT_CHARS = 2_000
@@ -149,6 +153,20 @@ def _cut_text(text: str | None) -> str | None:
     return text[: OUTCOME_TEXT_CHARS - 1] + "…"
 
 
+def recorded_outcome(episode: Episode | FastEpisode) -> EpisodeOutcome:
+    """What ``episode``'s log says of its task, as every report writes it: its outcome, with its
+    reference actions aligned with the recorded calls when the log has them."""
+    trajectory = episode.source
+    if trajectory is not None:
+        return recorded_outcome_of(trajectory)
+    return episode_outcome(outcome_of(episode))
+
+
+def recorded_outcome_of(trajectory: Trajectory) -> EpisodeOutcome:
+    """:func:`recorded_outcome` of a log's episode read as a trajectory (a comparison of two logs)."""
+    return episode_outcome(trajectory.outcome, align_trajectory(trajectory))
+
+
 def episode_outcome(outcome: Outcome, alignment: TaskAlignment | None = None) -> EpisodeOutcome:
     """The report's view of ``outcome``, with the reference actions' ``alignment`` when the log has one."""
     hits = alignment.hits if alignment is not None else []
@@ -192,7 +210,14 @@ def replay_expected(alignment: TaskAlignment | None) -> ReplayExpected | None:
     return ReplayExpected(matched=matched, total=len(agent), missed=alignment.missed)
 
 
-def outcome_counts(episodes: Iterable[EpisodeReport]) -> dict[str, int]:
+class HasOutcome(Protocol):
+    """A report's episode: what its log says of the task (None when not known)."""
+
+    @property
+    def outcome(self) -> EpisodeOutcome | None: ...
+
+
+def outcome_counts(episodes: Iterable[HasOutcome]) -> dict[str, int]:
     """How many of ``episodes`` the log says succeeded, failed, errored or does not say
     (:data:`~replay_tui.trajectory.OUTCOME_KINDS`; an episode without an outcome is unknown)."""
     counts = dict.fromkeys(OUTCOME_KINDS, 0)
@@ -584,7 +609,6 @@ class Runner:
         assert episode is not None
         steps = env.steps
         trajectory = episode.source
-        alignment = align_trajectory(trajectory) if trajectory is not None else None
         predicted = align_predicted(trajectory, results) if trajectory is not None else None
         return episode_report(
             EpisodeReport(
@@ -600,7 +624,7 @@ class Runner:
                 success=episode.succeeded,
                 final_reward=episode.reward,
                 cancelled=cancelled,
-                outcome=episode_outcome(outcome_of(episode), alignment),
+                outcome=recorded_outcome(episode),
                 replay_expected=replay_expected(predicted),
             ),
             results,

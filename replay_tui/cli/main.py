@@ -57,7 +57,16 @@ from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.problems import DemoFileError, LoadProblem
 from replay_tui.env import MISMATCH_POLICIES, OfflineWebshopEnv
 from replay_tui.examples import example_path
-from replay_tui.export import FORMATS, ExportError, Intervals, format_for_path, headline, report_json, write_report
+from replay_tui.export import (
+    FORMATS,
+    ExportError,
+    Intervals,
+    format_for_path,
+    headline,
+    outcome_phrase,
+    report_json,
+    write_report,
+)
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.formats import FormatError, detect
 from replay_tui.groups import MismatchGroup, group_mismatches
@@ -1078,7 +1087,8 @@ def _finish_repeat(
         Text(
             f"{report.episodes_run} episodes, {overall.steps} steps x {report.repeats} runs: "
             f"{overall.agreement_with_recording:.1%} match the recording, {overall.agreement_between_runs:.1%} "
-            f"agree between runs; {overall.consistent_steps}/{overall.steps} steps consistent",
+            f"agree between runs; {overall.consistent_steps}/{overall.steps} steps consistent · "
+            f"{outcome_phrase(report)}",
             style="bold",
         ),
         soft_wrap=True,

@@ -1,10 +1,11 @@
 """The reports of a comparison of two logs (:mod:`replay_tui.outcome_compare`): JSON, Markdown, CSV, JUnit, HTML.
 
-JSON is for scripts: ``summary`` (integer counts, float ``mcnemar_p``, rates, intervals, pass^k),
-``unpaired`` (task keys in one log only) and ``tasks`` (key, A and B outcome, first divergence,
-A-only and B-only calls, argument differences, the reference actions each run hit). Markdown is a PR
-comment: the figures, then every regressed task with its first divergent call. JUnit has one failing
-case per regression; HTML is one self-contained page (every task, the regressions first).
+JSON is for scripts: ``summary`` (integer counts, ``a_outcomes``/``b_outcomes`` as a replay report's
+``outcomes``, float ``mcnemar_p``, rates, intervals, pass^k), ``unpaired`` (task keys in one log only)
+and ``tasks`` (key, A and B outcome with ``kind``, ``reason`` and ``missed_expected``, first
+divergence, A-only and B-only calls, argument differences, the reference actions each run hit).
+Markdown is a PR comment: the figures, then every regressed task with its first divergent call. JUnit
+has one failing case per regression; HTML is one self-contained page (every task, the regressions first).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from replay_tui.export.text import (
     write_atomic,
 )
 from replay_tui.outcome_compare import OutcomeComparison, RunsComparison, TaskPair
+from replay_tui.runner import EpisodeOutcome, recorded_outcome_of
+from replay_tui.trajectory import OUTCOME_KINDS, Trajectory
 
 DEFAULT_TITLE = "Compare runs of the same tasks"
 FORMATS = ("json", "md", "csv", "junit", "html")
@@ -50,14 +53,45 @@ def _divergence(task: TaskPair) -> dict[str, Any] | None:
     }
 
 
+def _side_outcome(trajectory: Trajectory | None) -> EpisodeOutcome:
+    return recorded_outcome_of(trajectory) if trajectory is not None else EpisodeOutcome()
+
+
+def _side(
+    success: bool | None, score: float | None, status: str | None, calls: int, outcome: EpisodeOutcome
+) -> dict[str, Any]:
+    """One side of a task: the comparison's success and score, and the log's outcome as a replay
+    report writes it (kind, reason, the reference actions missed or called differently)."""
+    return {
+        "success": success,
+        "score": score,
+        "status": status,
+        "calls": calls,
+        "kind": outcome.kind,
+        "reason": outcome.reason,
+        "missed_expected": outcome.missed_expected,
+    }
+
+
+def side_outcomes(comparison: OutcomeComparison) -> dict[str, dict[str, int]]:
+    """``a_outcomes`` and ``b_outcomes``: each side's paired tasks by what its log says of them."""
+    counts = {side: dict.fromkeys(OUTCOME_KINDS, 0) for side in ("a_outcomes", "b_outcomes")}
+    for task in comparison.tasks:
+        for side, trajectory in (("a_outcomes", task.a_trajectory), ("b_outcomes", task.b_trajectory)):
+            kind = trajectory.outcome.kind if trajectory is not None else "unknown"
+            counts[side][kind if kind in counts[side] else "unknown"] += 1
+    return counts
+
+
 def task_record(task: TaskPair) -> dict[str, Any]:
     """One task of the JSON report."""
+    a_outcome, b_outcome = _side_outcome(task.a_trajectory), _side_outcome(task.b_trajectory)
     return {
         "key": task.key,
         "task": task.task,
         "change": task.change,
-        "a": {"success": task.a_success, "score": task.a_score, "status": task.a_status, "calls": len(task.a_calls)},
-        "b": {"success": task.b_success, "score": task.b_score, "status": task.b_status, "calls": len(task.b_calls)},
+        "a": _side(task.a_success, task.a_score, task.a_status, len(task.a_calls), a_outcome),
+        "b": _side(task.b_success, task.b_score, task.b_status, len(task.b_calls), b_outcome),
         "first_divergence": _divergence(task),
         "a_only_calls": task.count("a_only"),
         "b_only_calls": task.count("b_only"),
@@ -89,7 +123,7 @@ def to_json(comparison: OutcomeComparison) -> dict[str, Any]:
         "kind": "outcome_comparison",
         "a": comparison.a_path,
         "b": comparison.b_path,
-        "summary": comparison.summary(),
+        "summary": {**comparison.summary(), **side_outcomes(comparison)},
         "unpaired": {"a_only": comparison.a_only, "b_only": comparison.b_only},
         "tasks": [task_record(task) for task in comparison.tasks],
         "warnings": comparison.warnings,

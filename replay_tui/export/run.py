@@ -48,6 +48,7 @@ from replay_tui.export.text import (
     write_atomic,
 )
 from replay_tui.groups import MismatchGroup, group_mismatches
+from replay_tui.repeat_report import RepeatReport
 from replay_tui.runner import EpisodeOutcome, EpisodeReport, Mismatch, StepResult, SummaryReport
 from replay_tui.stats import wilson
 from replay_tui.trajectory import OutcomeCheck
@@ -199,9 +200,10 @@ def agreement_phrase(summary: SummaryReport) -> str:
     return text
 
 
-def outcome_phrase(summary: SummaryReport) -> str:
+def outcome_phrase(summary: SummaryReport | RepeatReport) -> str:
     """``the recorded agent succeeded on 11/20 tasks (9 failed)``: the *outcome* half of a headline,
-    from what the logs say of their tasks. Whenever not every task succeeded it says how many failed."""
+    from what the logs say of their tasks (a replay's or a ``--repeat`` run's). Whenever not every
+    task succeeded it says how many failed."""
     counts = summary.outcomes
     total = sum(counts.values())
     if not total:
@@ -692,7 +694,8 @@ def _md_outcomes(ctx: _Context, budget: int) -> tuple[list[str], int]:
         reason = outcome.reason or outcome.explanation or ""
         episode_id = f" {md_code(episode.episode_id or '', 60)} |" if ids else ""
         rows.append(
-            f"| {episode.session_id} |{episode_id} {outcome.kind} | {score} | {md_text(reason, 300)} | {missed} |"
+            f"| {episode.session_id} |{episode_id} {outcome.kind} | {score} | {md_text(reason, 300)}"
+            f"{_md_record(outcome, reason)} | {missed} |"
         )
     if not any(counts[kind] for kind in ("succeeded", "failed", "errored")):
         return [], 0
@@ -714,6 +717,21 @@ def _md_outcomes(ctx: _Context, budget: int) -> tuple[list[str], int]:
             body += ["", f"… and {left} more failed or errored tasks"]
         lines += _md_details(plural(len(rows), "failed or errored task", "failed or errored tasks"), body, True)
     return lines, sum(len(line) + 1 for line in lines)
+
+
+def _md_record(outcome: EpisodeOutcome, reason: str) -> str:
+    """`` · target `A` · answer `C` · explanation …`` for a task whose log names its target and no
+    reference actions (a QA or multiple-choice sample): there the target is what was expected and the
+    answer what the agent gave, the why of the failure; the explanation when the reason lacks it."""
+    if not outcome.target or not outcome.target.strip() or outcome.expected:
+        return ""
+    parts = [f"target {md_code(outcome.target, 80)}"]
+    if outcome.answer and outcome.answer.strip():
+        parts.append(f"answer {md_code(outcome.answer, 80)}")
+    explanation = " ".join((outcome.explanation or "").split())
+    if explanation and explanation not in " ".join(reason.split()):
+        parts.append(f"explanation {md_text(explanation, 160)}")
+    return "".join(" · " + part for part in parts)
 
 
 def _md_details(summary_line: str, body: list[str], open_: bool) -> list[str]:

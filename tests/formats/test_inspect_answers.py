@@ -4,7 +4,6 @@ the recorded reply is the expected answer, its prompt the sample's input message
 from __future__ import annotations
 
 import json
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -17,20 +16,28 @@ from replay_tui.formats.inspect_ai import READER
 from replay_tui.matching import AnswerSpec
 from replay_tui.sources import open_sources, outcome_of, outcome_of_ref
 from replay_tui.trajectory import Trajectory
-from tests.formats.test_inspect_ai import POPULARITY, member_bytes
+from tests.formats.test_inspect_ai import POPULARITY, raw_samples
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "inspect_ai"
 QA = DATA / "answers_qa.eval"
 CHOICE = DATA / "answers_choice.eval"
 MMLU = DATA / "mmlu-summary-choices.eval"
-NO_TOOL_LOGS = [QA, CHOICE, DATA / "answers_unscored.eval", MMLU, POPULARITY]
+NO_TOOL_LOGS = [
+    QA,
+    CHOICE,
+    DATA / "answers_unscored.eval",
+    MMLU,
+    POPULARITY,
+    # the other shared logs whose samples make no tool call
+    DATA / "log_formats.json",
+    DATA / "log_read_sample.eval",
+    DATA / "log_streaming.eval",
+]
 
 
-def samples_of(path: Path) -> dict[str, dict[str, Any]]:
-    """The samples by id, read from the zip with the standard library (and zstd), not the reader."""
-    with zipfile.ZipFile(path) as archive:
-        found = [json.loads(member_bytes(archive, n)) for n in archive.namelist() if n.startswith("samples/")]
-    return {str(sample["id"]): sample for sample in found}
+def samples_of(path: Path) -> dict[tuple[str, int | None], dict[str, Any]]:
+    """The samples by id and epoch, read with the standard library (and zstd), not the reader."""
+    return {(str(sample["id"]), sample.get("epoch")): sample for sample in raw_samples(path)[1]}
 
 
 def replay(capsys, *argv: str) -> tuple[int, str, str]:
@@ -47,7 +54,7 @@ def test_each_sample_is_one_decision_whose_expected_action_is_the_recorded_reply
     for session_id in demos.session_ids:
         episode = demos.episode(session_id)
         (step,) = replay_steps(episode)
-        sample = samples[str(episode.source.extra["sample_id"])]
+        sample = samples[(str(episode.source.extra["sample_id"]), episode.source.extra.get("epoch"))]
         reply = next(m for m in reversed(sample["messages"]) if m["role"] == "assistant")
         text = reply["content"] if isinstance(reply["content"], str) else reply["content"][0]["text"]
         assert step.call and step.state == "answer" and step.expected == text

@@ -70,3 +70,16 @@ async def test_the_stepper_header_names_each_samples_target_answer_and_explanati
             assert f"explanation {' '.join(score['explanation'].split())}" in shown, shown
             await pilot.press("escape")
             await pilot.pause()
+
+
+async def test_a_plain_answer_step_shows_no_empty_log_line(build):
+    """A step without a tool call has no call text of its own: the detail says what is expected
+    (the reply), and no 'log shows' line with nothing after it."""
+    app = build([str(DATA / "formats" / "inspect_ai" / "mmlu-summary-choices.eval")])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        lines = app.screen.query_one("#step-detail").render().plain.splitlines()
+        assert "expected   ANSWER: C" in lines
+        assert not [line for line in lines[1:] if not line[11:].strip()], lines  # a label with nothing after it

@@ -19,7 +19,7 @@ from replay_tui.tui.screens.outcome import OutcomeScreen
 from replay_tui.tui.screens.outcome_groups import OutcomeGroupsScreen
 from replay_tui.tui.screens.stepper import StepperScreen
 from tests.conftest import DATA, good_episode, write_json
-from tests.tui.conftest import SIZE
+from tests.tui.conftest import SIZE, wait_replay
 from tests.tui.hostile_text import hostile
 from tests.tui.test_escapes_tui import settle, unsafe_lines
 
@@ -112,19 +112,33 @@ async def test_f_cycles_failed_errored_and_max_steps(build, tmp_path):
         assert len(rows(app)) == 20
 
 
+async def _sort_with_s(app, pilot, key: str) -> None:
+    """Press s (the next sort column) until the title says the browser sorts by ``key``."""
+    for _ in range(len(app.screen.sort_keys) + 1):
+        if f"sort: {key} " in title(app):
+            return
+        await pilot.press("s")
+        await pilot.pause()
+    raise AssertionError(f"s never sorted by {key}: {title(app)}")
+
+
 async def test_the_outcome_columns_sort(build):
+    """s cycles the sort column: by success (failed first), reward and reason; S reverses."""
     app = build([str(TAU2_AIRLINE)])
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        screen = app.screen
-        screen.sort_by("success")
-        await pilot.pause()
+        await _sort_with_s(app, pilot, "success")
         marks = [row["success"] for row in rows(app)]
         assert marks == ["✗"] * 9 + ["✓"] * 11
-        screen.sort_by("reason")
+        await pilot.press("S")
         await pilot.pause()
+        assert [row["success"] for row in rows(app)] == ["✓"] * 11 + ["✗"] * 9
+        await _sort_with_s(app, pilot, "reward")
+        rewards = [float(row["reward"]) for row in rows(app)]
+        assert sorted(rewards) in (rewards, rewards[::-1]) and rewards[0] != rewards[-1]
+        await _sort_with_s(app, pilot, "reason")
         reasons = [row["reason"].casefold() for row in rows(app)]
-        assert reasons == sorted(reasons)
+        assert sorted(reasons) in (reasons, reasons[::-1]) and reasons[0] != reasons[-1]
 
 
 def failing_parts(run: dict) -> list[str]:
@@ -302,3 +316,172 @@ async def test_the_outcome_screen_of_a_seed_demo(build, tmp_path):
         await pilot.press("enter", "escape")
         await pilot.pause()
         assert isinstance(app.screen, BrowserScreen)
+
+
+JQ_MISSED = (
+    '.simulations[] | select(.reward_info.reward < 1) | {id: "\\(.task_id)#\\(.trial)", missed: '
+    "[.reward_info.action_checks[]? | select(.action_match | not) | .action.name]}"
+)
+"""The one-line jq of the issue: each failed simulation's reference actions tau2 found not done."""
+
+
+async def test_every_failed_simulations_outcome_screen_names_what_jq_finds(build):
+    """f, then O on each failed simulation in turn: the outcome screen names each failing check, and
+    its expected vs actual the reference actions missed or called with other arguments, in the
+    reference's order, exactly as a jq one-liner over the file's reward_info finds them (the jq
+    library runs the real jq)."""
+    import jq
+
+    found = jq.compile(JQ_MISSED).input_text(TAU2_AIRLINE.read_text()).all()
+    by_jq = {item["id"]: item["missed"] for item in found}
+    assert sorted(by_jq) == sorted(failed_ids()) and sum(map(len, by_jq.values())) >= 10
+    seen: dict[str, list[str]] = {}
+    by_id = {f"{run['task_id']}#{run['trial']}": run for run in simulations()}
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")
+        await pilot.pause()
+        shown = rows(app)
+        for number, row in enumerate(shown):
+            if number:
+                await pilot.press("down")
+            await pilot.press("O")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, OutcomeScreen)
+            table = screen.source
+            cells = [[cell.plain for cell in table.cells(i)] for i in range(len(table))]
+            seen[row["episode"]] = [
+                cells[i][1].split("(")[0] for i in range(len(cells)) if cells[i][0] != "+" and cells[i][2] != "matched"
+            ]
+            title = screen.query_one("#outcome-title").render().plain
+            assert row["episode"] in title, title
+            text = screen.query_one("#outcome-text").render().plain
+            for part in failing_parts(by_id[row["episode"]]):  # each failing check, as the file says
+                assert f"✗ {part}" in text or f'✗ communicate "{part}"' in text, (row["episode"], part)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, BrowserScreen)
+    assert seen == by_jq
+
+
+JQ_OUTCOMES = (
+    '.simulations[] | {id: "\\(.task_id)#\\(.trial)", reward: .reward_info.reward, ended: .termination_reason, '
+    "db: .reward_info.db_check.db_match}"
+)
+"""Each simulation's outcome as the file records it: reward, how it ended, the DB check."""
+
+
+async def test_the_browser_shows_each_simulations_outcome_as_jq_reads_it(build):
+    """All 20 rows, in the file's order: the reward, ✓/✗ (reward 1 or not), and why it ended (the
+    failed DB check named first, else the termination reason), as jq reads them from the file."""
+    import jq
+
+    want = jq.compile(JQ_OUTCOMES).input_text(TAU2_AIRLINE.read_text()).all()
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        shown = rows(app)
+    assert [row["episode"] for row in shown] == [item["id"] for item in want] and len(want) == 20
+    for row, item in zip(shown, want, strict=True):
+        assert row["reward"] == f"{item['reward']:.2f}", row
+        assert row["success"] == ("✓" if item["reward"] == 1 else "✗"), row
+        why = "db" if item["reward"] < 1 and item["db"] is False else item["ended"]
+        assert row["reason"].split(":")[0] == why, row
+
+
+async def test_a_crashed_mini_swe_agent_run_shows_its_exit_status_and_error(build):
+    """The issue's g1_mini_timeout: a mini-swe-agent run that died on a model timeout. The browser says
+    errored and why; the stepper's header says it in the frame, as the file's info records it."""
+    runs = sorted((DATA / "formats" / "swe_agent").glob("deepseek_reasoner_dev__*.traj.json"))
+    infos = {path.name: json.loads(path.read_text())["info"] for path in runs}
+    assert len(infos) == 2
+    app = build([str(path) for path in runs])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        shown = rows(app)
+        assert [row["success"] for row in shown] == ["!", "!"]
+        for number, (row, path) in enumerate(zip(shown, runs, strict=True)):
+            error = infos[path.name]["exception_str"].strip().splitlines()[0]
+            assert " ".join(error.split())[:40] in row["reason"], row
+            if number:
+                await pilot.press("down")
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, StepperScreen)
+            frame = " ".join(" ".join(screen_lines(app)).split())
+            assert f"! errored · {infos[path.name]['exit_status']}" in frame, frame
+            assert f"error {' '.join(error.split())[:60]}" in frame, frame
+            await pilot.press("escape")
+            await pilot.pause()
+
+
+async def _replayed_outcome_screen(app, pilot, episode_id: str) -> OutcomeScreen:
+    """From the browser: open ``episode_id``, replay it (r), then O."""
+    position = [row["episode"] for row in rows(app)].index(episode_id)
+    for _ in range(position):
+        await pilot.press("down")
+    await pilot.press("enter", "r")
+    await wait_replay(app, pilot)
+    await pilot.press("O")
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, OutcomeScreen)
+    return screen
+
+
+def _columns(screen: OutcomeScreen) -> dict[str, list[str]]:
+    table = screen.source
+    keys = [column.key for column in table.columns]
+    cells = [[cell.plain for cell in table.cells(i)] for i in range(len(table))]
+    return {key: [row[n] for row in cells] for n, key in enumerate(keys)}
+
+
+async def test_the_outcome_screen_aligns_a_replays_predicted_calls_too(build, tmp_path):
+    """After r, O has a replay column: each reference action's fate among the replay's predicted
+    calls, and its title counts them. A stub replay predicts the recorded calls, so it hits what the
+    agent hit (tau2's own action checks); a policy that calls no tool hits none."""
+    run = next(run for run in simulations() if f"{run['task_id']}#{run['trial']}" == "7#0")
+    checks = run["reward_info"]["action_checks"]
+    hit = ["matched" if check["action_match"] else "not" for check in checks]
+    assert "matched" in hit and "not" in hit
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = await _replayed_outcome_screen(app, pilot, "7#0")
+        columns = _columns(screen)
+        agent = [n for n, mark in enumerate(columns["position"]) if mark != "+"]
+        replay = [columns["replay"][n] for n in agent]
+        assert [status == "matched" for status in replay] == [status == "matched" for status in hit]
+        assert replay == [columns["status"][n] for n in agent]  # as the recording's own calls did
+        title = screen.query_one("#expected-title").render().plain
+        assert f"the replay: {hit.count('matched')} of {len(hit)} matched" in title, title
+
+    silent = tmp_path / "silent.py"
+    silent.write_text(
+        "class Silent:\n    def predict_action(self, observation, state, available_actions, llm_prompt_repr):\n"
+        "        return ''\n",
+        encoding="utf-8",
+    )
+    app = build([str(TAU2_AIRLINE)], policy=f"{silent}:Silent", mismatch="allow")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = await _replayed_outcome_screen(app, pilot, "7#0")
+        columns = _columns(screen)
+        assert [status for mark, status in zip(columns["position"], columns["replay"], strict=True) if mark != "+"] == (
+            ["missing"] * len(hit)
+        )
+        assert "matched" in columns["status"]  # the recording's own alignment is still shown beside it
+        title = screen.query_one("#expected-title").render().plain
+        assert f"the replay: 0 of {len(hit)} matched" in title, title
+
+
+async def test_the_outcome_screen_has_no_replay_column_before_a_replay(build):
+    app = build([str(TAU2_AIRLINE)])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("O")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, OutcomeScreen)
+        assert "replay" not in _columns(screen)
+        assert "the replay" not in screen.query_one("#expected-title").render().plain

@@ -131,3 +131,31 @@ def test_stepper_header_with_an_outcome(build, snap_compare):
         await pilot.pause()
 
     assert snap_compare(build([str(tau2)]), terminal_size=SIZE, run_before=run_before)
+
+
+def test_stepper_header_of_an_inspect_sample(build, snap_compare):
+    """A failed multiple-choice sample of an inspect_ai log: score, ✗ failed; below, the scorer's
+    failed check, the target, the model's answer and the scorer's explanation (issue 30)."""
+    mmlu = DATA / "formats" / "inspect_ai" / "mmlu-summary-choices.eval"
+
+    async def run_before(pilot):
+        await pilot.press("enter")
+        await pilot.pause()
+
+    assert snap_compare(build([str(mmlu)]), terminal_size=SIZE, run_before=run_before)
+
+
+def test_outcome_screen_after_a_replay(build, snap_compare):
+    """O on a failed tau2 simulation after r: the outcome whole above; expected vs actual below, with
+    the replay's column and count (issue 30)."""
+    tau2 = DATA / "formats" / "tau2" / "2025-10-05T22-50-14.083933_airline_llm_agent_grok-3_user_simulator_grok-3.json"
+
+    async def run_before(pilot):
+        await pilot.press("f", "down", "enter", "r")
+        await wait_replay(pilot.app, pilot)
+        await pilot.press("O")
+        await pilot.pause()
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(build([str(tau2)]), terminal_size=SIZE, run_before=run_before)

@@ -6,9 +6,11 @@ the target, the agent's answer, the scorer's explanation). Below, when the log c
 reference actions (tau2's ``evaluation_criteria.actions``), each one aligned with the agent's
 recorded calls by :func:`replay_tui.expected.align_trajectory` (matched, called with a different
 argument, named, or missing; a simulated user's actions marked so), then the agent's extra
-write-like calls. ``enter`` on a row shows its step in the stepper: the call that matched or came
-closest, or, for a missing one, where the alignment placed it. Nothing here judges a call or
-places one: the alignment did, with the one judge.
+write-like calls. Once the episode has been replayed, a ``replay`` column gives each reference
+action's fate among the replay's **predicted** calls (:func:`replay_tui.expected.align_predicted`,
+the alignment the reports count as ``replay_expected``). ``enter`` on a row shows its step in the
+stepper: the call that matched or came closest, or, for a missing one, where the alignment placed
+it. Nothing here judges a call or places one: the alignment did, with the one judge.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from replay_tui.demos.problems import EpisodeLoadError
-from replay_tui.expected import ExpectedHit, RecordedCall, TaskAlignment, align_trajectory
+from replay_tui.expected import ExpectedHit, RecordedCall, TaskAlignment, align_predicted, align_trajectory
+from replay_tui.runner import replay_expected
 from replay_tui.sanitize import excerpt, one_line
 from replay_tui.sources import outcome_of, outcome_of_ref
 from replay_tui.trajectory import Outcome, Trajectory
@@ -44,6 +47,8 @@ EXPECTED_COLUMNS = (
     Column("step", "step", 5, justify="right"),
     Column("why", "why", flex=True, min_width=16),
 )
+REPLAY_COLUMN = Column("replay", "replay", 10)
+"""Each reference action's fate among a replay's predicted calls (shown once the episode was replayed)."""
 STATUS_STYLES = {"matched": "green", "different": "yellow", "missing": "bold red"}
 EXTRA_WHY = "a write-like call no expected action asked for"
 
@@ -74,12 +79,21 @@ def expected_rows(alignment: TaskAlignment | None) -> list[ExpectedRow]:
 
 
 class ExpectedSource:
-    """Expected vs actual, one row each (:func:`expected_rows`)."""
+    """Expected vs actual, one row each (:func:`expected_rows`), and, given a replay's alignment
+    (``predicted``, over the same reference), what the replay's predictions did of each action."""
 
-    columns: Sequence[Column] = EXPECTED_COLUMNS
-
-    def __init__(self, alignment: TaskAlignment | None):
+    def __init__(self, alignment: TaskAlignment | None, predicted: TaskAlignment | None = None):
         self.rows = expected_rows(alignment)
+        self.predicted = predicted
+        self.columns: Sequence[Column] = (*EXPECTED_COLUMNS, REPLAY_COLUMN) if predicted else EXPECTED_COLUMNS
+
+    def _replay_cell(self, row: ExpectedRow) -> list[Text]:
+        if self.predicted is None:
+            return []
+        if row.hit is None:
+            return [Text("")]
+        status = self.predicted.hits[row.hit.position].status
+        return [Text(status, style=STATUS_STYLES.get(status, ""))]
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -98,6 +112,7 @@ class ExpectedSource:
                 Text("extra write", style="bold red"),
                 step,
                 Text(EXTRA_WHY),
+                *self._replay_cell(row),
             ]
         hit = row.hit
         assert hit is not None
@@ -115,6 +130,7 @@ class ExpectedSource:
             Text(status, style=STATUS_STYLES.get(hit.status, "")),
             step,
             Text(why, style="dim" if hit.status == "matched" else ""),
+            *self._replay_cell(row),
         ]
 
 
@@ -162,6 +178,8 @@ class OutcomeScreen(Screen[int | None]):
         self.trajectory: Trajectory | None = None
         self.outcome = Outcome()
         self.alignment: TaskAlignment | None = None
+        self.predicted: TaskAlignment | None = None
+        """The replay's predicted calls aligned with the same reference, once the episode was replayed."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="outcome-title")
@@ -185,7 +203,10 @@ class OutcomeScreen(Screen[int | None]):
             self.trajectory = episode.source
         if self.trajectory is not None:
             self.alignment = align_trajectory(self.trajectory)
-        self.source = ExpectedSource(self.alignment)
+            results = self.replay_app.step_results.get(self.session_id)
+            if self.alignment is not None and results:
+                self.predicted = align_predicted(self.trajectory, results.values())
+        self.source = ExpectedSource(self.alignment, self.predicted)
         table = self.query_one("#expected", LazyTable)
         table.set_source(self.source, cursor=0)
         table.display = bool(len(self.source))
@@ -227,6 +248,9 @@ class OutcomeScreen(Screen[int | None]):
                     Text(f"{n} {status}", style=STATUS_STYLES[status] if n else "dim") for status, n in counts
                 )
             )
+            found = replay_expected(self.predicted)
+            if found is not None:  # as the reports count it
+                expected.append(f"  the replay: {found.matched} of {found.total} matched")
             if len(self.source):
                 expected.append("  enter shows the step", style="dim")
         self.query_one("#expected-title", Static).update(expected)

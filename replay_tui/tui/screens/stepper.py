@@ -863,7 +863,8 @@ class StepperScreen(Screen):
         text.append(strip_control(", ".join(step.available_actions)) or "—")
         text.append("\nexpected   ", style="dim")
         text.append(strip_control(step.expected), style="green")
-        if source_step is not None and one_line(source_step.action_text) != one_line(step.expected):
+        shown = one_line(source_step.action_text) if source_step is not None else ""
+        if source_step is not None and shown and shown != one_line(step.expected):  # a plain answer has no call text
             text.append("\nlog shows  ", style="dim")
             text.append(excerpt(source_step.action_text, 300))
         verdict = self.verdicts().get(step.label)
