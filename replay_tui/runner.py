@@ -414,7 +414,8 @@ class Cancelled(Exception):
 
 
 UNREACHABLE_STREAK = 5
-"""The app stops a replay after this many policy calls in a row failed to reach their endpoint."""
+"""A replay session (:mod:`replay_tui.session`) stops after this many policy calls in a row failed to reach
+their endpoint."""
 
 
 class Unreachable(BaseModel):
@@ -496,7 +497,7 @@ class Runner:
         self.cancel = cancel or threading.Event()
         self.excerpt_chars = excerpt_chars
         self.unreachable_limit: int | None = None
-        """Raise :class:`EndpointUnreachable` after this many transport failures in a row (the app sets it)."""
+        """Raise :class:`EndpointUnreachable` after this many transport failures in a row (the session sets it)."""
         self._unreachable: list[StepResult] = []
         self._pass_step = accepts_recorded_step(policy)
         # the stub itself (not a subclass, which may read more of the recorded step) answers from the step

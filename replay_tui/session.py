@@ -95,8 +95,8 @@ class ReplaySession:
 
     Building it builds the first policy (raises what :data:`replay_tui.policies.POLICY_BUILD_ERRORS` lists,
     with a one-line message); :meth:`run` or :meth:`run_repeats` runs it once and closes the policies (a
-    ``--record`` cassette is written then; an LLM setting found wrong only then raises
-    ``LlmConfigError``). :meth:`cancel` stops it between steps, from any thread.
+    ``--record`` cassette is written then; an LLM setting found wrong only then, or a Ray worker that
+    failed, raises :class:`SessionError`). :meth:`cancel` stops it between steps, from any thread.
 
     ``jobs`` episodes run at once on local threads, or on Ray workers with ``executor`` (not started yet:
     the session starts and stops it; the workers open ``demos``' files themselves, with ``log_format`` and
@@ -170,9 +170,9 @@ class ReplaySession:
         """Replay the episodes; the report lists them in the order asked, however they ran. Stopped by an
         unreachable endpoint, it reports the episodes done so far (and :attr:`unreachable` says why)."""
         self._start()
-        first = self._runner()
         episodes: list[EpisodeReport] = []
         try:
+            first = self._runner()
             with gc_paused(tenure=self.tenure):
                 summary = self._on_threads(first, episodes) if self.executor is None else self._on_ray(first)
         except EndpointUnreachable as exc:
