@@ -439,7 +439,8 @@ class Cancelled(Exception):
 
 
 UNREACHABLE_STREAK = 5
-"""The app stops a replay after this many policy calls in a row failed to reach their endpoint."""
+"""A replay session (:mod:`replay_tui.session`) stops after this many policy calls in a row failed to reach
+their endpoint."""
 
 
 class Unreachable(BaseModel):
@@ -521,7 +522,7 @@ class Runner:
         self.cancel = cancel or threading.Event()
         self.excerpt_chars = excerpt_chars
         self.unreachable_limit: int | None = None
-        """Raise :class:`EndpointUnreachable` after this many transport failures in a row (the app sets it)."""
+        """Raise :class:`EndpointUnreachable` after this many transport failures in a row (the session sets it)."""
         self._unreachable: list[StepResult] = []
         self._pass_step = accepts_recorded_step(policy)
         # the stub itself (not a subclass, which may read more of the recorded step) answers from the step
@@ -637,8 +638,10 @@ class Runner:
         session_ids: Iterable[int] | None = None,
         *,
         on_episode: Callable[[EpisodeReport | LoadProblem], None] | None = None,
+        on_start: Callable[[int], None] | None = None,
     ) -> SummaryReport:
-        """Replay many episodes (all by default); malformed ones become problems, not failures."""
+        """Replay many episodes (all by default); malformed ones become problems, not failures.
+        ``on_start`` is called with each session id before its episode is loaded."""
         demos = self.env.demos
         ids = list(session_ids) if session_ids is not None else demos.session_ids
         episodes: list[EpisodeReport] = []
@@ -649,6 +652,8 @@ class Runner:
                     cancelled = True
                     break
                 gc_tick()
+                if on_start is not None:
+                    on_start(session_id)
                 try:
                     report = self.run_episode(session_id)
                 except EpisodeLoadError as exc:
@@ -778,6 +783,7 @@ def run_all_parallel(
     *,
     jobs: int = 1,
     on_episode: Callable[[EpisodeReport | LoadProblem], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
 ) -> SummaryReport:
     """:meth:`Runner.run_all` with up to ``jobs`` episodes replayed at once, on a thread pool.
 
@@ -785,11 +791,12 @@ def run_all_parallel(
     DemoSet; the policy may be shared if it is thread-safe). The report lists episodes in the order
     of ``session_ids``, whatever order they finish in, so it is the same as a sequential run's.
     ``on_episode`` is called on the calling thread as episodes finish. Setting the first runner's
-    ``cancel`` event stops every worker between steps (see :func:`replay_tui.jobs.fan_out`).
+    ``cancel`` event stops every worker between steps (see :func:`replay_tui.jobs.fan_out`). ``on_start``
+    is called on the worker's thread as it takes an episode.
     """
     first = make_runner()
     if jobs <= 1:
-        return first.run_all(session_ids, on_episode=on_episode)
+        return first.run_all(session_ids, on_episode=on_episode, on_start=on_start)
     demos = first.env.demos
     ids = list(session_ids) if session_ids is not None else demos.session_ids
 
@@ -805,10 +812,15 @@ def run_all_parallel(
         if on_episode is not None:
             on_episode(result)
 
+    def replay(runner: Runner, session_id: int) -> EpisodeReport | LoadProblem:
+        if on_start is not None:
+            on_start(session_id)
+        return replay_or_problem(runner, session_id)
+
     with gc_paused():
         results = fan_out(
             ids,
-            replay_or_problem,
+            replay,
             first,
             worker_runner,
             jobs=jobs,

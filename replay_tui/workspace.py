@@ -55,6 +55,22 @@ class ReplaySettings:
         policy = mode.make(self.spec(), self.llm)
         return policy, policy_name(policy)
 
+    def make_runner(
+        self,
+        demos: DemoSet,
+        policy: Any,
+        mode: str,
+        *,
+        on_step: Callable[[StepResult], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> Runner:
+        """A Runner of ``policy`` (named ``mode``) over ``demos`` with these settings' mismatch policy, item
+        steps and matching."""
+        env = OfflineWebshopEnv(
+            demos, mismatch_policy=self.mismatch, include_item_steps=self.item_steps, matching=self.matching
+        )
+        return Runner(env, policy, mode=mode, on_step=on_step, cancel=cancel)
+
     def spec(self) -> str | None:
         """The spec the mode loads: the graph spec (langgraph), the policy spec (custom) or None."""
         mode = MODES_BY_NAME.get(self.mode)
@@ -286,13 +302,7 @@ class Workspace:
         """A Runner with the settings' policy. Its ``mode`` is the name reports use: pass it to
         :meth:`record` with the results (a replay worker only builds the runner, the App records)."""
         policy, name = self.settings.make_policy()
-        env = OfflineWebshopEnv(
-            self.demos,
-            mismatch_policy=self.settings.mismatch,
-            include_item_steps=self.settings.item_steps,
-            matching=self.settings.matching,
-        )
-        return Runner(env, policy, mode=name, on_step=on_step, cancel=cancel)
+        return self.settings.make_runner(self.demos, policy, name, on_step=on_step, cancel=cancel)
 
     def record(self, report: EpisodeReport, mode: str | None = None, *, in_run: bool = True) -> None:
         """Keep an episode's result; ``mode`` names the policy that replayed it (the runner's

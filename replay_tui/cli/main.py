@@ -55,7 +55,7 @@ from replay_tui.cli.visual import register as register_visual
 from replay_tui.cli.visual import register_inspect
 from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.problems import DemoFileError, LoadProblem
-from replay_tui.env import MISMATCH_POLICIES, OfflineWebshopEnv
+from replay_tui.env import MISMATCH_POLICIES
 from replay_tui.examples import example_path
 from replay_tui.export import (
     FORMATS,
@@ -71,25 +71,22 @@ from replay_tui.fileio import atomic_write_bytes
 from replay_tui.formats import FormatError, detect
 from replay_tui.groups import MismatchGroup, group_mismatches
 from replay_tui.matching import CASE_POLICIES, MatchSettings, MatchSpecError
-from replay_tui.policies import POLICY_BUILD_ERRORS, Policy, close_policies, policy_mode
+from replay_tui.policies import POLICY_BUILD_ERRORS
 from replay_tui.policies.registry import LLM_MODES, MODE_FLAGS
-from replay_tui.repeat import run_repeats
 from replay_tui.repeat_report import RepeatReport
 from replay_tui.runner import (
-    UNREACHABLE_STREAK,
-    EndpointUnreachable,
     EpisodeReport,
-    Runner,
     SummaryReport,
-    endpoint_unreachable,
-    run_all_parallel,
 )
 from replay_tui.runs import RunEntry, RunError, RunStore, runs_root
 from replay_tui.sanitize import excerpt, strip_control
+from replay_tui.session import EpisodeDone, ProblemFound, ReplaySession, SessionError, SessionEvent
 from replay_tui.sources import open_sources
 from replay_tui.workspace import ReplaySettings, annotations_path_for, default_annotations_path, make_run_info
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from replay_tui.executors import RayExecutor
     from replay_tui.tui.app import ReplayApp
 
@@ -610,61 +607,41 @@ def _replay_settings(args: argparse.Namespace) -> ReplaySettings:
     )
 
 
-def _make_policy(settings: ReplaySettings) -> tuple[Policy, str]:
+def _session(
+    args: argparse.Namespace,
+    demos: DemoSet,
+    session_ids: list[int] | None,
+    executor: RayExecutor | None,
+    on_event: Callable[[SessionEvent], object],
+) -> ReplaySession:
+    """The replay the flags ask for; a policy that cannot be built is a usage error."""
     try:
-        return settings.make_policy()
+        return ReplaySession(
+            demos,
+            _replay_settings(args),  # config.toml read once, with the flags
+            session_ids,
+            on_event=on_event,
+            jobs=args.jobs,
+            executor=executor,
+            log_format=getattr(args, "log_format", None),
+            allow_pickle=getattr(args, "allow_pickle", False),
+        )
     except POLICY_BUILD_ERRORS as exc:
         raise UsageError(str(exc)) from None
 
 
-class _Policies:
-    """The policies of a run: a shareable mode's policy (built-in, LLM) serves every worker; others
-    (a --policy, a LangGraph graph) are built once per worker. ``close`` ends them all."""
-
-    def __init__(self, args: argparse.Namespace):
-        self.settings = _replay_settings(args)
-        self.first, self.mode = _make_policy(self.settings)
-        self.shared = policy_mode(self.settings.mode).shareable
-        self.made: list[Policy] = [self.first]
-        self._first_taken = False
-        self.worker_stats: list[dict[str, int] | None] | None = None
-        """The LLM request counts of the Ray workers (--executor ray), which sent the requests instead."""
-
-    def take(self) -> Policy:
-        if not self._first_taken:
-            self._first_taken = True
-            return self.first
-        if self.shared:
-            return self.first
-        policy, _ = _make_policy(self.settings)
-        self.made.append(policy)
-        return policy
-
-    def close(self) -> None:
-        from replay_tui.policies.llm import LlmConfigError
-
-        try:
-            close_policies(*self.made)
-        except LlmConfigError as exc:
-            raise UsageError(str(exc)) from None
-
-    def stats_line(self) -> str | None:
-        stats = getattr(self.first, "stats", None)
-        if not callable(stats):
-            return None
-        numbers = stats()
-        if self.worker_stats is not None:
-            numbers = {k: sum(s[k] for s in self.worker_stats if s) for k in ("requests_sent", "cache_hits")}
-        sent, hits = numbers["requests_sent"], numbers["cache_hits"]
-        line = (
-            f"llm: {sent} request{'' if sent == 1 else 's'} sent, "
-            f"{hits} answer{'' if hits == 1 else 's'} from the cache"
-        )
-        cassette = getattr(self.first, "cassette", None)
-        if cassette is not None:
-            verb = "recorded to" if cassette.mode == "record" else "replayed from"
-            line += f", {len(cassette)} exchanges {verb} {cassette.path}"
-        return line
+def _stats_line(session: ReplaySession) -> str | None:
+    """The LLM policies' request counts (and their cassette), for stderr."""
+    numbers = session.llm_counts()
+    if numbers is None:
+        return None
+    sent, hits = numbers["requests_sent"], numbers["cache_hits"]
+    line = f"llm: {sent} request{'' if sent == 1 else 's'} sent, {hits} answer{'' if hits == 1 else 's'} from the cache"
+    cassette = getattr(session.policy, "cassette", None)
+    if cassette is not None:
+        verb = "recorded to" if cassette.mode == "record" else "replayed from"
+        line += f", {len(cassette)} exchanges {verb} {cassette.path}"
+    return line
 
 
 def _print_problem(console: Console, problem: LoadProblem) -> None:
@@ -837,51 +814,22 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--record writes one cassette: it runs with --executor local")
     _check_llm_flags(args)
     _check_webshop_only(args, demos)
-    policies = _Policies(args)
-    matching = policies.settings.matching  # config.toml read once, with the flags
-    for problem in demos.problems:
-        _print_problem(err, problem)
-    count = len(session_ids) if session_ids is not None else len(demos)
-    show_progress = not (args.no_progress or args.quiet) and err.is_terminal and count >= PROGRESS_MIN_EPISODES
+    progress: Progress | None = None
 
-    printed = [len(demos.problems)]  # problems found while replaying (a malformed episode, an invalid field)
-
-    def on_episode(item: object) -> None:
-        found = demos.problems[printed[0] :]
-        printed[0] += len(found)
-        if isinstance(item, LoadProblem) and not any(p is item for p in found):
-            found.append(item)
-        for problem in found:
-            _print_problem(err, problem)
-        if progress is not None:
+    def on_event(event: SessionEvent) -> None:
+        if isinstance(event, ProblemFound):  # found while replaying (a malformed episode, an invalid field)
+            _print_problem(err, event.problem)
+        elif isinstance(event, EpisodeDone) and progress is not None:
             progress.advance(task)
 
-    def make_runner() -> Runner:
-        env = OfflineWebshopEnv(
-            demos, mismatch_policy=args.mismatch, include_item_steps=args.item_steps, matching=matching
-        )
-        runner = Runner(env, policies.take(), mode=policies.mode)
-        runner.unreachable_limit = UNREACHABLE_STREAK  # a dead endpoint ends the run, not each step's retries
-        return runner
+    session = _session(args, demos, session_ids, executor, on_event)
+    for problem in demos.problems:
+        _print_problem(err, problem)
+    show_progress = not (args.no_progress or args.quiet) and err.is_terminal and session.count >= PROGRESS_MIN_EPISODES
 
     def run() -> SummaryReport | RepeatReport:
-        if args.repeat > 1:
-            return run_repeats(
-                policies.take,
-                demos,
-                session_ids,
-                repeats=args.repeat,
-                matching=matching,
-                include_item_steps=args.item_steps,
-                jobs=args.jobs,
-                mode=policies.mode,
-                on_episode=on_episode,
-            )
-        if executor is not None:
-            return _run_on_ray(executor, args, demos, policies, make_runner(), session_ids, on_episode)
-        return run_all_parallel(make_runner, session_ids, jobs=args.jobs, on_episode=on_episode)
+        return session.run_repeats(args.repeat) if args.repeat > 1 else session.run()
 
-    progress = None
     try:
         if show_progress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -894,34 +842,31 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
                 console=err,
                 transient=True,
             )
-            task = progress.add_task("replay", total=count)
+            task = progress.add_task("replay", total=session.count)
             with progress:
                 summary = run()
         else:
             summary = run()
-    except EndpointUnreachable as exc:
-        raise EndpointError(str(exc)) from None
-    finally:
-        policies.close()
-    if isinstance(summary, SummaryReport):
-        unreachable = endpoint_unreachable(step for episode in summary.episodes for step in episode.steps)
-        if unreachable is not None:  # no request got through: an infrastructure failure, not 0 % accuracy
-            raise EndpointError(unreachable.message())
-        if not exporting and summary.episodes_run and not summary.total_steps:  # never "0.0 %" of nothing
-            names = [Path(source.name).name for source in demos.files]
-            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-            raise UsageError(
-                f"{shown}: nothing judged: the {summary.episodes_run} episodes replayed record no decision "
-                "(a tool call, an env action or a plain answer) to compare"
-            )
-    stats = policies.stats_line()
+    except SessionError as exc:
+        raise UsageError(str(exc)) from None
+    if session.unreachable is not None:  # no request got through: an infrastructure failure, not 0 % accuracy
+        raise EndpointError(session.unreachable.message())
+    nothing_judged = isinstance(summary, SummaryReport) and summary.episodes_run and not summary.total_steps
+    if nothing_judged and not exporting:  # never "0.0 %" of nothing
+        names = [Path(source.name).name for source in demos.files]
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        raise UsageError(
+            f"{shown}: nothing judged: the {summary.episodes_run} episodes replayed record no decision "
+            "(a tool call, an env action or a plain answer) to compare"
+        )
+    stats = _stats_line(session)
     if stats and not args.quiet:
         err.print(Text(stats), soft_wrap=True)
     if isinstance(summary, RepeatReport):
         return _finish_repeat(args, summary, report_path, out, exporting)
 
     if not args.no_save_run:
-        _save_run(args, policies.settings, demos, summary, session_ids, err)
+        _save_run(args, session.settings, demos, summary, session_ids, err)
     if report_path is not None:
         _write_report(args, summary, store, report_path, report_format)
     if not args.quiet:
@@ -950,32 +895,6 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     if args.strict and summary.problems:
         return EXIT_MISMATCH
     return EXIT_OK
-
-
-def _run_on_ray(
-    executor: RayExecutor,
-    args: argparse.Namespace,
-    demos: DemoSet,
-    policies: _Policies,
-    first: Runner,
-    session_ids: list[int] | None,
-    on_episode: Callable[[object], None],
-) -> SummaryReport:
-    """The episodes replayed by Ray workers that open the same files (by absolute paths) with the same settings."""
-    from replay_tui.executors import ExecutorError, ReplayRecipe, run_all_on_ray
-
-    recipe = ReplayRecipe.for_workers(
-        [source.path for source in demos.files],
-        policies.settings,
-        getattr(args, "log_format", None),
-        getattr(args, "allow_pickle", False),
-    )
-    try:
-        with executor:
-            summary, policies.worker_stats = run_all_on_ray(executor, recipe, first, session_ids, on_episode=on_episode)
-    except ExecutorError as exc:
-        raise UsageError(str(exc)) from None
-    return summary
 
 
 def _save_run(

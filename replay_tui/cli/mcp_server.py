@@ -1,8 +1,8 @@
 """The Model Context Protocol server: the debugger's headless core as tools a coding agent calls.
 
 A face like the CLI and the TUI: it opens logs through :class:`~replay_tui.workspace.Workspace`,
-finds text with :mod:`replay_tui.search`, replays with the workspace's runner (the CLI's run, so its
-summary is the CLI's ``replay --report``), compares with :mod:`replay_tui.compare`, groups with
+finds text with :mod:`replay_tui.search`, replays through :class:`~replay_tui.session.ReplaySession`
+(the CLI's run, so its summary is the CLI's ``replay --report``), compares with :mod:`replay_tui.compare`, groups with
 :mod:`replay_tui.groups` and writes with :mod:`replay_tui.export`; it re-implements none of them.
 
 Answers are sized for a model's context: lists come in pages with a ``next_cursor``, and every text
@@ -46,6 +46,7 @@ from replay_tui.runner import EpisodeReport, SummaryReport
 from replay_tui.runs import RunError, RunInfo, RunStore, runs_root
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.search import search, step_fields
+from replay_tui.session import EpisodeDone, ReplaySession, SessionError, SessionEvent
 from replay_tui.sources import is_call_judged, outcome_of_ref
 from replay_tui.workspace import ReplaySettings, Workspace, make_run_info
 
@@ -608,27 +609,29 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
                     "use stub (or pick WebShop episodes)"
                 )
         ws.settings = settings
-        try:
-            runner = ws.make_runner()
-        except (ValueError, OSError) as exc:  # PolicyLoadError, LlmConfigError are ValueErrors
-            raise ToolError(f"policy: {fit(str(exc), 300)}") from None
-        total = len(session_ids) if session_ids is not None else len(ws.demos)
         done = [0]
 
-        def on_episode(_: object) -> None:
-            done[0] += 1
-            if not runner.cancel.is_set():
-                anyio.from_thread.run(ctx.report_progress, done[0], total)
+        def on_event(event: SessionEvent) -> None:
+            if isinstance(event, EpisodeDone):
+                done[0] += 1
+                if not run.cancelled:
+                    anyio.from_thread.run(ctx.report_progress, done[0], run.count)
 
+        try:
+            run = ReplaySession(ws.demos, settings, session_ids, on_event=on_event)
+        except (ValueError, OSError) as exc:  # PolicyLoadError, LlmConfigError are ValueErrors
+            raise ToolError(f"policy: {fit(str(exc), 300)}") from None
         try:  # a client's cancellation stops the run at its next step (the thread is let go, not waited on)
-            summary = await anyio.to_thread.run_sync(
-                lambda: runner.run_all(session_ids, on_episode=on_episode), abandon_on_cancel=True
-            )
+            summary = await anyio.to_thread.run_sync(run.run, abandon_on_cancel=True)
         except anyio.get_cancelled_exc_class():
-            runner.cancel.set()
+            run.cancel()
             raise
+        except SessionError as exc:
+            raise ToolError(f"policy: {fit(str(exc), 300)}") from None
+        if run.unreachable is not None:  # no request got through: not a run at 0 %
+            raise ToolError(fit(run.unreachable.message(), 300))
         for report in summary.episodes:
-            ws.record(report, runner.mode)
+            ws.record(report, run.mode)
         info = make_run_info(
             settings,
             [demo.path for demo in ws.demos.files],

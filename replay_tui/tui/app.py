@@ -27,22 +27,17 @@ from textual.worker import get_current_worker
 
 from replay_tui.annotations import AnnotationError
 from replay_tui.config import Config, default_config_path, load_config, load_state, remember
-from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
+from replay_tui.demos.problems import DemoFileError, LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
-from replay_tui.gcpause import gc_paused, gc_tick
-from replay_tui.policies import POLICY_BUILD_ERRORS, close_policies
+from replay_tui.policies import POLICY_BUILD_ERRORS
 from replay_tui.runner import (
-    UNREACHABLE_STREAK,
-    Cancelled,
-    EndpointUnreachable,
-    Runner,
     StepResult,
     SummaryReport,
-    endpoint_unreachable,
 )
 from replay_tui.runs import RunStore
 from replay_tui.sanitize import in_line, strip_control
+from replay_tui.session import EndpointDown, EpisodeDone, EpisodeStarted, ReplaySession, SessionEvent, StepReplayed
 from replay_tui.stats import wilson
 from replay_tui.tui.app_base import stylesheets
 from replay_tui.tui.messages import (
@@ -496,64 +491,52 @@ class ReplayApp(RunHistory):
     @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
     def _replay_worker(self, session_ids: list[int], cancel: threading.Event) -> None:
         feed = ReplayFeed(self.post_message, len(session_ids), watched=self.watched_sessions)
+
+        down: list[EndpointDown] = []
+
+        def on_event(event: SessionEvent) -> None:
+            if isinstance(event, StepReplayed):
+                feed.step(event.result)
+            elif isinstance(event, EpisodeStarted):
+                feed.begin()
+            elif isinstance(event, EpisodeDone):
+                if event.report is not None:
+                    feed.episode(event.report)
+                elif event.problem is not None:
+                    feed.failed(event.problem)
+            elif isinstance(event, EndpointDown):
+                down.append(event)
+
+        ws = self.workspace
         try:
-            runner = self.workspace.make_runner(on_step=feed.step, cancel=cancel)
+            # a replay allocates much and makes no cycles (see replay_tui.gcpause); the app freezes what
+            # it keeps itself (after each batch of results, see _replay_progressed)
+            session = ReplaySession(
+                ws.demos, ws.settings, session_ids, on_event=on_event, steps=True, cancel=cancel, tenure=False
+            )
         except POLICY_BUILD_ERRORS as exc:
             self.post_message(ReplayFinished(cancelled=False, error=str(exc)))
             return
-        feed.mode = runner.mode
-        runner.unreachable_limit = UNREACHABLE_STREAK  # a dead endpoint stops the replay, not every step's retries
+        feed.mode = session.mode
         try:
-            self._replay_sessions(runner, feed, session_ids, cancel)
-        finally:
-            close_policies(runner.policy)  # writes a --record cassette, closes HTTP clients
-
-    def _replay_sessions(
-        self, runner: Runner, feed: ReplayFeed, session_ids: list[int], cancel: threading.Event
-    ) -> None:
-        replayed: list[StepResult] = []  # to tell a dead endpoint from a run that failed its steps
-        # a replay allocates much and makes no cycles (see replay_tui.gcpause); the app freezes what
-        # it keeps itself (after each batch of results, see _replay_progressed)
-        with gc_paused(tenure=False):
-            for session_id in session_ids:
-                if cancel.is_set():
-                    break
-                gc_tick()
-                feed.begin()
-                try:
-                    report = runner.run_episode(session_id)
-                except EpisodeLoadError as exc:
-                    feed.failed(exc.problem)
-                    continue
-                except Cancelled:  # pragma: no cover - run_episode turns this into a cancelled report
-                    break
-                except EndpointUnreachable as exc:
-                    feed.flush()
-                    failed = exc.unreachable.failures
-                    self.post_message(
-                        ReplayFinished(
-                            cancelled=False,
-                            error=f"{exc}. The replay stopped after {failed} requests in a row failed; "
-                            "check the endpoint (p → policy) and press r to replay again.",
-                        )
-                    )
-                    return
-                except Exception as exc:  # the UI must survive anything a policy or a file throws
-                    feed.flush()
-                    self.post_message(ReplayFinished(cancelled=False, error=f"{type(exc).__name__}: {exc}"))
-                    return
-                feed.episode(report)
-                replayed.extend(report.steps)
-                if report.cancelled:
-                    break
-        feed.flush()
-        unreachable = None if cancel.is_set() else endpoint_unreachable(replayed)
-        if unreachable is not None:  # fewer steps than the streak, none of them answered
-            self.post_message(
-                ReplayFinished(cancelled=False, error=f"{unreachable.message()}: no request got an answer")
-            )
+            session.run()
+        except Exception as exc:  # the UI must survive anything a policy or a file throws
+            feed.flush()
+            self.post_message(ReplayFinished(cancelled=False, error=f"{type(exc).__name__}: {exc}"))
             return
-        self.post_message(ReplayFinished(cancelled=cancel.is_set()))
+        feed.flush()
+        if not down:
+            self.post_message(ReplayFinished(cancelled=cancel.is_set()))
+            return
+        unreachable = down[0].unreachable
+        if down[0].streak:
+            error = (
+                f"{unreachable.message()}. The replay stopped after {unreachable.failures} requests in a row "
+                "failed; check the endpoint (p → policy) and press r to replay again."
+            )
+        else:  # fewer steps than the streak, none of them answered
+            error = f"{unreachable.message()}: no request got an answer"
+        self.post_message(ReplayFinished(cancelled=False, error=error))
 
     def action_cancel_replay(self) -> None:
         if self.replaying:

@@ -30,6 +30,7 @@ CORE = [
     "replay_tui.groups",
     "replay_tui.runs",
     "replay_tui.executors",
+    "replay_tui.session",
 ]
 
 

@@ -100,3 +100,16 @@ async def test_a_cancelled_replay_stops(tmp_path: Path, oracle_calls: Any, llm_e
     assert opened["episodes"] == 100
     assert heard <= at_cancel + 2 and heard < steps // 4
     assert listed["total"] == 0 and runs == []  # the cancelled run neither recorded nor saved
+
+
+async def test_an_unreachable_endpoint_is_a_tool_error_not_a_run(tmp_path: Path, llm_env: dict[str, str]) -> None:
+    """The replay session's check (the CLI's and the app's): a run in which no request got an answer (a
+    503 each) is one error saying so, not a run at 0 %; nothing is recorded or saved."""
+    with ScriptedServer(lambda body: Reply(status=503, body={"error": {"message": "no capacity"}})) as scripted:
+        env = {**llm_env, "OPENAI_BASE_URL": scripted.url}
+        async with server(tmp_path, "--allow-llm", env=env) as client:
+            await call(client, "open_logs", paths=[str(EXAMPLE)])
+            failed = await error(client, "replay", policy="llm", model="M", episodes=["0", "1", "2"])
+            listed = await call(client, "list_episodes", mismatched=False)
+    assert "endpoint unreachable: (the default endpoint): HTTP 503" in failed, failed  # the URL is the env's
+    assert listed["total"] == 0 and list((tmp_path / "runs").rglob("*.json")) == []
