@@ -137,6 +137,8 @@ class ReplayApp(RunHistory):
         self.cancel_event = threading.Event()
         self.progress: tuple[int, int] = (0, 0)
         self.current_replay: tuple[int, str] | None = None
+        self._feed: ReplayFeed | None = None
+        """The running replay's feed (its worker sets it), for the verdicts of the episode it is on."""
         self.validated = threading.Event()
         """Set when the background validation has parsed every episode."""
         self.follow_timer: Timer | None = None
@@ -223,6 +225,7 @@ class ReplayApp(RunHistory):
         return None
 
     def open_episode(self, session_id: int, *, replay: bool = False, step_label: str | None = None) -> None:
+        self._verdicts_so_far(session_id)
         self.push_screen(StepperScreen(session_id, self, step_label=step_label))
         if replay:
             self.call_after_refresh(self.start_replay, [session_id])
@@ -247,6 +250,7 @@ class ReplayApp(RunHistory):
         self._swap_stepper(StepperScreen(back.session_id, self, step_label=back.step_label, back=back.then))
 
     def _swap_stepper(self, stepper: StepperScreen) -> None:
+        self._verdicts_so_far(stepper.session_id)
         screen = self.screen
         if isinstance(screen, StepperScreen):
             self.call_next(self._replace_stepper, stepper)
@@ -480,6 +484,14 @@ class ReplayApp(RunHistory):
         self._replay_worker(list(session_ids), self.cancel_event)
         self.update_status()
 
+    def _verdicts_so_far(self, session_id: int) -> None:
+        """A stepper opening on the episode being replayed shows the verdicts judged so far at once (the
+        replay sends them with its next step, which a slow model may hold up for long)."""
+        feed = self._feed
+        steps = feed.so_far(session_id) if feed is not None else []
+        if steps:
+            self.step_results[session_id] = {step.step_label: step for step in steps}
+
     def watched_sessions(self) -> frozenset[int]:
         """The sessions open in a stepper, whose steps a replay reports one by one. Read by the replay
         worker: it only reads the stack (a copy) and each screen's id."""
@@ -491,6 +503,7 @@ class ReplayApp(RunHistory):
     @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
     def _replay_worker(self, session_ids: list[int], cancel: threading.Event) -> None:
         feed = ReplayFeed(self.post_message, len(session_ids), watched=self.watched_sessions)
+        self._feed = feed
 
         down: list[EndpointDown] = []
 

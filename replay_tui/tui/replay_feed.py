@@ -91,11 +91,19 @@ class ReplayFeed:
 
     def episode(self, report: EpisodeReport) -> None:
         self.done += 1
+        self._episode = []  # its steps travel with the report now
         self._reports.append(report)
         self._changed = True
         now = self._clock()
         self._maybe_post(now)
         self._yield(now)
+
+    def so_far(self, session_id: int) -> list[StepResult]:
+        """The steps judged so far of the episode being replayed, if it is ``session_id``. Read on the UI
+        thread as a stepper opens on it: a replay held on a slow step (a slow model) sends nothing until
+        its next step is judged, and the stepper would show none of the verdicts before it."""
+        episode = list(self._episode)  # the worker replaces the list at each episode's start; a copy
+        return episode if episode and episode[0].session_id == session_id else []
 
     def failed(self, problem: LoadProblem) -> None:
         self.done += 1

@@ -259,3 +259,18 @@ def test_the_feed_posts_a_slow_step_at_once_and_the_steps_of_a_watched_episode()
     feed.failed(LoadProblem(file="f.json", index=1, session_id=1, message="bad"))
     feed.flush()
     assert posted[-1].done == 2 and [p.session_id for p in posted[-1].problems] == [1]
+
+
+def test_the_feed_tells_a_stepper_opening_mid_episode_the_verdicts_so_far():
+    """A replay held on a slow step sends nothing until that step is judged: a stepper opening on the
+    episode then takes the verdicts judged so far from the feed (the race the Pilot test above hit)."""
+    feed = ReplayFeed(lambda message: None, 2, clock=Clock(), interval=0.05)
+    feed.begin()
+    first, second = _step(3, "0"), _step(3, "1")
+    feed.step(first)
+    feed.step(second)
+    assert feed.so_far(3) == [first, second] and feed.so_far(4) == []
+    feed.episode(_report(3, [first, second]))
+    assert feed.so_far(3) == []  # done: its steps came with its report
+    feed.begin()
+    assert feed.so_far(3) == [] and feed.so_far(4) == []
