@@ -41,6 +41,19 @@ def cli_main(*argv: str) -> int:
     return main(list(argv))
 
 
+def load_problems(path: str, allow_pickle: str) -> int:
+    """Every episode of the log at ``path`` loaded and validated: its problems one a line, then ``usable N``
+    (the episodes without a problem). ``allow_pickle`` is ``"1"`` for ``--allow-pickle``."""
+    from replay_tui.sources import open_sources
+
+    demos = open_sources(path, allow_pickle=allow_pickle == "1")
+    demos.validate_all()
+    for problem in demos.problems:
+        print(problem.one_line())
+    print("usable", sum(demos.problem_for(sid) is None for sid in demos.session_ids))
+    return 0
+
+
 def _child(
     target: Callable[..., int | None],
     args: tuple[str, ...],
