@@ -103,6 +103,8 @@ class KeysFooter(Widget, can_focus=False):
         self._keys: list[PlacedKey] = []
         self._palette: PlacedKey | None = None
         self._hover: PlacedKey | None = None
+        self._check_pending = False
+        self._styles: dict[str, Style] = {}
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
@@ -111,7 +113,14 @@ class KeysFooter(Widget, can_focus=False):
         self.screen.bindings_updated_signal.unsubscribe(self)
 
     def bindings_changed(self, screen: Screen[Any]) -> None:
-        if screen is self.screen and shown_bindings(screen) != self._shown:
+        """Published on every focus move, often several times in a row: checked once, soon after."""
+        if screen is self.screen and not self._check_pending:
+            self._check_pending = True
+            self.call_later(self._check_bindings)
+
+    def _check_bindings(self) -> None:
+        self._check_pending = False
+        if self.is_attached and shown_bindings(self.screen) != self._shown:
             self._shown = None  # laid out again at the next render
             self.refresh()
 
@@ -192,6 +201,9 @@ class KeysFooter(Widget, can_focus=False):
         self._layout()
         width = self._width
         base = self.rich_style
+        parts = ("key", "description", "hover", "rule")
+        self._styles = {name: self.get_component_rich_style(f"footer-key--{name}") for name in parts}
+        self._styles["base"] = base
         line = Text(no_wrap=True, overflow="crop", end="")
         palette = self._palette
         room = palette.start if palette is not None else width
@@ -203,7 +215,7 @@ class KeysFooter(Widget, can_focus=False):
         line.truncate(room)
         line.append(" " * (room - line.cell_len), base)
         if palette is not None:
-            rule = self.get_component_rich_style("footer-key--rule")
+            rule = self._styles["rule"]
             line.append("▏", Style(color=rule.color, bgcolor=base.bgcolor) + self._over(palette))
             line.append_text(self._key_text(palette, palette=True))
             line.append(" " * (width - line.cell_len), base)
@@ -213,14 +225,14 @@ class KeysFooter(Widget, can_focus=False):
         """The hover's background when the mouse is over ``key`` (Textual's FooterKey:hover)."""
         if key is not self._hover:
             return Style()
-        return Style(bgcolor=self.get_component_rich_style("footer-key--hover").bgcolor)
+        return Style(bgcolor=self._styles["hover"].bgcolor)
 
     def _key_text(self, key: PlacedKey, palette: bool = False) -> Text:
         """``key`` as Textual's FooterKey draws it: `` key desc `` (compact, and the palette's: ``key desc``)."""
         over = self._over(key)
-        key_style = self.get_component_rich_style("footer-key--key") + over
-        description_style = self.get_component_rich_style("footer-key--description") + over
-        base = self.rich_style + (Style(dim=True) if not key.enabled else Style())
+        key_style = self._styles["key"] + over
+        description_style = self._styles["description"] + over
+        base = self._styles["base"] + (Style(dim=True) if not key.enabled else Style())
         if not key.description:
             text = Text(key.display, key_style)
         elif self.compact or palette:
