@@ -15,6 +15,7 @@ essential keys, last first, so that the essential ones (``ESSENTIAL``) stay.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -22,7 +23,7 @@ from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.binding import Binding
+from textual.binding import ActiveBinding, Binding
 from textual.screen import Screen
 from textual.widget import Widget
 
@@ -32,9 +33,13 @@ PALETTE_WIDTH = 13
 
 def shown_bindings(screen: Screen[Any]) -> tuple[tuple[object, ...], ...]:
     """What the footer shows of ``screen``'s active bindings: key, label, action, group, enabled, tooltip."""
+    return _shown(screen.active_bindings)
+
+
+def _shown(active: Mapping[str, ActiveBinding]) -> tuple[tuple[object, ...], ...]:
     return tuple(
         (binding.key, binding.key_display, binding.description, binding.action, binding.group, enabled, tooltip)
-        for (_, binding, enabled, tooltip) in screen.active_bindings.values()
+        for (_, binding, enabled, tooltip) in active.values()
         if binding.show
     )
 
@@ -124,11 +129,13 @@ class KeysFooter(Widget, can_focus=False):
             self._shown = None  # laid out again at the next render
             self.refresh()
 
-    def fitting(self, width: int) -> tuple[bool, list[tuple[Binding, bool, str]]]:
+    def fitting(
+        self, width: int, active: Mapping[str, ActiveBinding] | None = None
+    ) -> tuple[bool, list[tuple[Binding, bool, str]]]:
         """(compact, the bindings to show) for ``width`` cells: every one when they fit, else compact
         and without the last non-essential ones until they fit."""
         keys: dict[str, tuple[Binding, bool, str]] = {}
-        for _, binding, enabled, tooltip in self.screen.active_bindings.values():
+        for _, binding, enabled, tooltip in (self.screen.active_bindings if active is None else active).values():
             if binding.show:
                 keys.setdefault(binding.action, (binding, enabled, tooltip))
         chosen = list(keys.values())
@@ -160,9 +167,10 @@ class KeysFooter(Widget, can_focus=False):
         width = self.size.width or self.app.size.width
         if self._shown is not None and width == self._width:
             return
-        self._shown = shown_bindings(self.screen)
+        active = self.screen.active_bindings  # computed from the focus chain on each read
+        self._shown = _shown(active)
         self._width = width
-        compact, chosen = self.fitting(width)
+        compact, chosen = self.fitting(width, active)
         self.compact = compact
         placed: list[PlacedKey] = []
         x = 0
@@ -177,16 +185,16 @@ class KeysFooter(Widget, can_focus=False):
             )
             x += size + (1 if compact else 0)
         self._keys = placed
-        self._palette = self._place_palette(width)
+        self._palette = self._place_palette(width, active)
         self._hover = None
 
-    def _place_palette(self, width: int) -> PlacedKey | None:
+    def _place_palette(self, width: int, active: Mapping[str, ActiveBinding]) -> PlacedKey | None:
         """The command palette's key at the right end: ``▏^p palette`` and a space (its padding, or
         when compact a margin as Textual's compact footer gives every key)."""
         if not (self.show_command_palette and self.app.ENABLE_COMMAND_PALETTE):
             return None
         try:
-            _node, binding, enabled, _tooltip = self.screen.active_bindings[self.app.COMMAND_PALETTE_BINDING]
+            _node, binding, enabled, _tooltip = active[self.app.COMMAND_PALETTE_BINDING]
         except KeyError:
             return None
         display = self.app.get_key_display(binding)
