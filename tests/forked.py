@@ -41,6 +41,30 @@ def cli_main(*argv: str) -> int:
     return main(list(argv))
 
 
+def load_problems(path: str, allow_pickle: str) -> int:
+    """Every episode of the log at ``path`` loaded and validated: its problems one a line, then ``usable N``
+    (the episodes without a problem). ``allow_pickle`` is ``"1"`` for ``--allow-pickle``."""
+    from replay_tui.sources import open_sources
+
+    demos = open_sources(path, allow_pickle=allow_pickle == "1")
+    demos.validate_all()
+    for problem in demos.problems:
+        print(problem.one_line())
+    print("usable", sum(demos.problem_for(sid) is None for sid in demos.session_ids))
+    return 0
+
+
+def _own_start() -> None:
+    """The process's own start where the package keeps it (``fileio.PROCESS_START``, the cutoff for
+    leftover temporary files): imported in the fork server, it would be the server's start."""
+    fileio = sys.modules.get("replay_tui.fileio")
+    if fileio is not None:
+        fileio.PROCESS_START = fileio._process_start()
+        render = sys.modules.get("replay_tui.visual.render")
+        if render is not None:
+            render.PROCESS_START = fileio.PROCESS_START  # type: ignore[attr-defined]
+
+
 def _child(
     target: Callable[..., int | None],
     args: tuple[str, ...],
@@ -55,6 +79,7 @@ def _child(
     and exit 1, as the interpreter would."""
     if memory is not None:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    _own_start()
     os.chdir(cwd)
     os.environ.clear()
     os.environ.update(env)
@@ -90,6 +115,49 @@ def _text(data: bytes) -> str:
     return io.TextIOWrapper(io.BytesIO(data)).read()
 
 
+class Started:
+    """A forked command under way (:func:`start`): its process and the files its streams go to."""
+
+    def __init__(self, process: multiprocessing.process.BaseProcess, streams: tempfile.TemporaryDirectory[str]) -> None:
+        self.process = process
+        self._streams = streams
+        self.out = Path(streams.name, "out")
+        self.err = Path(streams.name, "err")
+
+    def wait_for_output(self, text: str, timeout: float) -> bool:
+        """Whether ``text`` is in its standard output before it ends or ``timeout`` seconds pass (polled)."""
+        deadline = time.monotonic() + timeout
+        while text not in self.out.read_text(errors="replace"):
+            if not self.process.is_alive() or time.monotonic() > deadline:
+                return text in self.out.read_text(errors="replace")
+            time.sleep(0.005)
+        return True
+
+    def kill(self) -> int | None:
+        """SIGKILL, then its exit code (``-9``) once it is reaped."""
+        self.process.kill()
+        self.process.join()
+        return self.process.exitcode
+
+    def close(self) -> None:
+        """Forget its streams' files (after the process has ended)."""
+        self._streams.cleanup()
+
+
+def start(
+    target: Callable[..., int | None], *args: str, cwd: Path, env: dict[str, str], memory: int | None = None
+) -> Started:
+    """``target(*args)`` started in a forked child with exactly ``env``, in ``cwd``, under an address-space
+    cap of ``memory`` bytes; the caller waits for it, kills it and closes it."""
+    streams = tempfile.TemporaryDirectory(prefix="forked-")
+    out, err = Path(streams.name, "out"), Path(streams.name, "err")
+    out.touch()
+    err.touch()
+    child = _context.Process(target=_child, args=(target, args, str(cwd), env, memory, str(out), str(err)))
+    child.start()
+    return Started(child, streams)
+
+
 def run(
     target: Callable[..., int | None],
     *args: str,
@@ -102,16 +170,14 @@ def run(
     """``target(*args)`` in a forked child with exactly ``env``, in ``cwd``, under an address-space cap
     of ``memory`` bytes; killed (and ``subprocess.TimeoutExpired`` raised) after ``timeout`` seconds.
     ``argv`` only names the command in the result."""
-    with tempfile.TemporaryDirectory(prefix="forked-") as streams:
-        out, err = Path(streams, "out"), Path(streams, "err")
-        out.touch()
-        err.touch()
-        child = _context.Process(target=_child, args=(target, args, str(cwd), env, memory, str(out), str(err)))
-        child.start()
-        child.join(timeout)
-        if child.exitcode is None:
-            child.kill()
-            child.join()
+    started = start(target, *args, cwd=cwd, env=env, memory=memory)
+    try:
+        started.process.join(timeout)
+        if started.process.exitcode is None:
+            started.kill()
             raise subprocess.TimeoutExpired(list(argv) or [str(target), *args], timeout)
-        code = child.exitcode
-        return subprocess.CompletedProcess(list(argv), code, _text(out.read_bytes()), _text(err.read_bytes()))
+        code = started.process.exitcode
+        out, err = _text(started.out.read_bytes()), _text(started.err.read_bytes())
+        return subprocess.CompletedProcess(list(argv), code, out, err)
+    finally:
+        started.close()

@@ -734,31 +734,33 @@ def _limit_cases() -> list[LimitCase]:
     row = "browsergym depth and size"
     allow = ("--allow-pickle",)
 
-    def experiment(first: bytes | None, summary: bytes | None = None) -> Callable[[Path], Path]:
-        """A folder of two steps, the first one hostile (no steps at all: ``first`` None)."""
-        steps = [] if first is None else [first, step_pickle(step_info(1))]
-        return lambda folder: browsergym_folder(folder, steps, summary)
+    def experiment(first: Callable[[], bytes] | None, summary: bytes | None = None) -> Callable[[Path], Path]:
+        """A folder of two steps, the first one hostile (no steps at all: ``first`` None), built when the
+        case is (not when this module is imported: the deep pickles take a second)."""
+        return lambda folder: browsergym_folder(
+            folder, [] if first is None else [first(), step_pickle(step_info(1))], summary
+        )
 
     cycle: list[Any] = []
     cycle.append(cycle)
     add(
         "browsergym_pickle_cycle",
-        experiment(step_pickle(step_info(0, open_pages_urls=cycle))),
+        experiment(lambda: step_pickle(step_info(0, open_pages_urls=cycle))),
         row=row,
         exits=(0,),
         argv=allow,
     )
-    deep = step_pickle(step_info(0, open_pages_urls="@"), splice=_nested_pickle_value(3000))
+    deep = lambda: step_pickle(step_info(0, open_pages_urls="@"), splice=_nested_pickle_value(3000))  # noqa: E731
     add("browsergym_pickle_3000_deep", experiment(deep), row=row, exits=(0,), argv=allow)
-    deep_tree = step_pickle(step_info(0, axtree_object=axtree(20_000)))
+    deep_tree = lambda: step_pickle(step_info(0, axtree_object=axtree(20_000)))  # noqa: E731
     add("browsergym_axtree_20000_deep", experiment(deep_tree), row=row, exits=(0,), argv=allow)
-    cyclic_tree = step_pickle(step_info(0, axtree_object=axtree(50, cycle=True)))
+    cyclic_tree = lambda: step_pickle(step_info(0, axtree_object=axtree(50, cycle=True)))  # noqa: E731
     add("browsergym_axtree_cycle", experiment(cyclic_tree), row=row, exits=(0,), argv=allow)
     deep_summary = b'{"n_steps": 1, "cum_reward": 1.0, "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     problem = "summary_info.json"
     add(
         "browsergym_summary_100000_deep",
-        experiment(step_pickle(step_info(0)), deep_summary),
+        experiment(lambda: step_pickle(step_info(0)), deep_summary),
         row=row,
         exits=(0,),
         argv=allow,
@@ -767,7 +769,7 @@ def _limit_cases() -> list[LimitCase]:
     add("browsergym_summary_100000_deep_no_pickles", experiment(None, deep_summary), row=row, problem=problem)
     add(
         "browsergym_zero_stride_screenshot",
-        experiment(zero_stride_screenshot()),
+        experiment(zero_stride_screenshot),
         row=row,
         exits=(0,),
         argv=allow,

@@ -103,15 +103,24 @@ class _Bad(Exception):
 # --------------------------------------------------------------------------------------------- sniffing
 
 _ITEM_TYPE_RE = re.compile(r'"type"\s*:\s*"(function_call|function_call_output)"')
-_KEY_RE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
+_KEY_RE = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"\s*:')
+_STRING_RE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+"""A string value from its opening quote: to its closing quote (or where the head ends)."""
+_STRUCTURE_RE = re.compile(r'["\[\]{}]')
+"""Where the scanner has something to do: a string, or a container opening or closing."""
+PATH_DEPTH = 4
+"""Container keys a key's path keeps; a deeper path keeps that many and ends in ``"…"`` (the sniffer
+looks three deep: a whole path per key made a deeply nested head quadratic to scan)."""
 
 
 def _scan_keys(text: str, limit: int = 4000) -> tuple[str, list[tuple[tuple[str, ...], str]]]:
     """Keys of the first JSON value in ``text`` with their container path (a tiny tolerant scanner).
 
     Returns the top-level kind (``{``, ``[`` or ``""``) and ``(path, key)`` pairs, where ``path`` holds
-    the key (or ``"[]"`` for an array) of each enclosing container below the top. Stops at the end of
-    the first value, at ``limit`` keys, or where ``text`` ends (a truncated head is fine).
+    the key (or ``"[]"`` for an array) of each enclosing container below the top (at most
+    ``PATH_DEPTH`` of them, then ``"…"``). Stops at the end of
+    the first value, at ``limit`` keys, or where ``text`` ends (a truncated head is fine). Strings and
+    the text between containers are skipped by regular expressions, not a character at a time.
     """
     i, n = 0, len(text)
     while i < n and text[i] in " \t\r\n\ufeff":
@@ -129,15 +138,12 @@ def _scan_keys(text: str, limit: int = 4000) -> tuple[str, list[tuple[tuple[str,
             match = _KEY_RE.match(text, i)
             if match is not None and is_obj and is_obj[-1]:
                 key = match.group(1)
-                found.append((tuple(stack[1:]), key))
+                path = tuple(stack[1:]) if len(stack) <= PATH_DEPTH + 1 else (*stack[1 : PATH_DEPTH + 1], "…")
+                found.append((path, key))
                 pending = key
                 i = match.end()
                 continue
-            # a string value: skip it
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            i = j + 1
+            i = _STRING_RE.match(text, i).end()  # type: ignore[union-attr]  # a string value: skip it
             continue
         if c in "[{":
             stack.append(pending if is_obj and is_obj[-1] else "[]")
@@ -150,6 +156,12 @@ def _scan_keys(text: str, limit: int = 4000) -> tuple[str, list[tuple[tuple[str,
             is_obj.pop()
             if not stack:
                 break
+        else:
+            following = _STRUCTURE_RE.search(text, i)
+            if following is None:
+                break
+            i = following.start()
+            continue
         i += 1
     return kind, found
 

@@ -31,11 +31,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from replay_tui.fileio import atomic_write_bytes, atomic_write_text
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.tui.app_base import ToolApp
+from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.halfblock import Box, draw_boxes
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.shot_view import ShotView
@@ -236,7 +237,7 @@ class InspectorScreen(Screen):
                 yield ShotView(id="pred-image")
         yield Static(id="why")
         yield LazyTable(id="pairs")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         titles = self.query(".shot-title").results(Static)

@@ -16,10 +16,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.tui.app_base import ToolApp, stylesheets
+from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 from replay_tui.verify.models import Report, Task, TaskResult
@@ -160,7 +161,7 @@ class VerifyScreen(Screen):
         with Horizontal(id="verify-body"):
             yield LazyTable(id="results")
             yield TextPane("assertions", id="assertion-detail")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.reload()

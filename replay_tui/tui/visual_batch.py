@@ -27,11 +27,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from replay_tui.fileio import atomic_write_text
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.tui.app_base import ToolApp
+from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 from replay_tui.visual.batch import LABELS, BatchPair, batch_markdown, batch_report, score_pairs
 from replay_tui.visual.compare import VisualCompareError, VisualComparison, compare_batches
@@ -181,7 +182,7 @@ class VisualBatchScreen(SortActions, Screen):
             yield Static(id="batch-delta")
         yield Static(id="batch-failed")  # why the whole batch stopped (no Chromium), until it is scored again
         yield Static(id="batch-status")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.rebuild()

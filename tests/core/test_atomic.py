@@ -1,13 +1,13 @@
 """Atomic saves (issue 19): a writer killed mid-save leaves the sidecar intact, and the temporary
-files it leaves are removed on the next load or save of that file (ours only, and only old ones)."""
+files it leaves are removed on the next load or save of that file (ours only, and only old ones). The
+writers are processes forked from the worker's fork server (``tests/forked.py``): a SIGKILL ends a process
+as it ends a fresh interpreter, without one's ~0.8 s of imports per kill."""
 
 from __future__ import annotations
 
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,26 +15,35 @@ import orjson
 
 from replay_tui.annotations import AnnotationFile, AnnotationStore
 from replay_tui.fileio import PROCESS_START, atomic_write_bytes, clean_stale_temp_files, stale_temp_files
+from tests import forked
 
 ROOT = Path(__file__).resolve().parents[2]
 KILLS = 24
 
-WRITER = """
-import sys
-from replay_tui.annotations import AnnotationStore
+READY_TIMEOUT_S = 300
+"""A hang guard, not a timing: a writer not ready after this long failed."""
 
-store = AnnotationStore(sys.argv[1])
-store.set_note(1, None, "x" * 8_000_000)  # a big sidecar: each write takes a while
-versions = []
-for version in range(4):
-    store.set_note(2, None, f"version {version}")
-    versions.append(store.to_json())
-print("ready", flush=True)
-while True:  # nothing but saves, so a kill lands inside one (between the temp file and the rename)
-    for data in versions:
-        store.to_json = lambda data=data: data
-        store.save()
-"""
+
+def write_forever(path: str) -> None:
+    """A writer (in a process forked for it, ``tests/forked.py``) that does nothing but save a big sidecar."""
+    store = AnnotationStore(path)
+    store.set_note(1, None, "x" * 8_000_000)  # a big sidecar: each write takes a while
+    versions = []
+    for version in range(4):
+        store.set_note(2, None, f"version {version}")
+        versions.append(store.to_json())
+    print("ready", flush=True)
+    while True:  # nothing but saves, so a kill lands inside one (between the temp file and the rename)
+        for data in versions:
+            store.to_json = lambda data=data: data  # type: ignore[method-assign]
+            store.save()
+
+
+def save_a_note_after(path: str) -> None:
+    """The next save, by a new process (the app started again)."""
+    store = AnnotationStore.load(path)
+    store.set_note(3, None, "after")
+    store.save()
 
 
 def _temp(directory: Path, name: str, age: float) -> Path:
@@ -75,14 +84,13 @@ def test_a_writer_killed_mid_save_leaves_the_sidecar_intact_and_no_temp_files_af
     versions = []
     mid_save = 0  # kills that left a temporary file: they landed inside a save
     for _ in range(KILLS):
-        writer = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(sidecar)], stdout=subprocess.PIPE, env=env, text=True
-        )
-        assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
-        time.sleep(rng.uniform(0.0, 0.15))
-        writer.send_signal(signal.SIGKILL)
-        writer.wait()
-        writer.stdout.close()
+        writer = forked.start(write_forever, str(sidecar), cwd=tmp_path, env=env)
+        try:
+            assert writer.wait_for_output("ready\n", READY_TIMEOUT_S), writer.err.read_text()
+            time.sleep(rng.uniform(0.0, 0.15))
+            assert writer.kill() == -signal.SIGKILL
+        finally:
+            writer.close()
         mid_save += bool(stale_temp_files(sidecar, older_than=time.time() + 1))
         if sidecar.exists():  # intact: the whole of one version, never half of one
             data = AnnotationFile.model_validate(orjson.loads(sidecar.read_bytes()))
@@ -92,17 +100,7 @@ def test_a_writer_killed_mid_save_leaves_the_sidecar_intact_and_no_temp_files_af
     assert versions and all(v is None or v.startswith("version ") for v in versions)
     assert mid_save >= KILLS // 4, "the kills should land inside saves"
     print(f"{KILLS} kills, {mid_save} inside a save: the sidecar intact {len(versions)} times")
-    # The next save, by a new process (the app started again), removes every leftover.
-    subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from replay_tui.annotations import AnnotationStore as S; "
-            "s = S.load(sys.argv[1]); s.set_note(3, None, 'after'); s.save()",
-            str(sidecar),
-        ],
-        env=env,
-        check=True,
-    )
+    saved = forked.run(save_a_note_after, str(sidecar), cwd=tmp_path, env=env, timeout=READY_TIMEOUT_S)
+    assert saved.returncode == 0, saved.stderr
     assert [p.name for p in tmp_path.iterdir()] == [sidecar.name]
     assert AnnotationStore.load(sidecar).get(3, None).note == "after"

@@ -57,3 +57,23 @@ def test_a_hang_is_killed_at_the_timeout(tmp_path: Path) -> None:
 def test_the_cli_runs_as_replay_tui(tmp_path: Path) -> None:
     proc = forked.run(forked.cli_main, "runs", "--no-such-flag", cwd=tmp_path, env={"HOME": str(tmp_path)}, timeout=120)
     assert proc.returncode == 2 and proc.stderr.strip().splitlines()[-1].startswith("replay-tui runs: error: ")
+
+
+def process_start() -> None:
+    from replay_tui import fileio
+
+    print(fileio.PROCESS_START)
+
+
+def test_a_forked_command_started_when_it_was_forked(tmp_path: Path) -> None:
+    """fileio.PROCESS_START (older temporary files are an earlier process's leftovers) is the child's start,
+    not the fork server's."""
+    from replay_tui import fileio
+
+    first = forked.run(process_start, cwd=tmp_path, env={}, timeout=120)  # the fork server is running
+    earlier = float(first.stdout)  # the first child's start (the server's, if the child kept the server's)
+    while time.time() < earlier + 0.05:  # the next child is forked a few clock ticks later
+        time.sleep(0.01)
+    proc = forked.run(process_start, cwd=tmp_path, env={}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert float(proc.stdout) > earlier + 0.02 and float(proc.stdout) > fileio.PROCESS_START

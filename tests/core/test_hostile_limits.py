@@ -4,19 +4,21 @@ Each case of :data:`tests.hostile.LIMIT_CASES` (zip and YAML bombs, BrowserGym p
 nested past the recursion limit, a zero-stride screenshot, the two quadratic prompt shapes) is built
 in the test's folder and run in its own process under an address-space limit: ``replay --all
 --mode stub`` ends with the case's exit code and no traceback, the loader names the cap or walker
-limit it hit, and nothing but the test's folder changes.
+limit it hit, and nothing but the test's folder changes. The process is forked from the worker's fork
+server (``tests/forked.py``: a memory cap, a timeout, a folder and environment of its own, without ~0.8 s
+of CPU of imports twice a case); ``tests/core/test_hostile.py`` runs commands as a shell does.
 """
 
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from tests import forked
 from tests.hostile import LIMIT_CASES, LIMITS_BY_NAME, QUADRATIC, GiB
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,22 +29,10 @@ TIME_LIMIT_S = 300
 QUADRATIC_TIME_LIMIT_S = 60
 """The same for the shapes that were quadratic before issue 29 (linear now: they never take minutes)."""
 
-PROBE = """
-import sys
-from replay_tui.sources import open_sources
-demos = open_sources(sys.argv[1], allow_pickle=sys.argv[2] == "1")
-demos.validate_all()
-for problem in demos.problems:
-    print(problem.one_line())
-print("usable", sum(demos.problem_for(sid) is None for sid in demos.session_ids))
-"""
 
-
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-
-
-def _run(folder: Path, *argv: str, timeout: float = TIME_LIMIT_S) -> subprocess.CompletedProcess[str]:
+def _run(
+    folder: Path, target: Callable[..., int | None], *args: str, timeout: float = TIME_LIMIT_S
+) -> subprocess.CompletedProcess[str]:
     home = folder / "home"
     home.mkdir(exist_ok=True)
     env = {
@@ -55,16 +45,7 @@ def _run(folder: Path, *argv: str, timeout: float = TIME_LIMIT_S) -> subprocess.
         "XDG_STATE_HOME": str(home / "state"),
         "TMPDIR": str(home),
     }
-    return subprocess.run(
-        [sys.executable, *argv],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=folder,
-        preexec_fn=_limit_memory,
-        timeout=timeout,
-        check=False,
-    )
+    return forked.run(target, *args, cwd=folder, env=env, timeout=timeout, memory=MEMORY_LIMIT, argv=args)
 
 
 def _tree(folder: Path) -> dict[str, tuple[int, int]]:
@@ -78,14 +59,15 @@ def test_a_small_hostile_input_ends_cleanly_in_bounded_memory(name, tmp_path):
     inputs.mkdir()
     target = case.build(inputs)
     before = _tree(inputs)
-    command = ["-m", "replay_tui", "replay", "--demos", str(target), "--all", "--mode", "stub"]
+    command = ["replay", "--demos", str(target), "--all", "--mode", "stub"]
     timeout = QUADRATIC_TIME_LIMIT_S if name in QUADRATIC else TIME_LIMIT_S
-    proc = _run(tmp_path, *command, "--no-progress", "--no-save-run", *case.argv, timeout=timeout)
+    proc = _run(tmp_path, forked.cli_main, *command, "--no-progress", "--no-save-run", *case.argv, timeout=timeout)
     assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr, proc.stderr[-2000:]
     assert proc.returncode in case.exits, proc.stderr[-2000:]
     if proc.returncode == 2:
         assert proc.stderr.rstrip().splitlines()[-1].startswith("replay-tui replay: error: ")
-    probe = _run(tmp_path, "-c", PROBE, str(target), "1" if "--allow-pickle" in case.argv else "0", timeout=timeout)
+    allow_pickle = "1" if "--allow-pickle" in case.argv else "0"
+    probe = _run(tmp_path, forked.load_problems, str(target), allow_pickle, timeout=timeout)
     assert probe.returncode == 0 and not probe.stderr, probe.stderr[-2000:]
     *problems, usable = probe.stdout.splitlines()
     if case.exits == {0}:  # the episode keeps the rest: it is usable, the problem only names the part

@@ -12,6 +12,7 @@ from replay_tui.demos.problems import LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.formats import detect, reader_for
 from replay_tui.formats.base import HEAD_BYTES
+from replay_tui.formats.openai_chat import PATH_DEPTH, _scan_keys
 from replay_tui.trajectory import Trajectory
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "openai_chat"
@@ -183,6 +184,21 @@ def test_sniff_decides_from_a_truncated_head(tmp_path: Path) -> None:
     line = '{"messages": [{"role": "user", "content": "%s"}, {"role": "assistant", "tool_calls": []}]}\n'
     big.write_text(line % ("x" * 50_000) * 3, encoding="utf-8")
     assert sniff(big) == 1.0
+
+
+def test_the_key_scanner_cuts_deep_paths_and_skips_strings_whole() -> None:
+    """A key's path keeps PATH_DEPTH containers (a whole path per key made a deeply nested head quadratic);
+    strings with escaped quotes, backslashes and newlines are skipped whole, truncated ones to the end."""
+    deep = '{"a":' * 5000 + "1" + "}" * 5000
+    kind, keys = _scan_keys(deep)
+    assert kind == "{" and len(keys) == 4000 and {key for _, key in keys} == {"a"}
+    assert [path for path, _ in keys[:6]] == [(), ("a",), ("a", "a"), ("a", "a", "a"), ("a",) * 4, (*("a",) * 4, "…")]
+    assert max(len(path) for path, _ in keys) == PATH_DEPTH + 1
+    text = '{"x": "say \\"k\\": [{\\n", "messages": [{"role": "user", "content": "a\\\\"}], "t": "open'
+    assert _scan_keys(text) == (
+        "{",
+        [((), "x"), ((), "messages"), (("messages", "[]"), "role"), (("messages", "[]"), "content"), ((), "t")],
+    )
 
 
 def test_never_raises_on_hostile_input(tmp_path: Path) -> None:

@@ -3,7 +3,9 @@ against the scripted OpenAI-compatible server on 127.0.0.1, and a client's cance
 
 from __future__ import annotations
 
+import itertools
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +20,8 @@ pytest.importorskip("mcp")
 from tests.llm.scripted import Oracle, Reply, ScriptedServer, recorded_calls
 from tests.mcp.test_mcp_server import EXAMPLE, call, cli_json, error, server
 
+HANG_S = 300
+"""A hang guard, not a timing: requests still coming this long after a cancellation fail the test."""
 PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
 
@@ -66,8 +70,10 @@ async def test_a_cancelled_replay_stops(tmp_path: Path, oracle_calls: Any, llm_e
     requests once the one in flight is answered, far fewer than the whole run makes, and the server
     goes on answering (with nothing recorded of the cancelled run)."""
     oracle = Oracle(oracle_calls)
+    arrivals: list[float] = []
 
     def slow(body: dict[str, Any]) -> Reply:
+        arrivals.append(time.monotonic())
         return replace(oracle(body), delay=0.2)
 
     progressed = anyio.Event()
@@ -88,12 +94,15 @@ async def test_a_cancelled_replay_stops(tmp_path: Path, oracle_calls: Any, llm_e
                 await progressed.wait()  # one episode done: the run is under way
                 group.cancel_scope.cancel()
             at_cancel = len(scripted.requests)
-            heard = -1
-            for _ in range(150):  # until no request came for a while (the one in flight is answered)
-                if len(scripted.requests) == heard:
-                    break
-                heard = len(scripted.requests)
-                await anyio.sleep(2.0)
+            # The run has stopped when no request came for three times the longest gap between two of its
+            # requests (a reply's delay and the step after it; longer on a loaded machine), at least 1 s.
+            gaps = [later - earlier for earlier, later in itertools.pairwise(arrivals)]
+            quiet = max(1.0, 3 * max(gaps, default=1.0))
+            cancelled = time.monotonic()
+            while time.monotonic() - max(arrivals[-1] if arrivals else 0.0, cancelled) < quiet:
+                assert time.monotonic() - cancelled < HANG_S, "requests kept coming after the cancellation"
+                await anyio.sleep(0.05)
+            heard = len(scripted.requests)
             listed = await call(client, "list_episodes", mismatched=False)
             runs = list((tmp_path / "runs").rglob("*.json"))
     steps = sum(len(demo["trajectory"]) for demo in orjson.loads(EXAMPLE.read_bytes()))

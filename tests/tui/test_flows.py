@@ -375,20 +375,9 @@ async def test_a_200kb_observation_scrolls(build, tmp_path):
 
 async def test_100k_episodes_open_and_navigate(build, tmp_path):
     path = tmp_path / "many.jsonl"
-    with path.open("w") as handle:
-        for sid in range(100_000):
-            handle.write(
-                json.dumps(
-                    {
-                        "session_id": sid,
-                        "instruction": f"item {sid}",
-                        "trajectory": [],
-                        "final_reward": (sid % 4) / 4,
-                        "success": sid % 4 == 0,
-                    }
-                )
-                + "\n"
-            )
+    line = '{"session_id": %d, "instruction": "item %d", "trajectory": [], "final_reward": %r, "success": %s}\n'
+    # json.dumps's bytes for each record, formatted (100,000 json.dumps calls were a fifth of the test's CPU)
+    path.write_text("".join(line % (sid, sid, (sid % 4) / 4, "false" if sid % 4 else "true") for sid in range(100_000)))
     app = build([path])
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

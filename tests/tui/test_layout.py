@@ -7,11 +7,12 @@ from __future__ import annotations
 from rich.segment import Segment
 from textual.color import Color
 from textual.widgets import Static
-from textual.widgets._footer import FooterKey
 
 from replay_tui.tui.screens.browser import INSTRUCTION_MIN
+from replay_tui.tui.screens.help import HelpScreen
 from replay_tui.tui.screens.modals import SettingsModal
 from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import LazyTable
 from replay_tui.tui.widgets.text_pane import TextPane
 from tests.conftest import DATA
@@ -138,10 +139,35 @@ async def test_footer_keeps_the_essential_keys_at_80_columns(build):
         for keys in ((), ("enter",)):
             await pilot.press(*keys)
             await pilot.pause()
+            footer = app.screen.query_one(KeysFooter)
+            line = footer.render_line(0).text
+            keys_end = footer.placed[-1].start  # the command palette's key, on the right
             visible = {
-                key.key for key in app.screen.query(FooterKey) if key.region.width and key.region.right <= SMALL[0]
+                key.key
+                for key in footer.placed[:-1]
+                if key.end <= keys_end and line[key.start : key.end].startswith(key.display)
             }
-            assert {"question_mark", "p", "e", "v", "q"} <= visible, (keys, visible)
+            assert {"question_mark", "p", "e", "v", "q"} <= visible, (keys, visible, line)
+
+
+async def test_a_footer_key_clicked_does_what_its_key_does(build):
+    app = build()
+    async with app.run_test(size=LARGE) as pilot:
+        footer = app.screen.query_one(KeysFooter)
+        help_key = next(key for key in footer.placed if key.key == "question_mark")
+        assert footer.render_line(0).text[help_key.start : help_key.end] == " ? Help "
+        failures = next(key for key in footer.placed if key.key == "f")
+        await pilot.hover(KeysFooter, offset=(failures.start, 0))
+        await pilot.pause()
+        assert footer.tooltip == failures.tooltip and failures.tooltip.startswith("failed, then errored")
+        hovered = footer.render_line(0)
+        assert hovered.crop(failures.start, failures.end).text == " f Failures "
+        assert {seg.style.bgcolor for seg in hovered.crop(failures.start, failures.end)} != {
+            seg.style.bgcolor for seg in hovered.crop(help_key.start, help_key.end)
+        }  # the key under the mouse is lit, as Textual's footer keys are
+        await pilot.click(KeysFooter, offset=(help_key.start + 2, 0))
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
 
 
 async def test_policy_dialog_buttons_are_reachable_at_80x24(build):

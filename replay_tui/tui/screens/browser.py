@@ -471,7 +471,7 @@ class BrowserScreen(SortActions, Screen):
             yield Input(placeholder=placeholder, id="filter")
         yield LazyTable(id="episodes", marker=True)
         yield Static(id="status")
-        yield KeysFooter()  # Footer recomposed (and leaked ~30 FooterKeys) on every return from a screen
+        yield KeysFooter()  # one widget, its keys in the first frame (widgets/footer.py)
 
     def on_mount(self) -> None:
         self.source = BrowserSource(self.replay_app.workspace, self.filters, columns=self.columns)

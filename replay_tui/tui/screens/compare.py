@@ -27,7 +27,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Input, Label, OptionList, Static
+from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from replay_tui.compare import FLIP_LABELS, Comparison, EpisodePair, PairedStats, Rate, StepPair, signed_pp
@@ -39,6 +39,7 @@ from replay_tui.groups import MismatchGroup
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.tui.screens.groups import GroupsSource, GroupsView
 from replay_tui.tui.screens.modals import FORMAT_SUFFIX, ExportChoice, ExportModal
+from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 
 EPISODE_COLUMNS = (
@@ -254,7 +255,7 @@ class CompareScreen(_ExportsComparison, Screen):
         yield Static(id="compare-stats")
         yield LazyTable(id="compare-episodes")
         yield Static(id="compare-status")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.source = EpisodesSource(self.comparison)
@@ -575,7 +576,7 @@ class CompareStepperScreen(_ExportsComparison, Screen):
             with VerticalScroll(id="cmp-right"):
                 yield Static(id="cmp-detail")
         yield Static(id="compare-status")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         steps = self.by_episode.get(self.episode, [])

@@ -14,7 +14,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from replay_tui.groups import SORT_KEYS, MismatchGroup, group_mismatches, sort_groups
 from replay_tui.runner import Mismatch, SummaryReport
@@ -26,6 +26,7 @@ from replay_tui.tui.messages import (
     ReplayState,
     StatusRefreshRequested,
 )
+from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 
 GROUP_COLUMNS = (
@@ -137,7 +138,7 @@ class GroupsView(SortActions, Screen):
         yield from self.compose_bottom()
 
     def compose_bottom(self) -> ComposeResult:
-        yield Footer()
+        yield KeysFooter()
 
     @property
     def group_table(self) -> LazyTable:
@@ -260,7 +261,7 @@ class GroupsScreen(GroupsView):
 
     def compose_bottom(self) -> ComposeResult:
         yield Static(id="status")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.reload()

@@ -26,7 +26,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Label, OptionList, Static
+from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from replay_tui.export import ExportError
@@ -37,6 +37,7 @@ from replay_tui.sanitize import one_line, strip_control
 from replay_tui.trajectory import Trajectory
 from replay_tui.tui.screens.compare import CompareExportModal
 from replay_tui.tui.screens.modals import ExportChoice
+from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 
@@ -208,7 +209,7 @@ class LogCompareScreen(Screen):
         yield Static(id="logcmp-stats")
         yield LazyTable(id="logcmp-tasks")
         yield Static(id="logcmp-status")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.table.set_source(self.source, cursor=0)
@@ -430,7 +431,7 @@ class LogPairScreen(Screen):
         with Horizontal(id="pair-sides"):
             yield TextPane("A", id="pair-a")
             yield TextPane("B", id="pair-b")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         pair = self.pair

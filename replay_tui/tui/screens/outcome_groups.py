@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from replay_tui.demos.problems import EpisodeLoadError
 from replay_tui.expected import TaskAlignment, align_trajectory
@@ -26,6 +26,7 @@ from replay_tui.sources import outcome_of_ref
 from replay_tui.trajectory import Outcome
 from replay_tui.tui.messages import OutcomeRequested, ReplayState, StatusRefreshRequested
 from replay_tui.tui.screens.groups import GroupsView
+from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column
 
 OUTCOME_GROUP_COLUMNS = (
@@ -119,7 +120,7 @@ class OutcomeGroupsScreen(GroupsView):
 
     def compose_bottom(self) -> ComposeResult:
         yield Static(id="status")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.gather()

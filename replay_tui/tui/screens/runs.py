@@ -19,10 +19,11 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Input, Label, Static
+from textual.widgets import Input, Label, Static
 
 from replay_tui.runs import RunEntry, RunError, RunInfo, RunStore
 from replay_tui.sanitize import in_line, one_line, strip_control
+from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 
 MAX_MARKED = 2
@@ -174,7 +175,7 @@ class RunsScreen(Screen):
         yield Static(id="runs-title")
         yield LazyTable(id="runs-table")
         yield Static(id="status")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.table.focus()
