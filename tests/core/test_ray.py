@@ -112,6 +112,17 @@ def test_recipes_carry_absolute_paths(tmp_path, monkeypatch):
 
 @needs_ray
 def test_episodes_run_in_ray_workers_that_open_the_files_themselves(local_ray, capsys, tmp_path):
+    seen: list[object] = []
+    recipe = _pid_policy_recipe(tmp_path)
+    with RayExecutor(jobs=2) as executor:
+        results, _ = executor.map(range(10), recipe, _session_of, on_result=lambda item, result: seen.append(item))
+    assert [item for item, _ in results] == seen == list(range(10))  # item order, whatever finished first
+    workers = set((tmp_path / "pids.txt").read_text().split())
+    assert len(workers) == 2 and str(os.getpid()) not in workers  # one Runner per actor, none here
+
+
+def _pid_policy_recipe(tmp_path: Path) -> ReplayRecipe:
+    """A Runner over the bundled example whose policy logs the process it is built in to ``pids.txt``."""
     policy = tmp_path / "pid_policy.py"
     policy.write_text(
         "import os\n"
@@ -123,28 +134,60 @@ def test_episodes_run_in_ray_workers_that_open_the_files_themselves(local_ray, c
         "    def predict_action(self, observation, state, available_actions, llm_prompt_repr):\n"
         "        return 'click[Back to Search]'\n"
     )
-    seen: list[object] = []
     settings = ReplaySettings(mode="custom", policy_spec=f"{policy}:P")
-    recipe = ReplayRecipe(files=(str(example_path()),), settings=settings)
-    with RayExecutor(jobs=2) as executor:
-        results, _ = executor.map(range(10), recipe, _session_of, on_result=lambda item, result: seen.append(item))
-    assert [item for item, _ in results] == seen == list(range(10))  # item order, whatever finished first
-    workers = set((tmp_path / "pids.txt").read_text().split())
-    assert len(workers) == 2 and str(os.getpid()) not in workers  # one Runner per actor, none here
+    return ReplayRecipe(files=(str(example_path()),), settings=settings)
 
 
 def _session_of(runner, session_id):
     return runner.run_episode(runner.env.demos.session_ids[session_id]).session_id
 
 
+def _pid(_resource, _item) -> int:
+    return os.getpid()
+
+
+def _pids(done) -> set[int]:
+    return {pid for _, pid in done}
+
+
+@needs_ray
+def test_maps_in_one_ray_session_reuse_the_actors_and_build_their_resource_again(local_ray, tmp_path):
+    """A second map, a second command in the same Ray session: the same actor processes (no second start and
+    imports), each building the new map's resource (here a policy that logs its construction) and closing it."""
+    recipe = _pid_policy_recipe(tmp_path)
+    with RayExecutor(jobs=2) as executor:  # 4 items, 2 queued per actor: each actor serves two
+        first, _ = executor.map(range(4), recipe, _pid)
+        second, _ = executor.map(range(4), recipe, _pid)
+    with RayExecutor(jobs=2) as executor:
+        third, _ = executor.map(range(4), _Nothing(), _pid)
+    assert len(_pids(first)) == 2 and _pids(first) == _pids(second) == _pids(third)
+    built = (tmp_path / "pids.txt").read_text().split()
+    assert sorted(built) == sorted(str(pid) for pid in _pids(first) for _ in range(2))  # once per actor per map
+
+
+@needs_ray
+def test_a_kept_actor_that_died_is_replaced(local_ray):
+    import signal
+
+    with RayExecutor(jobs=2) as executor:
+        first = _pids(executor.map(range(4), _Nothing(), _pid)[0])
+        dead, kept = sorted(first)
+        os.kill(dead, signal.SIGKILL)
+        second = _pids(executor.map(range(4), _Nothing(), _pid)[0])
+    assert kept in second and dead not in second and len(second) == 2
+
+
 @needs_ray
 def test_a_worker_that_cannot_open_the_files_is_one_line(local_ray, tmp_path):
     recipe = ReplayRecipe(files=(str(tmp_path / "not-shared.json"),), settings=ReplaySettings())
     with RayExecutor(jobs=2) as executor, pytest.raises(ExecutorError) as caught:
+        before = _pids(executor.map(range(4), _Nothing(), _pid)[0])
         executor.map([0, 1], recipe, _session_of)
     message = str(caught.value)
     assert message.startswith("a ray worker could not start: ") and "not-shared.json" in message
     assert "\n" not in message
+    with RayExecutor(jobs=2) as executor:  # the actors held nothing of the failed map: kept, and they serve
+        assert _pids(executor.map(range(4), _Nothing(), _pid)[0]) == before
 
 
 @needs_ray
