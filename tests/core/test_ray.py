@@ -324,10 +324,12 @@ def test_executor_usage_errors(capsys, monkeypatch, argv, message):
 
 @needs_ray
 def test_a_bad_ray_address_is_one_line(tmp_path):
-    """In a fresh process (this one has a Ray already, which a command uses as it is)."""
+    """In a process of its own (this one has a Ray already, which a command uses as it is), forked from one that
+    imported the CLI already (``tests/forked.py``)."""
+    from tests import forked
+
     argv = ["replay", "--executor", "ray", "--ray-address", "nosuch://host:1", "--no-save-run"]
-    code = f"import sys\nfrom replay_tui.cli import main\nsys.exit(main({argv!r}))\n"
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path)
+    proc = forked.run(forked.cli_main, *argv, cwd=tmp_path, env=_env(), timeout=300, argv=argv)
     assert proc.returncode == 2
     err = proc.stderr.strip().splitlines()
     assert err == [
