@@ -67,18 +67,27 @@ class _Failed:
 
 class _Worker(Generic[Resource]):
     """The body of a Ray actor, kept for the Ray session (:class:`_ActorPool`): for each map, one resource built
-    once from the map's recipe, serving the map's items one at a time, closed at the map's end."""
+    once from the map's recipe, serving the map's items one at a time, closed at the map's end (or, for a map
+    that keeps it, when the next map needs another or the executor exits)."""
 
     def __init__(self) -> None:
         self.resource: Resource | None = None
+        self.recipe: Callable[[], Resource] | None = None
+        self.finish: Callable[[Resource], Any] | None = None  # a kept resource's, run when it is released
 
     def begin(self, recipe: Callable[[], Resource]) -> str | None:
-        """Build the map's resource; why it could not be built, as one line (raised by the driver), else None."""
-        self.resource = None
+        """Build the map's resource (or take the one kept from a map of an equal recipe); why it could not be
+        built, as one line (raised by the driver), else None."""
+        if self.resource is not None and self.recipe == recipe:
+            return None
+        with contextlib.suppress(Exception):  # another recipe's kept resource: closed first
+            self.release()
+        self.resource = self.recipe = None
         try:
             self.resource = recipe()
         except Exception as exc:
             return f"a ray worker could not start: {_one_line(exc)}"
+        self.recipe = recipe
         return None
 
     def run(self, work: Callable[[Resource, Any], Any], item: Any) -> Any:
@@ -87,13 +96,21 @@ class _Worker(Generic[Resource]):
         except Exception as exc:
             return _Failed(_picklable(exc))
 
-    def close(self, finish: Callable[[Resource], Any] | None) -> Any:
+    def close(self, finish: Callable[[Resource], Any] | None, keep: bool = False) -> Any:
         """Run ``finish`` on the resource (it closes it and may return what the driver sums up); the actor then
-        holds nothing of the map."""
-        resource, self.resource = self.resource, None
+        holds nothing of the map. With ``keep``, the resource stays for a next map of an equal recipe and
+        ``finish`` runs when it is released."""
+        if keep:
+            self.finish = finish
+            return None
+        resource, self.resource, self.recipe, self.finish = self.resource, None, None, None
         if resource is None or finish is None:
             return None
         return finish(resource)
+
+    def release(self) -> None:
+        """Close a kept resource."""
+        self.close(self.finish)
 
 
 @dataclass
@@ -152,6 +169,14 @@ class _ActorPool:
                 return
             self._idle.extend(_Pooled(actor, cpus) for actor in actors)
 
+    def reclaim(self, actors: Iterable[Any]) -> list[_Pooled]:
+        """Those of ``actors`` that are idle, taken out of the pool (to release what they keep)."""
+        wanted = {id(actor) for actor in actors}
+        with self._lock:
+            found = [pooled for pooled in self._idle if id(pooled.actor) in wanted]
+            self._idle = [pooled for pooled in self._idle if id(pooled.actor) not in wanted]
+        return found
+
     def clear(self) -> None:
         """Forget every actor (the Ray session is ending: its shutdown stops them)."""
         with self._lock:
@@ -200,6 +225,7 @@ class RayExecutor:
         self.workers = max(1, jobs)
         self.ray: Any = None
         self._started = False
+        self._keeping: list[Any] = []  # actors left holding a resource by a map with ``keep``
 
     def __enter__(self) -> RayExecutor:
         if not ray_installed():
@@ -233,10 +259,22 @@ class RayExecutor:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._release_kept()
         if self._started:
             _POOL.clear()  # the shutdown stops the kept actors
             self.ray.shutdown()
             self._started = False
+
+    def _release_kept(self) -> None:
+        """Close what this executor's maps kept on the actors (a Chromium each), so nothing outlives the command."""
+        keeping, self._keeping = self._keeping, []
+        for pooled in _POOL.reclaim(keeping):
+            try:
+                self._get(pooled.actor.release.remote())
+            except ExecutorError:
+                _kill(self.ray, pooled.actor)
+            else:
+                _POOL.take_back(self.ray, [pooled.actor], pooled.cpus)
 
     def map(
         self,
@@ -249,6 +287,7 @@ class RayExecutor:
         on_result: Callable[[Item, Result], object] | None = None,
         on_error: Callable[[Item, Exception], object] | None = None,
         finish: Callable[[Resource], Any] | None = None,
+        keep: bool = False,
     ) -> tuple[list[tuple[Item, Result]], list[Any]]:
         """``work(resource, item)`` for every item on the actors, like :func:`replay_tui.jobs.fan_out`.
 
@@ -258,6 +297,8 @@ class RayExecutor:
         of ``work`` goes to ``on_error`` (the map goes on) or, without it, is raised again in order. A set
         ``cancel`` hands out no further item. Returns the ``(item, result)`` pairs in item order and what
         ``finish(resource)`` returned on each actor (it runs once per actor at the end, to close things).
+        With ``keep``, the actors keep their resource for this executor's next map of an equal recipe (the A/B
+        batch's second side) and ``finish`` runs when the executor exits (its results are not returned).
         """
         ray = self.ray
         todo = list(items)
@@ -300,7 +341,10 @@ class RayExecutor:
                     done.append((item, value))
                     if on_result is not None:
                         on_result(item, value)
-            finished = self._get([actor.close.remote(finish) for actor in actors])
+            finished = self._get([actor.close.remote(finish, keep) for actor in actors])
+            if keep:
+                self._keeping.extend(actor for actor in actors if actor not in self._keeping)
+                finished = []
             clean = True
         finally:
             if clean:  # every actor idle again, holding nothing of this map: kept for the next
@@ -509,4 +553,5 @@ def score_pairs_on_ray(
         on_result=None if on_scored is None else lambda job, report: on_scored(job[0], report),
         on_error=None if on_error is None else lambda job, exc: on_error(job[0], exc),
         finish=_close_scorer,
+        keep=True,  # the A/B batch's second side scores with the first's Chromium
     )

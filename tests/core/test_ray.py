@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,47 @@ def test_maps_in_one_ray_session_reuse_the_actors_and_build_their_resource_again
     assert len(_pids(first)) == 2 and _pids(first) == _pids(second) == _pids(third)
     built = (tmp_path / "pids.txt").read_text().split()
     assert sorted(built) == sorted(str(pid) for pid in _pids(first) for _ in range(2))  # once per actor per map
+
+
+@dataclass(frozen=True)
+class _Logged:
+    """A resource that notes in ``log`` where it was built and closed (equal recipes for equal logs)."""
+
+    log: str
+
+    def __call__(self) -> str:
+        _note(self.log, "built")
+        return self.log
+
+
+def _note(log: str, what: str) -> None:
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(f"{what} {os.getpid()}\n")
+
+
+def _closed(log: str) -> None:
+    _note(log, "closed")
+
+
+def _notes(log: Path) -> list[str]:
+    return sorted(log.read_text().splitlines()) if log.exists() else []
+
+
+@needs_ray
+def test_a_map_that_keeps_its_resource_hands_it_to_the_next_map_of_an_equal_recipe(local_ray, tmp_path):
+    """The A/B batch's two sides: each actor's resource (a Chromium) built once, closed when the executor exits;
+    a map of another recipe closes it first."""
+    log, other = tmp_path / "log.txt", tmp_path / "other.txt"
+    with RayExecutor(jobs=2) as executor:
+        first = _pids(executor.map(range(4), _Logged(str(log)), _pid, finish=_closed, keep=True)[0])
+        second = _pids(executor.map(range(4), _Logged(str(log)), _pid, finish=_closed, keep=True)[0])
+        assert first == second and _notes(log) == sorted(f"built {pid}" for pid in first)
+    assert _notes(log) == sorted(f"{what} {pid}" for pid in first for what in ("built", "closed"))
+    log.unlink()
+    with RayExecutor(jobs=2) as executor:
+        executor.map(range(4), _Logged(str(log)), _pid, finish=_closed, keep=True)
+        third = _pids(executor.map(range(4), _Logged(str(other)), _pid, finish=_closed)[0])
+        assert _notes(log) == _notes(other) == sorted(f"{what} {pid}" for pid in third for what in ("built", "closed"))
 
 
 @needs_ray
