@@ -307,6 +307,7 @@ class RayExecutor:
         workers = max(1, min(self.workers, len(todo)))
         cpus = min(1.0, self._cpus / workers)  # --jobs beyond the CPUs shares them rather than waiting
         actors = self._begin(_POOL.lend(ray, workers, cpus), recipe, finish, cpus)
+        keep = keep and _session_of(ray) is not None  # no pool (Ray cannot name its session): nothing is kept
         slots = deque(actor for actor in actors for _ in range(QUEUED_PER_WORKER))
         pending: dict[Any, tuple[int, Any]] = {}
         arrived: dict[int, Any] = {}
