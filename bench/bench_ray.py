@@ -3,7 +3,8 @@
 Scores the bundled page pairs (the 16, or the first ``--pairs N``, cycled when N > 16) with
   * local: one Chromium, :func:`score_pairs` with ``jobs`` 2 (what ``replay-tui visual --jobs 2`` runs);
   * ray: a local Ray with 2 CPUs started once (its start is printed apart), then :func:`score_pairs_on_ray`: two
-    actors, each with its own Chromium, started inside every timed run (as the command does);
+    actors, each with its own Chromium, started in the first timed run and kept for the others (as the A/B
+    batch's second side keeps them);
 interleaved ``--repeat`` times, best wall time of each, CPU of the whole process tree (Ray's raylet, its workers
 and every Chromium are children of this process) and whether every report equals the first local one, timings
 aside. Run it on a quiet machine:

@@ -1,8 +1,10 @@
 """Where the work of a replay or a visual batch runs: here (``--executor local``: the thread pools of
 :func:`replay_tui.jobs.fan_out` and :func:`replay_tui.visual.batch.score_pairs`) or on Ray (``--executor ray``).
 
-On Ray, a pool of actors (one per CPU, or ``--jobs``) each builds its own resource once, from a picklable
-recipe: a Runner over the demo files it opens itself, or a VisualScorer with its own Chromium. Items (session
+On Ray, a pool of actors (one per CPU, or ``--jobs``) each builds its own resource once per map, from a picklable
+recipe: a Runner over the demo files it opens itself, or a VisualScorer with its own Chromium. The actors
+outlive the map: the next map in the same Ray session (another batch, the A/B batch's second side, another
+replay) reuses them rather than paying a process and the package's imports for each. Items (session
 ids, page pairs) go to whichever actor is free, two queued per actor so none waits for the driver, and come
 back in the order of the items, so reports are the local run's. Ray is imported only here, only when used;
 Textual-free.
@@ -64,29 +66,139 @@ class _Failed:
 
 
 class _Worker(Generic[Resource]):
-    """The body of a Ray actor: one resource, built once, serving items one at a time."""
+    """The body of a Ray actor, kept for the Ray session (:class:`_ActorPool`): for each map, one resource built
+    once from the map's recipe, serving the map's items one at a time, closed at the map's end (or, for a map
+    that keeps it, when the next map needs another or the executor exits)."""
 
-    def __init__(self, recipe: Callable[[], Resource]) -> None:
+    def __init__(self) -> None:
         self.resource: Resource | None = None
-        self.broken: str | None = None
+        self.recipe: Callable[[], Resource] | None = None
+        self.finish: Callable[[Resource], Any] | None = None  # a kept resource's, run when it is released
+
+    def begin(self, recipe: Callable[[], Resource]) -> str | None:
+        """Build the map's resource (or take the one kept from a map of an equal recipe); why it could not be
+        built, as one line (raised by the driver), else None."""
+        if self.resource is not None and self.recipe == recipe:
+            return None
+        with contextlib.suppress(Exception):  # another recipe's kept resource: closed first
+            self.release()
+        self.resource = self.recipe = None
         try:
             self.resource = recipe()
-        except Exception as exc:  # reported with the first item, as one line, not as a dead actor
-            self.broken = f"a ray worker could not start: {_one_line(exc)}"
+        except Exception as exc:
+            return f"a ray worker could not start: {_one_line(exc)}"
+        self.recipe = recipe
+        return None
 
     def run(self, work: Callable[[Resource, Any], Any], item: Any) -> Any:
-        if self.broken is not None:
-            return _Failed(ExecutorError(self.broken))
         try:
             return work(self.resource, item)  # type: ignore[arg-type]
         except Exception as exc:
             return _Failed(_picklable(exc))
 
-    def close(self, finish: Callable[[Resource], Any] | None) -> Any:
-        """Run ``finish`` on the resource (it closes it and may return what the driver sums up)."""
-        if self.resource is None or finish is None:
+    def close(self, finish: Callable[[Resource], Any] | None, keep: bool = False) -> Any:
+        """Run ``finish`` on the resource (it closes it and may return what the driver sums up); the actor then
+        holds nothing of the map. With ``keep``, the resource stays for a next map of an equal recipe and
+        ``finish`` runs when it is released."""
+        if keep:
+            self.finish = finish
             return None
-        return finish(self.resource)
+        resource, self.resource, self.recipe, self.finish = self.resource, None, None, None
+        if resource is None or finish is None:
+            return None
+        return finish(resource)
+
+    def release(self) -> None:
+        """Close a kept resource."""
+        self.close(self.finish)
+
+
+@dataclass
+class _Pooled:
+    actor: Any
+    cpus: float
+
+
+class _ActorPool:
+    """The idle actors of this process's Ray session, lent to one map at a time and taken back after it.
+
+    Starting an actor costs a process and the package's imports in it (over a second of CPU each); a second
+    batch, a second replay in the same Ray session reuses the first's actors. Kept per session (the job and
+    node ids): actors of a session that ended are dropped, never used. A map that fails kills the actors it
+    held (their state is unknown); an actor that died while idle is replaced when its map begins."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._session: tuple[str, str] | None = None
+        self._idle: list[_Pooled] = []
+        self._actor_class: Any = None
+
+    def lend(self, ray: Any, count: int, cpus: float) -> list[tuple[Any, bool]]:
+        """``count`` actors of ``cpus`` CPUs each, as (actor, reused); idle ones of another size are killed,
+        so the new ones fit in the cluster."""
+        session = _session_of(ray)
+        with self._lock:
+            if session is None or session != self._session:
+                self._idle, self._actor_class = [], None  # a session that ended: its handles are dead
+                self._session = session
+            if self._actor_class is None:
+                self._actor_class = ray.remote(_Worker)
+            fitting = [pooled for pooled in self._idle if pooled.cpus == cpus]
+            for pooled in self._idle:
+                if pooled.cpus != cpus:
+                    _kill(ray, pooled.actor)
+            lent, self._idle = fitting[:count], fitting[count:]
+            actor_class = self._actor_class
+        fresh = [actor_class.options(num_cpus=cpus).remote() for _ in range(count - len(lent))]
+        return [(pooled.actor, True) for pooled in lent] + [(actor, False) for actor in fresh]
+
+    def new(self, ray: Any, cpus: float) -> Any:
+        """A fresh actor (in place of a lent one that died idle)."""
+        with self._lock:
+            if self._actor_class is None:
+                self._actor_class = ray.remote(_Worker)
+            actor_class = self._actor_class
+        return actor_class.options(num_cpus=cpus).remote()
+
+    def take_back(self, ray: Any, actors: Iterable[Any], cpus: float) -> None:
+        session = _session_of(ray)
+        with self._lock:
+            if session is None or session != self._session:
+                for actor in actors:
+                    _kill(ray, actor)
+                return
+            self._idle.extend(_Pooled(actor, cpus) for actor in actors)
+
+    def reclaim(self, actors: Iterable[Any]) -> list[_Pooled]:
+        """Those of ``actors`` that are idle, taken out of the pool (to release what they keep)."""
+        wanted = {id(actor) for actor in actors}
+        with self._lock:
+            found = [pooled for pooled in self._idle if id(pooled.actor) in wanted]
+            self._idle = [pooled for pooled in self._idle if id(pooled.actor) not in wanted]
+        return found
+
+    def clear(self) -> None:
+        """Forget every actor (the Ray session is ending: its shutdown stops them)."""
+        with self._lock:
+            self._idle, self._actor_class, self._session = [], None, None
+
+
+def _session_of(ray: Any) -> tuple[str, str] | None:
+    """This process's Ray session (a new local Ray has a new node, a new connection a new job); None when Ray
+    cannot say (then no actor is kept)."""
+    try:
+        context = ray.get_runtime_context()
+        return str(context.get_job_id()), str(context.get_node_id())
+    except Exception:
+        return None
+
+
+def _kill(ray: Any, actor: Any) -> None:
+    with contextlib.suppress(Exception):
+        ray.kill(actor)
+
+
+_POOL = _ActorPool()
 
 
 def _one_line(exc: BaseException) -> str:
@@ -113,6 +225,7 @@ class RayExecutor:
         self.workers = max(1, jobs)
         self.ray: Any = None
         self._started = False
+        self._keeping: list[Any] = []  # actors left holding a resource by a map with ``keep``
 
     def __enter__(self) -> RayExecutor:
         if not ray_installed():
@@ -146,9 +259,22 @@ class RayExecutor:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._release_kept()
         if self._started:
+            _POOL.clear()  # the shutdown stops the kept actors
             self.ray.shutdown()
             self._started = False
+
+    def _release_kept(self) -> None:
+        """Close what this executor's maps kept on the actors (a Chromium each), so nothing outlives the command."""
+        keeping, self._keeping = self._keeping, []
+        for pooled in _POOL.reclaim(keeping):
+            try:
+                self._get(pooled.actor.release.remote())
+            except ExecutorError:
+                _kill(self.ray, pooled.actor)
+            else:
+                _POOL.take_back(self.ray, [pooled.actor], pooled.cpus)
 
     def map(
         self,
@@ -161,6 +287,7 @@ class RayExecutor:
         on_result: Callable[[Item, Result], object] | None = None,
         on_error: Callable[[Item, Exception], object] | None = None,
         finish: Callable[[Resource], Any] | None = None,
+        keep: bool = False,
     ) -> tuple[list[tuple[Item, Result]], list[Any]]:
         """``work(resource, item)`` for every item on the actors, like :func:`replay_tui.jobs.fan_out`.
 
@@ -170,21 +297,24 @@ class RayExecutor:
         of ``work`` goes to ``on_error`` (the map goes on) or, without it, is raised again in order. A set
         ``cancel`` hands out no further item. Returns the ``(item, result)`` pairs in item order and what
         ``finish(resource)`` returned on each actor (it runs once per actor at the end, to close things).
+        With ``keep``, the actors keep their resource for this executor's next map of an equal recipe (the A/B
+        batch's second side) and ``finish`` runs when the executor exits (its results are not returned).
         """
         ray = self.ray
         todo = list(items)
         if not todo:  # no actor (no files opened, no Chromium started) for nothing
             return [], []
         workers = max(1, min(self.workers, len(todo)))
-        actor_class = ray.remote(_Worker)
         cpus = min(1.0, self._cpus / workers)  # --jobs beyond the CPUs shares them rather than waiting
-        actors = [actor_class.options(num_cpus=cpus).remote(recipe) for _ in range(workers)]
+        actors = self._begin(_POOL.lend(ray, workers, cpus), recipe, finish, cpus)
+        keep = keep and _session_of(ray) is not None  # no pool (Ray cannot name its session): nothing is kept
         slots = deque(actor for actor in actors for _ in range(QUEUED_PER_WORKER))
         pending: dict[Any, tuple[int, Any]] = {}
         arrived: dict[int, Any] = {}
         done: list[tuple[Item, Result]] = []
         handed = delivered = 0
         finished: list[Any] = []
+        clean = False
         try:
             while True:
                 ahead = delivered + AHEAD_PER_WORKER * workers
@@ -212,15 +342,59 @@ class RayExecutor:
                     done.append((item, value))
                     if on_result is not None:
                         on_result(item, value)
-            finished = self._get([actor.close.remote(finish) for actor in actors])
+            finished = self._get([actor.close.remote(finish, keep) for actor in actors])
+            if keep:
+                self._keeping.extend(actor for actor in actors if actor not in self._keeping)
+                finished = []
+            clean = True
         finally:
-            for ref in pending:  # an exception or Ctrl-C: start nothing more
-                with contextlib.suppress(Exception):
-                    ray.cancel(ref, force=False)
-            for actor in actors:
-                with contextlib.suppress(Exception):
-                    ray.kill(actor)
+            if clean:  # every actor idle again, holding nothing of this map: kept for the next
+                _POOL.take_back(ray, actors, cpus)
+            else:
+                for ref in pending:  # an exception or Ctrl-C: start nothing more
+                    with contextlib.suppress(Exception):
+                        ray.cancel(ref, force=False)
+                for actor in actors:
+                    _kill(ray, actor)
         return done, finished
+
+    def _begin(
+        self, lent: list[tuple[Any, bool]], recipe: Callable[[], Any], finish: Callable[[Any], Any] | None, cpus: float
+    ) -> list[Any]:
+        """The lent actors once each has built the map's resource, before any item is handed out; a kept actor
+        that died idle is replaced by a fresh one. A recipe that fails is one line, and its map's actors are
+        kept (they hold nothing); any other failure kills them."""
+        ray = self.ray
+        actors = [actor for actor, _ in lent]
+        starting = {actor.begin.remote(recipe): (actor, reused) for actor, reused in lent}
+        broken: str | None = None
+        try:
+            while starting:
+                ready, _ = ray.wait(list(starting), num_returns=1)
+                for ref in ready:
+                    actor, reused = starting.pop(ref)
+                    try:
+                        broken = ray.get(ref) or broken
+                    except ray.exceptions.RayError as exc:
+                        if not (reused and isinstance(exc, ray.exceptions.RayActorError)):
+                            raise ExecutorError(f"a ray worker failed: {_one_line(exc)}") from None
+                        fresh = _POOL.new(ray, cpus)  # it died since its last map
+                        actors[actors.index(actor)] = fresh
+                        starting[fresh.begin.remote(recipe)] = (fresh, False)
+        except BaseException:
+            for actor in actors:
+                _kill(ray, actor)
+            raise
+        if broken is not None:
+            try:  # the other actors' resources (a Chromium each) closed as after a map
+                self._get([actor.close.remote(finish) for actor in actors])
+            except ExecutorError:
+                for actor in actors:
+                    _kill(ray, actor)
+            else:
+                _POOL.take_back(ray, actors, cpus)
+            raise ExecutorError(broken)
+        return actors
 
     def _get(self, refs: Any) -> Any:
         try:
@@ -380,4 +554,5 @@ def score_pairs_on_ray(
         on_result=None if on_scored is None else lambda job, report: on_scored(job[0], report),
         on_error=None if on_error is None else lambda job, exc: on_error(job[0], exc),
         finish=_close_scorer,
+        keep=True,  # the A/B batch's second side scores with the first's Chromium
     )

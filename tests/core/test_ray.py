@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -112,6 +113,17 @@ def test_recipes_carry_absolute_paths(tmp_path, monkeypatch):
 
 @needs_ray
 def test_episodes_run_in_ray_workers_that_open_the_files_themselves(local_ray, capsys, tmp_path):
+    seen: list[object] = []
+    recipe = _pid_policy_recipe(tmp_path)
+    with RayExecutor(jobs=2) as executor:
+        results, _ = executor.map(range(10), recipe, _session_of, on_result=lambda item, result: seen.append(item))
+    assert [item for item, _ in results] == seen == list(range(10))  # item order, whatever finished first
+    workers = set((tmp_path / "pids.txt").read_text().split())
+    assert len(workers) == 2 and str(os.getpid()) not in workers  # one Runner per actor, none here
+
+
+def _pid_policy_recipe(tmp_path: Path) -> ReplayRecipe:
+    """A Runner over the bundled example whose policy logs the process it is built in to ``pids.txt``."""
     policy = tmp_path / "pid_policy.py"
     policy.write_text(
         "import os\n"
@@ -123,28 +135,101 @@ def test_episodes_run_in_ray_workers_that_open_the_files_themselves(local_ray, c
         "    def predict_action(self, observation, state, available_actions, llm_prompt_repr):\n"
         "        return 'click[Back to Search]'\n"
     )
-    seen: list[object] = []
     settings = ReplaySettings(mode="custom", policy_spec=f"{policy}:P")
-    recipe = ReplayRecipe(files=(str(example_path()),), settings=settings)
-    with RayExecutor(jobs=2) as executor:
-        results, _ = executor.map(range(10), recipe, _session_of, on_result=lambda item, result: seen.append(item))
-    assert [item for item, _ in results] == seen == list(range(10))  # item order, whatever finished first
-    workers = set((tmp_path / "pids.txt").read_text().split())
-    assert len(workers) == 2 and str(os.getpid()) not in workers  # one Runner per actor, none here
+    return ReplayRecipe(files=(str(example_path()),), settings=settings)
 
 
 def _session_of(runner, session_id):
     return runner.run_episode(runner.env.demos.session_ids[session_id]).session_id
 
 
+def _pid(_resource, _item) -> int:
+    return os.getpid()
+
+
+def _pids(done) -> set[int]:
+    return {pid for _, pid in done}
+
+
+@needs_ray
+def test_maps_in_one_ray_session_reuse_the_actors_and_build_their_resource_again(local_ray, tmp_path):
+    """A second map, a second command in the same Ray session: the same actor processes (no second start and
+    imports), each building the new map's resource (here a policy that logs its construction) and closing it."""
+    recipe = _pid_policy_recipe(tmp_path)
+    with RayExecutor(jobs=2) as executor:  # 4 items, 2 queued per actor: each actor serves two
+        first, _ = executor.map(range(4), recipe, _pid)
+        second, _ = executor.map(range(4), recipe, _pid)
+    with RayExecutor(jobs=2) as executor:
+        third, _ = executor.map(range(4), _Nothing(), _pid)
+    assert len(_pids(first)) == 2 and _pids(first) == _pids(second) == _pids(third)
+    built = (tmp_path / "pids.txt").read_text().split()
+    assert sorted(built) == sorted(str(pid) for pid in _pids(first) for _ in range(2))  # once per actor per map
+
+
+@dataclass(frozen=True)
+class _Logged:
+    """A resource that notes in ``log`` where it was built and closed (equal recipes for equal logs)."""
+
+    log: str
+
+    def __call__(self) -> str:
+        _note(self.log, "built")
+        return self.log
+
+
+def _note(log: str, what: str) -> None:
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(f"{what} {os.getpid()}\n")
+
+
+def _closed(log: str) -> None:
+    _note(log, "closed")
+
+
+def _notes(log: Path) -> list[str]:
+    return sorted(log.read_text().splitlines()) if log.exists() else []
+
+
+@needs_ray
+def test_a_map_that_keeps_its_resource_hands_it_to_the_next_map_of_an_equal_recipe(local_ray, tmp_path):
+    """The A/B batch's two sides: each actor's resource (a Chromium) built once, closed when the executor exits;
+    a map of another recipe closes it first."""
+    log, other = tmp_path / "log.txt", tmp_path / "other.txt"
+    with RayExecutor(jobs=2) as executor:
+        first = _pids(executor.map(range(4), _Logged(str(log)), _pid, finish=_closed, keep=True)[0])
+        second = _pids(executor.map(range(4), _Logged(str(log)), _pid, finish=_closed, keep=True)[0])
+        assert first == second and _notes(log) == sorted(f"built {pid}" for pid in first)
+    assert _notes(log) == sorted(f"{what} {pid}" for pid in first for what in ("built", "closed"))
+    log.unlink()
+    with RayExecutor(jobs=2) as executor:
+        executor.map(range(4), _Logged(str(log)), _pid, finish=_closed, keep=True)
+        third = _pids(executor.map(range(4), _Logged(str(other)), _pid, finish=_closed)[0])
+        assert _notes(log) == _notes(other) == sorted(f"{what} {pid}" for pid in third for what in ("built", "closed"))
+
+
+@needs_ray
+def test_a_kept_actor_that_died_is_replaced(local_ray):
+    import signal
+
+    with RayExecutor(jobs=2) as executor:
+        first = _pids(executor.map(range(4), _Nothing(), _pid)[0])
+        dead, kept = sorted(first)
+        os.kill(dead, signal.SIGKILL)
+        second = _pids(executor.map(range(4), _Nothing(), _pid)[0])
+    assert kept in second and dead not in second and len(second) == 2
+
+
 @needs_ray
 def test_a_worker_that_cannot_open_the_files_is_one_line(local_ray, tmp_path):
     recipe = ReplayRecipe(files=(str(tmp_path / "not-shared.json"),), settings=ReplaySettings())
     with RayExecutor(jobs=2) as executor, pytest.raises(ExecutorError) as caught:
+        before = _pids(executor.map(range(4), _Nothing(), _pid)[0])
         executor.map([0, 1], recipe, _session_of)
     message = str(caught.value)
     assert message.startswith("a ray worker could not start: ") and "not-shared.json" in message
     assert "\n" not in message
+    with RayExecutor(jobs=2) as executor:  # the actors held nothing of the failed map: kept, and they serve
+        assert _pids(executor.map(range(4), _Nothing(), _pid)[0]) == before
 
 
 @needs_ray
@@ -281,10 +366,12 @@ def test_executor_usage_errors(capsys, monkeypatch, argv, message):
 
 @needs_ray
 def test_a_bad_ray_address_is_one_line(tmp_path):
-    """In a fresh process (this one has a Ray already, which a command uses as it is)."""
+    """In a process of its own (this one has a Ray already, which a command uses as it is), forked from one that
+    imported the CLI already (``tests/forked.py``)."""
+    from tests import forked
+
     argv = ["replay", "--executor", "ray", "--ray-address", "nosuch://host:1", "--no-save-run"]
-    code = f"import sys\nfrom replay_tui.cli import main\nsys.exit(main({argv!r}))\n"
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(), cwd=tmp_path)
+    proc = forked.run(forked.cli_main, *argv, cwd=tmp_path, env=_env(), timeout=300, argv=argv)
     assert proc.returncode == 2
     err = proc.stderr.strip().splitlines()
     assert err == [
