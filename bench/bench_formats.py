@@ -201,7 +201,7 @@ def phase(name: str, path: Path) -> None:
     elif name == "naive":
         import json
 
-        from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
+        from replay_tui.episodes.model import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
 
         start = time.perf_counter()
         kept: list[Trajectory] = []
@@ -228,8 +228,8 @@ def phase(name: str, path: Path) -> None:
         episodes = len(kept)
         steps = sum(len(t.steps) for t in kept)
     elif name == "full":
+        from replay_tui.episodes.model import Trajectory
         from replay_tui.formats.openai_chat import OpenAIChatReader
-        from replay_tui.trajectory import Trajectory
 
         start = time.perf_counter()
         for item in OpenAIChatReader().read(path):

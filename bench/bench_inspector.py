@@ -86,7 +86,7 @@ def naive_widget():
 
 async def drive(report, shots, presses: int, zoom_keys: list[str]) -> tuple[float, float]:
     """(ms per key press through the Pilot, ms of widget work per selection change)."""
-    from replay_tui.tui.inspector import InspectorApp
+    from replay_tui.tui.visual.inspector import InspectorApp
     from replay_tui.tui.widgets.halfblock import HalfBlockImage
 
     app = InspectorApp(report.ref, report.pred, report=report, export_dir=Path(tempfile.mkdtemp()))

@@ -100,7 +100,7 @@ def phase_launch(path: str) -> dict:
 
     start = time.perf_counter()
     from replay_tui.tui.app import make_app
-    from replay_tui.tui.screens.browser import BrowserScreen
+    from replay_tui.tui.replay.browser import BrowserScreen
 
     imported = time.perf_counter()
     app = make_app([path], save_runs=False, annotations=HERE / "data" / "bench.annotations.json")

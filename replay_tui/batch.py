@@ -32,8 +32,8 @@ from typing import Any
 import orjson
 
 from replay_tui.demos.loader import DemoSet
-from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.env import replay_steps
+from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
 from replay_tui.fileio import atomic_writer, bounded_lines
 from replay_tui.formats.base import strip_bom
 from replay_tui.policies.base import call_policy

@@ -32,7 +32,7 @@ from replay_tui.runner import EpisodeReport, Runner, SummaryReport, replay_or_pr
 from replay_tui.sources import open_sources
 
 if TYPE_CHECKING:
-    from replay_tui.demos.problems import LoadProblem
+    from replay_tui.episodes.problems import LoadProblem
     from replay_tui.visual.batch import BatchPair
     from replay_tui.visual.models import PairReport
     from replay_tui.visual.pipeline import VisualScorer

@@ -30,8 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
+from replay_tui.episodes.model import ExpectedAction, ToolCall, Trajectory, parse_call_text
 from replay_tui.matching import MatchPolicy, judge_call
-from replay_tui.trajectory import ExpectedAction, ToolCall, Trajectory, parse_call_text
 
 EXPECTED_STATUSES = ("matched", "different", "missing")
 

@@ -10,7 +10,7 @@ Tools are read from the action texts, whatever the log's format:
 - WebShop actions: ``search[...]`` is ``Search``; ``click[<ASIN>]`` is ``select_item``; the fixed
   buttons are their tools (``click[Next >]`` is ``Next``, ``click[Buy Now]`` is ``Buy_Now``...,
   as :data:`replay_tui.actions.CONSTANT_TOOLS` names them); any other click is ``select_option``;
-- tool calls of other formats, ``name({"a": 1})`` (:func:`replay_tui.trajectory.parse_call_text`):
+- tool calls of other formats, ``name({"a": 1})`` (:func:`replay_tui.episodes.model.parse_call_text`):
   the call's name;
 - no action (a policy failure predicts ``""``): ``<no action: KIND>`` with the failure's kind
   (``<no action: timeout>``), or ``<no action>``; text that is neither: ``<text>``.
@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from replay_tui.actions import CONSTANT_TOOLS, try_parse_action
+from replay_tui.episodes.model import Outcome, parse_call_text
 from replay_tui.matching import argument_type
 from replay_tui.sanitize import one_line
-from replay_tui.trajectory import Outcome, parse_call_text
 
 if TYPE_CHECKING:
     from replay_tui.expected import TaskAlignment

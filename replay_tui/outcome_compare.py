@@ -20,12 +20,12 @@ from typing import Any, Literal
 
 import orjson
 
+from replay_tui.episodes.model import ToolCall, Trajectory
 from replay_tui.expected import align_trajectory
 from replay_tui.formats.census import step_calls
 from replay_tui.matching import judge_call
 from replay_tui.pairing import Pairing
 from replay_tui.stats import mcnemar_exact, paired_bootstrap, wilson
-from replay_tui.trajectory import ToolCall, Trajectory
 
 RowKind = Literal["same", "arguments", "tool", "a_only", "b_only"]
 """An alignment row: the same call, the same tool with other arguments, another tool, or a call in one run only."""

@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from replay_tui.demos.problems import DemoFileError, LoadProblem
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import DemoFileError, LoadProblem
 from replay_tui.formats.registry import FormatError, choose_reader
 from replay_tui.sources import expand_logs
-from replay_tui.trajectory import Trajectory
 
 
 class PairingError(ValueError):

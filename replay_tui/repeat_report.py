@@ -10,7 +10,7 @@ from __future__ import annotations
 import orjson
 from pydantic import BaseModel, Field, computed_field
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.matching import Verdict
 from replay_tui.runner import EpisodeOutcome, outcome_counts
 

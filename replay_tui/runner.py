@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import orjson
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
-from replay_tui.demos.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.env import MISMATCH_POLICIES, MismatchPolicy, OfflineWebshopEnv, ReplayStep
+from replay_tui.episodes.model import OUTCOME_KINDS, Outcome, OutcomeCheck, Trajectory
+from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.expected import TaskAlignment, align_predicted, align_trajectory
 from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.jobs import fan_out
@@ -24,7 +25,6 @@ from replay_tui.policies.base import Policy, Prediction, accepts_recorded_step, 
 from replay_tui.policies.stub import StubPolicy
 from replay_tui.sanitize import excerpt
 from replay_tui.sources import outcome_of
-from replay_tui.trajectory import OUTCOME_KINDS, Outcome, OutcomeCheck, Trajectory
 
 if TYPE_CHECKING:
     from replay_tui.demos.fast import FastEpisode
@@ -116,10 +116,10 @@ class ExpectedHitReport(BaseModel):
 
 class EpisodeOutcome(BaseModel):
     """What the log says of an episode's task, as reports write it: the *outcome*, never the
-    replay's *agreement* with the recording (:class:`replay_tui.trajectory.Outcome`, cut to size)."""
+    replay's *agreement* with the recording (:class:`replay_tui.episodes.model.Outcome`, cut to size)."""
 
     kind: str = "unknown"
-    """One of :data:`replay_tui.trajectory.OUTCOME_KINDS`."""
+    """One of :data:`replay_tui.episodes.model.OUTCOME_KINDS`."""
     success: bool | None = None
     score: float | None = None
     reason: str = ""
@@ -219,7 +219,7 @@ class HasOutcome(Protocol):
 
 def outcome_counts(episodes: Iterable[HasOutcome]) -> dict[str, int]:
     """How many of ``episodes`` the log says succeeded, failed, errored or does not say
-    (:data:`~replay_tui.trajectory.OUTCOME_KINDS`; an episode without an outcome is unknown)."""
+    (:data:`~replay_tui.episodes.model.OUTCOME_KINDS`; an episode without an outcome is unknown)."""
     counts = dict.fromkeys(OUTCOME_KINDS, 0)
     for episode in episodes:
         kind = episode.outcome.kind if episode.outcome is not None else "unknown"

@@ -24,10 +24,10 @@ from typing import Any
 
 from replay_tui.demos.loader import DemoSet, EpisodeRef
 from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction, PromptError, SubEvent
-from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.env import replay_steps
+from replay_tui.episodes.model import ChatMessage, TrajectoryStep, added_messages
+from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
 from replay_tui.sanitize import strip_control
-from replay_tui.trajectory import ChatMessage, TrajectoryStep, added_messages
 
 SNIPPET_BEFORE = 12
 """Characters of context kept before a match in a snippet (the rest follows it): few, so the match

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.gcpause import gc_paused
 from replay_tui.policies import Policy, close_policies, policy_mode
 from replay_tui.repeat import run_repeats

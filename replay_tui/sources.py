@@ -2,7 +2,7 @@
 
 The replay engines, the reports and the app were built on the seed's WebShop episodes; a log of
 another format joins them through :class:`TrajectoryFile`, which indexes it with its reader and
-turns each :class:`~replay_tui.trajectory.Trajectory` into that episode shape on demand:
+turns each :class:`~replay_tui.episodes.model.Trajectory` into that episode shape on demand:
 
 - a step with a recorded tool call becomes a decision step whose expected action is the call's
   canonical text (``name({"a": 1})``, judged by :func:`replay_tui.matching.judge_call`), whose
@@ -38,11 +38,7 @@ from replay_tui.demos.fast import FastEpisode
 from replay_tui.demos.loader import DemoFile, DemoSet, EpisodeRef, Grown, HeaderInfo, resolve_demo_paths
 from replay_tui.demos.models import PROMPT_SIZE_LIMIT, DecisionStep, Episode, UnknownEvent, parse_prompt
 from replay_tui.demos.models import ChatMessage as DemoChatMessage
-from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
-from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Reader, allowing_pickles, detect, reader_for
-from replay_tui.formats.growing import FollowedFile, FollowingReader, Gone
-from replay_tui.matching import ANSWER_STATE
-from replay_tui.trajectory import (
+from replay_tui.episodes.model import (
     ChatMessage,
     OpenAIConversation,
     Outcome,
@@ -53,6 +49,10 @@ from replay_tui.trajectory import (
     openai_messages,
     webshop_outcome,
 )
+from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
+from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Reader, allowing_pickles, detect, reader_for
+from replay_tui.formats.growing import FollowedFile, FollowingReader, Gone
+from replay_tui.matching import ANSWER_STATE
 
 WEBSHOP_FORMATS = frozenset({"webshop-demos", "webshop-human"})
 """Formats whose actions are WebShop env actions, judged (and replayed) as the seed's are."""
@@ -96,7 +96,7 @@ class StepPrompts:
     A step's prompt is the one before it plus a few messages: building each from scratch (and
     serialising it) made opening an episode quadratic in its length (a 2,000-step mini-swe-agent run
     took over 14 GB). Readers give each step a prefix of one list of messages, so a step's prompt is
-    a slice of one :class:`~replay_tui.trajectory.OpenAIConversation`, converted as far as the
+    a slice of one :class:`~replay_tui.episodes.model.OpenAIConversation`, converted as far as the
     furthest step asked; a step whose messages are not such a prefix gets its own."""
 
     def __init__(self) -> None:
@@ -112,9 +112,9 @@ class StepPrompts:
         self._lock = threading.Lock()
 
     def of(self, messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-        """``messages`` in the request shape (:func:`~replay_tui.trajectory.openai_messages`); the
+        """``messages`` in the request shape (:func:`~replay_tui.episodes.model.openai_messages`); the
         dicts are shared with the other steps' prompts (read-only). Views of one pool
-        (:class:`~replay_tui.trajectory.MessageView`) are told prefixes of each other from their
+        (:class:`~replay_tui.episodes.model.MessageView`) are told prefixes of each other from their
         ranges, so a step costs what its prompt adds, not its length."""
         with self._lock:
             seen = self._seen
@@ -323,12 +323,12 @@ def seed_outcome(
 ) -> Outcome:
     """The outcome a seed demonstration file records: its reward, its success flag, whether the
     backup agent had to finish the task, and (given its trajectory ``entries``) the item bought
-    (:func:`~replay_tui.trajectory.webshop_outcome`, the one mapping the seed's reader uses too)."""
+    (:func:`~replay_tui.episodes.model.webshop_outcome`, the one mapping the seed's reader uses too)."""
     return webshop_outcome(final_reward, success, completed_by_backup, entries)
 
 
 def outcome_of(episode: Episode | FastEpisode) -> Outcome:
-    """What ``episode``'s log says of its task (:class:`~replay_tui.trajectory.Outcome`), for any format."""
+    """What ``episode``'s log says of its task (:class:`~replay_tui.episodes.model.Outcome`), for any format."""
     if episode.source is not None:
         outcome: Outcome = episode.source.outcome
         return outcome

@@ -18,8 +18,8 @@ from typing import Any
 
 from replay_tui.annotations import AnnotationStore, data_dir, sidecar_path
 from replay_tui.demos.loader import DemoSet, EpisodeRef
-from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.env import MismatchPolicy, OfflineWebshopEnv, replay_steps
+from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
 from replay_tui.matching import MatchPolicy, MatchSettings
 from replay_tui.policies import policy_name
 from replay_tui.policies.registry import MODES_BY_NAME, policy_mode

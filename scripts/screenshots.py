@@ -94,7 +94,7 @@ async def shoot_visual_batch() -> None:
 
 async def shoot_inspector() -> None:
     """The visual-metric inspector on a bundled pair, at its worst-matched block."""
-    from replay_tui.tui.inspector import InspectorApp
+    from replay_tui.tui.visual.inspector import InspectorApp
 
     examples = ROOT / "replay_tui" / "visual" / "examples"
     app = InspectorApp(
@@ -117,7 +117,7 @@ async def shoot_verify() -> None:
     """The verify browser on the bundled test tasks, with one right and two wrong answers."""
     import copy
 
-    from replay_tui.tui.verify_app import VerifyApp
+    from replay_tui.tui.verify.app import VerifyApp
     from replay_tui.verify.evaluate import evaluate_many, reference_response
     from replay_tui.verify.models import load_tasks
 

@@ -784,7 +784,7 @@ def _limit_cases() -> list[LimitCase]:
 
 QUADRATIC = frozenset({"chat_one_episode_10000_messages", "eval_20000_events_on_a_pool"})
 """The shapes that were quadratic before issue 29 (each step's prompt a list of its own); since then
-a step's prompt is a view of the shared messages (:class:`replay_tui.trajectory.MessageView`,
+a step's prompt is a view of the shared messages (:class:`replay_tui.episodes.model.MessageView`,
 ``input_refs`` ranges of the ``.eval`` pool) and is built on demand."""
 
 LIMIT_CASES: list[LimitCase] = _limit_cases()

@@ -176,7 +176,7 @@ def runs_or_none(specs: list[str], runs_dir: str | None, fmt: str | None) -> lis
 def all_logs(specs: list[str], fmt: str | None) -> bool:
     """Every spec names log files (a file, a folder, a glob) the first of which a reader takes (or
     ``--format`` names the reader)."""
-    from replay_tui.demos.problems import DemoFileError
+    from replay_tui.episodes.problems import DemoFileError
     from replay_tui.formats.registry import FormatError, detect
     from replay_tui.sources import expand_logs
 

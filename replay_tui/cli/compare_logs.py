@@ -20,7 +20,7 @@ from rich.text import Text
 
 from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, output_arg, print_warning
 from replay_tui.compare import run_label
-from replay_tui.demos.problems import DemoFileError
+from replay_tui.episodes.problems import DemoFileError
 from replay_tui.export import ExportError
 from replay_tui.export.outcomes import check_format, write
 from replay_tui.fileio import expand_home
@@ -131,7 +131,7 @@ def _print_runs(out: Console, runs: RunsComparison) -> None:
 
 def open_app(comparison: Any) -> None:
     """Run the compare app on ``comparison`` (two logs, or two replay runs) until the user quits."""
-    from replay_tui.tui.compare_app import CompareApp
+    from replay_tui.tui.compare.app import CompareApp
 
     CompareApp(comparison).theme_from_config().run()
 

@@ -28,12 +28,12 @@ from replay_tui.cli.common import (
     protected_paths,
     refuse_overwriting,
 )
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.formats import FORMATS, FormatError, choose_reader
 from replay_tui.formats.atif_write import ConvertError, Document, base_name, check, document, plan
 from replay_tui.sanitize import strip_control
-from replay_tui.trajectory import Trajectory
 
 TARGETS = ("atif",)
 

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from replay_tui.cli.common import EXIT_OK, EXIT_USAGE, print_error
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats import FORMATS, FormatError, choose_reader, reader_for
 from replay_tui.formats.census import census
 from replay_tui.sanitize import strip_control

@@ -31,7 +31,7 @@ from replay_tui.cli.common import UsageError
 from replay_tui.cli.compare import runs_or_none
 from replay_tui.compare import CompareError, compare_runs, run_info, run_label
 from replay_tui.demos.loader import EpisodeRef
-from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
+from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.expected import align_trajectory
 from replay_tui.export import FORMATS, ExportError, write_report
 from replay_tui.export.outcomes import to_json as outcome_json

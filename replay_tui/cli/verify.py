@@ -39,7 +39,7 @@ from replay_tui.cli.common import (
     output_arg,
     print_error,
 )
-from replay_tui.demos.scan import first_too_deep, literal
+from replay_tui.episodes.jsonscan import first_too_deep, literal
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.sanitize import strip_control
 from replay_tui.verify.evaluate import evaluate_many
@@ -221,7 +221,7 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             print_error(err, "verify", f"cannot write report {args.report}: {exc.strerror or exc}")
             return EXIT_USAGE
     if getattr(args, "tui", False):
-        from replay_tui.tui.verify_app import VerifyApp
+        from replay_tui.tui.verify.app import VerifyApp
 
         VerifyApp(report, tasks).theme_from_config().run()
     out.print(render_summary(report, tasks_total=len(tasks)))

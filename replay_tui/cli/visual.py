@@ -334,7 +334,7 @@ def _tui(args: argparse.Namespace, clip_scorer, folders: tuple[Path, Path] | Non
     with a second pred folder the screen compares B with A."""
     timeout_ms = int(args.timeout * 1000)
     if folders is not None:
-        from replay_tui.tui.visual_batch import VisualBatchApp
+        from replay_tui.tui.visual.batch import VisualBatchApp
         from replay_tui.visual.batch import discover_pairs
 
         ref_dir, pred_dir = folders
@@ -345,7 +345,7 @@ def _tui(args: argparse.Namespace, clip_scorer, folders: tuple[Path, Path] | Non
             pairs, mode=_mode(args), timeout_ms=timeout_ms, clip_scorer=clip_scorer, missing=missing, jobs=args.jobs
         )
     else:
-        from replay_tui.tui.inspector import InspectorApp
+        from replay_tui.tui.visual.inspector import InspectorApp
 
         ref = _check_file(args.ref, "reference")
         pred = _check_file(args.pred, "generated page")
@@ -687,8 +687,8 @@ def inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int = 30_000,
 
 
 def _inspect_app(paths: list[str], mode: str | None, *, timeout_ms: int, jobs: int) -> AppBase:
-    from replay_tui.tui.inspector import InspectorApp
-    from replay_tui.tui.visual_batch import VisualBatchApp
+    from replay_tui.tui.visual.batch import VisualBatchApp
+    from replay_tui.tui.visual.inspector import InspectorApp
     from replay_tui.visual.batch import bundled_pairs, pairs_from_report
     from replay_tui.visual.models import BatchReport, ReportFileError, read_report
 

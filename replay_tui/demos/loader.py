@@ -8,7 +8,7 @@ tokenizer that recovers every complete episode and says where the file broke. An
 parsed in full (msgspec + pydantic) only when someone opens it, and cached.
 
 No input escapes as an exception: before msgspec sees a file its nesting depth is checked without
-recursion (:mod:`replay_tui.demos.scan`); UTF-16/32 files are decoded, other non-UTF-8 bytes,
+recursion (:mod:`replay_tui.episodes.jsonscan`); UTF-16/32 files are decoded, other non-UTF-8 bytes,
 out-of-range numbers and values of the wrong type become a :class:`LoadProblem` naming the field,
 and a file that cannot be read at all is a one-line :class:`DemoFileError`.
 """
@@ -38,8 +38,7 @@ from replay_tui.demos.models import (
     EpisodeHeader,
     sub_event_class,
 )
-from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
-from replay_tui.demos.scan import (
+from replay_tui.episodes.jsonscan import (
     MAX_DEPTH,
     NON_JSON_CONSTANTS,
     find_bad_value,
@@ -52,6 +51,7 @@ from replay_tui.demos.scan import (
     transcode,
     utf8_error,
 )
+from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.fileio import check_regular, open_regular
 from replay_tui.sanitize import excerpt
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, model_validator
 
 from replay_tui.actions import ActionError, format_env_action
-from replay_tui.demos.scan import MAX_DEPTH, first_too_deep
+from replay_tui.episodes.jsonscan import MAX_DEPTH, first_too_deep
 from replay_tui.pyliteral import literal_eval
 
 PROMPT_SIZE_LIMIT = 4 * 1024 * 1024
@@ -330,10 +330,10 @@ class Episode(EpisodeHeader):
     trajectory: list[Any] = Field(default_factory=list)
 
     _problems: list[Any] = PrivateAttr(default_factory=list)
-    """The :class:`~replay_tui.demos.problems.LoadProblem` of each trajectory field that was invalid
+    """The :class:`~replay_tui.episodes.problems.LoadProblem` of each trajectory field that was invalid
     and read as its default (see ``loader.parse_episode``): one bad field no longer hides the episode."""
     _source: Any = PrivateAttr(default=None)
-    """The :class:`~replay_tui.trajectory.Trajectory` this episode was built from, for a log of
+    """The :class:`~replay_tui.episodes.model.Trajectory` this episode was built from, for a log of
     another format (screenshots, tool results and the format's own fields live there); None for the
     seed's demonstration files."""
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.episodes.model import OUTCOME_KINDS, Trajectory
 from replay_tui.export.text import (
     CSS,
     MD_MAX_CHARS,
@@ -33,7 +34,6 @@ from replay_tui.export.text import (
 )
 from replay_tui.outcome_compare import OutcomeComparison, RunsComparison, TaskPair
 from replay_tui.runner import EpisodeOutcome, recorded_outcome_of
-from replay_tui.trajectory import OUTCOME_KINDS, Trajectory
 
 DEFAULT_TITLE = "Compare runs of the same tasks"
 FORMATS = ("json", "md", "csv", "junit", "html")

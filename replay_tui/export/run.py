@@ -25,7 +25,8 @@ from typing import Any
 import orjson
 
 from replay_tui.annotations import Annotation, AnnotationStore
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import OutcomeCheck
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.export.text import (
     CSS,
     MD_MAX_CHARS,
@@ -51,7 +52,6 @@ from replay_tui.groups import MismatchGroup, group_mismatches
 from replay_tui.repeat_report import RepeatReport
 from replay_tui.runner import EpisodeOutcome, EpisodeReport, Mismatch, StepResult, SummaryReport
 from replay_tui.stats import wilson
-from replay_tui.trajectory import OutcomeCheck
 
 DEFAULT_TITLE = "Replay report"
 SUITE_NAME = "replay-tui"

@@ -1,8 +1,8 @@
 """Readers of agent logs, one module per format, behind one registry.
 
 Each reader module defines ``READER``: a :class:`~replay_tui.formats.base.Reader` that sniffs a
-file's head (detection by content, not by name) and streams :class:`~replay_tui.trajectory.Trajectory`
-objects or :class:`~replay_tui.demos.problems.LoadProblem` values (a bad record never hides the
+file's head (detection by content, not by name) and streams :class:`~replay_tui.episodes.model.Trajectory`
+objects or :class:`~replay_tui.episodes.problems.LoadProblem` values (a bad record never hides the
 others). ``replay-tui formats`` lists them; ``--format NAME`` skips detection.
 """
 

@@ -47,9 +47,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
-from replay_tui.trajectory import (
+from replay_tui.episodes.model import (
     ChatMessage,
     MessageView,
     Outcome,
@@ -62,6 +60,8 @@ from replay_tui.trajectory import (
     infer_tools,
     parse_timestamp,
 )
+from replay_tui.episodes.problems import LoadProblem
+from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
 
 _VERSION = re.compile(rb'"schema_version"\s*:\s*"ATIF-v?(\d+(?:\.\d+)*)')
 _MAX_DEPTH = 16
@@ -361,7 +361,7 @@ class _Walk:
 
 
 METRICS = {"input": "prompt_tokens", "output": "completion_tokens", "cache_read": "cached_tokens", "cost": "cost_usd"}
-"""ATIF's step ``metrics`` names of the :class:`~replay_tui.trajectory.TokenUsage` fields;
+"""ATIF's step ``metrics`` names of the :class:`~replay_tui.episodes.model.TokenUsage` fields;
 ``final_metrics`` names the episode's totals the same with ``total_`` before."""
 
 

@@ -39,9 +39,9 @@ from typing import Any
 
 import orjson
 
+from replay_tui.episodes.model import ChatMessage, TokenUsage, Trajectory, TrajectoryStep
 from replay_tui.formats.atif import METRICS
 from replay_tui.formats.census import parent_of, step_calls, step_results
-from replay_tui.trajectory import ChatMessage, TokenUsage, Trajectory, TrajectoryStep
 
 ATIF_VERSION = "ATIF-v1.7"
 """The version written: the latest the RFC defines."""

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from replay_tui.demos.problems import LoadProblem
-from replay_tui.trajectory import Outcome, Trajectory
+from replay_tui.episodes.model import Outcome, Trajectory
+from replay_tui.episodes.problems import LoadProblem
 
 HEAD_BYTES = 64 * 1024
 """How much of a file :meth:`Reader.sniff` sees. Readers decide from the head, never by parsing the

@@ -46,11 +46,11 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, ClassVar
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.fileio import NotARegularFile, open_regular
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
 from replay_tui.pyliteral import literal_eval, parse_expression
-from replay_tui.trajectory import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
 
 FORMAT = "browsergym"
 SUMMARY = "summary_info.json"

@@ -26,9 +26,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats.base import Reader
-from replay_tui.trajectory import ToolCall, Trajectory, TrajectoryStep
 
 
 def step_calls(step: TrajectoryStep) -> list[ToolCall]:

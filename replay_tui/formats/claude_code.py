@@ -52,7 +52,8 @@ from typing import Any
 
 import orjson
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import ChatMessage, Outcome, ParentLink, TokenUsage, ToolCall, Trajectory
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats.base import HEAD_BYTES, Detection, EpisodeSummary, ReadItem, strip_bom
 from replay_tui.formats.conversation import (
     Conversation,
@@ -63,7 +64,6 @@ from replay_tui.formats.conversation import (
     read_sessions,
 )
 from replay_tui.formats.growing import Forking, LogFollower
-from replay_tui.trajectory import ChatMessage, Outcome, ParentLink, TokenUsage, ToolCall, Trajectory
 
 FORMAT = "claude-code"
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})

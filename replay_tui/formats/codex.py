@@ -43,11 +43,11 @@ from typing import Any
 
 import orjson
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import ChatMessage, Outcome, ParentLink, TokenUsage, ToolCall, Trajectory
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats.base import Detection, ReadItem, strip_bom
 from replay_tui.formats.conversation import Conversation, fork_state, head_records, jsonl_records, read_sessions
 from replay_tui.formats.growing import Forking, LogFollower
-from replay_tui.trajectory import ChatMessage, Outcome, ParentLink, TokenUsage, ToolCall, Trajectory
 
 FORMAT = "codex"
 _ITEM_TYPES = frozenset(

@@ -27,9 +27,9 @@ from typing import Any, TypeVar
 
 import orjson
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import ChatMessage, MessageView, TokenUsage, ToolCall, TrajectoryStep, parse_timestamp
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats.base import ReadItem, strip_bom
-from replay_tui.trajectory import ChatMessage, MessageView, TokenUsage, ToolCall, TrajectoryStep, parse_timestamp
 
 
 class Conversation:

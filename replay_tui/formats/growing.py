@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.fileio import open_regular
 from replay_tui.formats.base import Reader, ReadItem
 from replay_tui.formats.conversation import jsonl_record

@@ -45,10 +45,7 @@ from typing import Any, cast
 
 import orjson
 
-from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem, strip_bom
-from replay_tui.formats.inflate import MEMBER_LIMIT, ZIP_ZSTANDARD, Budget, InflateLimit, ZstdError, deflate_end
-from replay_tui.trajectory import (
+from replay_tui.episodes.model import (
     ChatMessage,
     MessageView,
     Outcome,
@@ -60,6 +57,9 @@ from replay_tui.trajectory import (
     non_negative,
     parse_timestamp,
 )
+from replay_tui.episodes.problems import LoadProblem
+from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem, strip_bom
+from replay_tui.formats.inflate import MEMBER_LIMIT, ZIP_ZSTANDARD, Budget, InflateLimit, ZstdError, deflate_end
 
 _SAMPLE_MEMBER = re.compile(r"^samples/(?P<id>.+)_epoch_(?P<epoch>\d+)\.json$")
 _ATTACHMENT = "attachment://"

@@ -61,10 +61,18 @@ from typing import Annotated, Any, BinaryIO
 import msgspec
 import orjson
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import (
+    ChatMessage,
+    MessageView,
+    Outcome,
+    OutcomeCheck,
+    ToolCall,
+    Trajectory,
+    TrajectoryStep,
+)
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats import safe_yaml
 from replay_tui.formats.base import UTF8_BOM, Detection, EpisodeSummary, ReadItem, strip_bom
-from replay_tui.trajectory import ChatMessage, MessageView, Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 
 NAME = "openai-chat"
 PARSED_FILES = 2

@@ -43,9 +43,7 @@ from typing import Any
 
 import orjson
 
-from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import Detection, ReadItem, strip_bom
-from replay_tui.trajectory import (
+from replay_tui.episodes.model import (
     ChatMessage,
     Outcome,
     OutcomeCheck,
@@ -57,6 +55,8 @@ from replay_tui.trajectory import (
     non_negative,
     parse_timestamp,
 )
+from replay_tui.episodes.problems import LoadProblem
+from replay_tui.formats.base import Detection, ReadItem, strip_bom
 
 _V1_KIND = re.compile(
     rb'"kind"\s*:\s*"(SystemPromptEvent|MessageEvent|ActionEvent|ObservationEvent|AgentErrorEvent|'

@@ -51,9 +51,7 @@ from typing import Any
 
 import orjson
 
-from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import UTF8_BOM, Detection, EpisodeSummary, ReadItem, strip_bom
-from replay_tui.trajectory import (
+from replay_tui.episodes.model import (
     ChatMessage,
     Outcome,
     OutcomeCheck,
@@ -65,6 +63,8 @@ from replay_tui.trajectory import (
     infer_tools,
     parse_timestamp,
 )
+from replay_tui.episodes.problems import LoadProblem
+from replay_tui.formats.base import UTF8_BOM, Detection, EpisodeSummary, ReadItem, strip_bom
 
 _OTLP = re.compile(rb'"(resourceSpans|resource_spans|scopeSpans)"\s*:')
 _SPAN_IDS = re.compile(rb'"(traceId|trace_id|spanContext|parentSpanId|parent_id|spanId)"\s*:')

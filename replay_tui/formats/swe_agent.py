@@ -54,10 +54,7 @@ from typing import Any
 
 import orjson
 
-from replay_tui.demos.problems import LoadProblem
-from replay_tui.fileio import open_regular, read_capped
-from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem
-from replay_tui.trajectory import (
+from replay_tui.episodes.model import (
     ChatMessage,
     MessageView,
     Outcome,
@@ -69,6 +66,9 @@ from replay_tui.trajectory import (
     non_negative,
     parse_timestamp,
 )
+from replay_tui.episodes.problems import LoadProblem
+from replay_tui.fileio import open_regular, read_capped
+from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem
 
 FORMAT = "swe-agent"
 

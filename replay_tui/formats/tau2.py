@@ -61,12 +61,7 @@ from typing import Any
 
 import orjson
 
-from replay_tui.demos.problems import LoadProblem
-from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
-from replay_tui.formats.tau2_outcome import BadField as _Bad
-from replay_tui.formats.tau2_outcome import kind_of as _kind
-from replay_tui.formats.tau2_outcome import run_outcome
-from replay_tui.trajectory import (
+from replay_tui.episodes.model import (
     ChatMessage,
     MessageView,
     SideCall,
@@ -75,6 +70,11 @@ from replay_tui.trajectory import (
     Trajectory,
     TrajectoryStep,
 )
+from replay_tui.episodes.problems import LoadProblem
+from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
+from replay_tui.formats.tau2_outcome import BadField as _Bad
+from replay_tui.formats.tau2_outcome import kind_of as _kind
+from replay_tui.formats.tau2_outcome import run_outcome
 
 AGENT_INSTRUCTION = """
 You are a customer service agent that helps the user according to the <policy> provided below.

@@ -1,4 +1,4 @@
-"""A tau2-bench simulation run's own verdict as an :class:`~replay_tui.trajectory.Outcome`.
+"""A tau2-bench simulation run's own verdict as an :class:`~replay_tui.episodes.model.Outcome`.
 
 Facts from tau2's evaluator (``src/tau2/evaluator/``, ``data_model/{simulation,tasks}.py``,
 ``metrics/agent_metrics.py``) this follows:
@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from replay_tui.trajectory import ExpectedAction, Outcome, OutcomeCheck, ToolCall, TrajectoryStep
+from replay_tui.episodes.model import ExpectedAction, Outcome, OutcomeCheck, ToolCall, TrajectoryStep
 
 SUCCESS_TOLERANCE = 1e-6
 """tau2's ``is_successful``: a reward within this of 1 is a success."""

@@ -49,11 +49,11 @@ from urllib.parse import unquote, urlsplit
 import orjson
 
 from replay_tui.actions import BACK_TO_SEARCH, BUY_NOW, NEXT, PREV, format_env_action
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.fileio import bounded_lines
 from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem
 from replay_tui.pyliteral import literal_eval
-from replay_tui.trajectory import Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 
 PAGES = ("index", "search_results", "item_page", "item_sub_page", "done")
 """The page kinds web_agent_site logs."""

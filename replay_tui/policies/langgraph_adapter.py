@@ -14,7 +14,7 @@ tau2-bench...) gets its recorded conversation instead: ``messages`` are the reco
 the shape :func:`~replay_tui.policies.llm.request_messages` sends), ``tools`` the recorded tool
 schemas, ``available_actions`` their names, ``state`` the log's own state name or None (never the
 recorded tool's name), plus ``"format"`` (the reader's name). The graph's tool call comes back as
-:func:`~replay_tui.trajectory.call_text` (``name({"a": 1})``), unvalidated: a name outside the
+:func:`~replay_tui.episodes.model.call_text` (``name({"a": 1})``), unvalidated: a name outside the
 offered tools is a warning, for the judge to score, and arguments that are not a JSON object are
 ``invalid_arguments``.
 

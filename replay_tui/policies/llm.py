@@ -16,7 +16,7 @@ A step of any other tool-calling agent's log (``recorded_step["tool_call"]`` tru
 inspect_ai, tau2-bench...) is re-predicted teacher-forced instead: the recorded ``messages`` and
 ``tools`` are sent (normalised only as far as a chat-completions server needs, see
 :func:`request_messages`) and the model's first tool call comes back as
-:func:`~replay_tui.trajectory.call_text` (``name({"a": 1})``), not validated against the tools: a
+:func:`~replay_tui.episodes.model.call_text` (``name({"a": 1})``), not validated against the tools: a
 name the step did not offer is a warning, for the judge to score.
 
 Anything that keeps the model from producing a valid action is raised as a :class:`PolicyFailure`
@@ -46,12 +46,12 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from replay_tui.actions import CANONICAL_TOOLS, format_env_action
 from replay_tui.demos.models import PromptError, _arguments_from_json, parse_prompt
+from replay_tui.episodes.model import ToolCall, call_text, infer_tools
 from replay_tui.policies.base import PolicyFailure, ThreadLocalTrace
 from replay_tui.policies.cache import Cassette, CassetteError, request_key
 from replay_tui.policies.llm_cache import ResponseCache
 from replay_tui.policies.retry import retry_after_seconds, retry_delay
 from replay_tui.sanitize import excerpt
-from replay_tui.trajectory import ToolCall, call_text, infer_tools
 from replay_tui.webshop import ITEM, RESULT, SEARCH
 
 DUMMY_API_KEY = "sk-no-key-needed"
@@ -526,7 +526,7 @@ def request_messages(messages: Any, observation: str = "") -> list[dict[str, Any
 
 
 def inferred_tool(name: str, arguments: Any) -> dict[str, Any]:
-    """An OpenAI tool schema for one recorded call (:func:`replay_tui.trajectory.infer_tools` on it)."""
+    """An OpenAI tool schema for one recorded call (:func:`replay_tui.episodes.model.infer_tools` on it)."""
     try:
         values = _arguments_from_json(arguments)
     except ValueError:

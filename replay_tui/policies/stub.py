@@ -7,7 +7,7 @@ from typing import Any
 
 from replay_tui.actions import ActionError, format_env_action
 from replay_tui.demos.models import _arguments_from_json
-from replay_tui.trajectory import call_text
+from replay_tui.episodes.model import call_text
 
 
 def recorded_call_text(recorded_step: dict[str, Any]) -> str:

@@ -27,7 +27,7 @@ from textual.worker import get_current_worker
 
 from replay_tui.annotations import AnnotationError
 from replay_tui.config import Config, default_config_path, load_config, load_state, remember
-from replay_tui.demos.problems import DemoFileError, LoadProblem
+from replay_tui.episodes.problems import DemoFileError, LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.export import write_report
 from replay_tui.policies import POLICY_BUILD_ERRORS
@@ -59,15 +59,15 @@ from replay_tui.tui.messages import (
     SubagentOpenRequested,
     TagRequested,
 )
-from replay_tui.tui.replay_feed import ReplayFeed
-from replay_tui.tui.run_history import RunHistory
-from replay_tui.tui.screens.browser import BrowserScreen
-from replay_tui.tui.screens.groups import GroupsScreen
+from replay_tui.tui.replay.browser import BrowserScreen
+from replay_tui.tui.replay.feed import ReplayFeed
+from replay_tui.tui.replay.groups import GroupsScreen
+from replay_tui.tui.replay.outcome import OutcomeScreen
+from replay_tui.tui.replay.outcome_groups import OutcomeGroupsScreen
+from replay_tui.tui.replay.run_history import RunHistory
+from replay_tui.tui.replay.stepper import StepperScreen
 from replay_tui.tui.screens.modals import ExportChoice, ExportModal, NoteModal, SettingsModal, TagModal
-from replay_tui.tui.screens.outcome import OutcomeScreen
-from replay_tui.tui.screens.outcome_groups import OutcomeGroupsScreen
 from replay_tui.tui.screens.search import GoToModal, SearchScreen
-from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.workspace import ReplaySettings, Workspace
 
 if TYPE_CHECKING:
@@ -725,7 +725,7 @@ class ReplayApp(RunHistory):
 
     def action_visual(self) -> None:
         """The visual batch screen: page pairs with their Design2Code scores (scored once, kept)."""
-        from replay_tui.tui.visual_batch import VisualBatchScreen
+        from replay_tui.tui.visual.batch import VisualBatchScreen
 
         if isinstance(self.screen, VisualBatchScreen):
             return
@@ -813,7 +813,7 @@ class ReplayApp(RunHistory):
             if path is not None:
                 self.compare_with_file(path)
 
-        from replay_tui.tui.screens.compare import ComparePathModal  # (compare loads when first used)
+        from replay_tui.tui.compare.runs import ComparePathModal  # (compare loads when first used)
 
         self.push_screen(ComparePathModal(self.export_dir), apply)
 
@@ -857,7 +857,7 @@ class ReplayApp(RunHistory):
 
     @on(ComparisonReady)
     def _comparison_ready(self, message: ComparisonReady) -> None:
-        from replay_tui.tui.screens.compare import CompareScreen
+        from replay_tui.tui.compare.runs import CompareScreen
 
         self.push_screen(CompareScreen(message.comparison, self.export_dir, out_dir=self.out_dir))
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from textual.message import Message
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.runner import EpisodeReport, StepResult
 
 if TYPE_CHECKING:

@@ -9,6 +9,15 @@ import orjson
 import pytest
 
 from replay_tui.env import OfflineWebshopEnv
+from replay_tui.episodes.model import (
+    ExpectedAction,
+    Outcome,
+    SideCall,
+    ToolCall,
+    Trajectory,
+    TrajectoryStep,
+    call_text,
+)
 from replay_tui.expected import (
     RecordedCall,
     align_expected,
@@ -21,15 +30,6 @@ from replay_tui.formats import read_trajectories
 from replay_tui.policies.base import FunctionPolicy
 from replay_tui.runner import Runner
 from replay_tui.sources import open_sources
-from replay_tui.trajectory import (
-    ExpectedAction,
-    Outcome,
-    SideCall,
-    ToolCall,
-    Trajectory,
-    TrajectoryStep,
-    call_text,
-)
 
 DATA = Path(__file__).parents[1] / "data"
 TAU2_FILES = sorted(

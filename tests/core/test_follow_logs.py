@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from replay_tui.episodes.model import Trajectory
 from replay_tui.formats import read_trajectories
 from replay_tui.sources import FollowedLog, open_sources
-from replay_tui.trajectory import Trajectory
 from tests.conftest import DATA
 
 FORMATS = DATA / "formats"

@@ -10,6 +10,7 @@ import pytest
 
 from replay_tui.demos.loader import open_demos
 from replay_tui.env import OfflineWebshopEnv
+from replay_tui.episodes.model import call_text, parse_call_text
 from replay_tui.examples import example_path
 from replay_tui.groups import (
     NO_ACTION,
@@ -28,7 +29,6 @@ from replay_tui.policies import HeuristicPolicy
 from replay_tui.policies.base import FunctionPolicy, PolicyFailure
 from replay_tui.runner import Runner, SummaryReport
 from replay_tui.sources import open_sources
-from replay_tui.trajectory import call_text, parse_call_text
 
 AIRLINE = Path(__file__).parents[1] / "data" / "formats" / "openai_chat" / "docent__samples__tb_airline.json"
 

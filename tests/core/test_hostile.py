@@ -19,7 +19,7 @@ import pytest
 
 from replay_tui.cli import main
 from replay_tui.demos.loader import open_demos
-from replay_tui.demos.problems import DemoFileError
+from replay_tui.episodes.problems import DemoFileError
 from tests import forked
 from tests.hostile import BY_NAME, CASES, fixture_cases, write_corpus
 

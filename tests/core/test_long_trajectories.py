@@ -21,8 +21,8 @@ from typing import Any
 import orjson
 import pytest
 
+import replay_tui.episodes.model
 import replay_tui.sources
-import replay_tui.trajectory
 from replay_tui.env import replay_steps
 from replay_tui.sources import open_sources
 
@@ -84,7 +84,7 @@ def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: int, *, every_
     path = mini_run(tmp_path / f"run_{steps}.traj.json", steps)
     counting = Counting()
     monkeypatch.setattr(replay_tui.sources, "orjson", counting)
-    monkeypatch.setattr(replay_tui.trajectory, "orjson", counting)
+    monkeypatch.setattr(replay_tui.episodes.model, "orjson", counting)
     demos = open_sources([path])
     replayed = replay_steps(demos.episode(demos.session_ids[0]))
     assert len(replayed) == steps and all(step.call for step in replayed)
@@ -113,7 +113,7 @@ def test_every_prompt_of_a_run_converts_each_message_once(tmp_path, monkeypatch)
 
 
 def test_a_shared_prompt_is_the_prompt_built_alone(tmp_path) -> None:
-    from replay_tui.trajectory import openai_messages
+    from replay_tui.episodes.model import openai_messages
 
     demos = open_sources([mini_run(tmp_path / "run.traj.json", 30)])
     episode = demos.episode(0)
@@ -178,8 +178,8 @@ def test_lazy_prompts_are_the_eager_ones_on_every_sample(path: Path, monkeypatch
     is read, what a copy made when the step was read held; every step's prompt in the request shape,
     asked last step first and then in order through the episode's shared conversation, is the one
     converted alone from those messages; and a prefix told from two views' ranges is one by identity."""
+    from replay_tui.episodes.model import MessageView, added_messages, openai_messages
     from replay_tui.sources import LogStep
-    from replay_tui.trajectory import MessageView, added_messages, openai_messages
 
     made: list[tuple[MessageView[Any], list[Any]]] = []
     init = MessageView.__init__

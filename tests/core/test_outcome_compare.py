@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
+from replay_tui.episodes.model import Outcome, ToolCall, Trajectory, TrajectoryStep
 from replay_tui.outcome_compare import align, compare_outcomes, pass_hat_k
 from replay_tui.pairing import Episode, KeyExpr, LoadedLog, PairingError, TaskKey, pair_logs, task_key
-from replay_tui.trajectory import Outcome, ToolCall, Trajectory, TrajectoryStep
 
 
 def call(name: str, **arguments: object) -> ToolCall:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from replay_tui.episodes.model import Outcome, OutcomeCheck, ToolCall
 from replay_tui.expected import align_expected, align_trajectory
 from replay_tui.groups import (
     NO_EXPLANATION,
@@ -21,7 +22,6 @@ from replay_tui.groups import (
     sort_outcome_groups,
 )
 from replay_tui.sources import open_sources, outcome_of_ref
-from replay_tui.trajectory import Outcome, OutcomeCheck, ToolCall
 
 TAU2_AIRLINE = (
     Path(__file__).parents[1]

@@ -12,11 +12,11 @@ import pytest
 from replay_tui.cli import main
 from replay_tui.compare import repeat_runs
 from replay_tui.env import OfflineWebshopEnv, replay_steps
+from replay_tui.episodes.model import call_text
 from replay_tui.matching import MatchSettings
 from replay_tui.repeat import run_repeats
 from replay_tui.runner import Runner
 from replay_tui.sources import open_sources
-from replay_tui.trajectory import call_text
 
 FORMATS = Path(__file__).parents[1] / "data" / "formats"
 TAU_EXCERPT = FORMATS / "openai_chat" / "tau_bench_gpt-4o-airline_excerpt.json"
@@ -83,7 +83,7 @@ def _has_calls(demos: Any, session_id: int) -> bool:
 def test_repeat_of_the_tau_bench_excerpt_agrees_with_the_recording_as_its_replay_does(tmp_path: Path) -> None:
     policy = tmp_path / "reversed.py"
     policy.write_text(
-        "from replay_tui.trajectory import call_text\n"
+        "from replay_tui.episodes.model import call_text\n"
         "class Reversed:\n"
         "    def predict_action(self, observation, state, available_actions, llm_prompt_repr, recorded_step=None):\n"
         "        arguments = recorded_step['llm_action_arguments']\n"

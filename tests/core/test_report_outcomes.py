@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from replay_tui.cli.main import main
+from replay_tui.episodes.model import Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 from replay_tui.examples import example_path
 from replay_tui.expected import align_trajectory
 from replay_tui.export import CSV_OUTCOME_COLUMNS, headline, render_report
 from replay_tui.runner import EpisodeReport, episode_outcome, summarize
-from replay_tui.trajectory import Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 GOLDEN = DATA / "reports_9385ed0"

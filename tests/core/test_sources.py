@@ -9,15 +9,8 @@ import orjson
 import pytest
 
 from replay_tui.demos.models import DecisionStep, UnknownEvent
-from replay_tui.demos.problems import DemoFileError
 from replay_tui.env import OfflineWebshopEnv, replay_steps
-from replay_tui.examples import example_path
-from replay_tui.formats import FormatError, read_trajectories
-from replay_tui.matching import MatchSettings, judge_step
-from replay_tui.policies.base import FunctionPolicy
-from replay_tui.runner import Runner, rejudge
-from replay_tui.sources import LogStep, TrajectoryFile, episode_from_trajectory, open_sources
-from replay_tui.trajectory import (
+from replay_tui.episodes.model import (
     ChatMessage,
     ToolCall,
     Trajectory,
@@ -27,6 +20,13 @@ from replay_tui.trajectory import (
     openai_messages,
     parse_call_text,
 )
+from replay_tui.episodes.problems import DemoFileError
+from replay_tui.examples import example_path
+from replay_tui.formats import FormatError, read_trajectories
+from replay_tui.matching import MatchSettings, judge_step
+from replay_tui.policies.base import FunctionPolicy
+from replay_tui.runner import Runner, rejudge
+from replay_tui.sources import LogStep, TrajectoryFile, episode_from_trajectory, open_sources
 
 DATA = Path(__file__).parents[1] / "data" / "formats"
 TAU2 = DATA / "tau2" / "2025-10-05T07-52-52.930199_telecom_llm_agent_grok-3_user_simulator_grok-3.json"

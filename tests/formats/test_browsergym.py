@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats import detect, read_trajectories, reader_for
 from replay_tui.formats.browsergym import (
     BrowserGymReader,
@@ -25,7 +26,6 @@ from replay_tui.formats.browsergym import (
     load_pickle,
     parse_action,
 )
-from replay_tui.trajectory import ToolCall, Trajectory, TrajectoryStep
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "browsergym"
 DIALOG = DATA / "2025-01-22_11-03-29_GenericAgent-gpt-4o-mini_on_miniwob.click-dialog_14"

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from replay_tui.cli import main
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.formats import detect, read_trajectories
-from replay_tui.trajectory import Trajectory
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from replay_tui.cli import main
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats import detect, read_trajectories, reader_for
-from replay_tui.trajectory import Trajectory
 
 DATA = Path(__file__).parent.parent / "data" / "formats" / "codex"
 SAMPLES = sorted(DATA.glob("*.jsonl"))

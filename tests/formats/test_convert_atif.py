@@ -320,9 +320,9 @@ def test_one_file_named_with_o_and_its_sub_agents_beside_it(tmp_path: Path, caps
 def test_step_time_model_and_usage_are_written_and_read_back(tmp_path: Path, capsys, harbor) -> None:
     """A Claude Code session's typed step facts become ATIF ``timestamp``, ``model_name`` and
     ``metrics`` (schema-valid, Harbor's model accepts them) and the ATIF reader reads them back."""
+    from replay_tui.episodes.model import Trajectory
     from replay_tui.formats.census import step_calls
     from replay_tui.formats.registry import reader_for
-    from replay_tui.trajectory import Trajectory
 
     path = DATA / "claude_code" / "big3__logs_chat__cc2.0.50.jsonl"
     (session,) = [t for t in reader_for("claude-code").read(path) if isinstance(t, Trajectory) and t.parent is None]

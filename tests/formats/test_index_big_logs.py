@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
 from replay_tui.formats import EpisodeSummary, IndexingReader, reader_for
 from replay_tui.sources import open_sources
-from replay_tui.trajectory import Trajectory
 
 DATA = Path(__file__).parent.parent / "data" / "formats"
 CLAUDE = sorted((DATA / "claude_code").glob("*.jsonl"))

@@ -13,11 +13,11 @@ from typing import Any
 import orjson
 import pytest
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats import detect, read_trajectories
 from replay_tui.formats.base import HEAD_BYTES
 from replay_tui.formats.inspect_ai import READER
-from replay_tui.trajectory import Trajectory
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "inspect_ai"
 POPULARITY = DATA / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"

@@ -12,10 +12,10 @@ import pytest
 
 from replay_tui.cli import main
 from replay_tui.env import replay_steps
+from replay_tui.episodes.model import Trajectory
 from replay_tui.formats.inspect_ai import READER
 from replay_tui.matching import AnswerSpec
 from replay_tui.sources import open_sources, outcome_of, outcome_of_ref
-from replay_tui.trajectory import Trajectory
 from tests.formats.test_inspect_ai import POPULARITY, raw_samples
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "inspect_ai"

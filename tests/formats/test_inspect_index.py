@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats.base import EpisodeSummary, IndexingReader
 from replay_tui.formats.inspect_ai import READER
 from replay_tui.sources import open_sources
-from replay_tui.trajectory import Trajectory
 from tests.formats.test_inspect_ai import DATA, POPULARITY, read, rewrite
 
 EVALS = sorted(DATA.glob("*.eval"))

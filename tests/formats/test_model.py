@@ -8,10 +8,11 @@ import re
 import pytest
 
 from replay_tui.demos.loader import open_demos
+from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep
 from replay_tui.examples import example_path
 from replay_tui.formats import FormatError, detect, reader_for
+from replay_tui.formats.webshop_demos import from_webshop_episode
 from replay_tui.sources import outcome_of
-from replay_tui.trajectory import ToolCall, Trajectory, TrajectoryStep, from_webshop_episode
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +87,7 @@ def test_the_seed_s_outcome_names_the_backup_and_the_item_bought(demos) -> None:
 def test_a_message_view_reads_as_the_list_it_stands_for() -> None:
     import pickle
 
-    from replay_tui.trajectory import ChatMessage, MessageView, TrajectoryStep, added_messages
+    from replay_tui.episodes.model import ChatMessage, MessageView, TrajectoryStep, added_messages
 
     pool = [ChatMessage(role="user" if n % 2 == 0 else "assistant", content=str(n)) for n in range(8)]
     view = MessageView(pool, [(0, 2), (3, 6)])

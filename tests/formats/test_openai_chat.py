@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.formats import detect, reader_for
 from replay_tui.formats.base import HEAD_BYTES
 from replay_tui.formats.openai_chat import PATH_DEPTH, _scan_keys
-from replay_tui.trajectory import Trajectory
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "openai_chat"
 DOCENT = DATA / "docent__samples__tb_airline.json"

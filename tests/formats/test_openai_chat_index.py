@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats import openai_chat
 from replay_tui.formats.base import EpisodeSummary, IndexingReader
 from replay_tui.formats.openai_chat import OpenAIChatReader
-from replay_tui.trajectory import Trajectory
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "openai_chat"
 FIXTURES = sorted(p for p in DATA.iterdir() if p.name != "PROVENANCE.md")

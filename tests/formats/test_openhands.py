@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats import detect, reader_for
-from replay_tui.trajectory import Trajectory
 
 DATA = Path(__file__).parent.parent / "data" / "formats" / "openhands"
 SAMPLES = sorted(p for p in DATA.iterdir() if p.name != "PROVENANCE.md")

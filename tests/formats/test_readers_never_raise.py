@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats import FormatError, detect, reader_for
-from replay_tui.trajectory import Trajectory
 
 DATA = Path(__file__).parent.parent / "data" / "formats"
 SAMPLES = sorted(

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from replay_tui.episodes.model import TokenUsage, Trajectory, parse_timestamp
 from replay_tui.formats.registry import reader_for
-from replay_tui.trajectory import TokenUsage, Trajectory, parse_timestamp
 
 DATA = Path(__file__).parent.parent / "data" / "formats"
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import ToolCall, Trajectory
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.formats import detect, read_trajectories, reader_for
 from replay_tui.formats.base import HEAD_BYTES
-from replay_tui.trajectory import ToolCall, Trajectory
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "swe_agent"
 READER = reader_for("swe-agent")

@@ -7,10 +7,10 @@ from pathlib import Path
 import orjson
 import pytest
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats import detect, reader_for
 from replay_tui.formats.base import HEAD_BYTES
-from replay_tui.trajectory import Trajectory
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "tau2"
 TELECOM = DATA / "2025-10-05T07-52-52.930199_telecom_llm_agent_grok-3_user_simulator_grok-3.json"

@@ -10,11 +10,11 @@ import pytest
 
 from replay_tui.actions import format_env_action, parse_action
 from replay_tui.cli import main
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.formats import detect, read_trajectories, reader_for, webshop_human
 from replay_tui.formats.base import HEAD_BYTES
-from replay_tui.trajectory import Trajectory
 
 DATA = Path(__file__).parent.parent / "data" / "formats" / "webshop_human"
 FILES = sorted(DATA.glob("*.jsonl"))

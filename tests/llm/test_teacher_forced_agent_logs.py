@@ -13,8 +13,8 @@ import pytest
 
 from replay_tui.cli import main
 from replay_tui.env import replay_steps
+from replay_tui.episodes.model import parse_call_text
 from replay_tui.sources import open_sources
-from replay_tui.trajectory import parse_call_text
 from tests.llm.scripted import Reply, ScriptedServer, tool_reply
 
 DATA = Path(__file__).parent.parent / "data" / "formats"

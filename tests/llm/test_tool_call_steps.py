@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from replay_tui.episodes.model import ChatMessage, Trajectory, TrajectoryStep, call_text, parse_call_text
 from replay_tui.formats import read_trajectories
 from replay_tui.policies.base import PolicyFailure
 from replay_tui.policies.langgraph_adapter import LangGraphPolicy
 from replay_tui.policies.llm import LlmPolicy, request_messages
 from replay_tui.policies.stub import StubPolicy
-from replay_tui.trajectory import ChatMessage, Trajectory, TrajectoryStep, call_text, parse_call_text
 from tests.llm.scripted import Reply, ScriptedServer, completion, tool_reply
 
 FORMATS = Path(__file__).resolve().parents[1] / "data" / "formats"

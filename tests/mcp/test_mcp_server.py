@@ -31,7 +31,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from replay_tui.cli.main import main
-from replay_tui.trajectory import OUTCOME_KINDS
+from replay_tui.episodes.model import OUTCOME_KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "replay_tui" / "examples" / "webshop_demonstrations_0-99.json"

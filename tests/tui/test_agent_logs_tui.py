@@ -3,10 +3,10 @@ its own, reached from the browser, stepped through and left."""
 
 from __future__ import annotations
 
+from replay_tui.episodes.model import Trajectory
 from replay_tui.formats import read_trajectories
-from replay_tui.trajectory import Trajectory
-from replay_tui.tui.screens.browser import BrowserScreen
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.browser import BrowserScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from tests.conftest import DATA
 from tests.tui.conftest import SIZE
 from tests.tui.test_formats_tui import assert_shown, browser_rows

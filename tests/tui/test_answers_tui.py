@@ -3,7 +3,7 @@ decision, shown as the step's action, and a stub replay in the app judges it (a 
 
 from __future__ import annotations
 
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from tests.conftest import DATA
 from tests.tui.conftest import SIZE, wait_replay
 from tests.tui.test_formats_tui import assert_shown, browser_rows, header

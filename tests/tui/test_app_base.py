@@ -20,10 +20,10 @@ from replay_tui.tui.messages import (
     StatusRefreshRequested,
     TagRequested,
 )
-from replay_tui.tui.screens.browser import BrowserScreen
+from replay_tui.tui.replay.browser import BrowserScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from replay_tui.tui.screens.help import HelpScreen
-from replay_tui.tui.screens.stepper import StepperScreen
-from replay_tui.tui.verify_app import VerifyApp, VerifyScreen
+from replay_tui.tui.verify.app import VerifyApp, VerifyScreen
 from tests.tui.conftest import SIZE
 from tests.tui.test_verify_app import make_report
 
@@ -118,8 +118,8 @@ async def test_verify_escape_goes_back_and_q_quits():
 
 def test_every_tool_app_shares_the_base():
     from replay_tui.tui.app import ReplayApp
-    from replay_tui.tui.inspector import InspectorApp
-    from replay_tui.tui.visual_batch import VisualBatchApp
+    from replay_tui.tui.visual.batch import VisualBatchApp
+    from replay_tui.tui.visual.inspector import InspectorApp
 
     assert issubclass(ReplayApp, AppBase)
     for tool in (InspectorApp, VisualBatchApp, VerifyApp):

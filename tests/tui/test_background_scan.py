@@ -3,8 +3,8 @@ at first and shows as a problem once the background validation reads it; the oth
 
 from __future__ import annotations
 
-from replay_tui.tui.screens.browser import BrowserScreen
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.browser import BrowserScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from tests.conftest import episode, good_episode, search_step, write_json
 from tests.tui.conftest import SIZE
 from tests.tui.test_background_validation import _rows, _validated

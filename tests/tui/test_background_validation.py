@@ -4,7 +4,7 @@ shows the malformed ones as problems as they are found, before anyone opens them
 from __future__ import annotations
 
 from replay_tui.cli import main
-from replay_tui.tui.screens.browser import BrowserScreen
+from replay_tui.tui.replay.browser import BrowserScreen
 from tests.conftest import episode, good_episode, search_step, write_json
 from tests.tui.conftest import SIZE
 

@@ -13,7 +13,7 @@ from replay_tui.cli import main
 from replay_tui.compare import Comparison
 from replay_tui.examples import example_path
 from replay_tui.groups import sort_groups
-from replay_tui.tui.screens.compare import (
+from replay_tui.tui.compare.runs import (
     CompareExportModal,
     CompareGroupsScreen,
     ComparePathModal,

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from tests.conftest import good_episode, write_json
 from tests.tui.conftest import SIZE, wait_replay
 from tests.tui.test_background_validation import _validated

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from replay_tui.annotations import AnnotationStore
-from replay_tui.tui.screens.browser import BrowserScreen
+from replay_tui.tui.replay.browser import BrowserScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from replay_tui.tui.screens.help import HelpScreen
-from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.tui.widgets.text_pane import TextPane
 from tests.conftest import episode, good_episode, search_step, write_json
 from tests.tui.conftest import SIZE, wait_replay
@@ -463,7 +463,7 @@ async def test_truncated_file_keeps_its_complete_episodes_and_shows_the_error(bu
 
 async def test_enter_on_a_step_keeps_the_panes_where_they_are(build):
     """Selecting a step (enter) is not a new highlight: the panes keep their scroll position."""
-    from replay_tui.tui.screens.stepper import StepperScreen
+    from replay_tui.tui.replay.stepper import StepperScreen
     from replay_tui.tui.widgets.text_pane import TextPane
 
     app = build()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from tests.core.test_follow import append, jsonl, line
 from tests.tui.conftest import SIZE
 from tests.tui.test_flows import browser_rows

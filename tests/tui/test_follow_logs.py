@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from replay_tui.formats import read_trajectories
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from tests.conftest import DATA
 from tests.tui.conftest import SIZE
 from tests.tui.test_follow import title, wait_for

@@ -13,9 +13,9 @@ import shutil
 
 from PIL import Image, ImageDraw
 
-from replay_tui.tui.screens.browser import BrowserScreen
+from replay_tui.tui.replay.browser import BrowserScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from replay_tui.tui.screens.help import HelpScreen
-from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.tui.widgets.halfblock import HalfBlockImage
 from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.tui.widgets.text_pane import TextPane

@@ -9,17 +9,17 @@ from pathlib import Path
 
 from replay_tui.groups import group_mismatches
 from replay_tui.matching import MatchSettings
-from replay_tui.tui.screens.browser import BrowserScreen
-from replay_tui.tui.screens.groups import GroupsScreen
+from replay_tui.tui.replay.browser import BrowserScreen
+from replay_tui.tui.replay.groups import GroupsScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from replay_tui.tui.screens.help import HelpScreen
-from replay_tui.tui.screens.stepper import StepperScreen
 from tests.conftest import DATA
 from tests.tui.conftest import SIZE, wait_replay
 
 AIRLINE = DATA / "formats" / "openai_chat" / "docent__samples__tb_airline.json"
 ALTERING_POLICY = '''
 from replay_tui.policies.base import PolicyFailure
-from replay_tui.trajectory import call_text, parse_call_text
+from replay_tui.episodes.model import call_text, parse_call_text
 
 
 def altering(observation, state, actions, prompt, recorded_step=None):

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.tui.screens.browser import BrowserScreen
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.browser import BrowserScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from replay_tui.workspace import Workspace
 from tests.core.test_hostile import TABLE_ROWS, _deny
 from tests.hostile import BY_NAME, CASES, write_corpus

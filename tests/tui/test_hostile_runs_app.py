@@ -10,7 +10,7 @@ import pytest
 
 from replay_tui.cli.main import main
 from replay_tui.runs import RunStore
-from replay_tui.tui.screens.runs import RunsScreen
+from replay_tui.tui.replay.runs import RunsScreen
 from tests.core.test_hostile_paths import hostile_runs
 from tests.tui.conftest import SIZE
 from tests.tui.test_runs_tui import settle

@@ -12,7 +12,7 @@ from PIL import Image
 from replay_tui.cli import UsageError
 from replay_tui.cli import main as cli_main
 from replay_tui.cli.visual import inspect_app
-from replay_tui.tui.inspector import VIEWER_ENV, InspectorApp, InspectorScreen
+from replay_tui.tui.visual.inspector import VIEWER_ENV, InspectorApp, InspectorScreen
 from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.visual.explain import merged_parts, pair_rows
 
@@ -176,7 +176,7 @@ def test_inspect_rejects_what_is_not_a_report(tmp_path):
         inspect_app(["x.html", "y.html"], None)
     with pytest.raises(UsageError, match="inspect takes"):
         inspect_app(["a", "b", "c"], None)
-    from replay_tui.tui.visual_batch import VisualBatchApp
+    from replay_tui.tui.visual.batch import VisualBatchApp
 
     bundled = inspect_app([], None)  # no arguments: the bundled page pairs
     assert isinstance(bundled, VisualBatchApp) and len(bundled.batch.pairs) == 16
@@ -220,7 +220,7 @@ def test_merged_blocks_carry_their_pieces():
 
 
 def test_the_selected_pair_is_framed_on_both_sides():
-    from replay_tui.tui.inspector import HALO, boxes_for
+    from replay_tui.tui.visual.inspector import HALO, boxes_for
     from replay_tui.visual.models import BlockModel
 
     ref = BlockModel(id=0, text="a", bbox=(0.2, 0.2, 0.1, 0.1), color=(0, 0, 0))

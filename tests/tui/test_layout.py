@@ -8,10 +8,10 @@ from rich.segment import Segment
 from textual.color import Color
 from textual.widgets import Static
 
-from replay_tui.tui.screens.browser import INSTRUCTION_MIN
+from replay_tui.tui.replay.browser import INSTRUCTION_MIN
+from replay_tui.tui.replay.stepper import StepperScreen
 from replay_tui.tui.screens.help import HelpScreen
 from replay_tui.tui.screens.modals import SettingsModal
-from replay_tui.tui.screens.stepper import StepperScreen
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import LazyTable
 from replay_tui.tui.widgets.text_pane import TextPane

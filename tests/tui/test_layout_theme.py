@@ -81,7 +81,7 @@ def test_save_theme_refuses_a_file_it_cannot_read(tmp_path):
 async def test_the_tools_the_cli_opens_start_in_the_config_theme_and_remember_a_choice(tmp_path):
     """verify --tui, inspect and visual --tui open apps of their own: the config's theme too."""
     from replay_tui.cli.visual import inspect_app
-    from replay_tui.tui.verify_app import VerifyApp
+    from replay_tui.tui.verify.app import VerifyApp
     from tests.tui.test_verify_app import make_report
 
     path = default_config_path()

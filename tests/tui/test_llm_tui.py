@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from replay_tui.tui.widgets.text_pane import TextPane
 from tests.llm.conftest import _isolated_llm_env, bundled_calls, oracle, server  # noqa: F401 - fixtures
 from tests.llm.scripted import Reply, tool_reply

@@ -1,9 +1,9 @@
-"""What the stepper's panes show for a step of another format (replay_tui.tui.screens.log_panes)."""
+"""What the stepper's panes show for a step of another format (replay_tui.tui.widgets.log_panes)."""
 
 from __future__ import annotations
 
-from replay_tui.trajectory import ChatMessage, ToolCall, TrajectoryStep
-from replay_tui.tui.screens.log_panes import action_lines, arguments_are_long, message_lines, pretty_json
+from replay_tui.episodes.model import ChatMessage, ToolCall, TrajectoryStep
+from replay_tui.tui.widgets.log_panes import action_lines, arguments_are_long, message_lines, pretty_json
 
 
 def texts(lines) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 from textual.content import Content
 
 from replay_tui.examples import example_path
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from replay_tui.tui.widgets.text_pane import TextPane
 from tests.tui.conftest import SIZE
 

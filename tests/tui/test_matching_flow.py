@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Select, Static
 
+from replay_tui.tui.replay.stepper import StepperScreen
 from replay_tui.tui.screens.modals import SettingsModal
-from replay_tui.tui.screens.stepper import StepperScreen
 from tests.tui.conftest import SIZE, wait_replay
 
 LOWERCASING_POLICY = """

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay_tui.tui.screens.browser import BrowserScreen
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.browser import BrowserScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from tests.conftest import good_episode, write_json
 from tests.tui.conftest import SIZE, wait_replay
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from tests.formats.test_inspect_ai import raw_samples, resolved
 from tests.tui.conftest import SIZE
 from tests.tui.test_outcome_tui import screen_lines

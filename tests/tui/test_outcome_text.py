@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from replay_tui.episodes.model import Outcome, OutcomeCheck, ToolCall
 from replay_tui.expected import align_expected
-from replay_tui.trajectory import Outcome, OutcomeCheck, ToolCall
-from replay_tui.tui.screens.outcome import ExpectedSource, outcome_text
+from replay_tui.tui.replay.outcome import ExpectedSource, outcome_text
 from replay_tui.tui.widgets.outcome_text import append_headline, outcome_detail
 
 BOOK = ToolCall(name="book", arguments={"cabin": "economy"})

@@ -14,10 +14,10 @@ from textual.strip import Strip
 
 from replay_tui.groups import NONE_MISSED, OUTCOME_GROUPINGS
 from replay_tui.tui.app import make_app
-from replay_tui.tui.screens.browser import BrowserScreen
-from replay_tui.tui.screens.outcome import OutcomeScreen
-from replay_tui.tui.screens.outcome_groups import OutcomeGroupsScreen
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.browser import BrowserScreen
+from replay_tui.tui.replay.outcome import OutcomeScreen
+from replay_tui.tui.replay.outcome_groups import OutcomeGroupsScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from tests.conftest import DATA, good_episode, write_json
 from tests.tui.conftest import SIZE, wait_replay
 from tests.tui.hostile_text import hostile

@@ -12,9 +12,9 @@ import pytest
 from replay_tui.demos import synth
 from replay_tui.runner import StepResult
 from replay_tui.tui.messages import ReplayProgressed
-from replay_tui.tui.replay_feed import ReplayFeed
-from replay_tui.tui.screens.browser import BrowserScreen
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.browser import BrowserScreen
+from replay_tui.tui.replay.feed import ReplayFeed
+from replay_tui.tui.replay.stepper import StepperScreen
 from replay_tui.workspace import ReplaySettings, Workspace
 from tests.tui.conftest import SIZE, wait_replay
 from tests.tui.test_flows import SLOW_POLICY
@@ -253,7 +253,7 @@ def test_the_feed_posts_a_slow_step_at_once_and_the_steps_of_a_watched_episode()
     assert posted[1].steps == [third] and posted[1].fresh == set()
     feed.episode(_report(0, [first, second, third]))  # right after a slow step: posted at once too
     assert len(posted) == 3 and posted[2].done == 1 and posted[2].steps == []
-    from replay_tui.demos.problems import LoadProblem
+    from replay_tui.episodes.problems import LoadProblem
 
     feed.begin()
     feed.failed(LoadProblem(file="f.json", index=1, session_id=1, message="bad"))

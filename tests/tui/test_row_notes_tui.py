@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from tests.tui.conftest import SIZE
 
 TAU2 = (

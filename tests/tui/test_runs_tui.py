@@ -7,10 +7,10 @@ from pathlib import Path
 
 from replay_tui.cli.main import main
 from replay_tui.runs import RunStore
-from replay_tui.tui.screens.browser import BrowserScreen
-from replay_tui.tui.screens.compare import CompareScreen
-from replay_tui.tui.screens.runs import ConfirmModal, RunNameModal, RunsScreen
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.compare.runs import CompareScreen
+from replay_tui.tui.replay.browser import BrowserScreen
+from replay_tui.tui.replay.runs import ConfirmModal, RunNameModal, RunsScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from tests.tui.conftest import SIZE, wait_replay
 
 SLOW_WHEN_ASKED = """

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.tui.screens.browser import BrowserScreen
+from replay_tui.tui.replay.browser import BrowserScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from replay_tui.tui.screens.search import MATCH_STYLE, SearchScreen
-from replay_tui.tui.screens.stepper import StepperScreen
 from tests.conftest import good_episode, write_json
 from tests.tui.conftest import SIZE
 

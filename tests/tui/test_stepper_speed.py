@@ -10,7 +10,7 @@ from textual.widgets._footer import FooterKey
 
 from replay_tui.demos.models import DecisionStep
 from replay_tui.tui.app import ReplayApp
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from replay_tui.tui.widgets.footer import KeysFooter, shown_bindings
 from replay_tui.tui.widgets.text_pane import TextPane, lines_from_text
 from tests.tui.conftest import SIZE

@@ -4,7 +4,7 @@ list, the episode note in the stepper, and a multi-line note keeping its lines i
 from __future__ import annotations
 
 from replay_tui.annotations import AnnotationStore
-from replay_tui.tui.screens.stepper import StepperScreen
+from replay_tui.tui.replay.stepper import StepperScreen
 from tests.tui.conftest import SIZE, wait_replay
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from replay_tui.tui.verify_app import VerifyApp, VerifyScreen
+from replay_tui.tui.verify.app import VerifyApp, VerifyScreen
 from replay_tui.tui.widgets.text_pane import TextPane
 from replay_tui.verify.evaluate import evaluate_many, reference_response
 from replay_tui.verify.models import load_tasks

@@ -3,7 +3,7 @@ request, the field that differs and both values beside the table's network colum
 
 from __future__ import annotations
 
-from replay_tui.tui.verify_app import VerifyApp
+from replay_tui.tui.verify.app import VerifyApp
 from tests.tui.conftest import SIZE
 from tests.tui.test_verify_app import make_network_report
 

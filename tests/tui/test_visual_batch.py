@@ -11,9 +11,9 @@ import pytest
 
 from replay_tui.cli.visual import inspect_app
 from replay_tui.tui.app import VisualBatch
-from replay_tui.tui.inspector import InspectorScreen
-from replay_tui.tui.screens.browser import BrowserScreen
-from replay_tui.tui.visual_batch import SCORES, BatchSource, VisualBatchApp, VisualBatchScreen
+from replay_tui.tui.replay.browser import BrowserScreen
+from replay_tui.tui.visual.batch import SCORES, BatchSource, VisualBatchApp, VisualBatchScreen
+from replay_tui.tui.visual.inspector import InspectorScreen
 from replay_tui.visual import render
 from replay_tui.visual.batch import bundled_pairs, discover_pairs
 from replay_tui.visual.examples import EXAMPLES_DIR, VARIANTS, example_ids

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from replay_tui.tui.visual_batch import BatchSource, VisualBatchApp
+from replay_tui.tui.visual.batch import BatchSource, VisualBatchApp
 from replay_tui.visual import render
 from replay_tui.visual.batch import bundled_pairs
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from replay_tui.cli.visual import inspect_app
-from replay_tui.tui.visual_batch import BatchSource, VisualBatchApp, VisualBatchScreen, page_key
+from replay_tui.tui.visual.batch import BatchSource, VisualBatchApp, VisualBatchScreen, page_key
 from replay_tui.visual.batch import LABELS, discover_pairs
 from replay_tui.visual.compare import VisualComparison, compare_batches
 from replay_tui.visual.examples import EXAMPLES_DIR

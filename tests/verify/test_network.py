@@ -518,7 +518,7 @@ def test_cli_trace_file_directory_and_answer_only(recorded: tuple[Path, str], tm
 
 
 def test_the_browser_shows_the_offending_request(recorded: tuple[Path, str]) -> None:
-    from replay_tui.tui.verify_app import detail_lines
+    from replay_tui.tui.verify.app import detail_lines
 
     har, base = recorded
     task = task_with(CHECKS[5][3])

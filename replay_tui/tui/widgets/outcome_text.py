@@ -13,8 +13,8 @@ from typing import Any
 
 from rich.text import Text
 
+from replay_tui.episodes.model import Outcome, OutcomeCheck
 from replay_tui.sanitize import excerpt, one_line
-from replay_tui.trajectory import Outcome, OutcomeCheck
 
 KIND_LABELS = {
     "succeeded": ("✓ succeeded", "bold green"),
@@ -22,7 +22,7 @@ KIND_LABELS = {
     "errored": ("! errored", "bold yellow"),
     "unknown": ("? outcome unknown", "dim"),
 }
-"""How each outcome kind (:data:`replay_tui.trajectory.OUTCOME_KINDS`) is written, and its style."""
+"""How each outcome kind (:data:`replay_tui.episodes.model.OUTCOME_KINDS`) is written, and its style."""
 PIECE = 160
 """A target, an answer, an explanation or a check's detail is cut to this many characters here
 (the outcome screen shows them whole)."""

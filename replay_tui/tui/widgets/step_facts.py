@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from replay_tui.episodes.model import TrajectoryStep
 from replay_tui.sanitize import excerpt, one_line
-from replay_tui.trajectory import TrajectoryStep
 
 
 def facts_line(step: TrajectoryStep) -> str:

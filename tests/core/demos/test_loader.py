@@ -4,7 +4,7 @@ import pytest
 
 from replay_tui.demos.loader import DemoFile, open_demos, resolve_demo_paths
 from replay_tui.demos.models import AgentBuy, DecisionStep, DetailExploration, ItemPageAction
-from replay_tui.demos.problems import DemoFileError, EpisodeLoadError
+from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError
 from tests.conftest import SHARED_EXAMPLE, episode, good_episode, search_step, write_json
 
 

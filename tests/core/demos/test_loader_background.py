@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from replay_tui.demos.loader import DemoFile
-from replay_tui.demos.problems import EpisodeLoadError
+from replay_tui.episodes.problems import EpisodeLoadError
 from replay_tui.examples import example_path
 from tests.conftest import episode, good_episode, search_step, write_json
 

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from replay_tui.demos.loader import DemoSet, open_demos, parse_episode
 from replay_tui.demos.models import EpisodeHeader
-from replay_tui.demos.problems import DemoFileError
-from replay_tui.demos.scan import _first_too_deep_numpy, first_too_deep
+from replay_tui.episodes.jsonscan import _first_too_deep_numpy, first_too_deep
+from replay_tui.episodes.problems import DemoFileError
 from tests.hostile import DEEP, good, step
 
 SETTINGS = settings(
@@ -267,7 +267,7 @@ def test_damage_inside_one_string_spares_every_other_episode(tmp_path, victim, p
     chunk=st.sampled_from([1, 2, 3, 7, 64, 1 << 24]),
 )
 def test_the_two_depth_scanners_agree_on_any_bytes(monkeypatch, data, limit, chunk):
-    import replay_tui.demos.scan as scan
+    import replay_tui.episodes.jsonscan as scan
 
     monkeypatch.setattr(scan, "_CHUNK", chunk)
     assert _first_too_deep_numpy(data, limit) == first_too_deep(data, limit)
@@ -308,7 +308,7 @@ def test_the_depth_scanners_find_the_same_top_level_spans(monkeypatch, values, c
     JSON Lines (level 1), the same from both scanners, and exactly each value's bytes."""
     import json
 
-    import replay_tui.demos.scan as scan
+    import replay_tui.episodes.jsonscan as scan
 
     monkeypatch.setattr(scan, "_CHUNK", chunk)
     texts = [json.dumps(value) for value in values]

@@ -5,7 +5,8 @@ tree), the messages the model was sent (the prompt, as chat messages), the tool 
 offered, what it thought and said, the recorded action as a tool call (name + typed arguments)
 with its display string, the tool's result, reward/done, and anything else verbatim in ``extra``.
 
-The seed's WebShop demonstration files map onto it without loss (:func:`from_webshop_episode`):
+The seed's WebShop demonstration files map onto it without loss
+(:func:`replay_tui.formats.webshop_demos.from_webshop_episode`):
 every field without a place of its own is kept in ``extra``.
 """
 
@@ -674,76 +675,6 @@ class Trajectory(BaseModel):
     def decisions(self) -> int:
         """Steps a replay judges: a recorded tool call, or a recorded plain answer."""
         return sum(1 for step in self.steps if step.action is not None or step.answer is not None)
-
-
-def from_webshop_episode(episode: Any) -> Trajectory:
-    """The seed's WebShop episode (:class:`replay_tui.demos.models.Episode`) as a Trajectory.
-
-    Decision steps become steps (their prompt parsed into messages when it parses); sub-events
-    (item-page actions, detail exploration, backup agent...) are kept verbatim in the step they
-    follow (``extra["sub_events"]``), the episode's own extra fields in ``extra``.
-    """
-    from replay_tui.demos.models import DecisionStep, PromptError
-
-    steps: list[TrajectoryStep] = []
-    leading: list[dict[str, Any]] = []
-    for entry in episode.trajectory:
-        if not isinstance(entry, DecisionStep):
-            dumped = entry.model_dump(mode="json") if isinstance(entry, BaseModel) else entry
-            (steps[-1].extra.setdefault("sub_events", []) if steps else leading).append(dumped)
-            continue
-        try:
-            messages = [ChatMessage(role=m.role, content=m.content) for m in entry.prompt_messages()]
-        except PromptError:
-            messages = []
-        known = {
-            "step_number",
-            "observation_before_llm",
-            "llm_prompt",
-            "llm_thinking",
-            "llm_action_name",
-            "llm_action_arguments",
-            "state",
-            "available_actions",
-            "action_executed_in_env",
-            "observation_after_action",
-            "reward",
-            "done",
-        }
-        data = entry.model_dump(mode="json")
-        extra = {key: value for key, value in data.items() if key not in known}
-        extra.update(
-            available_actions=entry.available_actions,
-            observation_after_action=entry.observation_after_action,
-            llm_prompt=entry.llm_prompt,
-        )
-        steps.append(
-            TrajectoryStep(
-                index=len(steps),
-                label=str(entry.step_number),
-                observation=entry.observation_before_llm,
-                messages=messages,
-                thinking=entry.llm_thinking or "",
-                action=ToolCall(name=entry.llm_action_name or "", arguments=dict(entry.llm_action_arguments or {})),
-                action_text=entry.expected_action,
-                reward=entry.reward,
-                done=entry.done,
-                state=entry.state,
-                extra=extra,
-                kind="decision",
-            )
-        )
-    extra = {key: value for key, value in episode.model_dump(mode="json").items() if key not in ("trajectory",)}
-    if leading:
-        extra["leading_sub_events"] = leading
-    return Trajectory(
-        id=str(episode.session_id),
-        format="webshop-demos",
-        task=episode.instruction,
-        steps=steps,
-        outcome=webshop_outcome(episode.reward, episode.succeeded, episode.completed_by_backup, episode.trajectory),
-        extra=extra,
-    )
 
 
 def webshop_outcome(

@@ -37,7 +37,7 @@ from replay_tui.export.comparison import write_comparison
 from replay_tui.fileio import expand_home
 from replay_tui.groups import MismatchGroup
 from replay_tui.sanitize import one_line, strip_control
-from replay_tui.tui.screens.groups import GroupsSource, GroupsView
+from replay_tui.tui.replay.groups import GroupsSource, GroupsView
 from replay_tui.tui.screens.modals import FORMAT_SUFFIX, ExportChoice, ExportModal
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable

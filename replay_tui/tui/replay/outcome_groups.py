@@ -18,14 +18,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from replay_tui.demos.problems import EpisodeLoadError
+from replay_tui.episodes.model import Outcome
+from replay_tui.episodes.problems import EpisodeLoadError
 from replay_tui.expected import TaskAlignment, align_trajectory
 from replay_tui.groups import OUTCOME_GROUPINGS, OUTCOME_SORT_KEYS, OutcomeGroup, group_outcomes, sort_outcome_groups
 from replay_tui.sanitize import excerpt, one_line
 from replay_tui.sources import outcome_of_ref
-from replay_tui.trajectory import Outcome
 from replay_tui.tui.messages import OutcomeRequested, ReplayState, StatusRefreshRequested
-from replay_tui.tui.screens.groups import GroupsView
+from replay_tui.tui.replay.groups import GroupsView
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column
 

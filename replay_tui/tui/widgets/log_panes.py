@@ -12,8 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from replay_tui.episodes.model import ChatMessage, ToolCall, TrajectoryStep
 from replay_tui.sanitize import one_line
-from replay_tui.trajectory import ChatMessage, ToolCall, TrajectoryStep
 from replay_tui.tui.widgets.text_pane import PaneLine, lines_from_text
 
 ROLE_STYLES = {

@@ -29,13 +29,13 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from replay_tui.episodes.model import Trajectory
 from replay_tui.export import ExportError
 from replay_tui.export.outcomes import render
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.outcome_compare import OutcomeComparison, TaskPair
 from replay_tui.sanitize import one_line, strip_control
-from replay_tui.trajectory import Trajectory
-from replay_tui.tui.screens.compare import CompareExportModal
+from replay_tui.tui.compare.runs import CompareExportModal
 from replay_tui.tui.screens.modals import ExportChoice
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable

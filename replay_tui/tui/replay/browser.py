@@ -15,10 +15,10 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from replay_tui.demos.loader import EpisodeRef
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.model import Outcome
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.sources import outcome_of_ref
-from replay_tui.trajectory import Outcome
 from replay_tui.tui.messages import (
     EpisodeOpenRequested,
     NoteRequested,

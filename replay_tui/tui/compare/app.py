@@ -1,7 +1,7 @@
 """``replay-tui compare ... --tui``: a comparison in the debugger, without a replay session.
 
 Two logs (an :class:`~replay_tui.outcome_compare.OutcomeComparison`) open in
-:class:`~replay_tui.tui.screens.log_compare.LogCompareScreen`; two replay runs (a
+:class:`~replay_tui.tui.compare.logs.LogCompareScreen`; two replay runs (a
 :class:`~replay_tui.compare.Comparison`) in the app's own compare view. Either is the same the CLI
 prints and exports. ``q`` quits; ``esc`` goes back, and quits from the list.
 """
@@ -15,8 +15,8 @@ from textual.screen import Screen
 from replay_tui.compare import Comparison
 from replay_tui.outcome_compare import OutcomeComparison
 from replay_tui.tui.app_base import ToolApp
-from replay_tui.tui.screens.compare import CompareScreen
-from replay_tui.tui.screens.log_compare import LogCompareScreen
+from replay_tui.tui.compare.logs import LogCompareScreen
+from replay_tui.tui.compare.runs import CompareScreen
 
 
 class _RunsCompareScreen(CompareScreen):

@@ -29,13 +29,13 @@ from textual.visual import VisualType
 from textual.widgets import Input, Static
 
 from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction, PromptError, SubEvent
-from replay_tui.demos.problems import EpisodeLoadError, LoadProblem
 from replay_tui.diff import char_diff
 from replay_tui.env import ReplayStep, replay_steps
+from replay_tui.episodes.model import Trajectory, TrajectoryStep
+from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
 from replay_tui.runner import StepResult
 from replay_tui.sanitize import excerpt, one_line, strip_control
 from replay_tui.sources import LogNote, LogStep, is_call_judged, outcome_of
-from replay_tui.trajectory import Trajectory, TrajectoryStep
 from replay_tui.tui.messages import (
     EpisodeNavRequested,
     NoteRequested,
@@ -50,9 +50,9 @@ from replay_tui.tui.messages import (
     SubagentOpenRequested,
     TagRequested,
 )
-from replay_tui.tui.screens.log_panes import action_lines, message_lines, result_lines
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
+from replay_tui.tui.widgets.log_panes import action_lines, message_lines, result_lines
 from replay_tui.tui.widgets.outcome_text import append_headline, outcome_detail
 from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.tui.widgets.step_facts import append_step_facts

@@ -19,7 +19,7 @@ from replay_tui.runner import StepResult, SummaryReport
 from replay_tui.runs import RunError, RunInfo, RunStore, demo_files_info, local_date, parse_time
 from replay_tui.sanitize import strip_control
 from replay_tui.tui.app_base import AppBase
-from replay_tui.tui.screens.runs import RunDeleted, RunOpenRequested, RunRenamed, RunsScreen
+from replay_tui.tui.replay.runs import RunDeleted, RunOpenRequested, RunRenamed, RunsScreen
 from replay_tui.workspace import ReplaySettings, RunSnapshot, Workspace
 
 

@@ -27,12 +27,12 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
-from replay_tui.demos.problems import EpisodeLoadError
+from replay_tui.episodes.model import Outcome, Trajectory
+from replay_tui.episodes.problems import EpisodeLoadError
 from replay_tui.expected import ExpectedHit, RecordedCall, TaskAlignment, align_predicted, align_trajectory
 from replay_tui.runner import replay_expected
 from replay_tui.sanitize import excerpt, one_line
 from replay_tui.sources import outcome_of, outcome_of_ref
-from replay_tui.trajectory import Outcome, Trajectory
 from replay_tui.tui.messages import ReplayState, StatusRefreshRequested
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable

@@ -31,7 +31,7 @@ from textual.widgets import Static
 
 from replay_tui.fileio import atomic_write_text
 from replay_tui.sanitize import one_line, strip_control
-from replay_tui.tui.app_base import ToolApp
+from replay_tui.tui.app_base import STYLES, ToolApp
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable, SortActions
 from replay_tui.visual.batch import LABELS, BatchPair, batch_markdown, batch_report, score_pairs
@@ -132,7 +132,7 @@ class VisualBatchScreen(SortActions, Screen):
     """Page pairs of a batch with the five scores and the final score; enter opens the inspector."""
 
     SORT_KEYS = SORTABLE
-    CSS_PATH = "styles/batch.tcss"  # relative to this module
+    CSS_PATH = STYLES / "batch.tcss"
     DEFAULT_CSS = """
     VisualBatchScreen #batch-delta { height: auto; padding: 0 1; border-top: solid $panel; }
     """
@@ -450,7 +450,7 @@ class VisualBatchScreen(SortActions, Screen):
 
     @on(LazyTable.Selected, "#batch-pairs")
     def _open(self) -> None:
-        from replay_tui.tui.inspector import InspectorScreen, InspectTarget
+        from replay_tui.tui.visual.inspector import InspectorScreen, InspectTarget
 
         pair = self.selected()
         if pair is None:

@@ -35,7 +35,7 @@ from textual.widgets import Static
 
 from replay_tui.fileio import atomic_write_bytes, atomic_write_text
 from replay_tui.sanitize import one_line, strip_control
-from replay_tui.tui.app_base import ToolApp
+from replay_tui.tui.app_base import STYLES, ToolApp
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.halfblock import Box, draw_boxes
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
@@ -200,7 +200,7 @@ def viewer_command() -> list[str] | None:
 class InspectorScreen(Screen):
     """One page pair: scores, both screenshots with their blocks, the pair table."""
 
-    CSS_PATH = "styles/inspector.tcss"  # relative to this module
+    CSS_PATH = STYLES / "inspector.tcss"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("w", "worst", "Worst", id="inspector.worst"),
         Binding("W", "worst(-1)", "Previous worst", show=False, id="inspector.previous_worst"),

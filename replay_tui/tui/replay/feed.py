@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection
 
-from replay_tui.demos.problems import LoadProblem
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.runner import EpisodeReport, StepResult
 from replay_tui.tui.messages import ReplayProgressed
 

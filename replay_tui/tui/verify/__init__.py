@@ -1,0 +1,1 @@
+"""The WebArena-Verified evaluator's results in the app."""

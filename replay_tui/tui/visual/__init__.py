@@ -1,0 +1,1 @@
+"""The Design2Code visual metrics in the app: the block-match inspector and the batch table."""
