@@ -338,8 +338,8 @@ def outcome_of(episode: Episode | FastEpisode) -> Outcome:
 def outcome_of_ref(ref: EpisodeRef) -> Outcome:
     """The outcome of an episode not yet opened: the reader's whole outcome when it indexed one,
     else what the header holds (reward, success)."""
-    if isinstance(ref.raw, EpisodeSummary) and ref.raw.outcome is not None:
-        return ref.raw.outcome
+    if isinstance(ref.raw, EpisodeSummary) and (outcome := ref.raw.full_outcome()) is not None:
+        return outcome
     header = ref.header
     return seed_outcome(header.final_reward, header.success, header.completed_by_backup)
 
