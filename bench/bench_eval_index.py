@@ -38,11 +38,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER = ROOT.parent.parent / "shared" / "peer_bench"
@@ -69,13 +71,14 @@ print(json.dumps(out))
 FLOOR = "import runpy, sys, zipfile_zstd; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
 
 
-def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in MiB and stdout of ``argv`` in a fresh process (run in a temporary
-    folder: ``python -c`` puts its working folder first on the path, before ``--ours``)."""
+def run(argv: list[str], env: dict[str, str] | None = None) -> Phase:
+    """Wall and CPU (user + system) seconds, peak RSS in MiB and stdout of ``argv`` in a fresh process
+    (run in a temporary folder: ``python -c`` puts its working folder first on the path, before
+    ``--ours``). CPU is what a shared machine's load does not inflate."""
     with tempfile.NamedTemporaryFile("r", suffix=".rss") as rss:
         start = time.perf_counter()
         done = subprocess.run(
-            ["/usr/bin/time", "-o", rss.name, "-f", "%M", *argv],
+            ["/usr/bin/time", "-o", rss.name, "-f", "%M %U %S", *argv],
             capture_output=True,
             text=True,
             env=env,
@@ -85,13 +88,22 @@ def run(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, floa
         wall = time.perf_counter() - start
         if done.returncode != 0:
             raise SystemExit(f"{argv[:3]} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
-        kib = int(rss.read().strip().splitlines()[-1])
-    return wall, kib / 1024, done.stdout.strip()
+        kib, user, system = rss.read().strip().splitlines()[-1].split()
+    return Phase(wall, float(user) + float(system), int(kib) / 1024, done.stdout.strip())
 
 
-def best(argv: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, float, str]:
+class Phase(NamedTuple):
+    wall: float
+    cpu: float
+    rss: float
+    out: str
+
+
+def median(argv: list[str], repeat: int, env: dict[str, str] | None = None) -> Phase:
+    """The run of median wall time of ``repeat`` runs, each in a fresh process (CPU and RSS: medians too)."""
     runs = [run(argv, env) for _ in range(repeat)]
-    return min(runs, key=lambda r: r[0])
+    middle = sorted(runs, key=lambda r: r.wall)[len(runs) // 2]
+    return middle._replace(cpu=statistics.median(r.cpu for r in runs), rss=statistics.median(r.rss for r in runs))
 
 
 def main() -> None:
@@ -101,34 +113,39 @@ def main() -> None:
     parser.add_argument("--peer-python", default="/tmp/insp/bin/python", help="a python with inspect_ai")
     parser.add_argument("--peer-dir", type=Path, default=PEER, help="the peer_bench scripts")
     parser.add_argument("--ours", type=Path, default=ROOT, help="the checkout whose replay_tui is measured")
-    parser.add_argument("--repeat", type=int, default=1, help="runs of each phase; the fastest is shown")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each phase; the median is shown")
     parser.add_argument("--skip-peer", action="store_true", help="ours only")
     args = parser.parse_args()
     path = str(args.file.resolve())
     env = {**os.environ, "PYTHONPATH": str(args.ours.resolve())}
-    rows: dict[str, tuple[float, float, str]] = {}
+    rows: dict[str, Phase] = {}
     if not args.skip_peer:
         peer, summaries = args.peer_python, str(args.peer_dir / "insp_summaries.py")
-        rows["inspect_ai header + summaries"] = best([peer, summaries, path], args.repeat)
-        rows["inspect_ai one sample"] = best([peer, str(args.peer_dir / "insp_one.py"), path, args.sample], args.repeat)
-        rows["floor: summaries.json"] = best(
+        rows["inspect_ai header + summaries"] = median([peer, summaries, path], args.repeat)
+        rows["inspect_ai one sample"] = median(
+            [peer, str(args.peer_dir / "insp_one.py"), path, args.sample], args.repeat
+        )
+        rows["floor: summaries.json"] = median(
             [peer, "-c", FLOOR, str(args.peer_dir / "floor_zip.py"), path, "--summaries"], args.repeat
         )
-    rows["ours: first rows"] = best([sys.executable, "-c", OURS_INDEX, path], args.repeat, env)
-    rows["ours: one sample"] = best([sys.executable, "-c", OURS_INDEX, path, args.sample], args.repeat, env)
+    rows["ours: first rows"] = median([sys.executable, "-c", OURS_INDEX, path], args.repeat, env)
+    rows["ours: one sample"] = median([sys.executable, "-c", OURS_INDEX, path, args.sample], args.repeat, env)
     size = args.file.stat().st_size / 2**20
     print(f"{args.file.name}: {size:,.0f} MiB zip; ours from {args.ours}")
-    print(f"  {'phase':<32}{'time':>8}{'peak RSS':>11}  output")
-    for name, (wall, rss, out) in rows.items():
-        print(f"  {name:<32}{wall:>7.2f}s{rss:>8.0f} MiB  {out[:110]}")
-    ours_rows, ours_one = rows["ours: first rows"][0], rows["ours: one sample"]
-    inner = json.loads(ours_one[2])
+    print(f"  {'phase':<32}{'wall':>8}{'CPU':>8}{'peak RSS':>11}  output")
+    for name, phase in rows.items():
+        print(f"  {name:<32}{phase.wall:>7.2f}s{phase.cpu:>7.2f}s{phase.rss:>7.0f} MiB  {phase.out[:100]}")
+    ours_rows, ours_one = rows["ours: first rows"], rows["ours: one sample"]
+    inner = json.loads(ours_one.out)
     print(f"  ours: index in-process {inner['index']:.2f}s (imports {inner['import']:.2f}s), load {inner['load']:.3f}s")
     if not args.skip_peer:
-        floor, peer_rows = rows["floor: summaries.json"][0], rows["inspect_ai header + summaries"][0]
-        peer_one = rows["inspect_ai one sample"][0]
-        print(f"  first rows: {ours_rows / floor:.1f}x the floor, {ours_rows / peer_rows:.2f}x inspect_ai")
-        print(f"  one sample: {ours_one[0] / peer_one:.2f}x inspect_ai (load alone {inner['load']:.3f}s)")
+        floor, peer_rows = rows["floor: summaries.json"], rows["inspect_ai header + summaries"]
+        peer_one = rows["inspect_ai one sample"]
+        for what, ours, other in (("first rows", ours_rows, peer_rows), ("one sample", ours_one, peer_one)):
+            print(
+                f"  {what}: wall {ours.wall / other.wall:.2f}x inspect_ai, CPU {ours.cpu / other.cpu:.2f}x"
+                + (f"; {ours.wall / floor.wall:.1f}x the floor" if what == "first rows" else "")
+            )
 
 
 if __name__ == "__main__":
