@@ -41,6 +41,7 @@ from replay_tui.demos.models import ChatMessage as DemoChatMessage
 from replay_tui.demos.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Reader, allowing_pickles, detect, reader_for
 from replay_tui.formats.growing import FollowedFile, FollowingReader, Gone
+from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.matching import ANSWER_STATE
 from replay_tui.trajectory import (
     ChatMessage,
@@ -362,23 +363,29 @@ class TrajectoryFile:
         self.error: str | None = None
         self._held: dict[int, Trajectory] = {}
         next_id = first_id
+        # an index allocates much and makes no cycles: the collector's passes over the growing
+        # summaries were a third of a 100,000-sample .eval's index (see replay_tui.gcpause); not
+        # tenured, since the app freezes what it keeps itself
         try:
-            if isinstance(reader, IndexingReader):
-                for item in reader.index(self.path):
-                    if isinstance(item, LoadProblem):
-                        self.problems.append(item)
-                    else:
-                        self._add(item, next_id)
+            with gc_paused(tenure=False):
+                if isinstance(reader, IndexingReader):
+                    for item in reader.index(self.path):
+                        gc_tick()
+                        if isinstance(item, LoadProblem):
+                            self.problems.append(item)
+                        else:
+                            self._add(item, next_id)
+                            next_id += 1
+                else:
+                    for record, found in enumerate(reader.read(self.path)):
+                        gc_tick()
+                        if isinstance(found, LoadProblem):
+                            self.problems.append(found)
+                            continue
+                        summary = EpisodeSummary.of(found, record, record)
+                        self._held[record] = found
+                        self._add(summary, next_id)
                         next_id += 1
-            else:
-                for record, found in enumerate(reader.read(self.path)):
-                    if isinstance(found, LoadProblem):
-                        self.problems.append(found)
-                        continue
-                    summary = EpisodeSummary.of(found, record, record)
-                    self._held[record] = found
-                    self._add(summary, next_id)
-                    next_id += 1
         except Exception as exc:  # a reader must never take the set down; what it found stays
             self.problems.append(LoadProblem(file=self.name, message=f"{self.format} reader failed: {exc}"))
 

@@ -344,6 +344,10 @@ def _verdict(scores: dict[Any, Any], log: dict[str, Any]) -> tuple[float | None,
     return reward, success
 
 
+_OUTCOME_KEYS = ("scores", "score", "output", "error", "limit", "target")
+"""What :func:`_outcome` reads of a sample or summary."""
+
+
 class _DeferredOutcome:
     """A summary's whole outcome, built when first asked (a summary whose outcome cannot be built
     keeps the reward and success read at index time: the loaded episode says the rest)."""
@@ -351,7 +355,8 @@ class _DeferredOutcome:
     __slots__ = ("built", "log", "reward", "success", "summary")
 
     def __init__(self, summary: dict[str, Any], log: dict[str, Any], reward: float | None, success: bool | None):
-        self.summary, self.log, self.reward, self.success = summary, log, reward, success
+        self.summary = {key: summary[key] for key in _OUTCOME_KEYS if key in summary}  # not its input, metadata...
+        self.log, self.reward, self.success = log, reward, success
         self.built: Outcome | None = None
 
     def __call__(self) -> Outcome:
