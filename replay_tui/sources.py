@@ -364,10 +364,10 @@ class TrajectoryFile:
         self._held: dict[int, Trajectory] = {}
         next_id = first_id
         # an index allocates much and makes no cycles: the collector's passes over the growing
-        # summaries were a third of a 100,000-sample .eval's index (see replay_tui.gcpause); not
-        # tenured, since the app freezes what it keeps itself
+        # summaries were a third of a 100,000-sample .eval's index, and untenured, the first full
+        # collection after it (opening an episode) took 0.5 s (see replay_tui.gcpause)
         try:
-            with gc_paused(tenure=False):
+            with gc_paused():
                 if isinstance(reader, IndexingReader):
                     for item in reader.index(self.path):
                         gc_tick()
