@@ -4,6 +4,8 @@ Run by hand (not in CI), on a log written by inspect_ai's own API::
 
     /tmp/insp/bin/python ../shared/peer_bench/gen_inspect_eval.py /tmp/evalbench 10000
     python bench/bench_eval_index.py /tmp/evalbench/inspect_10000_zstd.eval --sample 5000
+    /tmp/insp/bin/python bench/gen_big_eval.py /tmp/evalbench 100000      # past ~20,000 samples
+    python bench/bench_eval_index.py /tmp/evalbench/inspect_100000_zstd.eval --sample 50000
 
 Each phase runs in a fresh subprocess under GNU time (``-f %M``: its own peak RSS), timed from
 outside (interpreter start and imports included, as a user waits for them):
@@ -31,6 +33,32 @@ samples and summaries replicated with new ids and inputs: 29 MiB zip, deflate), 
     floor: summaries.json            1.2-1.4s   69 MiB
     ours: first rows                55.4s 307 MiB    3.9-5.9s 96 MiB (index in-process 1.6-3.4s)
     ours: one episode loaded         (after a whole read)   0.002-0.003s (the index's zip kept open)
+
+The 10,000-sample zstd log of ``gen_inspect_eval.py`` (165 MiB), main's code, load 13+, medians of 3:
+inspect_ai header + summaries 36.8s wall / 4.5s CPU / 169 MiB; floor 0.7s / 0.24s / 89 MiB; ours
+first rows 8.9s / 1.4s / 115 MiB (0.3x inspect_ai's CPU), one sample's load 0.008s.
+
+100,000 samples (issue 31's figure), written by inspect_ai 0.3.285's own recorder with
+``bench/gen_big_eval.py`` (1,652 MiB zip, zstd; summaries.json alone parses to 758 MiB), sample
+50000, ``--repeat 3`` (medians; each run a fresh process). The machine was shared by 8 jobs (load
+average 4-24), so wall time is mostly waiting: **CPU** (user + system, interpreter start and imports
+included) is the figure to compare::
+
+    phase                            wall     CPU    peak RSS
+    inspect_ai header + summaries   62.8s   21.8s    897 MiB
+    inspect_ai one sample            3.9s    2.3s    139 MiB
+    floor: summaries.json            8.2s    2.9s    758 MiB
+    ours (main): first rows         60.7s   12.3s    811 MiB   (load ~20)
+    ours (h-i31): first rows        26.3s    6.7s    812 MiB   (load ~20; 16.6s / 8.4s at load ~8 before the GC pause)
+    ours (h-i31): one sample        54.7s    6.2s    812 MiB   (its load alone 0.008-0.1s)
+
+In one process, quiet moments: ``open_sources`` 9.1s of CPU on main, 4.1s after (an inspect summary's
+outcome built when first shown; the index run with the cycle collector paused and tenured), the
+first episode then loads in 0.008s (0.56s before tenuring: a full collection). Against inspect_ai's
+own readers: first rows at 0.3x its CPU; one sample alone 0.008s vs its 2.3s. **Not met**: the
+target of 3s to the first rows: the floor alone (inflating and parsing summaries.json) is 2.9s of
+CPU and 758 MiB, so a 3s list of 100,000 samples needs summaries parsed incrementally (first rows
+before the member is whole), not a faster loop.
 """
 
 from __future__ import annotations
