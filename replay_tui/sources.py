@@ -52,6 +52,7 @@ from replay_tui.episodes.model import (
 from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Reader, allowing_pickles, detect, reader_for
 from replay_tui.formats.growing import FollowedFile, FollowingReader, Gone
+from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.matching import ANSWER_STATE
 
 WEBSHOP_FORMATS = frozenset({"webshop-demos", "webshop-human"})
@@ -338,8 +339,8 @@ def outcome_of(episode: Episode | FastEpisode) -> Outcome:
 def outcome_of_ref(ref: EpisodeRef) -> Outcome:
     """The outcome of an episode not yet opened: the reader's whole outcome when it indexed one,
     else what the header holds (reward, success)."""
-    if isinstance(ref.raw, EpisodeSummary) and ref.raw.outcome is not None:
-        return ref.raw.outcome
+    if isinstance(ref.raw, EpisodeSummary) and (outcome := ref.raw.full_outcome()) is not None:
+        return outcome
     header = ref.header
     return seed_outcome(header.final_reward, header.success, header.completed_by_backup)
 
@@ -362,23 +363,29 @@ class TrajectoryFile:
         self.error: str | None = None
         self._held: dict[int, Trajectory] = {}
         next_id = first_id
+        # an index allocates much and makes no cycles: the collector's passes over the growing
+        # summaries were a third of a 100,000-sample .eval's index, and untenured, the first full
+        # collection after it (opening an episode) took 0.5 s (see replay_tui.gcpause)
         try:
-            if isinstance(reader, IndexingReader):
-                for item in reader.index(self.path):
-                    if isinstance(item, LoadProblem):
-                        self.problems.append(item)
-                    else:
-                        self._add(item, next_id)
+            with gc_paused():
+                if isinstance(reader, IndexingReader):
+                    for item in reader.index(self.path):
+                        gc_tick()
+                        if isinstance(item, LoadProblem):
+                            self.problems.append(item)
+                        else:
+                            self._add(item, next_id)
+                            next_id += 1
+                else:
+                    for record, found in enumerate(reader.read(self.path)):
+                        gc_tick()
+                        if isinstance(found, LoadProblem):
+                            self.problems.append(found)
+                            continue
+                        summary = EpisodeSummary.of(found, record, record)
+                        self._held[record] = found
+                        self._add(summary, next_id)
                         next_id += 1
-            else:
-                for record, found in enumerate(reader.read(self.path)):
-                    if isinstance(found, LoadProblem):
-                        self.problems.append(found)
-                        continue
-                    summary = EpisodeSummary.of(found, record, record)
-                    self._held[record] = found
-                    self._add(summary, next_id)
-                    next_id += 1
         except Exception as exc:  # a reader must never take the set down; what it found stays
             self.problems.append(LoadProblem(file=self.name, message=f"{self.format} reader failed: {exc}"))
 

@@ -12,10 +12,11 @@ from rich.table import Table
 from rich.text import Text
 
 from replay_tui.cli.common import EXIT_OK, EXIT_USAGE, print_error
-from replay_tui.episodes.problems import LoadProblem
-from replay_tui.formats import FORMATS, FormatError, choose_reader, reader_for
-from replay_tui.formats.census import census
+from replay_tui.episodes.problems import DemoFileError, LoadProblem
+from replay_tui.formats import FORMATS, FormatError, Reader, choose_reader, reader_for
+from replay_tui.formats.census import census, merge_census
 from replay_tui.sanitize import strip_control
+from replay_tui.sources import expand_logs
 
 
 def register(subparsers: Any) -> None:
@@ -27,7 +28,12 @@ def register(subparsers: Any) -> None:
         "(detected by content, or --format), its episodes, steps and recorded tool calls, and its problems. "
         "Exit 0 when every file yields episodes, 2 when one is not recognised or yields none.",
     )
-    parser.add_argument("files", nargs="*", metavar="FILE", help="log files (or experiment folders) to identify")
+    parser.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="log files, experiment folders or folders of log files (each file of those read by its own reader)",
+    )
     parser.add_argument(
         "--format",
         dest="fmt",
@@ -46,7 +52,8 @@ def register(subparsers: Any) -> None:
         "--json",
         action="store_true",
         help="for scripts: a JSON array on stdout, one object per FILE (file, format or null, episodes, steps, "
-        "calls, results, subagents, problems, episode_list with each episode's id, steps, calls and outcome)",
+        "calls, results, subagents, problems, episode_list with each episode's id, steps, calls and outcome); "
+        'a folder of log files is one object of its files\' sums (format "mixed" when they differ)',
     )
     parser.set_defaults(func=run)
 
@@ -64,12 +71,9 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         )
     failed = False
     notes: list[Text] = []
-    for name in args.files:
-        path = Path(name)
-        try:
-            reader = choose_reader(path, args.fmt, allow_pickle=args.allow_pickle)
-        except FormatError as exc:
-            print_error(err, "formats", str(exc))
+    for path, reader in (found for name in args.files for found in _logs(Path(name), args)):
+        if isinstance(reader, FormatError):
+            print_error(err, "formats", str(reader))
             failed = True
             continue
         episodes = steps = calls = 0
@@ -81,7 +85,14 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
             episodes += 1
             steps += len(item.steps)
             calls += item.recorded_calls
-        table.add_row(strip_control(path.name), reader.name, str(episodes), str(steps), str(calls), str(len(problems)))
+        table.add_row(
+            strip_control(_shown(path, args.files)),
+            reader.name,
+            str(episodes),
+            str(steps),
+            str(calls),
+            str(len(problems)),
+        )
         notes += [Text(f"problem: {strip_control(p.one_line())}", style="yellow") for p in problems[: args.show]]
         if len(problems) > args.show:
             notes.append(Text(f"… and {len(problems) - args.show} more problems in {path.name}", style="yellow"))
@@ -103,18 +114,46 @@ def _run_json(args: argparse.Namespace, out: Console) -> int:
     found = []
     for name in args.files:
         path = Path(name)
-        try:
-            reader = choose_reader(path, args.fmt, allow_pickle=args.allow_pickle)
-        except FormatError as exc:
-            found.append(census(path, None, problem=LoadProblem(file=path.name, message=str(exc))))
-            failed = True
-            continue
-        entry = census(path, reader)
+        entries = [
+            census(log, None, problem=LoadProblem(file=log.name, message=str(reader)))
+            if isinstance(reader, FormatError)
+            else census(log, reader)
+            for log, reader in _logs(path, args)
+        ]
+        entry = entries[0] if len(entries) == 1 and entries[0]["file"] == str(path) else merge_census(path, entries)
         failed = failed or not entry["episodes"]
         found.append(entry)
     out.file.write(orjson.dumps(found, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
     out.file.flush()
     return EXIT_USAGE if failed else EXIT_OK
+
+
+def _logs(path: Path, args: argparse.Namespace) -> list[tuple[Path, Reader | FormatError]]:
+    """What ``path`` names, each with its reader (or why none takes it): itself when a reader takes
+    it (a file, a folder a reader reads whole), else a folder's log files, each by its own reader
+    (what ``replay`` and the app open of a folder)."""
+    try:
+        return [(path, choose_reader(path, args.fmt, allow_pickle=args.allow_pickle))]
+    except FormatError as exc:
+        if not path.is_dir():
+            return [(path, exc)]
+        unread = exc
+    try:
+        files = expand_logs(path)
+    except DemoFileError as exc:
+        return [(path, FormatError(f"{unread}; {exc}"))]
+    found: list[tuple[Path, Reader | FormatError]] = []
+    for log in files:
+        try:
+            found.append((log, choose_reader(log, args.fmt, allow_pickle=args.allow_pickle)))
+        except FormatError as exc:
+            found.append((log, exc))
+    return found
+
+
+def _shown(path: Path, given: list[str]) -> str:
+    """A file's name as the table shows it: with its folder's when it came from a folder given."""
+    return path.name if str(path) in given else f"{path.parent.name}/{path.name}"
 
 
 def _formats_table() -> Table:

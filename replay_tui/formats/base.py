@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -42,8 +42,19 @@ class EpisodeSummary:
     outcome: Outcome | None = None
     """The log's whole outcome when the reader has it at index time (None: only ``reward`` and
     ``success`` are known before the episode is loaded)."""
+    deferred_outcome: Callable[[], Outcome] | None = field(default=None, compare=False, repr=False)
+    """How to build the whole outcome when first asked (:meth:`full_outcome`), for a reader that
+    has it at index time but not cheaply: a 100,000-sample inspect_ai log lists its rows without
+    building 100,000 outcomes, and the browser builds those it shows."""
     locator: Any = None
     """Reader-specific: how :meth:`IndexingReader.load` finds the episode again (offsets, a name)."""
+
+    def full_outcome(self) -> Outcome | None:
+        """The log's whole outcome, built now when the reader deferred it; None when only ``reward``
+        and ``success`` are known before the episode is loaded."""
+        if self.outcome is None and self.deferred_outcome is not None:
+            return self.deferred_outcome()
+        return self.outcome
 
     @classmethod
     def of(cls, trajectory: Trajectory, record: int, locator: Any = None) -> EpisodeSummary:

@@ -159,3 +159,17 @@ def census(path: Path, reader: Reader | None, *, problem: LoadProblem | None = N
         found["subagents"] += entry["subagent_of"] is not None
         found["episode_list"].append(entry)
     return found
+
+
+def merge_census(folder: Path, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """One object for a folder of log files: its files' counts summed, their problems and episodes in
+    file order; ``format`` the one its files share, ``"mixed"`` when they differ, None when no file
+    is recognised."""
+    names = {entry["format"] for entry in entries if entry["format"] is not None}
+    found = census(folder, None)
+    found["format"] = names.pop() if len(names) == 1 else "mixed" if names else None
+    for key in ("episodes", "steps", "calls", "results", "subagents"):
+        found[key] = sum(entry[key] for entry in entries)
+    found["problems"] = [problem for entry in entries for problem in entry["problems"]]
+    found["episode_list"] = [episode for entry in entries for episode in entry["episode_list"]]
+    return found

@@ -45,8 +45,15 @@ import orjson
 
 from replay_tui.episodes.model import ChatMessage, Outcome, ParentLink, TokenUsage, ToolCall, Trajectory
 from replay_tui.episodes.problems import LoadProblem
-from replay_tui.formats.base import Detection, ReadItem, strip_bom
-from replay_tui.formats.conversation import Conversation, fork_state, head_records, jsonl_records, read_sessions
+from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem, strip_bom
+from replay_tui.formats.conversation import (
+    Conversation,
+    CountingConversation,
+    fork_state,
+    head_records,
+    jsonl_records,
+    read_sessions,
+)
 from replay_tui.formats.growing import Forking, LogFollower
 
 FORMAT = "codex"
@@ -118,7 +125,42 @@ class CodexReader:
         return Detection.no("no Codex session_meta line nor legacy header {id, timestamp, instructions}")
 
     def read(self, path: Path) -> Iterator[ReadItem]:
-        return read_sessions(path, self.session_files, "no Codex rollout-*.jsonl files in this folder", _read_file)
+        return read_sessions(path, self.session_files, _NO_ROLLOUTS, _read_file)
+
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """Every rollout's summary, in :meth:`read`'s order, from the same pass over its lines with a
+        :class:`~replay_tui.formats.conversation.CountingConversation` (no prompt, message or history
+        is built; one rollout is held at a time). ``locator`` = the rollout file: :meth:`load` reads
+        that one file again."""
+        reading: list[Path] = [path]
+
+        def counted(file: Path) -> Iterator[ReadItem]:
+            reading[0] = file
+            return _read_file(file, counting=True)
+
+        record = 0
+        for item in read_sessions(path, self.session_files, _NO_ROLLOUTS, counted):
+            if isinstance(item, LoadProblem):
+                yield item
+                continue
+            yield EpisodeSummary.of(item, record, reading[0])
+            record += 1
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        """The rollout ``summary`` points at, read whole."""
+        found = list(_read_file(summary.locator))
+        episodes = [item for item in found if isinstance(item, Trajectory)]
+        if episodes and episodes[0].id == summary.id:
+            return episodes[0]
+        errors = [item for item in found if isinstance(item, LoadProblem) and item.severity == "error"]
+        if errors and not episodes:
+            return errors[0]
+        return LoadProblem(
+            file=summary.locator.name,
+            index=summary.record,
+            session_id=summary.id,
+            message="the rollout changed since it was indexed: reopen it",
+        )
 
     def session_files(self, folder: Path) -> list[Path]:
         """A sessions folder's rollouts (else its ``.jsonl`` files)."""
@@ -130,6 +172,7 @@ class CodexReader:
 
 
 READER = CodexReader()
+_NO_ROLLOUTS = "no Codex rollout-*.jsonl files in this folder"
 
 
 def _rollouts(folder: Path) -> list[Path]:
@@ -173,9 +216,9 @@ def _text(content: Any) -> str:
 
 
 class _Rollout:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, counting: bool = False):
         self.path = path
-        self.conversation = Conversation()
+        self.conversation = CountingConversation() if counting else Conversation()
         self.id = ""
         self.task = ""
         self.metadata: dict[str, Any] = {}
@@ -454,8 +497,9 @@ def _spawning_call(path: Path, parent: str, child: str) -> tuple[str | None, str
     return None
 
 
-def _read_file(path: Path) -> Iterator[ReadItem]:
-    state = _RolloutFile(path)
+def _read_file(path: Path, counting: bool = False) -> Iterator[ReadItem]:
+    """A rollout's episode (``counting``: steps without prompts, for an index)."""
+    state = _RolloutFile(path, counting)
     for number, record in jsonl_records(path):
         state.add(number, record)
     yield from state.finish()
@@ -465,9 +509,9 @@ class _RolloutFile:
     """One rollout file read so far (followed, ``--follow``: its records are added as lines
     complete and a :meth:`fork` is finished each time)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, counting: bool = False):
         self.path = path
-        self.rollout = _Rollout(path)
+        self.rollout = _Rollout(path, counting)
         self.problems: list[LoadProblem] = []
         self.seen = False
 

@@ -321,12 +321,56 @@ def _headline(scores: dict[str, Any], log: dict[str, Any]) -> str | None:
     return next(iter(scores), None)
 
 
-def _outcome(sample: dict[str, Any], log: dict[str, Any]) -> Outcome:
+def _scores(sample: dict[str, Any]) -> dict[Any, Any]:
+    """A sample's (or summary's) scores by scorer name."""
     scores = sample.get("scores")
     if not isinstance(scores, dict):
         scores = {} if scores is None else {"score": scores}
     if not scores and isinstance(sample.get("score"), dict):  # inspect < 0.3.20: one `score`
         scores = {"score": sample["score"]}
+    return scores
+
+
+def _verdict(scores: dict[Any, Any], log: dict[str, Any]) -> tuple[float | None, bool | None]:
+    """The reward and success of a sample's scores: the headline scorer's value first, then the
+    others' in the log's order, the first that reads as a number."""
+    headline = _headline(scores, log)
+    values = [
+        score.get("value") if isinstance(score, dict) else score
+        for name, score in sorted(scores.items(), key=lambda item: str(item[0]) != headline)
+    ]
+    reward = next((n for value in values if (n := value_to_float(value)) is not None), None)
+    success = next((passed for value in values if (passed := _passed(value)) is not None), None)
+    return reward, success
+
+
+_OUTCOME_KEYS = ("scores", "score", "output", "error", "limit", "target")
+"""What :func:`_outcome` reads of a sample or summary."""
+
+
+class _DeferredOutcome:
+    """A summary's whole outcome, built when first asked (a summary whose outcome cannot be built
+    keeps the reward and success read at index time: the loaded episode says the rest)."""
+
+    __slots__ = ("built", "log", "reward", "success", "summary")
+
+    def __init__(self, summary: dict[str, Any], log: dict[str, Any], reward: float | None, success: bool | None):
+        self.summary = {key: summary[key] for key in _OUTCOME_KEYS if key in summary}  # not its input, metadata...
+        self.log, self.reward, self.success = log, reward, success
+        self.built: Outcome | None = None
+
+    def __call__(self) -> Outcome:
+        if self.built is None:
+            try:
+                self.built = _outcome(self.summary, self.log)
+            except (_Bad, ValueError, TypeError, KeyError, AttributeError):
+                self.built = Outcome(reward=self.reward, success=self.success)
+            self.summary = {}
+        return self.built
+
+
+def _outcome(sample: dict[str, Any], log: dict[str, Any]) -> Outcome:
+    scores = _scores(sample)
     checks: list[OutcomeCheck] = []
     answers: dict[str, str] = {}
     explanations: dict[str, str] = {}
@@ -342,10 +386,8 @@ def _outcome(sample: dict[str, Any], log: dict[str, Any]) -> Outcome:
             OutcomeCheck(name=str(name), passed=_passed(raw.get("value")), value=raw.get("value"), detail=detail)
         )
     headline = _headline(scores, log)
-    ordered = sorted(checks, key=lambda check: check.name != headline)  # the headline first, then the log's order
-    reward = next((n for c in ordered if (n := value_to_float(c.value)) is not None), None)
-    success = next((c.passed for c in ordered if c.passed is not None), None)
-    names = [c.name for c in ordered]
+    reward, success = _verdict(scores, log)
+    names = sorted((c.name for c in checks), key=lambda name: name != headline)  # the headline first
     output = sample.get("output")
     completion = _text_or_none(output.get("completion")) if isinstance(output, dict) else None
     error = _error_text(sample.get("error")) if sample.get("error") else None
@@ -1288,14 +1330,16 @@ class _Layout:
         """A sample's :class:`EpisodeSummary` from its entry in the summaries (None: not usable).
 
         The outcome is the summary's (inspect thins long answers and explanations there; the
-        sample's own completion, when it has one, is the answer once the episode is loaded). The
+        sample's own completion, when it has one, is the answer once the episode is loaded), built
+        when first asked: only its reward and success are read here (a pydantic outcome per sample
+        was a third of the index's time). The
         calls are inspect's ``turn_count`` (its top-level model generations; 1, the final reply, in
         logs older than it) until then: a tool-using sample's final answer is one more than its calls."""
         sample_id = summary.get("id")
         if not isinstance(sample_id, (str, int)) or isinstance(sample_id, bool):
             return None
         try:
-            outcome = _outcome(summary, self.log)
+            reward, success = _verdict(_scores(summary), self.log)
             task = _input_text(summary.get("input")) or ""
         except (_Bad, ValueError, TypeError, KeyError, AttributeError):
             return None
@@ -1306,9 +1350,9 @@ class _Layout:
             record=index,
             task=task,
             steps=steps,
-            reward=outcome.reward,
-            success=outcome.success,
-            outcome=outcome,
+            reward=reward,
+            success=success,
+            deferred_outcome=_DeferredOutcome(summary, self.log, reward, success),
             locator=(name, self.several),
         )
 

@@ -113,6 +113,38 @@ def test_an_unrecognised_file_is_format_null_with_its_problem_and_exit_2(capsys,
     assert known["format"] == "claude-code" and known["episodes"] == 1
 
 
+def test_a_folder_of_logs_is_one_object_of_its_files_counts(capsys) -> None:
+    folder = DATA / "codex"
+    code, (found,) = formats_json(capsys, folder)
+    expected = [codex(path) for path in samples("codex")]
+    assert code == 0 and found["file"] == str(folder) and found["format"] == "codex" and found["problems"] == []
+    assert {key: found[key] for key in KEYS} == {key: sum(e[key] for e in expected) for key in KEYS}
+    assert len(found["episode_list"]) == found["episodes"]
+
+
+def test_a_mixed_folder_names_its_unreadable_file_and_counts_the_rest(capsys, tmp_path: Path) -> None:
+    atif = DATA / "atif" / "terminus_2__hello-world.trajectory__ATIF-v1.3.json"
+    session = DATA / "claude_code" / "big3__logs_chat__cc2.0.49.jsonl"
+    for path in (atif, session):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "strange.json").write_text('{"hello": "world"}', encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("not a log", encoding="utf-8")
+    code, (found,) = formats_json(capsys, tmp_path)
+    expected = [test_atif.spec_counts(atif), claude_code(session)]
+    assert code == 0 and found["format"] == "mixed"
+    assert {key: found[key] for key in KEYS} == {key: sum(e[key] for e in expected) for key in KEYS}
+    (problem,) = found["problems"]
+    assert problem["file"] == "strange.json" and "no reader recognises this file" in problem["message"]
+
+
+def test_a_folder_with_no_log_file_is_format_null_and_exit_2(capsys, tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a log", encoding="utf-8")
+    code, (found,) = formats_json(capsys, tmp_path)
+    assert code == 2 and found["format"] is None and found["episodes"] == 0
+    (problem,) = found["problems"]
+    assert "holds no log files" in problem["message"]
+
+
 def test_a_bad_record_is_a_problem_naming_file_episode_and_field_and_the_rest_counts(capsys, tmp_path: Path) -> None:
     doc = json.loads((DATA / "atif" / "terminus_2__hello-world-timeout.trajectory.json").read_text())
     doc["steps"][1]["tool_calls"][0]["function_name"] = 7

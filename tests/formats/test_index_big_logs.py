@@ -1,4 +1,4 @@
-"""Claude Code and OTel GenAI logs indexed (summaries without steps, one episode loaded when opened):
+"""Claude Code, Codex and OTel GenAI logs indexed (summaries without steps, one episode loaded when opened):
 the index equals the whole read on every sample, and an episode loaded alone equals the whole read's."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from replay_tui.sources import open_sources
 
 DATA = Path(__file__).parent.parent / "data" / "formats"
 CLAUDE = sorted((DATA / "claude_code").glob("*.jsonl"))
+CODEX = sorted((DATA / "codex").glob("*.jsonl"))
 OTEL = sorted(p for p in (DATA / "otel_genai").iterdir() if p.name != "PROVENANCE.md")
 
 
@@ -80,6 +81,29 @@ def test_the_app_opens_a_claude_code_folder_by_its_index(tmp_path: Path) -> None
     with pytest.raises(EpisodeLoadError, match=first_file.name):
         demos.episode(refs[0].session_id)
     assert len(demos.episode(refs[-1].session_id).trajectory) == len(whole[-1].steps)
+
+
+@pytest.mark.parametrize("path", CODEX, ids=lambda p: p.name)
+def test_codex_index_equals_the_whole_read(path: Path) -> None:
+    assert check_index_equals_read("codex", path) == 1
+
+
+def test_a_codex_sessions_folder_indexes_one_rollout_at_a_time(tmp_path: Path) -> None:
+    day = tmp_path / "sessions" / "2026" / "03" / "12"
+    day.mkdir(parents=True)
+    for sample in CODEX:
+        shutil.copy(sample, day / sample.name.split("__", 1)[1])
+    (day / "rollout-2026-03-12T00-00-00-broken.jsonl").write_bytes(b'{"type": "session_meta", "payload"\n')
+    folder = tmp_path / "sessions"
+    assert check_index_equals_read("codex", folder) == len(CODEX)
+    demos = open_sources([folder])
+    refs = list(demos)
+    assert len(refs) == len(CODEX)
+    # nothing was held: a rollout is read from its file when opened
+    first = sorted(day.glob("rollout-*.jsonl"))[0]
+    first.write_bytes(b"")
+    with pytest.raises(EpisodeLoadError, match=first.name):
+        demos.episode(refs[0].session_id)
 
 
 @pytest.mark.parametrize("path", OTEL, ids=lambda p: p.name)

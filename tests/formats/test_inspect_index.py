@@ -30,7 +30,11 @@ def verdict(trajectory_or_summary: Trajectory | EpisodeSummary) -> tuple[object,
     """What the browser shows and filters on before an episode opens: the outcome's verdict, its
     status and error, the target, each scorer's name, value and pass (answers and explanations are
     inspect's thinned copies in the summaries, the sample's own once it is loaded)."""
-    outcome = trajectory_or_summary.outcome
+    outcome = (
+        trajectory_or_summary.outcome
+        if isinstance(trajectory_or_summary, Trajectory)
+        else trajectory_or_summary.full_outcome()
+    )
     assert outcome is not None
     checks = [(c.name, c.value, c.passed) for c in outcome.checks]
     return (outcome.reward, outcome.success, outcome.status, outcome.error, outcome.target, checks)
