@@ -207,7 +207,9 @@ def test_a_merge_search_past_the_deadline_ends_timeout():
     assert score_pages(page("gen", 5), page("ref", 5), "compat", deadline=time.monotonic() + 60).status == "ok"
 
 
-def test_a_batch_with_hostile_pages_scores_every_other_pair_and_exits_1(renderer, monkeypatch, tmp_path):
+def test_a_batch_with_hostile_pages_scores_every_other_pair_and_exits_1(page_renderer, monkeypatch, tmp_path):
+    """Every reference is the same page: its renders are kept for the worker (page_renderer), made once. The
+    generated pages' renders are what is checked: the hostile ones all fail (never kept), the good ones are new."""
     refs, preds = tmp_path / "ref", tmp_path / "gen"
     refs.mkdir()
     pages = _pages(preds)
@@ -220,7 +222,7 @@ def test_a_batch_with_hostile_pages_scores_every_other_pair_and_exits_1(renderer
     started = time.monotonic()
     code, out, err = _run(
         ["--ref-dir", str(refs), "--pred-dir", str(preds), "--pair-timeout", "4", "--jobs", "2", "--json", str(report)],
-        renderer,
+        page_renderer,
         monkeypatch,
     )
     assert time.monotonic() - started < len(pages) * 10 + 20
@@ -235,7 +237,9 @@ def test_a_batch_with_hostile_pages_scores_every_other_pair_and_exits_1(renderer
     assert "deep1000.html: too_deep" in out
 
 
-def test_a_pair_that_raises_is_an_error_row_and_the_batch_goes_on(renderer, monkeypatch, tmp_path):
+def test_a_pair_that_raises_is_an_error_row_and_the_batch_goes_on(page_renderer, monkeypatch, tmp_path):
+    """What is checked is the batch going on, not the renders: page_renderer renders each page once, not once as
+    the reference and again as the (identical) generated page."""
     from replay_tui.visual import report as report_module
 
     real = report_module.score_and_report
@@ -252,7 +256,7 @@ def test_a_pair_that_raises_is_an_error_row_and_the_batch_goes_on(renderer, monk
     for name in ("a", "b", "c"):
         (refs / f"{name}.html").write_text(f"<html><body><p>page {name}</p></body></html>")
         (preds / f"{name}.html").write_text(f"<html><body><p>page {name}</p></body></html>")
-    code, out, _ = _run(["--ref-dir", str(refs), "--pred-dir", str(preds)], renderer, monkeypatch)
+    code, out, _ = _run(["--ref-dir", str(refs), "--pred-dir", str(preds)], page_renderer, monkeypatch)
     assert code == 1
     assert "b.html: error: ValueError: boom" in out and "a.html" in out and "c.html" in out
 
