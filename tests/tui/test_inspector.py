@@ -16,6 +16,13 @@ from replay_tui.tui.visual.inspector import VIEWER_ENV, InspectorApp, InspectorS
 from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.visual.explain import merged_parts, pair_rows
 
+from .test_visual_batch import _kept_renders  # noqa: F401 (a fixture: the worker's browser with its kept renders)
+
+# What these tests check is the inspector (its rows, picks, overlays, exports), not the renders: the bundled pages'
+# renders are kept for the worker (tests/visual/page_renders.py), and the tests stay on one worker to share them
+# (11202's reference is scored by six of them).
+pytestmark = pytest.mark.xdist_group("visual-inspector")
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "replay_tui" / "visual" / "examples"
 SIZE = (140, 44)
 

@@ -5,9 +5,10 @@ comparison of two folders, the CLI's ``--jobs``, the pipeline's score checks. Ch
 their cost and are the same every time (``tests/visual/test_jobs.py`` checks that a render made once and shared
 gives the reports of renders made again). :class:`CachedRenderer` serves a render it has already made for the
 same HTML bytes in a folder of the same files (a copy of a bundled folder in ``tmp_path`` counts as the same),
-at the same timeout and height cap. Only clean renders are kept (no failure, no blocked request: those name
-paths); every caller gets its own copy of the image. Tests about rendering itself (timeouts, the sandbox,
-``--jobs`` against sequential renders, the reference implementation) use the session's bare ``renderer``.
+at the same timeout and height cap; the same page twice in one call is rendered once. Only clean renders are
+kept (no failure, no blocked request: those name paths); every caller gets its own copy of the image. Tests about
+rendering itself (timeouts, the sandbox, ``--jobs`` against sequential renders, the reference implementation) use
+the session's bare ``renderer``.
 """
 
 from __future__ import annotations
@@ -108,10 +109,17 @@ class CachedRenderer:
             page = hashlib.sha256(html.encode("utf-8", errors="surrogateescape")).hexdigest()
             keys.append((page, folders[folder], renderer.timeout_ms, renderer.max_height))
         results: list[RenderResult | None] = [self._store.get(key) for key in keys]
-        missing = [index for index, result in enumerate(results) if result is None]
+        # The same page twice in one call (a reference and a generated copy that preprocessing leaves as it was)
+        # is rendered once: each of them gets its own copy of that render.
+        missing: dict[tuple[str, str, int, int], list[int]] = {}
+        for index, result in enumerate(results):
+            if result is None:
+                missing.setdefault(keys[index], []).append(index)
         if missing:
-            made = renderer.render_texts([items[index] for index in missing], deadline)
-            for index, result in zip(missing, made, strict=True):
-                self._store.put(keys[index], result)
-                results[index] = result
+            made = renderer.render_texts([items[indices[0]] for indices in missing.values()], deadline)
+            for (key, indices), result in zip(missing.items(), made, strict=True):
+                self._store.put(key, result)
+                results[indices[0]] = result
+                for index in indices[1:]:
+                    results[index] = _copy(result)
         return [result for result in results if result is not None]

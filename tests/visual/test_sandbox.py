@@ -152,12 +152,14 @@ EXPECTED = {
 }
 
 
-def test_deep_tall_and_looping_pages_end_with_a_status_within_the_pair_deadline(renderer, tmp_path):
+def test_deep_tall_and_looping_pages_end_with_a_status_within_the_pair_deadline(renderer, page_renderer, tmp_path):
     ref, _ = example_pair("11202", "ref")
-    scorer = VisualScorer(renderer=renderer, pair_timeout_ms=4000)
+    # The bundled reference's renders are kept for the worker (page_renderer): what is checked is the generated
+    # pages, whose renders all fail (never kept), so each of them still goes to the browser, as before.
+    scorer = VisualScorer(renderer=page_renderer, pair_timeout_ms=4000)
     # A looping page never finishes, so its deadline's length changes nothing of what is checked, only how long
     # its three renders spin a core each: a shorter one for them (still far below the renderer's 15 s timeout).
-    looping = VisualScorer(renderer=renderer, pair_timeout_ms=LOOP_DEADLINE_MS)
+    looping = VisualScorer(renderer=page_renderer, pair_timeout_ms=LOOP_DEADLINE_MS)
     for name, path in _pages(tmp_path / "gen").items():
         started = time.monotonic()
         results = (looping if EXPECTED[name] == "timeout" else scorer).score(ref, path, ("compat", "fixed"))
@@ -172,7 +174,7 @@ def test_deep_tall_and_looping_pages_end_with_a_status_within_the_pair_deadline(
     # the reference side too, and the renderer is fine afterwards
     result = scorer.score(_pages(tmp_path / "ref")["deep1000"], ref)["compat"]
     assert result.status == "too_deep" and result.reason.startswith("reference page: ")
-    assert scorer.score(ref, ref)["compat"].status == "ok"
+    assert VisualScorer(renderer=renderer, pair_timeout_ms=4000).score(ref, ref)["compat"].status == "ok"  # rendered
 
 
 def test_a_page_whose_repetition_check_would_take_minutes_ends_timeout(scorer, tmp_path):
@@ -205,7 +207,9 @@ def test_a_merge_search_past_the_deadline_ends_timeout():
     assert score_pages(page("gen", 5), page("ref", 5), "compat", deadline=time.monotonic() + 60).status == "ok"
 
 
-def test_a_batch_with_hostile_pages_scores_every_other_pair_and_exits_1(renderer, monkeypatch, tmp_path):
+def test_a_batch_with_hostile_pages_scores_every_other_pair_and_exits_1(page_renderer, monkeypatch, tmp_path):
+    """Every reference is the same page: its renders are kept for the worker (page_renderer), made once. The
+    generated pages' renders are what is checked: the hostile ones all fail (never kept), the good ones are new."""
     refs, preds = tmp_path / "ref", tmp_path / "gen"
     refs.mkdir()
     pages = _pages(preds)
@@ -218,7 +222,7 @@ def test_a_batch_with_hostile_pages_scores_every_other_pair_and_exits_1(renderer
     started = time.monotonic()
     code, out, err = _run(
         ["--ref-dir", str(refs), "--pred-dir", str(preds), "--pair-timeout", "4", "--jobs", "2", "--json", str(report)],
-        renderer,
+        page_renderer,
         monkeypatch,
     )
     assert time.monotonic() - started < len(pages) * 10 + 20
@@ -233,7 +237,9 @@ def test_a_batch_with_hostile_pages_scores_every_other_pair_and_exits_1(renderer
     assert "deep1000.html: too_deep" in out
 
 
-def test_a_pair_that_raises_is_an_error_row_and_the_batch_goes_on(renderer, monkeypatch, tmp_path):
+def test_a_pair_that_raises_is_an_error_row_and_the_batch_goes_on(page_renderer, monkeypatch, tmp_path):
+    """What is checked is the batch going on, not the renders: page_renderer renders each page once, not once as
+    the reference and again as the (identical) generated page."""
     from replay_tui.visual import report as report_module
 
     real = report_module.score_and_report
@@ -250,7 +256,7 @@ def test_a_pair_that_raises_is_an_error_row_and_the_batch_goes_on(renderer, monk
     for name in ("a", "b", "c"):
         (refs / f"{name}.html").write_text(f"<html><body><p>page {name}</p></body></html>")
         (preds / f"{name}.html").write_text(f"<html><body><p>page {name}</p></body></html>")
-    code, out, _ = _run(["--ref-dir", str(refs), "--pred-dir", str(preds)], renderer, monkeypatch)
+    code, out, _ = _run(["--ref-dir", str(refs), "--pred-dir", str(preds)], page_renderer, monkeypatch)
     assert code == 1
     assert "b.html: error: ValueError: boom" in out and "a.html" in out and "c.html" in out
 
