@@ -56,3 +56,19 @@ def test_sigterm_during_a_render_leaves_no_copy(tmp_path: Path) -> None:
     assert seen, "the renderer never wrote its copy (the test saw nothing to clean)"
     assert copies(folder) == [], err
     assert proc.returncode in (128 + signal.SIGTERM, 0), err
+
+
+def test_a_render_in_progress_does_not_add_a_page(tmp_path: Path, monkeypatch) -> None:
+    """Another process listing the pages while a render keeps its copy beside one (CI: one xdist worker
+    rendered the bundled pages while another counted them and found 7 ids, 3 of them copies)."""
+    from replay_tui.visual import examples
+    from replay_tui.visual.batch import bundled_pairs
+
+    folder = tmp_path / "examples"
+    shutil.copytree(examples.EXAMPLES_DIR, folder)
+    ids = examples.example_ids()
+    (folder / "ref" / ".11202.visual-0123456789ab.html").write_text("<p>a copy</p>")
+    (folder / "move" / ".11202.visual-0123456789ab.html").write_text("<p>a copy</p>")
+    monkeypatch.setattr(examples, "EXAMPLES_DIR", folder)
+    assert examples.example_ids() == ids
+    assert len(bundled_pairs()) == len(ids) * len(examples.VARIANTS)

@@ -14,7 +14,9 @@ VARIANTS = ("move", "drop", "recolour", "reword")
 
 
 def example_ids() -> list[str]:
-    return sorted(p.stem for p in (EXAMPLES_DIR / "ref").glob("*.html"))
+    """The bundled pages' ids; hidden files aside (a render in progress keeps its copy of a page beside
+    it, ``.NAME.visual-<hex>.html``: another process listing the pages then must not count it)."""
+    return sorted(p.stem for p in (EXAMPLES_DIR / "ref").glob("*.html") if not p.name.startswith("."))
 
 
 def example_pair(page: str, variant: str = "move") -> tuple[Path, Path]:
