@@ -62,16 +62,22 @@ def run_logs(args: argparse.Namespace, out: Console, err: Console) -> int:
     if not args.quiet:
         _print(out, comparison, args.show)
     out.print(Text(comparison.headline(), style="bold"), soft_wrap=True)
-    if args.report:
-        try:
-            written = write(args.report, comparison, title=args.title)
-        except ExportError as exc:
-            raise UsageError(str(exc)) from None
-        if not args.quiet:
-            out.print(Text(f"report written to {written}"), soft_wrap=True)
+    _write_report(args, comparison, out)
     if args.fail_on_regression is not None and comparison.counts["regressed"] > args.fail_on_regression:
         return EXIT_MISMATCH
     return EXIT_OK
+
+
+def _write_report(args: argparse.Namespace, report: OutcomeComparison | RunsComparison, out: Console) -> None:
+    """``--report``: the comparison written in the format its suffix names (one line on a bad path)."""
+    if not args.report:
+        return
+    try:
+        written = write(args.report, report, title=args.title)
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
+    if not args.quiet:
+        out.print(Text(f"report written to {written}"), soft_wrap=True)
 
 
 def _run_many(args: argparse.Namespace, specs: list[str], out: Console, err: Console) -> int:
@@ -96,13 +102,7 @@ def _run_many(args: argparse.Namespace, specs: list[str], out: Console, err: Con
             _print(out, comparison, args.show, (labels[0], label))
         _print_runs(out, runs)
     out.print(Text(runs.headline(), style="bold"), soft_wrap=True)
-    if args.report:
-        try:
-            written = write(args.report, runs, title=args.title)
-        except ExportError as exc:
-            raise UsageError(str(exc)) from None
-        if not args.quiet:
-            out.print(Text(f"report written to {written}"), soft_wrap=True)
+    _write_report(args, runs, out)
     if args.fail_on_regression is not None and runs.regressions > args.fail_on_regression:
         return EXIT_MISMATCH
     return EXIT_OK

@@ -10,22 +10,10 @@ from typing import Any
 import pytest
 
 from replay_tui.tui.replay.stepper import StepperScreen
+from tests.core.test_report_outcomes import INSPECT_SHARED
 from tests.formats.test_inspect_ai import raw_samples, resolved
 from tests.tui.conftest import SIZE
 from tests.tui.test_outcome_tui import screen_lines
-
-DATA = Path(__file__).resolve().parents[1] / "data" / "formats" / "inspect_ai"
-SHARED = (  # the shared inspect_ai logs (PROVENANCE.md) that hold samples; the others here were made for tests
-    "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval",
-    "2025-05-12T20-27-36-04-00_browser.json",
-    "docent__tests_integration__ctf.json",
-    "log_formats.json",
-    "log_message_deduplication.eval",
-    "log_read_sample.eval",
-    "log_streaming.eval",
-    "log_tool_call_error.json",
-    "mmlu-summary-choices.eval",
-)
 
 
 def squash(text: str) -> str:
@@ -48,7 +36,7 @@ def recorded(sample: dict[str, Any]) -> dict[str, str]:
 
 @pytest.mark.slow  # 22 samples opened one by one
 async def test_each_samples_target_answer_and_explanation_are_on_screen(build) -> None:
-    paths = [DATA / name for name in SHARED]
+    paths = list(INSPECT_SHARED)
     samples = {(path.name, str(s["id"]), s.get("epoch")): s for path in paths for s in raw_samples(path)[1]}
     app = build([str(path) for path in paths])
     shown = 0
