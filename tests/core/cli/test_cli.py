@@ -7,12 +7,7 @@ import pytest
 from replay_tui.cli import main, parse_sessions
 from replay_tui.examples import example_path
 from tests.conftest import episode, good_episode, search_step, write_json
-
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.core.cli.runcli import run_cli
 
 
 def test_bundled_example_stub_replays_at_full_accuracy(capsys, tmp_path):

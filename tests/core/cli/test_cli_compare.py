@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.cli import main
 from replay_tui.compare import demo_identities
 from replay_tui.env import replay_steps
 from replay_tui.examples import example_path
 from replay_tui.sources import open_sources
+from tests.core.cli.runcli import run_cli
 
 DATA = Path(__file__).parents[2] / "data"
 WRONG = "click[Nothing Here]"
@@ -60,12 +60,6 @@ class AlterOne:
         )
         return ALTERED if action == TARGET else action
 """
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def replay(capsys, report: Path, *flags: str, demos: Path | None = None) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from scipy import stats
 
-from replay_tui.cli import main
+from tests.core.cli.runcli import run_cli
 
 PAIRS = Path(__file__).parents[2] / "data" / "compare_pairs" / "tau2"
 
@@ -37,12 +37,6 @@ def calls(path: Path) -> dict[str, list[tuple[str, Any]]]:
                 made += [(c["name"], c["arguments"]) for c in message.get("tool_calls") or []]
         found[f"{sim['task_id']}#{sim['trial']}"] = made
     return found
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("n", [1, 2, 3])

@@ -7,17 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from replay_tui.cli import main
 from replay_tui.examples import example_path
 from replay_tui.groups import NO_REASON
+from tests.core.cli.runcli import run_cli
 
 SESSIONS = "0-19"
-
-
-def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def replay(capsys, tmp_path: Path, mode: str, report: Path) -> Path:

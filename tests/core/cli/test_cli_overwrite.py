@@ -4,14 +4,8 @@ import shutil
 
 import pytest
 
-from replay_tui.cli import main
 from replay_tui.examples import example_path
-
-
-def run_cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.core.cli.runcli import run_cli
 
 
 @pytest.fixture
