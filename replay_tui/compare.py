@@ -25,6 +25,7 @@ whose JSON is deterministic (sorted keys, no timestamps).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -139,8 +140,13 @@ class PairedStats(BaseModel):
     mcnemar_p: float
 
 
-class StepPair(BaseModel):
-    """One aligned step: the recorded action and each run's prediction and verdict."""
+@dataclasses.dataclass(slots=True, kw_only=True)
+class StepPair:
+    """One aligned step: the recorded action and each run's prediction and verdict.
+
+    A dataclass, not a model: a comparison builds one per aligned step from step results already
+    validated (80,000 pydantic models took a second of a big comparison); a comparison read back from
+    JSON still validates them as :class:`Comparison`'s fields."""
 
     episode: str
     """The episode as a person reads it: the log's episode id, or the session id."""
@@ -173,8 +179,10 @@ class StepPair(BaseModel):
         return self.flip in SHOWN_FLIPS
 
 
-class EpisodePair(BaseModel):
-    """One episode replayed in both runs: its aligned steps' flips and whether each run matched it all."""
+@dataclasses.dataclass(slots=True, kw_only=True)
+class EpisodePair:
+    """One episode replayed in both runs: its aligned steps' flips and whether each run matched it all
+    (a dataclass, as :class:`StepPair`)."""
 
     episode: str
     file: str = ""
@@ -188,7 +196,7 @@ class EpisodePair(BaseModel):
     steps_only_b: int = 0
     right_a: int
     right_b: int
-    flips: dict[str, int] = Field(default_factory=dict)
+    flips: dict[str, int] = dataclasses.field(default_factory=dict)
     """Aligned steps per flip (every key of :data:`FLIPS`)."""
     matched_a: bool
     """Every step A replayed in this episode matched."""

@@ -25,7 +25,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-PRELOAD = ["replay_tui.cli", "replay_tui.sources", "tests.forked"]
+PRELOAD = ["replay_tui.cli.commands", "replay_tui.sources", "tests.forked"]
 """What the fork server imports once: the CLI and the loader (each command's lazy imports still run)."""
 
 _context = multiprocessing.get_context("forkserver")

@@ -2,7 +2,7 @@
 (OpenAI Batch, ``vllm run-batch``) instead of live requests; the engine is :mod:`replay_tui.batch`.
 
 The replay flags (``--demos``, ``--sessions``, ``--model``, ``--base-url``...) and how they are read
-come from :mod:`replay_tui.cli.main`, which hands them in (``register``), so the two commands read
+come from :mod:`replay_tui.cli.commands`, which hands them in (``register``), so the two commands read
 them exactly as ``replay`` does.
 """
 

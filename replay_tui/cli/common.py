@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -165,3 +167,53 @@ def ray_executor(args: argparse.Namespace) -> RayExecutor | None:
     if args.ray_address is not None and not args.ray_address.strip():
         raise UsageError("--ray-address is empty (auto, or ray://HOST:10001)")
     return RayExecutor(args.ray_address, args.jobs)
+
+
+def run_parsed(parser: argparse.ArgumentParser, argv: list[str]) -> int:
+    """Parse ``argv`` and run its command: SIGTERM, bad input and interrupts as exit codes, one line each."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # argparse would print the top-level usage: print the command's own, and exit 2
+        command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
+    out = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    if not hasattr(args, "func"):
+        parser.print_help()
+        return EXIT_OK
+    if args.command not in ("tui", "inspect") and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)  # the app handles its own signals
+    from replay_tui.episodes.problems import DemoFileError
+
+    try:
+        return int(args.func(args, out, err))
+    except _Terminated:
+        err.print(Text("terminated", style="red"))
+        return 128 + signal.SIGTERM
+    except (UsageError, DemoFileError, OSError) as exc:  # an unreadable input or an unwritable output
+        message = str(exc) if not isinstance(exc, OSError) or not exc.filename else _os_error_line(exc)
+        print_error(err, args.command, message)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        err.print(Text("interrupted", style="red"))
+        return 130
+
+
+def command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """The sub-parser of ``command``, so its own usage goes with its errors."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            found: argparse.ArgumentParser = action.choices[command]
+            return found
+    return parser
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread so ``finally`` blocks run: temporary files (atomic writes,
+    the visual renderer's page copies beside the user's HTML) are removed as on any other exit."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
+def _os_error_line(exc: OSError) -> str:
+    return f"{exc.filename}: {exc.strerror or type(exc).__name__}"

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from replay_tui.tui.app import ReplayApp
 
 AppCheck = Callable[[argparse.Namespace], "ReplayApp"]
-"""Builds the app the flags ask for, or raises :class:`UsageError` (``cli.main.tui_app``)."""
+"""Builds the app the flags ask for, or raises :class:`UsageError` (``cli.commands.tui_app``)."""
 
 SERVE_FLAGS = ("host", "port", "public", "public_url", "token", "max_sessions")
 """The dests of serve's own flags: everything else is handed to each app process."""

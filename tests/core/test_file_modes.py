@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.cli.main import main
+from replay_tui.cli.commands import main
 from replay_tui.fileio import atomic_write_text
 
 

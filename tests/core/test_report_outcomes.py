@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.cli.main import main
+from replay_tui.cli.commands import main
 from replay_tui.episodes.model import Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 from replay_tui.examples import example_path
 from replay_tui.expected import align_trajectory

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from replay_tui import __version__, runs
-from replay_tui.cli.main import main
+from replay_tui.cli.commands import main
 from replay_tui.examples import example_path
 from replay_tui.matching import MatchSettings
 from replay_tui.runs import (

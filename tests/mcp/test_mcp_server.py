@@ -30,7 +30,7 @@ pytest.importorskip("mcp")
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from replay_tui.cli.main import main
+from replay_tui.cli.commands import main
 from replay_tui.episodes.model import OUTCOME_KINDS
 
 ROOT = Path(__file__).resolve().parents[2]

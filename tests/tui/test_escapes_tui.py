@@ -16,7 +16,7 @@ import pytest
 from textual.strip import Strip
 from textual.widgets import TextArea
 
-from replay_tui.cli.main import main
+from replay_tui.cli.commands import main
 from replay_tui.matching import MatchSettings
 from replay_tui.sanitize import show_control, strip_control, unsafe_in_line
 from replay_tui.tui.app import ReplayApp, make_app

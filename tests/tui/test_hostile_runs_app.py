@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from replay_tui.cli.main import main
+from replay_tui.cli.commands import main
 from replay_tui.runs import RunStore
 from replay_tui.tui.replay.runs import RunsScreen
 from tests.core.test_hostile_paths import hostile_runs

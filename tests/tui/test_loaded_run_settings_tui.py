@@ -4,7 +4,7 @@ the run's policy with the current mismatch setting."""
 
 from __future__ import annotations
 
-from replay_tui.cli.main import main
+from replay_tui.cli.commands import main
 from replay_tui.examples import example_path
 from tests.tui.conftest import SIZE, wait_replay
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from replay_tui.cli.main import main
+from replay_tui.cli.commands import main
 from replay_tui.runs import RunStore
 from replay_tui.tui.compare.runs import CompareScreen
 from replay_tui.tui.replay.browser import BrowserScreen

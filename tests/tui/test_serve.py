@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.cli.main import build_parser, main
+from replay_tui.cli.commands import build_parser, main
 from replay_tui.cli.serve import SERVE_FLAGS, app_argv, app_command
 from replay_tui.visual.render import CHROMIUM_ARGS, find_chromium
 from tests.conftest import good_episode, write_json

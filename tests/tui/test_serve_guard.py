@@ -20,7 +20,7 @@ import aiohttp
 import pytest
 from textual.widgets import Input
 
-from replay_tui.cli.main import build_parser, main, tui_app
+from replay_tui.cli.commands import build_parser, main, tui_app
 from replay_tui.cli.serve_guard import MAX_HEIGHT, MAX_WIDTH
 from replay_tui.cli.serve_server import BoundedAppService
 from replay_tui.tui.screens.modals import ExportModal

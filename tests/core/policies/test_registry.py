@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from replay_tui.cli.main import LLM_MODES, MODES, build_parser
+from replay_tui.cli.commands import LLM_MODES, MODES, build_parser
 from replay_tui.demos.loader import open_demos
 from replay_tui.env import replay_steps
 from replay_tui.examples import example_path

@@ -13,9 +13,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
-import signal
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,7 +28,6 @@ from replay_tui.cli.batch import register as register_batch
 from replay_tui.cli.common import (
     EXIT_MISMATCH,
     EXIT_OK,
-    EXIT_USAGE,
     EndpointError,
     UsageError,
     add_executor_arguments,
@@ -39,11 +36,11 @@ from replay_tui.cli.common import (
     check_outputs,
     folder_arg,
     prepare_graphics,
-    print_error,
     print_warning,
     protected_paths,
     ray_executor,
     refuse_overwriting,
+    run_parsed,
 )
 from replay_tui.cli.compare import register as register_compare
 from replay_tui.cli.convert import register as register_convert
@@ -1154,58 +1151,16 @@ def _spec_files(specs: Sequence[str]) -> list[Path]:
     return found
 
 
-def _command_parser(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
-    """The sub-parser of ``command``, so its own usage goes with its errors."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
-            return action.choices[command]
-    return parser
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``replay-tui``; returns the process exit code.
+    """The full parser's entry (:func:`replay_tui.cli.entry.main` sends every command here but those
+    that parse alone); returns the process exit code.
 
     With no command, the arguments are demo files for the debugger: ``replay-tui FILE...``.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
         argv = ["tui", *argv]
-    parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
-    if extra:  # argparse would print the top-level usage: print the command's own, and exit 2
-        _command_parser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
-    out = Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
-    if not hasattr(args, "func"):
-        parser.print_help()
-        return EXIT_OK
-    if args.command not in ("tui", "inspect") and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _terminated)  # the app handles its own signals
-    try:
-        return args.func(args, out, err)
-    except _Terminated:
-        err.print(Text("terminated", style="red"))
-        return 128 + signal.SIGTERM
-    except (UsageError, DemoFileError, OSError) as exc:  # an unreadable input or an unwritable output
-        message = str(exc) if not isinstance(exc, OSError) or not exc.filename else _os_error_line(exc)
-        print_error(err, args.command, message)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        err.print(Text("interrupted", style="red"))
-        return 130
-
-
-class _Terminated(BaseException):
-    """SIGTERM, raised in the main thread so ``finally`` blocks run: temporary files (atomic writes,
-    the visual renderer's page copies beside the user's HTML) are removed as on any other exit."""
-
-
-def _terminated(signum: int, frame: object) -> None:
-    raise _Terminated
-
-
-def _os_error_line(exc: OSError) -> str:
-    return f"{exc.filename}: {exc.strerror or type(exc).__name__}"
+    return run_parsed(build_parser(), argv)
 
 
 def replay_main(argv: Sequence[str] | None = None) -> int:
