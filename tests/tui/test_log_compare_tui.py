@@ -196,3 +196,58 @@ async def test_which_run_hit_which_reference_action_in_the_pair_and_the_groups(t
         for name, _ in (pair_ for pair_, (_, y) in zip(ours, theirs, strict=True) if pair_[1] and not y):
             assert name in title.split("A only:")[1]
     assert screen is not None
+
+
+def conversation_texts(simulation: dict[str, Any]) -> list[tuple[str, str]]:
+    """The user's and the agent's words of a simulation as tau2 wrote them (tool messages and calls aside)."""
+    return [
+        (message["role"], message["content"].strip())
+        for message in simulation["messages"]
+        if message.get("role") in ("user", "assistant") and (message.get("content") or "").strip()
+    ]
+
+
+async def test_m_shows_both_runs_messages_aligned_by_role_between_the_calls(tmp_path: Path) -> None:
+    app, a, b = app_for(2, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        pair = app.screen
+        assert isinstance(pair, LogPairScreen)
+        key = pair.pair.key
+        table = pair.query_one("#pair-rows", LazyTable)
+        calls_only = len(table.source)
+        assert calls_only == len(pair.pair.rows)
+        await pilot.press("m")
+        await pilot.pause()
+        shown = pair.source.rows
+        a_conv, b_conv = pair.pair.conversations
+        # every message each run's file holds, in the file's order, on its side of the rows
+        a_words = [
+            (a_conv.said[r.a].role, a_conv.said[r.a].text) for r in shown if r.call_row is None and r.a is not None
+        ]
+        b_words = [
+            (b_conv.said[r.b].role, b_conv.said[r.b].text) for r in shown if r.call_row is None and r.b is not None
+        ]
+        assert a_words == conversation_texts(a[key])
+        assert b_words == conversation_texts(b[key])
+        assert all(
+            a_conv.said[r.a].role == b_conv.said[r.b].role
+            for r in shown
+            if r.call_row is None and r.a is not None and r.b is not None
+        )
+        assert len(table.source) == calls_only + sum(1 for r in shown if r.call_row is None)
+        await pilot.press("home")
+        await pilot.pause()
+        where = str(pair.query_one("#pair-where").render())
+        assert "message" in where
+        side = "\n".join(line.text for line in pair.query_one("#pair-a")._lines)
+        assert a_words[0][1].splitlines()[0][:40] in side
+        await pilot.press("right_square_bracket")  # still lands on the first divergent call
+        assert pair.pair.divergence is not None
+        assert shown[table.cursor].call_row == pair.pair.divergence.row
+        assert "first divergence" in str(pair.query_one("#pair-where").render())
+        await pilot.press("m")  # the calls alone again, on the same call
+        await pilot.pause()
+        assert len(table.source) == calls_only and table.cursor == pair.pair.divergence.row

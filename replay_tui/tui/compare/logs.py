@@ -33,8 +33,8 @@ from replay_tui.episodes.model import Trajectory
 from replay_tui.export import ExportError
 from replay_tui.export.outcomes import render
 from replay_tui.fileio import atomic_write_bytes
-from replay_tui.outcome_compare import OutcomeComparison, TaskPair
-from replay_tui.sanitize import one_line, strip_control
+from replay_tui.outcome_compare import OutcomeComparison, TaskPair, TimelineRow
+from replay_tui.sanitize import excerpt, one_line, strip_control
 from replay_tui.tui.compare.runs import CompareExportModal
 from replay_tui.tui.screens.modals import ExportChoice
 from replay_tui.tui.widgets.footer import KeysFooter
@@ -68,6 +68,18 @@ ROW_WORDS = {
     "tool": "another tool",
     "a_only": "a call of A only",
     "b_only": "a call of B only",
+}
+MESSAGE_MARKS: dict[str, tuple[str, str]] = {
+    "same": ("·", "dim"),
+    "text": ("~", "italic"),
+    "a_only": ("a", "magenta"),
+    "b_only": ("b", "cyan"),
+}
+MESSAGE_WORDS = {
+    "same": "the same words",
+    "text": "other words",
+    "a_only": "in A only",
+    "b_only": "in B only",
 }
 STEP_TEXT_LIMIT = 4_000
 """Characters of an observation or a result shown in a side's pane (the end is cut, saying so)."""
@@ -345,26 +357,51 @@ class AlignedRowsSource:
         Column("b", "B's call", flex=True, min_width=12),
     )
 
-    def __init__(self, task: TaskPair):
+    def __init__(self, task: TaskPair, *, messages: bool = False):
         self.task = task
+        self.messages = messages
+        self.rows: list[TimelineRow] = (
+            task.timeline
+            if messages
+            else [TimelineRow(row.kind, index, None, row.a, row.b) for index, row in enumerate(task.rows)]
+        )
+        """Rows shown: the calls (``call_row`` set), with both runs' messages between them when ``messages``."""
 
     def __len__(self) -> int:
-        return len(self.task.rows)
+        return len(self.rows)
+
+    def position_of(self, call_row: int) -> int:
+        """The shown row of the call alignment's row ``call_row``."""
+        return next((i for i, row in enumerate(self.rows) if row.call_row == call_row), 0)
 
     def row_style(self, index: int) -> str:
+        row = self.rows[index]
+        if row.call_row is None:
+            return "dim" if row.kind == "same" else ""
         divergence = self.task.divergence
-        if divergence is not None and divergence.row == index:
+        if divergence is not None and divergence.row == row.call_row:
             return "bold"
-        return "dim" if self.task.rows[index].kind == "same" else ""
+        return "dim" if row.kind == "same" else ""
 
     def cells(self, index: int) -> Sequence[Text]:
-        row = self.task.rows[index]
+        row = self.rows[index]
+        if row.call_row is None:
+            a_said, b_said = self.task.conversations
+            mark, style = MESSAGE_MARKS[row.kind]
+            a = "" if row.a is None else excerpt(f"{row.role}: {a_said.said[row.a].text}", 500)
+            b = "" if row.b is None else excerpt(f"{row.role}: {b_said.said[row.b].text}", 500)
+            return [
+                Text(""),
+                Text(mark, style=style),
+                Text(a, style="italic"),
+                Text(b, style="italic"),
+            ]
         mark, style = ROW_MARKS[row.kind]
         a = "" if row.a is None else self.task.a_calls[row.a].display()
         b = "" if row.b is None else self.task.b_calls[row.b].display()
         side_style = "" if row.kind == "same" else style
         return [
-            Text(str(index + 1)),
+            Text(str(row.call_row + 1)),
             Text(mark, style=style),
             Text(one_line(a), style=side_style if row.a is not None else "dim"),
             Text(one_line(b), style=side_style if row.b is not None else "dim"),
@@ -414,6 +451,7 @@ class LogPairScreen(Screen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("right_square_bracket", "next_divergence(1)", "Next divergence", id="log_pair.next"),
         Binding("left_square_bracket", "next_divergence(-1)", "Prev divergence", id="log_pair.prev"),
+        Binding("m", "toggle_messages", "Messages", id="log_pair.messages"),
         Binding("escape", "back", "Back", id="log_pair.back"),
     ]
 
@@ -472,13 +510,16 @@ class LogPairScreen(Screen):
         pair = self.pair
         where = self.query_one("#pair-where", Static)
         a_pane, b_pane = self.query_one("#pair-a", TextPane), self.query_one("#pair-b", TextPane)
-        if not pair.rows:
+        if not len(self.source):
             where.update(Text("neither run made a tool call", style="dim"))
             a_pane.set_text(None, placeholder="no calls")
             b_pane.set_text(None, placeholder="no calls")
             return
-        index = self.query_one("#pair-rows", LazyTable).cursor
-        row = pair.rows[index]
+        shown = self.source.rows[self.query_one("#pair-rows", LazyTable).cursor]
+        if shown.call_row is None:
+            self._show_message(shown, where, a_pane, b_pane)
+            return
+        index, row = shown.call_row, pair.rows[shown.call_row]
         mark, style = ROW_MARKS[row.kind]
         text = Text(f"row {index + 1}/{len(pair.rows)}  ")
         text.append(f"{mark} {ROW_WORDS[row.kind]}", style=style)
@@ -494,10 +535,33 @@ class LogPairScreen(Screen):
         a_pane.set_lines(side_lines(pair.a_trajectory, a_step, a_call))
         b_pane.set_lines(side_lines(pair.b_trajectory, b_step, b_call))
 
+    def _show_message(self, row: TimelineRow, where: Static, a_pane: TextPane, b_pane: TextPane) -> None:
+        mark, style = MESSAGE_MARKS[row.kind]
+        where.update(Text(f"{row.role} message  ").append(f"{mark} {MESSAGE_WORDS[row.kind]}", style=style))
+        for pane, conversation, at in zip((a_pane, b_pane), self.pair.conversations, (row.a, row.b), strict=True):
+            if at is None:
+                pane.set_lines([PaneLine(f"no {row.role} message on this side here", "dim italic")])
+                continue
+            said = conversation.said[at]
+            lines = [PaneLine(f"step {said.step}", "dim"), PaneLine(f"{said.role} said", "bold")]
+            pane.set_lines(lines + lines_from_text(_cut(said.text), "italic"))
+
+    def action_toggle_messages(self) -> None:
+        """Show both runs' messages between the calls, aligned by role (``m`` again: the calls alone)."""
+        table = self.query_one("#pair-rows", LazyTable)
+        current = self.source.rows[table.cursor] if len(self.source) else None
+        call_row = current.call_row if current is not None else None
+        self.source = AlignedRowsSource(self.pair, messages=not self.source.messages)
+        if call_row is None and current is not None:  # a message row: the next call row below it
+            call_row = next((r.call_row for r in self.source.rows[table.cursor :] if r.call_row is not None), None)
+        table.set_source(self.source, cursor=self.source.position_of(call_row) if call_row is not None else 0)
+        self.notify("messages shown, aligned by role" if self.source.messages else "calls only", timeout=2)
+        self.show_row()
+
     def action_next_divergence(self, direction: int) -> None:
         table = self.query_one("#pair-rows", LazyTable)
         cursor = table.cursor
-        rows = self.pair.divergent_rows
+        rows = [self.source.position_of(row) for row in self.pair.divergent_rows]
         if direction > 0:
             found = next((r for r in rows if r > cursor or (r == cursor and not self._moved)), None)
         else:
