@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import operator
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -752,8 +753,10 @@ def paired_stats_many(
     found = []
     for (a, b, _), diff in zip(samples, differences, strict=True):
         n = len(a)
-        a_only = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
-        b_only = sum(1 for x, y in zip(a, b, strict=True) if y and not x)
+        if len(b) != n:
+            raise ValueError("paired samples must have the same length")
+        a_only = sum(map(operator.gt, map(bool, a), map(bool, b)))  # right in A, wrong in B
+        b_only = sum(map(operator.lt, map(bool, a), map(bool, b)))
         found.append(
             PairedStats(
                 n=n,
@@ -898,21 +901,25 @@ def compare_runs(
         warnings.append("item-page steps were replayed in one run only: those steps are not compared")
 
     clusters = [step.episode for step in steps]
-    steps_right_a, steps_right_b = [s.right_a for s in steps], [s.right_b for s in steps]
-    accepted_a = [s.verdict_a != "mismatch" for s in steps]
-    accepted_b = [s.verdict_b != "mismatch" for s in steps]
+    verdicts_a, verdicts_b = [s.verdict_a for s in steps], [s.verdict_b for s in steps]
+    steps_right_a = [verdict == "match" for verdict in verdicts_a]
+    steps_right_b = [verdict == "match" for verdict in verdicts_b]
+    accepted_a = [verdict != "mismatch" for verdict in verdicts_a]
+    accepted_b = [verdict != "mismatch" for verdict in verdicts_b]
     same = accepted_a == steps_right_a and accepted_b == steps_right_b  # none judged equivalent: the same figures
-    states = sorted({step.state for step in steps})
-    chosen = {state: [step for step in steps if step.state == state] for state in states}
+    chosen: dict[str, list[int]] = {}
+    for position, step in enumerate(steps):
+        chosen.setdefault(step.state, []).append(position)
+    states = sorted(chosen)
     figures = paired_stats_many(
         [
             (steps_right_a, steps_right_b, clusters),
             ([e.matched_a for e in episodes], [e.matched_b for e in episodes], None),
             *(
                 (
-                    [s.right_a for s in chosen[state]],
-                    [s.right_b for s in chosen[state]],
-                    [s.episode for s in chosen[state]],
+                    [steps_right_a[i] for i in chosen[state]],
+                    [steps_right_b[i] for i in chosen[state]],
+                    [clusters[i] for i in chosen[state]],
                 )
                 for state in states
             ),

@@ -124,8 +124,8 @@ def paired_bootstraps(
         keys = list(clusters) if clusters is not None else list(range(n))
         if len(keys) != n:
             raise ValueError("one cluster key per item")
-        index: dict[Hashable, int] = {}
-        ids = np.fromiter((index.setdefault(key, len(index)) for key in keys), dtype=np.int64, count=n)
+        index: dict[Hashable, int] = {key: i for i, key in enumerate(dict.fromkeys(keys))}  # first-seen order
+        ids = np.fromiter(map(index.__getitem__, keys), dtype=np.int64, count=n)
         k = len(index)
         sums = np.bincount(ids, weights=delta, minlength=k)
         sizes = None if k == n else np.bincount(ids, minlength=k).astype(np.float64)  # None: every size 1
