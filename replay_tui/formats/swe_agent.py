@@ -48,6 +48,7 @@ import json
 import mmap
 import os
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,7 @@ from replay_tui.episodes.model import (
     MessageView,
     Outcome,
     OutcomeCheck,
+    StepKind,
     TokenUsage,
     ToolCall,
     Trajectory,
@@ -68,7 +70,7 @@ from replay_tui.episodes.model import (
 )
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.fileio import open_regular, read_capped
-from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem
+from replay_tui.formats.base import HEAD_BYTES, Detection, EpisodeSummary, ReadItem
 
 FORMAT = "swe-agent"
 
@@ -174,8 +176,81 @@ class SweAgentReader:
             yield trajectory
         yield from builder.problems
 
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """The file's one episode as :meth:`read` counts it, with the same problems, from bare steps
+        (no prompt, observation or telemetry is built). The parsed document is kept for the
+        :meth:`load` that usually follows (one file's at a time: a folder of runs holds one)."""
+        try:
+            with open_regular(path) as handle:
+                stamp = _stamp(path, os.fstat(handle.fileno()))
+                data = handle.read()
+        except OSError as exc:
+            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+            return
+        builder = _Builder(path, counting=True)
+        doc = builder.parse(data)
+        del data
+        _LAST_PARSED.keep(stamp, doc)
+        trajectory = builder.map(doc)
+        if trajectory is not None:
+            yield EpisodeSummary.of(trajectory, 0, stamp)
+        yield from builder.problems
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        """The episode read whole: from the document the index parsed when the file is unchanged."""
+        try:
+            with open_regular(path) as handle:
+                stamp = _stamp(path, os.fstat(handle.fileno()))
+                doc = _LAST_PARSED.take(stamp)
+                builder = _Builder(path)
+                if doc is _UNREADABLE:
+                    doc = builder.parse(handle.read())
+        except OSError as exc:
+            return LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+        trajectory = builder.map(doc)
+        errors = [problem for problem in builder.problems if problem.severity == "error"]
+        if trajectory is None:
+            return errors[0] if errors else LoadProblem(file=path.name, message="no episode in the file")
+        if trajectory.id != summary.id:
+            return LoadProblem(
+                file=path.name, session_id=summary.id, message="the file changed since it was indexed: reopen it"
+            )
+        return trajectory
+
 
 READER = SweAgentReader()
+_UNREADABLE = object()
+"""A file that is no JSON document (its problem said)."""
+
+
+def _stamp(path: Path, found: os.stat_result) -> tuple[str, int, int, int]:
+    """A file's identity and version: a rewritten file is parsed again."""
+    return str(path), found.st_ino, found.st_mtime_ns, found.st_size
+
+
+class _ParsedSlot:
+    """The last document :meth:`SweAgentReader.index` parsed, until its :meth:`~SweAgentReader.load`
+    takes it: opening a long run parses its file once (the parse is a third of building it)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stamp: tuple[str, int, int, int] | None = None
+        self._doc: Any = _UNREADABLE
+
+    def keep(self, stamp: tuple[str, int, int, int], doc: Any) -> None:
+        with self._lock:
+            self._stamp, self._doc = stamp, doc
+
+    def take(self, stamp: tuple[str, int, int, int]) -> Any:
+        """The document kept for ``stamp`` (given once), else :data:`_UNREADABLE`."""
+        with self._lock:
+            if self._stamp != stamp:
+                return _UNREADABLE
+            doc, self._stamp, self._doc = self._doc, None, _UNREADABLE
+            return doc
+
+
+_LAST_PARSED = _ParsedSlot()
 
 
 def _sniff_object(data: bytes | mmap.mmap) -> Detection | None:
@@ -248,6 +323,15 @@ def _mini_telemetry(step: TrajectoryStep, extra: dict[str, Any]) -> None:
     step.model = model if isinstance(model, str) and model else None
 
 
+def _bare_step(
+    index: int, action: ToolCall | None, content: str, thinking: str, *, told: bool = True
+) -> TrajectoryStep:
+    """A step as an index counts it: its call and its text (what the outcome reads of the last step);
+    ``told``: its kind is said, as the whole read says it."""
+    kind: StepKind | None = ("decision" if action is not None else "message") if told else None
+    return TrajectoryStep(index=index, label=str(index), content=content, thinking=thinking, action=action, kind=kind)
+
+
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -255,8 +339,10 @@ def _dict(value: Any) -> dict[str, Any]:
 class _Builder:
     """Maps one parsed file; collects its problems (every one located by field)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, counting: bool = False):
         self.path = path
+        self.counting = counting
+        """Steps without their prompt, observations or telemetry (an index's counts; the same problems)."""
         self.file = path.name
         self.id = _stem(path)
         self.ending: dict[str, Any] = {}
@@ -278,22 +364,32 @@ class _Builder:
     # -- parsing ---------------------------------------------------------------------------------
 
     def build(self, data: bytes) -> Trajectory | None:
+        return self.map(self.parse(data))
+
+    def parse(self, data: bytes) -> Any:
+        """The file's JSON document; :data:`_UNREADABLE` (the problem said) when it is none."""
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
         if not data.strip():
             self.problems.append(LoadProblem(file=self.file, message="empty file"))
-            return None
+            return _UNREADABLE
         try:
-            doc = orjson.loads(data)
+            return orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             try:
                 doc = json.loads(data.decode("utf-8", errors="replace"))
             except (ValueError, RecursionError):
                 self.problems.append(LoadProblem(file=self.file, message=f"not JSON: {exc}"))
-                return None
+                return _UNREADABLE
             self.problem(
                 None, f"not strict JSON ({exc}); read leniently (NaN/Infinity kept, bad bytes as U+FFFD)", "warning"
             )
+            return doc
+
+    def map(self, doc: Any) -> Trajectory | None:
+        """The parsed document as a trajectory (None when it is not one: the problem is said)."""
+        if doc is _UNREADABLE:
+            return None
         if isinstance(doc, list):
             return self.mini(doc, {}, None)
         if not isinstance(doc, dict):
@@ -604,9 +700,6 @@ class _Builder:
             if message is None or message.role != "assistant" or _extra(message, "is_demo"):
                 continue
             raw = _dict(messages_raw[i])
-            before = _observations(messages, range(i - 1, -1, -1))[::-1]
-            after = _observations(messages, range(i + 1, len(messages)))
-            raw_extra = _dict(raw.get("extra"))
             calls = list(message.tool_calls)
             commands, rejected = self.commands(raw, message, blocks)
             if calls:
@@ -615,6 +708,16 @@ class _Builder:
                 action = _command_call(raw["action"])  # SWE-agent history: its own command names
             else:
                 action = ToolCall(name="bash", arguments={"command": commands[0]}) if commands else None
+            if action is None and not rejected:
+                self.problem(f"{field}[{i}]", "assistant message without a tool call or a bash block", "warning")
+            if self.counting:
+                thought = raw.get("thought")
+                thinking = message.reasoning or (thought if isinstance(thought, str) else "")
+                steps.append(_bare_step(len(steps), action, message.content, thinking))
+                continue
+            before = _observations(messages, range(i - 1, -1, -1))[::-1]
+            after = _observations(messages, range(i + 1, len(messages)))
+            raw_extra = _dict(raw.get("extra"))
             tool_result = _result_for(action, after)
             extra: dict[str, Any] = {}
             if raw_extra:
@@ -647,8 +750,6 @@ class _Builder:
             _mini_telemetry(step, raw_extra)
             step.messages = MessageView.prefix(kept, kept_before)  # validated already, as parts of ``messages``
             steps.append(step)
-            if action is None and not rejected:
-                self.problem(f"{field}[{i}]", "assistant message without a tool call or a bash block", "warning")
         return steps
 
     def rejected_answer(
@@ -667,6 +768,8 @@ class _Builder:
             return None
         message = messages[i]
         assert message is not None
+        if self.counting:
+            return _bare_step(index, None, answer, "", told=False)
         found = [block.strip() for block in blocks.findall(answer)]
         count = extra.get("n_actions", len(found))
         step_extra: dict[str, Any] = {
