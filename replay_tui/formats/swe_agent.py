@@ -190,8 +190,8 @@ class SweAgentReader:
         builder = _Builder(path, counting=True)
         doc = builder.parse(data)
         del data
-        _LAST_PARSED.keep(stamp, doc)
         trajectory = builder.map(doc)
+        _LAST_PARSED.keep(stamp, doc, builder.validated)
         if trajectory is not None:
             yield EpisodeSummary.of(trajectory, 0, stamp)
         yield from builder.problems
@@ -199,10 +199,10 @@ class SweAgentReader:
     def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
         """The episode read whole: from the document the index parsed when the file is unchanged."""
         try:
+            builder = _Builder(path)
             with open_regular(path) as handle:
                 stamp = _stamp(path, os.fstat(handle.fileno()))
-                doc = _LAST_PARSED.take(stamp)
-                builder = _Builder(path)
+                doc, builder.validated = _LAST_PARSED.take(stamp)
                 if doc is _UNREADABLE:
                     doc = builder.parse(handle.read())
         except OSError as exc:
@@ -229,25 +229,26 @@ def _stamp(path: Path, found: os.stat_result) -> tuple[str, int, int, int]:
 
 
 class _ParsedSlot:
-    """The last document :meth:`SweAgentReader.index` parsed, until its :meth:`~SweAgentReader.load`
-    takes it: opening a long run parses its file once (the parse is a third of building it)."""
+    """The last document :meth:`SweAgentReader.index` parsed (and its messages, validated), until its
+    :meth:`~SweAgentReader.load` takes it: opening a long run parses and validates its file once
+    (the two are most of building it)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._stamp: tuple[str, int, int, int] | None = None
-        self._doc: Any = _UNREADABLE
+        self._kept: tuple[Any, list[ChatMessage | None] | None] = (_UNREADABLE, None)
 
-    def keep(self, stamp: tuple[str, int, int, int], doc: Any) -> None:
+    def keep(self, stamp: tuple[str, int, int, int], doc: Any, messages: list[ChatMessage | None] | None) -> None:
         with self._lock:
-            self._stamp, self._doc = stamp, doc
+            self._stamp, self._kept = stamp, (doc, messages)
 
-    def take(self, stamp: tuple[str, int, int, int]) -> Any:
-        """The document kept for ``stamp`` (given once), else :data:`_UNREADABLE`."""
+    def take(self, stamp: tuple[str, int, int, int]) -> tuple[Any, list[ChatMessage | None] | None]:
+        """What was kept for ``stamp`` (given once), else ``(_UNREADABLE, None)``."""
         with self._lock:
             if self._stamp != stamp:
-                return _UNREADABLE
-            doc, self._stamp, self._doc = self._doc, None, _UNREADABLE
-            return doc
+                return _UNREADABLE, None
+            kept, self._stamp, self._kept = self._kept, None, (_UNREADABLE, None)
+            return kept
 
 
 _LAST_PARSED = _ParsedSlot()
@@ -343,6 +344,8 @@ class _Builder:
         self.path = path
         self.counting = counting
         """Steps without their prompt, observations or telemetry (an index's counts; the same problems)."""
+        self.validated: list[ChatMessage | None] | None = None
+        """A message list's messages as validated (by the index, for its load: validated once)."""
         self.file = path.name
         self.id = _stem(path)
         self.ending: dict[str, Any] = {}
@@ -657,7 +660,9 @@ class _Builder:
     # -- message lists (mini-swe-agent; SWE-agent history-only files) -------------------------------
 
     def mini(self, messages_raw: list[Any], info: dict[str, Any], doc: dict[str, Any] | None) -> Trajectory:
-        messages = self.messages(messages_raw, "messages")
+        known = self.validated
+        messages = known if known is not None else self.messages(messages_raw, "messages")
+        self.validated = messages
         exits = [_dict(m) for m in messages_raw if isinstance(m, dict) and m.get("role") == "exit"]
         if exits:
             # mini 2's exit message holds what ended the run; an interactive run's info lacks the
