@@ -698,7 +698,8 @@ class _Builder:
             if i and messages[i - 1] is not None:
                 kept_before += 1
             if message is not None and message.role == "user":
-                rejected_step = self.rejected_answer(messages_raw, messages, i, blocks, len(steps))
+                prompt = MessageView.prefix(kept, kept_before)
+                rejected_step = self.rejected_answer(messages_raw, messages, i, blocks, len(steps), prompt)
                 if rejected_step is not None:
                     steps.append(rejected_step)
                 continue
@@ -764,9 +765,11 @@ class _Builder:
         i: int,
         blocks: re.Pattern[str],
         index: int,
+        prompt: MessageView,
     ) -> TrajectoryStep | None:
         """mini 2's format error (a user message whose ``extra.model_response`` is the answer it
-        rejected; mini 2 records no assistant message for it) as a step without a call."""
+        rejected; mini 2 records no assistant message for it) as a step without a call; ``prompt``:
+        the messages before it, a view of the run's one list (a copy per step is quadratic)."""
         extra = _dict(_dict(messages_raw[i]).get("extra"))
         answer = extra.get("model_response")
         if extra.get("interrupt_type") != "FormatError" or not isinstance(answer, str):
@@ -784,15 +787,16 @@ class _Builder:
         if found:
             step_extra["commands"] = found
         before = _observations(messages, range(i - 1, -1, -1))[::-1]
-        return TrajectoryStep(
+        step = TrajectoryStep(
             index=index,
             label=str(index),
             observation="\n\n".join(m.content for m in before),
-            messages=[m for m in messages[:i] if m is not None],
             content=answer,
             tool_result=message.content,
             extra=step_extra,
         )
+        step.messages = prompt  # validated already, as parts of ``messages``
+        return step
 
     def commands(
         self, raw: dict[str, Any], message: ChatMessage, blocks: re.Pattern[str]
