@@ -229,3 +229,36 @@ def test_a_swe_agent_file_rewritten_after_its_index_is_read_again(tmp_path: Path
     path.write_bytes(b"")
     loaded = reader.load(path, summary)
     assert isinstance(loaded, LoadProblem) and "empty file" in loaded.message
+
+
+BAD_SWE_AGENT = {
+    "broken.traj": b'{"trajectory": [{"action": "ls"',
+    "number.traj": b"42",
+    "empty.traj": b"",
+    "other.json": b'{"hello": "world"}',
+    "nan.traj": b'{"trajectory": [{"action": "ls", "observation": "", "thought": "", "response": ""}],'
+    b' "info": {"model_stats": {"instance_cost": NaN}}}',
+    "bad-fields.traj.json": orjson.dumps(
+        {
+            "info": {"exit_status": "Submitted"},
+            "messages": [
+                {"role": "user", "content": "task"},
+                {"role": "assistant", "content": "no block here"},
+                {"content": "no role"},
+                5,
+                {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "bash", "arguments": "{x"}}]},
+                {"role": "assistant", "content": "", "tool_calls": "nope"},
+                {"role": "assistant", "content": "```bash\nls\n```\n```bash\npwd\n```"},
+            ],
+            "trajectory_format": "mini-swe-agent-1.1",
+        }
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_SWE_AGENT))
+def test_a_malformed_swe_agent_file_indexes_to_the_read_s_problems(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(BAD_SWE_AGENT[name])
+    episodes = check_index_equals_read("swe-agent", path)
+    assert episodes == (1 if name in ("nan.traj", "bad-fields.traj.json") else 0)
