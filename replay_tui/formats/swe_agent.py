@@ -786,7 +786,7 @@ class _Builder:
         }
         if found:
             step_extra["commands"] = found
-        before = _observations(messages, range(i - 1, -1, -1))[::-1]
+        before = _since_rejected(messages_raw, messages, i)
         step = TrajectoryStep(
             index=index,
             label=str(index),
@@ -1008,6 +1008,23 @@ def _observations(messages: list[ChatMessage | None], positions: range) -> list[
             break
         found.append(message)
     return found
+
+
+def _since_rejected(messages_raw: list[Any], messages: list[ChatMessage | None], i: int) -> list[ChatMessage]:
+    """What a rejected turn (the format error at ``i``) saw since the model's previous turn: the
+    observations before it, back to the previous assistant message or format error (that one
+    included: it answered the previous rejected turn). A model that keeps being rejected leaves a
+    run of format errors only: each turn's observation is the one before it, not the whole run
+    again (that made such a run quadratic)."""
+    found: list[ChatMessage] = []
+    for position in range(i - 1, -1, -1):
+        message = messages[position]
+        if message is None or message.role not in _OBSERVATION_ROLES:
+            break
+        found.append(message)
+        if _dict(_dict(messages_raw[position]).get("extra")).get("interrupt_type") == "FormatError":
+            break
+    return found[::-1]
 
 
 def _last_observation(prompt: list[ChatMessage]) -> str:

@@ -193,6 +193,40 @@ def test_a_run_of_rejected_turns_shares_its_messages(tmp_path) -> None:
     assert peak < 40 * 2**20
 
 
+def test_a_model_rejected_turn_after_turn_costs_in_proportion_to_its_turns(tmp_path) -> None:
+    """A mini 2 model that keeps writing two blocks leaves only format errors, one after another:
+    each rejected turn's observation is the format error before it (what answered the previous
+    turn), not every earlier one joined again (quadratic: 3,000 turns built ~250 MB of text)."""
+    turns = 3000
+    block = "```mswea_bash_command\nls\n```"
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": f"Please solve this issue: fix it.\n{block}"},
+    ]
+    for n in range(turns):
+        error = {"interrupt_type": "FormatError", "n_actions": 2, "model_response": f"THOUGHT: {n}\n{block}\n{block}"}
+        content = f"Format error {n}: expected exactly 1 action, found 2."
+        messages.append({"role": "user", "content": content, "extra": error})
+    path = tmp_path / "stuck.traj.json"
+    document = {"info": {"mini_version": "2.4.6", "exit_status": "LimitsExceeded"}, "messages": messages}
+    path.write_bytes(orjson.dumps({**document, "trajectory_format": "mini-swe-agent-1.1"}))
+    tracemalloc.start()
+    try:
+        episodes = [t for t in read_trajectories(path) if isinstance(t, Trajectory)]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    steps = episodes[0].steps
+    assert len(steps) == turns and all(step.action is None for step in steps)
+    assert steps[0].observation == messages[1]["content"]  # the task: all the first turn saw
+    assert [step.observation for step in steps[1:]] == [
+        f"Format error {n}: expected exactly 1 action, found 2." for n in range(turns - 1)
+    ]
+    assert [step.tool_result for step in steps[:2]] == [messages[2]["content"], messages[3]["content"]]
+    assert [len(step.messages) for step in steps] == [2 + n for n in range(turns)]
+    assert peak < 40 * 2**20
+
+
 def test_a_search_finds_a_prompt_message_once_at_the_first_step_sent_it(tmp_path) -> None:
     from replay_tui.search import search
 
