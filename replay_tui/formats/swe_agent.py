@@ -37,7 +37,11 @@ Step facts where recorded: SWE-agent's ``execution_time`` → ``duration``; mini
 the episode's ``usage``.
 
 The file is one JSON document, parsed whole with orjson (stdlib ``json`` as a fallback for
-NaN/Infinity or bad UTF-8, with a warning). Nothing raises on bad input: a bad field is a
+NaN/Infinity or bad UTF-8, with a warning). The reader indexes (``index``: the episode's counts and
+outcome from bare steps, with the read's problems; ``load``: the episode built whole, from the
+document and messages the index parsed when the file has not changed since), so a folder of runs
+holds one run's document, not every episode. A rejected turn's observation is what came since the
+model's previous turn (back to the format error that answered it). Nothing raises on bad input: a bad field is a
 :class:`LoadProblem` and the rest of the episode still loads.
 """
 
