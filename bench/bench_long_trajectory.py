@@ -46,6 +46,34 @@ step building are most of it); the rest of ours is the app's fixed launch. On in
 ``input_refs`` shape (``tests.hostile.pooled_eval``: event k refers to the first k messages of the
 pool), opening and replaying every step: 5,000 events 0.55 s / 80 MB (before: 8.4 s / 203 MB),
 20,000 events 2.8 s / 209 MB (before: over 120 s, killed).
+
+Again after the swe-agent reader became an ``IndexingReader`` (issue 31, h-long: the list from an
+index of bare steps, the episode built when opened from the document and messages the index parsed
+and validated), main at 2204c44 as "before", November 2026, load average 3-11 from other work on
+the 2 cores (wall times swing by 2x between runs; the core, CPU seconds, best of 5 alternating
+before/after runs, is the figure to read):
+
+    steps   core: open  open+first step   RSS    before: open  open+first step   RSS
+      500      0.10 s         0.14 s     68 MB         0.12 s         0.14 s     68 MB
+     1000      0.14 s         0.18-0.20 s 99 MB        0.15 s         0.18 s     99 MB
+     2000      0.22-0.26 s    0.35-0.41 s 158 MB       0.26-0.27 s    0.32-0.34 s 158 MB
+
+    app, best of 3 (same run)   mini   RSS    ours   RSS   |  before (next run)   RSS
+      500                     0.73 s  64 MB  2.06 s  95 MB  |  2.61 s               92 MB
+     1000                     0.72 s  85 MB  3.92 s 119 MB  |  4.59 s              119 MB
+     2000                     2.08 s 124 MB  2.51 s 178 MB  |  2.22 s              178 MB
+
+One file's first step costs what it did (the parse and the step building moved from the list to
+the Enter; still linear in the steps); the list appears a little sooner, and a folder of runs no
+longer holds every episode: 12 copies of the 1,000-step run (250 MB) opened to their list in 1.45 s
+of CPU holding 128 MB after the open (before: 1.69 s, 241 MB). What the first step costs in a quiet
+process (``-X importtime``, cProfile of the app headless, 2,000 steps): importing the app ~0.75 s of
+CPU (Textual ~0.3 s, the package's models and engines ~0.45 s, spread over many modules: no single
+import to defer; ``replay_tui.tui.app``'s own screens are 0.02 s of it), open ~0.25 s (parse 0.1-0.15,
+message validation 0.05), the list's first frame ~0.13 s, Enter to the step ~0.3 s (steps 0.1,
+``episode_from_trajectory`` 0.1, the stepper's frame); mini's inspector parses and shows in ~0.4 s
+in all. The 1 s target needs the app's fixed launch halved (lazy model building, a first frame
+before the engines import), not the reader.
 """
 
 from __future__ import annotations

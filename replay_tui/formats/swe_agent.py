@@ -37,7 +37,11 @@ Step facts where recorded: SWE-agent's ``execution_time`` → ``duration``; mini
 the episode's ``usage``.
 
 The file is one JSON document, parsed whole with orjson (stdlib ``json`` as a fallback for
-NaN/Infinity or bad UTF-8, with a warning). Nothing raises on bad input: a bad field is a
+NaN/Infinity or bad UTF-8, with a warning). The reader indexes (``index``: the episode's counts and
+outcome from bare steps, with the read's problems; ``load``: the episode built whole, from the
+document and messages the index parsed when the file has not changed since), so a folder of runs
+holds one run's document, not every episode. A rejected turn's observation is what came since the
+model's previous turn (back to the format error that answered it). Nothing raises on bad input: a bad field is a
 :class:`LoadProblem` and the rest of the episode still loads.
 """
 
@@ -48,6 +52,7 @@ import json
 import mmap
 import os
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -59,6 +64,7 @@ from replay_tui.episodes.model import (
     MessageView,
     Outcome,
     OutcomeCheck,
+    StepKind,
     TokenUsage,
     ToolCall,
     Trajectory,
@@ -68,7 +74,7 @@ from replay_tui.episodes.model import (
 )
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.fileio import open_regular, read_capped
-from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem
+from replay_tui.formats.base import HEAD_BYTES, Detection, EpisodeSummary, ReadItem
 
 FORMAT = "swe-agent"
 
@@ -174,8 +180,82 @@ class SweAgentReader:
             yield trajectory
         yield from builder.problems
 
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """The file's one episode as :meth:`read` counts it, with the same problems, from bare steps
+        (no prompt, observation or telemetry is built). The parsed document is kept for the
+        :meth:`load` that usually follows (one file's at a time: a folder of runs holds one)."""
+        try:
+            with open_regular(path) as handle:
+                stamp = _stamp(path, os.fstat(handle.fileno()))
+                data = handle.read()
+        except OSError as exc:
+            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+            return
+        builder = _Builder(path, counting=True)
+        doc = builder.parse(data)
+        del data
+        trajectory = builder.map(doc)
+        _LAST_PARSED.keep(stamp, doc, builder.validated)
+        if trajectory is not None:
+            yield EpisodeSummary.of(trajectory, 0, stamp)
+        yield from builder.problems
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        """The episode read whole: from the document the index parsed when the file is unchanged."""
+        try:
+            builder = _Builder(path)
+            with open_regular(path) as handle:
+                stamp = _stamp(path, os.fstat(handle.fileno()))
+                doc, builder.validated = _LAST_PARSED.take(stamp)
+                if doc is _UNREADABLE:
+                    doc = builder.parse(handle.read())
+        except OSError as exc:
+            return LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+        trajectory = builder.map(doc)
+        errors = [problem for problem in builder.problems if problem.severity == "error"]
+        if trajectory is None:
+            return errors[0] if errors else LoadProblem(file=path.name, message="no episode in the file")
+        if trajectory.id != summary.id:
+            return LoadProblem(
+                file=path.name, session_id=summary.id, message="the file changed since it was indexed: reopen it"
+            )
+        return trajectory
+
 
 READER = SweAgentReader()
+_UNREADABLE = object()
+"""A file that is no JSON document (its problem said)."""
+
+
+def _stamp(path: Path, found: os.stat_result) -> tuple[str, int, int, int]:
+    """A file's identity and version: a rewritten file is parsed again."""
+    return str(path), found.st_ino, found.st_mtime_ns, found.st_size
+
+
+class _ParsedSlot:
+    """The last document :meth:`SweAgentReader.index` parsed (and its messages, validated), until its
+    :meth:`~SweAgentReader.load` takes it: opening a long run parses and validates its file once
+    (the two are most of building it)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stamp: tuple[str, int, int, int] | None = None
+        self._kept: tuple[Any, list[ChatMessage | None] | None] = (_UNREADABLE, None)
+
+    def keep(self, stamp: tuple[str, int, int, int], doc: Any, messages: list[ChatMessage | None] | None) -> None:
+        with self._lock:
+            self._stamp, self._kept = stamp, (doc, messages)
+
+    def take(self, stamp: tuple[str, int, int, int]) -> tuple[Any, list[ChatMessage | None] | None]:
+        """What was kept for ``stamp`` (given once), else ``(_UNREADABLE, None)``."""
+        with self._lock:
+            if self._stamp != stamp:
+                return _UNREADABLE, None
+            kept, self._stamp, self._kept = self._kept, None, (_UNREADABLE, None)
+            return kept
+
+
+_LAST_PARSED = _ParsedSlot()
 
 
 def _sniff_object(data: bytes | mmap.mmap) -> Detection | None:
@@ -248,6 +328,15 @@ def _mini_telemetry(step: TrajectoryStep, extra: dict[str, Any]) -> None:
     step.model = model if isinstance(model, str) and model else None
 
 
+def _bare_step(
+    index: int, action: ToolCall | None, content: str, thinking: str, *, told: bool = True
+) -> TrajectoryStep:
+    """A step as an index counts it: its call and its text (what the outcome reads of the last step);
+    ``told``: its kind is said, as the whole read says it."""
+    kind: StepKind | None = ("decision" if action is not None else "message") if told else None
+    return TrajectoryStep(index=index, label=str(index), content=content, thinking=thinking, action=action, kind=kind)
+
+
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -255,8 +344,12 @@ def _dict(value: Any) -> dict[str, Any]:
 class _Builder:
     """Maps one parsed file; collects its problems (every one located by field)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, counting: bool = False):
         self.path = path
+        self.counting = counting
+        """Steps without their prompt, observations or telemetry (an index's counts; the same problems)."""
+        self.validated: list[ChatMessage | None] | None = None
+        """A message list's messages as validated (by the index, for its load: validated once)."""
         self.file = path.name
         self.id = _stem(path)
         self.ending: dict[str, Any] = {}
@@ -278,22 +371,32 @@ class _Builder:
     # -- parsing ---------------------------------------------------------------------------------
 
     def build(self, data: bytes) -> Trajectory | None:
+        return self.map(self.parse(data))
+
+    def parse(self, data: bytes) -> Any:
+        """The file's JSON document; :data:`_UNREADABLE` (the problem said) when it is none."""
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
         if not data.strip():
             self.problems.append(LoadProblem(file=self.file, message="empty file"))
-            return None
+            return _UNREADABLE
         try:
-            doc = orjson.loads(data)
+            return orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             try:
                 doc = json.loads(data.decode("utf-8", errors="replace"))
             except (ValueError, RecursionError):
                 self.problems.append(LoadProblem(file=self.file, message=f"not JSON: {exc}"))
-                return None
+                return _UNREADABLE
             self.problem(
                 None, f"not strict JSON ({exc}); read leniently (NaN/Infinity kept, bad bytes as U+FFFD)", "warning"
             )
+            return doc
+
+    def map(self, doc: Any) -> Trajectory | None:
+        """The parsed document as a trajectory (None when it is not one: the problem is said)."""
+        if doc is _UNREADABLE:
+            return None
         if isinstance(doc, list):
             return self.mini(doc, {}, None)
         if not isinstance(doc, dict):
@@ -561,7 +664,9 @@ class _Builder:
     # -- message lists (mini-swe-agent; SWE-agent history-only files) -------------------------------
 
     def mini(self, messages_raw: list[Any], info: dict[str, Any], doc: dict[str, Any] | None) -> Trajectory:
-        messages = self.messages(messages_raw, "messages")
+        known = self.validated
+        messages = known if known is not None else self.messages(messages_raw, "messages")
+        self.validated = messages
         exits = [_dict(m) for m in messages_raw if isinstance(m, dict) and m.get("role") == "exit"]
         if exits:
             # mini 2's exit message holds what ended the run; an interactive run's info lacks the
@@ -597,16 +702,14 @@ class _Builder:
             if i and messages[i - 1] is not None:
                 kept_before += 1
             if message is not None and message.role == "user":
-                rejected_step = self.rejected_answer(messages_raw, messages, i, blocks, len(steps))
+                prompt = MessageView.prefix(kept, kept_before)
+                rejected_step = self.rejected_answer(messages_raw, messages, i, blocks, len(steps), prompt)
                 if rejected_step is not None:
                     steps.append(rejected_step)
                 continue
             if message is None or message.role != "assistant" or _extra(message, "is_demo"):
                 continue
             raw = _dict(messages_raw[i])
-            before = _observations(messages, range(i - 1, -1, -1))[::-1]
-            after = _observations(messages, range(i + 1, len(messages)))
-            raw_extra = _dict(raw.get("extra"))
             calls = list(message.tool_calls)
             commands, rejected = self.commands(raw, message, blocks)
             if calls:
@@ -615,6 +718,16 @@ class _Builder:
                 action = _command_call(raw["action"])  # SWE-agent history: its own command names
             else:
                 action = ToolCall(name="bash", arguments={"command": commands[0]}) if commands else None
+            if action is None and not rejected:
+                self.problem(f"{field}[{i}]", "assistant message without a tool call or a bash block", "warning")
+            if self.counting:
+                thought = raw.get("thought")
+                thinking = message.reasoning or (thought if isinstance(thought, str) else "")
+                steps.append(_bare_step(len(steps), action, message.content, thinking))
+                continue
+            before = _observations(messages, range(i - 1, -1, -1))[::-1]
+            after = _observations(messages, range(i + 1, len(messages)))
+            raw_extra = _dict(raw.get("extra"))
             tool_result = _result_for(action, after)
             extra: dict[str, Any] = {}
             if raw_extra:
@@ -647,8 +760,6 @@ class _Builder:
             _mini_telemetry(step, raw_extra)
             step.messages = MessageView.prefix(kept, kept_before)  # validated already, as parts of ``messages``
             steps.append(step)
-            if action is None and not rejected:
-                self.problem(f"{field}[{i}]", "assistant message without a tool call or a bash block", "warning")
         return steps
 
     def rejected_answer(
@@ -658,15 +769,19 @@ class _Builder:
         i: int,
         blocks: re.Pattern[str],
         index: int,
+        prompt: MessageView,
     ) -> TrajectoryStep | None:
         """mini 2's format error (a user message whose ``extra.model_response`` is the answer it
-        rejected; mini 2 records no assistant message for it) as a step without a call."""
+        rejected; mini 2 records no assistant message for it) as a step without a call; ``prompt``:
+        the messages before it, a view of the run's one list (a copy per step is quadratic)."""
         extra = _dict(_dict(messages_raw[i]).get("extra"))
         answer = extra.get("model_response")
         if extra.get("interrupt_type") != "FormatError" or not isinstance(answer, str):
             return None
         message = messages[i]
         assert message is not None
+        if self.counting:
+            return _bare_step(index, None, answer, "", told=False)
         found = [block.strip() for block in blocks.findall(answer)]
         count = extra.get("n_actions", len(found))
         step_extra: dict[str, Any] = {
@@ -675,16 +790,17 @@ class _Builder:
         }
         if found:
             step_extra["commands"] = found
-        before = _observations(messages, range(i - 1, -1, -1))[::-1]
-        return TrajectoryStep(
+        before = _since_rejected(messages_raw, messages, i)
+        step = TrajectoryStep(
             index=index,
             label=str(index),
             observation="\n\n".join(m.content for m in before),
-            messages=[m for m in messages[:i] if m is not None],
             content=answer,
             tool_result=message.content,
             extra=step_extra,
         )
+        step.messages = prompt  # validated already, as parts of ``messages``
+        return step
 
     def commands(
         self, raw: dict[str, Any], message: ChatMessage, blocks: re.Pattern[str]
@@ -896,6 +1012,23 @@ def _observations(messages: list[ChatMessage | None], positions: range) -> list[
             break
         found.append(message)
     return found
+
+
+def _since_rejected(messages_raw: list[Any], messages: list[ChatMessage | None], i: int) -> list[ChatMessage]:
+    """What a rejected turn (the format error at ``i``) saw since the model's previous turn: the
+    observations before it, back to the previous assistant message or format error (that one
+    included: it answered the previous rejected turn). A model that keeps being rejected leaves a
+    run of format errors only: each turn's observation is the one before it, not the whole run
+    again (that made such a run quadratic)."""
+    found: list[ChatMessage] = []
+    for position in range(i - 1, -1, -1):
+        message = messages[position]
+        if message is None or message.role not in _OBSERVATION_ROLES:
+            break
+        found.append(message)
+        if _dict(_dict(messages_raw[position]).get("extra")).get("interrupt_type") == "FormatError":
+            break
+    return found[::-1]
 
 
 def _last_observation(prompt: list[ChatMessage]) -> str:

@@ -15,6 +15,7 @@ import pickle
 import resource
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,8 @@ import pytest
 import replay_tui.episodes.model
 import replay_tui.sources
 from replay_tui.env import replay_steps
+from replay_tui.episodes.model import Trajectory
+from replay_tui.formats import read_trajectories
 from replay_tui.sources import open_sources
 
 OUTPUT = "\n".join(f"src/module_{n}.py:{n}: def function_{n}(self, value): return value" for n in range(60))
@@ -154,6 +157,74 @@ def test_a_2000_step_run_opens_within_a_bounded_address_space(tmp_path) -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["2000", "2", str(2 + 2 * 1999)]
+
+
+def test_a_run_of_rejected_turns_shares_its_messages(tmp_path) -> None:
+    """mini 2 records a turn it rejected (two bash blocks) only in its format error: each such step's
+    prompt is a view of the run's one list of messages, not a copy of every earlier message (a copy
+    per step made a run of many rejected turns quadratic in memory)."""
+    turns = 3000
+    block = "```mswea_bash_command\nls\n```"
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": f"Please solve this issue: fix it.\n{block}"},
+    ]
+    for n in range(turns):  # a rejected turn, then one that ran: a model that keeps writing two blocks
+        error = {"interrupt_type": "FormatError", "n_actions": 2, "model_response": f"THOUGHT: {n}\n{block}\n{block}"}
+        messages.append(
+            {"role": "user", "content": "Format error: expected exactly 1 action, found 2.", "extra": error}
+        )
+        messages.append({"role": "assistant", "content": f"THOUGHT: one block.\n{block}"})
+        messages.append({"role": "user", "content": "<returncode>0</returncode>\n<output>\na.txt\n</output>"})
+    path = tmp_path / "rejected.traj.json"
+    document = {"info": {"mini_version": "2.4.6", "exit_status": "LimitsExceeded"}, "messages": messages}
+    path.write_bytes(orjson.dumps({**document, "trajectory_format": "mini-swe-agent-1.1"}))
+    tracemalloc.start()
+    try:
+        episodes = [t for t in read_trajectories(path) if isinstance(t, Trajectory)]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    rejected = episodes[0].steps[::2]
+    assert len(rejected) == turns and all(step.action is None for step in rejected)
+    assert [len(step.messages) for step in rejected] == [2 + 3 * n for n in range(turns)]
+    assert [m.content for m in rejected[-1].messages] == [m["content"] for m in messages[:-3]]
+    # a copy per rejected turn: ~108 MB of lists for 3,000 (8 bytes a message, 13.5 M messages)
+    assert peak < 40 * 2**20
+
+
+def test_a_model_rejected_turn_after_turn_costs_in_proportion_to_its_turns(tmp_path) -> None:
+    """A mini 2 model that keeps writing two blocks leaves only format errors, one after another:
+    each rejected turn's observation is the format error before it (what answered the previous
+    turn), not every earlier one joined again (quadratic: 3,000 turns built ~250 MB of text)."""
+    turns = 3000
+    block = "```mswea_bash_command\nls\n```"
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": f"Please solve this issue: fix it.\n{block}"},
+    ]
+    for n in range(turns):
+        error = {"interrupt_type": "FormatError", "n_actions": 2, "model_response": f"THOUGHT: {n}\n{block}\n{block}"}
+        content = f"Format error {n}: expected exactly 1 action, found 2."
+        messages.append({"role": "user", "content": content, "extra": error})
+    path = tmp_path / "stuck.traj.json"
+    document = {"info": {"mini_version": "2.4.6", "exit_status": "LimitsExceeded"}, "messages": messages}
+    path.write_bytes(orjson.dumps({**document, "trajectory_format": "mini-swe-agent-1.1"}))
+    tracemalloc.start()
+    try:
+        episodes = [t for t in read_trajectories(path) if isinstance(t, Trajectory)]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    steps = episodes[0].steps
+    assert len(steps) == turns and all(step.action is None for step in steps)
+    assert steps[0].observation == messages[1]["content"]  # the task: all the first turn saw
+    assert [step.observation for step in steps[1:]] == [
+        f"Format error {n}: expected exactly 1 action, found 2." for n in range(turns - 1)
+    ]
+    assert [step.tool_result for step in steps[:2]] == [messages[2]["content"], messages[3]["content"]]
+    assert [len(step.messages) for step in steps] == [2 + n for n in range(turns)]
+    assert peak < 40 * 2**20
 
 
 def test_a_search_finds_a_prompt_message_once_at_the_first_step_sent_it(tmp_path) -> None:

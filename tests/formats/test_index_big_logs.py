@@ -1,5 +1,6 @@
-"""Claude Code, Codex and OTel GenAI logs indexed (summaries without steps, one episode loaded when opened):
-the index equals the whole read on every sample, and an episode loaded alone equals the whole read's."""
+"""Claude Code, Codex, OTel GenAI and SWE-agent/mini-swe-agent logs indexed (summaries without steps, one
+episode loaded when opened): the index equals the whole read on every sample, and an episode loaded alone
+equals the whole read's."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from replay_tui.episodes.model import Trajectory
@@ -19,6 +21,7 @@ DATA = Path(__file__).parent.parent / "data" / "formats"
 CLAUDE = sorted((DATA / "claude_code").glob("*.jsonl"))
 CODEX = sorted((DATA / "codex").glob("*.jsonl"))
 OTEL = sorted(p for p in (DATA / "otel_genai").iterdir() if p.name != "PROVENANCE.md")
+SWE_AGENT = sorted(p for d in DATA.glob("swe_agent*") for p in d.iterdir() if p.name != "PROVENANCE.md")
 
 
 def summary_of(item: EpisodeSummary) -> tuple[Any, ...]:
@@ -158,3 +161,104 @@ def test_a_session_file_with_sub_agents_is_read_once_for_all_its_episodes(
     reads.clear()
     assert len(again.episode(next(iter(again)).session_id).trajectory) == len(first.trajectory)
     assert reads == [sample]
+
+
+@pytest.mark.parametrize("path", SWE_AGENT, ids=lambda p: p.name)
+def test_swe_agent_index_equals_the_whole_read(path: Path) -> None:
+    assert check_index_equals_read("swe-agent", path) == 1
+    reader = reader_for("swe-agent")
+    assert isinstance(reader, IndexingReader)
+    whole = [t for t in reader.read(path) if isinstance(t, Trajectory)]
+    for summary in (s for s in reader.index(path) if isinstance(s, EpisodeSummary)):
+        assert reader.load(path, summary) == whole[0]  # the episode itself, every field
+
+
+def test_a_swe_agent_index_counts_without_building_steps(tmp_path: Path) -> None:
+    """A long mini-swe-agent run (the shape mini's ``save`` writes) is counted from bare steps: no
+    prompt, observation or telemetry is built for the list, and the episode loaded equals the read."""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {
+            "role": "user",
+            "content": "<pr_description>\nConsider the following PR description:\nfix it\n</pr_description>",
+        },
+    ]
+    for n in range(300):
+        call = {"id": f"call_{n}", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}
+        messages.append(
+            {"role": "assistant", "content": f"THOUGHT: step {n}", "tool_calls": [call], "extra": {"cost": 0.01}}
+        )
+        messages.append({"role": "tool", "tool_call_id": f"call_{n}", "content": f"<returncode>0</returncode> {n}"})
+    messages.append(
+        {"role": "assistant", "content": "two\n```mswea_bash_command\nls\n```\n```mswea_bash_command\npwd\n```"}
+    )
+    path = tmp_path / "long.traj.json"
+    path.write_bytes(
+        orjson.dumps(
+            {
+                "info": {"mini_version": "1.17.0", "exit_status": "Submitted", "submission": "diff"},
+                "messages": messages,
+                "trajectory_format": "mini-swe-agent-1.1",
+            }
+        )
+    )
+    assert check_index_equals_read("swe-agent", path) == 1
+    summary = next(s for s in reader_for("swe-agent").index(path) if isinstance(s, EpisodeSummary))
+    assert (summary.steps, summary.turns) == (300, 301)
+    demos = open_sources([path])
+    ref = next(iter(demos))
+    assert isinstance(ref.raw, EpisodeSummary)  # indexed, nothing held
+    assert not demos.files[0]._held
+    episode = demos.episode(ref.session_id)
+    assert len(episode.trajectory) == 301
+
+
+def test_a_swe_agent_file_rewritten_after_its_index_is_read_again(tmp_path: Path) -> None:
+    sample = DATA / "swe_agent" / "mini_v1_two_bash_blocks.traj.json"
+    path = tmp_path / sample.name
+    shutil.copy(sample, path)
+    reader = reader_for("swe-agent")
+    assert isinstance(reader, IndexingReader)
+    summary = next(s for s in reader.index(path) if isinstance(s, EpisodeSummary))
+    other = DATA / "swe_agent" / "synthetic_mini_reasoning.traj.json"
+    path.write_bytes(other.read_bytes() + b"\n")  # another run in its place (not the document parsed)
+    loaded = reader.load(path, summary)
+    assert isinstance(loaded, LoadProblem) and "changed since it was indexed" in loaded.message
+    shutil.copy(sample, path)
+    summary = next(s for s in reader.index(path) if isinstance(s, EpisodeSummary))
+    path.write_bytes(b"")
+    loaded = reader.load(path, summary)
+    assert isinstance(loaded, LoadProblem) and "empty file" in loaded.message
+
+
+BAD_SWE_AGENT = {
+    "broken.traj": b'{"trajectory": [{"action": "ls"',
+    "number.traj": b"42",
+    "empty.traj": b"",
+    "other.json": b'{"hello": "world"}',
+    "nan.traj": b'{"trajectory": [{"action": "ls", "observation": "", "thought": "", "response": ""}],'
+    b' "info": {"model_stats": {"instance_cost": NaN}}}',
+    "bad-fields.traj.json": orjson.dumps(
+        {
+            "info": {"exit_status": "Submitted"},
+            "messages": [
+                {"role": "user", "content": "task"},
+                {"role": "assistant", "content": "no block here"},
+                {"content": "no role"},
+                5,
+                {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "bash", "arguments": "{x"}}]},
+                {"role": "assistant", "content": "", "tool_calls": "nope"},
+                {"role": "assistant", "content": "```bash\nls\n```\n```bash\npwd\n```"},
+            ],
+            "trajectory_format": "mini-swe-agent-1.1",
+        }
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_SWE_AGENT))
+def test_a_malformed_swe_agent_file_indexes_to_the_read_s_problems(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(BAD_SWE_AGENT[name])
+    episodes = check_index_equals_read("swe-agent", path)
+    assert episodes == (1 if name in ("nan.traj", "bad-fields.traj.json") else 0)
