@@ -1,0 +1,70 @@
+"""Every reader indexes: ``index()`` lists what ``read()`` reads (ids, counts, outcomes, problems) and
+``load()`` of each summary is ``read()``'s episode, on every real sample of the format; a malformed
+record is one LoadProblem naming its file and record while the rest index (issue 31)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import LoadProblem
+from replay_tui.formats import reader_for
+from replay_tui.formats.base import EpisodeSummary, IndexingReader
+from replay_tui.sources import open_sources
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "formats"
+FORMATS = {"openhands": "openhands"}
+
+
+def samples(folder: str) -> list[Path]:
+    return sorted(p for p in (DATA / folder).iterdir() if p.name != "PROVENANCE.md")
+
+
+CASES = [(name, path) for name, folder in FORMATS.items() for path in samples(folder)]
+
+
+def assert_index_is_read(name: str, path: Path) -> list[EpisodeSummary]:
+    reader = reader_for(name)
+    assert isinstance(reader, IndexingReader)
+    read = list(reader.read(path))
+    episodes = [item for item in read if isinstance(item, Trajectory)]
+    indexed = list(reader.index(path))
+    summaries = [item for item in indexed if isinstance(item, EpisodeSummary)]
+    assert len(summaries) + sum(isinstance(item, LoadProblem) for item in indexed) == len(indexed)
+    assert [item for item in indexed if isinstance(item, LoadProblem)] == [
+        item for item in read if isinstance(item, LoadProblem)
+    ]
+    assert [(s.id, s.task, s.steps, s.turns, s.reward, s.success) for s in summaries] == [
+        (e.id, e.task, e.decisions, len(e.steps), e.outcome.reward, e.outcome.success) for e in episodes
+    ]
+    assert [s.full_outcome() for s in summaries] == [e.outcome for e in episodes]
+    assert [reader.load(path, s) for s in summaries] == episodes
+    return summaries
+
+
+@pytest.mark.parametrize(("name", "path"), CASES, ids=lambda v: v.name if isinstance(v, Path) else v)
+def test_index_then_load_is_read(name: str, path: Path) -> None:
+    assert assert_index_is_read(name, path)
+
+
+def test_an_openhands_eval_output_is_indexed_by_line(tmp_path: Path) -> None:
+    """Each evaluation line's locator is its bytes; a broken line is one problem naming file and
+    line, the lines around it index and load; the set opened lists the rows from the index."""
+    lines = (DATA / "openhands" / "multi_swe_bench__examples__output.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "output.jsonl"
+    path.write_bytes(lines[0] + b'{"instance_id": "broken", "history": [\n' + b"".join(lines[1:]))
+    summaries = assert_index_is_read("openhands", path)
+    data = path.read_bytes()
+    assert [s.record for s in summaries] == [0, 2, 3][: len(summaries)]
+    for summary in summaries:
+        offset, length, number = summary.locator
+        assert data[offset : offset + length] == data.splitlines(keepends=True)[number]
+        assert summary.outcome is None  # built when asked, never held for every row
+    problems = [item for item in reader_for("openhands").index(path) if isinstance(item, LoadProblem)]
+    assert [(p.file, p.index) for p in problems] == [("output.jsonl", 1)]
+    assert "line 2" in problems[0].message
+    demos = open_sources([path])
+    assert [ref.header.episode_id for ref in demos] == [s.id for s in summaries]
+    assert [ref.decision_steps for ref in demos] == [s.steps for s in summaries]
