@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from replay_tui.episodes.model import Trajectory
@@ -15,7 +16,7 @@ from replay_tui.formats.base import EpisodeSummary, IndexingReader
 from replay_tui.sources import open_sources
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats"
-FORMATS = {"openhands": "openhands"}
+FORMATS = {"openhands": "openhands", "tau2": "tau2"}
 
 
 def samples(folder: str) -> list[Path]:
@@ -46,7 +47,7 @@ def assert_index_is_read(name: str, path: Path) -> list[EpisodeSummary]:
 
 @pytest.mark.parametrize(("name", "path"), CASES, ids=lambda v: v.name if isinstance(v, Path) else v)
 def test_index_then_load_is_read(name: str, path: Path) -> None:
-    assert assert_index_is_read(name, path)
+    assert_index_is_read(name, path)
 
 
 def test_an_openhands_eval_output_is_indexed_by_line(tmp_path: Path) -> None:
@@ -68,3 +69,37 @@ def test_an_openhands_eval_output_is_indexed_by_line(tmp_path: Path) -> None:
     demos = open_sources([path])
     assert [ref.header.episode_id for ref in demos] == [s.id for s in summaries]
     assert [ref.decision_steps for ref in demos] == [s.steps for s in summaries]
+
+
+TAU2_TELECOM = DATA / "tau2" / "2025-10-05T07-52-52.930199_telecom_llm_agent_grok-3_user_simulator_grok-3.json"
+
+
+def test_a_tau2_results_file_is_indexed_by_run(tmp_path: Path) -> None:
+    """Runs located by their bytes (whatever the file's size), a malformed run one problem naming
+    the file and the run while the others index and load."""
+    data = orjson.loads(TAU2_TELECOM.read_bytes())
+    data["simulations"][1]["messages"] = {"oops": 1}
+    path = tmp_path / "results.json"
+    path.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+    summaries = assert_index_is_read("tau2", path)
+    assert len(summaries) == len(data["simulations"]) - 1
+    raw = path.read_bytes()
+    for summary in summaries:
+        run = orjson.loads(raw[summary.locator.begin : summary.locator.end])
+        assert run["id"] == summary.id or f"{run['task_id']}#{run['trial']}" == summary.id
+    problems = [item for item in reader_for("tau2").index(path) if isinstance(item, LoadProblem)]
+    assert [(p.file, p.index, p.session_id, p.field) for p in problems] == [
+        ("results.json", 1, data["simulations"][1]["id"], "messages")
+    ]
+
+
+def test_a_tau2_experiment_folder_is_indexed_by_run_file(tmp_path: Path) -> None:
+    data = orjson.loads(TAU2_TELECOM.read_bytes())
+    runs = data.pop("simulations")
+    (tmp_path / "results.json").write_bytes(orjson.dumps(data))
+    (tmp_path / "simulations").mkdir()
+    for run in runs:
+        (tmp_path / "simulations" / f"{run['id']}.json").write_bytes(orjson.dumps(run))
+    summaries = assert_index_is_read("tau2", tmp_path)
+    assert len(summaries) == len(runs)
+    assert {s.locator.run.name for s in summaries} == {f"{run['id']}.json" for run in runs}
