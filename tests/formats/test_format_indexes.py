@@ -16,7 +16,7 @@ from replay_tui.formats.base import EpisodeSummary, IndexingReader
 from replay_tui.sources import open_sources
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats"
-FORMATS = {"openhands": "openhands", "tau2": "tau2"}
+FORMATS = {"openhands": "openhands", "tau2": "tau2", "webshop-human": "webshop_human"}
 
 
 def samples(folder: str) -> list[Path]:
@@ -103,3 +103,22 @@ def test_a_tau2_experiment_folder_is_indexed_by_run_file(tmp_path: Path) -> None
     summaries = assert_index_is_read("tau2", tmp_path)
     assert len(summaries) == len(runs)
     assert {s.locator.run.name for s in summaries} == {f"{run['id']}.json" for run in runs}
+
+
+def test_webshop_human_sessions_are_indexed_by_their_first_line(tmp_path: Path) -> None:
+    """Sessions of one file (one repeated: its second part keeps its ``#2`` id when loaded alone),
+    a broken line one problem naming the file and the line while every session indexes and loads."""
+    parts = [p.read_bytes() for p in samples("webshop_human")]
+    path = tmp_path / "all_trajs.jsonl"
+    path.write_bytes(parts[0] + parts[1] + b"{not json\n" + parts[2] + parts[0])
+    summaries = assert_index_is_read("webshop-human", path)
+    assert len(summaries) == 4 and summaries[3].id == f"{summaries[0].id}#2"
+    problems = [item for item in reader_for("webshop-human").index(path) if isinstance(item, LoadProblem)]
+    broken = parts[0].count(b"\n") + parts[1].count(b"\n") + 1
+    assert [(p.file, p.field) for p in problems] == [("all_trajs.jsonl", f"line {broken}")]
+    assert [s.locator.line for s in summaries] == [
+        1,
+        parts[0].count(b"\n") + 1,
+        broken + 1,
+        broken + 1 + parts[2].count(b"\n"),
+    ]
