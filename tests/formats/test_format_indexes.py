@@ -4,7 +4,9 @@ record is one LoadProblem naming its file and record while the rest index (issue
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -16,7 +18,13 @@ from replay_tui.formats.base import EpisodeSummary, IndexingReader
 from replay_tui.sources import open_sources
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "formats"
-FORMATS = {"openhands": "openhands", "tau2": "tau2", "webshop-human": "webshop_human"}
+FORMATS = {
+    "openhands": "openhands",
+    "tau2": "tau2",
+    "webshop-human": "webshop_human",
+    "atif": "atif",
+    "browsergym": "browsergym",
+}
 
 
 def samples(folder: str) -> list[Path]:
@@ -26,8 +34,8 @@ def samples(folder: str) -> list[Path]:
 CASES = [(name, path) for name, folder in FORMATS.items() for path in samples(folder)]
 
 
-def assert_index_is_read(name: str, path: Path) -> list[EpisodeSummary]:
-    reader = reader_for(name)
+def assert_index_is_read(name: str, path: Path, reader: Any = None) -> list[EpisodeSummary]:
+    reader = reader or reader_for(name)
     assert isinstance(reader, IndexingReader)
     read = list(reader.read(path))
     episodes = [item for item in read if isinstance(item, Trajectory)]
@@ -122,3 +130,44 @@ def test_webshop_human_sessions_are_indexed_by_their_first_line(tmp_path: Path) 
         broken + 1,
         broken + 1 + parts[2].count(b"\n"),
     ]
+
+
+def test_a_browsergym_study_is_indexed_by_experiment_with_its_pickles(tmp_path: Path) -> None:
+    """A study folder read with its step pickles: one experiment held at a time, each loaded again
+    from its folder; a broken step file is a problem naming the experiment and the file."""
+    for sample in samples("browsergym"):
+        shutil.copytree(sample, tmp_path / sample.name)
+    broken = tmp_path / samples("browsergym")[1].name / "step_2.pkl.gz"
+    broken.write_bytes(b"not gzip")
+    reader = reader_for("browsergym").allowing_pickles()
+    summaries = assert_index_is_read("browsergym", tmp_path, reader)
+    assert [s.locator[0].name for s in summaries] == [p.name for p in samples("browsergym")]
+    assert sum(s.steps for s in summaries) > 0
+    problems = [p for p in reader.index(tmp_path) if isinstance(p, LoadProblem) and p.severity == "error"]
+    assert [(p.file, p.index) for p in problems] == [(f"{broken.parent.name}/step_2.pkl.gz", 1)]
+
+
+def test_an_atif_job_folder_is_indexed_by_trial(tmp_path: Path) -> None:
+    """A Harbor job folder: each trial's trajectory with its sub-agents, loaded from its trial file
+    (read once for all its episodes); a trial whose file is not JSON is one problem naming it."""
+    atif = DATA / "atif"
+    for number, sample in enumerate(
+        [
+            "terminus_2__hello-world-context-summarization.trajectory.json",
+            "broken",
+            "terminus_2__hello-world-timeout.trajectory.json",
+        ]
+    ):
+        agent = tmp_path / f"trial-{number}" / "agent"
+        agent.mkdir(parents=True)
+        if sample == "broken":
+            (agent / "trajectory.json").write_text('{"schema_version": "ATIF-v1.4", "steps": [')
+            continue
+        (agent / "trajectory.json").write_bytes((atif / sample).read_bytes())
+        for sub in atif.glob(sample.replace(".json", ".summarization-*.json")):
+            (agent / sub.name.replace(sample.split(".trajectory")[0] + ".", "")).write_bytes(sub.read_bytes())
+    summaries = assert_index_is_read("atif", tmp_path)
+    assert [s.locator[0].parent.parent.name for s in summaries].count("trial-0") == 4
+    assert [s.locator[1] for s in summaries] == [0, 1, 2, 3, 0]
+    problems = [p for p in reader_for("atif").index(tmp_path) if isinstance(p, LoadProblem)]
+    assert [p.file for p in problems] == ["trajectory.json"]

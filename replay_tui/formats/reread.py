@@ -1,0 +1,72 @@
+"""Loading one indexed episode by reading its file whole again: the readers whose files hold a few
+episodes (an ATIF trajectory and its sub-agents, an experiment folder) index them one file at a
+time and load an episode from its file's read, kept while the file is unchanged."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.problems import LoadProblem
+from replay_tui.formats.base import EpisodeSummary, ReadItem
+
+Stamp = tuple[tuple[str, int, int], ...]
+
+
+def changed(file: str, summary: EpisodeSummary) -> LoadProblem:
+    """What :meth:`~replay_tui.formats.base.IndexingReader.load` says when the episode is not where
+    the index found it."""
+    return LoadProblem(
+        file=file,
+        index=summary.record,
+        session_id=summary.id,
+        message="the log changed since it was indexed: reopen it",
+    )
+
+
+def episode_at(items: Iterable[ReadItem], nth: int, summary: EpisodeSummary, file: str) -> Trajectory | LoadProblem:
+    """The ``nth`` episode of a read when it is still the one indexed; else the read's first error,
+    or that the file changed."""
+    found = list(items)
+    episodes = [item for item in found if isinstance(item, Trajectory)]
+    if nth < len(episodes) and episodes[nth].id == summary.id:
+        return episodes[nth]
+    errors = [item for item in found if isinstance(item, LoadProblem) and item.severity == "error"]
+    if errors and not episodes:
+        return errors[0]
+    return changed(file, summary)
+
+
+def stamp(files: Iterable[Path]) -> Stamp:
+    """What a read depends on, as (path, mtime, size) of each file that still exists."""
+    stamps = []
+    for each in files:
+        try:
+            info = each.stat()
+        except OSError:
+            continue
+        stamps.append((str(each), info.st_mtime_ns, info.st_size))
+    return tuple(stamps)
+
+
+class LastRead:
+    """The last file's whole read, kept while its stamp is unchanged: the episodes of one file (a
+    trajectory's sub-agents) opened or validated one by one read it once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: tuple[tuple[Path, Stamp], list[ReadItem]] | None = None
+
+    def items(self, file: Path, files: Stamp, read: Callable[[], Iterable[ReadItem]]) -> list[ReadItem]:
+        """``file``'s read, kept while the ``files`` its read depends on are unchanged."""
+        key = (file, files)
+        with self._lock:
+            last = self._last
+        if last is not None and last[0] == key:
+            return last[1]
+        found = list(read())
+        with self._lock:
+            self._last = (key, found)
+        return found
