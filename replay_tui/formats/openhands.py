@@ -483,7 +483,7 @@ class _Builder:
             extra=extra,
             kind="decision" if call is not None else "message",
         )
-        if isinstance(event, dict):
+        if isinstance(event, dict) and not self.counting:  # a summary carries no telemetry
             self._stamp(step, event)
         self.steps.append(step)
         if call is not None and call.id:
@@ -523,7 +523,7 @@ class _Builder:
             step.extra.setdefault("tool_results", []).append({"tool_call_id": call_id, "content": text})
 
     def trajectory(self, ident: str, outcome: Outcome, metadata: dict[str, Any]) -> Trajectory:
-        tools = infer_tools(self.calls)
+        tools = [] if self.counting else infer_tools(self.calls)
         for step in self.steps:
             step.tools = tools
         if self.steps:
