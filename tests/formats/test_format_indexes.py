@@ -55,7 +55,13 @@ def assert_index_is_read(name: str, path: Path, reader: Any = None) -> list[Epis
 
 @pytest.mark.parametrize(("name", "path"), CASES, ids=lambda v: v.name if isinstance(v, Path) else v)
 def test_index_then_load_is_read(name: str, path: Path) -> None:
-    assert_index_is_read(name, path)
+    summaries = assert_index_is_read(name, path)
+    demos = open_sources([path], fmt=name, skip_unreadable=True)
+    refs = list(demos)
+    assert [ref.header.episode_id for ref in refs] == [s.id for s in summaries]
+    assert [ref.raw.locator for ref in refs] == [s.locator for s in summaries]  # the rows are the index's
+    if refs:
+        assert demos.episode(refs[-1].session_id).episode_id == summaries[-1].id
 
 
 def test_an_openhands_eval_output_is_indexed_by_line(tmp_path: Path) -> None:
