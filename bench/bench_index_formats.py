@@ -201,11 +201,19 @@ def phase(name: str, kind: str, path: Path) -> dict[str, object]:
             count = f"{len(episode.trajectory)} steps"
     else:
         raise SystemExit(f"unknown phase {name}")
-    return {
-        "seconds": time.perf_counter() - start,
-        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
-        "count": count,
-    }
+    return {"seconds": time.perf_counter() - start, "rss_mb": _peak_mb(), "count": count}
+
+
+def _peak_mb() -> int:
+    """This process's peak RSS since its exec (``VmHWM``; ``ru_maxrss`` would count the pages of the
+    parent that made the inputs, as Linux keeps it across fork and exec)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 
 
 def run(name: str, kind: str, path: Path) -> dict[str, object] | None:
