@@ -59,6 +59,7 @@ from replay_tui.episodes.model import (
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.fileio import open_regular
 from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem, strip_bom
+from replay_tui.formats.reread import CHANGED, changed, episode_at, indexed
 
 _V1_KIND = re.compile(
     rb'"kind"\s*:\s*"(SystemPromptEvent|MessageEvent|ActionEvent|ObservationEvent|AgentErrorEvent|'
@@ -144,30 +145,16 @@ class OpenHandsReader:
         if isinstance(where, tuple):
             offset, length, number = where
             found: ReadItem = _read_line(path, offset, length, number, counting=False)
+        elif isinstance(where, Path):
+            return episode_at(_read_folder(where), 0, summary, where.name)
         else:
-            items = list(_read_folder(where) if isinstance(where, Path) else self.read(path))
-            episodes = [item for item in items if isinstance(item, Trajectory)]
-            nth = 0 if isinstance(where, Path) else where
-            if nth < len(episodes):
-                found = episodes[nth]
-            else:
-                errors = [item for item in items if isinstance(item, LoadProblem) and item.severity == "error"]
-                found = errors[0] if errors else _changed(path, summary)
-        if isinstance(found, Trajectory) and found.id != summary.id:
-            return _changed(path, summary)
+            return episode_at(self.read(path), where, summary, path.name)
+        if isinstance(found, Trajectory) and not indexed(found, summary):
+            return changed(path.name, summary)
         return found
 
 
 READER = OpenHandsReader()
-
-
-def _changed(path: Path, summary: EpisodeSummary) -> LoadProblem:
-    return LoadProblem(
-        file=path.name,
-        index=summary.record,
-        session_id=summary.id,
-        message="the log changed since it was indexed: reopen it",
-    )
 
 
 def _items(path: Path, counting: bool) -> Iterator[tuple[ReadItem, Any]]:
@@ -334,7 +321,7 @@ def _read_line(path: Path, offset: int, length: int, number: int, counting: bool
     if problem is not None:
         return problem
     if not (isinstance(record, dict) and isinstance(record.get("history"), list)):
-        return LoadProblem(file=path.name, index=number, message="the log changed since it was indexed: reopen it")
+        return LoadProblem(file=path.name, index=number, message=CHANGED)
     return _guard(path.name, number, lambda: _v0_line(f"{path.stem}#{number}", record, counting))
 
 

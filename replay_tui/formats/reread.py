@@ -13,16 +13,21 @@ from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats.base import EpisodeSummary, ReadItem
 
 Stamp = tuple[tuple[str, int, int], ...]
+CHANGED = "the log changed since it was indexed: reopen it"
 
 
 def changed(file: str, summary: EpisodeSummary) -> LoadProblem:
     """What :meth:`~replay_tui.formats.base.IndexingReader.load` says when the episode is not where
     the index found it."""
-    return LoadProblem(
-        file=file,
-        index=summary.record,
-        session_id=summary.id,
-        message="the log changed since it was indexed: reopen it",
+    return LoadProblem(file=file, index=summary.record, session_id=summary.id, message=CHANGED)
+
+
+def indexed(trajectory: Trajectory, summary: EpisodeSummary) -> bool:
+    """Whether ``trajectory`` is still the episode ``summary`` was made from (its id and counts)."""
+    return (
+        trajectory.id == summary.id
+        and trajectory.decisions == summary.steps
+        and len(trajectory.steps) == (summary.turns if summary.turns is not None else summary.steps)
     )
 
 
@@ -31,7 +36,7 @@ def episode_at(items: Iterable[ReadItem], nth: int, summary: EpisodeSummary, fil
     or that the file changed."""
     found = list(items)
     episodes = [item for item in found if isinstance(item, Trajectory)]
-    if nth < len(episodes) and episodes[nth].id == summary.id:
+    if nth < len(episodes) and indexed(episodes[nth], summary):
         return episodes[nth]
     errors = [item for item in found if isinstance(item, LoadProblem) and item.severity == "error"]
     if errors and not episodes:

@@ -72,6 +72,7 @@ from replay_tui.episodes.model import (
 )
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats.base import HEAD_BYTES, Detection, EpisodeSummary, ReadItem, strip_bom
+from replay_tui.formats.reread import CHANGED, changed, episode_at, indexed
 from replay_tui.formats.tau2_outcome import BadField as _Bad
 from replay_tui.formats.tau2_outcome import kind_of as _kind
 from replay_tui.formats.tau2_outcome import run_outcome
@@ -243,10 +244,9 @@ class Tau2Reader:
             name = f"{where.run.parent.parent.name}/simulations/{where.run.name}"
             found = _convert(name, summary.record, run, context)
         else:
-            episodes = [item for item in self.read(path) if isinstance(item, Trajectory)]
-            found = episodes[where] if where < len(episodes) else _changed(path, summary)
-        if isinstance(found, Trajectory) and found.id != summary.id:
-            return _changed(path, summary)
+            return episode_at(self.read(path), where, summary, path.name)
+        if isinstance(found, Trajectory) and not indexed(found, summary):
+            return changed(path.name, summary)
         return found
 
     def _located(self, path: Path) -> Iterator[tuple[ReadItem, _RunAt | _RunFile | None]]:
@@ -523,17 +523,8 @@ def _load_span(path: Path, where: _RunAt, index: int) -> ReadItem:
         try:
             run = orjson.loads(mapped[where.begin : where.end])
         except orjson.JSONDecodeError:
-            return LoadProblem(file=path.name, index=index, message="the log changed since it was indexed: reopen it")
+            return LoadProblem(file=path.name, index=index, message=CHANGED)
     return _convert(path.name, index, run, context)
-
-
-def _changed(path: Path, summary: EpisodeSummary) -> LoadProblem:
-    return LoadProblem(
-        file=path.name,
-        index=summary.record,
-        session_id=summary.id,
-        message="the log changed since it was indexed: reopen it",
-    )
 
 
 # -- helpers -------------------------------------------------------------------------------

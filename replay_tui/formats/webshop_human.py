@@ -53,6 +53,7 @@ from replay_tui.episodes.model import Outcome, OutcomeCheck, ToolCall, Trajector
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.fileio import bounded_lines, open_regular
 from replay_tui.formats.base import HEAD_BYTES, Detection, EpisodeSummary, ReadItem
+from replay_tui.formats.reread import changed, indexed
 from replay_tui.pyliteral import literal_eval
 
 PAGES = ("index", "search_results", "item_page", "item_sub_page", "done")
@@ -487,17 +488,12 @@ class WebshopHumanReader:
         where: _SessionAt = summary.locator
         for item, at in self._located(path, where):
             if at is not None:
-                if isinstance(item, Trajectory) and item.id == summary.id:
+                if isinstance(item, Trajectory) and indexed(item, summary):
                     return item
                 break
             if isinstance(item, LoadProblem) and item.message.startswith("cannot read"):
                 return item
-        return LoadProblem(
-            file=path.name,
-            index=summary.record,
-            session_id=summary.id,
-            message="the log changed since it was indexed: reopen it",
-        )
+        return changed(path.name, summary)
 
     def _located(self, path: Path, resume: _SessionAt | None = None) -> Iterator[tuple[ReadItem, _SessionAt | None]]:
         try:

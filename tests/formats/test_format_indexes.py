@@ -177,3 +177,21 @@ def test_an_atif_job_folder_is_indexed_by_trial(tmp_path: Path) -> None:
     assert [s.locator[1] for s in summaries] == [0, 1, 2, 3, 0]
     problems = [p for p in reader_for("atif").index(tmp_path) if isinstance(p, LoadProblem)]
     assert [p.file for p in problems] == ["trajectory.json"]
+
+
+@pytest.mark.parametrize(
+    ("name", "sample"),
+    [
+        ("openhands", DATA / "openhands" / "multi_swe_bench__examples__output.jsonl"),
+        ("tau2", TAU2_TELECOM),
+        ("webshop-human", DATA / "webshop_human" / "20220427_1_12.jsonl"),
+    ],
+)
+def test_a_log_changed_after_its_index_is_a_problem_on_load(tmp_path: Path, name: str, sample: Path) -> None:
+    path = tmp_path / sample.name
+    path.write_bytes(sample.read_bytes())
+    reader = reader_for(name)
+    summaries = [s for s in reader.index(path) if isinstance(s, EpisodeSummary)]
+    path.write_bytes(b"\n" * 7 + sample.read_bytes()[: len(sample.read_bytes()) // 3])
+    found = reader.load(path, summaries[-1])
+    assert isinstance(found, LoadProblem) and found.file == sample.name
