@@ -59,7 +59,7 @@ from replay_tui.episodes.model import (
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.fileio import open_regular
 from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem, strip_bom
-from replay_tui.formats.reread import CHANGED, changed, episode_at, indexed
+from replay_tui.formats.reread import CHANGED, changed, deferred, episode_at, indexed
 
 _V1_KIND = re.compile(
     rb'"kind"\s*:\s*"(SystemPromptEvent|MessageEvent|ActionEvent|ObservationEvent|AgentErrorEvent|'
@@ -123,17 +123,7 @@ class OpenHandsReader:
                 continue
             if isinstance(where, tuple):
                 offset, length, number = where
-                yield EpisodeSummary(
-                    id=item.id,
-                    record=number,
-                    task=item.task,
-                    steps=item.decisions,
-                    turns=len(item.steps),
-                    reward=item.outcome.reward,
-                    success=item.outcome.success,
-                    deferred_outcome=partial(_line_outcome, path, offset, length, number),
-                    locator=where,
-                )
+                yield deferred(item, number, where, partial(_read_line, path, offset, length, number, counting=True))
             else:
                 yield EpisodeSummary.of(item, nth, where if isinstance(where, Path) else nth)
             nth += 1
@@ -323,12 +313,6 @@ def _read_line(path: Path, offset: int, length: int, number: int, counting: bool
     if not (isinstance(record, dict) and isinstance(record.get("history"), list)):
         return LoadProblem(file=path.name, index=number, message=CHANGED)
     return _guard(path.name, number, lambda: _v0_line(f"{path.stem}#{number}", record, counting))
-
-
-def _line_outcome(path: Path, offset: int, length: int, number: int) -> Outcome:
-    """An indexed evaluation line's outcome, built when the browser first asks for it."""
-    found = _read_line(path, offset, length, number, counting=True)
-    return found.outcome if isinstance(found, Trajectory) else Outcome(status="error", error=found.message)
 
 
 def _read_folder(folder: Path, counting: bool = False) -> Iterator[ReadItem]:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
-from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.model import Outcome, Trajectory
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats.base import EpisodeSummary, ReadItem
 
@@ -20,6 +22,28 @@ def changed(file: str, summary: EpisodeSummary) -> LoadProblem:
     """What :meth:`~replay_tui.formats.base.IndexingReader.load` says when the episode is not where
     the index found it."""
     return LoadProblem(file=file, index=summary.record, session_id=summary.id, message=CHANGED)
+
+
+def deferred(trajectory: Trajectory, record: int, locator: Any, load: Callable[[], ReadItem]) -> EpisodeSummary:
+    """The summary of an episode whose outcome is built again when asked (``load``: the episode read
+    again), not held: an outcome (a patch, a test report, the reference's checks) can weigh more
+    than its row, and a 100,000-episode log shows a few dozen at a time."""
+    return EpisodeSummary(
+        id=trajectory.id,
+        record=record,
+        task=trajectory.task,
+        steps=trajectory.decisions,
+        turns=len(trajectory.steps),
+        reward=trajectory.outcome.reward,
+        success=trajectory.outcome.success,
+        deferred_outcome=partial(_outcome_of, load),
+        locator=locator,
+    )
+
+
+def _outcome_of(load: Callable[[], ReadItem]) -> Outcome:
+    found = load()
+    return found.outcome if isinstance(found, Trajectory) else Outcome(status="error", error=found.message)
 
 
 def indexed(trajectory: Trajectory, summary: EpisodeSummary) -> bool:

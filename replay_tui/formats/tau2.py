@@ -56,6 +56,7 @@ import mmap
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,7 @@ from replay_tui.episodes.model import (
 )
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.formats.base import HEAD_BYTES, Detection, EpisodeSummary, ReadItem, strip_bom
-from replay_tui.formats.reread import CHANGED, changed, episode_at, indexed
+from replay_tui.formats.reread import CHANGED, changed, deferred, episode_at, indexed
 from replay_tui.formats.tau2_outcome import BadField as _Bad
 from replay_tui.formats.tau2_outcome import kind_of as _kind
 from replay_tui.formats.tau2_outcome import run_outcome
@@ -219,14 +220,18 @@ class Tau2Reader:
 
     def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
         """Every run's summary, in :meth:`read`'s order, one run held at a time: a results file is
-        mapped and split (whatever its size), ``locator`` = the run's bytes; a ``dir`` layout's
+        mapped and split (whatever its size), ``locator`` = the run's bytes (its outcome, the
+        reference's checks, built again from them when asked); a ``dir`` layout's
         locator is the run's file; anything else is read whole again by :meth:`load`."""
         nth = 0
         for item, where in self._located(path):
             if isinstance(item, LoadProblem):
                 yield item
                 continue
-            yield EpisodeSummary.of(item, nth, where if where is not None else nth)
+            if isinstance(where, _RunAt):
+                yield deferred(item, nth, where, partial(_load_span, path, where, nth))
+            else:
+                yield EpisodeSummary.of(item, nth, where if where is not None else nth)
             nth += 1
 
     def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:

@@ -101,6 +101,7 @@ def test_a_tau2_results_file_is_indexed_by_run(tmp_path: Path) -> None:
     for summary in summaries:
         run = orjson.loads(raw[summary.locator.begin : summary.locator.end])
         assert run["id"] == summary.id or f"{run['task_id']}#{run['trial']}" == summary.id
+        assert summary.outcome is None  # built from the run's bytes when asked
     problems = [item for item in reader_for("tau2").index(path) if isinstance(item, LoadProblem)]
     assert [(p.file, p.index, p.session_id, p.field) for p in problems] == [
         ("results.json", 1, data["simulations"][1]["id"], "messages")
