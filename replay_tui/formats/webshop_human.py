@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 from typing import IO, Any
@@ -53,7 +54,7 @@ from replay_tui.episodes.model import Outcome, OutcomeCheck, ToolCall, Trajector
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.fileio import bounded_lines, open_regular
 from replay_tui.formats.base import HEAD_BYTES, Detection, EpisodeSummary, ReadItem
-from replay_tui.formats.reread import changed, indexed
+from replay_tui.formats.reread import CHANGED, changed, deferred, indexed
 from replay_tui.pyliteral import literal_eval
 
 PAGES = ("index", "search_results", "item_page", "item_sub_page", "done")
@@ -476,24 +477,27 @@ class WebshopHumanReader:
     def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
         """Every session's summary, in :meth:`read`'s order, one session held at a time;
         ``locator`` = where its first line is and the count of its id before it, for :meth:`load`
-        to read from there to the session's end."""
+        to read from there to the session's end (its outcome, too, when first asked)."""
         for item, where in self._located(path):
             if isinstance(item, LoadProblem):
                 yield item
             elif where is not None:
-                yield EpisodeSummary.of(item, where.emitted, where)
+                yield deferred(item, where.emitted, where, partial(self._session, path, where))
 
     def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
         """The session ``summary`` points at, read from its first line to its last."""
-        where: _SessionAt = summary.locator
+        found = self._session(path, summary.locator)
+        if isinstance(found, Trajectory) and not indexed(found, summary):
+            return changed(path.name, summary)
+        return found
+
+    def _session(self, path: Path, where: _SessionAt) -> ReadItem:
         for item, at in self._located(path, where):
             if at is not None:
-                if isinstance(item, Trajectory) and indexed(item, summary):
-                    return item
-                break
+                return item
             if isinstance(item, LoadProblem) and item.message.startswith("cannot read"):
                 return item
-        return changed(path.name, summary)
+        return LoadProblem(file=path.name, index=where.emitted, session_id=where.sid, message=CHANGED)
 
     def _located(self, path: Path, resume: _SessionAt | None = None) -> Iterator[tuple[ReadItem, _SessionAt | None]]:
         try:
