@@ -172,13 +172,19 @@ def _items(path: Path, counting: bool) -> Iterator[tuple[ReadItem, Any]]:
 def _json_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]] | None:
     """The file's lines with their offsets when it is JSON Lines (its first line a JSON value and
     another line after it), else None (one JSON document, read whole)."""
+    held: list[tuple[int, bytes]] = []
+    offset = 0
     first = handle.readline()
+    while first and not strip_bom(first).strip():  # blank lines before the first record
+        held.append((offset, first))
+        offset += len(first)
+        first = handle.readline()
     try:
-        orjson.loads(strip_bom(first))
+        orjson.loads(strip_bom(first) if not offset else first)
     except (orjson.JSONDecodeError, RecursionError):
         return None
-    held = [(0, first)]
-    offset = len(first)
+    held.append((offset, first))
+    offset += len(first)
     line = handle.readline()
     while line and not line.strip():
         held.append((offset, line))

@@ -196,3 +196,12 @@ def test_a_log_changed_after_its_index_is_a_problem_on_load(tmp_path: Path, name
     path.write_bytes(b"\n" * 7 + sample.read_bytes()[: len(sample.read_bytes()) // 3])
     found = reader.load(path, summaries[-1])
     assert isinstance(found, LoadProblem) and found.file == sample.name
+
+
+def test_an_openhands_eval_output_with_a_bom_blank_lines_and_crlf_is_read_a_line_at_a_time(tmp_path: Path) -> None:
+    lines = (DATA / "openhands" / "resolver__mock_output__output.jsonl").read_bytes().splitlines()
+    path = tmp_path / "output.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf\r\n\r\n" + b"\r\n\r\n".join(lines) + b"\r\n")
+    summaries = assert_index_is_read("openhands", path)
+    assert [s.record for s in summaries] == [2, 4][: len(lines)]
+    assert all(isinstance(s.locator, tuple) for s in summaries)
