@@ -216,8 +216,8 @@ def _peak_mb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 
 
-def run(name: str, kind: str, path: Path) -> dict[str, object] | None:
-    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+def run(name: str, kind: str, path: Path, code: Path = HERE.parent) -> dict[str, object] | None:
+    env = {**os.environ, "PYTHONPATH": str(code)}
     done = subprocess.run(
         [sys.executable, __file__, "--phase", name, "--only", kind, str(path)],
         capture_output=True,
@@ -239,6 +239,12 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "replay_tui_index_formats")
     parser.add_argument("--size-mb", type=int, default=200)
     parser.add_argument("--only", choices=KINDS)
+    parser.add_argument(
+        "--before-code",
+        type=Path,
+        help="a tree with the package before the readers indexed (git archive OLD replay_tui | tar -x -C DIR): "
+        "'before' then runs that code's read() (else this tree's)",
+    )
     args = parser.parse_args()
     if args.phase:
         print(json.dumps(phase(args.phase, args.only, args.path)))
@@ -255,7 +261,7 @@ def main() -> None:
             ("after: first rows (open_sources)", "after"),
             ("after: one episode (the middle)", "load"),
         ):
-            result = run(name, kind, path)
+            result = run(name, kind, path, args.before_code if name == "before" and args.before_code else HERE.parent)
             if result is not None:
                 print(f"  {label:<36}{result['seconds']:>8.2f}s{result['rss_mb']:>7} MB  {result['count']}")
 
