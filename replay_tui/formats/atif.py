@@ -61,7 +61,8 @@ from replay_tui.episodes.model import (
     parse_timestamp,
 )
 from replay_tui.episodes.problems import LoadProblem
-from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
+from replay_tui.formats.base import HEAD_BYTES, Detection, EpisodeSummary, ReadItem, strip_bom
+from replay_tui.formats.reread import LastRead, episode_at, stamp
 
 _VERSION = re.compile(rb'"schema_version"\s*:\s*"ATIF-v?(\d+(?:\.\d+)*)')
 _MAX_DEPTH = 16
@@ -102,7 +103,7 @@ class AtifReader:
         if path.is_dir():
             files = trial_trajectories(path)
             if not files:
-                yield LoadProblem(file=path.name, message="no trajectory.json in this folder or its trials")
+                yield LoadProblem(file=path.name, message=_NO_TRIALS)
             for file in files:
                 yield from self.read(file)
             return
@@ -111,6 +112,35 @@ class AtifReader:
             yield problem
             return
         yield from _Walk(path).trajectory(data, path.name, parent=None, depth=0)
+
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """Every trajectory's summary, in :meth:`read`'s order, one trial file (with the sub-agent
+        and continuation files it names) held at a time; ``locator`` = (the trial file, the
+        how-manieth episode of its read)."""
+        files = trial_trajectories(path) if path.is_dir() else [path]
+        if path.is_dir() and not files:
+            yield LoadProblem(file=path.name, message=_NO_TRIALS)
+            return
+        record = 0
+        for file in files:
+            nth = 0
+            for item in self.read(file):
+                if isinstance(item, LoadProblem):
+                    yield item
+                    continue
+                yield EpisodeSummary.of(item, record, (file, nth))
+                nth += 1
+                record += 1
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        """The trajectory ``summary`` points at, from its trial file's read (kept for its
+        sub-agents while the files beside it are unchanged)."""
+        file, nth = summary.locator
+        files = stamp(sorted(file.parent.glob("*.json")))
+        return episode_at(self._last.items(file, files, lambda: self.read(file)), nth, summary, file.name)
+
+    def __init__(self) -> None:
+        self._last = LastRead()
 
 
 def trial_trajectories(folder: Path) -> list[Path]:
@@ -133,6 +163,7 @@ def trial_trajectories(folder: Path) -> list[Path]:
 
 
 READER = AtifReader()
+_NO_TRIALS = "no trajectory.json in this folder or its trials"
 
 
 def _obj(value: Any) -> dict[str, Any]:

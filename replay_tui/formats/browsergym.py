@@ -49,7 +49,8 @@ from typing import Any, ClassVar
 from replay_tui.episodes.model import ChatMessage, Outcome, ToolCall, Trajectory, TrajectoryStep
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.fileio import NotARegularFile, open_regular
-from replay_tui.formats.base import Detection, ReadItem, strip_bom
+from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem, strip_bom
+from replay_tui.formats.reread import episode_at
 from replay_tui.pyliteral import literal_eval, parse_expression
 
 FORMAT = "browsergym"
@@ -287,18 +288,35 @@ class BrowserGymReader:
         return Detection.no("neither an experiment folder nor its summary_info.json")
 
     def read(self, path: Path) -> Iterator[ReadItem]:
-        folder = path.parent if path.is_file() else path
-        if path.is_dir() and not (folder / SUMMARY).is_file() and not _step_files(folder):
-            children = _experiment_folders(folder)
-            if children:
-                for index, child in enumerate(children):
-                    yield from _Experiment(child, index, self.allow_pickle).read()
-                return
-        yield from _Experiment(folder, 0, self.allow_pickle).read()
+        for folder, index in _experiments(path):
+            yield from _Experiment(folder, index, self.allow_pickle).read()
+
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """Every experiment's summary, in :meth:`read`'s order, one experiment (its step pickles'
+        screenshots) held at a time; ``locator`` = (its folder, its index in the study)."""
+        for folder, index in _experiments(path):
+            for item in _Experiment(folder, index, self.allow_pickle).read():
+                yield item if isinstance(item, LoadProblem) else EpisodeSummary.of(item, index, (folder, index))
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        """The experiment ``summary`` points at, its folder read again."""
+        folder, index = summary.locator
+        return episode_at(_Experiment(folder, index, self.allow_pickle).read(), 0, summary, folder.name)
 
 
 READER = BrowserGymReader()
 """The safe default: summary_info.json only, step pickles named but not loaded."""
+
+
+def _experiments(path: Path) -> list[tuple[Path, int]]:
+    """The experiment folders ``path`` holds (a study's, in order), or itself (or the folder of the
+    summary_info.json given)."""
+    folder = path.parent if path.is_file() else path
+    if path.is_dir() and not (folder / SUMMARY).is_file() and not _step_files(folder):
+        children = _experiment_folders(folder)
+        if children:
+            return [(child, index) for index, child in enumerate(children)]
+    return [(folder, 0)]
 
 
 def _looks_like_summary(head: bytes) -> bool:

@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -56,7 +57,9 @@ from replay_tui.episodes.model import (
     parse_timestamp,
 )
 from replay_tui.episodes.problems import LoadProblem
-from replay_tui.formats.base import Detection, ReadItem, strip_bom
+from replay_tui.fileio import open_regular
+from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem, strip_bom
+from replay_tui.formats.reread import CHANGED, changed, deferred, episode_at, indexed
 
 _V1_KIND = re.compile(
     rb'"kind"\s*:\s*"(SystemPromptEvent|MessageEvent|ActionEvent|ObservationEvent|AgentErrorEvent|'
@@ -102,37 +105,129 @@ class OpenHandsReader:
         return Detection.no("no OpenHands event fields (kind: …Event, or action/observation + source)")
 
     def read(self, path: Path) -> Iterator[ReadItem]:
-        if path.is_dir():
-            if _is_conversation(path):
-                yield from _read_folder(path)
-                return
-            for conversation in _conversations(path):
-                yield from _read_folder(conversation)
-            return
-        try:
-            raw = strip_bom(path.read_bytes())
-        except OSError as exc:
-            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
-            return
-        try:
-            data = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            yield from _read_lines(path, raw)
-            return
-        except RecursionError:
-            yield LoadProblem(file=path.name, message="not readable: JSON nested too deep")
-            return
-        if isinstance(data, list):
-            yield _guard(path.name, 0, lambda: _v0(path.stem, data, {}))
-        elif isinstance(data, dict) and isinstance(data.get("history"), list):
-            yield _guard(path.name, 0, lambda: _v0_line(path.stem, data))
-        elif isinstance(data, dict) and "kind" in data:
-            yield _guard(path.name, 0, lambda: _v1(path.stem, [data], {}))
+        for item, _ in _items(path, counting=False):
+            yield item
+
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """Every episode's summary, in :meth:`read`'s order, from the same pass with a counting
+        :class:`_Builder` (no prompt is copied into any step; one episode is held at a time).
+
+        An evaluation ``output.jsonl`` (one instance a line, the big one) is read line by line:
+        ``locator`` = the line's (offset, length), its outcome (the patch, the test report) built
+        again from that line when asked, never held for every row. A conversation folder's locator
+        is the folder; any other file (one trajectory) is read whole again by :meth:`load`."""
+        nth = 0
+        for item, where in _items(path, counting=True):
+            if isinstance(item, LoadProblem):
+                yield item
+                continue
+            if isinstance(where, tuple):
+                offset, length, number = where
+                yield deferred(item, number, where, partial(_read_line, path, offset, length, number, counting=True))
+            else:
+                yield EpisodeSummary.of(item, nth, where if isinstance(where, Path) else nth)
+            nth += 1
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        """The episode ``summary`` points at: its evaluation line, its conversation folder, or the
+        file read whole again."""
+        where = summary.locator
+        if isinstance(where, tuple):
+            offset, length, number = where
+            found: ReadItem = _read_line(path, offset, length, number, counting=False)
+        elif isinstance(where, Path):
+            return episode_at(_read_folder(where), 0, summary, where.name)
         else:
-            yield LoadProblem(file=path.name, message="not an OpenHands log: expected a list of events or an event")
+            return episode_at(self.read(path), where, summary, path.name)
+        if isinstance(found, Trajectory) and not indexed(found, summary):
+            return changed(path.name, summary)
+        return found
 
 
 READER = OpenHandsReader()
+
+
+def _items(path: Path, counting: bool) -> Iterator[tuple[ReadItem, Any]]:
+    """What :meth:`OpenHandsReader.read` yields, each with where it lives: an evaluation line's
+    (offset, length, line number), a conversation folder, or None (the file read whole)."""
+    if path.is_dir():
+        folders = [path] if _is_conversation(path) else _conversations(path)
+        for folder in folders:
+            for item in _read_folder(folder, counting):
+                yield item, folder
+        return
+    try:
+        with open_regular(path) as handle:
+            lines = _json_lines(handle)
+            if lines is not None:
+                yield from _read_lines(path, lines, counting)
+                return
+    except OSError as exc:
+        yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}"), None
+        return
+    for item in _read_whole(path, counting):
+        yield item, None
+
+
+def _json_lines(handle: BinaryIO) -> Iterator[tuple[int, bytes]] | None:
+    """The file's lines with their offsets when it is JSON Lines (its first line a JSON value and
+    another line after it), else None (one JSON document, read whole)."""
+    held: list[tuple[int, bytes]] = []
+    offset = 0
+    first = handle.readline()
+    while first and not strip_bom(first).strip():  # blank lines before the first record
+        held.append((offset, first))
+        offset += len(first)
+        first = handle.readline()
+    try:
+        orjson.loads(strip_bom(first) if not offset else first)
+    except (orjson.JSONDecodeError, RecursionError):
+        return None
+    held.append((offset, first))
+    offset += len(first)
+    line = handle.readline()
+    while line and not line.strip():
+        held.append((offset, line))
+        offset += len(line)
+        line = handle.readline()
+    if not line:
+        return None
+
+    def lines() -> Iterator[tuple[int, bytes]]:
+        yield from held
+        at, more = offset, line
+        while more:
+            yield at, more
+            at += len(more)
+            more = handle.readline()
+
+    return lines()
+
+
+def _read_whole(path: Path, counting: bool) -> Iterator[ReadItem]:
+    try:
+        raw = strip_bom(path.read_bytes())
+    except OSError as exc:
+        yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+        return
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        lines = ((0, line + b"\n") for line in raw.splitlines())
+        for item, _ in _read_lines(path, lines, counting):
+            yield item
+        return
+    except RecursionError:
+        yield LoadProblem(file=path.name, message="not readable: JSON nested too deep")
+        return
+    if isinstance(data, list):
+        yield _guard(path.name, 0, lambda: _v0(path.stem, data, {}, counting))
+    elif isinstance(data, dict) and isinstance(data.get("history"), list):
+        yield _guard(path.name, 0, lambda: _v0_line(path.stem, data, counting))
+    elif isinstance(data, dict) and "kind" in data:
+        yield _guard(path.name, 0, lambda: _v1(path.stem, [data], {}, counting))
+    else:
+        yield LoadProblem(file=path.name, message="not an OpenHands log: expected a list of events or an event")
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -178,31 +273,55 @@ def _guard(file: str, index: int, build: Any) -> ReadItem:
     return result
 
 
-def _read_lines(path: Path, raw: bytes) -> Iterator[ReadItem]:
-    """JSON Lines: V1 events (one conversation) or V0 evaluation outputs (one per line)."""
+def _read_lines(
+    path: Path, lines: Iterable[tuple[int, bytes]], counting: bool
+) -> Iterator[tuple[ReadItem, tuple[int, int, int] | None]]:
+    """JSON Lines: V1 events (one conversation) or V0 evaluation outputs (one per line), each with
+    its (offset, length, line number) when it is one line."""
     events: list[dict[str, Any]] = []
-    for number, line in enumerate(raw.splitlines()):
+    for number, (offset, line) in enumerate(lines):
         if not line.strip():
             continue
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            yield LoadProblem(file=path.name, index=number, message=f"line {number + 1}: not valid JSON: {exc}")
-            continue
-        except RecursionError:
-            yield LoadProblem(file=path.name, index=number, message=f"line {number + 1}: nested too deep")
-            continue
-        if isinstance(record, dict) and isinstance(record.get("history"), list):
-            yield _guard(path.name, number, lambda r=record, n=number: _v0_line(f"{path.stem}#{n}", r))
+        record, problem = _record(path, strip_bom(line) if number == 0 else line, number)
+        if problem is not None:
+            yield problem, None
+        elif isinstance(record, dict) and isinstance(record.get("history"), list):
+            where = (offset, len(line), number)
+            yield _guard(path.name, number, lambda r=record, n=number: _v0_line(f"{path.stem}#{n}", r, counting)), where
         elif isinstance(record, dict) and isinstance(record.get("kind"), str):
             events.append(record)
         else:
-            yield LoadProblem(file=path.name, index=number, message=f"line {number + 1}: not an OpenHands event")
+            yield LoadProblem(file=path.name, index=number, message=f"line {number + 1}: not an OpenHands event"), None
     if events:
-        yield _guard(path.name, 0, lambda: _v1(path.stem, events, {}))
+        yield _guard(path.name, 0, lambda: _v1(path.stem, events, {}, counting)), None
 
 
-def _read_folder(folder: Path) -> Iterator[ReadItem]:
+def _record(path: Path, line: bytes, number: int) -> tuple[Any, LoadProblem | None]:
+    try:
+        return orjson.loads(line), None
+    except orjson.JSONDecodeError as exc:
+        return None, LoadProblem(file=path.name, index=number, message=f"line {number + 1}: not valid JSON: {exc}")
+    except RecursionError:
+        return None, LoadProblem(file=path.name, index=number, message=f"line {number + 1}: nested too deep")
+
+
+def _read_line(path: Path, offset: int, length: int, number: int, counting: bool) -> ReadItem:
+    """One evaluation line again, from its offset (what an index's locator holds)."""
+    try:
+        with open_regular(path) as handle:
+            handle.seek(offset)
+            line = handle.read(length)
+    except OSError as exc:
+        return LoadProblem(file=path.name, index=number, message=f"cannot read: {exc.strerror or exc}")
+    record, problem = _record(path, strip_bom(line) if offset == 0 else line, number)
+    if problem is not None:
+        return problem
+    if not (isinstance(record, dict) and isinstance(record.get("history"), list)):
+        return LoadProblem(file=path.name, index=number, message=CHANGED)
+    return _guard(path.name, number, lambda: _v0_line(f"{path.stem}#{number}", record, counting))
+
+
+def _read_folder(folder: Path, counting: bool = False) -> Iterator[ReadItem]:
     root = folder.parent if folder.name == "events" and not (folder / "events").is_dir() else folder
     events_dir = root / "events" if (root / "events").is_dir() else folder
     state: dict[str, Any] = {}
@@ -230,7 +349,7 @@ def _read_folder(folder: Path) -> Iterator[ReadItem]:
         else:
             yield LoadProblem(file=f"{root.name}/events/{path.name}", message="not an event object")
     ident = str(state.get("id") or root.name)
-    yield _guard(root.name, 0, lambda: _v1(ident, events, state))
+    yield _guard(root.name, 0, lambda: _v1(ident, events, state, counting))
 
 
 def _text(value: Any) -> str:
@@ -273,7 +392,9 @@ def _arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
 class _Builder:
     """The conversation as it grows: messages, steps, the call each result answers."""
 
-    def __init__(self) -> None:
+    def __init__(self, counting: bool = False) -> None:
+        self.counting = counting
+        """For an index: steps without their prompts (no copy of the messages per step)."""
         self.messages: list[ChatMessage] = []
         self.steps: list[TrajectoryStep] = []
         self.calls: list[ToolCall] = []
@@ -324,18 +445,22 @@ class _Builder:
             if call.id:
                 self.step_of_call[call.id] = step
             return
-        observation = next((m.content for m in reversed(self.messages) if m.role in ("user", "tool")), "")
+        observation = (
+            ""
+            if self.counting
+            else next((m.content for m in reversed(self.messages) if m.role in ("user", "tool")), "")
+        )
         step = TrajectoryStep(
             index=len(self.steps),
             observation=observation,
-            messages=list(self.messages),
+            messages=[] if self.counting else list(self.messages),
             thinking=thinking,
             content=text,
             action=call,
             extra=extra,
             kind="decision" if call is not None else "message",
         )
-        if isinstance(event, dict):
+        if isinstance(event, dict) and not self.counting:  # a summary carries no telemetry
             self._stamp(step, event)
         self.steps.append(step)
         if call is not None and call.id:
@@ -375,7 +500,7 @@ class _Builder:
             step.extra.setdefault("tool_results", []).append({"tool_call_id": call_id, "content": text})
 
     def trajectory(self, ident: str, outcome: Outcome, metadata: dict[str, Any]) -> Trajectory:
-        tools = infer_tools(self.calls)
+        tools = [] if self.counting else infer_tools(self.calls)
         for step in self.steps:
             step.tools = tools
         if self.steps:
@@ -456,8 +581,8 @@ def _v0_response_id(event: dict[str, Any]) -> str | None:
     return str(ident) if ident else None
 
 
-def _v0(ident: str, events: Iterable[Any], metadata: dict[str, Any]) -> Trajectory:
-    build = _Builder()
+def _v0(ident: str, events: Iterable[Any], metadata: dict[str, Any], counting: bool = False) -> Trajectory:
+    build = _Builder(counting)
     call_of_event: dict[Any, str | None] = {}
     pending: list[str | None] = []
     status: str | None = None
@@ -545,12 +670,12 @@ def _finish_text(args: dict[str, Any], message: Any) -> str | None:
     return None
 
 
-def _v0_line(ident: str, line: dict[str, Any]) -> Trajectory:
+def _v0_line(ident: str, line: dict[str, Any], counting: bool = False) -> Trajectory:
     name = line.get("instance_id")
     issue = line.get("issue")
     if name is None and isinstance(issue, dict):
         name = f"{issue.get('owner')}/{issue.get('repo')}#{issue.get('number')}"
-    trajectory = _v0(str(name or ident), line["history"], {})
+    trajectory = _v0(str(name or ident), line["history"], {}, counting)
     if isinstance(line.get("instruction"), str):
         trajectory.task = line["instruction"]
     outcome = trajectory.outcome
@@ -594,8 +719,8 @@ def _eval_verdict(outcome: Outcome, line: dict[str, Any]) -> None:
 # -- V1 ---------------------------------------------------------------------------------------
 
 
-def _v1(ident: str, events: list[dict[str, Any]], state: dict[str, Any]) -> Trajectory:
-    build = _Builder()
+def _v1(ident: str, events: list[dict[str, Any]], state: dict[str, Any], counting: bool = False) -> Trajectory:
+    build = _Builder(counting)
     status = state.get("execution_status") if isinstance(state.get("execution_status"), str) else None
     finished = False
     answer: str | None = None

@@ -56,6 +56,7 @@ import mmap
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,8 @@ from replay_tui.episodes.model import (
     TrajectoryStep,
 )
 from replay_tui.episodes.problems import LoadProblem
-from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem, strip_bom
+from replay_tui.formats.base import HEAD_BYTES, Detection, EpisodeSummary, ReadItem, strip_bom
+from replay_tui.formats.reread import CHANGED, changed, deferred, episode_at, indexed
 from replay_tui.formats.tau2_outcome import BadField as _Bad
 from replay_tui.formats.tau2_outcome import kind_of as _kind
 from replay_tui.formats.tau2_outcome import run_outcome
@@ -216,23 +218,78 @@ class Tau2Reader:
         for index, run in enumerate(simulations):
             yield _convert(path.name, index, run, context)
 
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """Every run's summary, in :meth:`read`'s order, one run held at a time: a results file is
+        mapped and split (whatever its size), ``locator`` = the run's bytes (its outcome, the
+        reference's checks, built again from them when asked); a ``dir`` layout's
+        locator is the run's file; anything else is read whole again by :meth:`load`."""
+        nth = 0
+        for item, where in self._located(path):
+            if isinstance(item, LoadProblem):
+                yield item
+                continue
+            if isinstance(where, _RunAt):
+                yield deferred(item, nth, where, partial(_load_span, path, where, nth))
+            else:
+                yield EpisodeSummary.of(item, nth, where if where is not None else nth)
+            nth += 1
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        """The run ``summary`` points at, converted with its file's context again."""
+        where = summary.locator
+        found: ReadItem
+        if isinstance(where, _RunAt):
+            found = _load_span(path, where, summary.record)
+        elif isinstance(where, _RunFile):
+            data, problem = _load(where.results)
+            run, problem = (None, problem) if problem is not None else _load(where.run)
+            if problem is not None:
+                return problem
+            context = _Context.from_results(data if isinstance(data, dict) else {})
+            name = f"{where.run.parent.parent.name}/simulations/{where.run.name}"
+            found = _convert(name, summary.record, run, context)
+        else:
+            return episode_at(self.read(path), where, summary, path.name)
+        if isinstance(found, Trajectory) and not indexed(found, summary):
+            return changed(path.name, summary)
+        return found
+
+    def _located(self, path: Path) -> Iterator[tuple[ReadItem, _RunAt | _RunFile | None]]:
+        """What :meth:`read` yields, each episode with where it lives (None: in a file read whole)."""
+        if path.is_dir():
+            yield from self._located_dir(path, path / "results.json")
+            return
+        mapped = _mapped(path)
+        if mapped is not None and mapped[1].complete:
+            yield from _located_runs(path, *mapped)
+            return
+        if mapped is not None:
+            mapped[0].close()
+        for item in self.read(path):
+            yield item, None
+
     def _read_dir(self, folder: Path, results: Path, data: Any = None) -> Iterator[ReadItem]:
+        for item, _ in self._located_dir(folder, results, data):
+            yield item
+
+    def _located_dir(self, folder: Path, results: Path, data: Any = None) -> Iterator[tuple[ReadItem, _RunFile | None]]:
         if data is None:
             data, problem = _load(results)
             if problem is not None:
-                yield problem
+                yield problem, None
                 return
         context = _Context.from_results(data if isinstance(data, dict) else {})
         files = sorted((folder / "simulations").glob("*.json"))
         if not files:
-            yield LoadProblem(file=folder.name, field="simulations", message="no simulations/*.json files")
+            yield LoadProblem(file=folder.name, field="simulations", message="no simulations/*.json files"), None
             return
         for index, file in enumerate(files):
             run, problem = _load(file)
             if problem is not None:
-                yield problem.model_copy(update={"index": index})
+                yield problem.model_copy(update={"index": index}), None
                 continue
-            yield from _convert_with_warnings(f"{folder.name}/simulations/{file.name}", index, run, context)
+            for item in _convert_with_warnings(f"{folder.name}/simulations/{file.name}", index, run, context):
+                yield item, _RunFile(results, file)
 
     def _read_single_run(self, path: Path, run: dict[str, Any]) -> Iterator[ReadItem]:
         context = _Context.from_results({})
@@ -249,8 +306,11 @@ READER = Tau2Reader()
 
 # -- the results file, one run at a time ---------------------------------------------------
 
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
 """A JSON string (escapes skipped) or a bracket: all a splitter needs to track nesting."""
+_BRACKET = re.compile(rb'(?:[^"\[\]{}]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+([\[\]{}])', re.S)
+"""Everything up to the next bracket outside a string, and that bracket: inside a run only the
+brackets are counted (one match a bracket, not a token a string: 3x faster on a results file)."""
 _COLON = re.compile(rb"\s*:")
 _WANTED = (b'"info"', b'"tasks"', b'"simulations"')
 _OPEN = re.compile(rb"(?:\xef\xbb\xbf)?\s*\{")
@@ -279,7 +339,24 @@ def _scan(buffer: mmap.mmap) -> _Layout | None:
     value_start = 0
     run_start = 0
     in_runs = False
-    for match in _TOKEN.finditer(buffer, first.end() - 1):
+    pos = first.end() - 1
+    while True:
+        if depth >= 3:  # inside a run (or a header value): only its brackets matter
+            inner = _BRACKET.match(buffer, pos)
+            if inner is None:
+                break
+            pos = inner.end()
+            if inner.group(1) in (b"[", b"{"):
+                depth += 1
+                continue
+            depth -= 1
+            if in_runs and depth == 2:
+                layout.runs.append((run_start, pos))
+            continue
+        match = _TOKEN.search(buffer, pos)
+        if match is None:
+            break
+        pos = match.end()
         token = match.group()
         char = token[:1]
         if char == b'"':
@@ -317,12 +394,16 @@ def _scan(buffer: mmap.mmap) -> _Layout | None:
 def _split_results(path: Path) -> Iterator[ReadItem] | None:
     """The monolithic results file read one run at a time (the file mapped, never a whole-file
     object): None when the file does not look like one, for :func:`_load` to explain."""
-    try:
-        with path.open("rb") as handle:
-            if path.stat().st_size == 0:
-                return None
-            buffer = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
+    mapped = _mapped(path)
+    if mapped is None:
+        return None
+    return _runs(path, *mapped)
+
+
+def _mapped(path: Path) -> tuple[mmap.mmap, _Layout] | None:
+    """The file mapped and its layout scanned (None: not a results file the splitter reads)."""
+    buffer = _map(path)
+    if isinstance(buffer, LoadProblem):
         return None
     try:
         layout = _scan(buffer)
@@ -331,45 +412,87 @@ def _split_results(path: Path) -> Iterator[ReadItem] | None:
     if layout is None or (not layout.complete and not layout.runs):
         buffer.close()
         return None
-    return _runs(path, buffer, layout)
+    return buffer, layout
+
+
+def _map(path: Path) -> mmap.mmap | LoadProblem:
+    try:
+        with path.open("rb") as handle:
+            if path.stat().st_size == 0:
+                return LoadProblem(file=path.name, message="empty file")
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as exc:
+        return LoadProblem(file=path.name, message=f"cannot read: {exc}")
+
+
+@dataclass(frozen=True, slots=True)
+class _RunAt:
+    """Where an indexed run is: its bytes, and the top-level values its context comes from (one
+    dict shared by every run of the file)."""
+
+    begin: int
+    end: int
+    header: dict[bytes, tuple[int, int]] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _RunFile:
+    """An indexed run of the ``dir`` layout: its ``simulations/`` file and the results file."""
+
+    results: Path
+    run: Path
 
 
 def _runs(path: Path, buffer: mmap.mmap, layout: _Layout) -> Iterator[ReadItem]:
+    for item, _ in _located_runs(path, buffer, layout):
+        yield item
+
+
+def _header(path: Path, buffer: mmap.mmap, values: dict[bytes, tuple[int, int]]) -> tuple[_Context, list[LoadProblem]]:
+    """The context of every run: the ``info`` and ``tasks`` values parsed alone."""
+    header: dict[str, Any] = {}
+    problems = []
+    for key in (b'"info"', b'"tasks"'):
+        if key in values:
+            begin, end = values[key]
+            try:
+                header[key.decode().strip('"')] = orjson.loads(buffer[begin:end])
+            except orjson.JSONDecodeError as exc:
+                name = key.decode().strip('"')
+                problems.append(LoadProblem(file=path.name, field=name, message=f"not valid JSON: {exc}"))
+    return _Context.from_results(header), problems
+
+
+def _located_runs(path: Path, buffer: mmap.mmap, layout: _Layout) -> Iterator[tuple[ReadItem, _RunAt | None]]:
+    """The runs of a split results file, each with its bytes' span (what an index's locator holds)."""
     with buffer:
-        header: dict[str, Any] = {}
-        for key in (b'"info"', b'"tasks"'):
-            if key in layout.values:
-                begin, end = layout.values[key]
-                try:
-                    header[key.decode().strip('"')] = orjson.loads(buffer[begin:end])
-                except orjson.JSONDecodeError as exc:
-                    yield LoadProblem(file=path.name, field=key.decode().strip('"'), message=f"not valid JSON: {exc}")
-        context = _Context.from_results(header)
+        context, problems = _header(path, buffer, layout.values)
+        for problem in problems:
+            yield problem, None
         spans = _with_gaps(buffer, layout)
         if not spans and layout.complete:
-            yield LoadProblem(
-                file=path.name,
-                field="simulations",
-                severity="warning",
-                message=f"0 simulation runs (the file holds {len(context.tasks)} tasks: an aborted or unstarted run)",
-            )
+            aborted = f"0 simulation runs (the file holds {len(context.tasks)} tasks: an aborted or unstarted run)"
+            yield LoadProblem(file=path.name, field="simulations", severity="warning", message=aborted), None
             return
         for index, (begin, end) in enumerate(spans):
             try:
                 run = orjson.loads(buffer[begin:end])
             except orjson.JSONDecodeError as exc:
-                yield LoadProblem(file=path.name, index=index, field=None, message=f"not valid JSON: {exc}")
+                yield LoadProblem(file=path.name, index=index, field=None, message=f"not valid JSON: {exc}"), None
                 continue
-            yield _convert(path.name, index, run, context)
+            yield _convert(path.name, index, run, context), _RunAt(begin, end, layout.values)
         if not layout.complete:
-            yield LoadProblem(
-                file=path.name,
-                index=len(spans),
-                field="simulations",
-                message=(
-                    f"the file ends inside simulations[{len(spans)}] (truncated?): "
-                    f"the {len(spans)} complete runs before it loaded"
+            yield (
+                LoadProblem(
+                    file=path.name,
+                    index=len(spans),
+                    field="simulations",
+                    message=(
+                        f"the file ends inside simulations[{len(spans)}] (truncated?): "
+                        f"the {len(spans)} complete runs before it loaded"
+                    ),
                 ),
+                None,
             )
 
 
@@ -391,6 +514,22 @@ def _with_gaps(buffer: mmap.mmap, layout: _Layout) -> list[tuple[int, int]]:
             spans.append((begin, end))
         cursor = end
     return spans
+
+
+def _load_span(path: Path, where: _RunAt, index: int) -> ReadItem:
+    """One run of a results file again, from its bytes and its file's ``info`` and ``tasks``."""
+    mapped = _map(path)
+    if isinstance(mapped, LoadProblem):
+        return mapped
+    with mapped:
+        context, problems = _header(path, mapped, where.header)
+        if problems:
+            return problems[0]
+        try:
+            run = orjson.loads(mapped[where.begin : where.end])
+        except orjson.JSONDecodeError:
+            return LoadProblem(file=path.name, index=index, message=CHANGED)
+    return _convert(path.name, index, run, context)
 
 
 # -- helpers -------------------------------------------------------------------------------

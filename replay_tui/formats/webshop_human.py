@@ -41,6 +41,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 from typing import IO, Any
@@ -51,8 +52,9 @@ import orjson
 from replay_tui.actions import BACK_TO_SEARCH, BUY_NOW, NEXT, PREV, format_env_action
 from replay_tui.episodes.model import Outcome, OutcomeCheck, ToolCall, Trajectory, TrajectoryStep
 from replay_tui.episodes.problems import LoadProblem
-from replay_tui.fileio import bounded_lines
-from replay_tui.formats.base import HEAD_BYTES, Detection, ReadItem
+from replay_tui.fileio import bounded_lines, open_regular
+from replay_tui.formats.base import HEAD_BYTES, Detection, EpisodeSummary, ReadItem
+from replay_tui.formats.reread import CHANGED, changed, deferred, indexed
 from replay_tui.pyliteral import literal_eval
 
 PAGES = ("index", "search_results", "item_page", "item_sub_page", "done")
@@ -469,18 +471,54 @@ class WebshopHumanReader:
         return Detection.no("the first lines are not JSON objects")
 
     def read(self, path: Path) -> Iterator[ReadItem]:
+        for item, _ in self._located(path):
+            yield item
+
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """Every session's summary, in :meth:`read`'s order, one session held at a time;
+        ``locator`` = where its first line is and the count of its id before it, for :meth:`load`
+        to read from there to the session's end (its outcome, too, when first asked)."""
+        for item, where in self._located(path):
+            if isinstance(item, LoadProblem):
+                yield item
+            elif where is not None:
+                yield deferred(item, where.emitted, where, partial(self._session, path, where))
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        """The session ``summary`` points at, read from its first line to its last."""
+        found = self._session(path, summary.locator)
+        if isinstance(found, Trajectory) and not indexed(found, summary):
+            return changed(path.name, summary)
+        return found
+
+    def _session(self, path: Path, where: _SessionAt) -> ReadItem:
+        for item, at in self._located(path, where):
+            if at is not None:
+                return item
+            if isinstance(item, LoadProblem) and item.message.startswith("cannot read"):
+                return item
+        return LoadProblem(file=path.name, index=where.emitted, session_id=where.sid, message=CHANGED)
+
+    def _located(self, path: Path, resume: _SessionAt | None = None) -> Iterator[tuple[ReadItem, _SessionAt | None]]:
         try:
-            handle = path.open("rb")
+            handle = open_regular(path)
         except OSError as exc:
-            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
+            yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}"), None
             return
         with handle:
-            yield from self._read(path, handle)
+            if resume is not None:
+                handle.seek(resume.offset)
+            yield from self._read(path, handle, resume)
 
-    def _read(self, path: Path, handle: IO[bytes]) -> Iterator[ReadItem]:
+    def _read(
+        self, path: Path, handle: IO[bytes], resume: _SessionAt | None = None
+    ) -> Iterator[tuple[ReadItem, _SessionAt | None]]:
+        """The file's sessions, each with where it starts (``resume``: from a session's start, as the
+        whole read reached it: its line number, the sessions before, its id's count)."""
         current: _Episode | None = None
-        emitted = 0
-        seen: dict[str, int] = {}
+        started: _SessionAt | None = None
+        emitted = resume.emitted if resume is not None else 0
+        seen: dict[str, int] = {resume.sid: resume.part - 1} if resume is not None else {}
 
         def problem(line: int, name: str | None, message: str, session: Any = None) -> LoadProblem:
             where = f"line {line}" + (f".{name}" if name else "")
@@ -489,9 +527,9 @@ class WebshopHumanReader:
             return LoadProblem(file=path.name, index=emitted, session_id=session, field=where, message=message)
 
         try:
-            for number, raw in bounded_lines(handle, MAX_LINE):
+            for offset, number, raw in _lines_at(handle, resume.line - 1 if resume is not None else 0):
                 if raw is None:
-                    yield problem(number, None, f"line longer than {MAX_LINE // (1024 * 1024)} MiB, skipped")
+                    yield problem(number, None, f"line longer than {MAX_LINE // (1024 * 1024)} MiB, skipped"), None
                     continue
                 if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
                     raw = raw[3:]
@@ -500,25 +538,26 @@ class WebshopHumanReader:
                 try:
                     record = orjson.loads(raw)
                 except orjson.JSONDecodeError as exc:
-                    yield problem(number, None, f"not JSON: {exc}")
+                    yield problem(number, None, f"not JSON: {exc}"), None
                     continue
                 if not isinstance(record, dict):
-                    yield problem(number, None, f"expected a JSON object, got {_kind_of(record)}")
+                    yield problem(number, None, f"expected a JSON object, got {_kind_of(record)}"), None
                     continue
                 found: list[tuple[str, str]] = []
                 page = _parse_page(record, number, found)
                 session = page.session if page is not None else None
                 for name, message in found:
-                    yield problem(number, name, message, session)
+                    yield problem(number, name, message, session), None
                 if page is None:
                     continue
                 if current is not None and self._starts_new(current, page):
-                    yield build(current)
+                    yield build(current), started
                     emitted += 1
                     current = None
                 if current is None:
                     sid = page.session or path.stem
                     seen[sid] = seen.get(sid, 0) + 1
+                    started = _SessionAt(offset, number, emitted, sid, seen[sid])
                     current = _Episode(
                         index=emitted,
                         session=page.session,
@@ -531,16 +570,17 @@ class WebshopHumanReader:
                     current.goal = page.goal
                     if not isinstance(page.goal.get("instruction_text"), str):
                         got = _kind_of(page.goal.get("instruction_text"))
-                        yield problem(number, "goal.instruction_text", f"expected the task as text, got {got}")
+                        yield problem(number, "goal.instruction_text", f"expected the task as text, got {got}"), None
                 if current.pages and current.pages[-1].same_place(page):
                     last = len(current.pages) - 1
                     current.reloads[last] = current.reloads.get(last, 0) + 1
                     continue
                 current.pages.append(page)
         except OSError as exc:
-            yield LoadProblem(file=path.name, index=emitted, message=f"cannot read further: {exc.strerror or exc}")
+            message = f"cannot read further: {exc.strerror or exc}"
+            yield LoadProblem(file=path.name, index=emitted, message=message), None
         if current is not None:
-            yield build(current)
+            yield build(current), started
 
     @staticmethod
     def _starts_new(current: _Episode, page: _Page) -> bool:
@@ -552,6 +592,30 @@ class WebshopHumanReader:
 
 
 READER = WebshopHumanReader()
+
+
+@dataclass(frozen=True, slots=True)
+class _SessionAt:
+    """Where an indexed session starts: its first line's offset and number, the sessions before it,
+    its id and the how-manieth part of that id it is (a session split by a new goal)."""
+
+    offset: int
+    line: int
+    emitted: int
+    sid: str
+    part: int
+
+
+def _lines_at(handle: IO[bytes], before: int) -> Iterator[tuple[int, int, bytes | None]]:
+    """:func:`~replay_tui.fileio.bounded_lines` with each line's offset, numbered after ``before``."""
+    lines = bounded_lines(handle, MAX_LINE)
+    while True:
+        offset = handle.tell()
+        try:
+            number, raw = next(lines)
+        except StopIteration:
+            return
+        yield offset, number + before, raw
 
 
 def _product_text(asin: Any, options: Any, price: Any) -> str | None:
