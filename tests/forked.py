@@ -54,6 +54,23 @@ def load_problems(path: str, allow_pickle: str) -> int:
     return 0
 
 
+def cache_writer(folder: str, worker: str, count: str) -> int:
+    """``count`` responses of worker ``worker`` and ``count`` shared ones written into the LLM response cache
+    in ``folder`` (``tests/llm/test_cache.py`` runs several at once, each a process of its own)."""
+    from replay_tui.policies.cache import request_key
+    from replay_tui.policies.llm_cache import ResponseCache
+
+    cache = ResponseCache(folder)
+    who, many = int(worker), int(count)
+    for n in range(many):
+        cache.put(request_key({"worker": who, "n": n}), {"outcome": "response", "response": {"w": who, "n": n}})
+        cache.put(request_key({"shared": n}), {"outcome": "response", "response": {"n": n}})
+        if n % 50 == 0:
+            cache.get(request_key({"worker": 0, "n": n}))
+    cache.close()
+    return 0
+
+
 def _own_start() -> None:
     """The process's own start where the package keeps it (``fileio.PROCESS_START``, the cutoff for
     leftover temporary files): imported in the fork server, it would be the server's start."""

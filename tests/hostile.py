@@ -414,6 +414,10 @@ def write_corpus(folder: Path, cases: list[Case] | None = None) -> dict[str, Pat
 
 GiB = 2**30
 MiB = 2**20
+BOMBS = Path(__file__).resolve().parent / "data" / "bombs"
+"""Bombs whose building costs seconds, kept as files (``tests/data/bombs/make.py`` writes them)."""
+LZMA_BOMB = BOMBS / "eval_lzma_bomb.eval"
+"""``eval_bomb("lzma", GiB)``: 150 KB that inflate to 1 GiB; compressing the GiB takes ~6 s of CPU."""
 
 
 def _zip(members: list[tuple[str, int, bytes, int, int]], *, central: bool = True, descriptor: bool = False) -> bytes:
@@ -724,7 +728,7 @@ def _limit_cases() -> list[LimitCase]:
     lying_local = lambda _: eval_bomb("deflate", central=False, declared=1000)  # noqa: E731
     problem = "past its declared size"
     add("eval_deflate_bomb_declared_small_no_directory", lying_local, row=row, suffix=".eval", problem=problem)
-    add("eval_lzma_bomb", lambda _: eval_bomb("lzma", GiB), row=row, suffix=".eval", problem=inflated)
+    add("eval_lzma_bomb", lambda _: LZMA_BOMB.read_bytes(), row=row, suffix=".eval", problem=inflated)
     add("eval_zstd_bomb", lambda _: eval_bomb("zstd"), row=row, suffix=".eval", problem=inflated)
     lying_zstd = lambda _: eval_bomb("zstd", declared=1000)  # noqa: E731
     add("eval_zstd_bomb_declared_small", lying_zstd, row=row, suffix=".eval", problem="past its declared size")

@@ -11,15 +11,19 @@ of CPU of imports twice a case); ``tests/core/test_hostile.py`` runs commands as
 
 from __future__ import annotations
 
+import json
+import lzma
 import os
+import struct
 import subprocess
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests import forked
-from tests.hostile import LIMIT_CASES, LIMITS_BY_NAME, QUADRATIC, GiB
+from tests.hostile import LIMIT_CASES, LIMITS_BY_NAME, LZMA_BOMB, QUADRATIC, GiB, MiB
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMORY_LIMIT = 1 * GiB
@@ -85,3 +89,29 @@ def test_every_class_of_the_issue_has_a_case():
         "quadratic prompts",
     }
     assert set(LIMITS_BY_NAME) >= QUADRATIC
+
+
+def test_the_stored_lzma_bomb_is_the_one_its_generator_describes():
+    """``tests/data/bombs/eval_lzma_bomb.eval`` (kept: compressing its GiB takes seconds) is an inspect_ai log
+    whose one sample is an LZMA member that declares 1 GiB, takes under 200 KB and inflates to zeros."""
+    with zipfile.ZipFile(LZMA_BOMB) as archive:
+        header, sample = archive.infolist()
+        assert (header.filename, header.compress_type) == ("header.json", zipfile.ZIP_DEFLATED)
+        assert json.loads(archive.read(header))["eval"] == {"task": "bomb"}
+        assert (sample.filename, sample.compress_type, sample.file_size) == (
+            "samples/1_epoch_1.json",
+            zipfile.ZIP_LZMA,
+            GiB,
+        )
+        assert sample.compress_size < 200_000
+    data = LZMA_BOMB.read_bytes()
+    name_length, extra_length = struct.unpack_from("<HH", data, sample.header_offset + 26)
+    member = data[sample.header_offset + 30 + name_length + extra_length :][: sample.compress_size]
+    _version, props_length = struct.unpack_from("<HH", member)  # zip's LZMA member: version, the properties
+    props = member[4 : 4 + props_length]
+    assert props == bytes([0x5D]) + (1 << 18).to_bytes(4, "little")  # lc=3 lp=0 pb=2, a 256 KiB dictionary
+    inflate = lzma.LZMADecompressor(
+        lzma.FORMAT_RAW, filters=[{"id": lzma.FILTER_LZMA1, "lc": 3, "lp": 0, "pb": 2, "dict_size": 1 << 18}]
+    )
+    assert inflate.decompress(member[4 + props_length :], max_length=MiB) == bytes(MiB)  # zeros (zipfile's read
+    # would inflate the whole GiB to check its CRC)

@@ -6,7 +6,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import orjson
@@ -15,6 +14,7 @@ import pytest
 from replay_tui.policies.cache import Cassette, CassetteError, FileCache, request_key
 from replay_tui.policies.llm import LlmPolicy
 from replay_tui.policies.llm_cache import DB_NAME, MAX_ENTRY_BYTES, CacheError, ResponseCache
+from tests import forked
 from tests.llm.scripted import ScriptedServer, tool_reply
 
 PROMPT = repr([{"role": "system", "content": "You shop."}, {"role": "user", "content": "Page 1 of results"}])
@@ -114,36 +114,20 @@ def test_the_file_per_request_cache_is_migrated_on_first_open(tmp_path):
         assert server.requests == []
 
 
-WRITER = textwrap.dedent(
-    """
-    import sys
-    from replay_tui.policies.cache import request_key
-    from replay_tui.policies.llm_cache import ResponseCache
-
-    cache = ResponseCache(sys.argv[1])
-    worker, count = int(sys.argv[2]), int(sys.argv[3])
-    for n in range(count):
-        cache.put(request_key({"worker": worker, "n": n}), {"outcome": "response", "response": {"w": worker, "n": n}})
-        cache.put(request_key({"shared": n}), {"outcome": "response", "response": {"n": n}})
-        if n % 50 == 0:
-            cache.get(request_key({"worker": 0, "n": n}))
-    cache.close()
-    """
-)
-
-
 def test_several_processes_write_one_cache_at_once(tmp_path):
+    """Four processes of their own at once (forked from the worker's fork server, ``tests/forked.py``: the
+    writers' concurrency is under test, not the interpreter's start)."""
     workers, count = 4, 250
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(tmp_path), str(w), str(count)], env=env, stderr=subprocess.PIPE
-        )
+        forked.start(forked.cache_writer, str(tmp_path), str(w), str(count), cwd=tmp_path, env=dict(os.environ))
         for w in range(workers)
     ]
     for proc in procs:
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err.decode()
+        proc.process.join(120)  # a hang guard, not a timing
+        if proc.process.exitcode is None:
+            proc.kill()
+        assert proc.process.exitcode == 0, proc.err.read_text()
+        proc.close()
     cache = ResponseCache(tmp_path)
     assert len(cache) == workers * count + count
     for w in range(workers):
