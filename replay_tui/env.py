@@ -10,6 +10,7 @@ when the branch is followed; ``info["verdict"]`` and ``info["reason"]`` say how 
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,8 +19,9 @@ from typing import Any, Literal
 from replay_tui.demos.fast import FastEntry, FastEpisode
 from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction
+from replay_tui.episodes.model import Trajectory
 from replay_tui.matching import AnswerSpec, MatchPolicy, MatchSettings, judge_step
-from replay_tui.sources import LogStep, open_sources, tools_by_name
+from replay_tui.sources import LogDecision, log_decisions, open_sources, tools_by_name
 from replay_tui.webshop import ITEM, infer_available_actions, infer_state
 
 MismatchPolicy = Literal["stop", "allow"]
@@ -46,8 +48,9 @@ class ReplayStep:
     expected: str
     reward: float
     done: bool
-    source: DecisionStep | ItemPageAction | FastEntry = field(repr=False)
-    """The recorded entry: its model, or the replay's fast reading of it (:mod:`replay_tui.demos.fast`)."""
+    source: DecisionStep | ItemPageAction | FastEntry | LogDecision = field(repr=False)
+    """The recorded entry: its model, or the replay's fast reading of it (:mod:`replay_tui.demos.fast`);
+    a log of another format's Trajectory step, with its recorded-step fields."""
     trajectory_index: int = 0
     warnings: tuple[str, ...] = ()
     call: bool = False
@@ -62,11 +65,11 @@ class ReplayStep:
         """The recorded prompt (None for an item-page action); a log of another format's is built
         now, for this step only (see :class:`replay_tui.sources.StepPrompts`)."""
         source = self.source
-        if isinstance(source, LogStep):
+        if isinstance(source, LogDecision):
             return self._log_prompt(source)
         return source.llm_prompt if self.kind == "decision" else None  # type: ignore[union-attr]
 
-    def _log_prompt(self, source: LogStep) -> str | None:
+    def _log_prompt(self, source: LogDecision) -> str | None:
         """A log step's prompt text, built once per replayed step (:attr:`recorded` holds it too):
         it is the whole conversation so far, dumped."""
         if "_prompt" not in self.__dict__:
@@ -100,8 +103,8 @@ class ReplayStep:
         return name, arguments
 
     def _recorded(self) -> dict[str, Any]:
-        if isinstance(self.source, LogStep):
-            data = self.source.model_dump()
+        if isinstance(self.source, LogDecision):
+            data = copy.deepcopy(self.source.fields)  # a policy may change its dict; the step stays
             data["llm_prompt"] = self._log_prompt(self.source)
             if self.source.tool_call or self.source.answer:
                 data["messages"] = self.source.messages
@@ -137,13 +140,10 @@ def _entry_kind(entry: Any) -> Literal["decision", "item"] | None:
 
 
 def _call_fields(entry: Any) -> tuple[bool, str | None, list[Any]]:
-    """(judged as a tool call, the log's step label, the tool schemas) of a decision entry.
+    """(judged as a tool call, the log's step label, the tool schemas) of a seed decision entry.
 
     A seed demo file's step may carry ``tool_call``/``step_label``/``tools`` as fields of its own
     (the seed contract keeps unknown fields): it is judged as a tool call then, as before."""
-    if isinstance(entry, LogStep):
-        judged = entry.tool_call or entry.answer
-        return judged, entry.step_label if judged else None, entry.tools
     extra = (entry.model_extra or {}) if isinstance(entry, DecisionStep) else {}
     if not extra.get("tool_call"):
         return False, None, []
@@ -151,17 +151,59 @@ def _call_fields(entry: Any) -> tuple[bool, str | None, list[Any]]:
     return True, label if isinstance(label, str) else None, tools if isinstance(tools, list) else []
 
 
-def _schema(entry: Any, tools: list[Any]) -> dict[str, Any] | AnswerSpec | None:
-    """How a judged step of another format is typed: a plain answer by its declared type, a tool
-    call by its recorded tool's spec."""
-    if isinstance(entry, LogStep) and entry.answer:
-        return AnswerSpec(entry.answer_type)
-    return tools_by_name(tools).get(entry.llm_action_name)
+def _log_steps(trajectory: Trajectory) -> list[ReplayStep]:
+    """The steps to replay of a log of another format, read from its Trajectory: each decision
+    (a tool call, a plain answer, a WebShop human trace's action) as :func:`decision_fields` reads it."""
+    steps: list[ReplayStep] = []
+    for position, decision in log_decisions(trajectory):
+        step, fields = decision.step, decision.fields
+        judged = decision.tool_call or decision.answer
+        warnings: list[str] = []
+        state: str = fields["state"] or ""
+        available: list[str] | None = fields["available_actions"]
+        schema: dict[str, Any] | AnswerSpec | None = None
+        if decision.answer:
+            schema = AnswerSpec(fields["answer_type"])
+        elif judged:
+            schema = tools_by_name(fields["tools"]).get(decision.llm_action_name)
+        else:  # WebShop actions: what the log leaves out is inferred, as for a seed file
+            if not state:
+                state = infer_state(step.observation)
+                warnings.append(f"state missing; inferred {state!r} from the observation")
+            if available is None:
+                available = infer_available_actions(state, step.observation)
+                warnings.append("available_actions missing; inferred from the observation")
+        steps.append(
+            ReplayStep(
+                index=len(steps),
+                step_number=step.index,
+                label=step.label if judged else str(step.index),
+                kind="decision",
+                state=state,
+                available_actions=list(available or ()),
+                observation=step.observation,
+                observation_after=fields["observation_after_action"],
+                expected=fields["action_executed_in_env"] or "",
+                reward=fields["reward"],
+                done=step.done,
+                source=decision,
+                trajectory_index=position,
+                warnings=tuple(warnings),
+                call=judged,
+                schema=schema,
+            )
+        )
+    return steps
 
 
-def replay_steps(episode: Episode | FastEpisode, *, include_item_steps: bool = False) -> list[ReplayStep]:
+def replay_steps(episode: Episode | FastEpisode | Trajectory, *, include_item_steps: bool = False) -> list[ReplayStep]:
     """The steps to replay for an episode, with missing state and actions inferred (and warned);
-    the same steps from the parsed episode and from its fast reading."""
+    the same steps from the parsed episode and from its fast reading. A log of another format's
+    are read from its Trajectory (the episode's :attr:`~Episode.source`)."""
+    if isinstance(episode, Trajectory):
+        return _log_steps(episode)
+    if episode.source is not None:
+        return _log_steps(episode.source)
     steps: list[ReplayStep] = []
     last_number = -1
     item_count = 0
@@ -206,7 +248,7 @@ def replay_steps(episode: Episode | FastEpisode, *, include_item_steps: bool = F
                     trajectory_index=position,
                     warnings=tuple(warnings),
                     call=call,
-                    schema=_schema(entry, tools) if call else None,
+                    schema=tools_by_name(tools).get(entry.llm_action_name) if call else None,
                 )
             )
         elif include_item_steps and kind == "item":
