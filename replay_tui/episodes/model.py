@@ -673,8 +673,9 @@ class Trajectory(BaseModel):
 
     @property
     def recorded_calls(self) -> int:
-        """Steps that carry a recorded tool call."""
-        return sum(1 for step in self.steps if step.action is not None)
+        """Steps that carry a recorded tool call (the seed's item-page actions, sub-events of the
+        decision before them, left out as :attr:`decisions` leaves them out)."""
+        return sum(1 for step in self.steps if step.action is not None and step.kind != "item")
 
     @property
     def decisions(self) -> int:

@@ -18,6 +18,7 @@ from replay_tui.demos.loader import DemoFileError, open_demos
 from replay_tui.episodes.model import ChatMessage, ToolCall, Trajectory, TrajectoryStep, webshop_outcome
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.formats.base import Detection, ReadItem
+from replay_tui.webshop import ITEM
 
 _SESSION = re.compile(rb'"session_id"\s*:')
 _STEP = re.compile(rb'"(observation_before_llm|llm_action_name|action_executed_in_env|step_number)"\s*:')
@@ -58,66 +59,71 @@ class WebshopDemosReader:
 READER = WebshopDemosReader()
 
 
+_DECISION_FIELDS = frozenset(
+    {
+        "step_number",
+        "observation_before_llm",
+        "llm_prompt",
+        "llm_thinking",
+        "llm_action_name",
+        "llm_action_arguments",
+        "state",
+        "available_actions",
+        "action_executed_in_env",
+        "observation_after_action",
+        "reward",
+        "done",
+    }
+)
+"""A decision step's fields with a place of their own in a :class:`TrajectoryStep`."""
+_ITEM_FIELDS = frozenset(
+    {"llm_action", "observation_before_action", "available_options", "observation_after_action", "reward", "done"}
+)
+"""An item-page action's fields with a place of their own (``type`` and any others stay in ``extra``)."""
+
+
 def from_webshop_episode(episode: Any) -> Trajectory:
     """The seed's WebShop episode (:class:`replay_tui.demos.models.Episode`) as a Trajectory.
 
-    Decision steps become steps (their prompt parsed into messages when it parses); sub-events
-    (item-page actions, detail exploration, backup agent...) are kept verbatim in the step they
-    follow (``extra["sub_events"]``), the episode's own extra fields in ``extra``.
+    Decision steps become ``decision`` steps (their prompt parsed into messages when it parses,
+    the page after the action as ``tool_result``); item-page actions ``item`` steps labelled as a
+    replay labels them (``3.1``, ``3.2``... after decision 3); the other sub-events (detail
+    exploration, the backup agent...) and an item-page action whose call maps to no env action
+    ``event`` steps with the event verbatim in ``extra``; fields without a place of their own, the
+    step's and the episode's, in ``extra``.
     """
-    from replay_tui.demos.models import DecisionStep, PromptError
+    from replay_tui.demos.models import DecisionStep, ItemPageAction, PromptError
 
     steps: list[TrajectoryStep] = []
-    leading: list[dict[str, Any]] = []
+    last_number, items = 0, 0
     for entry in episode.trajectory:
-        if not isinstance(entry, DecisionStep):
-            dumped = entry.model_dump(mode="json") if isinstance(entry, BaseModel) else entry
-            (steps[-1].extra.setdefault("sub_events", []) if steps else leading).append(dumped)
+        if isinstance(entry, DecisionStep):
+            last_number, items = entry.step_number, 0
+            steps.append(_decision(entry, len(steps), PromptError))
             continue
-        try:
-            messages = [ChatMessage(role=m.role, content=m.content) for m in entry.prompt_messages()]
-        except PromptError:
-            messages = []
-        known = {
-            "step_number",
-            "observation_before_llm",
-            "llm_prompt",
-            "llm_thinking",
-            "llm_action_name",
-            "llm_action_arguments",
-            "state",
-            "available_actions",
-            "action_executed_in_env",
-            "observation_after_action",
-            "reward",
-            "done",
-        }
-        data = entry.model_dump(mode="json")
-        extra = {key: value for key, value in data.items() if key not in known}
-        extra.update(
-            available_actions=entry.available_actions,
-            observation_after_action=entry.observation_after_action,
-            llm_prompt=entry.llm_prompt,
-        )
-        steps.append(
-            TrajectoryStep(
-                index=len(steps),
-                label=str(entry.step_number),
-                observation=entry.observation_before_llm,
-                messages=messages,
-                thinking=entry.llm_thinking or "",
-                action=ToolCall(name=entry.llm_action_name or "", arguments=dict(entry.llm_action_arguments or {})),
-                action_text=entry.expected_action,
-                reward=entry.reward,
-                done=entry.done,
-                state=entry.state,
-                extra=extra,
-                kind="decision",
+        dumped = entry.model_dump(mode="json") if isinstance(entry, BaseModel) else dict(entry)
+        action = entry.action if isinstance(entry, ItemPageAction) else None
+        if isinstance(entry, ItemPageAction) and action is not None:
+            items += 1
+            steps.append(
+                TrajectoryStep(
+                    index=len(steps),
+                    label=f"{max(last_number, 0)}.{items}",
+                    observation=entry.observation_before_action,
+                    action=ToolCall(name=entry.llm_action.name, arguments=dict(entry.llm_action.arguments)),
+                    action_text=action,
+                    tool_result=entry.observation_after_action,
+                    reward=entry.reward,
+                    done=entry.done,
+                    state=ITEM,
+                    available_actions=entry.available_options,
+                    extra={key: value for key, value in dumped.items() if key not in _ITEM_FIELDS},
+                    kind="item",
+                )
             )
-        )
+            continue
+        steps.append(TrajectoryStep(index=len(steps), label=f"{max(last_number, 0)}.-", extra=dumped, kind="event"))
     extra = {key: value for key, value in episode.model_dump(mode="json").items() if key not in ("trajectory",)}
-    if leading:
-        extra["leading_sub_events"] = leading
     return Trajectory(
         id=str(episode.session_id),
         format="webshop-demos",
@@ -125,4 +131,31 @@ def from_webshop_episode(episode: Any) -> Trajectory:
         steps=steps,
         outcome=webshop_outcome(episode.reward, episode.succeeded, episode.completed_by_backup, episode.trajectory),
         extra=extra,
+    )
+
+
+def _decision(entry: Any, index: int, prompt_error: type[Exception]) -> TrajectoryStep:
+    """A seed decision step (:class:`replay_tui.demos.models.DecisionStep`) as a ``decision`` step."""
+    try:
+        messages = [ChatMessage(role=m.role, content=m.content) for m in entry.prompt_messages()]
+    except prompt_error:
+        messages = []
+    data = entry.model_dump(mode="json")
+    extra = {key: value for key, value in data.items() if key not in _DECISION_FIELDS}
+    extra["llm_prompt"] = entry.llm_prompt
+    return TrajectoryStep(
+        index=index,
+        label=str(entry.step_number),
+        observation=entry.observation_before_llm,
+        messages=messages,
+        thinking=entry.llm_thinking or "",
+        action=ToolCall(name=entry.llm_action_name or "", arguments=dict(entry.llm_action_arguments or {})),
+        action_text=entry.expected_action,
+        tool_result=entry.observation_after_action,
+        reward=entry.reward,
+        done=entry.done,
+        state=entry.state,
+        available_actions=entry.available_actions,
+        extra=extra,
+        kind="decision",
     )

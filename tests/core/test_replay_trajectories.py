@@ -40,7 +40,9 @@ def test_a_log_replays_from_its_trajectory_with_the_recorded_step_of_its_episode
             dumped = entry.model_dump()  # the decision-step shape the policies always received
             dumped["llm_prompt"] = entry.prompt_text()
             # what the replay infers (a WebShop page's state and actions) is what the policy is told
-            dumped.update(state=step.state, available_actions=step.available_actions, action_executed_in_env=step.expected)
+            dumped.update(
+                state=step.state, available_actions=step.available_actions, action_executed_in_env=step.expected
+            )
             assert list(recorded) == list(dumped) and recorded == dumped
             checked += 1
     if not checked:
