@@ -67,7 +67,8 @@ class ReplayStep:
         source = self.source
         if isinstance(source, LogDecision):
             return self._log_prompt(source)
-        return source.llm_prompt if self.kind == "decision" else None  # type: ignore[union-attr]
+        # a fast entry's decision fields are set by decode_fast (typed with UNSET until then)
+        return source.llm_prompt if self.kind == "decision" else None  # type: ignore[union-attr,return-value]
 
     def _log_prompt(self, source: LogDecision) -> str | None:
         """A log step's prompt text, built once per replayed step (:attr:`recorded` holds it too):
@@ -100,7 +101,7 @@ class ReplayStep:
             name, arguments = source.llm_action.name, source.llm_action.arguments  # type: ignore[union-attr]
         if type(arguments) is not dict or not all(type(value) in _PLAIN for value in arguments.values()):
             return None
-        return name, arguments
+        return str(name), arguments
 
     def _recorded(self) -> dict[str, Any]:
         if isinstance(self.source, LogDecision):
