@@ -159,3 +159,70 @@ def _decision(entry: Any, index: int, prompt_error: type[Exception]) -> Trajecto
         extra=extra,
         kind="decision",
     )
+
+
+class SeedStep:
+    """A webshop-demos Trajectory's decision or item step as a replay reads it: the step, and (for a
+    decision) the recorded step in the shape the seed's policies always received."""
+
+    __slots__ = ("fields", "step")
+
+    def __init__(self, step: TrajectoryStep) -> None:
+        self.step = step
+        self.fields = recorded_step(step) if step.kind == "decision" else {}
+
+    def call_fields(self) -> tuple[bool, str | None, list[Any]]:
+        """(judged as a tool call, its label, the tool schemas): a seed decision step may carry
+        ``tool_call``/``step_label``/``tools`` as fields of its own (the contract keeps unknown
+        fields, here in ``extra``) and is judged as a tool call then."""
+        extra = self.step.extra
+        if self.step.kind != "decision" or not extra.get("tool_call"):
+            return False, None, []
+        label, tools = extra.get("step_label"), extra.get("tools")
+        return True, label if isinstance(label, str) else None, tools if isinstance(tools, list) else []
+
+    @property
+    def llm_prompt(self) -> str | None:
+        """The recorded prompt text, verbatim (the seed's ``llm_prompt``)."""
+        return seed_prompt(self.step)
+
+    @property
+    def llm_action_name(self) -> str:
+        return self.step.action.name if self.step.action is not None else ""
+
+    @property
+    def llm_action_arguments(self) -> dict[str, Any]:
+        return self.step.action.arguments if self.step.action is not None else {}
+
+    @property
+    def llm_action(self) -> ToolCall:
+        """An item-page action's call (name and arguments, as ``ItemPageAction.llm_action``)."""
+        return self.step.action if self.step.action is not None else ToolCall(name="")
+
+
+def seed_prompt(step: TrajectoryStep) -> str | None:
+    """A seed step's ``llm_prompt`` as the file has it (kept in ``extra`` by :func:`_decision`)."""
+    prompt = step.extra.get("llm_prompt")
+    return prompt if isinstance(prompt, str) else None
+
+
+def recorded_step(step: TrajectoryStep) -> dict[str, Any]:
+    """A seed decision step (a ``decision`` step of a webshop-demos Trajectory) in the shape of
+    ``DecisionStep.model_dump()``: the contract's fields in its order, then the step's own extra
+    fields in the file's order: what a policy receives as ``recorded_step``."""
+    data: dict[str, Any] = {
+        "step_number": int(step.label),
+        "observation_before_llm": step.observation,
+        "llm_prompt": seed_prompt(step),
+        "llm_thinking": step.thinking or None,
+        "llm_action_name": step.action.name if step.action is not None else "",
+        "llm_action_arguments": dict(step.action.arguments) if step.action is not None else {},
+        "state": step.state,
+        "available_actions": None if step.available_actions is None else list(step.available_actions),
+        "action_executed_in_env": step.action_text,
+        "observation_after_action": step.tool_result or "",
+        "reward": step.reward if step.reward is not None else 0.0,
+        "done": step.done,
+    }
+    data.update((key, value) for key, value in step.extra.items() if key != "llm_prompt")
+    return data
