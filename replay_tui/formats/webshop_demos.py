@@ -1,8 +1,10 @@
 """The seed's WebShop demonstration files (``webshop_demonstrations_{start}-{end}.json``) as trajectories.
 
 The demo loader (:mod:`replay_tui.demos.loader`) does the reading: lazy, tolerant, every bad
-episode a LoadProblem. This reader only recognises the format and maps each episode with
-:func:`from_webshop_episode` (the seed's model onto the one model).
+episode a LoadProblem. This reader recognises the format, lists the loader's index
+(:meth:`WebshopDemosReader.index`: no episode parsed) and maps each episode onto the one model: a
+clean episode from the replay's fast reading (:func:`replay_tui.demos.fast.fast_trajectory`), any
+other from its parsed model (:func:`from_webshop_episode`), one Trajectory either way.
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from replay_tui.demos.loader import DemoFileError, open_demos
+from replay_tui.demos.loader import DemoFileError, DemoSet, open_demos
 from replay_tui.episodes.model import ChatMessage, ToolCall, Trajectory, TrajectoryStep, webshop_outcome
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, unique_problems
-from replay_tui.formats.base import Detection, ReadItem
+from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem
 from replay_tui.webshop import ITEM
 
 _SESSION = re.compile(rb'"session_id"\s*:')
@@ -50,10 +52,49 @@ class WebshopDemosReader:
             return
         for ref in demos.refs:
             try:
-                yield from_webshop_episode(demos.episode(ref.session_id))
+                yield _trajectory(demos, ref.session_id)
             except EpisodeLoadError:
                 continue  # recorded in demos.problems, yielded below with the indexing problems
         yield from unique_problems(demos.problems)
+
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """Every episode's summary from the loader's index (its header and step counts, no episode
+        parsed), then the file's problems; a summary's locator is the opened set and the session
+        id, so :meth:`load` reads the episode from the same index."""
+        try:
+            demos = open_demos([path])
+        except DemoFileError as exc:
+            yield LoadProblem(file=path.name, message=str(exc))
+            return
+        for ref in demos.refs:
+            header = ref.header
+            yield EpisodeSummary(
+                id=str(header.session_id),
+                record=ref.index,
+                task=header.instruction,
+                steps=ref.decision_steps,
+                turns=ref.decision_steps + ref.sub_events,
+                reward=header.final_reward,
+                success=header.success,
+                locator=(demos, ref.session_id),
+            )
+        yield from unique_problems(demos.problems)
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        demos, session_id = summary.locator
+        try:
+            return _trajectory(demos, session_id)
+        except EpisodeLoadError as exc:
+            return exc.problem
+
+
+def _trajectory(demos: DemoSet, session_id: int) -> Trajectory:
+    """The episode as a Trajectory: from the replay's fast reading when it is clean, else from its
+    parsed model. Raises EpisodeLoadError as :meth:`DemoSet.episode` does."""
+    from replay_tui.demos.fast import FastEpisode, fast_trajectory
+
+    episode = demos.replay_episode(session_id)
+    return fast_trajectory(episode) if isinstance(episode, FastEpisode) else from_webshop_episode(episode)
 
 
 READER = WebshopDemosReader()
