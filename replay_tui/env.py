@@ -10,6 +10,7 @@ when the branch is followed; ``info["verdict"]`` and ``info["reason"]`` say how 
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,13 +19,18 @@ from typing import Any, Literal
 from replay_tui.demos.fast import FastEntry, FastEpisode
 from replay_tui.demos.loader import DemoSet
 from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction
+from replay_tui.episodes.model import Trajectory
+from replay_tui.formats.webshop_demos import READER as SEED_READER
+from replay_tui.formats.webshop_demos import SeedStep
 from replay_tui.matching import AnswerSpec, MatchPolicy, MatchSettings, judge_step
-from replay_tui.sources import LogStep, open_sources, tools_by_name
+from replay_tui.sources import LogDecision, log_decisions, open_sources, tools_by_name
 from replay_tui.webshop import ITEM, infer_available_actions, infer_state
 
 MismatchPolicy = Literal["stop", "allow"]
+SEED_FORMAT = SEED_READER.name
 _PLAIN = (str, int, float, bool, type(None))
 MISMATCH_POLICIES: tuple[str, ...] = ("stop", "allow")
+_NOT_A_CALL: tuple[bool, str | None, list[Any]] = (False, None, [])
 
 
 @dataclass(frozen=True)
@@ -46,8 +52,9 @@ class ReplayStep:
     expected: str
     reward: float
     done: bool
-    source: DecisionStep | ItemPageAction | FastEntry = field(repr=False)
-    """The recorded entry: its model, or the replay's fast reading of it (:mod:`replay_tui.demos.fast`)."""
+    source: DecisionStep | ItemPageAction | FastEntry | LogDecision | SeedStep = field(repr=False)
+    """The recorded entry: its model, or the replay's fast reading of it (:mod:`replay_tui.demos.fast`);
+    a log of another format's Trajectory step, with its recorded-step fields."""
     trajectory_index: int = 0
     warnings: tuple[str, ...] = ()
     call: bool = False
@@ -62,11 +69,12 @@ class ReplayStep:
         """The recorded prompt (None for an item-page action); a log of another format's is built
         now, for this step only (see :class:`replay_tui.sources.StepPrompts`)."""
         source = self.source
-        if isinstance(source, LogStep):
+        if isinstance(source, LogDecision):
             return self._log_prompt(source)
-        return source.llm_prompt if self.kind == "decision" else None  # type: ignore[union-attr]
+        # a fast entry's decision fields are set by decode_fast (typed with UNSET until then)
+        return source.llm_prompt if self.kind == "decision" else None  # type: ignore[union-attr,return-value]
 
-    def _log_prompt(self, source: LogStep) -> str | None:
+    def _log_prompt(self, source: LogDecision) -> str | None:
         """A log step's prompt text, built once per replayed step (:attr:`recorded` holds it too):
         it is the whole conversation so far, dumped."""
         if "_prompt" not in self.__dict__:
@@ -97,14 +105,16 @@ class ReplayStep:
             name, arguments = source.llm_action.name, source.llm_action.arguments  # type: ignore[union-attr]
         if type(arguments) is not dict or not all(type(value) in _PLAIN for value in arguments.values()):
             return None
-        return name, arguments
+        return str(name), arguments
 
     def _recorded(self) -> dict[str, Any]:
-        if isinstance(self.source, LogStep):
-            data = self.source.model_dump()
+        if isinstance(self.source, LogDecision):
+            data = copy.deepcopy(self.source.fields)  # a policy may change its dict; the step stays
             data["llm_prompt"] = self._log_prompt(self.source)
             if self.source.tool_call or self.source.answer:
                 data["messages"] = self.source.messages
+        elif isinstance(self.source, SeedStep) and self.kind == "decision":
+            data = copy.deepcopy(self.source.fields)
         elif isinstance(self.source, DecisionStep):
             data = self.source.model_dump()
         elif isinstance(self.source, FastEntry) and self.kind == "decision":
@@ -136,32 +146,111 @@ def _entry_kind(entry: Any) -> Literal["decision", "item"] | None:
     return "item" if isinstance(entry, ItemPageAction) else None
 
 
-def _call_fields(entry: Any) -> tuple[bool, str | None, list[Any]]:
-    """(judged as a tool call, the log's step label, the tool schemas) of a decision entry.
+def _log_steps(trajectory: Trajectory) -> list[ReplayStep]:
+    """The steps to replay of a log of another format, read from its Trajectory: each decision
+    (a tool call, a plain answer, a WebShop human trace's action) as :func:`decision_fields` reads it."""
+    steps: list[ReplayStep] = []
+    for position, decision in log_decisions(trajectory):
+        step, fields = decision.step, decision.fields
+        judged = decision.tool_call or decision.answer
+        warnings: list[str] = []
+        state: str = fields["state"] or ""
+        available: list[str] | None = fields["available_actions"]
+        schema: dict[str, Any] | AnswerSpec | None = None
+        if decision.answer:
+            schema = AnswerSpec(fields["answer_type"])
+        elif judged:
+            schema = tools_by_name(fields["tools"]).get(decision.llm_action_name)
+        else:  # WebShop actions: what the log leaves out is inferred, as for a seed file
+            if not state:
+                state = infer_state(step.observation)
+                warnings.append(f"state missing; inferred {state!r} from the observation")
+            if available is None:
+                available = infer_available_actions(state, step.observation)
+                warnings.append("available_actions missing; inferred from the observation")
+        steps.append(
+            ReplayStep(
+                index=len(steps),
+                step_number=step.index,
+                label=step.label if judged else str(step.index),
+                kind="decision",
+                state=state,
+                available_actions=list(available or ()),
+                observation=step.observation,
+                observation_after=fields["observation_after_action"],
+                expected=fields["action_executed_in_env"] or "",
+                reward=fields["reward"],
+                done=step.done,
+                source=decision,
+                trajectory_index=position,
+                warnings=tuple(warnings),
+                call=judged,
+                schema=schema,
+            )
+        )
+    return steps
 
-    A seed demo file's step may carry ``tool_call``/``step_label``/``tools`` as fields of its own
-    (the seed contract keeps unknown fields): it is judged as a tool call then, as before."""
-    if isinstance(entry, LogStep):
-        judged = entry.tool_call or entry.answer
-        return judged, entry.step_label if judged else None, entry.tools
-    extra = (entry.model_extra or {}) if isinstance(entry, DecisionStep) else {}
-    if not extra.get("tool_call"):
-        return False, None, []
-    label, tools = extra.get("step_label"), extra.get("tools")
-    return True, label if isinstance(label, str) else None, tools if isinstance(tools, list) else []
+
+def _seed_steps(trajectory: Trajectory, include_item_steps: bool) -> list[ReplayStep]:
+    """The steps to replay of a seed demo file's Trajectory (:mod:`replay_tui.formats.webshop_demos`):
+    its decisions, and its item-page actions when asked, as the Episode's are replayed. (The
+    Trajectory does not say when a decision's ``action_executed_in_env`` was rebuilt from its call,
+    so no step warns of it.)"""
+    steps: list[ReplayStep] = []
+    number = -1
+    for position, step in enumerate(trajectory.steps):
+        if step.kind == "decision":
+            number = int(step.label)
+        elif step.kind != "item" or not include_item_steps:
+            continue
+        warnings: list[str] = []
+        source = SeedStep(step)
+        call, label, tools = source.call_fields()
+        state = step.state or ""
+        available = step.available_actions
+        if call:  # a seed step that says it is a tool call (its own tool_call field): judged as one
+            state = state or source.llm_action_name
+            available = available or []
+        elif step.kind == "decision" and not state:
+            state = infer_state(step.observation)
+            warnings.append(f"state missing; inferred {state!r} from the observation")
+        if available is None:
+            available = infer_available_actions(state, step.observation)
+            missing = "available_actions" if step.kind == "decision" else "available_options"
+            warnings.append(f"{missing} missing; inferred from the observation")
+        steps.append(
+            ReplayStep(
+                index=len(steps),
+                step_number=number if step.kind == "decision" else max(number, 0),
+                label=label or step.label,
+                kind="decision" if step.kind == "decision" else "item",
+                state=state,
+                available_actions=list(available),
+                observation=step.observation,
+                observation_after=step.tool_result or "",
+                expected=step.action_text,
+                reward=step.reward if step.reward is not None else 0.0,
+                done=step.done,
+                source=source,
+                trajectory_index=position,
+                warnings=tuple(warnings),
+                call=call,
+                schema=tools_by_name(tools).get(source.llm_action_name) if call else None,
+            )
+        )
+    return steps
 
 
-def _schema(entry: Any, tools: list[Any]) -> dict[str, Any] | AnswerSpec | None:
-    """How a judged step of another format is typed: a plain answer by its declared type, a tool
-    call by its recorded tool's spec."""
-    if isinstance(entry, LogStep) and entry.answer:
-        return AnswerSpec(entry.answer_type)
-    return tools_by_name(tools).get(entry.llm_action_name)
-
-
-def replay_steps(episode: Episode | FastEpisode, *, include_item_steps: bool = False) -> list[ReplayStep]:
+def replay_steps(episode: Episode | FastEpisode | Trajectory, *, include_item_steps: bool = False) -> list[ReplayStep]:
     """The steps to replay for an episode, with missing state and actions inferred (and warned);
-    the same steps from the parsed episode and from its fast reading."""
+    the same steps from the parsed episode and from its fast reading. A log of another format's
+    are read from its Trajectory (the episode's :attr:`~Episode.source`)."""
+    if isinstance(episode, Trajectory):
+        if episode.format == SEED_FORMAT:
+            return _seed_steps(episode, include_item_steps)
+        return _log_steps(episode)
+    if episode.source is not None:
+        return _log_steps(episode.source)
     steps: list[ReplayStep] = []
     last_number = -1
     item_count = 0
@@ -172,7 +261,8 @@ def replay_steps(episode: Episode | FastEpisode, *, include_item_steps: bool = F
         if kind == "decision":
             last_number, item_count = entry.step_number, 0
             observation = entry.observation_before_llm
-            call, label, tools = _call_fields(entry)
+            # a fast entry is never a call (a step with the call fields takes the pydantic path)
+            call, label, tools = entry.call_fields if isinstance(entry, DecisionStep) else _NOT_A_CALL
             available: list[str]
             if call:  # a tool call of another format: its state is the tool, its actions the tools offered
                 state = entry.state or entry.llm_action_name
@@ -206,7 +296,7 @@ def replay_steps(episode: Episode | FastEpisode, *, include_item_steps: bool = F
                     trajectory_index=position,
                     warnings=tuple(warnings),
                     call=call,
-                    schema=_schema(entry, tools) if call else None,
+                    schema=tools_by_name(tools).get(entry.llm_action_name) if call else None,
                 )
             )
         elif include_item_steps and kind == "item":

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -182,6 +182,11 @@ class LogStep(DecisionStep):
         return parse_prompt(self.prompt_text(), limit=limit)
 
 
+RECORDED_KEYS = tuple(name for name, info in LogStep.model_fields.items() if not info.exclude)
+"""A log step's fields as :meth:`LogStep.model_dump` writes them, in its order: the keys of a log's
+``recorded_step`` (:func:`decision_fields`)."""
+
+
 class LogNote(UnknownEvent):
     """A step of a log of another format without a recorded action (a final answer, a message to
     the user): shown in the stepper, not replayed."""
@@ -196,71 +201,138 @@ class LogNote(UnknownEvent):
     observation_after_action: str = ""
 
 
-def _decision(step: TrajectoryStep, fmt: str, inferred: list[dict[str, Any]] | None, prompts: StepPrompts) -> LogStep:
-    assert step.action is not None
-    call = step.action
-    fields: dict[str, Any] = {
+def offered_tools(trajectory: Trajectory) -> list[dict[str, Any]] | None:
+    """The tool schemas inferred from the recorded calls of a tool-calling log that recorded none
+    (:func:`~replay_tui.episodes.model.infer_tools`); None when its steps record their own, or its
+    steps are WebShop actions."""
+    if not is_call_judged(trajectory.format) or any(step.tools for step in trajectory.steps):
+        return None
+    return infer_tools([step.action for step in trajectory.steps if step.action is not None])
+
+
+def is_decision(step: TrajectoryStep) -> bool:
+    """True for a step a replay judges: a recorded tool call, or a recorded plain answer."""
+    return step.action is not None or (step.answer is not None and bool(step.answer.strip()))
+
+
+def decision_fields(step: TrajectoryStep, fmt: str, inferred: list[dict[str, Any]] | None) -> dict[str, Any]:
+    """A log's decision step (:func:`is_decision`) in the recorded-step shape: the seed's keys
+    (what the policies receive as ``recorded_step``, ``llm_prompt`` aside) then the log's own, the
+    fields of :class:`LogStep` in its order. ``inferred``: :func:`offered_tools`."""
+    base = {
         "step_number": step.index,
         "observation_before_llm": step.observation,
+        "llm_prompt": None,
         "llm_thinking": step.thinking or None,
-        "llm_action_name": call.name,
-        "llm_action_arguments": dict(call.arguments),
-        "observation_after_action": step.tool_result or "",
-        "reward": step.reward if step.reward is not None else 0.0,
-        "done": step.done,
-        "step_label": step.label,
-        "action_text": step.action_text,
-        "content": step.content,
-        "format": fmt,
     }
+    log = {"format": fmt, "step_label": step.label, "content": step.content}
+    reward = step.reward if step.reward is not None else 0.0
+    outcome = {"observation_after_action": step.tool_result or "", "reward": reward, "done": step.done}
+    call = step.action
+    if call is None:  # a plain answer (a QA or multiple-choice reply): the answer is the expected action
+        answer = step.answer or ""
+        fields = {
+            **base,
+            "llm_action_name": "",
+            "llm_action_arguments": {},
+            "state": ANSWER_STATE,
+            "available_actions": [],
+            "action_executed_in_env": answer,
+            **outcome,
+            **log,
+            "action_text": answer,
+            "tool_call": False,
+            "tools": [],
+            "tools_inferred": False,
+            "log_state": step.state,
+            "answer": True,
+            "answer_type": step.answer_type,
+        }
+        return {key: fields[key] for key in RECORDED_KEYS}
+    fields = {**base, "llm_action_name": call.name, "llm_action_arguments": dict(call.arguments)}
     if is_call_judged(fmt):
         tools = step.tools or inferred or []
         fields.update(
             state=call.name,
             available_actions=list(tools_by_name(tools)),
             action_executed_in_env=call.display(),
+            **outcome,
+            **log,
+            action_text=step.action_text,
             tool_call=True,
             tools=tools,
             tools_inferred=not step.tools and bool(inferred),
             log_state=step.state,
         )
     else:
-        available = step.extra.get("available_actions")
         fields.update(
             state=step.state,
-            available_actions=available if isinstance(available, list) else None,
+            available_actions=step.available_actions,
             action_executed_in_env=step.action_text or None,
+            **outcome,
+            **log,
+            action_text=step.action_text,
+            tool_call=False,
+            tools=[],
+            tools_inferred=False,
+            log_state=None,
         )
-    decision = LogStep.model_validate(fields)
-    decision._messages = step.messages
-    decision._prompts = prompts
-    return decision
+    fields.update(answer=False, answer_type=None)
+    return {key: fields[key] for key in RECORDED_KEYS}
 
 
-def _answer(step: TrajectoryStep, fmt: str, prompts: StepPrompts) -> LogStep:
-    """A decision without a tool call (a QA or multiple-choice reply): the recorded answer is the
-    expected action, the state :data:`~replay_tui.matching.ANSWER_STATE`."""
-    assert step.answer is not None
-    decision = LogStep.model_validate(
-        {
-            "step_number": step.index,
-            "observation_before_llm": step.observation,
-            "llm_thinking": step.thinking or None,
-            "observation_after_action": step.tool_result or "",
-            "reward": step.reward if step.reward is not None else 0.0,
-            "done": step.done,
-            "step_label": step.label,
-            "action_text": step.answer,
-            "content": step.content,
-            "format": fmt,
-            "state": ANSWER_STATE,
-            "available_actions": [],
-            "action_executed_in_env": step.answer,
-            "answer": True,
-            "answer_type": step.answer_type,
-            "log_state": step.state,
-        }
-    )
+class LogDecision:
+    """A log's decision step (:func:`is_decision`) as a replay reads it: the Trajectory's step, its
+    recorded-step fields (:func:`decision_fields`) and the episode's shared prompts."""
+
+    __slots__ = ("fields", "prompts", "step")
+
+    def __init__(self, step: TrajectoryStep, fields: dict[str, Any], prompts: StepPrompts) -> None:
+        self.step = step
+        self.fields = fields
+        self.prompts = prompts
+
+    @property
+    def tool_call(self) -> bool:
+        """Judged as a tool call (name + typed arguments), not as a WebShop action."""
+        return bool(self.fields["tool_call"])
+
+    @property
+    def answer(self) -> bool:
+        """A plain answer (no tool call), judged by :func:`replay_tui.matching.judge_answer`."""
+        return bool(self.fields["answer"])
+
+    @property
+    def llm_action_name(self) -> str:
+        return str(self.fields["llm_action_name"])
+
+    @property
+    def llm_action_arguments(self) -> dict[str, Any]:
+        arguments: dict[str, Any] = self.fields["llm_action_arguments"]
+        return arguments
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The prompt in the chat-completions shape, ready to send again (shared dicts: read-only)."""
+        return self.prompts.of(self.step.messages) if self.step.messages else []
+
+    def prompt_text(self) -> str | None:
+        """The prompt as JSON text (what ``llm_prompt`` holds for a seed step), built on demand."""
+        messages = self.messages
+        return orjson.dumps(messages).decode() if messages else None
+
+
+def log_decisions(trajectory: Trajectory) -> Iterator[tuple[int, LogDecision]]:
+    """The decision steps of a log of another format, each with its position among the steps."""
+    inferred = offered_tools(trajectory)
+    prompts = StepPrompts()
+    for position, step in enumerate(trajectory.steps):
+        if is_decision(step):
+            yield position, LogDecision(step, decision_fields(step, trajectory.format, inferred), prompts)
+
+
+def _decision(step: TrajectoryStep, fmt: str, inferred: list[dict[str, Any]] | None, prompts: StepPrompts) -> LogStep:
+    decision = LogStep.model_validate(decision_fields(step, fmt, inferred))
     decision._messages = step.messages
     decision._prompts = prompts
     return decision
@@ -287,17 +359,13 @@ def episode_from_trajectory(trajectory: Trajectory, session_id: int, *, file: st
     Raises EpisodeLoadError naming the step and field when a step cannot be represented (a reward
     that is not a number...)."""
     fmt = trajectory.format
-    inferred = None
-    if is_call_judged(fmt) and not any(step.tools for step in trajectory.steps):
-        inferred = infer_tools([step.action for step in trajectory.steps if step.action is not None])
+    inferred = offered_tools(trajectory)
     entries: list[Any] = []
     prompts = StepPrompts()
     for step in trajectory.steps:
         try:
-            if step.action is not None:
+            if is_decision(step):
                 entries.append(_decision(step, fmt, inferred, prompts))
-            elif step.answer is not None and step.answer.strip():
-                entries.append(_answer(step, fmt, prompts))
             else:
                 entries.append(_note(step, fmt))
         except (ValidationError, ValueError, TypeError) as exc:

@@ -14,13 +14,16 @@ files (quirks included) and the hostile fixtures.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Sequence
+from typing import Annotated, Any, overload
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from replay_tui.actions import ActionError, format_env_action
-from replay_tui.demos.models import ID_MAX, ID_MIN, DecisionStep, _arguments_from_json
+from replay_tui.demos.models import ID_MAX, ID_MIN, DecisionStep, PromptError, _arguments_from_json, parse_prompt
+from replay_tui.episodes.model import ChatMessage, ToolCall, Trajectory, TrajectoryStep, webshop_outcome
+from replay_tui.webshop import ITEM
 
 Id = Annotated[int, msgspec.Meta(ge=ID_MIN, le=ID_MAX)]
 
@@ -41,16 +44,17 @@ class FastEntry(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
     step_number: Id | UnsetType = UNSET
     type: str | UnsetType = UNSET
-    # decision steps
-    observation_before_llm: str = ""
-    llm_prompt: str | None = None
-    llm_thinking: str | None = None
-    llm_action_name: str = ""
-    llm_action_arguments: dict[str, Any] | str | None = None
-    state: str | None = None
-    available_actions: list[str] | None = None
-    action_executed_in_env: str | None = None
-    observation_after_action: str = ""
+    # decision steps (unset until :func:`decode_fast` gives a decision its defaults: a sub-event's
+    # mapping keeps only the fields its JSON had, as the models keep its extra fields)
+    observation_before_llm: str | UnsetType = UNSET
+    llm_prompt: str | UnsetType | None = UNSET
+    llm_thinking: str | UnsetType | None = UNSET
+    llm_action_name: str | UnsetType = UNSET
+    llm_action_arguments: dict[str, Any] | str | UnsetType | None = UNSET
+    state: str | UnsetType | None = UNSET
+    available_actions: list[str] | UnsetType | None = UNSET
+    action_executed_in_env: str | UnsetType | None = UNSET
+    observation_after_action: str | UnsetType = UNSET
     reward: float | UnsetType = UNSET
     done: bool | UnsetType = UNSET
     # item-page actions
@@ -172,16 +176,19 @@ def _finish_decision(entry: FastEntry) -> bool:
         or entry.option_value is not UNSET
     ):  # a field a decision step would keep as an extra: its dump would not be the model's
         return False
+    for name, default in _DECISION_DEFAULTS:
+        if getattr(entry, name) is UNSET:
+            setattr(entry, name, default)
     try:
         entry.llm_action_arguments = _arguments_from_json(entry.llm_action_arguments)
     except ValueError:
         return False
     _default_outcome(entry)
     action = entry.action_executed_in_env
-    if action is None or not action.strip():
+    if not isinstance(action, str) or not action.strip():
         try:
             arguments: Any = entry.llm_action_arguments
-            entry.action_executed_in_env = format_env_action(entry.llm_action_name, arguments)
+            entry.action_executed_in_env = format_env_action(str(entry.llm_action_name), arguments)
         except (ActionError, TypeError, ValueError):
             return False
         entry.action_rebuilt = True
@@ -202,7 +209,23 @@ def _finish_item_action(entry: FastEntry) -> bool:
         entry.observation_before_action = ""
     if entry.available_options is UNSET:
         entry.available_options = None
+    if entry.observation_after_action is UNSET:
+        entry.observation_after_action = ""
     return True
+
+
+_DECISION_DEFAULTS: tuple[tuple[str, Any], ...] = (
+    ("observation_before_llm", ""),
+    ("llm_prompt", None),
+    ("llm_thinking", None),
+    ("llm_action_name", ""),
+    ("state", None),
+    ("available_actions", None),
+    ("action_executed_in_env", None),
+    ("observation_after_action", ""),
+)
+"""A decision step's fields the JSON may leave out, with ``DecisionStep``'s defaults (arguments,
+reward and done are given theirs with their parsing)."""
 
 
 def _default_outcome(entry: FastEntry) -> None:
@@ -211,3 +234,180 @@ def _default_outcome(entry: FastEntry) -> None:
         entry.done = False
     if entry.reward is UNSET:
         entry.reward = 0.0
+
+
+class PromptMessages(Sequence[ChatMessage]):
+    """A seed step's ``llm_prompt`` as chat messages, parsed on first read (:func:`parse_prompt`;
+    one that does not parse is no message): a replay never reads most prompts, and parsing each
+    (a Python literal) cost more than the rest of its reading."""
+
+    __slots__ = ("_messages", "_text")
+
+    def __init__(self, text: str | None) -> None:
+        self._text = text
+        self._messages: list[ChatMessage] | None = None
+
+    def _parsed(self) -> list[ChatMessage]:
+        if self._messages is None:
+            try:
+                parsed = parse_prompt(self._text)
+            except PromptError:
+                parsed = []
+            self._messages = [ChatMessage(role=m.role, content=m.content) for m in parsed]
+        return self._messages
+
+    def __len__(self) -> int:
+        return len(self._parsed())
+
+    @overload
+    def __getitem__(self, index: int) -> ChatMessage: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[ChatMessage]: ...
+    def __getitem__(self, index: int | slice) -> ChatMessage | list[ChatMessage]:
+        return self._parsed()[index]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return self._parsed() == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PromptMessages({self._parsed()!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (PromptMessages, (self._text,))
+
+
+_ITEM_FIELDS = frozenset(
+    {"llm_action", "observation_before_action", "available_options", "observation_after_action", "reward", "done"}
+)
+"""An item-page action's fields with a place of their own in its step (``type`` and the others
+stay in ``extra``)."""
+_EVENT_FIELDS = tuple(name for name in FastEntry.__struct_fields__ if name not in ("step_number", "action_rebuilt"))
+_JSON_NAMES = dict(zip(FastEntry.__struct_fields__, FastEntry.__struct_encode_fields__, strict=True))
+_EVENT_DEFAULTS: dict[str, dict[str, Any]] = {
+    "agent_buy": {"reward": 0.0, "done": True},
+    ITEM_PAGE_ACTION: {
+        "llm_action": {"name": "", "arguments": {}},
+        "observation_before_action": "",
+        "available_options": None,
+        "observation_after_action": "",
+        "reward": 0.0,
+        "done": False,
+    },
+}
+"""The fields a sub-event's model declares, with their defaults (its dump has them when the JSON
+has not); any other sub-event's model declares only ``type``."""
+
+
+def _event_extra(entry: FastEntry) -> dict[str, Any]:
+    """A sub-event as its model dumps it (``model_dump(mode="json")``): ``type``, the declared fields
+    and every field its JSON had."""
+    kind = entry.type if isinstance(entry.type, str) else ""
+    data: dict[str, Any] = {"type": kind, **_EVENT_DEFAULTS.get(kind, {})}
+    for name in _EVENT_FIELDS:
+        value = getattr(entry, name)
+        if value is UNSET or name == "type":
+            continue
+        if isinstance(value, FastLlmAction):
+            value = {"name": value.name, "arguments": value.arguments}
+        data[_JSON_NAMES[name]] = value
+    return data
+
+
+_STEP = TrajectoryStep(index=0)
+_TRAJECTORY = Trajectory(id="", format="webshop-demos")
+_CALL = ToolCall(name="")
+
+
+def _step(**values: Any) -> TrajectoryStep:
+    """``TrajectoryStep(**values)`` without validation (msgspec has checked every type): a copy of
+    a default step, its mutable defaults fresh. (pydantic's ``model_construct`` inspects each default
+    factory's signature on every call: slower than validating.)"""
+    return _STEP.model_copy(update={"messages": [], "tools": [], "other_actions": [], "extra": {}, **values})
+
+
+def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
+    """``ToolCall(name=..., arguments=...)`` without validation (see :func:`_step`)."""
+    return _CALL.model_copy(update={"name": name, "arguments": arguments})
+
+
+def fast_trajectory(episode: FastEpisode) -> Trajectory:
+    """A clean episode's fast reading as the Trajectory the webshop-demos reader makes of its
+    parsed episode (:func:`replay_tui.formats.webshop_demos.from_webshop_episode`), built without
+    validation (msgspec has checked every field's type: :func:`_step`) and with each prompt
+    parsed when read (:class:`PromptMessages`)."""
+    steps: list[TrajectoryStep] = []
+    last_number, items = 0, 0
+    for entry in episode.trajectory:
+        if entry.is_decision:
+            assert isinstance(entry.step_number, int)
+            last_number, items = entry.step_number, 0
+            arguments: Any = entry.llm_action_arguments
+            steps.append(
+                _step(
+                    index=len(steps),
+                    label=str(entry.step_number),
+                    observation=entry.observation_before_llm,
+                    messages=PromptMessages(entry.llm_prompt),  # type: ignore[arg-type]
+                    thinking=entry.llm_thinking or "",
+                    action=_call(str(entry.llm_action_name), dict(arguments)),
+                    action_text=entry.expected_action,
+                    tool_result=entry.observation_after_action,
+                    reward=entry.reward,
+                    done=entry.done,
+                    state=entry.state,
+                    available_actions=entry.available_actions,
+                    extra={"llm_prompt": entry.llm_prompt},
+                    kind="decision",
+                )
+            )
+            continue
+        action = entry.action if entry.is_item_action else None
+        if action is not None:
+            items += 1
+            call = entry.llm_action
+            assert isinstance(call, FastLlmAction)
+            extra = {key: value for key, value in _event_extra(entry).items() if key not in _ITEM_FIELDS}
+            steps.append(
+                _step(
+                    index=len(steps),
+                    label=f"{max(last_number, 0)}.{items}",
+                    observation=entry.observation_before_action,
+                    action=_call(call.name, dict(call.arguments or {})),  # type: ignore[arg-type]
+                    action_text=action,
+                    tool_result=entry.observation_after_action,
+                    reward=entry.reward,
+                    done=entry.done,
+                    state=ITEM,
+                    available_actions=entry.available_options,
+                    extra=extra,
+                    kind="item",
+                )
+            )
+            continue
+        label = f"{max(last_number, 0)}.-"
+        steps.append(_step(index=len(steps), label=label, extra=_event_extra(entry), kind="event"))
+    extra = {
+        "session_id": episode.session_id,
+        "instruction": episode.instruction,
+        "final_reward": episode.final_reward,
+        "success": episode.success,
+        "completed_by_backup": episode.completed_by_backup,
+    }
+    if episode.synthetic is not UNSET:
+        extra["_synthetic"] = episode.synthetic
+    outcome = webshop_outcome(episode.reward, episode.succeeded, episode.completed_by_backup, episode.trajectory)
+    return _TRAJECTORY.model_copy(
+        update={
+            "id": str(episode.session_id),
+            "task": episode.instruction,
+            "metadata": {},
+            "steps": steps,
+            "outcome": outcome,
+            "side_calls": [],
+            "extra": extra,
+        }
+    )

@@ -201,6 +201,17 @@ class DecisionStep(BaseModel):
         """The prompt as chat messages, parsed on demand (see :func:`parse_prompt`)."""
         return parse_prompt(self.llm_prompt, limit=limit)
 
+    @property
+    def call_fields(self) -> tuple[bool, str | None, list[Any]]:
+        """(judged as a tool call, the log's step label, the tool schemas): a step may carry
+        ``tool_call``/``step_label``/``tools`` as fields of its own (the contract keeps unknown
+        fields), and is judged as a tool call of another format then."""
+        extra = self.model_extra or {}
+        if not extra.get("tool_call"):
+            return False, None, []
+        label, tools = extra.get("step_label"), extra.get("tools")
+        return True, label if isinstance(label, str) else None, tools if isinstance(tools, list) else []
+
 
 class SubEvent(BaseModel):
     """A non-decision trajectory entry, tagged by ``type``; every field it carries is kept."""

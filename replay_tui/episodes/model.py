@@ -513,15 +513,20 @@ class TrajectoryStep(BaseModel):
     done: bool = False
     state: str | None = None
     """A state or page name when the format has one (WebShop: Search, Result, Item)."""
+    available_actions: list[str] | None = None
+    """The actions the page offered, as the log lists them (WebShop's ``search[...]``,
+    ``click[...]``); None when it does not (a replay then infers them from the observation)."""
     kind: StepKind | None = None
     """What the step is, when the reader says (None: it does not):
 
     - ``decision``: an agent's turn that acts, a tool call or a judged answer (every reader's
       steps with an action; the seed's WebShop decision steps, a WebShop human trace's clicks);
     - ``item``: an action the seed's WebShop demos record on an item page as a sub-event of the
-      decision before it (kept in that step's ``extra["sub_events"]``, not a step of its own today);
+      decision before it (labelled ``3.1``, ``3.2``... after decision 3; a replay judges it only
+      when asked to, ``include_item_steps``);
     - ``event``: something the log records that no model decided: an API error, a compaction, an
-      aborted turn, a web search (Claude Code, Codex);
+      aborted turn, a web search (Claude Code, Codex), the seed's other sub-events (a detail
+      page explored, the backup agent's turn: the event verbatim in ``extra``);
     - ``message``: a model's reply that calls no tool (Claude Code and Codex responses without a
       call, an ATIF/OTel/inspect/tau2/OpenHands assistant turn without one)."""
     timestamp: Timestamp = None
@@ -668,13 +673,15 @@ class Trajectory(BaseModel):
 
     @property
     def recorded_calls(self) -> int:
-        """Steps that carry a recorded tool call."""
-        return sum(1 for step in self.steps if step.action is not None)
+        """Steps that carry a recorded tool call (the seed's item-page actions, sub-events of the
+        decision before them, left out as :attr:`decisions` leaves them out)."""
+        return sum(1 for step in self.steps if step.action is not None and step.kind != "item")
 
     @property
     def decisions(self) -> int:
-        """Steps a replay judges: a recorded tool call, or a recorded plain answer."""
-        return sum(1 for step in self.steps if step.action is not None or step.answer is not None)
+        """Steps a replay judges: a recorded tool call, or a recorded plain answer (the seed's
+        item-page actions, judged only when asked for, left out)."""
+        return sum(1 for s in self.steps if (s.action is not None or s.answer is not None) and s.kind != "item")
 
 
 def webshop_outcome(

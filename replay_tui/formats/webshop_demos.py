@@ -1,8 +1,10 @@
 """The seed's WebShop demonstration files (``webshop_demonstrations_{start}-{end}.json``) as trajectories.
 
 The demo loader (:mod:`replay_tui.demos.loader`) does the reading: lazy, tolerant, every bad
-episode a LoadProblem. This reader only recognises the format and maps each episode with
-:func:`from_webshop_episode` (the seed's model onto the one model).
+episode a LoadProblem. This reader recognises the format, lists the loader's index
+(:meth:`WebshopDemosReader.index`: no episode parsed) and maps each episode onto the one model: a
+clean episode from the replay's fast reading (:func:`replay_tui.demos.fast.fast_trajectory`), any
+other from its parsed model (:func:`from_webshop_episode`), one Trajectory either way.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from replay_tui.demos.loader import DemoFileError, open_demos
+from replay_tui.demos.loader import DemoFileError, DemoSet, open_demos
 from replay_tui.episodes.model import ChatMessage, ToolCall, Trajectory, TrajectoryStep, webshop_outcome
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, unique_problems
-from replay_tui.formats.base import Detection, ReadItem
+from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem
+from replay_tui.webshop import ITEM
 
 _SESSION = re.compile(rb'"session_id"\s*:')
 _STEP = re.compile(rb'"(observation_before_llm|llm_action_name|action_executed_in_env|step_number)"\s*:')
@@ -49,75 +52,119 @@ class WebshopDemosReader:
             return
         for ref in demos.refs:
             try:
-                yield from_webshop_episode(demos.episode(ref.session_id))
+                yield _trajectory(demos, ref.session_id)
             except EpisodeLoadError:
                 continue  # recorded in demos.problems, yielded below with the indexing problems
         yield from unique_problems(demos.problems)
+
+    def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
+        """Every episode's summary from the loader's index (its header and step counts, no episode
+        parsed), then the file's problems; a summary's locator is the opened set and the session
+        id, so :meth:`load` reads the episode from the same index."""
+        try:
+            demos = open_demos([path])
+        except DemoFileError as exc:
+            yield LoadProblem(file=path.name, message=str(exc))
+            return
+        for ref in demos.refs:
+            header = ref.header
+            yield EpisodeSummary(
+                id=str(header.session_id),
+                record=ref.index,
+                task=header.instruction,
+                steps=ref.decision_steps,
+                turns=ref.decision_steps + ref.sub_events,
+                reward=header.final_reward,
+                success=header.success,
+                locator=(demos, ref.session_id),
+            )
+        yield from unique_problems(demos.problems)
+
+    def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
+        demos, session_id = summary.locator
+        try:
+            return _trajectory(demos, session_id)
+        except EpisodeLoadError as exc:
+            return exc.problem
+
+
+def _trajectory(demos: DemoSet, session_id: int) -> Trajectory:
+    """The episode as a Trajectory: from the replay's fast reading when it is clean, else from its
+    parsed model. Raises EpisodeLoadError as :meth:`DemoSet.episode` does."""
+    from replay_tui.demos.fast import FastEpisode, fast_trajectory
+
+    episode = demos.replay_episode(session_id)
+    return fast_trajectory(episode) if isinstance(episode, FastEpisode) else from_webshop_episode(episode)
 
 
 READER = WebshopDemosReader()
 
 
+_DECISION_FIELDS = frozenset(
+    {
+        "step_number",
+        "observation_before_llm",
+        "llm_prompt",
+        "llm_thinking",
+        "llm_action_name",
+        "llm_action_arguments",
+        "state",
+        "available_actions",
+        "action_executed_in_env",
+        "observation_after_action",
+        "reward",
+        "done",
+    }
+)
+"""A decision step's fields with a place of their own in a :class:`TrajectoryStep`."""
+_ITEM_FIELDS = frozenset(
+    {"llm_action", "observation_before_action", "available_options", "observation_after_action", "reward", "done"}
+)
+"""An item-page action's fields with a place of their own (``type`` and any others stay in ``extra``)."""
+
+
 def from_webshop_episode(episode: Any) -> Trajectory:
     """The seed's WebShop episode (:class:`replay_tui.demos.models.Episode`) as a Trajectory.
 
-    Decision steps become steps (their prompt parsed into messages when it parses); sub-events
-    (item-page actions, detail exploration, backup agent...) are kept verbatim in the step they
-    follow (``extra["sub_events"]``), the episode's own extra fields in ``extra``.
+    Decision steps become ``decision`` steps (their prompt parsed into messages when it parses,
+    the page after the action as ``tool_result``); item-page actions ``item`` steps labelled as a
+    replay labels them (``3.1``, ``3.2``... after decision 3); the other sub-events (detail
+    exploration, the backup agent...) and an item-page action whose call maps to no env action
+    ``event`` steps with the event verbatim in ``extra``; fields without a place of their own, the
+    step's and the episode's, in ``extra``.
     """
-    from replay_tui.demos.models import DecisionStep, PromptError
+    from replay_tui.demos.models import DecisionStep, ItemPageAction, PromptError
 
     steps: list[TrajectoryStep] = []
-    leading: list[dict[str, Any]] = []
+    last_number, items = 0, 0
     for entry in episode.trajectory:
-        if not isinstance(entry, DecisionStep):
-            dumped = entry.model_dump(mode="json") if isinstance(entry, BaseModel) else entry
-            (steps[-1].extra.setdefault("sub_events", []) if steps else leading).append(dumped)
+        if isinstance(entry, DecisionStep):
+            last_number, items = entry.step_number, 0
+            steps.append(_decision(entry, len(steps), PromptError))
             continue
-        try:
-            messages = [ChatMessage(role=m.role, content=m.content) for m in entry.prompt_messages()]
-        except PromptError:
-            messages = []
-        known = {
-            "step_number",
-            "observation_before_llm",
-            "llm_prompt",
-            "llm_thinking",
-            "llm_action_name",
-            "llm_action_arguments",
-            "state",
-            "available_actions",
-            "action_executed_in_env",
-            "observation_after_action",
-            "reward",
-            "done",
-        }
-        data = entry.model_dump(mode="json")
-        extra = {key: value for key, value in data.items() if key not in known}
-        extra.update(
-            available_actions=entry.available_actions,
-            observation_after_action=entry.observation_after_action,
-            llm_prompt=entry.llm_prompt,
-        )
-        steps.append(
-            TrajectoryStep(
-                index=len(steps),
-                label=str(entry.step_number),
-                observation=entry.observation_before_llm,
-                messages=messages,
-                thinking=entry.llm_thinking or "",
-                action=ToolCall(name=entry.llm_action_name or "", arguments=dict(entry.llm_action_arguments or {})),
-                action_text=entry.expected_action,
-                reward=entry.reward,
-                done=entry.done,
-                state=entry.state,
-                extra=extra,
-                kind="decision",
+        dumped = entry.model_dump(mode="json") if isinstance(entry, BaseModel) else dict(entry)
+        action = entry.action if isinstance(entry, ItemPageAction) else None
+        if isinstance(entry, ItemPageAction) and action is not None:
+            items += 1
+            steps.append(
+                TrajectoryStep(
+                    index=len(steps),
+                    label=f"{max(last_number, 0)}.{items}",
+                    observation=entry.observation_before_action,
+                    action=ToolCall(name=entry.llm_action.name, arguments=dict(entry.llm_action.arguments)),
+                    action_text=action,
+                    tool_result=entry.observation_after_action,
+                    reward=entry.reward,
+                    done=entry.done,
+                    state=ITEM,
+                    available_actions=entry.available_options,
+                    extra={key: value for key, value in dumped.items() if key not in _ITEM_FIELDS},
+                    kind="item",
+                )
             )
-        )
+            continue
+        steps.append(TrajectoryStep(index=len(steps), label=f"{max(last_number, 0)}.-", extra=dumped, kind="event"))
     extra = {key: value for key, value in episode.model_dump(mode="json").items() if key not in ("trajectory",)}
-    if leading:
-        extra["leading_sub_events"] = leading
     return Trajectory(
         id=str(episode.session_id),
         format="webshop-demos",
@@ -126,3 +173,97 @@ def from_webshop_episode(episode: Any) -> Trajectory:
         outcome=webshop_outcome(episode.reward, episode.succeeded, episode.completed_by_backup, episode.trajectory),
         extra=extra,
     )
+
+
+def _decision(entry: Any, index: int, prompt_error: type[Exception]) -> TrajectoryStep:
+    """A seed decision step (:class:`replay_tui.demos.models.DecisionStep`) as a ``decision`` step."""
+    try:
+        messages = [ChatMessage(role=m.role, content=m.content) for m in entry.prompt_messages()]
+    except prompt_error:
+        messages = []
+    data = entry.model_dump(mode="json")
+    extra = {key: value for key, value in data.items() if key not in _DECISION_FIELDS}
+    extra["llm_prompt"] = entry.llm_prompt
+    return TrajectoryStep(
+        index=index,
+        label=str(entry.step_number),
+        observation=entry.observation_before_llm,
+        messages=messages,
+        thinking=entry.llm_thinking or "",
+        action=ToolCall(name=entry.llm_action_name or "", arguments=dict(entry.llm_action_arguments or {})),
+        action_text=entry.expected_action,
+        tool_result=entry.observation_after_action,
+        reward=entry.reward,
+        done=entry.done,
+        state=entry.state,
+        available_actions=entry.available_actions,
+        extra=extra,
+        kind="decision",
+    )
+
+
+class SeedStep:
+    """A webshop-demos Trajectory's decision or item step as a replay reads it: the step, and (for a
+    decision) the recorded step in the shape the seed's policies always received."""
+
+    __slots__ = ("fields", "step")
+
+    def __init__(self, step: TrajectoryStep) -> None:
+        self.step = step
+        self.fields = recorded_step(step) if step.kind == "decision" else {}
+
+    def call_fields(self) -> tuple[bool, str | None, list[Any]]:
+        """(judged as a tool call, its label, the tool schemas): a seed decision step may carry
+        ``tool_call``/``step_label``/``tools`` as fields of its own (the contract keeps unknown
+        fields, here in ``extra``) and is judged as a tool call then."""
+        extra = self.step.extra
+        if self.step.kind != "decision" or not extra.get("tool_call"):
+            return False, None, []
+        label, tools = extra.get("step_label"), extra.get("tools")
+        return True, label if isinstance(label, str) else None, tools if isinstance(tools, list) else []
+
+    @property
+    def llm_prompt(self) -> str | None:
+        """The recorded prompt text, verbatim (the seed's ``llm_prompt``)."""
+        return seed_prompt(self.step)
+
+    @property
+    def llm_action_name(self) -> str:
+        return self.step.action.name if self.step.action is not None else ""
+
+    @property
+    def llm_action_arguments(self) -> dict[str, Any]:
+        return self.step.action.arguments if self.step.action is not None else {}
+
+    @property
+    def llm_action(self) -> ToolCall:
+        """An item-page action's call (name and arguments, as ``ItemPageAction.llm_action``)."""
+        return self.step.action if self.step.action is not None else ToolCall(name="")
+
+
+def seed_prompt(step: TrajectoryStep) -> str | None:
+    """A seed step's ``llm_prompt`` as the file has it (kept in ``extra`` by :func:`_decision`)."""
+    prompt = step.extra.get("llm_prompt")
+    return prompt if isinstance(prompt, str) else None
+
+
+def recorded_step(step: TrajectoryStep) -> dict[str, Any]:
+    """A seed decision step (a ``decision`` step of a webshop-demos Trajectory) in the shape of
+    ``DecisionStep.model_dump()``: the contract's fields in its order, then the step's own extra
+    fields in the file's order: what a policy receives as ``recorded_step``."""
+    data: dict[str, Any] = {
+        "step_number": int(step.label),
+        "observation_before_llm": step.observation,
+        "llm_prompt": seed_prompt(step),
+        "llm_thinking": step.thinking or None,
+        "llm_action_name": step.action.name if step.action is not None else "",
+        "llm_action_arguments": dict(step.action.arguments) if step.action is not None else {},
+        "state": step.state,
+        "available_actions": None if step.available_actions is None else list(step.available_actions),
+        "action_executed_in_env": step.action_text,
+        "observation_after_action": step.tool_result or "",
+        "reward": step.reward if step.reward is not None else 0.0,
+        "done": step.done,
+    }
+    data.update((key, value) for key, value in step.extra.items() if key != "llm_prompt")
+    return data

@@ -30,7 +30,9 @@ def test_the_seed_format_is_detected_and_read_through_the_registry(capsys) -> No
     reader, found = detect(example_path())
     assert reader.name == "webshop-demos" and found.score == 1.0
     trajectories = [t for t in read_trajectories(example_path()) if isinstance(t, Trajectory)]
-    assert len(trajectories) == 100 and sum(len(t.steps) for t in trajectories) == 431
+    assert len(trajectories) == 100 and sum(t.decisions for t in trajectories) == 431
+    assert sum(t.recorded_calls for t in trajectories) == 431  # item-page actions are steps, not decisions
+    assert sum(len(t.steps) for t in trajectories) == 1243  # every trajectory entry, sub-events included
     code, out, _ = run(capsys, "formats", str(example_path()))
     assert code == 0 and "webshop-demos" in out and "431" in out
 

@@ -25,18 +25,28 @@ def test_every_decision_step_maps_with_its_recorded_call(demos) -> None:
         episode = demos.episode(session_id)
         trajectory = from_webshop_episode(episode)
         assert trajectory.id == str(session_id) and trajectory.task == episode.instruction
-        assert [s.label for s in trajectory.steps] == [str(d.step_number) for d in episode.decision_steps]
-        for step, decision in zip(trajectory.steps, episode.decision_steps, strict=True):
+        decisions = [s for s in trajectory.steps if s.kind == "decision"]
+        assert [s.label for s in decisions] == [str(d.step_number) for d in episode.decision_steps]
+        for step, decision in zip(decisions, episode.decision_steps, strict=True):
             assert step.observation == decision.observation_before_llm
             assert step.action_text == decision.expected_action
             assert step.action is not None and step.action.name == decision.llm_action_name
             assert step.action.arguments == dict(decision.llm_action_arguments or {})
             assert step.thinking == (decision.llm_thinking or "") and step.state == decision.state
-            assert step.extra["observation_after_action"] == decision.observation_after_action
+            assert step.tool_result == decision.observation_after_action
+            assert step.available_actions == decision.available_actions
             assert step.extra["llm_prompt"] == decision.llm_prompt
         assert trajectory.outcome.reward == episode.reward and trajectory.outcome.success == episode.succeeded
-        sub_events = sum(len(s.extra.get("sub_events", [])) for s in trajectory.steps)
-        assert sub_events + len(trajectory.extra.get("leading_sub_events", [])) == len(episode.sub_events)
+        sub_events = [s for s in trajectory.steps if s.kind in ("item", "event")]  # steps of their own, in order
+        assert len(sub_events) == len(episode.sub_events) and len(trajectory.steps) == len(episode.trajectory)
+        for step, entry in zip(trajectory.steps, episode.trajectory, strict=True):
+            assert (step.kind == "decision") == (entry in episode.decision_steps)
+            if step.kind == "item":  # an item-page action: its call, pages and options typed
+                assert step.action_text == entry.action and step.available_actions == entry.available_options
+                assert step.observation == entry.observation_before_action
+                assert step.tool_result == entry.observation_after_action and step.state == "Item"
+            elif step.kind == "event":
+                assert step.extra == entry.model_dump(mode="json")
 
 
 def test_prompts_become_chat_messages(demos) -> None:

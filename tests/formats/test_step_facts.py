@@ -353,5 +353,9 @@ def test_the_seed_s_webshop_steps_are_decisions() -> None:
     from replay_tui.examples import example_path
 
     trajectories = read("webshop-demos", example_path())
-    assert trajectories and all(s.kind == "decision" for t in trajectories for s in t.steps)
+    steps = [s for t in trajectories for s in t.steps]
+    decisions = [s for s in steps if "." not in s.label]  # a decision's label is its step number
+    assert decisions and all(s.kind == "decision" for s in decisions)
+    # the sub-events between them: item-page actions (labelled as a replay labels them), other events
+    assert all(s.kind == ("item" if s.action is not None else "event") for s in steps if "." in s.label)
     assert all(s.timestamp is None and s.usage is None for t in trajectories for s in t.steps)  # none recorded
