@@ -371,11 +371,9 @@ class Renderer:
     async def _render_one(self, url: str, root: Path, deadline: float | None) -> _Raw:
         if deadline is not None and deadline <= time.monotonic():
             return None, "TimeoutError: the pair's deadline passed before this render started", [], "timeout"
-        queued = time.monotonic()
+        # The deadline is absolute: waiting here for a page of the pool counts (it once moved on by the wait, so a
+        # pair behind others' spinning renders took about twice the --pair-timeout its user set).
         page = await self._acquire()
-        if deadline is not None:
-            # Time spent waiting for the browser (other pairs' renders hold it) is not this pair's to pay.
-            deadline += time.monotonic() - queued
         state = self._state[page]
         state["roots"] = (os.path.realpath(root),)
         state["blocked"] = []
@@ -450,7 +448,7 @@ class Renderer:
     # -- rendering -------------------------------------------------------------------------------------------
     def render_many(self, jobs: list[tuple[str, Path]], deadline: float | None = None) -> list[RenderResult]:
         """Render ``(file URL, folder whose files it may load)`` jobs concurrently, results in job order; no render
-        goes on past ``deadline`` (a ``time.monotonic()`` value), if given, plus the time it waited for the browser."""
+        goes on past ``deadline`` (a ``time.monotonic()`` value), if given, the wait for a page of the pool included."""
         self.start()
         started = time.perf_counter()
         raw = self._call(self._render_all(list(jobs), deadline))

@@ -177,6 +177,17 @@ def test_deep_tall_and_looping_pages_end_with_a_status_within_the_pair_deadline(
     assert VisualScorer(renderer=renderer, pair_timeout_ms=4000).score(ref, ref)["compat"].status == "ok"  # rendered
 
 
+def test_the_pair_deadline_is_absolute_the_wait_for_the_browser_included(renderer, tmp_path):
+    """Spinning pages fill every page of the pool until the deadline; the one queued behind them gets a page only
+    then and must end there. The wait once moved its deadline on, so it spun a whole deadline more: a pair took
+    about twice the --pair-timeout its user set."""
+    loop = "<html><body><p>spinning</p><script>while (true) {}</script></body></html>"
+    jobs = [(loop, tmp_path, f"loop{k}") for k in range(renderer.parallel + 1)]
+    results = renderer.render_texts(jobs, deadline=time.monotonic() + 1)
+    assert [r.status for r in results] == ["timeout"] * len(jobs), [r.error for r in results]
+    assert "the pair's deadline passed before this render started" in (results[-1].error or ""), results[-1].error
+
+
 def test_a_page_whose_repetition_check_would_take_minutes_ends_timeout(scorer, tmp_path):
     import random
     import string
