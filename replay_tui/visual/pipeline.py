@@ -7,9 +7,9 @@ inpainted screenshots. Inputs on which the reference would crash are reported (`
 scores 0, as the batch runner records them). A page that fails to render is reported; compat then uses the
 reference's blank 1280x960 stand-in so the numbers stay comparable. A page the sandbox refuses or gives up on
 (nested too deep, too tall, out of time, renderer crashed: issue 15) ends the pair with that status in both
-modes, scores 0; a pair has one absolute deadline (``VisualScorer(pair_timeout_ms=...)``) for its renders (the wait
-for the browser included) and the Python stages that grow faster than linearly (repetition check, merge search),
-in every mode, and a page that failed in compat is not rendered again for fixed.
+modes, scores 0; a pair's renders share one deadline (``VisualScorer(pair_timeout_ms=...)``), the Python stages
+that grow faster than linearly (repetition check, merge search) stop at it too, and a page that failed in
+compat is not rendered again for fixed.
 
 fixed applies the corrections in :data:`FIXES` and reports each one.
 """
@@ -525,8 +525,10 @@ class VisualScorer:
         for mode in modes:
             started = time.perf_counter()
             renders_before = cache.seconds
-            # Every stage of every mode stops at the pair's one deadline: the bound the user set is the bound.
-            pred_plan = plan_page(pred_path, is_pred=True, mode=mode, deadline=deadline)
+            # Python stages get the pair's time each, counted from their start: waiting for the browser while
+            # other pairs hold it never makes a good pair time out.
+            budget = self.pair_timeout_ms / 1000
+            pred_plan = plan_page(pred_path, is_pred=True, mode=mode, deadline=time.monotonic() + budget)
             pred_plan = known_failure(pred_plan, failed.get(True))
             ref_plan = known_failure(plan_page(ref_path, is_pred=False, mode=mode), failed.get(False))
             if pred_plan.page.failure or ref_plan.page.failure:  # the pair ends with it: nothing to render
@@ -539,7 +541,7 @@ class VisualScorer:
                 if page.failure is not None:
                     failed[is_pred] = (page.failure, page.error or page.failure)
             extracted = time.perf_counter()
-            res = score_pages(pred, ref, mode, self.clip_scorer, deadline)
+            res = score_pages(pred, ref, mode, self.clip_scorer, time.monotonic() + budget)
             res.seconds["render"] = cache.seconds - renders_before
             res.seconds["extract"] = extracted - started - res.seconds["render"]
             res.seconds["total"] = time.perf_counter() - started

@@ -371,9 +371,12 @@ class Renderer:
     async def _render_one(self, url: str, root: Path, deadline: float | None) -> _Raw:
         if deadline is not None and deadline <= time.monotonic():
             return None, "TimeoutError: the pair's deadline passed before this render started", [], "timeout"
-        # The deadline is absolute: waiting here for a page of the pool counts (it once moved on by the wait, so a
-        # pair behind others' spinning renders took about twice the --pair-timeout its user set).
+        queued = time.monotonic()
         page = await self._acquire()
+        if deadline is not None:
+            # Time spent waiting for pages that other calls' renders hold (other pairs) is not this pair's to pay;
+            # the wait behind its own renders is (see _render_all).
+            deadline += time.monotonic() - queued
         state = self._state[page]
         state["roots"] = (os.path.realpath(root),)
         state["blocked"] = []
@@ -443,12 +446,23 @@ class Renderer:
         return base64.b64decode(shot["data"])
 
     async def _render_all(self, jobs: list[tuple[str, Path]], deadline: float | None) -> list[_Raw]:
-        return await asyncio.gather(*(self._render_one(url, root, deadline) for url, root in jobs))
+        # At most the pool's size of one call's renders at once, so that a render waits for the pool only while
+        # other calls hold it. A render queued behind its own call's renders keeps its deadline: such a wait once
+        # moved it on too, and a pair of spinning pages (more renders than the pool has pages) took about twice
+        # the --pair-timeout its user set.
+        own = asyncio.Semaphore(self.parallel)
+
+        async def one(url: str, root: Path) -> _Raw:
+            async with own:
+                return await self._render_one(url, root, deadline)
+
+        return await asyncio.gather(*(one(url, root) for url, root in jobs))
 
     # -- rendering -------------------------------------------------------------------------------------------
     def render_many(self, jobs: list[tuple[str, Path]], deadline: float | None = None) -> list[RenderResult]:
         """Render ``(file URL, folder whose files it may load)`` jobs concurrently, results in job order; no render
-        goes on past ``deadline`` (a ``time.monotonic()`` value), if given, the wait for a page of the pool included."""
+        goes on past ``deadline`` (a ``time.monotonic()`` value), if given, plus the time it waited for pages of the
+        pool that other calls held."""
         self.start()
         started = time.perf_counter()
         raw = self._call(self._render_all(list(jobs), deadline))
