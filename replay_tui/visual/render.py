@@ -374,7 +374,8 @@ class Renderer:
         queued = time.monotonic()
         page = await self._acquire()
         if deadline is not None:
-            # Time spent waiting for the browser (other pairs' renders hold it) is not this pair's to pay.
+            # Time spent waiting for pages that other calls' renders hold (other pairs) is not this pair's to pay;
+            # the wait behind its own renders is (see _render_all).
             deadline += time.monotonic() - queued
         state = self._state[page]
         state["roots"] = (os.path.realpath(root),)
@@ -445,12 +446,23 @@ class Renderer:
         return base64.b64decode(shot["data"])
 
     async def _render_all(self, jobs: list[tuple[str, Path]], deadline: float | None) -> list[_Raw]:
-        return await asyncio.gather(*(self._render_one(url, root, deadline) for url, root in jobs))
+        # At most the pool's size of one call's renders at once, so that a render waits for the pool only while
+        # other calls hold it. A render queued behind its own call's renders keeps its deadline: such a wait once
+        # moved it on too, and a pair of spinning pages (more renders than the pool has pages) took about twice
+        # the --pair-timeout its user set.
+        own = asyncio.Semaphore(self.parallel)
+
+        async def one(url: str, root: Path) -> _Raw:
+            async with own:
+                return await self._render_one(url, root, deadline)
+
+        return await asyncio.gather(*(one(url, root) for url, root in jobs))
 
     # -- rendering -------------------------------------------------------------------------------------------
     def render_many(self, jobs: list[tuple[str, Path]], deadline: float | None = None) -> list[RenderResult]:
         """Render ``(file URL, folder whose files it may load)`` jobs concurrently, results in job order; no render
-        goes on past ``deadline`` (a ``time.monotonic()`` value), if given, plus the time it waited for the browser."""
+        goes on past ``deadline`` (a ``time.monotonic()`` value), if given, plus the time it waited for pages of the
+        pool that other calls held."""
         self.start()
         started = time.perf_counter()
         raw = self._call(self._render_all(list(jobs), deadline))
