@@ -334,7 +334,12 @@ def _bare_step(
     """A step as an index counts it: its call and its text (what the outcome reads of the last step);
     ``told``: its kind is said, as the whole read says it."""
     kind: StepKind | None = ("decision" if action is not None else "message") if told else None
-    return TrajectoryStep(index=index, label=str(index), content=content, thinking=thinking, action=action, kind=kind)
+    # an index counts calls and shows none: the tool's name stands for the action text, which the step
+    # would otherwise make by serialising every call's arguments (once more than the episode's load does)
+    text = action.name if action is not None else ""
+    return TrajectoryStep(
+        index=index, label=str(index), content=content, thinking=thinking, action=action, action_text=text, kind=kind
+    )
 
 
 def _dict(value: Any) -> dict[str, Any]:
