@@ -46,6 +46,7 @@ import re
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -94,9 +95,9 @@ class Span:
     error: bool = False
     status_message: str = ""
 
-    @property
+    @cached_property
     def kind(self) -> str:
-        """llm, tool, agent or other."""
+        """llm, tool, agent or other (once per span: grouping a trace asks it of every span several times)."""
         operation = self.attrs.get("gen_ai.operation.name")
         openinference = str(self.attrs.get("openinference.span.kind") or "").upper()
         traceloop = self.attrs.get("traceloop.span.kind")
@@ -873,6 +874,8 @@ def _trajectories(path: Path, spans: list[Span], brief: bool = False) -> Iterato
         traces.setdefault(span.trace, []).append(span)
     for trace, members in traces.items():
         by_id: dict[str | None, Span] = {span.id: span for span in members if span.id}
+        owner_of = {id(span): _owner(span, by_id) for span in members}
+        """Each span's sub-agent, once (asked again for every sub-agent's members)."""
         owners: dict[str, list[Span]] = {}
         agents: dict[str, Span] = {}
         parents: dict[str, str] = {}
@@ -880,14 +883,14 @@ def _trajectories(path: Path, spans: list[Span], brief: bool = False) -> Iterato
         ordered = sorted(members, key=lambda s: (s.start, s.order))
         for span in ordered:
             if span.kind == "agent":
-                owner = _owner(span, by_id)
+                owner = owner_of[id(span)]
                 if owner:
                     agents[owner] = span
                     parent_span = by_id.get(span.parent) if span.parent else None
                     parents[owner] = _owner(parent_span, by_id) if parent_span is not None else ""
                 continue
             if span.kind in ("llm", "tool"):
-                owners.setdefault(_owner(span, by_id), []).append(span)
+                owners.setdefault(owner_of[id(span)], []).append(span)
         root_id = str(trace or path.stem)
         order = ["", *agents]
         names = {"": root_id}
@@ -900,7 +903,7 @@ def _trajectories(path: Path, spans: list[Span], brief: bool = False) -> Iterato
                 trajectory = _build(
                     names[key],
                     owners.get(key, []),
-                    [s for s in members if key == "" or _owner(s, by_id) == key],
+                    [s for s in members if key == "" or owner_of[id(s)] == key],
                     brief,
                 )
             except (ValueError, TypeError, OverflowError, RecursionError) as exc:
