@@ -131,6 +131,21 @@ def test_otel_json_lines_of_many_traces_index_trace_by_trace(tmp_path: Path) -> 
     assert check_index_equals_read("otel-genai", both) >= 2
 
 
+def test_otel_lines_that_only_a_full_parse_finds_bad_are_named_as_read_names_them(tmp_path: Path) -> None:
+    """The index's first pass reads an export line for its trace ids alone, skipping the rest: a
+    line whose skipped part is no JSON (bytes that are no UTF-8 in an attribute) is still the same
+    problem, named with its line in line order, and the other traces are read."""
+    lines = (DATA / "otel_genai" / "openai-v2__agent_loop.otlp.jsonl").read_bytes().splitlines()
+    assert b'"attributes":[' in lines[1]
+    bad_utf8 = lines[1].replace(b'"attributes":[', b'"attributes":[{"key":"x","value":{"stringValue":"\xff"}},', 1)
+    path = tmp_path / "bad.otlp.jsonl"
+    path.write_bytes(b"\n".join([lines[0], bad_utf8, b"{not json", *lines[2:], b"[1,]"]) + b"\n")
+    problems = [item for item in reader_for("otel-genai").index(path) if isinstance(item, LoadProblem)]
+    named = [p.message.split(": not valid JSON")[0] for p in problems]
+    assert named == ["line 2", "line 3", f"line {len(lines) + 2}"]
+    check_index_equals_read("otel-genai", path)
+
+
 def test_a_session_file_with_sub_agents_is_read_once_for_all_its_episodes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
