@@ -13,6 +13,12 @@ Make the reports once (two policies over one generated demo file; a 20,000-episo
     for mode in stub heuristic; do replay-tui replay --demos /tmp/cmp/demos.json --all --mode $mode \
         --mismatch allow --report /tmp/cmp/$mode.json --report-steps -q --no-save-run; done
     python bench/bench_compare.py /tmp/cmp/stub.json /tmp/cmp/heuristic.json
+
+Measured on the 2-core VM, quiet (November 2026, best of three): plain join 1.95 s of CPU; compare
+4.35 s (2.2x); at the start of that session 5.39 s against 2.01 s (2.7x). The step and episode pairs
+became dataclasses (80,000 pydantic models were a second), ``compare`` parses alone without the full
+parser's imports (``cli/entry.py``), a step result's reason and verdict are filled in one copy. Left:
+pydantic validation of the two reports (~1.3 s), the imports (~0.45 s), the bootstrap (~0.3 s).
 """
 
 from __future__ import annotations
