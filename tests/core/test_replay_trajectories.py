@@ -45,8 +45,9 @@ def test_a_log_replays_from_its_trajectory_with_the_recorded_step_of_its_episode
             )
             assert list(recorded) == list(dumped) and recorded == dumped
             checked += 1
-    if not checked:
-        pytest.skip("no decision steps")
+    # a log with no decision among its first episodes was still compared above (both replays empty); a log
+    # with no episode at all says why
+    assert checked or demos.session_ids or demos.problems
 
 
 def test_a_policy_changing_its_recorded_step_changes_no_other_step(tmp_path: Path) -> None:
