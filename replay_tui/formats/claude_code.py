@@ -64,6 +64,7 @@ from replay_tui.formats.conversation import (
     read_sessions,
 )
 from replay_tui.formats.growing import Forking, LogFollower
+from replay_tui.formats.reread import stamp
 
 FORMAT = "claude-code"
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
@@ -580,14 +581,7 @@ def _stamp(file: Path) -> tuple[tuple[str, int, int], ...]:
     ``subagents`` folder's transcripts and the 2.0 ``agent-*.jsonl`` beside it."""
     files = [file, *sorted((file.parent / file.stem / "subagents").glob("agent-*.jsonl"))]
     files.extend(sorted(file.parent.glob("agent-*.jsonl")))
-    stamps = []
-    for each in files:
-        try:
-            info = each.stat()
-        except OSError:
-            continue
-        stamps.append((str(each), info.st_mtime_ns, info.st_size))
-    return tuple(stamps)
+    return stamp(files)
 
 
 def _usage(usage: Any) -> TokenUsage | None:

@@ -4,6 +4,7 @@ time and load an episode from its file's read, kept while the file is unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -28,17 +29,8 @@ def deferred(trajectory: Trajectory, record: int, locator: Any, load: Callable[[
     """The summary of an episode whose outcome is built again when asked (``load``: the episode read
     again), not held: an outcome (a patch, a test report, the reference's checks) can weigh more
     than its row, and a 100,000-episode log shows a few dozen at a time."""
-    return EpisodeSummary(
-        id=trajectory.id,
-        record=record,
-        task=trajectory.task,
-        steps=trajectory.decisions,
-        turns=len(trajectory.steps),
-        reward=trajectory.outcome.reward,
-        success=trajectory.outcome.success,
-        deferred_outcome=partial(_outcome_of, load),
-        locator=locator,
-    )
+    summary = EpisodeSummary.of(trajectory, record, locator)
+    return dataclasses.replace(summary, outcome=None, deferred_outcome=partial(_outcome_of, load))
 
 
 def _outcome_of(load: Callable[[], ReadItem]) -> Outcome:
