@@ -159,6 +159,20 @@ def test_a_2000_step_run_opens_within_a_bounded_address_space(tmp_path) -> None:
     assert done.stdout.split() == ["2000", "2", str(2 + 2 * 1999)]
 
 
+def _read_mini_traced(path: Path, messages: list[dict[str, Any]]) -> tuple[list[Trajectory], int]:
+    """A mini 2 run of ``messages`` written to ``path`` and read whole: its episodes and the read's peak
+    traced memory (bytes)."""
+    document = {"info": {"mini_version": "2.4.6", "exit_status": "LimitsExceeded"}, "messages": messages}
+    path.write_bytes(orjson.dumps({**document, "trajectory_format": "mini-swe-agent-1.1"}))
+    tracemalloc.start()
+    try:
+        episodes = [t for t in read_trajectories(path) if isinstance(t, Trajectory)]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return episodes, peak
+
+
 def test_a_run_of_rejected_turns_shares_its_messages(tmp_path) -> None:
     """mini 2 records a turn it rejected (two bash blocks) only in its format error: each such step's
     prompt is a view of the run's one list of messages, not a copy of every earlier message (a copy
@@ -176,15 +190,7 @@ def test_a_run_of_rejected_turns_shares_its_messages(tmp_path) -> None:
         )
         messages.append({"role": "assistant", "content": f"THOUGHT: one block.\n{block}"})
         messages.append({"role": "user", "content": "<returncode>0</returncode>\n<output>\na.txt\n</output>"})
-    path = tmp_path / "rejected.traj.json"
-    document = {"info": {"mini_version": "2.4.6", "exit_status": "LimitsExceeded"}, "messages": messages}
-    path.write_bytes(orjson.dumps({**document, "trajectory_format": "mini-swe-agent-1.1"}))
-    tracemalloc.start()
-    try:
-        episodes = [t for t in read_trajectories(path) if isinstance(t, Trajectory)]
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    episodes, peak = _read_mini_traced(tmp_path / "rejected.traj.json", messages)
     rejected = episodes[0].steps[::2]
     assert len(rejected) == turns and all(step.action is None for step in rejected)
     assert [len(step.messages) for step in rejected] == [2 + 3 * n for n in range(turns)]
@@ -207,15 +213,7 @@ def test_a_model_rejected_turn_after_turn_costs_in_proportion_to_its_turns(tmp_p
         error = {"interrupt_type": "FormatError", "n_actions": 2, "model_response": f"THOUGHT: {n}\n{block}\n{block}"}
         content = f"Format error {n}: expected exactly 1 action, found 2."
         messages.append({"role": "user", "content": content, "extra": error})
-    path = tmp_path / "stuck.traj.json"
-    document = {"info": {"mini_version": "2.4.6", "exit_status": "LimitsExceeded"}, "messages": messages}
-    path.write_bytes(orjson.dumps({**document, "trajectory_format": "mini-swe-agent-1.1"}))
-    tracemalloc.start()
-    try:
-        episodes = [t for t in read_trajectories(path) if isinstance(t, Trajectory)]
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    episodes, peak = _read_mini_traced(tmp_path / "stuck.traj.json", messages)
     steps = episodes[0].steps
     assert len(steps) == turns and all(step.action is None for step in steps)
     assert steps[0].observation == messages[1]["content"]  # the task: all the first turn saw
