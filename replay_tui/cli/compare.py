@@ -41,8 +41,6 @@ from replay_tui.compare import (
     CompareError,
     Comparison,
     LoadedRun,
-    PairedStats,
-    Rate,
     agreement_matrix,
     compare_runs,
     is_repeat_report,
@@ -57,6 +55,7 @@ from replay_tui.export.comparison import write_comparison
 from replay_tui.fileio import expand_home, read_capped
 from replay_tui.gcpause import gc_paused
 from replay_tui.sanitize import strip_control
+from replay_tui.stats import PairedStats, Rate
 
 COMMAND = "compare"
 
@@ -224,7 +223,7 @@ def _compare(args: argparse.Namespace, out: Console, err: Console, report_format
         raise UsageError("give at least two runs (RUN_A RUN_B), or a --repeat report of two or more runs")
     output_arg(args.report, "--report", [loaded.source for loaded in runs if loaded.source])
     infos = [
-        run_info(loaded.summary, loaded.info, label=run_label(index), source=loaded.source)
+        run_info(loaded.run, loaded.info, label=run_label(index), source=loaded.source)
         for index, loaded in enumerate(runs)
     ]
     if len(runs) > 2:
@@ -235,7 +234,7 @@ def _compare(args: argparse.Namespace, out: Console, err: Console, report_format
         if report_format == "junit":
             raise UsageError("an agreement of several runs is written as .json, .md, .csv or .html")
         try:
-            agreement = agreement_matrix([loaded.summary for loaded in runs], infos)
+            agreement = agreement_matrix([loaded.run for loaded in runs], infos)
         except CompareError as exc:
             raise UsageError(str(exc)) from None
         for warning in agreement.warnings:
@@ -245,8 +244,8 @@ def _compare(args: argparse.Namespace, out: Console, err: Console, report_format
         return EXIT_OK
     try:
         comparison = compare_runs(
-            runs[0].summary,
-            runs[1].summary,
+            runs[0].run,
+            runs[1].run,
             a_info=infos[0],
             b_info=infos[1],
             resamples=args.resamples,

@@ -26,8 +26,6 @@ from replay_tui.compare import (
     FLIP_LABELS,
     Agreement,
     Comparison,
-    PairedStats,
-    Rate,
     RunInfo,
     StepPair,
     signed_pp,
@@ -53,6 +51,7 @@ from replay_tui.export.text import (
     plural,
     write_atomic,
 )
+from replay_tui.stats import PairedStats, Rate
 
 DEFAULT_TITLE = "Compare runs"
 SUITE_NAME = "replay-tui compare"

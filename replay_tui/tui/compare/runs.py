@@ -30,13 +30,14 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from replay_tui.compare import FLIP_LABELS, Comparison, EpisodePair, PairedStats, Rate, StepPair, signed_pp
+from replay_tui.compare import FLIP_LABELS, Comparison, EpisodePair, StepPair, signed_pp
 from replay_tui.diff import char_diff
 from replay_tui.export import FORMATS
 from replay_tui.export.comparison import write_comparison
 from replay_tui.fileio import expand_home
 from replay_tui.groups import MismatchGroup
 from replay_tui.sanitize import one_line, strip_control
+from replay_tui.stats import PairedStats, Rate
 from replay_tui.tui.replay.groups import GroupsSource, GroupsView
 from replay_tui.tui.screens.modals import FORMAT_SUFFIX, ExportChoice, ExportModal
 from replay_tui.tui.widgets.footer import KeysFooter
