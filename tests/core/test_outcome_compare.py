@@ -104,9 +104,9 @@ def test_clustered_bootstrap_within_monte_carlo_error_of_scipy():
         n_resamples=10_000,
         random_state=11,
     ).confidence_interval
-    assert result.clusters == 60
-    assert result.difference == pytest.approx(sums.sum() / sizes.sum())
-    assert (result.low, result.high) == pytest.approx((reference.low, reference.high), abs=0.02)
+    assert result.stats.clusters == 60
+    assert result.stats.difference == pytest.approx(sums.sum() / sizes.sum())
+    assert (result.stats.low, result.stats.high) == pytest.approx((reference.low, reference.high), abs=0.02)
 
 
 def test_nothing_paired_is_refused_and_keys_from_fields():
