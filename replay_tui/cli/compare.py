@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import argparse
 import glob
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from rich.console import Console
@@ -56,6 +57,9 @@ from replay_tui.fileio import expand_home, read_capped
 from replay_tui.gcpause import gc_paused
 from replay_tui.sanitize import strip_control
 from replay_tui.stats import PairedStats, Rate
+
+if TYPE_CHECKING:
+    from replay_tui.outcome_compare import OutcomeComparison, RunsComparison
 
 COMMAND = "compare"
 
@@ -253,23 +257,52 @@ def _compare(args: argparse.Namespace, out: Console, err: Console, report_format
         )
     except CompareError as exc:
         raise UsageError(str(exc)) from None
-    for warning in comparison.warnings:
+    return finish(
+        args,
+        comparison,
+        out,
+        err,
+        warnings=comparison.warnings,
+        printed=lambda: _print_comparison(out, comparison, args.show),
+        regressions=comparison.flips["regressed"],
+    )
+
+
+def finish(
+    args: argparse.Namespace,
+    report: Comparison | OutcomeComparison | RunsComparison,
+    out: Console,
+    err: Console,
+    *,
+    warnings: list[str],
+    printed: Callable[[], None],
+    regressions: int,
+) -> int:
+    """What every comparison (of replay runs, or of logs paired by task) does once made: its warnings,
+    the app with ``--tui``, its tables unless ``-q``, the headline, ``--report``, and exit 1 with
+    ``--fail-on-regression N`` when more than N regressed."""
+    for warning in warnings:
         print_warning(err, COMMAND, warning)
     if args.tui:
-        from replay_tui.cli.compare_logs import open_app
+        from replay_tui.outcome_compare import RunsComparison
+        from replay_tui.tui.compare.app import CompareApp
 
-        open_app(comparison)
+        if isinstance(report, RunsComparison):
+            raise UsageError("--tui opens two runs or two logs")
+        CompareApp(report).theme_from_config().run()
     if not args.quiet:
-        _print_comparison(out, comparison, args.show)
-    out.print(Text(comparison.headline(), style="bold"), soft_wrap=True)
-    _write(args, comparison, out)
-    regressions = comparison.flips["regressed"]
+        printed()
+    out.print(Text(report.headline(), style="bold"), soft_wrap=True)
+    _write(args, report, out)
     if args.fail_on_regression is not None and regressions > args.fail_on_regression:
         return EXIT_MISMATCH
     return EXIT_OK
 
 
-def _write(args: argparse.Namespace, report: Comparison | Agreement, out: Console) -> None:
+def _write(
+    args: argparse.Namespace, report: Comparison | Agreement | OutcomeComparison | RunsComparison, out: Console
+) -> None:
+    """``--report``: the comparison written in the format its suffix names (one line on a bad path)."""
     if not args.report:
         return
     try:
