@@ -30,13 +30,9 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from replay_tui.episodes.model import Trajectory
-from replay_tui.export import ExportError
-from replay_tui.export.outcomes import render
-from replay_tui.fileio import atomic_write_bytes
 from replay_tui.outcome_compare import OutcomeComparison, TaskPair, TimelineRow
 from replay_tui.sanitize import excerpt, one_line, strip_control
-from replay_tui.tui.compare.runs import CompareExportModal
-from replay_tui.tui.screens.modals import ExportChoice
+from replay_tui.tui.compare.runs import ExportsComparison
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
@@ -184,7 +180,7 @@ def regression_groups(comparison: OutcomeComparison) -> list[tuple[str, set[str]
     return ordered
 
 
-class LogCompareScreen(Screen):
+class LogCompareScreen(ExportsComparison[OutcomeComparison], Screen):
     """The tasks two logs share, their outcomes and changes; the figures above them."""
 
     DEFAULT_CSS = """
@@ -327,20 +323,6 @@ class LogCompareScreen(Screen):
             self._reload(self.current_task())
             return
         self.app.push_screen(RegressionGroupsModal(self.comparison), apply)
-
-    def action_export(self) -> None:
-        def apply(choice: ExportChoice | None) -> None:
-            if choice is None:
-                return
-            try:
-                written = atomic_write_bytes(choice.path, render(self.comparison, choice.fmt))
-            except (OSError, ExportError, ValueError) as exc:
-                self.notify(f"export failed: {exc}", severity="error", markup=False)
-                return
-            regressions = self.comparison.counts["regressed"]
-            self.notify(f"exported the comparison ({regressions} regressions) to {written}", timeout=3, markup=False)
-
-        self.app.push_screen(CompareExportModal(self.export_dir, out_dir=self.out_dir), apply)
 
     @on(LazyTable.Selected, "#logcmp-tasks")
     def _open(self, event: LazyTable.Selected) -> None:

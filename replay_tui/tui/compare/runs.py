@@ -19,7 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from rich.text import Text
 from textual import on
@@ -42,6 +42,9 @@ from replay_tui.tui.replay.groups import GroupsSource, GroupsView
 from replay_tui.tui.screens.modals import FORMAT_SUFFIX, ExportChoice, ExportModal
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
+
+if TYPE_CHECKING:
+    from replay_tui.outcome_compare import OutcomeComparison
 
 EPISODE_COLUMNS = (
     Column("episode", "episode", 14),
@@ -145,10 +148,14 @@ class CompareExportModal(ExportModal):
             yield Label(Text("↑/↓ format · enter exports · esc cancels", style="dim"))
 
 
-class _ExportsComparison:
-    """``e`` on a compare screen: the comparison in any report format, via the export dialog."""
+Compared = TypeVar("Compared", bound="Comparison | OutcomeComparison")
 
-    comparison: Comparison
+
+class ExportsComparison(Generic[Compared]):
+    """``e`` on a compare screen (of replay runs or of logs): the comparison in any report format, via
+    the export dialog and the one writer of comparisons."""
+
+    comparison: Compared
     export_dir: Path
     out_dir: Path | None
     """The one folder an export may go to (a served app's ``--out-dir``), or None."""
@@ -163,7 +170,7 @@ class _ExportsComparison:
             except (OSError, ValueError) as exc:
                 self.notify(f"export failed: {exc}", severity="error", markup=False)  # type: ignore[attr-defined]
                 return
-            regressions = self.comparison.flips["regressed"]
+            regressions = len(self.comparison.regressions)
             self.notify(  # type: ignore[attr-defined]
                 f"exported the comparison ({regressions} regressions) to {written}", timeout=3, markup=False
             )
@@ -224,7 +231,7 @@ class EpisodesSource:
         ]
 
 
-class CompareScreen(_ExportsComparison, Screen):
+class CompareScreen(ExportsComparison[Comparison], Screen):
     """The episodes two runs share, with their flips; the figures above them."""
 
     DEFAULT_CSS = """
@@ -521,7 +528,7 @@ def _diff_line(label: str, expected: str, predicted: str, verdict: str, error: s
     return text
 
 
-class CompareStepperScreen(_ExportsComparison, Screen):
+class CompareStepperScreen(ExportsComparison[Comparison], Screen):
     """One episode of a comparison: per step the recorded action, A's and B's predictions with their diffs."""
 
     DEFAULT_CSS = """
