@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,13 +29,13 @@ from rich.table import Table
 from rich.text import Text
 
 from replay_tui.cli.common import (
-    EXIT_MISMATCH,
     EXIT_OK,
     UsageError,
     cell,
     output_arg,
     print_warning,
 )
+from replay_tui.cli.compare_output import COMMAND, finish, write_report
 from replay_tui.compare import (
     Agreement,
     CompareError,
@@ -52,16 +51,13 @@ from replay_tui.compare import (
     signed_pp,
 )
 from replay_tui.export import ExportError, format_for_path
-from replay_tui.export.comparison import write_comparison
 from replay_tui.fileio import expand_home, read_capped
 from replay_tui.gcpause import gc_paused
 from replay_tui.sanitize import strip_control
 from replay_tui.stats import PairedStats, Rate
 
 if TYPE_CHECKING:
-    from replay_tui.outcome_compare import OutcomeComparison, RunsComparison
-
-COMMAND = "compare"
+    pass
 
 
 def register(subparsers: Any) -> None:
@@ -244,7 +240,7 @@ def _compare(args: argparse.Namespace, out: Console, err: Console, report_format
         for warning in agreement.warnings:
             print_warning(err, COMMAND, warning)
         _print_agreement(out, agreement, quiet=args.quiet)
-        _write(args, agreement, out)
+        write_report(args, agreement, out)
         return EXIT_OK
     try:
         comparison = compare_runs(
@@ -266,51 +262,6 @@ def _compare(args: argparse.Namespace, out: Console, err: Console, report_format
         printed=lambda: _print_comparison(out, comparison, args.show),
         regressions=comparison.flips["regressed"],
     )
-
-
-def finish(
-    args: argparse.Namespace,
-    report: Comparison | OutcomeComparison | RunsComparison,
-    out: Console,
-    err: Console,
-    *,
-    warnings: list[str],
-    printed: Callable[[], None],
-    regressions: int,
-) -> int:
-    """What every comparison (of replay runs, or of logs paired by task) does once made: its warnings,
-    the app with ``--tui``, its tables unless ``-q``, the headline, ``--report``, and exit 1 with
-    ``--fail-on-regression N`` when more than N regressed."""
-    for warning in warnings:
-        print_warning(err, COMMAND, warning)
-    if args.tui:
-        from replay_tui.outcome_compare import RunsComparison
-        from replay_tui.tui.compare.app import CompareApp
-
-        if isinstance(report, RunsComparison):
-            raise UsageError("--tui opens two runs or two logs")
-        CompareApp(report).theme_from_config().run()
-    if not args.quiet:
-        printed()
-    out.print(Text(report.headline(), style="bold"), soft_wrap=True)
-    _write(args, report, out)
-    if args.fail_on_regression is not None and regressions > args.fail_on_regression:
-        return EXIT_MISMATCH
-    return EXIT_OK
-
-
-def _write(
-    args: argparse.Namespace, report: Comparison | Agreement | OutcomeComparison | RunsComparison, out: Console
-) -> None:
-    """``--report``: the comparison written in the format its suffix names (one line on a bad path)."""
-    if not args.report:
-        return
-    try:
-        written = write_comparison(args.report, report, title=args.title)
-    except ExportError as exc:
-        raise UsageError(str(exc)) from None
-    if not args.quiet:
-        out.print(Text(f"report written to {written}"), soft_wrap=True)
 
 
 def _rate(rate: Rate) -> str:

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from replay_tui.cli.common import UsageError, output_arg, print_warning
-from replay_tui.cli.compare import finish
+from replay_tui.cli.compare_output import COMMAND, finish
 from replay_tui.compare import run_label
 from replay_tui.episodes.problems import DemoFileError
 from replay_tui.fileio import expand_home
@@ -27,7 +27,6 @@ from replay_tui.pairing import PairingError, load_pair, load_pairs
 from replay_tui.sanitize import one_line
 from replay_tui.sources import expand_logs
 
-COMMAND = "compare"
 UNPAIRED_SHOWN = 5
 
 
