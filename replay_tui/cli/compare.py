@@ -253,15 +253,7 @@ def _compare(args: argparse.Namespace, out: Console, err: Console, report_format
         )
     except CompareError as exc:
         raise UsageError(str(exc)) from None
-    return finish(
-        args,
-        comparison,
-        out,
-        err,
-        warnings=comparison.warnings,
-        printed=lambda: _print_comparison(out, comparison, args.show),
-        regressions=comparison.flips["regressed"],
-    )
+    return finish(args, comparison, out, err, lambda: _print_comparison(out, comparison, args.show))
 
 
 def _rate(rate: Rate) -> str:

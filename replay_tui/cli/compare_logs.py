@@ -47,15 +47,7 @@ def run_logs(args: argparse.Namespace, out: Console, err: Console) -> int:
         for problem in log.problems:
             print_warning(err, COMMAND, str(problem))
     comparison = compare_outcomes(pairing, resamples=args.resamples, seed=args.seed)
-    return finish(
-        args,
-        comparison,
-        out,
-        err,
-        warnings=comparison.warnings,
-        printed=lambda: _print(out, comparison, args.show),
-        regressions=comparison.counts["regressed"],
-    )
+    return finish(args, comparison, out, err, lambda: _print(out, comparison, args.show))
 
 
 def _run_many(args: argparse.Namespace, specs: list[str], out: Console, err: Console) -> int:
@@ -79,9 +71,7 @@ def _run_many(args: argparse.Namespace, specs: list[str], out: Console, err: Con
             _print(out, comparison, args.show, (labels[0], label))
         _print_runs(out, runs)
 
-    return finish(
-        args, runs, out, err, warnings=[*left_out, *runs.warnings], printed=printed, regressions=runs.regressions
-    )
+    return finish(args, runs, out, err, printed, warnings=[*left_out, *runs.warnings])
 
 
 def _print_runs(out: Console, runs: RunsComparison) -> None:

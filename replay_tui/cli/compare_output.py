@@ -27,15 +27,15 @@ def finish(
     report: Comparison | OutcomeComparison | RunsComparison,
     out: Console,
     err: Console,
-    *,
-    warnings: list[str],
     printed: Callable[[], None],
-    regressions: int,
+    *,
+    warnings: list[str] | None = None,
 ) -> int:
-    """What every comparison (of replay runs, or of logs paired by task) does once made: its warnings,
-    the app with ``--tui``, its tables unless ``-q``, the headline, ``--report``, and exit 1 with
-    ``--fail-on-regression N`` when more than N regressed."""
-    for warning in warnings:
+    """What every comparison (of replay runs, or of logs paired by task) does once made: its warnings
+    (``warnings``, else the comparison's), the app with ``--tui``, its tables (``printed``) unless
+    ``-q``, the headline, ``--report``, and exit 1 with ``--fail-on-regression N`` when more than N
+    regressed (steps or tasks; against A in any later log)."""
+    for warning in report.warnings if warnings is None else warnings:
         print_warning(err, COMMAND, warning)
     if args.tui:
         from replay_tui.outcome_compare import RunsComparison
@@ -48,6 +48,8 @@ def finish(
         printed()
     out.print(Text(report.headline(), style="bold"), soft_wrap=True)
     write_report(args, report, out)
+    found = report.regressions
+    regressions = found if isinstance(found, int) else len(found)
     if args.fail_on_regression is not None and regressions > args.fail_on_regression:
         return EXIT_MISMATCH
     return EXIT_OK
