@@ -488,7 +488,9 @@ def _read_fast(data: dict[str, Any]) -> RunSteps | None:
         return None
     body = {key: value for key, value in data.items() if key not in ("run", STEP_RESULTS, STEP_REASONS)}
     body["episodes"] = [_without(episode, _HEADER_UNREAD) for episode in episodes]
-    raw_steps = [episode.get("steps") or [] for episode in episodes]
+    raw_steps = [episode.get("steps", []) for episode in episodes]
+    if not all(isinstance(steps, list) for steps in raw_steps):
+        return None  # (the whole validation names the faulty field)
     results, reasons = data.get(STEP_RESULTS), data.get(STEP_REASONS)
     if isinstance(results, list):
         by_session: dict[Any, list[Any]] = {}

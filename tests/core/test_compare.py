@@ -424,6 +424,11 @@ def test_a_faulty_step_result_is_named_as_the_report_model_names_it(tmp_path: Pa
     path.write_bytes(orjson.dumps(data))
     with pytest.raises(CompareError, match=r"faulty\.json: not a replay report \(episodes\.0\.steps\.1\.session_id: "):
         load_run_file(path)
+    data = a.to_dict(include_steps=True)
+    data["episodes"][0]["steps"] = None
+    path.write_bytes(orjson.dumps(data))
+    with pytest.raises(CompareError, match=r"faulty\.json: the report has no step results \(episode 1\)"):
+        load_run_file(path)
 
 
 def test_demo_identities_hash_the_files(tmp_path: Path) -> None:
