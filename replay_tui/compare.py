@@ -27,24 +27,24 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import operator
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
+import msgspec
 import orjson
 from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from replay_tui.groups import MismatchGroup, group_steps
 from replay_tui.matching import Verdict
 from replay_tui.repeat_report import RepeatReport
-from replay_tui.runner import EpisodeReport, StepResult, SummaryReport
+from replay_tui.runner import STEP_REASONS, STEP_RESULTS, EpisodeReport, StepResult, SummaryReport
 from replay_tui.sanitize import strip_control
-from replay_tui.stats import mcnemar_exact, paired_bootstraps, wilson
+from replay_tui.stats import RESAMPLES, PairedStats, Rate, paired_stats_many
 
 Flip = Literal["regressed", "fixed", "both_wrong_different", "both_wrong_same", "both_right"]
 FLIPS: tuple[Flip, ...] = ("regressed", "fixed", "both_wrong_different", "both_wrong_same", "both_right")
@@ -59,7 +59,6 @@ SHOWN_FLIPS: tuple[Flip, ...] = ("regressed", "fixed", "both_wrong_different")
 """The flips a reviewer looks at (``]``/``[`` in the app visit them): the others change nothing."""
 EpisodeFlip = Literal["regressed", "fixed", "both_wrong", "both_right"]
 EPISODE_FLIPS: tuple[EpisodeFlip, ...] = ("regressed", "fixed", "both_wrong", "both_right")
-RESAMPLES = 10_000
 STATE_RESAMPLES = 2_000
 """Per-state intervals resample fewer times (there may be many states; the overall figure is the headline)."""
 CLUSTER_NOTE = (
@@ -105,40 +104,6 @@ class RunInfo(BaseModel):
     steps: int = 0
     outcomes: dict[str, int] = Field(default_factory=dict)
     """The run's episodes by what their logs say of the task, as its own report counts them."""
-
-
-class Rate(BaseModel):
-    """``right`` of ``total`` with its Wilson 95 % interval."""
-
-    right: int
-    total: int
-    rate: float
-    low: float
-    high: float
-
-    @classmethod
-    def of(cls, right: int, total: int) -> Rate:
-        low, high = wilson(right, total)
-        return cls(right=right, total=total, rate=right / total if total else 0.0, low=low, high=high)
-
-
-class PairedStats(BaseModel):
-    """A and B on the same items: their rates, the difference B − A with a paired bootstrap interval,
-    and the exact McNemar test on the discordant items (right in one run only)."""
-
-    n: int
-    a: Rate
-    b: Rate
-    difference: float
-    low: float
-    high: float
-    resamples: int
-    clusters: int
-    a_only: int
-    """Right in A only (the regressions)."""
-    b_only: int
-    """Right in B only (the fixes)."""
-    mcnemar_p: float
 
 
 @dataclasses.dataclass(slots=True, kw_only=True)
@@ -359,13 +324,95 @@ class Agreement(BaseModel):
 # --------------------------------------------------------------------------- loading
 
 
-@dataclass(frozen=True)
-class LoadedRun:
-    """A run read from a file: its report (with steps) and its ``run`` record when it has one."""
+class StepLike(Protocol):
+    """What a comparison reads of a step result: a :class:`StepResult`, or a :class:`StepRow` read
+    straight from a report's JSON."""
 
-    summary: SummaryReport
-    info: dict[str, Any] | None
-    source: str
+    @property
+    def step_label(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def expected(self) -> str: ...
+    @property
+    def predicted(self) -> str: ...
+    @property
+    def match(self) -> bool: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def error(self) -> str | None: ...
+
+
+_VERDICTS = frozenset({"match", "equivalent", "mismatch"})
+
+
+class StepRow(msgspec.Struct, kw_only=True, gc=False):
+    """A step result as a comparison reads it from a report: its narrow schema, decoded without
+    pydantic (validating 160,000 :class:`StepResult` models was a third of comparing two 20,000-episode
+    runs). ``match`` follows a stored verdict, and the verdict follows ``match`` when the report left it
+    out (the seed's shape does), as :class:`StepResult` has them."""
+
+    session_id: int
+    step_label: str
+    state: str
+    expected: str
+    predicted: str
+    match: bool = False
+    verdict: str = ""
+    reason: str = ""
+    error: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.verdict:
+            self.verdict = "match" if self.match else "mismatch"
+        elif self.verdict in _VERDICTS:
+            self.match = self.verdict == "match"
+        else:
+            raise ValueError(f"unknown verdict {self.verdict!r}")
+
+
+@dataclass(frozen=True)
+class RunSteps:
+    """A run as a comparison reads it: its report (whose episodes' ``steps`` may be left empty) and each
+    episode's step results, in the report's episode order."""
+
+    report: SummaryReport
+    steps: Sequence[Sequence[StepLike]]
+
+    @classmethod
+    def of(cls, summary: SummaryReport | RunSteps) -> RunSteps:
+        """A report with its step results (the app's, a ``--repeat`` run's) as a comparison reads it."""
+        if isinstance(summary, RunSteps):
+            return summary
+        return cls(summary, [episode.steps for episode in summary.episodes])
+
+    def episodes(self) -> Iterable[tuple[EpisodeReport, Sequence[StepLike]]]:
+        return zip(self.report.episodes, self.steps, strict=True)
+
+    @property
+    def step_count(self) -> int:
+        return sum(len(steps) for steps in self.steps)
+
+
+class LoadedRun:
+    """A run read from a file: what a comparison reads of it (:class:`RunSteps`), its ``run`` record when
+    it has one, and its whole report (:attr:`summary`, validated when first asked: a comparison does not)."""
+
+    def __init__(self, run: RunSteps | SummaryReport, info: dict[str, Any] | None, source: str, *, data: Any = None):
+        self.run = RunSteps.of(run)
+        self.info = info
+        self.source = source
+        self._data = data
+
+    @cached_property
+    def summary(self) -> SummaryReport:
+        """The whole report with its step results (validated here when the run was read from JSON)."""
+        if self._data is None:
+            return self.run.report
+        return _validate(self._data, self.source)
 
 
 def load_run_file(path: str | os.PathLike[str]) -> LoadedRun:
@@ -384,39 +431,91 @@ def load_run_file(path: str | os.PathLike[str]) -> LoadedRun:
 
 
 def load_run_data(data: Any, source: str) -> LoadedRun:
-    """:func:`load_run_file` on already-decoded JSON (``source`` names it in errors)."""
+    """:func:`load_run_file` on already-decoded JSON (``source`` names it in errors).
+
+    The report is validated without its step results, which are read by :class:`StepRow`'s narrow
+    schema; when either finds a fault, the whole report is validated as before, so the error (or a
+    value pydantic accepts and msgspec does not) is the one the report model gives."""
     if not isinstance(data, dict):
         raise CompareError(f"{source}: not a replay report (a JSON object with episodes)")
     if "repeats" in data and "steps" in data and "episodes" not in data:
         raise CompareError(f"{source}: a --repeat report: compare it with `replay-tui compare` as several runs")
     info = data.get("run") if isinstance(data.get("run"), dict) else None
-    body = {key: value for key, value in data.items() if key != "run"}
-    if isinstance(body.get("episodes"), list):
-        body["episodes"] = [_steps_only(episode) for episode in body["episodes"]]
-    try:
-        summary = SummaryReport.model_validate(body)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first.get("loc", ())) or "report"
-        raise CompareError(f"{source}: not a replay report ({field}: {first.get('msg', 'invalid')})") from None
-    missing = [episode for episode in summary.episodes if episode.steps_total and not episode.steps]
+    run = _read_fast(data)
+    if run is None:
+        whole = _validate(data, source)
+        run = RunSteps.of(whole)
+    missing = [episode for episode, steps in run.episodes() if episode.steps_total and not steps]
     if missing:
         raise CompareError(
             f"{source}: the report has no step results (episode {missing[0].session_id}): "
             "write it with --report-steps, or save the run"
         )
-    return LoadedRun(summary, info, source)
+    return LoadedRun(run, info, source, data=data)
+
+
+def _validate(data: dict[str, Any], source: str) -> SummaryReport:
+    """The whole report as :class:`SummaryReport` (CompareError naming the first faulty field)."""
+    body = {key: value for key, value in data.items() if key != "run"}
+    if isinstance(body.get("episodes"), list):
+        body["episodes"] = [_without(episode, _UNREAD) for episode in body["episodes"]]
+    try:
+        return SummaryReport.model_validate(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first.get("loc", ())) or "report"
+        raise CompareError(f"{source}: not a replay report ({field}: {first.get('msg', 'invalid')})") from None
 
 
 _UNREAD = frozenset({"mismatches", "equivalents"})
 """An episode's lists that repeat what its step results say (a comparison reads the steps): left
 unread, they cost two runs of 20,000 episodes a third of their validation."""
+_HEADER_UNREAD = _UNREAD | {"steps"}
 
 
-def _steps_only(episode: Any) -> Any:
-    if not isinstance(episode, dict) or _UNREAD.isdisjoint(episode):
+def _without(episode: Any, keys: frozenset[str]) -> Any:
+    if not isinstance(episode, dict) or keys.isdisjoint(episode):
         return episode
-    return {key: value for key, value in episode.items() if key not in _UNREAD}
+    return {key: value for key, value in episode.items() if key not in keys}
+
+
+def _read_fast(data: dict[str, Any]) -> RunSteps | None:
+    """The report without its step results as :class:`SummaryReport`, and its steps as :class:`StepRow`
+    (a report's ``step_results`` and ``step_reasons`` put back on its episodes as the report model
+    does); None when either is faulty."""
+    episodes = data.get("episodes")
+    if not isinstance(episodes, list) or not all(isinstance(episode, dict) for episode in episodes):
+        return None
+    body = {key: value for key, value in data.items() if key not in ("run", STEP_RESULTS, STEP_REASONS)}
+    body["episodes"] = [_without(episode, _HEADER_UNREAD) for episode in episodes]
+    raw_steps = [episode.get("steps", []) for episode in episodes]
+    if not all(isinstance(steps, list) for steps in raw_steps):
+        return None  # (the whole validation names the faulty field)
+    results, reasons = data.get(STEP_RESULTS), data.get(STEP_REASONS)
+    if isinstance(results, list):
+        by_session: dict[Any, list[Any]] = {}
+        for step in results:
+            if isinstance(step, dict):
+                by_session.setdefault(step.get("session_id"), []).append(step)
+        raw_steps = [
+            steps or by_session.get(episode.get("session_id"), [])
+            for steps, episode in zip(raw_steps, episodes, strict=True)
+        ]
+    try:
+        report = SummaryReport.model_validate(body)
+        rows = msgspec.convert(raw_steps, list[list[StepRow]])
+    except (ValidationError, msgspec.ValidationError):
+        return None
+    if isinstance(reasons, dict):
+        for episode, steps in zip(report.episodes, rows, strict=True):
+            known = reasons.get(str(episode.session_id))
+            if isinstance(known, dict):
+                for row in steps:
+                    if not row.reason:
+                        reason = known.get(row.step_label)
+                        if isinstance(reason, str):
+                            row.reason = reason
+    return RunSteps(report, rows)
 
 
 def repeat_runs(data: Mapping[str, Any], source: str) -> list[LoadedRun]:
@@ -530,8 +629,12 @@ def demo_identities(files: Iterable[tuple[str, str | os.PathLike[str]]]) -> list
 # --------------------------------------------------------------------------- run identity
 
 
-def run_info(summary: SummaryReport, info: Mapping[str, Any] | None = None, *, label: str, source: str = "") -> RunInfo:
+def run_info(
+    run: SummaryReport | RunSteps, info: Mapping[str, Any] | None = None, *, label: str, source: str = ""
+) -> RunInfo:
     """What the comparison shows of a run: its ``run`` record's fields when it has one, else the report's."""
+    steps = RunSteps.of(run)
+    summary = steps.report
     info = dict(info or {})
     files: list[DemoIdentity] = []
     raw_files = info.get("demo_files")
@@ -565,7 +668,7 @@ def run_info(summary: SummaryReport, info: Mapping[str, Any] | None = None, *, l
         demo_files=files,
         hashes_known=bool(files) and all(f.sha256 for f in files),
         episodes=len(summary.episodes),
-        steps=sum(len(e.steps) for e in summary.episodes),
+        steps=steps.step_count,
         outcomes=summary.outcomes,
     )
 
@@ -673,10 +776,14 @@ def _unique_names(episodes: Sequence[EpisodeReport]) -> dict[int, str]:
     }
 
 
-def _index(summary: SummaryReport, files: Mapping[str, str]) -> dict[tuple[str, str], EpisodeReport]:
-    index: dict[tuple[str, str], EpisodeReport] = {}
-    for episode in summary.episodes:
-        index.setdefault(_episode_key(episode, files), episode)
+_Episode = tuple[EpisodeReport, Sequence[StepLike]]
+"""An episode of a run and its step results."""
+
+
+def _index(run: RunSteps, files: Mapping[str, str]) -> dict[tuple[str, str], _Episode]:
+    index: dict[tuple[str, str], _Episode] = {}
+    for episode, steps in run.episodes():
+        index.setdefault(_episode_key(episode, files), (episode, steps))
     return index
 
 
@@ -693,7 +800,7 @@ def _check_same_inputs(first: EpisodeReport, second: EpisodeReport, labels: tupl
         )
 
 
-def _check_same_step(step_a: StepResult, step_b: StepResult, episode: str, labels: tuple[str, str]) -> None:
+def _check_same_step(step_a: StepLike, step_b: StepLike, episode: str, labels: tuple[str, str]) -> None:
     if step_a.expected != step_b.expected:
         raise CompareError(
             f"different recorded inputs: episode {episode} step {step_a.step_label} expects "
@@ -704,7 +811,7 @@ def _check_same_step(step_a: StepResult, step_b: StepResult, episode: str, label
 # --------------------------------------------------------------------------- two runs
 
 
-def _flip(a: StepResult, b: StepResult) -> Flip:
+def _flip(a: StepLike, b: StepLike) -> Flip:
     if a.match and b.match:
         return "both_right"
     if a.match:
@@ -714,9 +821,9 @@ def _flip(a: StepResult, b: StepResult) -> Flip:
     return "both_wrong_same" if a.predicted == b.predicted else "both_wrong_different"
 
 
-def _fully_matched(episode: EpisodeReport) -> bool:
+def _fully_matched(episode: EpisodeReport, steps: Sequence[StepLike]) -> bool:
     """Every step the run replayed in the episode matched (and the replay was not cut short by a cancel)."""
-    return not episode.cancelled and all(step.match for step in episode.steps)
+    return not episode.cancelled and all(step.match for step in steps)
 
 
 def _episode_flip(a: bool, b: bool) -> EpisodeFlip:
@@ -729,53 +836,7 @@ def _episode_flip(a: bool, b: bool) -> EpisodeFlip:
     return "both_wrong"
 
 
-def paired_stats(
-    a: Sequence[bool],
-    b: Sequence[bool],
-    clusters: Sequence[str] | None = None,
-    *,
-    resamples: int = RESAMPLES,
-    seed: int = 0,
-) -> PairedStats:
-    """:class:`PairedStats` of paired right/wrong outcomes (``clusters``: one key per item, resampled whole)."""
-    return paired_stats_many([(a, b, clusters)], resamples=resamples, seed=seed)[0]
-
-
-def paired_stats_many(
-    samples: Sequence[tuple[Sequence[bool], Sequence[bool], Sequence[str] | None]],
-    *,
-    resamples: int | Sequence[int] = RESAMPLES,
-    seed: int = 0,
-) -> list[PairedStats]:
-    """:func:`paired_stats` of each ``(a, b, clusters)``, each as alone, their bootstraps drawn together
-    (:func:`replay_tui.stats.paired_bootstraps`)."""
-    differences = paired_bootstraps(samples, resamples=resamples, seed=seed)
-    found = []
-    for (a, b, _), diff in zip(samples, differences, strict=True):
-        n = len(a)
-        if len(b) != n:
-            raise ValueError("paired samples must have the same length")
-        a_only = sum(map(operator.gt, map(bool, a), map(bool, b)))  # right in A, wrong in B
-        b_only = sum(map(operator.lt, map(bool, a), map(bool, b)))
-        found.append(
-            PairedStats(
-                n=n,
-                a=Rate.of(sum(a), n),
-                b=Rate.of(sum(b), n),
-                difference=diff.difference,
-                low=diff.low,
-                high=diff.high,
-                resamples=diff.resamples,
-                clusters=diff.clusters,
-                a_only=a_only,
-                b_only=b_only,
-                mcnemar_p=mcnemar_exact(a_only, b_only),
-            )
-        )
-    return found
-
-
-def _as_info(value: RunInfo | Mapping[str, Any] | None, summary: SummaryReport, label: str) -> RunInfo:
+def _as_info(value: RunInfo | Mapping[str, Any] | None, summary: SummaryReport | RunSteps, label: str) -> RunInfo:
     if isinstance(value, RunInfo):
         return value.model_copy(update={"label": label})
     source = str(value.get("source", "")) if isinstance(value, Mapping) else ""
@@ -783,8 +844,8 @@ def _as_info(value: RunInfo | Mapping[str, Any] | None, summary: SummaryReport, 
 
 
 def compare_runs(
-    a: SummaryReport,
-    b: SummaryReport,
+    a: SummaryReport | RunSteps,
+    b: SummaryReport | RunSteps,
     *,
     a_info: RunInfo | Mapping[str, Any] | None = None,
     b_info: RunInfo | Mapping[str, Any] | None = None,
@@ -797,31 +858,33 @@ def compare_runs(
     :class:`RunInfo`; without one the report's own fields are used (file names only, no hashes).
     Raises :class:`CompareError` when the runs did not replay the same recorded inputs, or share no step.
     """
-    info_a = _as_info(a_info, a, "A")
-    info_b = _as_info(b_info, b, "B")
+    run_a, run_b = RunSteps.of(a), RunSteps.of(b)
+    info_a = _as_info(a_info, run_a, "A")
+    info_b = _as_info(b_info, run_b, "B")
     identity = _identity([info_a, info_b])
     warnings = list(identity.warnings)
     files_a, files_b = identity.canonical
-    index_a = _index(a, files_a)
-    index_b = _index(b, files_b)
+    index_a = _index(run_a, files_a)
+    index_b = _index(run_b, files_b)
     labels = (info_a.label, info_b.label)
 
     steps: list[StepPair] = []
     episodes: list[EpisodePair] = []
     only_a_steps = only_b_steps = 0
-    names = _unique_names([episode for key, episode in index_a.items() if key in index_b])
-    for key, episode_a in index_a.items():
-        episode_b = index_b.get(key)
-        if episode_b is None:
-            only_a_steps += len(episode_a.steps)
+    names = _unique_names([episode for key, (episode, _) in index_a.items() if key in index_b])
+    for key, (episode_a, steps_a) in index_a.items():
+        found_b = index_b.get(key)
+        if found_b is None:
+            only_a_steps += len(steps_a)
             continue
+        episode_b, steps_b = found_b
         _check_same_inputs(episode_a, episode_b, labels)
         name = names[id(episode_a)]
-        by_label_b = {step.step_label: step for step in episode_b.steps}
-        labels_a = {step.step_label for step in episode_a.steps}
+        by_label_b = {step.step_label: step for step in steps_b}
+        labels_a = {step.step_label for step in steps_a}
         counts: dict[str, int] = dict.fromkeys(FLIPS, 0)
         right_a = right_b = aligned = 0
-        for step_a in episode_a.steps:
+        for step_a in steps_a:
             step_b = by_label_b.get(step_a.step_label)
             if step_b is None:
                 continue
@@ -852,7 +915,7 @@ def compare_runs(
             )
         only_a_steps += len(labels_a) - aligned
         only_b_steps += len(by_label_b) - aligned
-        matched_a, matched_b = _fully_matched(episode_a), _fully_matched(episode_b)
+        matched_a, matched_b = _fully_matched(episode_a, steps_a), _fully_matched(episode_b, steps_b)
         episodes.append(
             EpisodePair(
                 episode=name,
@@ -874,8 +937,8 @@ def compare_runs(
                 success_b=episode_b.success,
             )
         )
-    only_b_episodes = [episode for key, episode in index_b.items() if key not in index_a]
-    only_b_steps += sum(len(episode.steps) for episode in only_b_episodes)
+    only_b_episodes = [steps for key, (_, steps) in index_b.items() if key not in index_a]
+    only_b_steps += sum(len(steps) for steps in only_b_episodes)
     if not steps:
         raise CompareError(
             f"the runs share no replayed step ({info_a.label}: {info_a.episodes} episodes, "
@@ -895,9 +958,12 @@ def compare_runs(
     )
     if overlap.partial:
         warnings.append(overlap.describe())
-    if a.matching_label != b.matching_label:
-        warnings.append(f"the runs were judged under different matching: A {a.matching_label}, B {b.matching_label}")
-    if a.include_item_steps != b.include_item_steps:
+    if run_a.report.matching_label != run_b.report.matching_label:
+        warnings.append(
+            "the runs were judged under different matching: "
+            f"A {run_a.report.matching_label}, B {run_b.report.matching_label}"
+        )
+    if run_a.report.include_item_steps != run_b.report.include_item_steps:
         warnings.append("item-page steps were replayed in one run only: those steps are not compared")
 
     clusters = [step.episode for step in steps]
@@ -964,7 +1030,7 @@ def compare_runs(
 
 
 def agreement_matrix(
-    runs: Sequence[SummaryReport],
+    runs: Sequence[SummaryReport | RunSteps],
     infos: Sequence[RunInfo | Mapping[str, Any] | None] | None = None,
     *,
     examples: int = 20,
@@ -976,14 +1042,15 @@ def agreement_matrix(
         raise CompareError("an agreement matrix needs at least two runs")
     given = list(infos or [None] * len(runs))
     labels = [run_label(i) for i in range(len(runs))]
-    run_infos = [_as_info(info, run, label) for run, info, label in zip(runs, given, labels, strict=True)]
+    read = [RunSteps.of(run) for run in runs]
+    run_infos = [_as_info(info, run, label) for run, info, label in zip(read, given, labels, strict=True)]
     identity = _identity(run_infos)
-    indexes: list[dict[tuple[str, str], dict[str, StepResult]]] = []
+    indexes: list[dict[tuple[str, str], dict[str, StepLike]]] = []
     names: dict[tuple[str, str], str] = {}
-    for run, files in zip(runs, identity.canonical, strict=True):
-        index: dict[tuple[str, str], dict[str, StepResult]] = {}
-        for key, episode in _index(run, files).items():
-            index[key] = {step.step_label: step for step in episode.steps}
+    for run, files in zip(read, identity.canonical, strict=True):
+        index: dict[tuple[str, str], dict[str, StepLike]] = {}
+        for key, (episode, steps) in _index(run, files).items():
+            index[key] = {step.step_label: step for step in steps}
             names.setdefault(key, _episode_name(episode))
         indexes.append(index)
     size = len(runs)
@@ -1058,7 +1125,7 @@ def agreement_matrix(
     )
 
 
-def _agree(a: StepResult, b: StepResult) -> bool:
+def _agree(a: StepLike, b: StepLike) -> bool:
     return a.verdict == b.verdict and a.predicted == b.predicted
 
 

@@ -26,7 +26,7 @@ from replay_tui.expected import align_trajectory
 from replay_tui.formats.census import step_calls
 from replay_tui.matching import judge_call
 from replay_tui.pairing import Pairing
-from replay_tui.stats import mcnemar_exact, paired_bootstrap, wilson
+from replay_tui.stats import RESAMPLES, PairedStats, Rate, paired_stats
 
 RowKind = Literal["same", "arguments", "tool", "a_only", "b_only"]
 """An alignment row: the same call, the same tool with other arguments, another tool, or a call in one run only."""
@@ -527,14 +527,9 @@ class OutcomeComparison:
     a_only: list[str]
     b_only: list[str]
     counts: dict[str, int]
-    a_rate: tuple[int, int, float, float]
-    b_rate: tuple[int, int, float, float]
-    mcnemar_p: float
-    difference: float
-    low: float
-    high: float
-    clusters: int
-    resamples: int
+    stats: PairedStats
+    """Success of A and B on the paired tasks whose outcome both know, McNemar's test on them, and the
+    bootstrap of B − A on their scores clustered by task (the figures a replay comparison states)."""
     pass_k: list[PassK]
     warnings: list[str] = field(default_factory=list)
 
@@ -573,15 +568,15 @@ class OutcomeComparison:
             "both_succeeded": self.counts["both_succeeded"],
             "both_failed": self.counts["both_failed"],
             "unknown_outcome": self.counts["unknown"],
-            "mcnemar_p": float(self.mcnemar_p),
-            "a_success": _rate(self.a_rate),
-            "b_success": _rate(self.b_rate),
+            "mcnemar_p": float(self.stats.mcnemar_p),
+            "a_success": _rate(self.stats.a),
+            "b_success": _rate(self.stats.b),
             "difference": {
-                "b_minus_a": self.difference,
-                "low": self.low,
-                "high": self.high,
-                "clusters": self.clusters,
-                "resamples": self.resamples,
+                "b_minus_a": self.stats.difference,
+                "low": self.stats.low,
+                "high": self.stats.high,
+                "clusters": self.stats.clusters,
+                "resamples": self.stats.resamples,
                 "clustered_by": "task",
             },
             "regressions_by_tool": self.regression_groups(),
@@ -609,21 +604,19 @@ class OutcomeComparison:
         }
 
     def headline(self) -> str:
-        a_right, a_n = self.a_rate[0], self.a_rate[1]
-        b_right, b_n = self.b_rate[0], self.b_rate[1]
+        a, b = self.stats.a, self.stats.b
         return (
-            f"{len(self.tasks)} paired tasks: A {a_right}/{a_n}, B {b_right}/{b_n}; "
+            f"{len(self.tasks)} paired tasks: A {a.right}/{a.total}, B {b.right}/{b.total}; "
             f"{self.counts['regressed']} regressed, {self.counts['fixed']} fixed, "
-            f"{self.counts['both_failed']} both failed; McNemar p = {self.mcnemar_p:.3g}"
+            f"{self.counts['both_failed']} both failed; McNemar p = {self.stats.mcnemar_p:.3g}"
         )
 
 
-def _rate(rate: tuple[int, int, float, float]) -> dict[str, Any]:
-    right, total, low, high = rate
-    return {"successes": right, "n": total, "rate": right / total if total else 0.0, "low": low, "high": high}
+def _rate(rate: Rate) -> dict[str, Any]:
+    return {"successes": rate.right, "n": rate.total, "rate": rate.rate, "low": rate.low, "high": rate.high}
 
 
-def compare_outcomes(pairing: Pairing, *, resamples: int = 10_000, seed: int = 0) -> OutcomeComparison:
+def compare_outcomes(pairing: Pairing, *, resamples: int = RESAMPLES, seed: int = 0) -> OutcomeComparison:
     """Pair outcomes and trajectories of two logs' shared task keys; the statistics over those whose
     outcome both logs know."""
     tasks = []
@@ -634,11 +627,16 @@ def compare_outcomes(pairing: Pairing, *, resamples: int = 10_000, seed: int = 0
     for task in tasks:
         counts[task.change] += 1
     known = [task for task in tasks if task.change != "unknown"]
-    a_right = sum(1 for task in known if task.a_success)
-    b_right = sum(1 for task in known if task.b_success)
     a_scores = [task.a_score if task.a_score is not None else float(bool(task.a_success)) for task in known]
     b_scores = [task.b_score if task.b_score is not None else float(bool(task.b_success)) for task in known]
-    boot = paired_bootstrap(a_scores, b_scores, [task.task for task in known], resamples=resamples, seed=seed)
+    stats = paired_stats(
+        [bool(task.a_success) for task in known],
+        [bool(task.b_success) for task in known],
+        [task.task for task in known],
+        scores=(a_scores, b_scores),
+        resamples=resamples,
+        seed=seed,
+    )
     trials: dict[str, list[tuple[bool, bool]]] = {}
     for task in known:
         trials.setdefault(task.task, []).append((bool(task.a_success), bool(task.b_success)))
@@ -661,14 +659,7 @@ def compare_outcomes(pairing: Pairing, *, resamples: int = 10_000, seed: int = 0
         a_only=pairing.a_only,
         b_only=pairing.b_only,
         counts=counts,
-        a_rate=(a_right, len(known), *wilson(a_right, len(known))),
-        b_rate=(b_right, len(known), *wilson(b_right, len(known))),
-        mcnemar_p=mcnemar_exact(counts["regressed"], counts["fixed"]),
-        difference=boot.difference,
-        low=boot.low,
-        high=boot.high,
-        clusters=boot.clusters,
-        resamples=boot.resamples,
+        stats=stats,
         pass_k=pass_k,
         warnings=warnings,
     )
@@ -685,7 +676,7 @@ class RunsComparison:
     comparisons: list[OutcomeComparison]
     common: list[str]
     """The task keys every compared log shares with A, in A's order."""
-    rates: list[tuple[int, int, float, float]]
+    rates: list[Rate]
     """Each run's successes, n and Wilson interval on the common keys whose outcome every run knows."""
     warnings: list[str] = field(default_factory=list)
 
@@ -714,7 +705,7 @@ class RunsComparison:
                     "paired_with_baseline": len(versus.tasks) if versus else None,
                     "regressions": versus.counts["regressed"] if versus else None,
                     "fixes": versus.counts["fixed"] if versus else None,
-                    "mcnemar_p": float(versus.mcnemar_p) if versus else None,
+                    "mcnemar_p": float(versus.stats.mcnemar_p) if versus else None,
                     "success_on_common": _rate(self.rates[index]),
                 }
             )
@@ -722,10 +713,10 @@ class RunsComparison:
 
     def headline(self) -> str:
         parts = [
-            f"{label} {c.counts['regressed']} regressed, {c.counts['fixed']} fixed (p = {c.mcnemar_p:.3g})"
+            f"{label} {c.counts['regressed']} regressed, {c.counts['fixed']} fixed (p = {c.stats.mcnemar_p:.3g})"
             for label, c in zip(self.labels[1:], self.comparisons, strict=True)
         ]
-        rates = ", ".join(f"{label} {r[0]}/{r[1]}" for label, r in zip(self.labels, self.rates, strict=True))
+        rates = ", ".join(f"{label} {r.right}/{r.total}" for label, r in zip(self.labels, self.rates, strict=True))
         return (
             f"{len(self.labels)} runs against {self.labels[0]}: "
             + "; ".join(parts)
@@ -734,7 +725,7 @@ class RunsComparison:
 
 
 def compare_many(
-    pairings: Sequence[Pairing], labels: Sequence[str], *, resamples: int = 10_000, seed: int = 0
+    pairings: Sequence[Pairing], labels: Sequence[str], *, resamples: int = RESAMPLES, seed: int = 0
 ) -> RunsComparison:
     """Each pairing (the baseline with one later log) compared as two logs are; the common keys' rates."""
     comparisons = [compare_outcomes(pairing, resamples=resamples, seed=seed) for pairing in pairings]
@@ -748,6 +739,6 @@ def compare_many(
         labels=list(labels),
         comparisons=comparisons,
         common=common,
-        rates=[(right, len(known), *wilson(right, len(known))) for right in successes],
+        rates=[Rate.of(right, len(known)) for right in successes],
         warnings=list(dict.fromkeys(warnings)),
     )

@@ -9,21 +9,28 @@ Run-to-run noise in agent evaluation is large, so a figure without its interval 
   equally likely to go either way, so the p-value is a two-sided binomial test at 1/2;
 - :func:`paired_bootstrap` — the interval of the difference of two paired accuracies, resampling
   the pairs (or whole clusters of them, e.g. an episode's steps, which are not independent) with a
-  fixed seed so reports stay deterministic.
+  fixed seed so reports stay deterministic;
+- :class:`PairedStats` — all three for two runs on the same items, what every comparison states (replay
+  runs on aligned steps and episodes, two agents' logs on paired tasks).
 """
 
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic import BaseModel
 
 MAX_DRAWS = 20_000_000
 """Items drawn over all resamples at most (about a tenth of a second); past it fewer resamples are
 drawn, never fewer than 1,000: with that many clusters (20,000 episodes at 1,000 resamples) the
 interval is narrow and its Monte-Carlo error a small part of it, while 10,000 resamples of 20,000
 clusters took seconds per figure (a comparison states five)."""
+RESAMPLES = 10_000
+"""Bootstrap resamples of a comparison's figures unless asked otherwise."""
 Z95 = 1.959963984540054
 """The two-sided 95 % normal quantile."""
 
@@ -147,3 +154,95 @@ def paired_bootstraps(
             low, high = np.quantile(out, [alpha, 1 - alpha])
             found[position] = PairedDifference(observed, float(low), float(high), drawn, k)
     return [difference for difference in found if difference is not None]
+
+
+class Rate(BaseModel):
+    """``right`` of ``total`` with its Wilson 95 % interval."""
+
+    right: int
+    total: int
+    rate: float
+    low: float
+    high: float
+
+    @classmethod
+    def of(cls, right: int, total: int) -> Rate:
+        low, high = wilson(right, total)
+        return cls(right=right, total=total, rate=right / total if total else 0.0, low=low, high=high)
+
+
+class PairedStats(BaseModel):
+    """A and B on the same items: their rates, the difference B − A with a paired bootstrap interval,
+    and the exact McNemar test on the discordant items (right in one run only)."""
+
+    n: int
+    a: Rate
+    b: Rate
+    difference: float
+    low: float
+    high: float
+    resamples: int
+    clusters: int
+    a_only: int
+    """Right in A only (the regressions)."""
+    b_only: int
+    """Right in B only (the fixes)."""
+    mcnemar_p: float
+
+
+def paired_stats(
+    a: Sequence[bool],
+    b: Sequence[bool],
+    clusters: Sequence[Hashable] | None = None,
+    *,
+    scores: tuple[Sequence[float], Sequence[float]] | None = None,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+) -> PairedStats:
+    """:class:`PairedStats` of paired right/wrong outcomes (``clusters``: one key per item, resampled
+    whole). ``scores``: A's and B's score of each item (a log's reward), whose difference is bootstrapped
+    in place of right/wrong's; the rates and McNemar's test stay on right/wrong."""
+    return paired_stats_many([(a, b, clusters)], scores=[scores], resamples=resamples, seed=seed)[0]
+
+
+def paired_stats_many(
+    samples: Sequence[tuple[Sequence[bool], Sequence[bool], Sequence[Hashable] | None]],
+    *,
+    scores: Sequence[tuple[Sequence[float], Sequence[float]] | None] | None = None,
+    resamples: int | Sequence[int] = RESAMPLES,
+    seed: int = 0,
+) -> list[PairedStats]:
+    """:func:`paired_stats` of each ``(a, b, clusters)`` (with its ``scores``, one or None per sample),
+    each as alone, their bootstraps drawn together (:func:`paired_bootstraps`)."""
+    scored = list(scores) if scores is not None else [None] * len(samples)
+    differences = paired_bootstraps(
+        [
+            (a, b, clusters) if given is None else (given[0], given[1], clusters)
+            for (a, b, clusters), given in zip(samples, scored, strict=True)
+        ],
+        resamples=resamples,
+        seed=seed,
+    )
+    found = []
+    for (a, b, _), diff in zip(samples, differences, strict=True):
+        n = len(a)
+        if len(b) != n:
+            raise ValueError("paired samples must have the same length")
+        a_only = sum(map(operator.gt, map(bool, a), map(bool, b)))  # right in A, wrong in B
+        b_only = sum(map(operator.lt, map(bool, a), map(bool, b)))
+        found.append(
+            PairedStats(
+                n=n,
+                a=Rate.of(sum(a), n),
+                b=Rate.of(sum(b), n),
+                difference=diff.difference,
+                low=diff.low,
+                high=diff.high,
+                resamples=diff.resamples,
+                clusters=diff.clusters,
+                a_only=a_only,
+                b_only=b_only,
+                mcnemar_p=mcnemar_exact(a_only, b_only),
+            )
+        )
+    return found

@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import glob
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from rich.console import Console
@@ -29,20 +29,18 @@ from rich.table import Table
 from rich.text import Text
 
 from replay_tui.cli.common import (
-    EXIT_MISMATCH,
     EXIT_OK,
     UsageError,
     cell,
     output_arg,
     print_warning,
 )
+from replay_tui.cli.compare_output import COMMAND, finish, write_report
 from replay_tui.compare import (
     Agreement,
     CompareError,
     Comparison,
     LoadedRun,
-    PairedStats,
-    Rate,
     agreement_matrix,
     compare_runs,
     is_repeat_report,
@@ -53,12 +51,13 @@ from replay_tui.compare import (
     signed_pp,
 )
 from replay_tui.export import ExportError, format_for_path
-from replay_tui.export.comparison import write_comparison
 from replay_tui.fileio import expand_home, read_capped
 from replay_tui.gcpause import gc_paused
 from replay_tui.sanitize import strip_control
+from replay_tui.stats import PairedStats, Rate
 
-COMMAND = "compare"
+if TYPE_CHECKING:
+    pass
 
 
 def register(subparsers: Any) -> None:
@@ -224,7 +223,7 @@ def _compare(args: argparse.Namespace, out: Console, err: Console, report_format
         raise UsageError("give at least two runs (RUN_A RUN_B), or a --repeat report of two or more runs")
     output_arg(args.report, "--report", [loaded.source for loaded in runs if loaded.source])
     infos = [
-        run_info(loaded.summary, loaded.info, label=run_label(index), source=loaded.source)
+        run_info(loaded.run, loaded.info, label=run_label(index), source=loaded.source)
         for index, loaded in enumerate(runs)
     ]
     if len(runs) > 2:
@@ -235,18 +234,18 @@ def _compare(args: argparse.Namespace, out: Console, err: Console, report_format
         if report_format == "junit":
             raise UsageError("an agreement of several runs is written as .json, .md, .csv or .html")
         try:
-            agreement = agreement_matrix([loaded.summary for loaded in runs], infos)
+            agreement = agreement_matrix([loaded.run for loaded in runs], infos)
         except CompareError as exc:
             raise UsageError(str(exc)) from None
         for warning in agreement.warnings:
             print_warning(err, COMMAND, warning)
         _print_agreement(out, agreement, quiet=args.quiet)
-        _write(args, agreement, out)
+        write_report(args, agreement, out)
         return EXIT_OK
     try:
         comparison = compare_runs(
-            runs[0].summary,
-            runs[1].summary,
+            runs[0].run,
+            runs[1].run,
             a_info=infos[0],
             b_info=infos[1],
             resamples=args.resamples,
@@ -254,31 +253,7 @@ def _compare(args: argparse.Namespace, out: Console, err: Console, report_format
         )
     except CompareError as exc:
         raise UsageError(str(exc)) from None
-    for warning in comparison.warnings:
-        print_warning(err, COMMAND, warning)
-    if args.tui:
-        from replay_tui.cli.compare_logs import open_app
-
-        open_app(comparison)
-    if not args.quiet:
-        _print_comparison(out, comparison, args.show)
-    out.print(Text(comparison.headline(), style="bold"), soft_wrap=True)
-    _write(args, comparison, out)
-    regressions = comparison.flips["regressed"]
-    if args.fail_on_regression is not None and regressions > args.fail_on_regression:
-        return EXIT_MISMATCH
-    return EXIT_OK
-
-
-def _write(args: argparse.Namespace, report: Comparison | Agreement, out: Console) -> None:
-    if not args.report:
-        return
-    try:
-        written = write_comparison(args.report, report, title=args.title)
-    except ExportError as exc:
-        raise UsageError(str(exc)) from None
-    if not args.quiet:
-        out.print(Text(f"report written to {written}"), soft_wrap=True)
+    return finish(args, comparison, out, err, lambda: _print_comparison(out, comparison, args.show))
 
 
 def _rate(rate: Rate) -> str:

@@ -12,24 +12,21 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, output_arg, print_warning
+from replay_tui.cli.common import UsageError, output_arg, print_warning
+from replay_tui.cli.compare_output import COMMAND, finish
 from replay_tui.compare import run_label
 from replay_tui.episodes.problems import DemoFileError
-from replay_tui.export import ExportError
-from replay_tui.export.outcomes import check_format, write
 from replay_tui.fileio import expand_home
 from replay_tui.outcome_compare import OutcomeComparison, RunsComparison, compare_many, compare_outcomes
 from replay_tui.pairing import PairingError, load_pair, load_pairs
 from replay_tui.sanitize import one_line
 from replay_tui.sources import expand_logs
 
-COMMAND = "compare"
 UNPAIRED_SHOWN = 5
 
 
@@ -38,11 +35,6 @@ def run_logs(args: argparse.Namespace, out: Console, err: Console) -> int:
     more than N tasks regressed (against A, in any later log)."""
     if len(args.runs) > 2 and args.tui:
         raise UsageError("--tui opens two logs; with more, compare prints each one against the first")
-    if args.report:
-        try:
-            check_format(args.report)
-        except ExportError as exc:
-            raise UsageError(str(exc)) from None
     specs = [str(expand_home(spec)) for spec in args.runs]
     output_arg(args.report, "--report", [path for spec in specs for path in _files(spec)])
     if len(specs) > 2:
@@ -55,29 +47,7 @@ def run_logs(args: argparse.Namespace, out: Console, err: Console) -> int:
         for problem in log.problems:
             print_warning(err, COMMAND, str(problem))
     comparison = compare_outcomes(pairing, resamples=args.resamples, seed=args.seed)
-    for warning in comparison.warnings:
-        print_warning(err, COMMAND, warning)
-    if args.tui:
-        open_app(comparison)
-    if not args.quiet:
-        _print(out, comparison, args.show)
-    out.print(Text(comparison.headline(), style="bold"), soft_wrap=True)
-    _write_report(args, comparison, out)
-    if args.fail_on_regression is not None and comparison.counts["regressed"] > args.fail_on_regression:
-        return EXIT_MISMATCH
-    return EXIT_OK
-
-
-def _write_report(args: argparse.Namespace, report: OutcomeComparison | RunsComparison, out: Console) -> None:
-    """``--report``: the comparison written in the format its suffix names (one line on a bad path)."""
-    if not args.report:
-        return
-    try:
-        written = write(args.report, report, title=args.title)
-    except ExportError as exc:
-        raise UsageError(str(exc)) from None
-    if not args.quiet:
-        out.print(Text(f"report written to {written}"), soft_wrap=True)
+    return finish(args, comparison, out, err, lambda: _print(out, comparison, args.show))
 
 
 def _run_many(args: argparse.Namespace, specs: list[str], out: Console, err: Console) -> int:
@@ -95,17 +65,13 @@ def _run_many(args: argparse.Namespace, specs: list[str], out: Console, err: Con
                 print_warning(err, COMMAND, str(problem))
     labels = [run_label(0)] + [run_label(position) for position, _ in positions]
     runs = compare_many(pairings, labels, resamples=args.resamples, seed=args.seed)
-    for warning in [*left_out, *runs.warnings]:
-        print_warning(err, COMMAND, warning)
-    if not args.quiet:
+
+    def printed() -> None:
         for label, comparison in zip(labels[1:], runs.comparisons, strict=True):
             _print(out, comparison, args.show, (labels[0], label))
         _print_runs(out, runs)
-    out.print(Text(runs.headline(), style="bold"), soft_wrap=True)
-    _write_report(args, runs, out)
-    if args.fail_on_regression is not None and runs.regressions > args.fail_on_regression:
-        return EXIT_MISMATCH
-    return EXIT_OK
+
+    return finish(args, runs, out, err, printed, warnings=[*left_out, *runs.warnings])
 
 
 def _print_runs(out: Console, runs: RunsComparison) -> None:
@@ -127,13 +93,6 @@ def _print_runs(out: Console, runs: RunsComparison) -> None:
             f"{row['mcnemar_p']:.3g}" if versus else "—",
         )
     out.print(table)
-
-
-def open_app(comparison: Any) -> None:
-    """Run the compare app on ``comparison`` (two logs, or two replay runs) until the user quits."""
-    from replay_tui.tui.compare.app import CompareApp
-
-    CompareApp(comparison).theme_from_config().run()
 
 
 def _files(spec: str) -> list[Path]:

@@ -11,7 +11,8 @@ The same formats, suffixes and escaping as a run's report (:mod:`replay_tui.expo
 - **CSV** has one row per aligned step and the figures as name/value rows.
 
 An :class:`~replay_tui.compare.Agreement` of three or more runs renders as JSON, Markdown, CSV or HTML.
-Rendering is deterministic: the same comparison gives the same bytes.
+Rendering is deterministic: the same comparison gives the same bytes. :func:`write_comparison` writes
+every comparison, of replay runs or of logs paired by task (:mod:`replay_tui.export.outcomes`).
 """
 
 from __future__ import annotations
@@ -21,17 +22,19 @@ import io
 import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from replay_tui.compare import (
     FLIP_LABELS,
     Agreement,
     Comparison,
-    PairedStats,
-    Rate,
     RunInfo,
     StepPair,
     signed_pp,
 )
+
+if TYPE_CHECKING:
+    from replay_tui.outcome_compare import OutcomeComparison, RunsComparison
 from replay_tui.export.text import (
     CSS,
     HTML_DIFF_CHARS,
@@ -53,6 +56,7 @@ from replay_tui.export.text import (
     plural,
     write_atomic,
 )
+from replay_tui.stats import PairedStats, Rate
 
 DEFAULT_TITLE = "Compare runs"
 SUITE_NAME = "replay-tui compare"
@@ -110,17 +114,23 @@ def render_agreement(agreement: Agreement, fmt: str, *, title: str | None = None
 
 def write_comparison(
     path: str | os.PathLike[str],
-    report: Comparison | Agreement,
+    report: Comparison | Agreement | OutcomeComparison | RunsComparison,
     fmt: str | None = None,
     *,
     title: str | None = None,
 ) -> Path:
-    """Render and atomically write a comparison (or an agreement); the format follows the suffix unless given."""
+    """Render and atomically write any comparison: of replay runs (or their agreement), or of logs paired
+    by task (:mod:`replay_tui.export.outcomes`, imported only for those); the format follows the suffix
+    unless given."""
     name = normalize_format(fmt) if fmt else format_for_path(path)
     if isinstance(report, Agreement):
         data = render_agreement(report, name, title=title)
-    else:
+    elif isinstance(report, Comparison):
         data = render_comparison(report, name, title=title)
+    else:
+        from replay_tui.export.outcomes import render
+
+        data = render(report, name, title=title)
     return write_atomic(path, data)
 
 

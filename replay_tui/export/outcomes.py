@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import xml.etree.ElementTree as ET
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -27,10 +25,8 @@ from replay_tui.export.text import (
     clean,
     csv_cell,
     esc,
-    format_for_path,
     md_code,
     md_text,
-    write_atomic,
 )
 from replay_tui.outcome_compare import OutcomeComparison, RunsComparison, TaskPair
 from replay_tui.runner import EpisodeOutcome, recorded_outcome_of
@@ -457,16 +453,3 @@ def render(comparison: OutcomeComparison | RunsComparison, fmt: str, *, title: s
     if fmt == "html":
         return _html(comparison, title or DEFAULT_TITLE).encode()
     raise ExportError(f"a comparison of two logs is written as {', '.join(FORMATS)} (not {fmt})")
-
-
-def check_format(path: str | os.PathLike[str]) -> str:
-    """The report format ``path`` asks for by its suffix; ExportError (one line) before any work otherwise."""
-    return format_for_path(path)
-
-
-def write(
-    path: str | os.PathLike[str], comparison: OutcomeComparison | RunsComparison, *, title: str | None = None
-) -> Path:
-    """Render and atomically write the report; the format follows the suffix."""
-    data = render(comparison, check_format(path), title=title)
-    return write_atomic(path, data)

@@ -833,20 +833,19 @@ class ReplayApp(RunHistory):
         self, path_a: Path, path_b: Path | None, session: tuple[SummaryReport, list[tuple[str, Path]]] | None
     ) -> None:
         """Load the runs, hash this session's demo files, compare; post the comparison or why not."""
-        from replay_tui.compare import CompareError, compare_runs, demo_identities, load_run_file
+        from replay_tui.compare import CompareError, RunSteps, compare_runs, demo_identities, load_run_file
 
         try:
             a = load_run_file(path_a)
+            b_summary: SummaryReport | RunSteps
             if session is not None:
                 b_summary, files = session
                 b_info = {"name": "this session", "policy": b_summary.mode, "demo_files": demo_identities(files)}
             else:
                 assert path_b is not None
                 b = load_run_file(path_b)
-                b_summary, b_info = b.summary, {**(b.info or {}), "source": str(path_b)}
-            comparison = compare_runs(
-                a.summary, b_summary, a_info={**(a.info or {}), "source": str(path_a)}, b_info=b_info
-            )
+                b_summary, b_info = b.run, {**(b.info or {}), "source": str(path_b)}
+            comparison = compare_runs(a.run, b_summary, a_info={**(a.info or {}), "source": str(path_a)}, b_info=b_info)
         except (CompareError, OSError) as exc:
             self.post_message(ComparisonFailed(str(exc)))
             return

@@ -378,6 +378,59 @@ def test_loading_refuses_reports_without_steps_and_other_files(tmp_path: Path, p
         load_run_file(tmp_path / "missing.json")
 
 
+def _report_shapes(report: SummaryReport) -> dict[str, dict]:
+    """A report as JSON in each shape ``compare`` reads: step results on the episodes (the seed's
+    shape, reasons under ``step_reasons``), under ``step_results``, and with a value pydantic accepts
+    and the narrow step schema does not (``match`` as 0/1)."""
+    seed_shape = report.to_dict(include_steps=True)
+    loose = report.to_dict(include_steps=True)
+    for episode in loose["episodes"]:
+        for item in episode["steps"]:
+            item["match"] = int(item["match"])
+    return {"steps": seed_shape, "step_results": report.to_dict(), "loose": loose}
+
+
+@pytest.mark.parametrize("shape", ["steps", "step_results", "loose"])
+def test_runs_read_from_json_compare_as_the_reports_they_were_written_from(tmp_path: Path, pair, shape) -> None:
+    a, b = pair
+    loaded = []
+    for name, report in (("a.json", a), ("b.json", b)):
+        path = tmp_path / name
+        path.write_bytes(orjson.dumps(_report_shapes(report)[shape]))
+        loaded.append(load_run_file(path))
+    infos = {"a_info": demo_info(run_name="base"), "b_info": demo_info(run_name="cand"), "resamples": 500}
+    read = compare_runs(loaded[0].run, loaded[1].run, **infos)
+    assert read.to_json() == compare_runs(a, b, **infos).to_json()
+    assert orjson.loads(agreement_matrix([r.run for r in loaded]).to_json()) == orjson.loads(
+        agreement_matrix([a, b]).to_json()
+    )
+
+
+def test_comparing_runs_read_from_json_validates_their_whole_reports_only_when_asked(tmp_path: Path, pair) -> None:
+    a, _ = pair
+    path = tmp_path / "a.json"
+    path.write_bytes(a.to_json(include_steps=True))
+    loaded = load_run_file(path)
+    assert run_info(loaded.run, None, label="A").steps == sum(len(e.steps) for e in a.episodes)
+    assert "summary" not in vars(loaded)  # the comparison read the narrow schema alone
+    assert loaded.summary.episodes[0].steps == a.episodes[0].steps
+
+
+def test_a_faulty_step_result_is_named_as_the_report_model_names_it(tmp_path: Path, pair) -> None:
+    a, _ = pair
+    data = a.to_dict(include_steps=True)
+    data["episodes"][0]["steps"][1]["session_id"] = "one"
+    path = tmp_path / "faulty.json"
+    path.write_bytes(orjson.dumps(data))
+    with pytest.raises(CompareError, match=r"faulty\.json: not a replay report \(episodes\.0\.steps\.1\.session_id: "):
+        load_run_file(path)
+    data = a.to_dict(include_steps=True)
+    data["episodes"][0]["steps"] = None
+    path.write_bytes(orjson.dumps(data))
+    with pytest.raises(CompareError, match=r"faulty\.json: the report has no step results \(episode 1\)"):
+        load_run_file(path)
+
+
 def test_demo_identities_hash_the_files(tmp_path: Path) -> None:
     demo = tmp_path / "demo.json"
     demo.write_text("[]")
@@ -591,7 +644,7 @@ def test_regressions_are_grouped_when_first_asked_for_not_when_compared(pair, mo
 def test_accepted_figures_without_equivalent_steps_are_the_step_figures_drawn_once(pair, monkeypatch) -> None:
     """With no step judged equivalent, ``accepted`` is the step accuracy: it is not bootstrapped again
     (seconds at 20,000 episodes), and equals what bootstrapping it gives."""
-    import replay_tui.compare as module
+    import replay_tui.stats as module
 
     calls: list[int] = []
     real = module.paired_bootstraps

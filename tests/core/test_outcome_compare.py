@@ -104,9 +104,9 @@ def test_clustered_bootstrap_within_monte_carlo_error_of_scipy():
         n_resamples=10_000,
         random_state=11,
     ).confidence_interval
-    assert result.clusters == 60
-    assert result.difference == pytest.approx(sums.sum() / sizes.sum())
-    assert (result.low, result.high) == pytest.approx((reference.low, reference.high), abs=0.02)
+    assert result.stats.clusters == 60
+    assert result.stats.difference == pytest.approx(sums.sum() / sizes.sum())
+    assert (result.stats.low, result.stats.high) == pytest.approx((reference.low, reference.high), abs=0.02)
 
 
 def test_nothing_paired_is_refused_and_keys_from_fields():
@@ -120,3 +120,24 @@ def test_nothing_paired_is_refused_and_keys_from_fields():
     for bad in ("__import__('os')", "metadata.task_id or 1", "steps.0"):
         with pytest.raises(PairingError):
             KeyExpr.parse(bad)
+
+
+@pytest.mark.parametrize("suffix", ["json", "md", "csv", "xml", "html"])
+def test_a_comparison_of_logs_is_written_by_the_one_writer_of_comparisons(tmp_path, suffix):
+    """One report family: ``write_comparison`` writes a comparison of logs (and of replay runs), the
+    bytes those logs' own renderer gives, in the format the suffix names."""
+    from replay_tui.compare import compare_runs
+    from replay_tui.export.comparison import render_comparison, write_comparison
+    from replay_tui.export.outcomes import render
+    from replay_tui.export.text import format_for_path
+    from tests.core.test_compare import CASE, make_report
+
+    a = log("a", {("t1", 0): True, ("t2", 0): True, ("t3", 0): False})
+    b = log("b", {("t1", 0): False, ("t2", 0): True, ("t3", 0): True})
+    logs = compare_outcomes(pair_logs(a, b), resamples=500)
+    runs = compare_runs(make_report(CASE, 4), make_report(CASE, 5), resamples=500)
+    fmt = format_for_path(f"x.{suffix}")
+    written = write_comparison(tmp_path / f"logs.{suffix}", logs, title="T")
+    assert written.read_bytes() == render(logs, fmt, title="T")
+    written = write_comparison(tmp_path / f"runs.{suffix}", runs, title="T")
+    assert written.read_bytes() == render_comparison(runs, fmt, title="T")

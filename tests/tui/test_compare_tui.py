@@ -14,12 +14,12 @@ from replay_tui.compare import Comparison
 from replay_tui.examples import example_path
 from replay_tui.groups import sort_groups
 from replay_tui.tui.compare.runs import (
-    CompareExportModal,
     CompareGroupsScreen,
     ComparePathModal,
     CompareScreen,
     CompareStepperScreen,
 )
+from replay_tui.tui.compare.screen import CompareExportModal
 from tests.core.cli.test_cli_compare import differ_policy
 from tests.tui.conftest import SIZE, wait_replay
 

@@ -14,7 +14,7 @@ from replay_tui.outcome_compare import compare_outcomes
 from replay_tui.pairing import load_pair
 from replay_tui.tui.compare.app import CompareApp
 from replay_tui.tui.compare.logs import LogCompareScreen, LogPairScreen, RegressionGroupsModal
-from replay_tui.tui.compare.runs import CompareExportModal
+from replay_tui.tui.compare.screen import CompareExportModal
 from replay_tui.tui.widgets.lazy_table import LazyTable
 from tests.tui.conftest import SIZE
 

@@ -30,13 +30,9 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from replay_tui.episodes.model import Trajectory
-from replay_tui.export import ExportError
-from replay_tui.export.outcomes import render
-from replay_tui.fileio import atomic_write_bytes
 from replay_tui.outcome_compare import OutcomeComparison, TaskPair, TimelineRow
 from replay_tui.sanitize import excerpt, one_line, strip_control
-from replay_tui.tui.compare.runs import CompareExportModal
-from replay_tui.tui.screens.modals import ExportChoice
+from replay_tui.tui.compare.screen import ComparisonScreen
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
@@ -184,7 +180,7 @@ def regression_groups(comparison: OutcomeComparison) -> list[tuple[str, set[str]
     return ordered
 
 
-class LogCompareScreen(Screen):
+class LogCompareScreen(ComparisonScreen[OutcomeComparison, TaskPair]):
     """The tasks two logs share, their outcomes and changes; the figures above them."""
 
     DEFAULT_CSS = """
@@ -206,32 +202,20 @@ class LogCompareScreen(Screen):
         Binding("e", "export", "Export", id="log_compare.export"),
     ]
 
+    PREFIX = "logcmp"
+    TABLE_ID = "logcmp-tasks"
+    NO_FURTHER = "no further task whose outcome changed"
+
     def __init__(self, comparison: OutcomeComparison, export_dir: Path | None = None, *, out_dir: Path | None = None):
-        super().__init__(id="log-compare")
-        self.comparison = comparison
-        self.export_dir = export_dir or Path.cwd()
-        self.out_dir = out_dir
-        self.filter_name = "all"
         self.group: set[str] | None = None
         self.group_name = ""
-        self.source = TasksSource(comparison)
+        super().__init__(comparison, export_dir, out_dir=out_dir, id="log-compare")
 
-    def compose(self) -> ComposeResult:
-        yield Static(id="logcmp-title")
-        yield Static(id="logcmp-stats")
-        yield LazyTable(id="logcmp-tasks")
-        yield Static(id="logcmp-status")
-        yield KeysFooter()
+    def make_source(self) -> TasksSource:
+        return TasksSource(self.comparison, self.filter_name, self.group)
 
-    def on_mount(self) -> None:
-        self.table.set_source(self.source, cursor=0)
-        self.table.focus()
-        self.query_one("#logcmp-stats", Static).update(self.stats_text())
-        self.update_title()
-
-    @property
-    def table(self) -> LazyTable:
-        return self.query_one("#logcmp-tasks", LazyTable)
+    def changed(self, row: TaskPair) -> bool:
+        return row.change in ("regressed", "fixed")
 
     def update_title(self) -> None:
         c = self.comparison
@@ -286,33 +270,13 @@ class LogCompareScreen(Screen):
             text.append(f"\npass^{p.k} ({p.tasks} tasks)  A {p.a:.3f}  B {p.b:.3f}  B − A {p.difference:+.3f}")
         return text
 
-    def _reload(self, keep: TaskPair | None) -> None:
-        self.source = TasksSource(self.comparison, self.filter_name, self.group)
-        index = next((i for i, task in enumerate(self.source.rows) if task is keep), 0)
-        self.table.set_source(self.source, cursor=index)
-        self.update_title()
-
     def current_task(self) -> TaskPair | None:
-        return self.source.rows[self.table.cursor] if len(self.source) else None
+        return self.current_row()
 
     # -- actions ----------------------------------------------------------------------------
-    def action_filter(self, name: str) -> None:
-        self.filter_name = "all" if self.filter_name == name else name
-        self._reload(self.current_task())
-
     def action_cycle_filter(self) -> None:
         self.filter_name = FILTER_CYCLE[(FILTER_CYCLE.index(self.filter_name) + 1) % len(FILTER_CYCLE)]
-        self._reload(self.current_task())
-
-    def action_next_change(self, direction: int) -> None:
-        """Move to the next (previous) task whose outcome changed from A to B."""
-        cursor = self.table.cursor
-        order = range(cursor + 1, len(self.source)) if direction > 0 else range(cursor - 1, -1, -1)
-        for index in order:
-            if self.source.rows[index].change in ("regressed", "fixed"):
-                self.table.set_cursor(index)
-                return
-        self.notify("no further task whose outcome changed", severity="warning", timeout=2)
+        self.reload(self.current_task())
 
     def action_groups(self) -> None:
         def apply(chosen: tuple[str, set[str]] | None) -> None:
@@ -320,27 +284,13 @@ class LogCompareScreen(Screen):
                 return
             self.group_name, self.group = chosen
             self.filter_name = "all"
-            self._reload(None)
+            self.reload(None)
 
         if self.group is not None:  # M again: the whole list back
             self.group = None
-            self._reload(self.current_task())
+            self.reload(self.current_task())
             return
         self.app.push_screen(RegressionGroupsModal(self.comparison), apply)
-
-    def action_export(self) -> None:
-        def apply(choice: ExportChoice | None) -> None:
-            if choice is None:
-                return
-            try:
-                written = atomic_write_bytes(choice.path, render(self.comparison, choice.fmt))
-            except (OSError, ExportError, ValueError) as exc:
-                self.notify(f"export failed: {exc}", severity="error", markup=False)
-                return
-            regressions = self.comparison.counts["regressed"]
-            self.notify(f"exported the comparison ({regressions} regressions) to {written}", timeout=3, markup=False)
-
-        self.app.push_screen(CompareExportModal(self.export_dir, out_dir=self.out_dir), apply)
 
     @on(LazyTable.Selected, "#logcmp-tasks")
     def _open(self, event: LazyTable.Selected) -> None:

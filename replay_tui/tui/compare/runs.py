@@ -27,18 +27,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Input, Label, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import Input, Label, Static
 
-from replay_tui.compare import FLIP_LABELS, Comparison, EpisodePair, PairedStats, Rate, StepPair, signed_pp
+from replay_tui.compare import FLIP_LABELS, Comparison, EpisodePair, StepPair, signed_pp
 from replay_tui.diff import char_diff
-from replay_tui.export import FORMATS
-from replay_tui.export.comparison import write_comparison
 from replay_tui.fileio import expand_home
 from replay_tui.groups import MismatchGroup
 from replay_tui.sanitize import one_line, strip_control
+from replay_tui.stats import PairedStats, Rate
+from replay_tui.tui.compare.screen import ComparisonScreen, ExportsComparison
 from replay_tui.tui.replay.groups import GroupsSource, GroupsView
-from replay_tui.tui.screens.modals import FORMAT_SUFFIX, ExportChoice, ExportModal
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 
@@ -65,13 +63,6 @@ FLIP_MARKS: dict[str, tuple[str, str]] = {
     "both_wrong_different": ("≠", "bold yellow"),
     "both_wrong_same": ("✗", "dim red"),
     "both_right": ("·", "dim"),
-}
-COMPARE_FORMAT_HELP = {
-    "json": "JSON — the whole comparison, deterministic",
-    "md": "Markdown — a pull-request comment: summary + regressions",
-    "csv": "CSV — one row per aligned step, and the figures",
-    "html": "HTML — one self-contained file with diffs",
-    "junit": "JUnit XML — one failing test case per regression",
 }
 
 
@@ -133,43 +124,6 @@ class ComparePathModal(ModalScreen[str | None]):
             self.notify(f"{value}: {exc.strerror}", severity="error", markup=False)
 
 
-class CompareExportModal(ExportModal):
-    """The export dialog with the comparison's formats (the same choice of format and path)."""
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
-            yield Label(Text("Export the comparison", style="bold"))
-            yield OptionList(*(Option(COMPARE_FORMAT_HELP[f], id=f) for f in FORMATS), id="export-format")
-            yield Input(str(self.default_dir / f"compare-report{FORMAT_SUFFIX[self.fmt]}"), id="export-path")
-            yield Label(Text("↑/↓ format · enter exports · esc cancels", style="dim"))
-
-
-class _ExportsComparison:
-    """``e`` on a compare screen: the comparison in any report format, via the export dialog."""
-
-    comparison: Comparison
-    export_dir: Path
-    out_dir: Path | None
-    """The one folder an export may go to (a served app's ``--out-dir``), or None."""
-
-    def action_export(self) -> None:
-        def apply(choice: ExportChoice | None) -> None:
-            if choice is None:
-                return
-            fmt, path = choice.fmt, choice.path
-            try:
-                written = write_comparison(path, self.comparison, fmt)
-            except (OSError, ValueError) as exc:
-                self.notify(f"export failed: {exc}", severity="error", markup=False)  # type: ignore[attr-defined]
-                return
-            regressions = self.comparison.flips["regressed"]
-            self.notify(  # type: ignore[attr-defined]
-                f"exported the comparison ({regressions} regressions) to {written}", timeout=3, markup=False
-            )
-
-        self.app.push_screen(CompareExportModal(self.export_dir, out_dir=self.out_dir), apply)  # type: ignore[attr-defined]
-
-
 class EpisodesSource:
     """The episodes of a comparison, filtered; cells made on demand."""
 
@@ -223,7 +177,7 @@ class EpisodesSource:
         ]
 
 
-class CompareScreen(_ExportsComparison, Screen):
+class CompareScreen(ComparisonScreen[Comparison, EpisodePair]):
     """The episodes two runs share, with their flips; the figures above them."""
 
     DEFAULT_CSS = """
@@ -236,42 +190,28 @@ class CompareScreen(_ExportsComparison, Screen):
         Binding("minus", "filter('regressed')", "Regressions", id="compare.regressions"),
         Binding("plus", "filter('fixed')", "Fixes", id="compare.fixes"),
         Binding("d", "filter('flips')", "Any flip", show=False, id="compare.flips"),
-        Binding("right_square_bracket", "next_episode(1)", "Next flip", id="compare.next_flip"),
-        Binding("left_square_bracket", "next_episode(-1)", "Prev flip", show=False, id="compare.prev_flip"),
+        Binding("right_square_bracket", "next_change(1)", "Next flip", id="compare.next_flip"),
+        Binding("left_square_bracket", "next_change(-1)", "Prev flip", show=False, id="compare.prev_flip"),
         Binding("M", "groups", "Regression groups", show=False, id="compare.groups"),
         Binding("e", "export", "Export comparison", id="compare.export"),
         Binding("escape", "back", "Back", id="compare.back"),
     ]
 
+    PREFIX = "compare"
+    TABLE_ID = "compare-episodes"
+    NO_FURTHER = "no further episode with a flip"
+
     def __init__(self, comparison: Comparison, export_dir: Path | None = None, *, out_dir: Path | None = None):
-        super().__init__(id="compare")
-        self.comparison = comparison
-        self.export_dir = export_dir or Path.cwd()
-        self.out_dir = out_dir
-        self.filter_name = "all"
+        super().__init__(comparison, export_dir, out_dir=out_dir, id="compare")
 
-    def compose(self) -> ComposeResult:
-        yield Static(id="compare-title")
-        yield Static(id="compare-stats")
-        yield LazyTable(id="compare-episodes")
-        yield Static(id="compare-status")
-        yield KeysFooter()
+    def make_source(self) -> EpisodesSource:
+        return EpisodesSource(self.comparison, self.filter_name)
 
-    def on_mount(self) -> None:
-        self.source = EpisodesSource(self.comparison)
-        self.table.set_source(self.source, cursor=0)
-        self.table.focus()
-        self.query_one("#compare-stats", Static).update(self.stats_text())
-        self.update_title()
-
-    @property
-    def table(self) -> LazyTable:
-        return self.query_one("#compare-episodes", LazyTable)
+    def changed(self, row: EpisodePair) -> bool:
+        return bool(row.shown)
 
     def current_episode(self) -> EpisodePair | None:
-        if not len(self.source):
-            return None
-        return self.source.rows[self.table.cursor]
+        return self.current_row()
 
     def update_title(self) -> None:
         c = self.comparison
@@ -306,24 +246,6 @@ class CompareScreen(_ExportsComparison, Screen):
         return text
 
     # -- actions ----------------------------------------------------------------------------
-    def action_filter(self, name: str) -> None:
-        self.filter_name = "all" if self.filter_name == name else name
-        keep = self.current_episode()
-        self.source.apply(self.filter_name)
-        index = next((i for i, row in enumerate(self.source.rows) if row is keep), 0)
-        self.table.set_source(self.source, cursor=index)
-        self.update_title()
-
-    def action_next_episode(self, direction: int) -> None:
-        """Move to the next (previous) episode with a flip."""
-        cursor = self.table.cursor
-        order = range(cursor + 1, len(self.source)) if direction > 0 else range(cursor - 1, -1, -1)
-        for index in order:
-            if self.source.rows[index].shown:
-                self.table.set_cursor(index)
-                return
-        self.notify("no further episode with a flip", severity="warning", timeout=2)
-
     @on(LazyTable.Selected, "#compare-episodes")
     def _open(self, event: LazyTable.Selected) -> None:
         episode = self.source.rows[event.index]
@@ -520,7 +442,7 @@ def _diff_line(label: str, expected: str, predicted: str, verdict: str, error: s
     return text
 
 
-class CompareStepperScreen(_ExportsComparison, Screen):
+class CompareStepperScreen(ExportsComparison[Comparison], Screen):
     """One episode of a comparison: per step the recorded action, A's and B's predictions with their diffs."""
 
     DEFAULT_CSS = """
