@@ -206,15 +206,25 @@ class ReplayApp(RunHistory):
             return
         found: list[LoadProblem] = []
         posted = time.monotonic()
-        for problem in self.workspace.demos.validation():
-            if worker.is_cancelled:
+        demos = self.workspace.demos
+        end = len(demos.refs)
+        batch = demos.validation()  # the episodes listed so far
+        while True:  # then, while a log's index goes on, the episodes it adds
+            for problem in batch:
+                if worker.is_cancelled:
+                    return
+                if problem is not None:
+                    found.append(problem)
+                if found and time.monotonic() - posted >= VALIDATION_POST_INTERVAL:
+                    self.post_message(ProblemsFound(found))
+                    found, posted = [], time.monotonic()
+                time.sleep(0)  # let the UI thread take the GIL between episodes
+            if not self.indexing and len(demos.refs) == end:
+                break
+            if worker.cancelled_event.wait(FOLLOW_INTERVAL):
                 return
-            if problem is not None:
-                found.append(problem)
-            if found and time.monotonic() - posted >= VALIDATION_POST_INTERVAL:
-                self.post_message(ProblemsFound(found))
-                found, posted = [], time.monotonic()
-            time.sleep(0)  # let the UI thread take the GIL between episodes
+            start, end = end, len(demos.refs)
+            batch = demos.validation(start, end)
         if found:
             self.post_message(ProblemsFound(found))
         self.validated.set()
