@@ -634,9 +634,8 @@ class IndexingLog(TrajectoryFile):
     as without ``progressive``). :attr:`following` is True until the queue is empty and the thread
     has ended; :attr:`indexed` counts the summaries the thread has found so far."""
 
-    def __init__(
-        self, path: str | os.PathLike[str], reader: IndexingReader, first_id: int = 0, *, first: int = FIRST_ROWS
-    ):
+    def __init__(self, path: str | os.PathLike[str], reader: Reader, first_id: int = 0, *, first: int = FIRST_ROWS):
+        assert isinstance(reader, IndexingReader)
         self.path = Path(path)
         self.name = str(path)
         self.reader = reader

@@ -45,6 +45,7 @@ from typing import Any, cast
 
 import orjson
 
+from replay_tui.episodes.jsonscan import NotAnArray, array_batches
 from replay_tui.episodes.model import (
     ChatMessage,
     MessageView,
@@ -965,6 +966,9 @@ class _Members:
     def _zstd(self, info: zipfile.ZipInfo) -> bytes:
         """A zstd member listed in the central directory, inflated within the caps and its CRC checked
         (zipfile before Python 3.14 does not know the method)."""
+        return b"".join(self._zstd_pieces(info))
+
+    def _zstd_pieces(self, info: zipfile.ZipInfo) -> Iterator[bytes]:
         if info.flag_bits & 0x1:
             raise RuntimeError("encrypted member")
         data = self._mapped()
@@ -976,12 +980,20 @@ class _Members:
         raw = data[start : start + info.compress_size]
         if len(raw) < info.compress_size:
             raise zipfile.BadZipFile("member cut off by the end of the file")
-        inflated, ended = self.budget.inflate_zstd(raw, info.file_size)
+        crc = 0
+        pieces = self.budget.zstd_pieces(raw, info.file_size)
+        while True:
+            try:
+                piece = next(pieces)
+            except StopIteration as stop:
+                ended = stop.value
+                break
+            crc = zlib.crc32(piece, crc)
+            yield piece
         if not ended:
             raise zipfile.BadZipFile("compressed data ends early")
-        if zlib.crc32(inflated) != info.CRC:
+        if crc != info.CRC:
             raise zipfile.BadZipFile("bad CRC-32")
-        return inflated
 
     def read(self, name: str) -> bytes | bytearray:
         """A member's bytes; OSError, zipfile.BadZipFile, zlib.error or ZstdError when it is damaged,
@@ -1012,6 +1024,34 @@ class _Members:
         if not ended:
             raise zipfile.BadZipFile("compressed data ends early")
         return data
+
+    def pieces(self, name: str) -> Iterator[bytes]:
+        """:meth:`read` a piece at a time, within the same caps, raising the same errors (the last
+        ones, a CRC or an early end, after the last piece)."""
+        if self.zip is not None:
+            info = self.zip.getinfo(name)
+            if info.compress_type == ZIP_ZSTANDARD:
+                yield from self._zstd_pieces(info)
+                return
+            with self.zip.open(info) as stream:
+                yield from self.budget.read_pieces(stream, info.file_size)
+            return
+        if name in self.refused:
+            raise InflateLimit(self.refused[name])
+        start, csize, method, flags, usize = self.local[name]
+        if method == zipfile.ZIP_STORED or csize < 0:
+            yield bytes(self.read(name))
+            return
+        declared = None if flags & 0x08 else usize
+        raw = self._mapped()[start : start + csize]
+        if method == ZIP_ZSTANDARD:
+            ended = yield from self.budget.zstd_pieces(raw, declared)
+        elif method == zipfile.ZIP_DEFLATED:
+            ended = yield from self.budget.inflate_pieces(raw, declared)
+        else:
+            raise zipfile.BadZipFile(f"unsupported compression method {method}")
+        if not ended:
+            raise zipfile.BadZipFile("compressed data ends early")
 
 
 class InspectAiReader:
@@ -1138,12 +1178,16 @@ class InspectAiReader:
                 for record, item in enumerate(layout.without_samples()):
                     yield item if isinstance(item, LoadProblem) else EpisodeSummary.of(item, record, item)
                 return
-            summaries, problem = layout.summaries()
+            summaries = layout.summaries()
+            problem = summaries.problem
             if problem is not None:
                 yield problem
             unsummarised: list[int] = []
             for index, (_, epoch, sample_id, name) in enumerate(layout.samples):
                 summary = summaries.get((sample_id, epoch))
+                if summaries.problem is not None and summaries.problem is not problem:  # the rest read whole
+                    problem = summaries.problem
+                    yield problem
                 indexed = layout.summary_of(index, summary, name) if summary is not None else None
                 if indexed is None:
                     unsummarised.append(index)
@@ -1153,6 +1197,8 @@ class InspectAiReader:
                     unsummarised = []
                 yield indexed
             yield from layout.summaries_by_reading(unsummarised)
+            if (end := summaries.finish()) is not None and end is not problem:  # its end checked (a CRC)
+                yield end
             kept = self._keep(key, layout)  # the first sample opened needs no second read of the directory
         finally:
             if not kept:
@@ -1295,28 +1341,13 @@ class _Layout:
         else:
             yield LoadProblem(file=self.file, message=_no_samples(self.log))
 
-    def summaries(self) -> tuple[dict[tuple[str, int], dict[str, Any]], LoadProblem | None]:
-        """The samples' summaries by (member id, epoch), and the problem that left them out."""
+    def summaries(self) -> _Summaries:
+        """The samples' summaries, looked up by (member id, epoch) as they are parsed."""
         names = self.members.names
         numbered = [(int(m.group(1)), n) for n in names if (m := _JOURNAL_SUMMARY.match(n))]
         journal = [name for _, name in sorted(numbered)]
         sources = ["summaries.json"] if "summaries.json" in names else journal
-        if not sources:
-            return {}, self._slower("no summaries.json")
-        found: dict[tuple[str, int], dict[str, Any]] = {}
-        for name in sources:
-            try:
-                entries = _loads(self.members.read(name))
-            except _HEADER_ERRORS as exc:  # InflateLimit is a ValueError
-                return {}, self._slower(f"{name} unreadable: {exc}")
-            if not isinstance(entries, list):
-                return {}, self._slower(f"{name} is not a list of sample summaries")
-            for entry in entries:
-                if isinstance(entry, dict) and isinstance(entry.get("epoch", 1), int):
-                    sample_id = entry.get("id")
-                    if isinstance(sample_id, (str, int)) and not isinstance(sample_id, bool):
-                        found[(str(sample_id), entry.get("epoch", 1))] = entry
-        return found, None
+        return _Summaries(self, sources)
 
     def _slower(self, why: str) -> LoadProblem:
         return LoadProblem(
@@ -1363,6 +1394,53 @@ class _Layout:
                 yield item
             else:
                 yield EpisodeSummary.of(item, index, (self.samples[index][3], self.several))
+
+
+class _Summaries:
+    """The samples' summaries (``summaries.json``, or the journal's members in order), parsed a
+    batch at a time as the member inflates (:func:`~replay_tui.episodes.jsonscan.array_batches`):
+    :meth:`get` reads on only until the summary asked for is found, so the first samples are
+    indexed before a 100,000-sample log's member (hundreds of MB) is whole. inspect_ai writes them
+    in the samples' order or near it (as they complete); one found early waits in :attr:`found`.
+    When a member turns out unreadable, :attr:`problem` says so and the samples not found by then
+    are read whole (slower), as when there are no summaries at all."""
+
+    def __init__(self, layout: _Layout, sources: list[str]) -> None:
+        self.layout = layout
+        self.found: dict[tuple[str, int], dict[str, Any]] = {}
+        self.problem: LoadProblem | None = None if sources else layout._slower("no summaries.json")
+        self._batches = self._parsed(sources)
+
+    def _parsed(self, sources: list[str]) -> Iterator[list[Any]]:
+        for name in sources:
+            try:
+                yield from array_batches(self.layout.members.pieces(name), _loads)
+            except NotAnArray:
+                self.problem = self.layout._slower(f"{name} is not a list of sample summaries")
+                return
+            except _HEADER_ERRORS as exc:  # InflateLimit is a ValueError
+                self.problem = self.layout._slower(f"{name} unreadable: {exc}")
+                return
+
+    def get(self, key: tuple[str, int]) -> dict[str, Any] | None:
+        """The summary of sample ``key``, once (None: it has none, or the summaries broke first)."""
+        found = self.found
+        while key not in found and self.problem is None:
+            batch = next(self._batches, None)
+            if batch is None:
+                break
+            for entry in batch:
+                if isinstance(entry, dict) and isinstance(entry.get("epoch", 1), int):
+                    sample_id = entry.get("id")
+                    if isinstance(sample_id, (str, int)) and not isinstance(sample_id, bool):
+                        found[(str(sample_id), entry.get("epoch", 1))] = entry
+        return found.pop(key, None)
+
+    def finish(self) -> LoadProblem | None:
+        """Read the members to their ends (a CRC or an early end is found there), for :attr:`problem`."""
+        for _ in self._batches:
+            pass
+        return self.problem
 
 
 _JOURNAL_SUMMARY = re.compile(r"^_journal/summaries/(\d+)\.json$")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
+import orjson
 import pytest
 
 from replay_tui.episodes.model import Trajectory
@@ -105,6 +106,29 @@ def test_a_damaged_summaries_member_indexes_by_reading_the_samples(
     assert problem.severity == "warning" and problem.field == "summaries.json"
     assert problem.message.startswith(named) and "slower" in problem.message
     assert READER.load(damaged, summaries[0]).model_dump() == trajectories[0].model_dump()
+
+
+def test_summaries_json_is_used_as_far_as_it_parses(tmp_path: Path) -> None:
+    """summaries.json is parsed a batch at a time as it inflates (issue 31: the first rows of a
+    100,000-sample log come before its member is whole): the samples summarised before the bytes
+    that break it are indexed from their summaries, the others by reading them, after the warning."""
+    with zipfile.ZipFile(POPULARITY) as archive:
+        entries = orjson.loads(archive.read("summaries.json"))
+    in_order = sorted(entries, key=lambda entry: entry["id"])[:5]  # (a real log's are in the order samples ended)
+    padded = [dict(entry, padding="x" * 20_000) for entry in in_order]  # past the first batch's 64 KiB
+    damaged = tmp_path / "damaged.eval"
+    rewrite(POPULARITY, damaged, {"summaries.json": orjson.dumps(padded)[:-1] + b", {not json]"})
+    trajectories, _ = read(damaged)
+    items = list(READER.index(damaged))
+    summaries = [item for item in items if isinstance(item, EpisodeSummary)]
+    assert [s.id for s in summaries] == [t.id for t in trajectories]
+    from_summaries = [s.deferred_outcome is not None for s in summaries]
+    first = from_summaries.count(True)
+    assert 0 < first <= 5 and from_summaries == [True] * first + [False] * (len(summaries) - first)
+    [problem] = [item for item in items if isinstance(item, LoadProblem)]
+    assert items.index(problem) == first  # said when found, before the samples read whole
+    assert problem.message.startswith("summaries.json unreadable") and "slower" in problem.message
+    assert [verdict(s) for s in summaries] == [verdict(t) for t in trajectories]
 
 
 def test_without_summaries_json_the_journal_summaries_index(tmp_path: Path) -> None:
