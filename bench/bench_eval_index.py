@@ -15,8 +15,10 @@ outside (interpreter start and imports included, as a user waits for them):
 - inspect_ai one sample: ``read_eval_log_sample`` (``insp_one.py``);
 - floor: inflate and orjson-load ``header.json`` + ``summaries.json`` (``floor_zip.py --summaries``,
   with ``zipfile_zstd`` imported first so Python 3.11's zipfile reads zstd members);
-- ours first rows: ``sources.open_sources([FILE])``, what the app opens (detection by content, the
-  reader's index, the DemoSet of refs);
+- ours first rows: ``sources.open_sources([FILE], progressive=True)``, what the app opens (detection
+  by content, the reader's index up to its first 200 rows, the DemoSet of refs; the index's thread
+  is cut there: the process exits);
+- ours whole index: ``sources.open_sources([FILE])``, what the CLI's commands read;
 - ours one sample: the same, then that one episode read (``TrajectoryFile.read_episode``); the
   child also prints the load alone.
 
@@ -78,16 +80,24 @@ ROOT = Path(__file__).resolve().parents[1]
 PEER = ROOT.parent.parent / "shared" / "peer_bench"
 
 OURS_INDEX = """
-import json, sys, time
+import json, os, resource, sys, time
 start = time.perf_counter()
 from replay_tui.sources import open_sources
 imported = time.perf_counter()
-demos = open_sources([sys.argv[1]])
+first = sys.argv[2] == "--first"
+try:  # the app's open: the first rows, the rest indexed by a thread (a checkout before it: the whole index)
+    demos = open_sources([sys.argv[1]], progressive=first)
+except TypeError:
+    demos = open_sources([sys.argv[1]])
 listed = time.perf_counter()
 refs = demos.refs
 out = {"episodes": len(refs), "problems": sum(len(f.problems) for f in demos.files),
        "import": imported - start, "index": listed - imported}
-if len(sys.argv) > 2:
+if first:  # what the app shows first: the index's thread is cut here, so the RSS is the first rows'
+    out["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(out), flush=True)
+    os._exit(0)
+if sys.argv[2] != "--whole":
     [ref] = [r for r in refs if r.header.episode_id == sys.argv[2]]
     t = time.perf_counter()
     episode = ref.file.read_episode(ref)
@@ -156,7 +166,8 @@ def main() -> None:
         rows["floor: summaries.json"] = median(
             [peer, "-c", FLOOR, str(args.peer_dir / "floor_zip.py"), path, "--summaries"], args.repeat
         )
-    rows["ours: first rows"] = median([sys.executable, "-c", OURS_INDEX, path], args.repeat, env)
+    rows["ours: first rows"] = median([sys.executable, "-c", OURS_INDEX, path, "--first"], args.repeat, env)
+    rows["ours: whole index"] = median([sys.executable, "-c", OURS_INDEX, path, "--whole"], args.repeat, env)
     rows["ours: one sample"] = median([sys.executable, "-c", OURS_INDEX, path, args.sample], args.repeat, env)
     size = args.file.stat().st_size / 2**20
     print(f"{args.file.name}: {size:,.0f} MiB zip; ours from {args.ours}")
