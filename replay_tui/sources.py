@@ -666,10 +666,18 @@ class IndexingLog(TrajectoryFile):
             self.problems.append(self._failed(exc))
             self._done.set()
         self.indexed = len(self.episodes)
-        if not self._done.is_set():
-            threading.Thread(
-                target=self._index_rest, args=(items,), name=f"index {self.path.name}", daemon=True
-            ).start()
+        self._rest = items
+        self._started = self._done.is_set()
+
+    def start(self) -> None:
+        """Index the rest in a thread, from now (the app starts it after its first frame: a thread
+        started at open would take the GIL from the app's launch). Taking or waiting for the rest
+        starts it too."""
+        if not self._started:
+            self._started = True
+            thread = threading.Thread(target=self._index_rest, args=(self._rest,), name=f"index {self.path.name}")
+            thread.daemon = True
+            thread.start()
 
     def _failed(self, exc: Exception) -> LoadProblem:
         return LoadProblem(file=self.name, message=f"{self.format} reader failed: {exc}")
@@ -702,10 +710,12 @@ class IndexingLog(TrajectoryFile):
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the index to end (True when it has)."""
+        self.start()
         return self._done.wait(timeout)
 
     def read_grown(self, first_id: int) -> Grown:
         """The summaries indexed since the last look, as episodes from ``first_id`` on."""
+        self.start()
         with self._queue_lock:
             items, self._queue = self._queue, []
         grown = Grown()

@@ -159,6 +159,8 @@ class ReplayApp(RunHistory):
             self.notify(strip_control(problem.one_line()), title="Cannot read", severity="error", markup=False)
         self.call_after_refresh(self.validate_in_background)  # after the first paint
         self.indexing = self._still_indexing()
+        if self.indexing:  # the rest of a big log's index, once the first frame is drawn
+            self.call_after_refresh(self._index_the_rest)
         if self.workspace.demos.following:
             self.follow_timer = self.set_interval(FOLLOW_INTERVAL, self.read_followed)
         gc.freeze()  # the index (an object per episode) is kept for the app's life: not for the GC to walk
@@ -189,6 +191,11 @@ class ReplayApp(RunHistory):
             self.update_status()
         if not demos.following and self.follow_timer is not None:
             self.follow_timer.stop()
+
+    def _index_the_rest(self) -> None:
+        for demo in self.workspace.demos.files:
+            if isinstance(demo, IndexingLog):
+                demo.start()
 
     def _still_indexing(self) -> bool:
         return any(isinstance(demo, IndexingLog) and demo.following for demo in self.workspace.demos.files)
