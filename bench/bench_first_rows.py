@@ -55,7 +55,7 @@ def measure(log: Path, ours: Path, timeout: float) -> str:
     home = tempfile.mkdtemp(prefix="first-rows-home-")
     # bytecode compiled as an installed app's is (termdrive.installed_bytecode, for any checkout)
     env = {"HOME": home, "PYTHONPATH": str(ours), "PATH": os.environ.get("PATH", ""), "PYTHONDONTWRITEBYTECODE": ""}
-    app = TmuxApp([sys.executable, "-m", "replay_tui", str(log)], env=env)
+    app = TmuxApp([sys.executable, "-P", "-m", "replay_tui", str(log)], env=env)  # -P: the checkout, not the cwd
     try:
         first = app.wait_for(rows_shown, timeout=timeout)
         first_rss = peak_rss_mb(app)
