@@ -51,7 +51,7 @@ def rows_shown(screen: str) -> bool:
     return found is not None and int(found.group(1).replace(",", "")) > 0
 
 
-def measure(log: Path, ours: Path, timeout: float) -> str:
+def measure(log: Path, ours: Path, timeout: float, first_only: bool = False) -> str:
     home = tempfile.mkdtemp(prefix="first-rows-home-")
     # bytecode compiled as an installed app's is (termdrive.installed_bytecode, for any checkout)
     env = {"HOME": home, "PYTHONPATH": str(ours), "PATH": os.environ.get("PATH", ""), "PYTHONDONTWRITEBYTECODE": ""}
@@ -61,11 +61,14 @@ def measure(log: Path, ours: Path, timeout: float) -> str:
         first_rss = peak_rss_mb(app)
         shown = TITLE.search(app.text())
         progressive = "indexing:" in app.text() or "index done" in app.text()
+        rows = shown.group(1) if shown else "?"
+        if first_only:
+            return f"{log.name}: first rows {first:.2f}s ({rows} rows, peak {first_rss:.0f} MB)"
         done = app.wait_for(lambda s: "index done" in s, timeout=timeout) if progressive else first
         done_rss = peak_rss_mb(app)
         total = TITLE.search(app.text())
         return (
-            f"{log.name}: first rows {first:.2f}s ({shown.group(1) if shown else '?'} rows, peak {first_rss:.0f} MB); "
+            f"{log.name}: first rows {first:.2f}s ({rows} rows, peak {first_rss:.0f} MB); "
             f"index done {done:.2f}s ({total.group(2) if total else '?'} episodes, peak {done_rss:.0f} MB)"
         )
     finally:
@@ -77,10 +80,11 @@ def main() -> None:
     parser.add_argument("logs", nargs="+", type=Path)
     parser.add_argument("--ours", type=Path, default=ROOT, help="the checkout whose replay_tui is measured")
     parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--first-only", action="store_true", help="stop at the first rows")
     args = parser.parse_args()
     compileall.compile_dir(str(args.ours.resolve() / "replay_tui"), quiet=1)
     for log in args.logs:
-        print(measure(log.resolve(), args.ours.resolve(), args.timeout), flush=True)
+        print(measure(log.resolve(), args.ours.resolve(), args.timeout, args.first_only), flush=True)
         time.sleep(1)
 
 
