@@ -12,8 +12,10 @@ runs in a fresh subprocess, so its wall time (imports excluded) and peak RSS (``
 its own:
 
 - floor: the bytes read (16 MB at a time), and ``orjson.loads`` over every line;
-- ours, first rows: ``sources.open_sources([path])`` as the app opens it (detection, the reader's
-  index, the DemoSet of summaries);
+- ours, first rows: ``sources.open_sources([path], progressive=True)`` as the app opens it
+  (detection, the reader's index up to its first 200 rows; the process exits there);
+- ours, whole index: ``sources.open_sources([path])``, what the CLI reads (detection, the reader's
+  whole index, the DemoSet of summaries; the app's first rows before the progressive open);
 - ours, one episode: the first and the middle episode opened after that (``DemoSet.episode``);
 - whole (``--whole``): ``reader.read()`` kept in a list: what opening held before the readers indexed;
 - peer (``--peer-python``, an interpreter with the peers installed): claude-code-log's
@@ -83,11 +85,11 @@ def phase(name: str, path: Path) -> dict[str, object]:
                     if line.strip():
                         orjson.loads(line)
                         count = int(str(count)) + 1
-    elif name in ("open", "load"):
+    elif name in ("first", "open", "load"):
         from replay_tui.sources import open_sources
 
         start, cpu_start = time.perf_counter(), time.process_time()
-        demos = open_sources([path])
+        demos = open_sources([path], progressive=name == "first")  # first: the app's open, its first rows
         count = len(demos)
         if name == "load":
             refs = list(demos)
@@ -154,7 +156,9 @@ def main() -> None:
     parser.add_argument("--only", choices=("claude", "otlp"))
     args = parser.parse_args()
     if args.phase:
-        print(json.dumps(phase(args.phase, args.path)))
+        print(json.dumps(phase(args.phase, args.path)), flush=True)
+        if args.phase == "first":
+            os._exit(0)  # the index's thread cut at the first rows
         return
     sys.path.insert(0, str(HERE))
     from make_big_logs import claude_project, otlp_lines
@@ -172,7 +176,8 @@ def main() -> None:
         print(f"\n{kind}: {path} ({total / 1e6:,.0f} MB)")
         print(f"  {'phase':<44}{'time':>9}{'CPU':>9}{'peak RSS':>10}  count")
         phases = [("floor: bytes read", "bytes"), ("floor: orjson every line", "orjson")]
-        phases += [("ours: first rows (open_sources)", "open"), ("ours: + one episode (first, middle)", "load")]
+        phases += [("ours: first rows (the app's open)", "first"), ("ours: whole index (open_sources)", "open")]
+        phases += [("ours: + one episode (first, middle)", "load")]
         if args.whole:
             phases.append(("whole read kept (before the index)", "whole"))
         for label, name in phases:
