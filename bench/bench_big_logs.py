@@ -46,6 +46,30 @@ and sub-agent are computed once, and pass 1 reads each export line for its trace
 (msgspec, narrow schema: 13x faster than ``orjson.loads`` of the line). What is left is pass 2's
 building of every span and each trace's brief trajectory (~0.55s of the 0.76s); the next step is a
 summary built from the spans without the step models.
+
+Progressive first rows (issue 31, h-prog2), the same 1000 MB inputs, load 4-5 (CPU is the figure)::
+
+    claude (911 files, 2,218 episodes)              time      CPU   peak RSS
+      floor: bytes read / orjson every line      0.30s / 9.16s   0.26s / 3.79s   16-17 MB
+      ours: first rows (the app's open)          2.13s    0.85s    45 MB   (whole index before: 10.7s CPU)
+      ours: whole index (what the CLI reads)    21.35s   10.67s    65 MB
+      in the app, tmux (bench_first_rows.py)     1.6-3.2s          82 MB   (before: 16.8s, 104 MB)
+    otlp (335,178 lines, 87,436 traces)
+      floor: bytes read / orjson every line      0.60s / 19.8s   0.23s / 5.35s   15-45 MB
+      ours: first rows (the app's open)         15.67s    4.33s    97 MB   (3.0-3.7s CPU, 100 MB quiet)
+      ours: whole index (what the CLI reads)   129.4s    53.95s   222 MB
+      in the app, tmux (bench_first_rows.py)     5.6-6.0s         133 MB   (before: 84.5s, 264 MB)
+
+Claude Code's index already yielded a session's summary as soon as its file was read: the app's
+progressive open (``sources.IndexingLog``) is all its first rows needed. OTLP's pass 2 now yields
+each trace as soon as it and the traces before it are built (the problems after them), and the
+lone-``\r`` check is a memchr over 16 MB chunks instead of a line-at-a-time pass, so its first rows
+wait for pass 1 alone: 3-4s of CPU per GB, under orjson-every-line but not the 3s target (a trace
+is complete only once every line has been read for its trace ids; pass 1 is a Python loop over the
+lines with a narrow msgspec decode each). Left: pass 1 (e.g. msgspec's ``decode_lines`` a chunk at
+a time, falling back a line at a time on a bad chunk), and the whole indexes' CPU (pass 2's span
+building for OTLP; Claude Code's counting reader, ~0.5s of the first rows' 0.85s in its records'
+``add`` and ``TokenUsage`` validation).
 """
 
 from __future__ import annotations
