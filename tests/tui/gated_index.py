@@ -16,6 +16,8 @@ from replay_tui.formats.base import Detection, ReadItem
 
 GATE = threading.Event()
 HOLD_AFTER = 250
+FAIL = False
+"""Set by a test: the index raises at the gate instead of going on (a reader that fails midway)."""
 HOLD_TIMEOUT = 8.0
 """At most this long at the gate (a test that never opens it fails, it does not hang)."""
 
@@ -35,6 +37,8 @@ class GatedIndexReader:
         for count, item in enumerate(reader_for("openai-chat").index(path)):  # type: ignore[attr-defined]
             if count == HOLD_AFTER:
                 GATE.wait(HOLD_TIMEOUT)
+                if FAIL:
+                    raise RuntimeError("the disk went away")
             yield item
 
     def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:

@@ -31,6 +31,7 @@ def gated(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     gated_index.GATE.clear()
     yield
     gated_index.GATE.set()  # a failed test leaves no index thread waiting
+    gated_index.FAIL = False
     registry.reader_for.cache_clear()
 
 
@@ -88,3 +89,17 @@ def test_the_cli_reads_the_whole_index(tmp_path: Path) -> None:
     assert [(r.session_id, r.header.episode_id, r.decision_steps) for r in progressive.refs] == [
         (r.session_id, r.header.episode_id, r.decision_steps) for r in whole.refs
     ]
+
+
+def test_a_reader_failing_midway_is_one_problem_and_the_rows_stay(tmp_path: Path, gated: None) -> None:
+    gated_index.FAIL = True
+    log = chats(tmp_path / "big.jsonl", EPISODES)
+    demos = open_sources([log], fmt="gated-index", progressive=True)
+    (indexing,) = demos.files
+    first = len(demos)
+    gated_index.GATE.set()
+    assert indexing.wait(10)
+    added, problems = demos.read_new()
+    assert 0 < first < gated_index.HOLD_AFTER == len(demos) and len(added) == gated_index.HOLD_AFTER - first
+    assert [p.one_line() for p in problems] == [f"{log}: gated-index reader failed: the disk went away"]
+    assert demos.problems == problems and not demos.following
