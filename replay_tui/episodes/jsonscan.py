@@ -351,16 +351,42 @@ def array_batches(
         if len(buffer) < want:
             continue
         opened = opened or _open_array(buffer)
-        if opened and (spans := scan_depth(buffer, 1 << 30, 0, spans_at=1)[1]):
+        if not opened:
+            continue
+        batch = _guessed_batch(buffer, taken, loads)
+        if batch is None and (spans := scan_depth(buffer, 1 << 30, 0, spans_at=1)[1]):
             end = spans[-1][1]
-            yield loads(b"[" + _elements(buffer[:end], taken) + b"]")
-            del buffer[:end]
+            batch = end, loads(b"[" + _elements(buffer[:end], taken) + b"]")
+        if batch is not None:
+            yield batch[1]
+            del buffer[: batch[0]]
             taken = True
         want = min(most, max(want * 2, len(buffer) + first))
     if not (opened or _open_array(buffer)):
         loads(bytes(buffer))  # not JSON: its error; JSON of another kind:
         raise NotAnArray("not an array")
     yield loads(b"[" + _elements(buffer, taken))  # the rest, up to the array's "]"
+
+
+def _guessed_batch(buffer: bytearray, taken: bool, loads: Callable[[bytes], Any]) -> tuple[int, list[Any]] | None:
+    """The batch up to the last ``}`` followed by ``,`` and ``{`` (the usual end of an array of
+    objects), parsed: when it parses, its brackets and strings are balanced, so it ends at an
+    element; None when there is no such ``}`` or it is one inside a string (then the bracket scan
+    finds the end, at the cost of a pass over the bytes)."""
+    end, tries = len(buffer), 2
+    for _ in range(256):  # the last element's own "}"s, before the "}" that ends the one before it
+        end = buffer.rfind(b"}", 0, end)
+        if end < 0:
+            return None
+        after = buffer[end + 1 : end + 65].lstrip(_SPACE)
+        if after[:1] == b"," and after[1:].lstrip(_SPACE)[:1] == b"{":
+            try:
+                return end + 1, loads(b"[" + _elements(buffer[: end + 1], taken) + b"]")
+            except ValueError:
+                tries -= 1
+                if not tries:
+                    return None
+    return None
 
 
 def _open_array(buffer: bytearray) -> bool:
