@@ -77,6 +77,11 @@ CLI reads; before = the package as it was (``--ours``: its first rows are its wh
     ours after: whole index          7.8s    6.1s    476 MiB   (summaries never held whole: -40 % memory)
     ours: one sample's load         0.008s
 
+The whole index measured again after the batches' ends were found by a trial parse, not a bracket
+scan (in-process ``open_sources``, before and after alternated, load 3): before 4.1-5.7s of CPU
+and 813 MiB, after 3.6-3.9s and 451 MiB; streaming summaries.json (inflate + parse, 100,000
+entries) 2.1s against 2.35s to inflate it and parse it whole.
+
 In the app, in a real terminal (``bench_first_rows.py``: tmux 160x48, from the interpreter's start):
 first rows 1.48s at 158 MB (before: 8.36s at 833 MB, the whole index before the first frame); the
 index done at 8.4s, 644 MB, the list browsable meanwhile. What made it: the app's progressive open
@@ -84,8 +89,8 @@ index done at 8.4s, 644 MB, the list browsable meanwhile. What made it: the app'
 first frame), ``summaries.json`` parsed a batch at a time as it inflates
 (``jsonscan.array_batches``: first rows before the member is whole), and the zip's central
 directory read from its bytes (zipfile's ZipInfo per member: 0.6-0.9s of CPU at 100,000 members;
-ours 0.3s). Left: the whole index's CPU (6.1s; the batches' bracket scan adds ~0.3s to orjson's
-parse) and memory (the 100,000 summaries' dicts, kept for their outcomes built when first shown).
+ours 0.3s). Left: the whole index's memory (the 100,000 summaries' dicts, kept for their outcomes
+built when first shown).
 """
 
 from __future__ import annotations
