@@ -56,7 +56,7 @@ Progressive first rows (issue 31, h-prog2), the same 1000 MB inputs, load 4-5 (C
       in the app, tmux (bench_first_rows.py)     1.6-3.2s          82 MB   (before: 16.8s, 104 MB)
     otlp (335,178 lines, 87,436 traces)
       floor: bytes read / orjson every line      0.60s / 19.8s   0.23s / 5.35s   15-45 MB
-      ours: first rows (the app's open)         15.67s    4.33s    97 MB   (3.0-3.7s CPU, 100 MB quiet)
+      ours: first rows (the app's open)         15.67s    4.33s    97 MB   (other runs: 3.0-5.5s CPU, 99 MB)
       ours: whole index (what the CLI reads)   129.4s    53.95s   222 MB
       in the app, tmux (bench_first_rows.py)     5.6-6.0s         133 MB   (before: 84.5s, 264 MB)
 
@@ -64,10 +64,12 @@ Claude Code's index already yielded a session's summary as soon as its file was 
 progressive open (``sources.IndexingLog``) is all its first rows needed. OTLP's pass 2 now yields
 each trace as soon as it and the traces before it are built (the problems after them), and the
 lone-``\r`` check is a memchr over 16 MB chunks instead of a line-at-a-time pass, so its first rows
-wait for pass 1 alone: 3-4s of CPU per GB, under orjson-every-line but not the 3s target (a trace
+wait for pass 1 alone: 3-5.5s of CPU per GB, under orjson-every-line but not the 3s target (a trace
 is complete only once every line has been read for its trace ids; pass 1 is a Python loop over the
-lines with a narrow msgspec decode each). Left: pass 1 (e.g. msgspec's ``decode_lines`` a chunk at
-a time, falling back a line at a time on a bad chunk), and the whole indexes' CPU (pass 2's span
+lines with a narrow msgspec decode each: 1.7s of the decoder, 1.4s of ``readline``, 1.7s of the
+loop's own bookkeeping under the profiler; splitting 16 MB reads instead of ``readline`` was tried:
+no faster, 175 MB instead of 99). Left: pass 1 (e.g. msgspec's ``decode_lines`` a chunk at a time,
+falling back a line at a time on a bad chunk), and the whole indexes' CPU (pass 2's span
 building for OTLP; Claude Code's counting reader, ~0.5s of the first rows' 0.85s in its records'
 ``add`` and ``TokenUsage`` validation).
 """
