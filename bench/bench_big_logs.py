@@ -12,8 +12,10 @@ runs in a fresh subprocess, so its wall time (imports excluded) and peak RSS (``
 its own:
 
 - floor: the bytes read (16 MB at a time), and ``orjson.loads`` over every line;
-- ours, first rows: ``sources.open_sources([path])`` as the app opens it (detection, the reader's
-  index, the DemoSet of summaries);
+- ours, first rows: ``sources.open_sources([path], progressive=True)`` as the app opens it
+  (detection, the reader's index up to its first 200 rows; the process exits there);
+- ours, whole index: ``sources.open_sources([path])``, what the CLI reads (detection, the reader's
+  whole index, the DemoSet of summaries; the app's first rows before the progressive open);
 - ours, one episode: the first and the middle episode opened after that (``DemoSet.episode``);
 - whole (``--whole``): ``reader.read()`` kept in a list: what opening held before the readers indexed;
 - peer (``--peer-python``, an interpreter with the peers installed): claude-code-log's
@@ -44,6 +46,32 @@ and sub-agent are computed once, and pass 1 reads each export line for its trace
 (msgspec, narrow schema: 13x faster than ``orjson.loads`` of the line). What is left is pass 2's
 building of every span and each trace's brief trajectory (~0.55s of the 0.76s); the next step is a
 summary built from the spans without the step models.
+
+Progressive first rows (issue 31, h-prog2), the same 1000 MB inputs, load 4-5 (CPU is the figure)::
+
+    claude (911 files, 2,218 episodes)              time      CPU   peak RSS
+      floor: bytes read / orjson every line      0.30s / 9.16s   0.26s / 3.79s   16-17 MB
+      ours: first rows (the app's open)          2.13s    0.85s    45 MB   (whole index before: 10.7s CPU)
+      ours: whole index (what the CLI reads)    21.35s   10.67s    65 MB
+      in the app, tmux (bench_first_rows.py)     1.6-3.2s          82 MB   (before: 16.8s, 104 MB)
+    otlp (335,178 lines, 87,436 traces)
+      floor: bytes read / orjson every line      0.60s / 19.8s   0.23s / 5.35s   15-45 MB
+      ours: first rows (the app's open)         15.67s    4.33s    97 MB   (other runs: 3.0-5.5s CPU, 99 MB)
+      ours: whole index (what the CLI reads)   129.4s    53.95s   222 MB
+      in the app, tmux (bench_first_rows.py)     5.6-6.0s         133 MB   (before: 84.5s, 264 MB)
+
+Claude Code's index already yielded a session's summary as soon as its file was read: the app's
+progressive open (``sources.IndexingLog``) is all its first rows needed. OTLP's pass 2 now yields
+each trace as soon as it and the traces before it are built (the problems after them), and the
+lone-``\r`` check is a memchr over 16 MB chunks instead of a line-at-a-time pass, so its first rows
+wait for pass 1 alone: 3-5.5s of CPU per GB, under orjson-every-line but not the 3s target (a trace
+is complete only once every line has been read for its trace ids; pass 1 is a Python loop over the
+lines with a narrow msgspec decode each: 1.7s of the decoder, 1.4s of ``readline``, 1.7s of the
+loop's own bookkeeping under the profiler; splitting 16 MB reads instead of ``readline`` was tried:
+no faster, 175 MB instead of 99). Left: pass 1 (e.g. msgspec's ``decode_lines`` a chunk at a time,
+falling back a line at a time on a bad chunk), and the whole indexes' CPU (pass 2's span
+building for OTLP; Claude Code's counting reader, ~0.5s of the first rows' 0.85s in its records'
+``add`` and ``TokenUsage`` validation).
 """
 
 from __future__ import annotations
@@ -83,11 +111,11 @@ def phase(name: str, path: Path) -> dict[str, object]:
                     if line.strip():
                         orjson.loads(line)
                         count = int(str(count)) + 1
-    elif name in ("open", "load"):
+    elif name in ("first", "open", "load"):
         from replay_tui.sources import open_sources
 
         start, cpu_start = time.perf_counter(), time.process_time()
-        demos = open_sources([path])
+        demos = open_sources([path], progressive=name == "first")  # first: the app's open, its first rows
         count = len(demos)
         if name == "load":
             refs = list(demos)
@@ -154,7 +182,9 @@ def main() -> None:
     parser.add_argument("--only", choices=("claude", "otlp"))
     args = parser.parse_args()
     if args.phase:
-        print(json.dumps(phase(args.phase, args.path)))
+        print(json.dumps(phase(args.phase, args.path)), flush=True)
+        if args.phase == "first":
+            os._exit(0)  # the index's thread cut at the first rows
         return
     sys.path.insert(0, str(HERE))
     from make_big_logs import claude_project, otlp_lines
@@ -172,7 +202,8 @@ def main() -> None:
         print(f"\n{kind}: {path} ({total / 1e6:,.0f} MB)")
         print(f"  {'phase':<44}{'time':>9}{'CPU':>9}{'peak RSS':>10}  count")
         phases = [("floor: bytes read", "bytes"), ("floor: orjson every line", "orjson")]
-        phases += [("ours: first rows (open_sources)", "open"), ("ours: + one episode (first, middle)", "load")]
+        phases += [("ours: first rows (the app's open)", "first"), ("ours: whole index (open_sources)", "open")]
+        phases += [("ours: + one episode (first, middle)", "load")]
         if args.whole:
             phases.append(("whole read kept (before the index)", "whole"))
         for label, name in phases:

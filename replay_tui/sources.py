@@ -619,6 +619,119 @@ class FollowedLog(TrajectoryFile):
         return episode_from_trajectory(trajectory, ref.session_id, file=self.name, record=ref.index)
 
 
+FIRST_ROWS = 200
+"""Episodes a progressive open (:func:`open_sources` with ``progressive``) indexes before it returns:
+more than a screenful of the browser, so its first frame is full."""
+
+
+class IndexingLog(TrajectoryFile):
+    """An :class:`IndexingReader`'s log listed as its index goes (the app's progressive open).
+
+    The first ``first`` summaries are indexed at open; a thread indexes the rest into a queue that
+    :meth:`read_grown` (the ``--follow`` path of :meth:`DemoSet.read_new`) turns into episodes, so a
+    1 GB log shows its first rows in the time its first rows take to index, not its whole index.
+    Session ids go on from the set's next free id when they are taken (one file: its file order,
+    as without ``progressive``). :attr:`following` is True until the queue is empty and the thread
+    has ended; :attr:`indexed` counts the summaries the thread has found so far."""
+
+    def __init__(self, path: str | os.PathLike[str], reader: Reader, first_id: int = 0, *, first: int = FIRST_ROWS):
+        assert isinstance(reader, IndexingReader)
+        self.path = Path(path)
+        self.name = str(path)
+        self.reader = reader
+        self.format = reader.name
+        self.episodes = []
+        self.problems = []
+        self.error = None
+        self._held = {}
+        self._queue: list[EpisodeSummary | LoadProblem] = []
+        self._queue_lock = threading.Lock()
+        self._done = threading.Event()
+        self._closed = False
+        self.indexed = 0
+        items = iter(reader.index(self.path))
+        try:
+            with gc_paused():
+                while len(self.episodes) < first:
+                    item = next(items, None)
+                    if item is None:
+                        self._done.set()
+                        break
+                    gc_tick()
+                    if isinstance(item, LoadProblem):
+                        self.problems.append(item)
+                    else:
+                        self._add(item, first_id + len(self.episodes))
+        except Exception as exc:  # a reader must never take the set down; what it found stays
+            self.problems.append(self._failed(exc))
+            self._done.set()
+        self.indexed = len(self.episodes)
+        self._rest = items
+        self._started = self._done.is_set()
+
+    def start(self) -> None:
+        """Index the rest in a thread, from now (the app starts it after its first frame: a thread
+        started at open would take the GIL from the app's launch). Taking or waiting for the rest
+        starts it too."""
+        if not self._started:
+            self._started = True
+            thread = threading.Thread(target=self._index_rest, args=(self._rest,), name=f"index {self.path.name}")
+            thread.daemon = True
+            thread.start()
+
+    def _failed(self, exc: Exception) -> LoadProblem:
+        return LoadProblem(file=self.name, message=f"{self.format} reader failed: {exc}")
+
+    def _index_rest(self, items: Iterator[EpisodeSummary | LoadProblem]) -> None:
+        try:
+            with gc_paused():
+                for item in items:
+                    gc_tick()
+                    with self._queue_lock:
+                        self._queue.append(item)
+                        self.indexed += not isinstance(item, LoadProblem)
+                    if self._closed:
+                        return
+        except Exception as exc:
+            with self._queue_lock:
+                self._queue.append(self._failed(exc))
+        finally:
+            self._done.set()
+
+    @property
+    def following(self) -> bool:
+        """Summaries are still to come (the index goes on, or its last ones are not taken yet)."""
+        return not self._done.is_set() or bool(self._queue)
+
+    @property
+    def indexing(self) -> bool:
+        """The index is still going."""
+        return not self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the index to end (True when it has)."""
+        self.start()
+        return self._done.wait(timeout)
+
+    def read_grown(self, first_id: int) -> Grown:
+        """The summaries indexed since the last look, as episodes from ``first_id`` on."""
+        self.start()
+        with self._queue_lock:
+            items, self._queue = self._queue, []
+        grown = Grown()
+        for item in items:
+            if isinstance(item, LoadProblem):
+                self.problems.append(item)
+                grown.problems.append(item)
+            else:
+                grown.added.append(self._add(item, first_id + len(grown.added)))
+        return grown
+
+    def close(self) -> None:
+        self._closed = True
+        super().close()
+
+
 def _fingerprint(trajectory: Trajectory) -> tuple[Any, ...]:
     """What changes when a followed episode grows: its steps, their texts and results, its task
     and outcome (cheap: no prompt is compared)."""
@@ -688,6 +801,7 @@ def open_sources(
     skip_unreadable: bool = False,
     defer_scan: bool = False,
     follow: bool = False,
+    progressive: bool = False,
 ) -> DemoSet:
     """Open log files of any format (paths, directories, globs) as one DemoSet.
 
@@ -699,6 +813,9 @@ def open_sources(
     files in JSON Lines are read up to their last complete line and grow with
     :meth:`DemoSet.read_new`, and so do logs of other formats in JSON Lines and Claude Code / Codex
     session folders (:class:`FollowedLog`); other logs are read once (a warning says so).
+    ``progressive`` (the app): a log whose reader indexes returns with its first rows indexed and
+    the rest indexed by a thread (:class:`IndexingLog`), taken by :meth:`DemoSet.read_new`; the
+    CLI's commands read the whole index.
     """
     if isinstance(specs, (str, os.PathLike)):
         specs = [specs]
@@ -720,6 +837,8 @@ def open_sources(
                 demos.add_file(DemoFile(path, defer_scan=defer_scan, follow=follow))
             elif follow and FollowedLog.can_follow(path, reader):
                 demos.add_file(FollowedLog(path, reader, _next_id(demos)))
+            elif progressive and isinstance(reader, IndexingReader):
+                demos.add_file(IndexingLog(path, reader, _next_id(demos)))
             else:
                 demos.add_file(TrajectoryFile(path, reader, _next_id(demos)))
                 if follow:

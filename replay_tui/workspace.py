@@ -275,12 +275,14 @@ class Workspace:
         allow_pickle: bool = False,
         defer_scan: bool = False,
         follow: bool = False,
+        progressive: bool = False,
     ) -> Workspace:
         """Open demo files and the annotations sidecar (beside the first file unless given).
 
         With ``skip_unreadable`` a file that cannot be read is a problem (``demos.unreadable``), not an error.
         Logs of every format open (detected by content; ``fmt`` forces one, ``allow_pickle`` lets
-        BrowserGym's step pickles be read by the restricted unpickler).
+        BrowserGym's step pickles be read by the restricted unpickler). ``progressive``: a big log
+        opens with its first rows, the rest of its index follows (see :func:`open_sources`).
         """
         demos = open_sources(
             specs,
@@ -289,6 +291,7 @@ class Workspace:
             skip_unreadable=skip_unreadable,
             defer_scan=defer_scan,
             follow=follow,
+            progressive=progressive,
         )
         if annotations_path is None:
             annotations_path = default_annotations_path(demos)

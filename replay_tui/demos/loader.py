@@ -1354,12 +1354,13 @@ class DemoSet:
         """Parse every episode once (dropping them again) and return the problems found."""
         return [problem for problem in self.validation() if problem is not None]
 
-    def validation(self) -> Iterator[LoadProblem | None]:
-        """Parse every episode not parsed yet, one at a time (dropping them again): yields the
-        problem of each malformed one as it is found (recorded as :meth:`episode` records it), the
-        invalid fields of a usable one then None, and None after each good one, so a caller (the
-        app's background validation) can stop or yield between episodes."""
-        for ref in list(self.refs):
+    def validation(self, start: int = 0, end: int | None = None) -> Iterator[LoadProblem | None]:
+        """Parse every episode not parsed yet (those of :attr:`refs` ``[start:end]``), one at a time
+        (dropping them again): yields the problem of each malformed one as it is found (recorded as
+        :meth:`episode` records it), the invalid fields of a usable one then None, and None after
+        each good one, so a caller (the app's background validation) can stop or yield between
+        episodes, and go on later with the episodes added since."""
+        for ref in self.refs[start:end]:
             with self._lock:  # per episode, as :meth:`episode` does, so readers are not held up for the whole file
                 if ref.session_id in self._bad or ref.session_id in self._cache:
                     continue

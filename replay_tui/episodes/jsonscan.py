@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -319,3 +320,99 @@ def find_bad_value(raw: Any) -> tuple[str | None, str] | None:
 
 def _has_escaped_byte(text: str) -> bool:
     return any("\udc80" <= char <= "\udcff" for char in text) if not text.isascii() else False
+
+
+class NotAnArray(ValueError):
+    """The text :func:`array_batches` reads is JSON but not an array."""
+
+
+_SPACE = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+
+
+def array_batches(
+    pieces: Iterable[bytes], loads: Callable[[bytes], Any], *, first: int = 64 << 10, most: int = 16 << 20
+) -> Iterator[list[Any]]:
+    """The elements of the JSON array that ``pieces`` make up (a zip member as it inflates), a batch
+    at a time, each batch parsed by ``loads`` as soon as its last object is complete: the first
+    after ``first`` bytes, the next ones each twice as big, up to ``most``. So the first elements
+    of a member of hundreds of MB are known in milliseconds, and the parse costs one call per batch.
+
+    A batch ends at the last complete object of the bytes so far (found by :func:`scan_depth`,
+    strings and escapes respected); what follows waits for the next piece. Raises ``loads``'s error
+    (or a ValueError) on text that is not JSON, :class:`NotAnArray` on JSON that is not an array,
+    once the batches before the bad bytes are yielded."""
+    buffer = bytearray()
+    opened = False  # past the array's "["
+    taken = False  # a batch was yielded: what follows starts with its ","
+    want = first
+    for piece in pieces:
+        buffer += piece
+        if len(buffer) < want:
+            continue
+        opened = opened or _open_array(buffer)
+        if not opened:
+            continue
+        batch = _guessed_batch(buffer, taken, loads)
+        if batch is None and (spans := scan_depth(buffer, 1 << 30, 0, spans_at=1)[1]):
+            end = spans[-1][1]
+            batch = end, loads(b"[" + _elements(buffer[:end], taken) + b"]")
+        if batch is not None:
+            yield batch[1]
+            del buffer[: batch[0]]
+            taken = True
+        want = min(most, max(want * 2, len(buffer) + first))
+    if not (opened or _open_array(buffer)):
+        loads(bytes(buffer))  # not JSON: its error; JSON of another kind:
+        raise NotAnArray("not an array")
+    yield loads(b"[" + _elements(buffer, taken))  # the rest, up to the array's "]"
+
+
+def _guessed_batch(buffer: bytearray, taken: bool, loads: Callable[[bytes], Any]) -> tuple[int, list[Any]] | None:
+    """The batch up to the last ``}`` followed by ``,`` and ``{`` (the usual end of an array of
+    objects), parsed: when it parses, its brackets and strings are balanced, so it ends at an
+    element; None when there is no such ``}`` or it is one inside a string (then the bracket scan
+    finds the end, at the cost of a pass over the bytes)."""
+    end, tries = len(buffer), 2
+    for _ in range(256):  # the last element's own "}"s, before the "}" that ends the one before it
+        end = buffer.rfind(b"}", 0, end)
+        if end < 0:
+            return None
+        after = buffer[end + 1 : end + 65].lstrip(_SPACE)
+        if after[:1] == b"," and after[1:].lstrip(_SPACE)[:1] == b"{":
+            try:
+                return end + 1, loads(b"[" + _elements(buffer[: end + 1], taken) + b"]")
+            except ValueError:
+                tries -= 1
+                if not tries:
+                    return None
+    return None
+
+
+def _open_array(buffer: bytearray) -> bool:
+    """Drop what comes before the first element (a BOM, spaces, the ``[``); False while the bytes
+    so far are only those; NotAnArray when they start another value."""
+    if len(buffer) < 3 and _BOM.startswith(buffer):
+        return False  # a BOM cut between two pieces
+    start = 3 if buffer[:3] == _BOM else 0
+    while start < len(buffer) and buffer[start] in _SPACE:
+        start += 1
+    if start == len(buffer):
+        return False
+    if buffer[start] != ord("["):
+        raise NotAnArray("not an array")
+    del buffer[: start + 1]
+    return True
+
+
+def _elements(text: bytearray, taken: bool) -> bytes:
+    """Elements of an array as they follow one another in its text (the ``,`` before the first
+    dropped when elements were taken before it)."""
+    body = bytes(text).lstrip(_SPACE)
+    if taken and body[:1] != b"]":
+        if body[:1] != b",":
+            raise ValueError(f"expected ',' between array elements, found {body[:16]!r}")
+        body = body[1:]
+        if body.lstrip(_SPACE)[:1] == b"]":
+            raise ValueError("a ',' after the array's last element")
+    return body

@@ -17,6 +17,7 @@ from __future__ import annotations
 import mmap
 import sys
 import zlib
+from collections.abc import Generator, Iterator
 from typing import Protocol
 
 if sys.version_info >= (3, 14):
@@ -38,6 +39,21 @@ FILE_FLOOR = 64 * MiB
 """...or this much, whichever is more (small files may compress well)."""
 INPUT_SLICE = 4096
 """Compressed bytes inflated at once: what one step can overshoot a cap by is this times the ratio."""
+STREAM_PIECE = 64 * 1024
+"""Inflated bytes one read of a zip member's stream asks for, when it is read a piece at a time."""
+
+Pieces = Generator[bytes, None, bool]
+"""Inflated pieces of a member, in order; the generator returns whether the compressed stream ended."""
+
+
+def joined(pieces: Pieces) -> tuple[bytes, bool]:
+    """A member's pieces as one: ``(data, whether the compressed stream ended)``."""
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunks.append(next(pieces))
+        except StopIteration as stop:
+            return b"".join(chunks), stop.value
 
 
 class InflateLimit(ValueError):
@@ -91,7 +107,7 @@ class Budget:
         """Everything ``stream`` (a zip member opened for reading) inflates to, within the caps (read
         into one buffer of the declared size when there is one: the member is never held twice).
         What was inflated counts against the file even when the member turns out damaged."""
-        limit, name = self.cap(declared)
+        _, name = self.cap(declared)
         if declared is not None:
             buffer = bytearray(declared)
             filled = 0
@@ -104,21 +120,27 @@ class Budget:
                 raise InflateLimit(f"inflated past {name}; not read", file_wide=self.left == 0)
             del buffer[filled:]
             return buffer
-        chunks: list[bytes] = []
+        return b"".join(self.read_pieces(stream, None, INPUT_SLICE))
+
+    def read_pieces(self, stream: Readable, declared: int | None, piece: int = STREAM_PIECE) -> Iterator[bytes]:
+        """:meth:`read` a piece at a time (a member parsed as it inflates), within the same caps."""
+        limit, name = self.cap(declared)
         total = 0
-        while chunk := stream.read(INPUT_SLICE):
+        while chunk := stream.read(piece):
             total += len(chunk)
             self.used += len(chunk)
             if total > limit:
                 raise InflateLimit(f"inflated past {name}; not read", file_wide=self.left == 0)
-            chunks.append(chunk)
-        return b"".join(chunks)
+            yield chunk
 
     def inflate(self, raw: bytes | memoryview, declared: int | None) -> tuple[bytes, bool]:
         """A raw deflate stream inflated within the caps: ``(data, whether the stream ended)``."""
+        return joined(self.inflate_pieces(raw, declared))
+
+    def inflate_pieces(self, raw: bytes | memoryview, declared: int | None) -> Pieces:
+        """:meth:`inflate` a piece at a time."""
         limit, name = self.cap(declared)
         decompressor = zlib.decompressobj(-15)
-        chunks: list[bytes] = []
         total = 0
         for start in range(0, len(raw), INPUT_SLICE):
             pending = raw[start : start + INPUT_SLICE]
@@ -129,17 +151,21 @@ class Budget:
                 self.used += len(chunk)
                 if total > limit:
                     raise InflateLimit(f"inflated past {name}; not read", file_wide=self.left == 0)
-                chunks.append(chunk)
+                if chunk:
+                    yield chunk
             if decompressor.eof:
                 break
-        return b"".join(chunks), decompressor.eof
+        return bool(decompressor.eof)
 
     def inflate_zstd(self, raw: bytes | memoryview, declared: int | None) -> tuple[bytes, bool]:
         """A zstd member (one frame or several, as written one after the other) inflated within the
         caps: ``(data, whether the last frame ended)``. Raises ZstdError on damaged data."""
+        return joined(self.zstd_pieces(raw, declared))
+
+    def zstd_pieces(self, raw: bytes | memoryview, declared: int | None) -> Pieces:
+        """:meth:`inflate_zstd` a piece at a time."""
         limit, name = self.cap(declared)
         decompressor = zstd.ZstdDecompressor()
-        chunks: list[bytes] = []
         total = 0
         position = 0
         pending: bytes | memoryview = b""
@@ -147,12 +173,12 @@ class Budget:
             if decompressor.eof:
                 pending = decompressor.unused_data
                 if not pending and position >= len(raw):
-                    return b"".join(chunks), True
+                    return True
                 decompressor = zstd.ZstdDecompressor()  # the next frame
             if decompressor.needs_input:
                 if not pending:
                     if position >= len(raw):
-                        return b"".join(chunks), not raw
+                        return not raw
                     pending = raw[position : position + INPUT_SLICE]
                     position += len(pending)
                 chunk = decompressor.decompress(pending, INPUT_SLICE * 8)
@@ -163,7 +189,8 @@ class Budget:
             self.used += len(chunk)
             if total > limit:
                 raise InflateLimit(f"inflated past {name}; not read", file_wide=self.left == 0)
-            chunks.append(chunk)
+            if chunk:
+                yield chunk
 
 
 def deflate_end(data: bytes | mmap.mmap, start: int, limit: int = MEMBER_LIMIT) -> int | None:

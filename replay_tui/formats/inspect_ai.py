@@ -41,10 +41,11 @@ import zipfile
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import orjson
 
+from replay_tui.episodes.jsonscan import NotAnArray, array_batches
 from replay_tui.episodes.model import (
     ChatMessage,
     MessageView,
@@ -873,6 +874,96 @@ _ZIP_ERRORS: tuple[type[Exception], ...] = (
 _HEADER_ERRORS: tuple[type[Exception], ...] = (*_ZIP_ERRORS, orjson.JSONDecodeError)
 
 
+class _Entry(NamedTuple):
+    """A member as the central directory lists it (the fields :class:`zipfile.ZipInfo` names so)."""
+
+    header_offset: int
+    compress_size: int
+    file_size: int
+    compress_type: int
+    flag_bits: int
+    CRC: int
+
+
+_END = struct.Struct("<4s4H2LH")
+_END64_LOCATOR = struct.Struct("<4sLQL")
+_END64 = struct.Struct("<4sQ2H2L4Q")
+_CENTRAL = struct.Struct("<4s6H3L5H2L")
+_FULL32 = 0xFFFFFFFF
+
+
+def _central_directory(data: mmap.mmap) -> tuple[list[str], dict[str, _Entry]] | None:
+    """The members' names (in order, as ``ZipFile.namelist``) and entries, read straight from the
+    central directory: zipfile builds a ZipInfo per member (0.6-0.9 s of CPU for a 100,000-sample
+    log, most of its first rows' time then); this reads the few fields a member's read needs (0.3 s). None for what it
+    does not read (damaged, split, data before the zip): :class:`zipfile.ZipFile` takes those."""
+    size = len(data)
+    at = data.rfind(b"PK\x05\x06", max(0, size - _END.size - 0xFFFF))
+    if at < 0 or size - at < _END.size:
+        return None
+    _, disk, cd_disk, _, total, cd_size, cd_offset, comment = _END.unpack_from(data, at)
+    if at + _END.size + comment != size or disk or cd_disk:
+        return None
+    end = at
+    if _FULL32 in (cd_size, cd_offset) or total == 0xFFFF:
+        if at < _END64_LOCATOR.size:
+            return None
+        signature, _, end64, _ = _END64_LOCATOR.unpack_from(data, at - _END64_LOCATOR.size)
+        if signature != b"PK\x06\x07" or end64 + _END64.size > size:
+            return None
+        signature, _, _, _, _, _, _, total, cd_size, cd_offset = _END64.unpack_from(data, end64)
+        if signature != b"PK\x06\x06":
+            return None
+        end = end64
+    if cd_offset + cd_size != end:  # data before the zip (or a damaged directory)
+        return None
+    names: list[str] = []
+    entries: dict[str, _Entry] = {}
+    position = cd_offset
+    unpack = _CENTRAL.unpack_from
+    for _ in range(total):
+        if position + _CENTRAL.size > end:
+            return None
+        (signature, _, _, flags, method, _, _, crc, csize, usize, name_len, extra_len, comment_len, _, _, _, offset) = (
+            unpack(data, position)
+        )
+        if signature != b"PK\x01\x02":
+            return None
+        start = position + _CENTRAL.size
+        try:
+            name = data[start : start + name_len].decode("utf-8" if flags & 0x800 else "cp437").split("\0", 1)[0]
+        except UnicodeDecodeError:
+            return None
+        if _FULL32 in (usize, csize, offset):
+            found = _zip64_sizes(data[start + name_len : start + name_len + extra_len], usize, csize, offset)
+            if found is None:
+                return None
+            usize, csize, offset = found
+        names.append(name)
+        entries[name] = _Entry(offset, csize, usize, method, flags, crc)
+        position = start + name_len + extra_len + comment_len
+    return (names, entries) if position == end else None
+
+
+def _zip64_sizes(extra: bytes, usize: int, csize: int, offset: int) -> tuple[int, int, int] | None:
+    """The sizes and offset a zip64 extra field gives for those the entry holds as 0xFFFFFFFF."""
+    position = 0
+    while position + 4 <= len(extra):
+        tag, length = struct.unpack_from("<HH", extra, position)
+        if tag == 1:
+            values = list(struct.unpack_from(f"<{length // 8}Q", extra, position + 4))
+            found = []
+            for value in (usize, csize, offset):
+                if value == _FULL32:
+                    if not values:
+                        return None
+                    value = values.pop(0)
+                found.append(value)
+            return found[0], found[1], found[2]
+        position += 4 + length
+    return None
+
+
 class _Members:
     """A zip's members by name: through its central directory, or (a truncated zip) its local headers.
 
@@ -881,12 +972,19 @@ class _Members:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.zip: zipfile.ZipFile | None = None
+        self.central: dict[str, _Entry] | None = None
+        """The members, from :func:`_central_directory` (else zipfile's, or the local headers')."""
         self.local: dict[str, tuple[int, int, int, int, int]] = {}  # name → (data offset, csize, method, flags, usize)
         self.refused: dict[str, str] = {}
         """Members whose end could not be found within the caps (local headers only): why."""
         self.truncated: str | None = None
         self._map: mmap.mmap | None = None
         self.budget = Budget(path.stat().st_size)
+        if path.stat().st_size:
+            found = _central_directory(self._mapped())
+            if found is not None:
+                self.names, self.central = found
+                return
         try:
             self.zip = zipfile.ZipFile(path)
             self.names = self.zip.namelist()
@@ -904,12 +1002,9 @@ class _Members:
             self._map.close()
 
     def _scan(self) -> list[str]:
-        with self.path.open("rb") as handle:
-            size = self.path.stat().st_size
-            if size == 0:
-                return []
-            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        data = self._map
+        if self.path.stat().st_size == 0:
+            return []
+        data = self._mapped()
         names: list[str] = []
         offset = 0
         while offset + 30 <= len(data) and data[offset : offset + 4] == b"PK\x03\x04":
@@ -956,15 +1051,22 @@ class _Members:
             offset = end
         return names
 
+    def _zipfile(self) -> zipfile.ZipFile:
+        """zipfile's reading of the zip, for its deflate and stored members (made when one is first
+        read: a zstd log, what inspect_ai writes since 0.3.206, never needs it)."""
+        if self.zip is None:
+            self.zip = zipfile.ZipFile(self.path)
+        return self.zip
+
     def _mapped(self) -> mmap.mmap:
         if self._map is None:
             with self.path.open("rb") as handle:
                 self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         return self._map
 
-    def _zstd(self, info: zipfile.ZipInfo) -> bytes:
-        """A zstd member listed in the central directory, inflated within the caps and its CRC checked
-        (zipfile before Python 3.14 does not know the method)."""
+    def _listed(self, info: zipfile.ZipInfo | _Entry) -> Iterator[bytes]:
+        """A zstd member listed in the central directory, inflated within the caps a piece at a time
+        and its CRC checked after the last (zipfile before Python 3.14 does not know the method)."""
         if info.flag_bits & 0x1:
             raise RuntimeError("encrypted member")
         data = self._mapped()
@@ -976,21 +1078,31 @@ class _Members:
         raw = data[start : start + info.compress_size]
         if len(raw) < info.compress_size:
             raise zipfile.BadZipFile("member cut off by the end of the file")
-        inflated, ended = self.budget.inflate_zstd(raw, info.file_size)
+        crc = 0
+        pieces = self.budget.zstd_pieces(raw, info.file_size)
+        while True:
+            try:
+                piece = next(pieces)
+            except StopIteration as stop:
+                ended = stop.value
+                break
+            crc = zlib.crc32(piece, crc)
+            yield piece
         if not ended:
             raise zipfile.BadZipFile("compressed data ends early")
-        if zlib.crc32(inflated) != info.CRC:
+        if crc != info.CRC:
             raise zipfile.BadZipFile("bad CRC-32")
-        return inflated
 
     def read(self, name: str) -> bytes | bytearray:
         """A member's bytes; OSError, zipfile.BadZipFile, zlib.error or ZstdError when it is damaged,
         InflateLimit when it would inflate past a cap."""
-        if self.zip is not None:
-            info = self.zip.getinfo(name)
+        if self.central is not None and self.central[name].compress_type == ZIP_ZSTANDARD:
+            return b"".join(self._listed(self.central[name]))
+        if self.central is not None or self.zip is not None:
+            info = self._zipfile().getinfo(name)
             if info.compress_type == ZIP_ZSTANDARD:
-                return self._zstd(info)
-            with self.zip.open(info) as stream:
+                return b"".join(self._listed(info))
+            with self._zipfile().open(info) as stream:
                 return self.budget.read(stream, info.file_size)
         assert self._map is not None
         if name in self.refused:
@@ -1012,6 +1124,37 @@ class _Members:
         if not ended:
             raise zipfile.BadZipFile("compressed data ends early")
         return data
+
+    def pieces(self, name: str) -> Iterator[bytes]:
+        """:meth:`read` a piece at a time, within the same caps, raising the same errors (the last
+        ones, a CRC or an early end, after the last piece)."""
+        if self.central is not None and self.central[name].compress_type == ZIP_ZSTANDARD:
+            yield from self._listed(self.central[name])
+            return
+        if self.central is not None or self.zip is not None:
+            info = self._zipfile().getinfo(name)
+            if info.compress_type == ZIP_ZSTANDARD:
+                yield from self._listed(info)
+                return
+            with self._zipfile().open(info) as stream:
+                yield from self.budget.read_pieces(stream, info.file_size)
+            return
+        if name in self.refused:
+            raise InflateLimit(self.refused[name])
+        start, csize, method, flags, usize = self.local[name]
+        if method == zipfile.ZIP_STORED or csize < 0:
+            yield bytes(self.read(name))
+            return
+        declared = None if flags & 0x08 else usize
+        raw = self._mapped()[start : start + csize]
+        if method == ZIP_ZSTANDARD:
+            ended = yield from self.budget.zstd_pieces(raw, declared)
+        elif method == zipfile.ZIP_DEFLATED:
+            ended = yield from self.budget.inflate_pieces(raw, declared)
+        else:
+            raise zipfile.BadZipFile(f"unsupported compression method {method}")
+        if not ended:
+            raise zipfile.BadZipFile("compressed data ends early")
 
 
 class InspectAiReader:
@@ -1138,12 +1281,16 @@ class InspectAiReader:
                 for record, item in enumerate(layout.without_samples()):
                     yield item if isinstance(item, LoadProblem) else EpisodeSummary.of(item, record, item)
                 return
-            summaries, problem = layout.summaries()
+            summaries = layout.summaries()
+            problem = summaries.problem
             if problem is not None:
                 yield problem
             unsummarised: list[int] = []
             for index, (_, epoch, sample_id, name) in enumerate(layout.samples):
                 summary = summaries.get((sample_id, epoch))
+                if summaries.problem is not None and summaries.problem is not problem:  # the rest read whole
+                    problem = summaries.problem
+                    yield problem
                 indexed = layout.summary_of(index, summary, name) if summary is not None else None
                 if indexed is None:
                     unsummarised.append(index)
@@ -1153,6 +1300,8 @@ class InspectAiReader:
                     unsummarised = []
                 yield indexed
             yield from layout.summaries_by_reading(unsummarised)
+            if (end := summaries.finish()) is not None and end is not problem:  # its end checked (a CRC)
+                yield end
             kept = self._keep(key, layout)  # the first sample opened needs no second read of the directory
         finally:
             if not kept:
@@ -1295,28 +1444,13 @@ class _Layout:
         else:
             yield LoadProblem(file=self.file, message=_no_samples(self.log))
 
-    def summaries(self) -> tuple[dict[tuple[str, int], dict[str, Any]], LoadProblem | None]:
-        """The samples' summaries by (member id, epoch), and the problem that left them out."""
+    def summaries(self) -> _Summaries:
+        """The samples' summaries, looked up by (member id, epoch) as they are parsed."""
         names = self.members.names
         numbered = [(int(m.group(1)), n) for n in names if (m := _JOURNAL_SUMMARY.match(n))]
         journal = [name for _, name in sorted(numbered)]
         sources = ["summaries.json"] if "summaries.json" in names else journal
-        if not sources:
-            return {}, self._slower("no summaries.json")
-        found: dict[tuple[str, int], dict[str, Any]] = {}
-        for name in sources:
-            try:
-                entries = _loads(self.members.read(name))
-            except _HEADER_ERRORS as exc:  # InflateLimit is a ValueError
-                return {}, self._slower(f"{name} unreadable: {exc}")
-            if not isinstance(entries, list):
-                return {}, self._slower(f"{name} is not a list of sample summaries")
-            for entry in entries:
-                if isinstance(entry, dict) and isinstance(entry.get("epoch", 1), int):
-                    sample_id = entry.get("id")
-                    if isinstance(sample_id, (str, int)) and not isinstance(sample_id, bool):
-                        found[(str(sample_id), entry.get("epoch", 1))] = entry
-        return found, None
+        return _Summaries(self, sources)
 
     def _slower(self, why: str) -> LoadProblem:
         return LoadProblem(
@@ -1363,6 +1497,53 @@ class _Layout:
                 yield item
             else:
                 yield EpisodeSummary.of(item, index, (self.samples[index][3], self.several))
+
+
+class _Summaries:
+    """The samples' summaries (``summaries.json``, or the journal's members in order), parsed a
+    batch at a time as the member inflates (:func:`~replay_tui.episodes.jsonscan.array_batches`):
+    :meth:`get` reads on only until the summary asked for is found, so the first samples are
+    indexed before a 100,000-sample log's member (hundreds of MB) is whole. inspect_ai writes them
+    in the samples' order or near it (as they complete); one found early waits in :attr:`found`.
+    When a member turns out unreadable, :attr:`problem` says so and the samples not found by then
+    are read whole (slower), as when there are no summaries at all."""
+
+    def __init__(self, layout: _Layout, sources: list[str]) -> None:
+        self.layout = layout
+        self.found: dict[tuple[str, int], dict[str, Any]] = {}
+        self.problem: LoadProblem | None = None if sources else layout._slower("no summaries.json")
+        self._batches = self._parsed(sources)
+
+    def _parsed(self, sources: list[str]) -> Iterator[list[Any]]:
+        for name in sources:
+            try:
+                yield from array_batches(self.layout.members.pieces(name), _loads)
+            except NotAnArray:
+                self.problem = self.layout._slower(f"{name} is not a list of sample summaries")
+                return
+            except _HEADER_ERRORS as exc:  # InflateLimit is a ValueError
+                self.problem = self.layout._slower(f"{name} unreadable: {exc}")
+                return
+
+    def get(self, key: tuple[str, int]) -> dict[str, Any] | None:
+        """The summary of sample ``key``, once (None: it has none, or the summaries broke first)."""
+        found = self.found
+        while key not in found and self.problem is None:
+            batch = next(self._batches, None)
+            if batch is None:
+                break
+            for entry in batch:
+                if isinstance(entry, dict) and isinstance(entry.get("epoch", 1), int):
+                    sample_id = entry.get("id")
+                    if isinstance(sample_id, (str, int)) and not isinstance(sample_id, bool):
+                        found[(str(sample_id), entry.get("epoch", 1))] = entry
+        return found.pop(key, None)
+
+    def finish(self) -> LoadProblem | None:
+        """Read the members to their ends (a CRC or an early end is found there), for :attr:`problem`."""
+        for _ in self._batches:
+            pass
+        return self.problem
 
 
 _JOURNAL_SUMMARY = re.compile(r"^_journal/summaries/(\d+)\.json$")

@@ -251,6 +251,12 @@ def _by_lines(path: Path) -> bool:
 def _has_lone_cr(path: Path) -> bool:
     """A ``\r`` that ends no ``\r\n`` line (``bytes.splitlines`` would split there)."""
     with path.open("rb") as handle:
+        while chunk := handle.read(16 << 20):  # most files have no \r at all: found at memchr's speed
+            if b"\r" in chunk:
+                break
+        else:
+            return False
+        handle.seek(0)
         for line in handle:
             if b"\r" in line.rstrip(b"\r\n"):
                 return True
@@ -351,7 +357,9 @@ def _line_trace_keys(line: bytes) -> list[str | None] | None:
 def _index_lines(path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
     """Pass 1 notes each trace's lines (OTLP lines by their trace ids alone, without building a
     span); pass 2 reads the lines with spans again, builds each trace as its last line is read, and
-    keeps only its summaries (and the problems, yielded first, as :meth:`OtelGenAiReader.read` does)."""
+    yields its summaries as soon as the traces before it are built (the app's first rows come with
+    the first traces of pass 2, not at the end of the file); the problems come after them, in the
+    order :meth:`OtelGenAiReader.read` gives them."""
     name = path.name
     last: dict[str | None, int] = {}
     visit: set[int] = set()
@@ -390,6 +398,10 @@ def _index_lines(path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
     built: dict[str | None, list[EpisodeSummary | LoadProblem]] = {}
     unread: list[LoadProblem] = []
     found = False
+    order = list(where)  # the traces in read()'s order: each one's summaries as soon as it and those before are built
+    done = 0
+    record = 0
+    trace_problems: list[LoadProblem] = []
     for number, _, line in _lines(path):
         if number not in visit:
             continue
@@ -411,19 +423,21 @@ def _index_lines(path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
         for trace in ends.get(number, []):
             built[trace] = _summaries(path, trace, open_traces.pop(trace, []), where[trace].tobytes())
             where[trace] = _DONE
+        while done < len(order) and order[done] in built:
+            for item in built.pop(order[done]):
+                if isinstance(item, EpisodeSummary):
+                    yield replace(item, record=record)
+                    record += 1
+                else:
+                    trace_problems.append(item)
+            done += 1
+    # the problems after the summaries (the app lists the first rows while the index goes on), in
+    # read()'s order among themselves
     yield from sorted(unreadable, key=lambda problem: problem.index or 0)  # in line order, as read() names them
     yield from unread
-    if not found:
-        if not unreadable and not unread:
-            yield LoadProblem(file=name, message="no spans found (expected resourceSpans or a list of spans)")
-        return
-    record = 0
-    for trace in where:
-        for item in built.get(trace, []):
-            if isinstance(item, EpisodeSummary):
-                item = replace(item, record=record)
-                record += 1
-            yield item
+    if not found and not unreadable and not unread:
+        yield LoadProblem(file=name, message="no spans found (expected resourceSpans or a list of spans)")
+    yield from trace_problems
 
 
 _DONE: array[int] = array("q")

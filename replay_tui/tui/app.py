@@ -38,6 +38,7 @@ from replay_tui.runner import (
 from replay_tui.runs import RunStore
 from replay_tui.sanitize import in_line, strip_control
 from replay_tui.session import EndpointDown, EpisodeDone, EpisodeStarted, ReplaySession, SessionEvent, StepReplayed
+from replay_tui.sources import IndexingLog
 from replay_tui.stats import wilson
 from replay_tui.tui.app_base import stylesheets
 from replay_tui.tui.messages import (
@@ -142,7 +143,12 @@ class ReplayApp(RunHistory):
         self.validated = threading.Event()
         """Set when the background validation has parsed every episode."""
         self.follow_timer: Timer | None = None
-        """Looks for appended episodes (``--follow``) until no followed file is left."""
+        """Looks for appended episodes (``--follow``, and a big log's index going on: see
+        :class:`~replay_tui.sources.IndexingLog`) until no followed file is left."""
+        self.indexing = False
+        """A log's index is still going (its rows are appended as they are indexed)."""
+        self.index_note: str | None = None
+        """What the status line says once the index is done (until a replay starts)."""
 
     def on_mount(self) -> None:
         if self.config.keymap:
@@ -152,6 +158,9 @@ class ReplayApp(RunHistory):
         for problem in self.workspace.demos.unreadable:  # the browser lists them too, as file problems
             self.notify(strip_control(problem.one_line()), title="Cannot read", severity="error", markup=False)
         self.call_after_refresh(self.validate_in_background)  # after the first paint
+        self.indexing = self._still_indexing()
+        if self.indexing:  # the rest of a big log's index, once the first frame is drawn
+            self.call_after_refresh(self._index_the_rest)
         if self.workspace.demos.following:
             self.follow_timer = self.set_interval(FOLLOW_INTERVAL, self.read_followed)
         gc.freeze()  # the index (an object per episode) is kept for the app's life: not for the GC to walk
@@ -175,8 +184,21 @@ class ReplayApp(RunHistory):
             for screen in self.screen_stack:
                 if isinstance(screen, StepperScreen) and screen.session_id in demos.changed:
                     screen.episode_grew()
+        if self.indexing:
+            self.indexing = self._still_indexing()
+            if not self.indexing:
+                self.index_note = f"index done: {len(demos):,} episodes"
+            self.update_status()
         if not demos.following and self.follow_timer is not None:
             self.follow_timer.stop()
+
+    def _index_the_rest(self) -> None:
+        for demo in self.workspace.demos.files:
+            if isinstance(demo, IndexingLog):
+                demo.start()
+
+    def _still_indexing(self) -> bool:
+        return any(isinstance(demo, IndexingLog) and demo.following for demo in self.workspace.demos.files)
 
     # -- background validation ----------------------------------------------------------------
     def validate_in_background(self) -> None:
@@ -191,15 +213,25 @@ class ReplayApp(RunHistory):
             return
         found: list[LoadProblem] = []
         posted = time.monotonic()
-        for problem in self.workspace.demos.validation():
-            if worker.is_cancelled:
+        demos = self.workspace.demos
+        end = len(demos.refs)
+        batch = demos.validation()  # the episodes listed so far
+        while True:  # then, while a log's index goes on, the episodes it adds
+            for problem in batch:
+                if worker.is_cancelled:
+                    return
+                if problem is not None:
+                    found.append(problem)
+                if found and time.monotonic() - posted >= VALIDATION_POST_INTERVAL:
+                    self.post_message(ProblemsFound(found))
+                    found, posted = [], time.monotonic()
+                time.sleep(0)  # let the UI thread take the GIL between episodes
+            if not self.indexing and len(demos.refs) == end:
+                break
+            if worker.cancelled_event.wait(FOLLOW_INTERVAL):
                 return
-            if problem is not None:
-                found.append(problem)
-            if found and time.monotonic() - posted >= VALIDATION_POST_INTERVAL:
-                self.post_message(ProblemsFound(found))
-                found, posted = [], time.monotonic()
-            time.sleep(0)  # let the UI thread take the GIL between episodes
+            start, end = end, len(demos.refs)
+            batch = demos.validation(start, end)
         if found:
             self.post_message(ProblemsFound(found))
         self.validated.set()
@@ -457,6 +489,10 @@ class ReplayApp(RunHistory):
             parts.append(f"replaying {done}/{total}{where} · esc cancels")
         elif self.run_note:
             parts.append(self.run_note)
+        if self.indexing:
+            parts.append(f"indexing: {len(ws.demos):,} episodes so far")
+        elif self.index_note and not self.replaying:
+            parts.append(self.index_note)
         totals = ws.totals()
         if totals.episodes:
             low, high = wilson(totals.matched, totals.steps)
@@ -480,6 +516,7 @@ class ReplayApp(RunHistory):
         self.replaying = True
         self.progress = (0, len(session_ids))
         self.run_note = None
+        self.index_note = None
         # earlier results stay until each episode's new one arrives: a cancelled re-run keeps them
         self._replay_worker(list(session_ids), self.cancel_event)
         self.update_status()
@@ -922,6 +959,7 @@ def make_app(
         allow_pickle=allow_pickle,
         defer_scan=True,  # the browser shows first; the validation worker's first read scans the file
         follow=follow,
+        progressive=True,  # a big log lists its first rows at once, the rest as it is indexed
     )
     if require_readable and workspace.demos.unreadable and not workspace.demos.files:
         raise DemoFileError(workspace.demos.unreadable[0].one_line())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
+import orjson
 import pytest
 
 from replay_tui.episodes.model import Trajectory
@@ -107,6 +108,29 @@ def test_a_damaged_summaries_member_indexes_by_reading_the_samples(
     assert READER.load(damaged, summaries[0]).model_dump() == trajectories[0].model_dump()
 
 
+def test_summaries_json_is_used_as_far_as_it_parses(tmp_path: Path) -> None:
+    """summaries.json is parsed a batch at a time as it inflates (issue 31: the first rows of a
+    100,000-sample log come before its member is whole): the samples summarised before the bytes
+    that break it are indexed from their summaries, the others by reading them, after the warning."""
+    with zipfile.ZipFile(POPULARITY) as archive:
+        entries = orjson.loads(archive.read("summaries.json"))
+    in_order = sorted(entries, key=lambda entry: entry["id"])[:5]  # (a real log's are in the order samples ended)
+    padded = [dict(entry, padding="x" * 20_000) for entry in in_order]  # past the first batch's 64 KiB
+    damaged = tmp_path / "damaged.eval"
+    rewrite(POPULARITY, damaged, {"summaries.json": orjson.dumps(padded)[:-1] + b", {not json]"})
+    trajectories, _ = read(damaged)
+    items = list(READER.index(damaged))
+    summaries = [item for item in items if isinstance(item, EpisodeSummary)]
+    assert [s.id for s in summaries] == [t.id for t in trajectories]
+    from_summaries = [s.deferred_outcome is not None for s in summaries]
+    first = from_summaries.count(True)
+    assert 0 < first <= 5 and from_summaries == [True] * first + [False] * (len(summaries) - first)
+    [problem] = [item for item in items if isinstance(item, LoadProblem)]
+    assert items.index(problem) == first  # said when found, before the samples read whole
+    assert problem.message.startswith("summaries.json unreadable") and "slower" in problem.message
+    assert [verdict(s) for s in summaries] == [verdict(t) for t in trajectories]
+
+
 def test_without_summaries_json_the_journal_summaries_index(tmp_path: Path) -> None:
     """A log still being written has its summaries in ``_journal/summaries/<n>.json``; with neither,
     the samples are read, and the warning says there was no summaries.json."""
@@ -139,3 +163,44 @@ def test_the_app_opens_an_eval_by_its_index_and_loads_an_episode(tmp_path: Path)
     episode = log.read_episode(refs[1])
     trajectories, _ = read(DATA / "zstd_tools.eval")
     assert episode.source is not None and episode.source.model_dump() == trajectories[1].model_dump()
+
+
+def _directory(path: Path) -> object:
+    import mmap
+
+    from replay_tui.formats.inspect_ai import _central_directory
+
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        found = _central_directory(data)
+    if found is None:
+        return None
+    names, entries = found
+    return names, {name: tuple(entry) for name, entry in entries.items()}
+
+
+def _zipfile_directory(path: Path) -> object:
+    with zipfile.ZipFile(path) as archive:
+        fields = ("header_offset", "compress_size", "file_size", "compress_type", "flag_bits", "CRC")
+        return archive.namelist(), {i.filename: tuple(getattr(i, f) for f in fields) for i in archive.infolist()}
+
+
+@pytest.mark.parametrize("path", EVALS, ids=lambda p: p.name)
+def test_the_central_directory_is_read_as_zipfile_reads_it(path: Path) -> None:
+    """The index reads a zip's directory itself (zipfile's ZipInfo per member was most of a
+    100,000-sample log's time to its first rows): the same names and fields as zipfile's."""
+    assert _directory(path) == _zipfile_directory(path)
+
+
+@pytest.mark.slow
+def test_a_zip64_directory_and_what_it_leaves_to_zipfile(tmp_path: Path) -> None:
+    many = tmp_path / "many.eval"  # past 65,535 members: the zip64 end records
+    with zipfile.ZipFile(many, "w", zipfile.ZIP_STORED) as archive:
+        for number in range(66_000):
+            archive.writestr(f"samples/{number}_epoch_1.json", b"{}")
+    assert _directory(many) == _zipfile_directory(many)
+    prefixed = tmp_path / "prefixed.eval"  # data before the zip: zipfile's to read
+    prefixed.write_bytes(b"#!/bin/sh\n" + POPULARITY.read_bytes())
+    cut = tmp_path / "cut.eval"
+    cut.write_bytes(POPULARITY.read_bytes()[:-30])
+    assert _directory(prefixed) is None and _directory(cut) is None
+    assert [s.id for s in index(prefixed)[0]] == [s.id for s in index(POPULARITY)[0]]

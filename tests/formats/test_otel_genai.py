@@ -351,3 +351,21 @@ def test_an_error_span_and_an_evaluation_event_make_the_outcome(tmp_path: Path) 
     assert (check.name, check.passed, check.value) == ("correctness", False, 0.25)
     assert check.detail == evaluation["gen_ai.evaluation.explanation"]
     assert outcome.success is False and outcome.reward == 0.25 and outcome.explanation == "Oslo's weather is missing"
+
+
+def test_a_lone_carriage_return_is_found_anywhere(tmp_path: Path) -> None:
+    """JSON Lines are split on ``\\n`` only when no ``\\r`` ends a line of its own (else the file is
+    one document): a file without any ``\\r`` is answered without reading it a line at a time."""
+    from replay_tui.formats.otel_genai import _has_lone_cr
+
+    cases = {
+        b'{"a": 1}\n{"b": 2}\n': False,
+        b'{"a": 1}\r\n{"b": 2}\r\n': False,
+        b'{"a": 1}\r{"b": 2}\n': True,
+        b"x" * (17 << 20) + b'\n{"a": 1}\r\n': False,  # past the first chunk
+        b"x" * (17 << 20) + b'\n{"a": 1}\r{"b": 2}\n': True,
+    }
+    for number, (data, lone) in enumerate(cases.items()):
+        path = tmp_path / f"{number}.jsonl"
+        path.write_bytes(data)
+        assert _has_lone_cr(path) is lone, number
