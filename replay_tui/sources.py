@@ -52,6 +52,7 @@ from replay_tui.episodes.model import (
 from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Reader, allowing_pickles, detect, reader_for
 from replay_tui.formats.growing import FollowedFile, FollowingReader, Gone
+from replay_tui.formats.webshop_demos import from_webshop_episode
 from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.matching import ANSWER_STATE
 
@@ -478,6 +479,11 @@ class TrajectoryFile:
         return ref
 
     def read_episode(self, ref: EpisodeRef) -> Episode:
+        trajectory = self.read_trajectory(ref)
+        return episode_from_trajectory(trajectory, ref.session_id, file=self.name, record=ref.raw.record)
+
+    def read_trajectory(self, ref: EpisodeRef) -> Trajectory:
+        """The episode as its reader gives it (held, or loaded now); raises EpisodeLoadError."""
         summary: EpisodeSummary = ref.raw
         trajectory: Trajectory | LoadProblem | None = self._held.get(summary.record)
         if trajectory is None:
@@ -491,7 +497,7 @@ class TrajectoryFile:
                 )
         if isinstance(trajectory, LoadProblem):
             raise EpisodeLoadError(trajectory)
-        return episode_from_trajectory(trajectory, ref.session_id, file=self.name, record=summary.record)
+        return trajectory
 
     def read_fast(self, ref: EpisodeRef) -> None:
         """None: an episode of another format is built as an :class:`Episode` (its source stays on it)."""
@@ -613,10 +619,32 @@ class FollowedLog(TrajectoryFile):
         self._file_problems[path] = kept
 
     def read_episode(self, ref: EpisodeRef) -> Episode:
+        return episode_from_trajectory(self.read_trajectory(ref), ref.session_id, file=self.name, record=ref.index)
+
+    def read_trajectory(self, ref: EpisodeRef) -> Trajectory:
         trajectory = self._held.get(ref.index)
         if trajectory is None:
             raise EpisodeLoadError(LoadProblem(file=self.name, index=ref.index, message="episode is gone"))
-        return episode_from_trajectory(trajectory, ref.session_id, file=self.name, record=ref.index)
+        return trajectory
+
+
+def read_trajectory(ref: EpisodeRef) -> Trajectory:
+    """The episode ``ref`` names as the one model, read from its file (not through the DemoSet's
+    cache): a log's as its reader gives it, a seed demo file's from its parsed model (its invalid
+    optional fields read as their defaults, as the app reads them). Raises EpisodeLoadError naming
+    the episode's problem."""
+    file = ref.file
+    if isinstance(file, TrajectoryFile):
+        return file.read_trajectory(ref)
+    return from_webshop_episode(file.read_episode(ref))
+
+
+def trajectory_of(demos: DemoSet, session_id: int) -> Trajectory:
+    """The opened episode ``session_id`` as the one model, through the DemoSet's cache (what the
+    app and the MCP server show). Raises EpisodeLoadError, KeyError as :meth:`DemoSet.episode` does."""
+    episode = demos.episode(session_id)
+    source: Trajectory | None = episode.source
+    return source if source is not None else from_webshop_episode(episode)
 
 
 def _fingerprint(trajectory: Trajectory) -> tuple[Any, ...]:

@@ -20,6 +20,7 @@ from replay_tui.demos.loader import DemoFileError, DemoSet, open_demos
 from replay_tui.episodes.model import ChatMessage, ToolCall, Trajectory, TrajectoryStep, webshop_outcome
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem
+from replay_tui.sanitize import strip_control
 from replay_tui.webshop import ITEM
 
 _SESSION = re.compile(rb'"session_id"\s*:')
@@ -267,3 +268,39 @@ def recorded_step(step: TrajectoryStep) -> dict[str, Any]:
     }
     data.update((key, value) for key, value in step.extra.items() if key != "llm_prompt")
     return data
+
+
+def is_seed(trajectory: Trajectory) -> bool:
+    """True for a seed demo file's episode: its steps are shown and searched as the seed's entries
+    (its prompt text whole, its sub-events by their ``type``)."""
+    return trajectory.format == READER.name
+
+
+def event_type(step: TrajectoryStep) -> str:
+    """A seed sub-event's ``type`` (an ``event`` step keeps the event verbatim in ``extra``)."""
+    value = step.extra.get("type")
+    return value if isinstance(value, str) else ""
+
+
+def event_label(step: TrajectoryStep) -> str:
+    """A seed sub-event the replay does not step through, named as the step list names it: its
+    type (a nameless one by the model that keeps it, as the seed's step list always named it)."""
+    return "↳ " + strip_control(event_type(step) or "UnknownEvent")
+
+
+def event_observation(step: TrajectoryStep) -> str:
+    """The most informative observation text a seed sub-event carries (after, else before)."""
+    for key in ("observation_after_action", "observation", "observation_before_action"):
+        value = step.extra.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def event_action(step: TrajectoryStep) -> str | None:
+    """The env action a seed sub-event recorded, when it has one (an item-page action whose call
+    maps to no env action has none)."""
+    value = step.extra.get("action")
+    if event_type(step) == "item_page_action" or not isinstance(value, str):
+        return None
+    return value
