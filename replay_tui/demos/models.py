@@ -16,6 +16,8 @@ from replay_tui.actions import ActionError, format_env_action
 from replay_tui.episodes.jsonscan import MAX_DEPTH, first_too_deep
 from replay_tui.pyliteral import literal_eval
 
+ACTION_REBUILT = "action_executed_in_env empty; rebuilt from the tool call"
+"""A decision's warning when its ``action_executed_in_env`` was empty and was rebuilt from its call."""
 PROMPT_SIZE_LIMIT = 4 * 1024 * 1024
 """Largest ``llm_prompt`` (in characters) that :func:`parse_prompt` will evaluate."""
 

@@ -134,14 +134,14 @@ def from_webshop_episode(episode: Any) -> Trajectory:
     ``event`` steps with the event verbatim in ``extra``; fields without a place of their own, the
     step's and the episode's, in ``extra``.
     """
-    from replay_tui.demos.models import DecisionStep, ItemPageAction, PromptError
+    from replay_tui.demos.models import ACTION_REBUILT, DecisionStep, ItemPageAction, PromptError
 
     steps: list[TrajectoryStep] = []
     last_number, items = 0, 0
     for entry in episode.trajectory:
         if isinstance(entry, DecisionStep):
             last_number, items = entry.step_number, 0
-            steps.append(_decision(entry, len(steps), PromptError))
+            steps.append(_decision(entry, len(steps), PromptError, ACTION_REBUILT))
             continue
         dumped = entry.model_dump(mode="json") if isinstance(entry, BaseModel) else dict(entry)
         action = entry.action if isinstance(entry, ItemPageAction) else None
@@ -176,7 +176,7 @@ def from_webshop_episode(episode: Any) -> Trajectory:
     )
 
 
-def _decision(entry: Any, index: int, prompt_error: type[Exception]) -> TrajectoryStep:
+def _decision(entry: Any, index: int, prompt_error: type[Exception], rebuilt: str) -> TrajectoryStep:
     """A seed decision step (:class:`replay_tui.demos.models.DecisionStep`) as a ``decision`` step."""
     try:
         messages = [ChatMessage(role=m.role, content=m.content) for m in entry.prompt_messages()]
@@ -200,6 +200,7 @@ def _decision(entry: Any, index: int, prompt_error: type[Exception]) -> Trajecto
         available_actions=entry.available_actions,
         extra=extra,
         kind="decision",
+        warnings=[rebuilt] if entry.action_rebuilt else [],
     )
 
 
