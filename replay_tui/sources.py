@@ -52,7 +52,7 @@ from replay_tui.episodes.model import (
 from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Reader, allowing_pickles, detect, reader_for
 from replay_tui.formats.growing import FollowedFile, FollowingReader, Gone
-from replay_tui.formats.webshop_demos import from_webshop_episode
+from replay_tui.formats.webshop_demos import from_webshop_episode, is_seed
 from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.matching import ANSWER_STATE
 
@@ -343,7 +343,7 @@ def _note(step: TrajectoryStep, fmt: str) -> LogNote:
     """A step without a recorded call: shown in the stepper, not replayed."""
     return LogNote.model_validate(
         {
-            "type": "message" if step.content else "step",
+            "type": note_kind(step),
             "step_label": step.label,
             "observation_before_action": step.observation,
             "content": step.content,
@@ -645,6 +645,25 @@ def trajectory_of(demos: DemoSet, session_id: int) -> Trajectory:
     episode = demos.episode(session_id)
     source: Trajectory | None = episode.source
     return source if source is not None else from_webshop_episode(episode)
+
+
+def field_problems(demos: DemoSet, session_id: int) -> list[LoadProblem]:
+    """The invalid fields of the opened episode's steps, each read as its default (a seed file's,
+    under ``trajectory[N]``: step N of its Trajectory); none for other logs. Raises as
+    :func:`trajectory_of` does."""
+    return list(demos.episode(session_id).problems)
+
+
+def shown_as_decision(trajectory: Trajectory, step: TrajectoryStep) -> bool:
+    """True for a step the stepper lists as a decision (not a sub-event or a note): a seed file's
+    ``decision`` step, or another log's recorded call or answer (:func:`is_decision`)."""
+    return step.kind == "decision" if is_seed(trajectory) else is_decision(step)
+
+
+def note_kind(step: TrajectoryStep) -> str:
+    """What a log's step without a recorded call is named in the step list: ``message`` when the
+    model said something, else ``step``."""
+    return "message" if step.content else "step"
 
 
 def _fingerprint(trajectory: Trajectory) -> tuple[Any, ...]:

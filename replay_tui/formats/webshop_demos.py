@@ -305,3 +305,39 @@ def event_action(step: TrajectoryStep) -> str | None:
     if event_type(step) == "item_page_action" or not isinstance(value, str):
         return None
     return value
+
+
+def prompt_problem(step: TrajectoryStep) -> str | None:
+    """Why a seed decision's recorded prompt gave no messages (it does not parse: too big, not a
+    literal...); None when it parses."""
+    from replay_tui.demos.models import PromptError, parse_prompt
+
+    recorded = seed_prompt(step)
+    if not recorded or step.messages:
+        return None
+    try:
+        parse_prompt(recorded)
+    except PromptError as exc:
+        return str(exc)
+    return None
+
+
+def event_fields(step: TrajectoryStep) -> dict[str, Any]:
+    """A seed sub-event's fields as its entry has them (an item-page action's call, options,
+    reward and done, then the rest in the file's order), without its type and observations."""
+    fields: dict[str, Any] = {}
+    if step.kind == "item":
+        call = step.action if step.action is not None else ToolCall(name="")
+        fields = {
+            "llm_action": {"name": call.name, "arguments": dict(call.arguments)},
+            "available_options": step.available_actions,
+            "reward": step.reward,
+            "done": step.done,
+        }
+    fields.update(step.extra)
+    return {key: value for key, value in fields.items() if not key.startswith("observation") and key != "type"}
+
+
+def completed_by_backup(trajectory: Trajectory) -> bool:
+    """True when the seed's backup agent had to finish the episode."""
+    return bool(trajectory.extra.get("completed_by_backup")) if is_seed(trajectory) else False
