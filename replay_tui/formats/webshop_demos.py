@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from replay_tui.demos.loader import DemoFileError, DemoSet, open_demos
-from replay_tui.episodes.model import ChatMessage, ToolCall, Trajectory, TrajectoryStep, webshop_outcome
+from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep, webshop_outcome
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem
 from replay_tui.sanitize import strip_control
@@ -127,21 +127,21 @@ _ITEM_FIELDS = frozenset(
 def from_webshop_episode(episode: Any) -> Trajectory:
     """The seed's WebShop episode (:class:`replay_tui.demos.models.Episode`) as a Trajectory.
 
-    Decision steps become ``decision`` steps (their prompt parsed into messages when it parses,
-    the page after the action as ``tool_result``); item-page actions ``item`` steps labelled as a
-    replay labels them (``3.1``, ``3.2``... after decision 3); the other sub-events (detail
+    Decision steps become ``decision`` steps (their prompt parsed into messages when first read,
+    none when it does not parse; the page after the action as ``tool_result``); item-page actions
+    ``item`` steps labelled as a replay labels them (``3.1``, ``3.2``... after decision 3); the other sub-events (detail
     exploration, the backup agent...) and an item-page action whose call maps to no env action
     ``event`` steps with the event verbatim in ``extra``; fields without a place of their own, the
     step's and the episode's, in ``extra``.
     """
-    from replay_tui.demos.models import ACTION_REBUILT, DecisionStep, ItemPageAction, PromptError
+    from replay_tui.demos.models import ACTION_REBUILT, DecisionStep, ItemPageAction
 
     steps: list[TrajectoryStep] = []
     last_number, items = 0, 0
     for entry in episode.trajectory:
         if isinstance(entry, DecisionStep):
             last_number, items = entry.step_number, 0
-            steps.append(_decision(entry, len(steps), PromptError, ACTION_REBUILT))
+            steps.append(_decision(entry, len(steps), ACTION_REBUILT))
             continue
         dumped = entry.model_dump(mode="json") if isinstance(entry, BaseModel) else dict(entry)
         action = entry.action if isinstance(entry, ItemPageAction) else None
@@ -176,20 +176,19 @@ def from_webshop_episode(episode: Any) -> Trajectory:
     )
 
 
-def _decision(entry: Any, index: int, prompt_error: type[Exception], rebuilt: str) -> TrajectoryStep:
-    """A seed decision step (:class:`replay_tui.demos.models.DecisionStep`) as a ``decision`` step."""
-    try:
-        messages = [ChatMessage(role=m.role, content=m.content) for m in entry.prompt_messages()]
-    except prompt_error:
-        messages = []
+def _decision(entry: Any, index: int, rebuilt: str) -> TrajectoryStep:
+    """A seed decision step (:class:`replay_tui.demos.models.DecisionStep`) as a ``decision`` step,
+    its prompt parsed into messages when they are first read (as the fast reading's: opening an
+    episode parses no prompt; the stepper parses the one it shows)."""
+    from replay_tui.demos.fast import PromptMessages
+
     data = entry.model_dump(mode="json")
     extra = {key: value for key, value in data.items() if key not in _DECISION_FIELDS}
     extra["llm_prompt"] = entry.llm_prompt
-    return TrajectoryStep(
+    step = TrajectoryStep(
         index=index,
         label=str(entry.step_number),
         observation=entry.observation_before_llm,
-        messages=messages,
         thinking=entry.llm_thinking or "",
         action=ToolCall(name=entry.llm_action_name or "", arguments=dict(entry.llm_action_arguments or {})),
         action_text=entry.expected_action,
@@ -202,6 +201,8 @@ def _decision(entry: Any, index: int, prompt_error: type[Exception], rebuilt: st
         kind="decision",
         warnings=[rebuilt] if entry.action_rebuilt else [],
     )
+    step.messages = PromptMessages(entry.llm_prompt)  # set, not validated: validation would parse it
+    return step
 
 
 class SeedStep:
