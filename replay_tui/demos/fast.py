@@ -334,7 +334,7 @@ def _step(**values: Any) -> TrajectoryStep:
     """``TrajectoryStep(**values)`` without validation (msgspec has checked every type): a copy of
     a default step, its mutable defaults fresh. (pydantic's ``model_construct`` inspects each default
     factory's signature on every call: slower than validating.)"""
-    fresh = {"messages": [], "tools": [], "other_actions": [], "extra": {}, "warnings": []}
+    fresh: dict[str, Any] = {"messages": [], "tools": [], "other_actions": [], "extra": {}, "warnings": []}
     return _STEP.model_copy(update={**fresh, **values})
 
 
