@@ -15,8 +15,9 @@ turns each :class:`~replay_tui.episodes.model.Trajectory` into that episode shap
   episode) becomes a decision step whose expected action is the answer, state ``answer``, judged
   by :func:`replay_tui.matching.judge_answer` and re-asked with its prompt and no tools;
 - any other step without a call (a final answer, a message to the user) is shown but not replayed;
-- the Trajectory itself stays on the episode (:attr:`Episode.source`) for what only the app
-  shows (screenshots, the format's own fields).
+- the Trajectory itself stays on the episode (:attr:`Episode.source`): the views (the stepper,
+  search, the MCP server) read every episode, a seed file's too, as its Trajectory
+  (:func:`trajectory_of`, :func:`read_trajectory`), never the episode shape.
 
 Session ids of such episodes are their positions in the set (the log's own id is
 ``HeaderInfo.episode_id`` and ``Episode.episode_id``): ids from different formats need not be
