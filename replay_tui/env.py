@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from replay_tui.demos.fast import FastEntry, FastEpisode
 from replay_tui.demos.loader import DemoSet
-from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction
+from replay_tui.demos.models import ACTION_REBUILT, DecisionStep, Episode, ItemPageAction
 from replay_tui.episodes.model import Trajectory
 from replay_tui.formats.webshop_demos import READER as SEED_READER
 from replay_tui.formats.webshop_demos import SeedStep
@@ -193,9 +193,8 @@ def _log_steps(trajectory: Trajectory) -> list[ReplayStep]:
 
 def _seed_steps(trajectory: Trajectory, include_item_steps: bool) -> list[ReplayStep]:
     """The steps to replay of a seed demo file's Trajectory (:mod:`replay_tui.formats.webshop_demos`):
-    its decisions, and its item-page actions when asked, as the Episode's are replayed. (The
-    Trajectory does not say when a decision's ``action_executed_in_env`` was rebuilt from its call,
-    so no step warns of it.)"""
+    its decisions, and its item-page actions when asked, as the Episode's are replayed, with the
+    same warnings (the reader's own, :attr:`TrajectoryStep.warnings`, last)."""
     steps: list[ReplayStep] = []
     number = -1
     for position, step in enumerate(trajectory.steps):
@@ -218,6 +217,8 @@ def _seed_steps(trajectory: Trajectory, include_item_steps: bool) -> list[Replay
             available = infer_available_actions(state, step.observation)
             missing = "available_actions" if step.kind == "decision" else "available_options"
             warnings.append(f"{missing} missing; inferred from the observation")
+        if not call:  # as the parsed episode's: a tool call's action is its call
+            warnings += step.warnings
         steps.append(
             ReplayStep(
                 index=len(steps),
@@ -278,7 +279,7 @@ def replay_steps(episode: Episode | FastEpisode | Trajectory, *, include_item_st
                 else:
                     available = entry.available_actions
                 if entry.action_rebuilt:
-                    warnings.append("action_executed_in_env empty; rebuilt from the tool call")
+                    warnings.append(ACTION_REBUILT)
             steps.append(
                 ReplayStep(
                     index=len(steps),

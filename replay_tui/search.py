@@ -20,14 +20,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from replay_tui.demos.loader import DemoSet, EpisodeRef
-from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction, PromptError, SubEvent
 from replay_tui.env import replay_steps
-from replay_tui.episodes.model import ChatMessage, TrajectoryStep, added_messages
+from replay_tui.episodes.model import ChatMessage, Trajectory, TrajectoryStep, added_messages
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
+from replay_tui.formats.webshop_demos import event_action, event_label, event_observation, is_seed, seed_prompt
 from replay_tui.sanitize import strip_control
+from replay_tui.sources import read_trajectory
 
 SNIPPET_BEFORE = 12
 """Characters of context kept before a match in a snippet (the rest follows it): few, so the match
@@ -123,28 +123,31 @@ class Query:
         return SearchHit(session_id, position, step, name, line, start, end, count)
 
 
-def _prompt_text(step: DecisionStep) -> str | None:
-    """The prompt as the stepper shows it: the messages' contents, or the raw text it cannot parse."""
-    try:
-        return "\n".join(message.content for message in step.prompt_messages())
-    except PromptError:
-        return step.llm_prompt
+def _prompt_text(step: TrajectoryStep) -> str | None:
+    """A seed step's prompt as the stepper shows it: the messages' contents, or the recorded text
+    when it does not parse into messages."""
+    recorded = seed_prompt(step)
+    if not recorded:
+        return None
+    messages = step.messages
+    return "\n".join(message.content for message in messages) if messages else recorded
 
 
-def _seed_fields(entry: Any) -> Iterator[tuple[str, str | None]]:
-    if isinstance(entry, DecisionStep):
-        yield "observation", entry.observation_before_llm
-        yield "observation after", entry.observation_after_action
-        yield "prompt", _prompt_text(entry) if entry.llm_prompt else None
-        yield "thinking", entry.llm_thinking
-        yield "action", entry.expected_action
-    elif isinstance(entry, ItemPageAction):
-        yield "observation", entry.observation_before_action
-        yield "observation after", entry.observation_after_action
-        yield "action", entry.action
-    elif isinstance(entry, SubEvent):
-        yield "observation", entry.observation
-        yield "action", entry.action
+def _seed_fields(step: TrajectoryStep) -> Iterator[tuple[str, str | None]]:
+    """A seed demo file's step, its prompt whole (the seed's prompts are not shared lists)."""
+    if step.kind == "decision":
+        yield "observation", step.observation
+        yield "observation after", step.tool_result
+        yield "prompt", _prompt_text(step)
+        yield "thinking", step.thinking
+        yield "action", step.action_text
+    elif step.kind == "item":
+        yield "observation", step.observation
+        yield "observation after", step.tool_result
+        yield "action", step.action_text
+    else:
+        yield "observation", event_observation(step)
+        yield "action", event_action(step)
 
 
 def _new_messages(step: TrajectoryStep, previous: TrajectoryStep | None) -> Sequence[ChatMessage]:
@@ -159,7 +162,7 @@ def _new_messages(step: TrajectoryStep, previous: TrajectoryStep | None) -> Sequ
     return messages
 
 
-def _general_fields(step: TrajectoryStep, previous: TrajectoryStep | None) -> Iterator[tuple[str, str | None]]:
+def _log_fields(step: TrajectoryStep, previous: TrajectoryStep | None) -> Iterator[tuple[str, str | None]]:
     yield "observation", step.observation
     yield "observation after", step.tool_result
     yield "messages", "\n".join(message.content for message in _new_messages(step, previous) if message.content)
@@ -167,40 +170,33 @@ def _general_fields(step: TrajectoryStep, previous: TrajectoryStep | None) -> It
     yield "action", "\n".join(part for part in (step.content, step.action_text) if part)
 
 
-def step_fields(episode: Episode) -> Iterator[tuple[int, str, Iterator[tuple[str, str | None]]]]:
-    """Each trajectory entry of ``episode`` as ``(position, label, fields)``: the texts ``F`` searches
+def step_fields(trajectory: Trajectory) -> Iterator[tuple[int, str, Iterator[tuple[str, str | None]]]]:
+    """Each step of ``trajectory`` as ``(position, label, fields)``: the texts ``F`` searches
     (observation, observation after, prompt or messages, thinking, action), named as the stepper names
     them, for any log format; a log step's messages are those its prompt adds to the step before.
     The one place a step's texts are picked, for search and other faces."""
-    trajectory = episode.source
-    labels = {step.trajectory_index: step.label for step in replay_steps(episode, include_item_steps=True)}
-    for position, entry in enumerate(episode.trajectory):
-        if trajectory is not None and position < len(trajectory.steps):
-            source: TrajectoryStep = trajectory.steps[position]
-            previous = trajectory.steps[position - 1] if position else None
-            yield position, source.label, _general_fields(source, previous)
-        else:
-            yield position, labels.get(position) or _sub_event_label(entry), _seed_fields(entry)
+    if is_seed(trajectory):
+        labels = {step.trajectory_index: step.label for step in replay_steps(trajectory, include_item_steps=True)}
+        for position, step in enumerate(trajectory.steps):
+            yield position, labels.get(position) or event_label(step), _seed_fields(step)
+        return
+    steps = trajectory.steps
+    for position, step in enumerate(steps):
+        yield position, step.label, _log_fields(step, steps[position - 1] if position else None)
 
 
-def episode_hits(episode: Episode, query: Query) -> list[SearchHit]:
-    """Every step and field of ``episode`` that contains the query, in step order (the task first)."""
-    session_id = episode.session_id
+def episode_hits(trajectory: Trajectory, session_id: int, query: Query) -> list[SearchHit]:
+    """Every step and field of the episode that contains the query, in step order (the task first)."""
     hits: list[SearchHit] = []
-    task = query.hit(session_id, None, "task", "task", episode.instruction)
+    task = query.hit(session_id, None, "task", "task", trajectory.task)
     if task is not None:
         hits.append(task)
-    for position, label, fields in step_fields(episode):
+    for position, label, fields in step_fields(trajectory):
         for name, text in fields:
             hit = query.hit(session_id, position, label, name, text)
             if hit is not None:
                 hits.append(hit)
     return hits
-
-
-def _sub_event_label(entry: Any) -> str:
-    """A sub-event the replay does not step through, named as the step list names it."""
-    return "↳ " + strip_control(getattr(entry, "type", "") or type(entry).__name__)
 
 
 def search(demos: DemoSet, text: str, session_ids: Iterable[int] | None = None) -> Iterator[EpisodeHits]:
@@ -218,8 +214,8 @@ def search(demos: DemoSet, text: str, session_ids: Iterable[int] | None = None) 
             yield EpisodeHits(session_id)
             continue
         try:
-            episode = ref.file.read_episode(ref)
+            trajectory = read_trajectory(ref)
         except EpisodeLoadError as exc:
             yield EpisodeHits(session_id, problem=exc.problem)
             continue
-        yield EpisodeHits(session_id, episode_hits(episode, query))
+        yield EpisodeHits(session_id, episode_hits(trajectory, session_id, query))

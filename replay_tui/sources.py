@@ -15,8 +15,9 @@ turns each :class:`~replay_tui.episodes.model.Trajectory` into that episode shap
   episode) becomes a decision step whose expected action is the answer, state ``answer``, judged
   by :func:`replay_tui.matching.judge_answer` and re-asked with its prompt and no tools;
 - any other step without a call (a final answer, a message to the user) is shown but not replayed;
-- the Trajectory itself stays on the episode (:attr:`Episode.source`) for what only the app
-  shows (screenshots, the format's own fields).
+- the Trajectory itself stays on the episode (:attr:`Episode.source`): the views (the stepper,
+  search, the MCP server) read every episode, a seed file's too, as its Trajectory
+  (:func:`trajectory_of`, :func:`read_trajectory`), never the episode shape.
 
 Session ids of such episodes are their positions in the set (the log's own id is
 ``HeaderInfo.episode_id`` and ``Episode.episode_id``): ids from different formats need not be
@@ -52,6 +53,7 @@ from replay_tui.episodes.model import (
 from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Reader, allowing_pickles, detect, reader_for
 from replay_tui.formats.growing import FollowedFile, FollowingReader, Gone
+from replay_tui.formats.webshop_demos import from_webshop_episode, is_seed
 from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.matching import ANSWER_STATE
 
@@ -342,7 +344,7 @@ def _note(step: TrajectoryStep, fmt: str) -> LogNote:
     """A step without a recorded call: shown in the stepper, not replayed."""
     return LogNote.model_validate(
         {
-            "type": "message" if step.content else "step",
+            "type": note_kind(step),
             "step_label": step.label,
             "observation_before_action": step.observation,
             "content": step.content,
@@ -478,6 +480,11 @@ class TrajectoryFile:
         return ref
 
     def read_episode(self, ref: EpisodeRef) -> Episode:
+        trajectory = self.read_trajectory(ref)
+        return episode_from_trajectory(trajectory, ref.session_id, file=self.name, record=ref.raw.record)
+
+    def read_trajectory(self, ref: EpisodeRef) -> Trajectory:
+        """The episode as its reader gives it (held, or loaded now); raises EpisodeLoadError."""
         summary: EpisodeSummary = ref.raw
         trajectory: Trajectory | LoadProblem | None = self._held.get(summary.record)
         if trajectory is None:
@@ -491,7 +498,7 @@ class TrajectoryFile:
                 )
         if isinstance(trajectory, LoadProblem):
             raise EpisodeLoadError(trajectory)
-        return episode_from_trajectory(trajectory, ref.session_id, file=self.name, record=summary.record)
+        return trajectory
 
     def read_fast(self, ref: EpisodeRef) -> None:
         """None: an episode of another format is built as an :class:`Episode` (its source stays on it)."""
@@ -613,10 +620,51 @@ class FollowedLog(TrajectoryFile):
         self._file_problems[path] = kept
 
     def read_episode(self, ref: EpisodeRef) -> Episode:
+        return episode_from_trajectory(self.read_trajectory(ref), ref.session_id, file=self.name, record=ref.index)
+
+    def read_trajectory(self, ref: EpisodeRef) -> Trajectory:
         trajectory = self._held.get(ref.index)
         if trajectory is None:
             raise EpisodeLoadError(LoadProblem(file=self.name, index=ref.index, message="episode is gone"))
-        return episode_from_trajectory(trajectory, ref.session_id, file=self.name, record=ref.index)
+        return trajectory
+
+
+def read_trajectory(ref: EpisodeRef) -> Trajectory:
+    """The episode ``ref`` names as the one model, read from its file (not through the DemoSet's
+    cache): a log's as its reader gives it, a seed demo file's from its parsed model (its invalid
+    optional fields read as their defaults, as the app reads them). Raises EpisodeLoadError naming
+    the episode's problem."""
+    file = ref.file
+    if isinstance(file, TrajectoryFile):
+        return file.read_trajectory(ref)
+    return from_webshop_episode(file.read_episode(ref))
+
+
+def trajectory_of(demos: DemoSet, session_id: int) -> Trajectory:
+    """The opened episode ``session_id`` as the one model, through the DemoSet's cache (what the
+    app and the MCP server show). Raises EpisodeLoadError, KeyError as :meth:`DemoSet.episode` does."""
+    episode = demos.episode(session_id)
+    source: Trajectory | None = episode.source
+    return source if source is not None else from_webshop_episode(episode)
+
+
+def field_problems(demos: DemoSet, session_id: int) -> list[LoadProblem]:
+    """The invalid fields of the opened episode's steps, each read as its default (a seed file's,
+    under ``trajectory[N]``: step N of its Trajectory); none for other logs. Raises as
+    :func:`trajectory_of` does."""
+    return list(demos.episode(session_id).problems)
+
+
+def shown_as_decision(trajectory: Trajectory, step: TrajectoryStep) -> bool:
+    """True for a step the stepper lists as a decision (not a sub-event or a note): a seed file's
+    ``decision`` step, or another log's recorded call or answer (:func:`is_decision`)."""
+    return step.kind == "decision" if is_seed(trajectory) else is_decision(step)
+
+
+def note_kind(step: TrajectoryStep) -> str:
+    """What a log's step without a recorded call is named in the step list: ``message`` when the
+    model said something, else ``step``."""
+    return "message" if step.content else "step"
 
 
 FIRST_ROWS = 200

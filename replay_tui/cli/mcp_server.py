@@ -31,6 +31,7 @@ from replay_tui.cli.common import UsageError
 from replay_tui.cli.compare import runs_or_none
 from replay_tui.compare import CompareError, compare_runs, run_info, run_label
 from replay_tui.demos.loader import EpisodeRef
+from replay_tui.episodes.model import Trajectory
 from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.expected import align_trajectory
 from replay_tui.export import FORMATS, ExportError, write_report
@@ -47,7 +48,7 @@ from replay_tui.runs import RunError, RunInfo, RunStore, runs_root
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.search import search, step_fields
 from replay_tui.session import EpisodeDone, ReplaySession, SessionError, SessionEvent
-from replay_tui.sources import is_call_judged, outcome_of_ref
+from replay_tui.sources import is_call_judged, outcome_of_ref, trajectory_of
 from replay_tui.workspace import ReplaySettings, Workspace, make_run_info
 
 CUT = "… [cut: {} more chars]"
@@ -464,9 +465,9 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         ]
         return EpisodePage(episodes=rows, total=len(chosen), next_cursor=next_cursor)
 
-    def read(ref: EpisodeRef) -> Any:
+    def read(ref: EpisodeRef) -> Trajectory:
         try:
-            return session.ws().demos.episode(ref.session_id)
+            return trajectory_of(session.ws().demos, ref.session_id)
         except EpisodeLoadError as exc:
             raise ToolError(
                 f"episode_id: episode {ref.session_id} cannot be read: {fit(str(exc.problem), 300)}"
@@ -477,20 +478,20 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         """One episode: task, outcome, score, how the last replay judged it, and its steps (ids for
         get_step) with each step's verdict."""
         ref = session.ref(episode_id)
-        episode = read(ref)
+        trajectory = read(ref)
         result: EpisodeReport | None = session.ws().results.get(ref.session_id)
         verdicts = {step.step_label: step.verdict for step in result.steps} if result is not None else {}
         for mismatch in result.mismatches if result is not None else []:
             verdicts.setdefault(mismatch.step_label, "mismatch")
         store = session.ws().annotations
         steps = []
-        for position, label, _ in step_fields(episode):
+        for position, label, _ in step_fields(trajectory):
             marked = store.get(ref.session_id, label)
             tags = [fit(t, 100) for t in marked.tags] if marked else []
             steps.append(StepRow(step=position, label=fit(label, 200), verdict=verdicts.get(label), tags=tags))
         own = store.get(ref.session_id, None)
         shown = steps[:MAX_STEPS_LISTED]
-        alignment = align_trajectory(episode.source) if episode.source is not None else None
+        alignment = align_trajectory(trajectory)  # None for a log without reference actions (a seed file's)
         return EpisodeDetail(
             episode_id=_episode_id(ref),
             log_id=fit(ref.header.episode_id, 200) if ref.header.episode_id else None,
@@ -518,8 +519,8 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
             if name not in STEP_FIELDS:
                 raise ToolError(f"fields: unknown field {fit(name, 40)!r}; choose from {', '.join(STEP_FIELDS)}")
         ref = session.ref(episode_id)
-        episode = read(ref)
-        for position, label, texts in step_fields(episode):
+        trajectory = read(ref)
+        for position, label, texts in step_fields(trajectory):
             if position != step:
                 continue
             wanted = set(fields or STEP_FIELDS)
@@ -533,7 +534,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
                     detail.verdict = judged.verdict
                     detail.reason = fit(judged.reason, limit)
             return detail
-        raise ToolError(f"step: episode {ref.session_id} has no step {step} (it has {len(episode.trajectory)})")
+        raise ToolError(f"step: episode {ref.session_id} has no step {step} (it has {len(trajectory.steps)})")
 
     @server.tool(annotations=READ_ONLY)
     def find(text: str, cursor: str | None = None) -> HitPage:

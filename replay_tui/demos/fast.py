@@ -21,7 +21,15 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from replay_tui.actions import ActionError, format_env_action
-from replay_tui.demos.models import ID_MAX, ID_MIN, DecisionStep, PromptError, _arguments_from_json, parse_prompt
+from replay_tui.demos.models import (
+    ACTION_REBUILT,
+    ID_MAX,
+    ID_MIN,
+    DecisionStep,
+    PromptError,
+    _arguments_from_json,
+    parse_prompt,
+)
 from replay_tui.episodes.model import ChatMessage, ToolCall, Trajectory, TrajectoryStep, webshop_outcome
 from replay_tui.webshop import ITEM
 
@@ -326,7 +334,8 @@ def _step(**values: Any) -> TrajectoryStep:
     """``TrajectoryStep(**values)`` without validation (msgspec has checked every type): a copy of
     a default step, its mutable defaults fresh. (pydantic's ``model_construct`` inspects each default
     factory's signature on every call: slower than validating.)"""
-    return _STEP.model_copy(update={"messages": [], "tools": [], "other_actions": [], "extra": {}, **values})
+    fresh: dict[str, Any] = {"messages": [], "tools": [], "other_actions": [], "extra": {}, "warnings": []}
+    return _STEP.model_copy(update={**fresh, **values})
 
 
 def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
@@ -362,6 +371,7 @@ def fast_trajectory(episode: FastEpisode) -> Trajectory:
                     available_actions=entry.available_actions,
                     extra={"llm_prompt": entry.llm_prompt},
                     kind="decision",
+                    warnings=[ACTION_REBUILT] if entry.action_rebuilt else [],
                 )
             )
             continue

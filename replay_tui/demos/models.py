@@ -14,8 +14,11 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from replay_tui.actions import ActionError, format_env_action
 from replay_tui.episodes.jsonscan import MAX_DEPTH, first_too_deep
+from replay_tui.episodes.problems import problems_at
 from replay_tui.pyliteral import literal_eval
 
+ACTION_REBUILT = "action_executed_in_env empty; rebuilt from the tool call"
+"""A decision's warning when its ``action_executed_in_env`` was empty and was rebuilt from its call."""
 PROMPT_SIZE_LIMIT = 4 * 1024 * 1024
 """Largest ``llm_prompt`` (in characters) that :func:`parse_prompt` will evaluate."""
 
@@ -360,8 +363,7 @@ class Episode(EpisodeHeader):
 
     def problems_at(self, position: int) -> list[Any]:
         """The invalid fields of the trajectory entry at ``position``."""
-        prefix = f"trajectory[{position}]"
-        return [p for p in self._problems if p.field and (p.field == prefix or p.field.startswith(prefix + "."))]
+        return problems_at(self._problems, position)
 
     @property
     def episode_id(self) -> str:

@@ -545,6 +545,9 @@ class TrajectoryStep(BaseModel):
     """The id of the child trajectory this step started (a Task/spawn call's sub-agent), when the
     log links them; the child's :attr:`Trajectory.parent` points back."""
     extra: dict[str, Any] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list, exclude=True)
+    """What the reader repaired in this step (one line each: a seed decision's empty action
+    rebuilt from its call), said where the step is shown and replayed; not part of the log."""
 
     def model_post_init(self, __context: Any) -> None:
         if not self.label:

@@ -77,6 +77,12 @@ class LoadProblem(BaseModel):
         return self.one_line()
 
 
+def problems_at(problems: Iterable[LoadProblem], position: int) -> list[LoadProblem]:
+    """The problems of the trajectory entry at ``position`` (a field under ``trajectory[N]``)."""
+    prefix = f"trajectory[{position}]"
+    return [p for p in problems if p.field and (p.field == prefix or p.field.startswith(prefix + "."))]
+
+
 def unique_problems(problems: Iterable[LoadProblem]) -> list[LoadProblem]:
     """Each problem once (by its one-line text, the last of equal ones kept), in file and episode order."""
     return sorted(

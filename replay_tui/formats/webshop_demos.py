@@ -17,9 +17,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from replay_tui.demos.loader import DemoFileError, DemoSet, open_demos
-from replay_tui.episodes.model import ChatMessage, ToolCall, Trajectory, TrajectoryStep, webshop_outcome
+from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep, webshop_outcome
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem
+from replay_tui.sanitize import strip_control
 from replay_tui.webshop import ITEM
 
 _SESSION = re.compile(rb'"session_id"\s*:')
@@ -126,21 +127,21 @@ _ITEM_FIELDS = frozenset(
 def from_webshop_episode(episode: Any) -> Trajectory:
     """The seed's WebShop episode (:class:`replay_tui.demos.models.Episode`) as a Trajectory.
 
-    Decision steps become ``decision`` steps (their prompt parsed into messages when it parses,
-    the page after the action as ``tool_result``); item-page actions ``item`` steps labelled as a
-    replay labels them (``3.1``, ``3.2``... after decision 3); the other sub-events (detail
+    Decision steps become ``decision`` steps (their prompt parsed into messages when first read,
+    none when it does not parse; the page after the action as ``tool_result``); item-page actions
+    ``item`` steps labelled as a replay labels them (``3.1``, ``3.2``... after decision 3); the other sub-events (detail
     exploration, the backup agent...) and an item-page action whose call maps to no env action
     ``event`` steps with the event verbatim in ``extra``; fields without a place of their own, the
     step's and the episode's, in ``extra``.
     """
-    from replay_tui.demos.models import DecisionStep, ItemPageAction, PromptError
+    from replay_tui.demos.models import ACTION_REBUILT, DecisionStep, ItemPageAction
 
     steps: list[TrajectoryStep] = []
     last_number, items = 0, 0
     for entry in episode.trajectory:
         if isinstance(entry, DecisionStep):
             last_number, items = entry.step_number, 0
-            steps.append(_decision(entry, len(steps), PromptError))
+            steps.append(_decision(entry, len(steps), ACTION_REBUILT))
             continue
         dumped = entry.model_dump(mode="json") if isinstance(entry, BaseModel) else dict(entry)
         action = entry.action if isinstance(entry, ItemPageAction) else None
@@ -175,20 +176,19 @@ def from_webshop_episode(episode: Any) -> Trajectory:
     )
 
 
-def _decision(entry: Any, index: int, prompt_error: type[Exception]) -> TrajectoryStep:
-    """A seed decision step (:class:`replay_tui.demos.models.DecisionStep`) as a ``decision`` step."""
-    try:
-        messages = [ChatMessage(role=m.role, content=m.content) for m in entry.prompt_messages()]
-    except prompt_error:
-        messages = []
+def _decision(entry: Any, index: int, rebuilt: str) -> TrajectoryStep:
+    """A seed decision step (:class:`replay_tui.demos.models.DecisionStep`) as a ``decision`` step,
+    its prompt parsed into messages when they are first read (as the fast reading's: opening an
+    episode parses no prompt; the stepper parses the one it shows)."""
+    from replay_tui.demos.fast import PromptMessages
+
     data = entry.model_dump(mode="json")
     extra = {key: value for key, value in data.items() if key not in _DECISION_FIELDS}
     extra["llm_prompt"] = entry.llm_prompt
-    return TrajectoryStep(
+    step = TrajectoryStep(
         index=index,
         label=str(entry.step_number),
         observation=entry.observation_before_llm,
-        messages=messages,
         thinking=entry.llm_thinking or "",
         action=ToolCall(name=entry.llm_action_name or "", arguments=dict(entry.llm_action_arguments or {})),
         action_text=entry.expected_action,
@@ -199,7 +199,10 @@ def _decision(entry: Any, index: int, prompt_error: type[Exception]) -> Trajecto
         available_actions=entry.available_actions,
         extra=extra,
         kind="decision",
+        warnings=[rebuilt] if entry.action_rebuilt else [],
     )
+    step.messages = PromptMessages(entry.llm_prompt)  # set, not validated: validation would parse it
+    return step
 
 
 class SeedStep:
@@ -267,3 +270,75 @@ def recorded_step(step: TrajectoryStep) -> dict[str, Any]:
     }
     data.update((key, value) for key, value in step.extra.items() if key != "llm_prompt")
     return data
+
+
+def is_seed(trajectory: Trajectory) -> bool:
+    """True for a seed demo file's episode: its steps are shown and searched as the seed's entries
+    (its prompt text whole, its sub-events by their ``type``)."""
+    return trajectory.format == READER.name
+
+
+def event_type(step: TrajectoryStep) -> str:
+    """A seed sub-event's ``type`` (an ``event`` step keeps the event verbatim in ``extra``)."""
+    value = step.extra.get("type")
+    return value if isinstance(value, str) else ""
+
+
+def event_label(step: TrajectoryStep) -> str:
+    """A seed sub-event the replay does not step through, named as the step list names it: its
+    type (a nameless one by the model that keeps it, as the seed's step list always named it)."""
+    return "↳ " + strip_control(event_type(step) or "UnknownEvent")
+
+
+def event_observation(step: TrajectoryStep) -> str:
+    """The most informative observation text a seed sub-event carries (after, else before)."""
+    for key in ("observation_after_action", "observation", "observation_before_action"):
+        value = step.extra.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def event_action(step: TrajectoryStep) -> str | None:
+    """The env action a seed sub-event recorded, when it has one (an item-page action whose call
+    maps to no env action has none)."""
+    value = step.extra.get("action")
+    if event_type(step) == "item_page_action" or not isinstance(value, str):
+        return None
+    return value
+
+
+def prompt_problem(step: TrajectoryStep) -> str | None:
+    """Why a seed decision's recorded prompt gave no messages (it does not parse: too big, not a
+    literal...); None when it parses."""
+    from replay_tui.demos.models import PromptError, parse_prompt
+
+    recorded = seed_prompt(step)
+    if not recorded or step.messages:
+        return None
+    try:
+        parse_prompt(recorded)
+    except PromptError as exc:
+        return str(exc)
+    return None
+
+
+def event_fields(step: TrajectoryStep) -> dict[str, Any]:
+    """A seed sub-event's fields as its entry has them (an item-page action's call, options,
+    reward and done, then the rest in the file's order), without its type and observations."""
+    fields: dict[str, Any] = {}
+    if step.kind == "item":
+        call = step.action if step.action is not None else ToolCall(name="")
+        fields = {
+            "llm_action": {"name": call.name, "arguments": dict(call.arguments)},
+            "available_options": step.available_actions,
+            "reward": step.reward,
+            "done": step.done,
+        }
+    fields.update(step.extra)
+    return {key: value for key, value in fields.items() if not key.startswith("observation") and key != "type"}
+
+
+def completed_by_backup(trajectory: Trajectory) -> bool:
+    """True when the seed's backup agent had to finish the episode."""
+    return bool(trajectory.extra.get("completed_by_backup")) if is_seed(trajectory) else False

@@ -62,7 +62,7 @@ async def test_the_stepper_header_names_each_samples_target_answer_and_explanati
             await pilot.pause()
             screen = app.screen
             assert isinstance(screen, StepperScreen)
-            sample = samples[str(screen.episode.episode_id)]
+            sample = samples[str(screen.trajectory.id)]
             (score,) = sample["scores"].values()
             shown = " ".join(str(screen.query_one("#outcome-detail").render()).split())
             assert f"target {sample['target']}" in shown, shown

@@ -54,3 +54,25 @@ async def test_the_browser_counts_the_invalid_fields_the_background_validation_f
         await pilot.pause()
         plain = app.screen.query_one("#browser-title").render().plain
         assert "⚠ 2 invalid fields read as defaults" in plain and "problems" not in plain
+
+
+async def test_a_rebuilt_action_and_an_unparsed_prompt_are_said_where_the_step_is_shown(build, tmp_path):
+    """The stepper shows a seed episode from its Trajectory (issue 29): a decision whose empty action
+    was rebuilt from its call still warns of it, and a prompt that does not parse is shown raw
+    under its parse error."""
+    repaired = good_episode(10)
+    repaired["trajectory"][0]["action_executed_in_env"] = ""
+    repaired["trajectory"][0]["llm_prompt"] = "[{'role': 'user', 'content': 'cut short"
+    path = write_json(tmp_path / "webshop_demonstrations_10-11.json", [repaired, good_episode(11)])
+    app = build([path])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("enter")  # session 10, on its first step
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, StepperScreen) and screen.problem is None
+        detail = screen.query_one("#step-detail").render().plain
+        assert "step 0" in detail and "expected   search[" in detail
+        assert "⚠ action_executed_in_env empty; rebuilt from the tool call" in detail
+        prompt = screen.query_one("#prompt").text
+        assert prompt.startswith("⚠ prompt not parsed: llm_prompt is not a Python or JSON literal")
+        assert "'content': 'cut short" in prompt

@@ -49,7 +49,7 @@ async def test_each_samples_target_answer_and_explanation_are_on_screen(build) -
             await pilot.pause()
             screen = app.screen
             assert isinstance(screen, StepperScreen)
-            extra = screen.episode.source.extra
+            extra = screen.trajectory.extra
             sample = samples[(Path(ref.file.name).name, str(extra["sample_id"]), extra.get("epoch"))]
             lines = screen_lines(app)
             top = squash(" ".join(lines[: next(n for n, line in enumerate(lines) if "recorded action" in line)]))

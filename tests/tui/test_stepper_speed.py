@@ -8,7 +8,6 @@ import gc
 
 from textual.widgets._footer import FooterKey
 
-from replay_tui.demos.models import DecisionStep
 from replay_tui.tui.app import ReplayApp
 from replay_tui.tui.replay.stepper import StepperScreen
 from replay_tui.tui.widgets.footer import KeysFooter, shown_bindings
@@ -28,12 +27,12 @@ async def test_the_panes_follow_the_cursor_in_the_same_call(build):
     app = build()
     async with app.run_test(size=SIZE) as pilot:
         screen = await _open(app, pilot)
-        index = next(n for n, row in enumerate(screen.source.rows) if n and isinstance(row.entry, DecisionStep))
+        index = next(n for n, row in enumerate(screen.source.rows) if n and row.decision)
         screen.steps_table.cursor = index  # no message hop, no await: the panes are already there
         entry = screen.source.rows[index].entry
         observation = screen.query_one("#observation", TextPane)
-        assert observation.text == "\n".join(line.text for line in lines_from_text(entry.observation_before_llm))
-        assert screen.query_one("#thinking", TextPane).text == entry.llm_thinking.replace("\r\n", "\n")
+        assert observation.text == "\n".join(line.text for line in lines_from_text(entry.observation))
+        assert screen.query_one("#thinking", TextPane).text == entry.thinking.replace("\r\n", "\n")
         assert f"step {screen.source.rows[index].label}" in str(screen.query_one("#step-detail").render())
 
 

@@ -23,7 +23,7 @@ from replay_tui.episodes.problems import EpisodeLoadError
 from replay_tui.expected import TaskAlignment, align_trajectory
 from replay_tui.groups import OUTCOME_GROUPINGS, OUTCOME_SORT_KEYS, OutcomeGroup, group_outcomes, sort_outcome_groups
 from replay_tui.sanitize import excerpt, one_line
-from replay_tui.sources import outcome_of_ref
+from replay_tui.sources import outcome_of_ref, trajectory_of
 from replay_tui.tui.messages import OutcomeRequested, ReplayState, StatusRefreshRequested
 from replay_tui.tui.replay.groups import GroupsView
 from replay_tui.tui.widgets.footer import KeysFooter
@@ -142,10 +142,9 @@ class OutcomeGroupsScreen(GroupsView):
             alignment = None
             if outcome.kind in ("failed", "errored") and outcome.expected_actions:
                 try:
-                    source = demos.episode(ref.session_id).source
+                    alignment = align_trajectory(trajectory_of(demos, ref.session_id))
                 except EpisodeLoadError:
-                    source = None
-                alignment = align_trajectory(source) if source is not None else None
+                    alignment = None
             self.alignments[ref.session_id] = alignment
 
     def regroup(self) -> None:

@@ -1,6 +1,8 @@
 """The episode stepper: step list beside observation, prompt and thinking; expected vs predicted.
 
-An episode of another format (``episode.source`` is its Trajectory) gets a fourth pane, the action
+Every episode is shown from its :class:`~replay_tui.episodes.model.Trajectory`. A seed demo
+file's keeps the seed's panes (the recorded prompt parsed, its sub-events by type and fields:
+:mod:`replay_tui.formats.webshop_demos`); an episode of another format gets a fourth pane, the action
 (the model's text, the call as the log shows it, long arguments indented, the tool result), its
 prompt as chat messages with their tool calls, and, when its steps hold screenshots, a screenshot
 pane (``i`` toggles it).
@@ -28,14 +30,23 @@ from textual.screen import Screen
 from textual.visual import VisualType
 from textual.widgets import Input, Static
 
-from replay_tui.demos.models import DecisionStep, Episode, ItemPageAction, PromptError, SubEvent
 from replay_tui.diff import char_diff
 from replay_tui.env import ReplayStep, replay_steps
 from replay_tui.episodes.model import Trajectory, TrajectoryStep
-from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
+from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, problems_at
+from replay_tui.formats.webshop_demos import (
+    completed_by_backup,
+    event_action,
+    event_fields,
+    event_observation,
+    event_type,
+    is_seed,
+    prompt_problem,
+    seed_prompt,
+)
 from replay_tui.runner import StepResult
 from replay_tui.sanitize import excerpt, one_line, strip_control
-from replay_tui.sources import LogNote, LogStep, is_call_judged, outcome_of
+from replay_tui.sources import field_problems, is_call_judged, note_kind, shown_as_decision, trajectory_of
 from replay_tui.tui.messages import (
     EpisodeNavRequested,
     NoteRequested,
@@ -88,11 +99,13 @@ in 24 rows leaves each pane four lines)."""
 
 @dataclass(frozen=True)
 class StepRow:
-    """A row of the step list: a trajectory entry and, when it is replayable, its replay step."""
+    """A row of the step list: a Trajectory step and, when it is replayable, its replay step."""
 
     position: int
-    entry: Any
+    entry: TrajectoryStep
     step: ReplayStep | None
+    decision: bool
+    """Listed as a decision (:func:`~replay_tui.sources.shown_as_decision`), not a sub-event or a note."""
 
     @property
     def label(self) -> str | None:
@@ -100,13 +113,16 @@ class StepRow:
 
     @property
     def is_sub_event(self) -> bool:
-        return not isinstance(self.entry, DecisionStep)
+        return not self.decision
 
 
-def build_rows(episode: Episode) -> list[StepRow]:
-    """Every trajectory entry, with item-page actions labelled as the env replays them."""
-    steps = {s.trajectory_index: s for s in replay_steps(episode, include_item_steps=True)}
-    return [StepRow(position, entry, steps.get(position)) for position, entry in enumerate(episode.trajectory)]
+def build_rows(trajectory: Trajectory) -> list[StepRow]:
+    """Every step, with item-page actions labelled as the env replays them."""
+    steps = {s.trajectory_index: s for s in replay_steps(trajectory, include_item_steps=True)}
+    return [
+        StepRow(position, entry, steps.get(position), shown_as_decision(trajectory, entry))
+        for position, entry in enumerate(trajectory.steps)
+    ]
 
 
 class StepsSource:
@@ -164,15 +180,15 @@ class StepsSource:
         entry = row.entry
         if self.general:
             return self._general_cells(row, mark)
-        if isinstance(entry, DecisionStep):
+        if row.decision:
             return [
                 mark,
                 Text(one_line(row.label or "")),
                 Text(one_line(row.step.state if row.step else (entry.state or ""))),
-                Text(strip_control(entry.expected_action)),
+                Text(strip_control(entry.action_text)),
             ]
-        kind = getattr(entry, "type", "") or type(entry).__name__
-        action = entry.action if isinstance(entry, SubEvent) else None
+        kind = event_type(entry) or "UnknownEvent"
+        action = entry.action_text if entry.kind == "item" else event_action(entry)
         label = Text(f" {row.label}" if row.label else "  ↳", style="dim" if row.label is None else "")
         text = Text("  " + strip_control(kind), style="italic")
         if action:
@@ -182,18 +198,16 @@ class StepsSource:
     def _general_cells(self, row: StepRow, mark: Text) -> list[Text]:
         """A step of another format: the action as the log shows it; a step without a call, its text."""
         entry = row.entry
-        label = entry.step_label if isinstance(entry, (LogStep, LogNote)) else None
-        if isinstance(entry, DecisionStep):
-            shown = entry.action_text if isinstance(entry, LogStep) else None
-            action = Text(one_line(shown or entry.expected_action))
+        label = entry.label
+        if row.decision:
+            expected = row.step.expected if row.step is not None else ""
+            action = Text(one_line(entry.action_text or expected))
             state = Text(one_line(row.step.state if row.step else (entry.state or "")))
             cells = [mark, Text(one_line(row.label or label or "")), state, action]
         else:
-            kind = getattr(entry, "type", "") or "step"
-            text = Text(strip_control(kind), style="italic")
-            content = entry.content if isinstance(entry, LogNote) else ""
-            if content:
-                text.append(" " + excerpt(content, 200), style="")
+            text = Text(strip_control(note_kind(entry)), style="italic")
+            if entry.content:
+                text.append(" " + excerpt(entry.content, 200), style="")
             cells = [mark, Text(one_line(label or ""), style="dim"), Text(""), text]
         if self.columns is CALL_STEP_COLUMNS:
             del cells[2]
@@ -247,17 +261,17 @@ def trace_summary(trace: dict[str, Any]) -> str:
     return " · ".join(parts) + "  (x: whole call)"
 
 
-def prompt_lines(step: DecisionStep) -> tuple[list[PaneLine], str]:
-    """The prompt as role-labelled lines, or the raw text with the parse error as placeholder."""
-    if not step.llm_prompt:
+def prompt_lines(step: TrajectoryStep) -> tuple[list[PaneLine], str]:
+    """A seed step's prompt as role-labelled lines, or the raw text with the parse error as placeholder."""
+    recorded = seed_prompt(step)
+    if not recorded:
         return [], "no prompt recorded"
-    try:
-        messages = step.prompt_messages()
-    except PromptError as exc:
-        warning = [PaneLine(f"⚠ prompt not parsed: {exc}", "bold red"), PaneLine("")]
-        return warning + lines_from_text(step.llm_prompt), ""
+    problem = prompt_problem(step)
+    if problem is not None:
+        warning = [PaneLine(f"⚠ prompt not parsed: {problem}", "bold red"), PaneLine("")]
+        return warning + lines_from_text(recorded), ""
     lines: list[PaneLine] = []
-    for number, message in enumerate(messages):
+    for number, message in enumerate(step.messages):
         if number:
             lines.append(PaneLine(""))
         role = strip_control(message.role)
@@ -345,7 +359,10 @@ class StepperScreen(Screen):
         self.start_find = find  # the find box's query on opening (a search result's)
         self.offered_at: int | None = None  # the cursor where ] offered the next episode's first mismatch
         self.replay_app = replay_app  # read only: changes are asked for with messages
-        self.episode: Episode | None = None
+        self.trajectory: Trajectory | None = None
+        """The episode shown, as the one model (None when it could not be read: :attr:`problem`)."""
+        self.field_problems: list[LoadProblem] = []
+        """The invalid fields of its steps, each read as its default (a seed file's)."""
         self.problem: LoadProblem | None = None
         self.rows: list[StepRow] = []
         self.show_sub_events = True
@@ -366,14 +383,9 @@ class StepperScreen(Screen):
         self._listed_width = 0  # the step list's width as last laid out (0: hidden)
 
     @property
-    def trajectory(self) -> Trajectory | None:
-        """The log of another format this episode stands for (None for a seed demo)."""
-        return self.episode.source if self.episode is not None else None
-
-    @property
     def general(self) -> bool:
         """True for an episode of another format: the stepper shows the log's own fields."""
-        return self.trajectory is not None
+        return self.trajectory is not None and not is_seed(self.trajectory)
 
     def compose(self) -> ComposeResult:
         yield Static(id="episode-title")
@@ -409,13 +421,10 @@ class StepperScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#find", Input).display = False
-        try:
-            self.episode = self.replay_app.workspace.demos.episode(self.session_id)
-        except EpisodeLoadError as exc:
-            self.problem = exc.problem
-        self.rows = build_rows(self.episode) if self.episode is not None else []
+        self.load()
+        self.rows = build_rows(self.trajectory) if self.trajectory is not None else []
         trajectory = self.trajectory
-        if trajectory is not None:
+        if self.general and trajectory is not None:
             self.has_screenshots = any(step.screenshot for step in trajectory.steps)
             self.query_one("#panes").add_class("general")
             self.query_one("#prompt", TextPane).border_title = "messages"
@@ -447,6 +456,20 @@ class StepperScreen(Screen):
 
     def on_unmount(self) -> None:
         gc.unfreeze()
+
+    def load(self) -> bool:
+        """Read the episode (through the DemoSet's cache): False, and nothing changed, when it
+        cannot be read (its problem is set if nothing was shown yet)."""
+        demos = self.replay_app.workspace.demos
+        try:
+            self.trajectory = trajectory_of(demos, self.session_id)
+            self.field_problems = field_problems(demos, self.session_id)
+        except EpisodeLoadError as exc:
+            if self.trajectory is None:
+                self.problem = exc.problem
+            return False
+        self.problem = None
+        return True
 
     def remember_pane_sizes(self) -> None:
         """Keep the panes' sizes for the next stepper of this layout (see TextPane.size_hint)."""
@@ -492,9 +515,8 @@ class StepperScreen(Screen):
 
     def reload_steps(self, cursor: int | None = None) -> None:
         trajectory = self.trajectory
-        general = trajectory is not None
-        calls = trajectory is not None and is_call_judged(trajectory.format)
-        self.source = StepsSource(self.rows, self.verdicts(), self.show_sub_events, general=general, calls=calls)
+        calls = self.general and trajectory is not None and is_call_judged(trajectory.format)
+        self.source = StepsSource(self.rows, self.verdicts(), self.show_sub_events, general=self.general, calls=calls)
         self.source.marks = self.step_marks
         self._reloading = True  # the cursor may move on the way: show the step once, below
         try:
@@ -508,12 +530,9 @@ class StepperScreen(Screen):
     def episode_grew(self) -> None:
         """The episode's log grew (``--follow``): its steps are listed again, the cursor stays on
         the row it was on (steps are only appended; the last one may have gained its result)."""
-        try:
-            episode = self.replay_app.workspace.demos.episode(self.session_id)
-        except EpisodeLoadError:
+        if not self.load() or self.trajectory is None:
             return  # what was shown stays; the problem is in the browser's list
-        self.episode, self.problem = episode, None
-        self.rows = build_rows(episode)
+        self.rows = build_rows(self.trajectory)
         self._pane_lines.clear()
         self.reload_steps(cursor=self.steps_table.cursor if len(self.source) else 0)
         self.update_title()
@@ -538,18 +557,18 @@ class StepperScreen(Screen):
             text.append("malformed episode", style="bold red")
             self.query_one("#episode-title", Static).update(text)
             return
-        episode = self.episode
-        assert episode is not None
+        trajectory = self.trajectory
+        assert trajectory is not None
         if self.general:
-            self.general_title(text, episode)
-        else:
-            reward = episode.reward
+            self.general_title(text, trajectory)
+        else:  # a seed file's outcome: its reward (or its last step's) and success (or reward 1)
+            reward = trajectory.outcome.reward or 0.0
             text.append(f"reward {reward:.2f} ", style="green" if reward == 1.0 else "yellow" if reward else "red")
-            succeeded = episode.succeeded
+            succeeded = bool(trajectory.outcome.success)
             text.append("success  " if succeeded else "failure  ", style="green" if succeeded else "red")
-        if episode.completed_by_backup:
+        if completed_by_backup(trajectory):
             text.append("backup  ", style="magenta")
-        self.append_field_problems(text, episode)
+        self.append_field_problems(text)
         verdicts = self.verdicts()
         if verdicts:
             bad = sum(1 for v in verdicts.values() if v.is_mismatch)
@@ -562,7 +581,7 @@ class StepperScreen(Screen):
         if tags:
             text.append(one_line(" ".join(tags)) + "  ", style="cyan")
         text.append("\n")
-        text.append(one_line(episode.instruction), style="italic")
+        text.append(one_line(trajectory.task), style="italic")
         self.append_episode_note(text)
         self.query_one("#episode-title", Static).update(text)
         self.update_outcome()
@@ -570,22 +589,22 @@ class StepperScreen(Screen):
     def update_outcome(self) -> None:
         """The outcome's particulars under the title (target, answer, explanation, checks, error),
         wrapped at word boundaries; hidden when the log records none (and for a seed demo)."""
-        detail = outcome_detail(outcome_of(self.episode)) if self.general and self.episode is not None else None
+        trajectory = self.trajectory
+        detail = outcome_detail(trajectory.outcome) if self.general and trajectory is not None else None
         widget = self.query_one("#outcome-detail", Static)
         widget.display = detail is not None
         widget.update(detail if detail is not None else "")
 
-    def general_title(self, text: Text, episode: Episode) -> None:
+    def general_title(self, text: Text, trajectory: Trajectory) -> None:
         """The log's episode id and format, and its outcome as far as the log records it (score, kind,
         termination reason); its particulars are in the outcome detail below (:meth:`update_outcome`)."""
-        trajectory = episode.source
         text.append("episode ", style="dim")
         text.append(excerpt(str(trajectory.id), 60) + "  ", style="bold cyan")
         text.append(strip_control(trajectory.format) + "  ", style="dim")
         if trajectory.parent is not None:
             text.append("sub-agent of ", style="dim")
             text.append(excerpt(trajectory.parent.episode or "an episode the log does not name", 60) + "  ")
-        outcome = outcome_of(episode)
+        outcome = trajectory.outcome
         append_headline(text, outcome)
         if outcome.kind in ("failed", "errored"):
             text.append("O: why  ", style="dim")
@@ -617,41 +636,43 @@ class StepperScreen(Screen):
             self.show_screenshot(None)
             return
         entry = row.entry
-        step = self.source_step(row)
-        if step is not None:
-            self.show_general(row, step)
-        elif isinstance(entry, DecisionStep):
+        if self.general:
+            self.show_general(row, entry)
+        elif row.decision:
             observation.set_title("observation after action" if self.show_after else "observation")
             observation.set_lines(
                 self.text_lines(
                     ("observation", row.position, self.show_after),
-                    entry.observation_after_action if self.show_after else entry.observation_before_llm,
+                    (entry.tool_result or "") if self.show_after else entry.observation,
                 ),
                 placeholder="empty observation",
             )
             lines, placeholder = self.pane_lines(("prompt", row.position), lambda: prompt_lines(entry))
             prompt.set_lines(lines, placeholder=placeholder)
-            self.show_thinking(thinking, row, entry.llm_thinking)
+            self.show_thinking(thinking, row, entry.thinking)
             if self.show_trace:
                 self.show_trace_in(thinking, row)
-        else:  # a sub-event
-            if isinstance(entry, ItemPageAction):
-                text = entry.observation_after_action if self.show_after else entry.observation_before_action
+        else:  # a seed sub-event
+            kind = event_type(entry)
+            if entry.kind == "item" or kind == "item_page_action":
+                if entry.kind == "item":
+                    text = (entry.tool_result or "") if self.show_after else entry.observation
+                else:
+                    key = "observation_after_action" if self.show_after else "observation_before_action"
+                    text = str(entry.extra.get(key) or "")
                 observation.set_title("observation after action" if self.show_after else "observation")
             else:
-                text = entry.observation
-                observation.set_title(f"{getattr(entry, 'type', 'event')} observation")
+                text = event_observation(entry)
+                observation.set_title(f"{kind} observation")
             observation.set_lines(
                 self.text_lines(("observation", row.position, self.show_after), text),
                 placeholder="no observation in this event",
             )
             prompt.set_text(None, placeholder="sub-events carry no prompt")
-            fields = {
-                k: v for k, v in entry.model_dump().items() if not k.startswith("observation") and k not in ("type",)
-            }
+            fields = event_fields(entry)
             thinking.set_title("event fields")
             thinking.set_text("\n".join(f"{k}: {v}" for k, v in fields.items()), placeholder="no fields")
-        if (isinstance(entry, DecisionStep) or step is not None) and not self.show_trace:
+        if (row.decision or self.general) and not self.show_trace:
             thinking.set_title("thinking")
         if self.query_one("#find", Input).value:
             self._collect_hits()  # set_text already searched each pane for the find box's query
@@ -679,11 +700,8 @@ class StepperScreen(Screen):
         return lines
 
     def source_step(self, row: StepRow) -> TrajectoryStep | None:
-        """The Trajectory step behind ``row`` (an episode of another format has one per entry)."""
-        trajectory = self.trajectory
-        if trajectory is None or not 0 <= row.position < len(trajectory.steps):
-            return None
-        return trajectory.steps[row.position]
+        """The step behind ``row`` whose log's own fields are shown (an episode of another format's)."""
+        return row.entry if self.general else None
 
     def show_general(self, row: StepRow, step: TrajectoryStep) -> None:
         """The panes of a step of another format: observation (or the tool result, o), the messages,
@@ -706,7 +724,9 @@ class StepperScreen(Screen):
         if self.show_trace:
             self.show_trace_in(thinking, row)
         action = self.query_one("#action", TextPane)
-        action.set_title("action" if step.action is not None else f"{getattr(row.entry, 'type', 'step')} (no call)")
+        action.set_title(
+            "action" if step.action is not None else f"{'step' if row.decision else note_kind(step)} (no call)"
+        )
         lines, _ = self.pane_lines(("action", row.position), lambda: (action_lines(step), None))
         action.set_lines(lines, placeholder="no action, text or tool result at this step")
         self.show_screenshot(row)
@@ -791,14 +811,13 @@ class StepperScreen(Screen):
         """A verdict arrived: show the replayed model's output under the current step's thinking
         (only that pane, and only when its call is new; the other panes keep their scroll)."""
         row = self.current_row()
-        if row is None or self.show_trace or self.problem is not None or not isinstance(row.entry, DecisionStep):
+        if row is None or self.show_trace or self.problem is not None or not row.decision:
             return
         verdict = self.verdicts().get(row.label) if row.label else None
         trace = verdict.trace if verdict is not None else None
         if self._thinking_shown == (row.position, id(trace) if trace else None):
             return
-        step = self.source_step(row)
-        recorded = step.thinking if step is not None else row.entry.llm_thinking
+        recorded = row.entry.thinking
         self.show_thinking(self.query_one("#thinking", TextPane), row, recorded)
 
     def action_toggle_trace(self) -> None:
@@ -840,7 +859,7 @@ class StepperScreen(Screen):
         source_step = self.source_step(row)
         if step is None and source_step is not None:
             text.append(f"step {one_line(source_step.label)}", style="bold")
-            text.append(f"  {strip_control(getattr(entry, 'type', '') or 'step')}", style="bold cyan")
+            text.append(f"  {strip_control(note_kind(source_step))}", style="bold cyan")
             text.append("  no recorded call: shown, not replayed", style="dim")
             if source_step.content:
                 text.append("\ncontent    ", style="dim")
@@ -848,9 +867,9 @@ class StepperScreen(Screen):
             append_step_facts(text, source_step)
             self.append_row_notes(text, row)
             return text
-        if step is None:
-            text.append(f"{one_line(getattr(entry, 'type', '') or 'event')} ", style="bold")
-            action = entry.action if isinstance(entry, SubEvent) else None
+        if step is None:  # a seed sub-event the replay does not step through
+            text.append(f"{one_line(event_type(entry) or 'event')} ", style="bold")
+            action = entry.action_text if entry.kind == "item" else event_action(entry)
             if action:
                 text.append("action ", style="dim")
                 text.append(strip_control(action))
@@ -1294,7 +1313,7 @@ class StepperScreen(Screen):
     def step_marks(self, row: StepRow) -> Text | None:
         """``⚠`` for a step with an invalid field, ``⚑`` tagged, ``✎`` noted (the step list's marks)."""
         marks = Text()
-        if self.episode is not None and self.episode.problems_at(row.position):
+        if problems_at(self.field_problems, row.position):
             marks.append("⚠", style="bold yellow")
         annotation = self.replay_app.workspace.annotations.get(self.session_id, self.note_label(row))
         if annotation is not None and annotation.tags:
@@ -1315,16 +1334,15 @@ class StepperScreen(Screen):
 
     def with_field_problems(self, text: Text, row: StepRow) -> Text:
         """The detail of a step with an invalid field: which field, its value, why, and what was read instead."""
-        problems = self.episode.problems_at(row.position) if self.episode is not None else []
-        for problem in problems:
+        for problem in problems_at(self.field_problems, row.position):
             text.append("\n⚠ invalid field ", style="bold yellow")
             text.append(strip_control(problem.field or ""), style="bold yellow")
             text.append(": " + excerpt(problem.message, 300), style="yellow")
         return text
 
-    def append_field_problems(self, text: Text, episode: Episode) -> None:
+    def append_field_problems(self, text: Text) -> None:
         """How many fields were invalid and read as their defaults (the steps are marked ⚠)."""
-        count = len(episode.problems)
+        count = len(self.field_problems)
         if count:
             text.append(f"⚠ {count} invalid {'field' if count == 1 else 'fields'} read as defaults  ", style="yellow")
 

@@ -1,6 +1,7 @@
 """A seed demo file yields one Trajectory however it is read (issue 29): the webshop-demos reader
 (``replay-tui formats``), the app (the parsed episode) and the replay's fast reading
-(:func:`replay_tui.demos.fast.fast_trajectory`, built without validation) give equal Trajectories."""
+(:func:`replay_tui.demos.fast.fast_trajectory`, built without validation) give equal Trajectories,
+and the views read that one (:func:`replay_tui.sources.trajectory_of`, :func:`~replay_tui.sources.read_trajectory`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from replay_tui.demos.fast import PromptMessages, fast_trajectory
 from replay_tui.demos.loader import DemoFile
 from replay_tui.formats import reader_for
 from replay_tui.formats.webshop_demos import from_webshop_episode
-from replay_tui.sources import open_sources
+from replay_tui.sources import open_sources, read_trajectory, trajectory_of
 from tests.hostile import CASES, write_corpus
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "replay_tui" / "examples" / "webshop_demonstrations_0-99.json"
@@ -37,6 +38,9 @@ def compare_file(path: Path) -> int:
             assert ours == theirs, (path.name, ref.index)
             assert ours.model_dump() == theirs.model_dump() == by_reader[ours.id].model_dump(), (path.name, ref.index)
             assert [s.kind for s in ours.steps] == [s.kind for s in theirs.steps]
+            # what the views read (the stepper, search, the MCP server): the same Trajectory
+            assert trajectory_of(demos, ref.session_id).model_dump() == theirs.model_dump(), (path.name, ref.index)
+            assert read_trajectory(ref).model_dump() == theirs.model_dump(), (path.name, ref.index)
     return fast_count
 
 
