@@ -289,6 +289,8 @@ class BrowserSource:
         ws = self.workspace
         header = ref.header
         tags = ws.annotations.episode_tags(ref.session_id)
+        outcome = _outcome(ref)  # built once per row: a deferred outcome reads its episode again
+        kind = _kind_of(ref, outcome)
         cells = {
             "session": Text(str(ref.session_id)),
             "episode": Text(strip_control(_episode_id(ref))),
@@ -298,8 +300,8 @@ class BrowserSource:
             "calls": Text(str(ref.decision_steps)),
             "file": Text(strip_control(ref.file.path.name), style="dim"),
             "reward": _reward_cell(ref),
-            "success": _outcome_cell(ref),
-            "reason": _reason_cell(ref),
+            "success": _outcome_cell(kind),
+            "reason": _reason_cell(outcome, kind),
             "format": Text(strip_control(header.format), style="dim"),
             "backup": Text("backup", style="magenta") if header.completed_by_backup else Text(""),
             "verdict": self._verdict(ref),
@@ -372,7 +374,11 @@ def _outcome(ref: EpisodeRef) -> Outcome | None:
 def _kind(ref: EpisodeRef) -> str:
     """The outcome's kind (succeeded, failed, errored, unknown); a seed demo's reward of 1.0 counts
     as success, LASER's definition (other formats' scores are not read that way)."""
-    outcome = _outcome(ref)
+    return _kind_of(ref, _outcome(ref))
+
+
+def _kind_of(ref: EpisodeRef, outcome: Outcome | None) -> str:
+    """:func:`_kind` of an outcome already built (a deferred one reads its episode again)."""
     if outcome is None:
         return "succeeded" if _succeeded(ref) else "failed"
     return outcome.kind
@@ -380,12 +386,12 @@ def _kind(ref: EpisodeRef) -> str:
 
 def passes(ref: EpisodeRef, name: str) -> bool:
     """Whether ``ref`` passes the outcome filter ``name`` (:data:`OUTCOME_FILTERS`)."""
-    kind = _kind(ref)
+    outcome = _outcome(ref)
+    kind = _kind_of(ref, outcome)
     if name == "failed":
         return kind in ("failed", "errored")
     if name == "errored":
         return kind == "errored"
-    outcome = _outcome(ref)
     return kind != "succeeded" and outcome is not None and outcome.hit_limit
 
 
@@ -412,13 +418,14 @@ _KIND_CELLS = {"succeeded": ("✓", "green"), "failed": ("✗", "red"), "errored
 _REASON_STYLES = {"failed": "red", "errored": "yellow"}
 
 
-def _outcome_cell(ref: EpisodeRef) -> Text:
-    mark = _KIND_CELLS.get(_kind(ref))
+def _outcome_cell(kind: str) -> Text:
+    mark = _KIND_CELLS.get(kind)
     return Text("") if mark is None else Text(*mark)
 
 
-def _reason_cell(ref: EpisodeRef) -> Text:
-    return Text(one_line(_reason(ref)), style=_REASON_STYLES.get(_kind(ref), "dim"))
+def _reason_cell(outcome: Outcome | None, kind: str) -> Text:
+    reason = "" if outcome is None else outcome.reason
+    return Text(one_line(reason), style=_REASON_STYLES.get(kind, "dim"))
 
 
 class BrowserScreen(SortActions, Screen):

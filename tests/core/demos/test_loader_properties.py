@@ -19,7 +19,7 @@ from replay_tui.episodes.problems import DemoFileError
 from tests.hostile import DEEP, good, step
 
 SETTINGS = settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 GOOD_IDS = (1, 3, 5)
 EXPECTED = {sid: parse_episode(good(sid), file="x", index=0).model_dump() for sid in GOOD_IDS}
