@@ -41,6 +41,7 @@ from pydantic import BaseModel, Field, ValidationError, computed_field
 
 from replay_tui.groups import MismatchGroup, group_steps
 from replay_tui.matching import Verdict
+from replay_tui.pairing import join
 from replay_tui.repeat_report import RepeatReport
 from replay_tui.runner import STEP_REASONS, STEP_RESULTS, EpisodeReport, StepResult, SummaryReport
 from replay_tui.sanitize import strip_control
@@ -870,28 +871,22 @@ def compare_runs(
 
     steps: list[StepPair] = []
     episodes: list[EpisodePair] = []
-    only_a_steps = only_b_steps = 0
-    names = _unique_names([episode for key, (episode, _) in index_a.items() if key in index_b])
-    for key, (episode_a, steps_a) in index_a.items():
-        found_b = index_b.get(key)
-        if found_b is None:
-            only_a_steps += len(steps_a)
-            continue
-        episode_b, steps_b = found_b
+    runs = join(index_a.items(), index_b)  # episodes by (demo file, episode); steps below by label (identity alignment)
+    only_a_steps = sum(len(steps_a) for _, (_, steps_a) in runs.a_only)
+    only_b_steps = 0
+    names = _unique_names([episode_a for _, (episode_a, _), _ in runs.paired])
+    for _, (episode_a, steps_a), (episode_b, steps_b) in runs.paired:
         _check_same_inputs(episode_a, episode_b, labels)
         name = names[id(episode_a)]
         by_label_b = {step.step_label: step for step in steps_b}
         labels_a = {step.step_label for step in steps_a}
         counts: dict[str, int] = dict.fromkeys(FLIPS, 0)
-        right_a = right_b = aligned = 0
-        for step_a in steps_a:
-            step_b = by_label_b.get(step_a.step_label)
-            if step_b is None:
-                continue
+        right_a = right_b = 0
+        aligned = join(((step.step_label, step) for step in steps_a), by_label_b).paired
+        for _, step_a, step_b in aligned:
             _check_same_step(step_a, step_b, name, labels)
             flip = _flip(step_a, step_b)
             counts[flip] += 1
-            aligned += 1
             right_a += step_a.match
             right_b += step_b.match
             steps.append(
@@ -913,8 +908,8 @@ def compare_runs(
                     flip=flip,
                 )
             )
-        only_a_steps += len(labels_a) - aligned
-        only_b_steps += len(by_label_b) - aligned
+        only_a_steps += len(labels_a) - len(aligned)
+        only_b_steps += len(by_label_b) - len(aligned)
         matched_a, matched_b = _fully_matched(episode_a, steps_a), _fully_matched(episode_b, steps_b)
         episodes.append(
             EpisodePair(
@@ -924,9 +919,9 @@ def compare_runs(
                 session_b=episode_b.session_id,
                 episode_id=episode_a.episode_id,
                 instruction=episode_a.instruction,
-                steps=aligned,
-                steps_only_a=len(labels_a) - aligned,
-                steps_only_b=len(by_label_b) - aligned,
+                steps=len(aligned),
+                steps_only_a=len(labels_a) - len(aligned),
+                steps_only_b=len(by_label_b) - len(aligned),
                 right_a=right_a,
                 right_b=right_b,
                 flips=counts,
@@ -937,8 +932,7 @@ def compare_runs(
                 success_b=episode_b.success,
             )
         )
-    only_b_episodes = [steps for key, (_, steps) in index_b.items() if key not in index_a]
-    only_b_steps += sum(len(steps) for steps in only_b_episodes)
+    only_b_steps += sum(len(steps_b) for _, (_, steps_b) in runs.b_only)
     if not steps:
         raise CompareError(
             f"the runs share no replayed step ({info_a.label}: {info_a.episodes} episodes, "
@@ -950,8 +944,8 @@ def compare_runs(
         files_only_a=sorted(identity.shown[key] for key in all_a - identity.common),
         files_only_b=sorted(identity.shown[key] for key in all_b - identity.common),
         episodes_common=len(episodes),
-        episodes_only_a=len(index_a) - len(episodes),
-        episodes_only_b=len(only_b_episodes),
+        episodes_only_a=len(runs.a_only),
+        episodes_only_b=len(runs.b_only),
         steps_common=len(steps),
         steps_only_a=only_a_steps,
         steps_only_b=only_b_steps,

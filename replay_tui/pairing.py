@@ -5,15 +5,19 @@ and epoch, a SWE-bench instance id, a WebShop instruction. :func:`task_key` give
 any format its key (and the task it belongs to, the cluster its trials share); ``--key`` names
 fields instead (:class:`KeyExpr`: dotted paths joined by ``+``, looked up, never evaluated).
 :func:`pair_logs` joins two logs on those keys and keeps what did not pair.
+
+:func:`join` is the one pairing of every comparison: two logs' tasks by task key here, and two replay
+runs' episodes by (demo file, episode) then their steps by step label in ``compare.compare_runs``
+(the replay case's alignment is the identity: a step pairs with the step of the same label).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -168,6 +172,36 @@ def load_log(spec: str | Path, *, fmt: str | None = None, expr: KeyExpr | None =
     return log
 
 
+K = TypeVar("K", bound=Hashable)
+A = TypeVar("A")
+B = TypeVar("B")
+
+
+@dataclass
+class Joined(Generic[K, A, B]):
+    """Two keyed sequences joined: ``paired`` (key, A's value, B's value) in A's order, and what
+    one side only has (with its value), each in its own side's order."""
+
+    paired: list[tuple[K, A, B]]
+    a_only: list[tuple[K, A]]
+    b_only: list[tuple[K, B]]
+
+
+def join(a: Iterable[tuple[K, A]], b: Mapping[K, B]) -> Joined[K, A, B]:
+    """Pair A's items with B's of the same key; a key A repeats pairs each time (its first value in ``b``)."""
+    paired: list[tuple[K, A, B]] = []
+    a_only: list[tuple[K, A]] = []
+    keys_a: set[K] = set()
+    for key, value in a:
+        keys_a.add(key)
+        if key in b:
+            paired.append((key, value, b[key]))
+        else:
+            a_only.append((key, value))
+    b_only = [(key, value) for key, value in b.items() if key not in keys_a]
+    return Joined(paired, a_only, b_only)
+
+
 @dataclass
 class Pairing:
     """The keys both logs have (in A's order) and those only one has."""
@@ -185,9 +219,10 @@ def pair_logs(a: LoadedLog, b: LoadedLog) -> Pairing:
         if not log.episodes:
             why = f": {log.problems[0].one_line()}" if log.problems else ""
             raise PairingError(f"{log.path}: no episode to pair{why}")
-    paired = [key for key in a.episodes if key in b.episodes]
-    a_only = [key for key in a.episodes if key not in b.episodes]
-    b_only = [key for key in b.episodes if key not in a.episodes]
+    joined = join(a.episodes.items(), b.episodes)
+    paired = [key for key, _, _ in joined.paired]
+    a_only = [key for key, _ in joined.a_only]
+    b_only = [key for key, _ in joined.b_only]
     if not paired:
         sample = ", ".join(_short(k) for k in (a_only[:2] + b_only[:2])) or "none"
         raise PairingError(

@@ -122,6 +122,37 @@ def test_nothing_paired_is_refused_and_keys_from_fields():
             KeyExpr.parse(bad)
 
 
+def test_one_join_pairs_tasks_replay_episodes_and_replay_steps():
+    """The one pairing of every comparison: A's order, a repeated key of A paired each time, what one
+    side only has kept with its value; a replay comparison's overlap is exactly what it gives."""
+    from replay_tui.compare import compare_runs
+    from replay_tui.pairing import join
+    from tests.core.test_compare import CASE, make_report
+
+    joined = join([("t2", 1), ("t1", 2), ("t9", 3), ("t2", 4)], {"t1": "x", "t2": "y", "t7": "z"})
+    assert joined.paired == [("t2", 1, "y"), ("t1", 2, "x"), ("t2", 4, "y")]
+    assert (joined.a_only, joined.b_only) == ([("t9", 3)], [("t7", "z")])
+
+    run_a = make_report(CASE, 4, skip={(2, "0"), (2, "1"), (2, "2"), (3, "0")})
+    run_b = make_report(CASE, 5, skip={(6, "2"), (1, "3"), (4, "0")})
+    overlap = compare_runs(run_a, run_b, resamples=200).overlap
+    episodes = join(
+        [((e.file, e.session_id), e) for e in run_a.episodes], {(e.file, e.session_id): e for e in run_b.episodes}
+    )
+    assert (overlap.episodes_common, overlap.episodes_only_a, overlap.episodes_only_b) == (
+        len(episodes.paired),
+        len(episodes.a_only),
+        len(episodes.b_only),
+    )
+    steps = [
+        join([(s.step_label, s) for s in a.steps], {s.step_label: s for s in b.steps}) for _, a, b in episodes.paired
+    ]
+    assert overlap.steps_common == sum(len(j.paired) for j in steps)
+    assert overlap.steps_only_a == sum(len(j.a_only) for j in steps) + sum(len(e.steps) for _, e in episodes.a_only)
+    assert overlap.steps_only_b == sum(len(j.b_only) for j in steps) + sum(len(e.steps) for _, e in episodes.b_only)
+    assert overlap.episodes_only_b == 1 and overlap.steps_only_a > 0
+
+
 @pytest.mark.parametrize("suffix", ["json", "md", "csv", "xml", "html"])
 def test_a_comparison_of_logs_is_written_by_the_one_writer_of_comparisons(tmp_path, suffix):
     """One report family: ``write_comparison`` writes a comparison of logs (and of replay runs), the
