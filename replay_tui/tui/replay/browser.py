@@ -15,7 +15,6 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from replay_tui.demos.loader import EpisodeRef
-from replay_tui.episodes.model import Outcome
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.sources import outcome_of_ref
@@ -163,7 +162,19 @@ class BrowserSource:
         self._episodes = [EpisodeRow(ref) for ref in refs]
         self._haystacks = [_haystack(ref) for ref in refs]
         self._outcome_filters: list[str] | None = None
+        self._facts: dict[int, tuple[EpisodeRef, OutcomeFacts]] = {}
         self.rebuild(filters, sort_key, reverse)
+
+    def facts(self, ref: EpisodeRef) -> OutcomeFacts:
+        """The row's outcome as the browser shows, filters and sorts it, built once per episode: a
+        deferred outcome reads its episode again (a tau2 simulation, an ATIF file), and every sort
+        by success or reason and every ``f`` asked for all of them again."""
+        kept = self._facts.get(id(ref))
+        if kept is not None and kept[0] is ref:
+            return kept[1]
+        facts = OutcomeFacts.of(ref)
+        self._facts[id(ref)] = (ref, facts)
+        return facts
 
     def add(self, refs: Sequence[EpisodeRef]) -> None:
         """Episodes appended to a followed file: rows from the next :meth:`rebuild` on."""
@@ -178,6 +189,8 @@ class BrowserSource:
             n = where.get(id(ref))
             if n is not None:
                 self._haystacks[n] = _haystack(ref)
+            self._facts.pop(id(ref), None)  # its outcome may have changed with it
+        self._outcome_filters = None
 
     def rebuild(self, filters: Filters, sort_key: str, reverse: bool) -> None:
         """Filter and sort; work proportional to the rows, no per-row objects created."""
@@ -187,7 +200,7 @@ class BrowserSource:
         if needle:
             episodes = [row for row, hay in zip(episodes, self._haystacks, strict=True) if needle in hay]
         if filters.outcome:
-            episodes = [row for row in episodes if passes(row.ref, filters.outcome)]
+            episodes = [row for row in episodes if self.facts(row.ref).passes(filters.outcome)]
         if filters.backup:
             episodes = [row for row in episodes if row.ref.header.completed_by_backup]
         if filters.mismatches:
@@ -227,9 +240,9 @@ class BrowserSource:
         if key == "reward":
             return lambda row: (_score(row.ref), row.ref.session_id)
         if key == "success":
-            return lambda row: (_outcome_rank(row.ref), row.ref.session_id)
+            return lambda row: (_KIND_RANK[self.facts(row.ref).kind], row.ref.session_id)
         if key == "reason":
-            return lambda row: (_reason(row.ref).casefold(), row.ref.session_id)
+            return lambda row: (self.facts(row.ref).reason.casefold(), row.ref.session_id)
         if key == "backup":
             return lambda row: (row.ref.header.completed_by_backup, row.ref.session_id)
         if key == "verdict":
@@ -253,7 +266,9 @@ class BrowserSource:
         if self._outcome_filters is None:
             refs = [row.ref for row in self._episodes if not _is_seed(row.ref)]  # a seed demo is neither
             self._outcome_filters = [
-                name for name in OUTCOME_FILTERS if name == "failed" or any(passes(ref, name) for ref in refs)
+                name
+                for name in OUTCOME_FILTERS
+                if name == "failed" or any(self.facts(ref).passes(name) for ref in refs)
             ]
         return self._outcome_filters
 
@@ -289,8 +304,8 @@ class BrowserSource:
         ws = self.workspace
         header = ref.header
         tags = ws.annotations.episode_tags(ref.session_id)
-        outcome = _outcome(ref)  # built once per row: a deferred outcome reads its episode again
-        kind = _kind_of(ref, outcome)
+        facts = self.facts(ref)
+        kind = facts.kind
         cells = {
             "session": Text(str(ref.session_id)),
             "episode": Text(strip_control(_episode_id(ref))),
@@ -301,7 +316,7 @@ class BrowserSource:
             "file": Text(strip_control(ref.file.path.name), style="dim"),
             "reward": _reward_cell(ref),
             "success": _outcome_cell(kind),
-            "reason": _reason_cell(outcome, kind),
+            "reason": _reason_cell(facts),
             "format": Text(strip_control(header.format), style="dim"),
             "backup": Text("backup", style="magenta") if header.completed_by_backup else Text(""),
             "verdict": self._verdict(ref),
@@ -365,46 +380,36 @@ def _score(ref: EpisodeRef) -> float:
     return _reward(ref)
 
 
-def _outcome(ref: EpisodeRef) -> Outcome | None:
-    """What the log says of the task, read from the index (never by opening the episode); None
-    for a seed demo, whose outcome is its header's (:func:`_kind`)."""
-    return None if _is_seed(ref) else outcome_of_ref(ref)
+@dataclass(frozen=True, slots=True)
+class OutcomeFacts:
+    """What the browser shows, filters and sorts of an episode's outcome: its kind (succeeded,
+    failed, errored, unknown), reason and whether it hit a limit, kept per row instead of the whole
+    outcome (which can weigh more than its row)."""
 
+    kind: str
+    reason: str = ""
+    hit_limit: bool = False
 
-def _kind(ref: EpisodeRef) -> str:
-    """The outcome's kind (succeeded, failed, errored, unknown); a seed demo's reward of 1.0 counts
-    as success, LASER's definition (other formats' scores are not read that way)."""
-    return _kind_of(ref, _outcome(ref))
+    @classmethod
+    def of(cls, ref: EpisodeRef) -> OutcomeFacts:
+        """Read from the index (never by opening the episode). A seed demo's outcome is its header's:
+        a reward of 1.0 counts as success, LASER's definition (other formats' scores are not read
+        that way)."""
+        if _is_seed(ref):
+            return cls("succeeded" if _succeeded(ref) else "failed")
+        outcome = outcome_of_ref(ref)
+        return cls(outcome.kind, outcome.reason, bool(outcome.hit_limit))
 
-
-def _kind_of(ref: EpisodeRef, outcome: Outcome | None) -> str:
-    """:func:`_kind` of an outcome already built (a deferred one reads its episode again)."""
-    if outcome is None:
-        return "succeeded" if _succeeded(ref) else "failed"
-    return outcome.kind
-
-
-def passes(ref: EpisodeRef, name: str) -> bool:
-    """Whether ``ref`` passes the outcome filter ``name`` (:data:`OUTCOME_FILTERS`)."""
-    outcome = _outcome(ref)
-    kind = _kind_of(ref, outcome)
-    if name == "failed":
-        return kind in ("failed", "errored")
-    if name == "errored":
-        return kind == "errored"
-    return kind != "succeeded" and outcome is not None and outcome.hit_limit
-
-
-def _reason(ref: EpisodeRef) -> str:
-    outcome = _outcome(ref)
-    return "" if outcome is None else outcome.reason
+    def passes(self, name: str) -> bool:
+        """Whether the row passes the outcome filter ``name`` (:data:`OUTCOME_FILTERS`)."""
+        if name == "failed":
+            return self.kind in ("failed", "errored")
+        if name == "errored":
+            return self.kind == "errored"
+        return self.kind != "succeeded" and self.hit_limit
 
 
 _KIND_RANK = {"unknown": -1, "errored": 0, "failed": 1, "succeeded": 2}
-
-
-def _outcome_rank(ref: EpisodeRef) -> int:
-    return _KIND_RANK[_kind(ref)]
 
 
 def _reward_cell(ref: EpisodeRef) -> Text:
@@ -423,9 +428,8 @@ def _outcome_cell(kind: str) -> Text:
     return Text("") if mark is None else Text(*mark)
 
 
-def _reason_cell(outcome: Outcome | None, kind: str) -> Text:
-    reason = "" if outcome is None else outcome.reason
-    return Text(one_line(reason), style=_REASON_STYLES.get(kind, "dim"))
+def _reason_cell(facts: OutcomeFacts) -> Text:
+    return Text(one_line(facts.reason), style=_REASON_STYLES.get(facts.kind, "dim"))
 
 
 class BrowserScreen(SortActions, Screen):
