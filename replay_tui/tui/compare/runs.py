@@ -483,9 +483,11 @@ class CompareStepperScreen(ExportsComparison[Comparison], SideBySideScreen):
         self.by_episode: dict[str, list[StepPair]] = {}
         for step in comparison.steps:
             self.by_episode.setdefault(step.episode, []).append(step)
-        self.episode_order = {pair.episode: number for number, pair in enumerate(comparison.episodes)}
+        self.episode_names = list(dict.fromkeys([*(pair.episode for pair in comparison.episodes), *self.by_episode]))
+        """The episodes in the comparison's order (any with steps but no pair after them): ``]``/``[``'s."""
+        self.episode_order = {name: number for number, name in enumerate(self.episode_names)}
         self.flips: list[Position] = sorted(
-            (self.episode_order.get(name, -1), index)
+            (self.episode_order[name], index)
             for name, steps in self.by_episode.items()
             for index, step in enumerate(steps)
             if step.shown
@@ -536,7 +538,7 @@ class CompareStepperScreen(ExportsComparison[Comparison], SideBySideScreen):
         return (self.episode_order.get(self.episode, -1), self.rows_table.cursor)
 
     def go_to(self, position: Position) -> None:
-        episode = self.comparison.episodes[position[0]].episode
+        episode = self.episode_names[position[0]]
         if episode != self.episode:
             self.load_episode(episode, cursor=position[1])
         else:
