@@ -158,6 +158,38 @@ async def test_compare_view_shows_the_flips_made_by_hand_and_exports_them(build,
         assert app.screen.id == "browser"
 
 
+def _pane_lines(screen, selector: str) -> list[str]:
+    return [line.text for line in screen.query_one(selector)._lines]
+
+
+async def test_the_stepper_shows_each_sides_prediction_and_verdict_in_its_own_pane(build, baseline) -> None:
+    """The stepper is the side-by-side screen the log comparison uses: at a regression, A's pane holds
+    A's prediction and its match, B's pane B's prediction, its mismatch and what differs from the
+    recording; the position line says which flip of how many."""
+    app = build(mode="heuristic", mismatch="allow")
+    async with app.run_test(size=SIZE) as pilot:
+        await open_compare(app, pilot, baseline["path"])
+        await pilot.press("minus", "enter")  # the first episode with a regression, at its first flip
+        await pilot.pause()
+        stepper = app.screen
+        assert isinstance(stepper, CompareStepperScreen)
+        regression = min(baseline["regressions"], key=lambda key: (int(key[0]), int(key[1])))
+        for _ in baseline["every"]:
+            if (stepper.episode, stepper.current_step().step_label) == regression:
+                break
+            await pilot.press("right_square_bracket")
+        step = stepper.current_step()
+        number = baseline["every"].index(regression) + 1
+        assert f"flip {number} of {len(baseline['every'])}" in stepper.query_one("#cmp-detail").render().plain
+        a_side, b_side = _pane_lines(stepper, "#cmp-a"), _pane_lines(stepper, "#cmp-b")
+        assert a_side[0] == "✓ match" and step.predicted_a.splitlines()[0] in a_side
+        assert b_side[0] == "✗ mismatch" and step.predicted_b.splitlines()[0] in b_side
+        assert "against the recording (−recorded +predicted)" in b_side
+        assert any(
+            line[:1] in ("+", "−") for line in b_side[b_side.index("against the recording (−recorded +predicted)") :]
+        )
+
+
 async def test_compare_needs_a_replay_and_a_usable_file(build, tmp_path) -> None:
     app = build(mode="heuristic", mismatch="allow")
     async with app.run_test(size=SIZE) as pilot:

@@ -251,3 +251,34 @@ async def test_m_shows_both_runs_messages_aligned_by_role_between_the_calls(tmp_
         await pilot.press("m")  # the calls alone again, on the same call
         await pilot.pause()
         assert len(table.source) == calls_only and table.cursor == pair.pair.divergence.row
+
+
+async def test_brackets_walk_a_tasks_divergences_both_ways_and_say_when_none_is_left(tmp_path: Path) -> None:
+    """``]`` from the top visits every divergent row in order and stays on the last; ``[`` walks them
+    back and, before the first, says there is no earlier one (not a further one)."""
+    app, _, _ = app_for(1, tmp_path)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.pause()
+        await pilot.press("minus", "enter")
+        await pilot.pause()
+        pair = app.screen
+        assert isinstance(pair, LogPairScreen)
+        table = pair.query_one("#pair-rows", LazyTable)
+        divergent = pair.pair.divergent_rows
+        assert len(divergent) >= 2
+        visited = []
+        for _ in divergent:
+            await pilot.press("right_square_bracket")
+            visited.append(table.cursor)
+        assert visited == divergent
+        await pilot.press("right_square_bracket")
+        assert table.cursor == divergent[-1]
+        assert any("no further divergence" in str(n.message) for n in app._notifications)
+        back = []
+        for _ in divergent[:-1]:
+            await pilot.press("left_square_bracket")
+            back.append(table.cursor)
+        assert back == divergent[-2::-1]
+        await pilot.press("left_square_bracket")
+        assert table.cursor == divergent[0]
+        assert any("no earlier divergence" in str(n.message) for n in app._notifications)

@@ -24,8 +24,8 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen, Screen
+from textual.containers import Vertical
+from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -33,7 +33,7 @@ from replay_tui.episodes.model import Trajectory
 from replay_tui.outcome_compare import OutcomeComparison, TaskPair, TimelineRow
 from replay_tui.sanitize import excerpt, one_line, strip_control
 from replay_tui.tui.compare.screen import ComparisonScreen
-from replay_tui.tui.widgets.footer import KeysFooter
+from replay_tui.tui.compare.side_by_side import Position, SideBySideScreen, SideIds
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 
@@ -388,38 +388,22 @@ def side_lines(trajectory: Trajectory | None, step_index: int | None, call_text:
     return lines
 
 
-class LogPairScreen(Screen):
-    """One task's two trajectories side by side, aligned call by call; each side's step below it."""
+class LogPairScreen(SideBySideScreen):
+    """One task's two trajectories side by side, aligned call by call; each side's step in its pane."""
 
-    DEFAULT_CSS = """
-    LogPairScreen #pair-title { height: auto; padding: 0 1; border-bottom: hkey $panel; }
-    LogPairScreen #pair-rows { height: 1fr; }
-    LogPairScreen #pair-sides { height: 1fr; }
-    LogPairScreen #pair-sides TextPane { width: 1fr; }
-    LogPairScreen #pair-where { height: 1; padding: 0 1; background: $panel; }
-    """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("right_square_bracket", "next_divergence(1)", "Next divergence", id="log_pair.next"),
         Binding("left_square_bracket", "next_divergence(-1)", "Prev divergence", id="log_pair.prev"),
         Binding("m", "toggle_messages", "Messages", id="log_pair.messages"),
         Binding("escape", "back", "Back", id="log_pair.back"),
     ]
+    IDS = SideIds(title="pair-title", rows="pair-rows", where="pair-where", a="pair-a", b="pair-b")
+    NO_DIVERGENCE = "the runs made the same calls"
 
     def __init__(self, pair: TaskPair):
         super().__init__(id="log-pair")
         self.pair = pair
         self.source = AlignedRowsSource(pair)
-        self._moved = False
-        """False until ``]``/``[`` first moved: the first ``]`` lands on the first divergence even at row 1."""
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="pair-title")
-        yield LazyTable(id="pair-rows")
-        yield Static(id="pair-where")
-        with Horizontal(id="pair-sides"):
-            yield TextPane("A", id="pair-a")
-            yield TextPane("B", id="pair-b")
-        yield KeysFooter()
 
     def on_mount(self) -> None:
         pair = self.pair
@@ -450,22 +434,23 @@ class LogPairScreen(Screen):
         else:
             title.append("the runs made the same calls", style="dim")
         self.query_one("#pair-title", Static).update(title)
-        table = self.query_one("#pair-rows", LazyTable)
-        table.set_source(self.source, cursor=0)
-        table.focus()
+        self.rows_table.set_source(self.source, cursor=0)
+        self.rows_table.focus()
         self.show_row()
 
-    @on(LazyTable.Highlighted, "#pair-rows")
+    def divergences(self) -> list[Position]:
+        return sorted((0, self.source.position_of(row)) for row in self.pair.divergent_rows)
+
     def show_row(self) -> None:
         pair = self.pair
-        where = self.query_one("#pair-where", Static)
-        a_pane, b_pane = self.query_one("#pair-a", TextPane), self.query_one("#pair-b", TextPane)
+        where = self.where
+        a_pane, b_pane = self.panes
         if not len(self.source):
             where.update(Text("neither run made a tool call", style="dim"))
             a_pane.set_text(None, placeholder="no calls")
             b_pane.set_text(None, placeholder="no calls")
             return
-        shown = self.source.rows[self.query_one("#pair-rows", LazyTable).cursor]
+        shown = self.source.rows[self.rows_table.cursor]
         if shown.call_row is None:
             self._show_message(shown, where, a_pane, b_pane)
             return
@@ -498,7 +483,7 @@ class LogPairScreen(Screen):
 
     def action_toggle_messages(self) -> None:
         """Show both runs' messages between the calls, aligned by role (``m`` again: the calls alone)."""
-        table = self.query_one("#pair-rows", LazyTable)
+        table = self.rows_table
         current = self.source.rows[table.cursor] if len(self.source) else None
         call_row = current.call_row if current is not None else None
         self.source = AlignedRowsSource(self.pair, messages=not self.source.messages)
@@ -507,20 +492,3 @@ class LogPairScreen(Screen):
         table.set_source(self.source, cursor=self.source.position_of(call_row) if call_row is not None else 0)
         self.notify("messages shown, aligned by role" if self.source.messages else "calls only", timeout=2)
         self.show_row()
-
-    def action_next_divergence(self, direction: int) -> None:
-        table = self.query_one("#pair-rows", LazyTable)
-        cursor = table.cursor
-        rows = [self.source.position_of(row) for row in self.pair.divergent_rows]
-        if direction > 0:
-            found = next((r for r in rows if r > cursor or (r == cursor and not self._moved)), None)
-        else:
-            found = next((r for r in reversed(rows) if r < cursor), None)
-        self._moved = True
-        if found is None:
-            self.notify("no further divergence", severity="warning", timeout=2)
-            return
-        table.set_cursor(found)
-
-    def action_back(self) -> None:
-        self.app.pop_screen()

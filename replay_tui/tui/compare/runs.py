@@ -4,8 +4,10 @@
 with the steps right of those compared; Δ: steps regressed −, fixed +, both wrong but different ≠),
 filters them to regressions or fixes, and shows the summary figures (accuracies with Wilson 95 %
 intervals, B − A with its bootstrap interval, McNemar's p). ``enter`` opens
-:class:`CompareStepperScreen`: each step's recorded action beside A's and B's predictions, each with
-its character diff against the recording; ``]``/``[`` go from flip to flip across episodes. ``M``
+:class:`CompareStepperScreen`, the side-by-side screen (:mod:`~replay_tui.tui.compare.side_by_side`)
+filled with an episode's steps: the recorded action and each side's verdict, A's and B's predictions
+in their panes with their diffs against the recording; ``]``/``[`` go from flip to flip across
+episodes. ``M``
 opens :class:`CompareGroupsScreen`: the regressions grouped by (state, expected tool, B's tool, reason
 kind), sortable, each group listing its steps, each step opening the stepper there. ``e`` exports the
 comparison in every report format.
@@ -16,7 +18,6 @@ they change no App state, so they import nothing of the App.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -25,8 +26,8 @@ from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.containers import Vertical
+from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from replay_tui.compare import FLIP_LABELS, Comparison, EpisodePair, StepPair, signed_pp
@@ -36,9 +37,10 @@ from replay_tui.groups import MismatchGroup
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.stats import PairedStats, Rate
 from replay_tui.tui.compare.screen import ComparisonScreen, ExportsComparison
+from replay_tui.tui.compare.side_by_side import Position, SideBySideScreen, SideIds
 from replay_tui.tui.replay.groups import GroupsSource, GroupsView
-from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
+from replay_tui.tui.widgets.text_pane import PaneLine, lines_from_text
 
 EPISODE_COLUMNS = (
     Column("episode", "episode", 14),
@@ -415,50 +417,52 @@ class StepsSource:
         ]
 
 
-def _diff_line(label: str, expected: str, predicted: str, verdict: str, error: str | None, reason: str) -> Text:
-    """``label  prediction  verdict``: the prediction with what differs from the recording marked."""
-    text = Text()
-    text.append(f"{label:<10} ", style="dim")
+def _verdict_words(verdict: str, error: str | None) -> tuple[str, str]:
+    """A side's verdict on a step in words, and its style."""
     if error:
-        text.append(f"policy error: {strip_control(error)}", style="bold red")
-    elif verdict == "match":
-        text.append(strip_control(predicted), style="green")
-        text.append("  ✓ match", style="bold green")
-    else:
+        return "✗ policy error", "bold red"
+    if verdict == "match":
+        return "✓ match", "bold green"
+    if verdict == "equivalent":
+        return "≈ equivalent", "bold yellow"
+    return "✗ mismatch", "bold red"
+
+
+def side_lines(expected: str, predicted: str, verdict: str, error: str | None, reason: str) -> list[PaneLine]:
+    """One side's step: its verdict, its prediction, what differs from the recording (−recorded
+    +predicted, chunk by chunk), and why the judge said so."""
+    words, style = _verdict_words(verdict, error)
+    lines = [PaneLine(words, style)]
+    if error:
+        lines += [PaneLine(""), PaneLine("policy error", "bold"), *lines_from_text(error, "red")]
+    if predicted.strip() or not error:
+        lines += [PaneLine(""), PaneLine("predicted", "bold")]
+        lines += lines_from_text(predicted, "green" if verdict == "match" else "")
+    if verdict != "match" and not error:
+        lines += [PaneLine(""), PaneLine("against the recording (−recorded +predicted)", "bold")]
         for chunk in char_diff(strip_control(expected), strip_control(predicted), cleanup=True):
-            if chunk.op == "equal":
-                text.append(chunk.text)
-            elif chunk.op == "insert":
-                text.append(chunk.text, style="bold white on red")
-            else:
-                text.append(chunk.text, style="strike dim red")
-        if verdict == "equivalent":
-            text.append("  ≈ equivalent", style="bold yellow")
-        else:
-            text.append("  ✗ mismatch", style="bold red")
+            if chunk.op == "insert":
+                lines += [PaneLine(f"+{line}", "bold green") for line in chunk.text.split("\n")]
+            elif chunk.op == "delete":
+                lines += [PaneLine(f"−{line}", "red") for line in chunk.text.split("\n")]
     if reason and verdict != "match":
-        text.append(f"\n{'':<10} why: ", style="dim")
-        text.append(strip_control(reason), style="yellow")
-    return text
+        lines += [PaneLine(""), PaneLine("why", "bold"), *lines_from_text(reason, "yellow")]
+    return lines
 
 
-class CompareStepperScreen(ExportsComparison[Comparison], Screen):
-    """One episode of a comparison: per step the recorded action, A's and B's predictions with their diffs."""
+class CompareStepperScreen(ExportsComparison[Comparison], SideBySideScreen):
+    """One episode of a comparison: its steps, the recorded action, A's and B's predictions in their
+    panes; ``]``/``[`` go from flip to flip across episodes."""
 
-    DEFAULT_CSS = """
-    CompareStepperScreen #cmp-title { height: auto; padding: 0 1; }
-    CompareStepperScreen #cmp-body { height: 1fr; }
-    CompareStepperScreen #cmp-steps { width: 60; border-right: vkey $panel; }
-    CompareStepperScreen #cmp-right { width: 1fr; }
-    CompareStepperScreen #cmp-detail { height: auto; padding: 0 1; }
-    CompareStepperScreen #compare-status { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
-    """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("right_square_bracket", "flip(1)", "Next flip", id="compare_stepper.next_flip"),
-        Binding("left_square_bracket", "flip(-1)", "Prev flip", id="compare_stepper.prev_flip"),
+        Binding("right_square_bracket", "next_divergence(1)", "Next flip", id="compare_stepper.next_flip"),
+        Binding("left_square_bracket", "next_divergence(-1)", "Prev flip", id="compare_stepper.prev_flip"),
         Binding("e", "export", "Export comparison", id="compare_stepper.export"),
         Binding("escape", "back", "Back", id="compare_stepper.back"),
     ]
+    IDS = SideIds(title="cmp-title", rows="cmp-steps", where="cmp-detail", a="cmp-a", b="cmp-b")
+    DIVERGENCE = "flip"
+    NO_DIVERGENCE = "the runs agree on every step"
 
     def __init__(
         self,
@@ -479,50 +483,39 @@ class CompareStepperScreen(ExportsComparison[Comparison], Screen):
         self.by_episode: dict[str, list[StepPair]] = {}
         for step in comparison.steps:
             self.by_episode.setdefault(step.episode, []).append(step)
-        self.episode_order = {pair.episode: number for number, pair in enumerate(comparison.episodes)}
-        # every flip in episode and step order: (episode position, step position), and the step
-        self.flips: list[tuple[tuple[int, int], StepPair]] = sorted(
-            (
-                ((self.episode_order.get(name, -1), index), step)
-                for name, steps in self.by_episode.items()
-                for index, step in enumerate(steps)
-                if step.shown
-            ),
-            key=lambda item: item[0],
+        self.episode_names = list(dict.fromkeys([*(pair.episode for pair in comparison.episodes), *self.by_episode]))
+        """The episodes in the comparison's order (any with steps but no pair after them): ``]``/``[``'s."""
+        self.episode_order = {name: number for number, name in enumerate(self.episode_names)}
+        self.flips: list[Position] = sorted(
+            (self.episode_order[name], index)
+            for name, steps in self.by_episode.items()
+            for index, step in enumerate(steps)
+            if step.shown
         )
-
-    def compose(self) -> ComposeResult:
-        yield Static(id="cmp-title")
-        with Horizontal(id="cmp-body"):
-            yield LazyTable(id="cmp-steps")
-            with VerticalScroll(id="cmp-right"):
-                yield Static(id="cmp-detail")
-        yield Static(id="compare-status")
-        yield KeysFooter()
+        """Every flip in episode and step order: (episode position, step position)."""
+        self.source = StepsSource(self.by_episode.get(episode, []))
 
     def on_mount(self) -> None:
         steps = self.by_episode.get(self.episode, [])
         first = next((i for i, step in enumerate(steps) if step.shown), 0)
         if self.start_label is not None:
             first = next((i for i, step in enumerate(steps) if step.step_label == self.start_label), first)
+        self.landed = True  # opened on a flip (or a chosen step): ] goes on to the next one
         self.load_episode(self.episode, cursor=first)
-        self.steps_table.focus()
-
-    @property
-    def steps_table(self) -> LazyTable:
-        return self.query_one("#cmp-steps", LazyTable)
+        self.rows_table.focus()
 
     def load_episode(self, episode: str, cursor: int = 0) -> None:
         self.episode = episode
         self.source = StepsSource(self.by_episode.get(episode, []))
-        self.steps_table.set_source(self.source, cursor=cursor)
+        self.rows_table.set_source(self.source, cursor=cursor)
         self.update_title()
-        self.show_detail()
+        self.show_row()
 
     def current_step(self) -> StepPair | None:
         if not len(self.source):
             return None
-        return self.source.rows[self.steps_table.cursor]
+        step: StepPair = self.source.rows[self.rows_table.cursor]
+        return step
 
     def update_title(self) -> None:
         pair = next((e for e in self.comparison.episodes if e.episode == self.episode), None)
@@ -535,55 +528,44 @@ class CompareStepperScreen(ExportsComparison[Comparison], Screen):
             text.append(f"{pair.regressed} regressed  {pair.fixed} fixed", style="bold")
             text.append("\n")
             text.append(one_line(pair.instruction), style="italic")
-        self.query_one("#cmp-title", Static).update(text)
+        self.query_one(f"#{self.IDS.title}", Static).update(text)
 
-    @on(LazyTable.Highlighted, "#cmp-steps")
-    def _highlighted(self) -> None:
-        self.show_detail()
+    # -- the side-by-side parts -------------------------------------------------------------
+    def divergences(self) -> list[Position]:
+        return self.flips
 
-    def show_detail(self) -> None:
+    def position(self) -> Position:
+        return (self.episode_order.get(self.episode, -1), self.rows_table.cursor)
+
+    def go_to(self, position: Position) -> None:
+        episode = self.episode_names[position[0]]
+        if episode != self.episode:
+            self.load_episode(episode, cursor=position[1])
+        else:
+            self.rows_table.set_cursor(position[1])
+
+    def show_row(self) -> None:
         step = self.current_step()
-        status = self.query_one("#compare-status", Static)
-        detail = self.query_one("#cmp-detail", Static)
+        a_pane, b_pane = self.panes
         if step is None:
-            detail.update(Text("no aligned steps", style="dim"))
-            status.update("")
+            self.where.update(Text("no aligned steps", style="dim"))
+            a_pane.set_lines([], placeholder="no steps")
+            b_pane.set_lines([], placeholder="no steps")
             return
         text = Text()
         text.append(f"step {strip_control(step.step_label)} ", style="bold")
         text.append(f"({strip_control(step.state)})  ", style="dim")
         mark, style = FLIP_MARKS[step.flip]
         text.append(f"{mark} {FLIP_LABELS[step.flip]}", style=style)
-        text.append("\n\n")
-        text.append(f"{'expected':<10} ", style="dim")
-        text.append(strip_control(step.expected), style="bold")
-        text.append("\n")
-        text.append_text(_diff_line("A", step.expected, step.predicted_a, step.verdict_a, step.error_a, step.reason_a))
-        text.append("\n")
-        text.append_text(_diff_line("B", step.expected, step.predicted_b, step.verdict_b, step.error_b, step.reason_b))
-        detail.update(text)
-        here = (self.episode_order.get(self.episode, -1), self.steps_table.cursor)
-        number = next((n for n, (position, _) in enumerate(self.flips) if position == here), None)
+        number = self.divergence_number()
         where = f"flip {number + 1} of {len(self.flips)}" if number is not None else f"{len(self.flips)} flips"
-        status.update(Text(f"{where} · ]/[ next/previous flip · (−expected +predicted)"))
-
-    # -- navigation -------------------------------------------------------------------------
-    def action_flip(self, direction: int) -> None:
-        """Go to the next (previous) flip, into the next (previous) episode when this one has no more."""
-        if not self.flips:
-            self.notify("the runs agree on every step", severity="warning", timeout=2)
-            return
-        here = (self.episode_order.get(self.episode, -1), self.steps_table.cursor)
-        positions = [position for position, _ in self.flips]
-        target = bisect_right(positions, here) if direction > 0 else bisect_left(positions, here) - 1
-        if not 0 <= target < len(self.flips):
-            self.notify(f"no {'further' if direction > 0 else 'earlier'} flip", severity="warning", timeout=2)
-            return
-        (_, index), chosen = self.flips[target]
-        if chosen.episode != self.episode:
-            self.load_episode(chosen.episode, cursor=index)
-        else:
-            self.steps_table.set_cursor(index)
-
-    def action_back(self) -> None:
-        self.app.pop_screen()
+        text.append(f"   {where} · ]/[ next/previous flip", style="dim")
+        text.append("\n")
+        text.append(f"{'expected':<10} ", style="dim")
+        text.append(one_line(step.expected), style="bold")
+        for label, verdict, error in (("A", step.verdict_a, step.error_a), ("B", step.verdict_b, step.error_b)):
+            words, style = _verdict_words(verdict, error)
+            text.append(f"\n{label:<10} ", style="dim").append(words, style=style)
+        self.where.update(text)
+        a_pane.set_lines(side_lines(step.expected, step.predicted_a, step.verdict_a, step.error_a, step.reason_a))
+        b_pane.set_lines(side_lines(step.expected, step.predicted_b, step.verdict_b, step.error_b, step.reason_b))
