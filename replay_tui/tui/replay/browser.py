@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from replay_tui.demos.loader import EpisodeRef
+from replay_tui.episodes.model import seed_success
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.sources import outcome_of_ref
@@ -351,11 +352,6 @@ def _reward(ref: EpisodeRef) -> float:
     return ref.header.final_reward if ref.header.final_reward is not None else 0.0
 
 
-def _succeeded(ref: EpisodeRef) -> bool:
-    header = ref.header
-    return header.success if header.success is not None else _reward(ref) == 1.0
-
-
 def _is_seed(ref: EpisodeRef) -> bool:
     return ref.header.format == SEED_FORMAT
 
@@ -392,11 +388,13 @@ class OutcomeFacts:
 
     @classmethod
     def of(cls, ref: EpisodeRef) -> OutcomeFacts:
-        """Read from the index (never by opening the episode). A seed demo's outcome is its header's:
-        a reward of 1.0 counts as success, LASER's definition (other formats' scores are not read
-        that way)."""
+        """Read from the index (never by opening the episode). A seed demo's is its header's success,
+        decided as its Trajectory's is (:func:`seed_success`: a reward of 1.0 counts as success,
+        LASER's definition; other formats' scores are not read that way), with no Outcome built for
+        each of a big file's rows."""
         if _is_seed(ref):
-            return cls("succeeded" if _succeeded(ref) else "failed")
+            header = ref.header
+            return cls("succeeded" if seed_success(header.final_reward, header.success) else "failed")
         outcome = outcome_of_ref(ref)
         return cls(outcome.kind, outcome.reason, bool(outcome.hit_limit))
 
