@@ -217,9 +217,9 @@ class OutcomeScreen(Screen[int | None]):
         ref = self.replay_app.workspace.demos.ref(self.session_id)
         title = Text()
         title.append(f"outcome  session {self.session_id}  ", style="bold")
-        if ref.header.episode_id is not None:
+        if ref.episode_id is not None:
             title.append("episode ", style="dim")
-            title.append(excerpt(ref.header.episode_id, 60) + "  ", style="bold cyan")
+            title.append(excerpt(ref.episode_id, 60) + "  ", style="bold cyan")
         append_headline(title, self.outcome)
         if self.outcome.kind == "unknown" and self.outcome.reward is None and not self.outcome.status:
             title.append(KIND_LABELS["unknown"][0], style=KIND_LABELS["unknown"][1])
