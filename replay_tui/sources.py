@@ -48,6 +48,7 @@ from replay_tui.episodes.model import (
     added_messages,
     infer_tools,
     openai_messages,
+    seed_success,
     webshop_outcome,
 )
 from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
@@ -408,11 +409,14 @@ def outcome_of(episode: Episode | FastEpisode) -> Outcome:
 
 def outcome_of_ref(ref: EpisodeRef) -> Outcome:
     """The outcome of an episode not yet opened: the reader's whole outcome when it indexed one,
-    else what the header holds (reward, success)."""
+    else what a seed demo's header holds (its reward, and its success decided as the seed reader's
+    Trajectory decides it: :func:`~replay_tui.episodes.model.seed_success`)."""
     if isinstance(ref.raw, EpisodeSummary) and (outcome := ref.raw.full_outcome()) is not None:
         return outcome
     header = ref.header
-    return seed_outcome(header.final_reward, header.success, header.completed_by_backup)
+    return seed_outcome(
+        header.final_reward, seed_success(header.final_reward, header.success), header.completed_by_backup
+    )
 
 
 class TrajectoryFile:

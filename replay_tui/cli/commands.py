@@ -138,7 +138,7 @@ def _check_webshop_only(args: argparse.Namespace, demos: DemoSet) -> None:
     """The heuristic shopper and item-page steps are WebShop's; asked for on other logs, say so."""
     from replay_tui.sources import is_call_judged
 
-    others = sorted({ref.header.format for ref in demos.refs if is_call_judged(ref.header.format)})
+    others = sorted({ref.format for ref in demos.refs if is_call_judged(ref.format)})
     if not others:
         return
     if args.mode == "heuristic" and not args.policy:
@@ -146,7 +146,7 @@ def _check_webshop_only(args: argparse.Namespace, demos: DemoSet) -> None:
             f"--mode heuristic plays WebShop only, and these are {', '.join(others)} logs; "
             "use --mode stub, llm or langgraph, or --policy"
         )
-    if args.item_steps and len(others) == len({ref.header.format for ref in demos.refs}):
+    if args.item_steps and len(others) == len({ref.format for ref in demos.refs}):
         raise UsageError(f"--item-steps is for WebShop demo files; {', '.join(others)} logs have no item-page steps")
 
 
@@ -156,7 +156,7 @@ def _select_sessions(text: str, demos: DemoSet) -> list[int]:
     try:
         return parse_sessions(text)
     except UsageError:
-        by_name = {ref.header.episode_id: ref.session_id for ref in demos.refs if ref.header.episode_id is not None}
+        by_name = {ref.episode_id: ref.session_id for ref in demos.refs if ref.episode_id is not None}
         if not by_name:
             raise
     ids: list[int] = []

@@ -299,7 +299,7 @@ class Session:
         if text.lstrip("-").isdigit() and int(text) in demos.by_session:
             return demos.by_session[int(text)]
         for ref in demos.refs:
-            if ref.header.episode_id == text:
+            if ref.episode_id == text:
                 return ref
         raise ToolError(f"episode_id: no episode {cut(text, 80)!r} (list_episodes gives the ids)")
 
@@ -378,7 +378,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         formats: dict[str, str] = {}
         for ref in ws.demos.refs:
             counts[ref.file.name] = counts.get(ref.file.name, 0) + 1
-            formats.setdefault(ref.file.name, ref.header.format)
+            formats.setdefault(ref.file.name, ref.format)
         files = [
             OpenedFile(
                 path=fit(str(source.path), 500),
@@ -435,7 +435,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         for ref in ws.demos.refs:
             if outcome is not None and _outcome(ref) != outcome:
                 continue
-            if needle and needle not in ref.header.instruction.casefold():
+            if needle and needle not in ref.task.casefold():
                 continue
             if tag is not None and tag not in ws.annotations.episode_tags(ref.session_id):
                 continue
@@ -445,17 +445,17 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
                     continue
             chosen.append(ref)
         if sort == "score":
-            chosen.sort(key=lambda ref: (ref.header.final_reward is None, ref.header.final_reward or 0.0))
+            chosen.sort(key=lambda ref: (ref.reward is None, ref.reward or 0.0))
         elif sort == "mismatches":
             chosen.sort(key=lambda ref: -(mismatches_of(ref) or 0))
         page, next_cursor = _page(chosen, start, options.page_size)
         rows = [
             EpisodeRow(
                 episode_id=_episode_id(ref),
-                log_id=fit(ref.header.episode_id, 200) if ref.header.episode_id else None,
-                task=fit(ref.header.instruction, 300),
+                log_id=fit(ref.episode_id, 200) if ref.episode_id else None,
+                task=fit(ref.task, 300),
                 outcome=_outcome(ref),
-                score=ref.header.final_reward,
+                score=ref.reward,
                 outcome_reason=fit(outcome_of_ref(ref).reason, 300),
                 steps=ref.decision_steps,
                 mismatches=mismatches_of(ref),
@@ -494,11 +494,11 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         alignment = align_trajectory(trajectory)  # None for a log without reference actions (a seed file's)
         return EpisodeDetail(
             episode_id=_episode_id(ref),
-            log_id=fit(ref.header.episode_id, 200) if ref.header.episode_id else None,
+            log_id=fit(ref.episode_id, 200) if ref.episode_id else None,
             file=fit(ref.file.name, 500),
-            task=fit(ref.header.instruction, limit),
+            task=fit(ref.task, limit),
             outcome=_outcome(ref),
-            score=ref.header.final_reward,
+            score=ref.reward,
             outcome_reason=fit(outcome_of_ref(ref).reason, 300),
             missed_expected=[fit(name, 200) for name in alignment.missed] if alignment is not None else [],
             replayed=result is not None,
@@ -603,7 +603,7 @@ def build_server(options: Options, initial: Sequence[str] = ()) -> MCPServer:
         session_ids = [session.ref(e).session_id for e in episodes] if episodes else None
         if settings.mode == "heuristic":  # the heuristic shopper plays WebShop only (as the CLI says)
             refs = ws.demos.refs if session_ids is None else [ws.demos.by_session[i] for i in session_ids]
-            others = sorted({ref.header.format for ref in refs if is_call_judged(ref.header.format)})
+            others = sorted({ref.format for ref in refs if is_call_judged(ref.format)})
             if others:
                 raise ToolError(
                     f"policy: heuristic plays WebShop only, and these are {', '.join(others)} logs; "

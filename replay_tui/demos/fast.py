@@ -30,7 +30,7 @@ from replay_tui.demos.models import (
     _arguments_from_json,
     parse_prompt,
 )
-from replay_tui.episodes.model import ChatMessage, ToolCall, Trajectory, TrajectoryStep, webshop_outcome
+from replay_tui.episodes.model import ChatMessage, ToolCall, Trajectory, TrajectoryStep, seed_success, webshop_outcome
 from replay_tui.webshop import ITEM
 
 Id = Annotated[int, msgspec.Meta(ge=ID_MIN, le=ID_MAX)]
@@ -409,7 +409,12 @@ def fast_trajectory(episode: FastEpisode) -> Trajectory:
     }
     if episode.synthetic is not UNSET:
         extra["_synthetic"] = episode.synthetic
-    outcome = webshop_outcome(episode.reward, episode.succeeded, episode.completed_by_backup, episode.trajectory)
+    outcome = webshop_outcome(
+        episode.final_reward,
+        seed_success(episode.final_reward, episode.success),
+        episode.completed_by_backup,
+        episode.trajectory,
+    )
     return _TRAJECTORY.model_copy(
         update={
             "id": str(episode.session_id),

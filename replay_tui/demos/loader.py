@@ -207,6 +207,37 @@ class EpisodeRef:
     def session_id(self) -> int:
         return self.header.session_id
 
+    # What the views read of an episode not yet opened, named as the one model's summary
+    # (:class:`replay_tui.formats.base.EpisodeSummary`) names it, whatever index the ref came from:
+    # only these read ``header``, so the seed's index entry can change without touching a view.
+
+    @property
+    def task(self) -> str:
+        return self.header.instruction
+
+    @property
+    def reward(self) -> float | None:
+        """The reward the log records (None when it records none)."""
+        return self.header.final_reward
+
+    @property
+    def success(self) -> bool | None:
+        """The success flag the log records (None when it records none)."""
+        return self.header.success
+
+    @property
+    def episode_id(self) -> str | None:
+        """The episode's id in a log of another format (None for a seed demo: its session id)."""
+        return self.header.episode_id
+
+    @property
+    def format(self) -> str:
+        return self.header.format
+
+    @property
+    def completed_by_backup(self) -> bool:
+        return self.header.completed_by_backup
+
 
 def _error_text(exc: ValidationError) -> tuple[str, str]:
     """(field path, message) of the first error of a pydantic ValidationError."""

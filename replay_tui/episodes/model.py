@@ -687,6 +687,13 @@ class Trajectory(BaseModel):
         return sum(1 for s in self.steps if (s.action is not None or s.answer is not None) and s.kind != "item")
 
 
+def seed_success(reward: float | None, success: bool | None) -> bool:
+    """A seed demonstration's success: its ``success`` flag, else LASER's definition on the reward it
+    records (1.0; a reward the file leaves out reads as 0). The browser's row, the outcome screen and
+    the seed reader's Trajectory all decide by this, so they agree."""
+    return success if success is not None else reward == 1.0
+
+
 def webshop_outcome(
     reward: float | None, success: bool | None, completed_by_backup: bool = False, entries: Iterable[Any] = ()
 ) -> Outcome:

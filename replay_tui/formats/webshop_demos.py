@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from replay_tui.demos.loader import DemoFileError, DemoSet, open_demos
-from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep, webshop_outcome
+from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep, seed_success, webshop_outcome
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem
 from replay_tui.sanitize import strip_control
@@ -171,7 +171,12 @@ def from_webshop_episode(episode: Any) -> Trajectory:
         format="webshop-demos",
         task=episode.instruction,
         steps=steps,
-        outcome=webshop_outcome(episode.reward, episode.succeeded, episode.completed_by_backup, episode.trajectory),
+        outcome=webshop_outcome(
+            episode.final_reward,
+            seed_success(episode.final_reward, episode.success),
+            episode.completed_by_backup,
+            episode.trajectory,
+        ),
         extra=extra,
     )
 

@@ -485,3 +485,40 @@ async def test_the_outcome_screen_has_no_replay_column_before_a_replay(build):
         assert isinstance(screen, OutcomeScreen)
         assert "replay" not in _columns(screen)
         assert "the replay" not in screen.query_one("#expected-title").render().plain
+
+
+SEED_RECORDS = {  # session: what the file records (a key left out is absent), and the mark both must show
+    1: ({"final_reward": 1.0, "success": True}, "✓"),
+    2: ({"final_reward": 1.0}, "✓"),  # success left out: a reward of 1.0 succeeds (LASER's definition)
+    3: ({"final_reward": 0.5}, "✗"),
+    4: ({"final_reward": 1.0, "success": False}, "✗"),  # the recorded flag wins
+    5: ({"success": True}, "✓"),
+    6: ({}, "✗"),  # neither: a missing reward reads as 0, though the last step's reward is 1.0
+}
+
+
+async def test_the_browser_and_the_outcome_screen_agree_on_seed_demos(build, tmp_path):
+    """A seed demo's success mark in the browser's row is the outcome screen's, whether the file
+    records its reward and success or leaves them out."""
+    episodes = []
+    for session, (recorded, _) in SEED_RECORDS.items():
+        data = good_episode(session)
+        del data["final_reward"], data["success"]
+        episodes.append({**data, **recorded})
+    write_json(tmp_path / "seed.json", episodes)
+    app = build([str(tmp_path / "seed.json")])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        marks = {int(row["session"]): row["success"] for row in rows(app)}
+        assert marks == {session: mark for session, (_, mark) in SEED_RECORDS.items()}
+        for position, session in enumerate(SEED_RECORDS):
+            await pilot.press(*(["down"] if position else []), "O")  # the cursor stays on the row left
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, OutcomeScreen) and screen.session_id == session
+            headline = screen.query_one("#outcome-title").render().plain
+            label = "✓ succeeded" if marks[session] == "✓" else "✗ failed"
+            assert label in headline, (session, headline)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert isinstance(app.screen, BrowserScreen)

@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from replay_tui.demos.loader import EpisodeRef
+from replay_tui.episodes.model import seed_success
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.sources import outcome_of_ref
@@ -65,7 +66,7 @@ def browser_columns(refs: Sequence[EpisodeRef]) -> tuple[Column, ...]:
     else the log's episode id, task, turns (the rows the stepper lists), recorded calls (what a
     replay judges), score, outcome and its reason (plus the file when two files hold the same episode id, the
     format when the set mixes formats, and WebShop's backup column only when seed episodes are present)."""
-    formats = {ref.header.format for ref in refs}
+    formats = {ref.format for ref in refs}
     if formats <= {SEED_FORMAT}:
         return COLUMNS
     session_width = max(4, len(str(max((ref.session_id for ref in refs), default=0))))
@@ -183,7 +184,7 @@ class BrowserSource:
         self._outcome_filters = None
 
     def grew(self, refs: Sequence[EpisodeRef]) -> None:
-        """Episodes whose log grew (``--follow``): their text to filter on, from their new headers."""
+        """Episodes whose log grew (``--follow``): their text to filter on, from their new summaries."""
         where = {id(row.ref): n for n, row in enumerate(self._episodes)}
         for ref in refs:
             n = where.get(id(ref))
@@ -202,7 +203,7 @@ class BrowserSource:
         if filters.outcome:
             episodes = [row for row in episodes if self.facts(row.ref).passes(filters.outcome)]
         if filters.backup:
-            episodes = [row for row in episodes if row.ref.header.completed_by_backup]
+            episodes = [row for row in episodes if row.ref.completed_by_backup]
         if filters.mismatches:
             results = ws.results
             episodes = [
@@ -224,13 +225,13 @@ class BrowserSource:
     def _sort_key(self, key: str):  # a key function for sorted()
         ws = self.workspace
         if key == "instruction":
-            return lambda row: (row.ref.header.instruction.lower(), row.ref.session_id)
+            return lambda row: (row.ref.task.lower(), row.ref.session_id)
         if key == "steps":
             return lambda row: (row.ref.decision_steps, row.ref.session_id)
         if key == "episode":
             return lambda row: (_episode_id(row.ref).lower(), row.ref.session_id)
         if key == "format":
-            return lambda row: (row.ref.header.format, row.ref.session_id)
+            return lambda row: (row.ref.format, row.ref.session_id)
         if key == "turns":
             return lambda row: (row.ref.decision_steps + row.ref.sub_events, row.ref.session_id)
         if key == "calls":
@@ -244,7 +245,7 @@ class BrowserSource:
         if key == "reason":
             return lambda row: (self.facts(row.ref).reason.casefold(), row.ref.session_id)
         if key == "backup":
-            return lambda row: (row.ref.header.completed_by_backup, row.ref.session_id)
+            return lambda row: (row.ref.completed_by_backup, row.ref.session_id)
         if key == "verdict":
 
             def verdict_rank(row: EpisodeRow) -> tuple[int, int]:
@@ -302,14 +303,13 @@ class BrowserSource:
             return [cells.get(column.key, Text("")) for column in self.columns]
         ref = row.ref
         ws = self.workspace
-        header = ref.header
         tags = ws.annotations.episode_tags(ref.session_id)
         facts = self.facts(ref)
         kind = facts.kind
         cells = {
             "session": Text(str(ref.session_id)),
             "episode": Text(strip_control(_episode_id(ref))),
-            "instruction": Text(one_line(header.instruction)),
+            "instruction": Text(one_line(ref.task)),
             "steps": Text(str(ref.decision_steps)),
             "turns": Text(str(ref.decision_steps + ref.sub_events)),
             "calls": Text(str(ref.decision_steps)),
@@ -317,8 +317,8 @@ class BrowserSource:
             "reward": _reward_cell(ref),
             "success": _outcome_cell(kind),
             "reason": _reason_cell(facts),
-            "format": Text(strip_control(header.format), style="dim"),
-            "backup": Text("backup", style="magenta") if header.completed_by_backup else Text(""),
+            "format": Text(strip_control(ref.format), style="dim"),
+            "backup": Text("backup", style="magenta") if ref.completed_by_backup else Text(""),
             "verdict": self._verdict(ref),
             "tags": Text(one_line(" ".join(tags)), style="cyan"),
         }
@@ -342,22 +342,17 @@ class BrowserSource:
 
 def _haystack(ref: EpisodeRef) -> str:
     """What "/" searches, lowercased once: the session id, the log's episode id and the instruction."""
-    if ref.header.episode_id is None:
-        return f"{ref.session_id} {ref.header.instruction.lower()}"
-    return f"{ref.session_id} {ref.header.episode_id.lower()} {ref.header.instruction.lower()}"
+    if ref.episode_id is None:
+        return f"{ref.session_id} {ref.task.lower()}"
+    return f"{ref.session_id} {ref.episode_id.lower()} {ref.task.lower()}"
 
 
 def _reward(ref: EpisodeRef) -> float:
-    return ref.header.final_reward if ref.header.final_reward is not None else 0.0
-
-
-def _succeeded(ref: EpisodeRef) -> bool:
-    header = ref.header
-    return header.success if header.success is not None else _reward(ref) == 1.0
+    return ref.reward if ref.reward is not None else 0.0
 
 
 def _is_seed(ref: EpisodeRef) -> bool:
-    return ref.header.format == SEED_FORMAT
+    return ref.format == SEED_FORMAT
 
 
 def shared_ids(refs: Sequence[EpisodeRef]) -> bool:
@@ -369,13 +364,13 @@ def shared_ids(refs: Sequence[EpisodeRef]) -> bool:
 
 def _episode_id(ref: EpisodeRef) -> str:
     """The episode's id in its own log (the session id for a seed demo)."""
-    episode_id = ref.header.episode_id
+    episode_id = ref.episode_id
     return str(ref.session_id) if episode_id is None else episode_id
 
 
 def _score(ref: EpisodeRef) -> float:
     """The reward, for sorting: seed demos read a missing reward as 0, other logs sort it first."""
-    if ref.header.final_reward is None and not _is_seed(ref):
+    if ref.reward is None and not _is_seed(ref):
         return float("-inf")
     return _reward(ref)
 
@@ -392,11 +387,12 @@ class OutcomeFacts:
 
     @classmethod
     def of(cls, ref: EpisodeRef) -> OutcomeFacts:
-        """Read from the index (never by opening the episode). A seed demo's outcome is its header's:
-        a reward of 1.0 counts as success, LASER's definition (other formats' scores are not read
-        that way)."""
+        """Read from the index (never by opening the episode). A seed demo's is its recorded success,
+        decided as its Trajectory's is (:func:`seed_success`: a reward of 1.0 counts as success,
+        LASER's definition; other formats' scores are not read that way), with no Outcome built for
+        each of a big file's rows."""
         if _is_seed(ref):
-            return cls("succeeded" if _succeeded(ref) else "failed")
+            return cls("succeeded" if seed_success(ref.reward, ref.success) else "failed")
         outcome = outcome_of_ref(ref)
         return cls(outcome.kind, outcome.reason, bool(outcome.hit_limit))
 
@@ -413,7 +409,7 @@ _KIND_RANK = {"unknown": -1, "errored": 0, "failed": 1, "succeeded": 2}
 
 
 def _reward_cell(ref: EpisodeRef) -> Text:
-    if ref.header.final_reward is None and not _is_seed(ref):
+    if ref.reward is None and not _is_seed(ref):
         return Text("—", style="dim")
     reward = _reward(ref)
     return Text(f"{reward:.2f}", style="green" if reward == 1.0 else ("yellow" if reward > 0 else "red"))

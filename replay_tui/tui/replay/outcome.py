@@ -32,7 +32,7 @@ from replay_tui.episodes.problems import EpisodeLoadError
 from replay_tui.expected import ExpectedHit, RecordedCall, TaskAlignment, align_predicted, align_trajectory
 from replay_tui.runner import replay_expected
 from replay_tui.sanitize import excerpt, one_line
-from replay_tui.sources import outcome_of, outcome_of_ref
+from replay_tui.sources import outcome_of_ref, trajectory_of
 from replay_tui.tui.messages import ReplayState, StatusRefreshRequested
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
@@ -194,13 +194,12 @@ class OutcomeScreen(Screen[int | None]):
         demos = self.replay_app.workspace.demos
         ref = demos.ref(self.session_id)
         try:
-            episode = demos.episode(self.session_id)
+            self.trajectory = trajectory_of(demos, self.session_id)
         except EpisodeLoadError as exc:
             self.problem = exc.problem.one_line()
             self.outcome = outcome_of_ref(ref)
         else:
-            self.outcome = outcome_of(episode)
-            self.trajectory = episode.source
+            self.outcome = self.trajectory.outcome
         if self.trajectory is not None:
             self.alignment = align_trajectory(self.trajectory)
             results = self.replay_app.step_results.get(self.session_id)
@@ -218,9 +217,9 @@ class OutcomeScreen(Screen[int | None]):
         ref = self.replay_app.workspace.demos.ref(self.session_id)
         title = Text()
         title.append(f"outcome  session {self.session_id}  ", style="bold")
-        if ref.header.episode_id is not None:
+        if ref.episode_id is not None:
             title.append("episode ", style="dim")
-            title.append(excerpt(ref.header.episode_id, 60) + "  ", style="bold cyan")
+            title.append(excerpt(ref.episode_id, 60) + "  ", style="bold cyan")
         append_headline(title, self.outcome)
         if self.outcome.kind == "unknown" and self.outcome.reward is None and not self.outcome.status:
             title.append(KIND_LABELS["unknown"][0], style=KIND_LABELS["unknown"][1])

@@ -138,7 +138,7 @@ class OutcomeGroupsScreen(GroupsView):
         for ref in refs:
             outcome = outcome_of_ref(ref)
             self.outcomes[ref.session_id] = outcome
-            self.names[ref.session_id] = ref.header.episode_id or str(ref.session_id)
+            self.names[ref.session_id] = ref.episode_id or str(ref.session_id)
             alignment = None
             if outcome.kind in ("failed", "errored") and outcome.expected_actions:
                 try:

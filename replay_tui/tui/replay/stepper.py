@@ -561,7 +561,7 @@ class StepperScreen(Screen):
         assert trajectory is not None
         if self.general:
             self.general_title(text, trajectory)
-        else:  # a seed file's outcome: its reward (or its last step's) and success (or reward 1)
+        else:  # a seed file's outcome as the browser's row shows it: its reward (0 when left out), its success
             reward = trajectory.outcome.reward or 0.0
             text.append(f"reward {reward:.2f} ", style="green" if reward == 1.0 else "yellow" if reward else "red")
             succeeded = bool(trajectory.outcome.success)
