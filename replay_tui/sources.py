@@ -427,7 +427,9 @@ class TrajectoryFile:
     Session ids are ``first_id``, ``first_id + 1``... in file order.
     """
 
-    def __init__(self, path: str | os.PathLike[str], reader: Reader, first_id: int = 0):
+    def _start(self, path: str | os.PathLike[str], reader: Reader) -> None:
+        """The fields every kind of log file starts with, before it reads anything (its subclasses
+        read otherwise: followed as it grows, or indexed progressively)."""
         self.path = Path(path)
         self.name = str(path)
         self.reader = reader
@@ -436,6 +438,9 @@ class TrajectoryFile:
         self.problems: list[LoadProblem] = []
         self.error: str | None = None
         self._held: dict[int, Trajectory] = {}
+
+    def __init__(self, path: str | os.PathLike[str], reader: Reader, first_id: int = 0):
+        self._start(path, reader)
         next_id = first_id
         # an index allocates much and makes no cycles: the collector's passes over the growing
         # summaries were a third of a 100,000-sample .eval's index, and untenured, the first full
@@ -525,14 +530,7 @@ class FollowedLog(TrajectoryFile):
     problem; its episodes stay and the others are followed on."""
 
     def __init__(self, path: str | os.PathLike[str], reader: Reader, first_id: int = 0):
-        self.path = Path(path)
-        self.name = str(path)
-        self.reader = reader
-        self.format = reader.name
-        self.episodes = []
-        self.problems = []
-        self.error = None
-        self._held = {}
+        self._start(path, reader)
         self._files: dict[Path, FollowedFile] = {}
         self._stopped: list[LoadProblem] = []
         self._dropped: set[Path] = set()
@@ -688,14 +686,7 @@ class IndexingLog(TrajectoryFile):
 
     def __init__(self, path: str | os.PathLike[str], reader: Reader, first_id: int = 0, *, first: int = FIRST_ROWS):
         assert isinstance(reader, IndexingReader)
-        self.path = Path(path)
-        self.name = str(path)
-        self.reader = reader
-        self.format = reader.name
-        self.episodes = []
-        self.problems = []
-        self.error = None
-        self._held = {}
+        self._start(path, reader)
         self._queue: list[EpisodeSummary | LoadProblem] = []
         self._queue_lock = threading.Lock()
         self._done = threading.Event()
