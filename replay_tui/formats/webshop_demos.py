@@ -46,10 +46,9 @@ class WebshopDemosReader:
         return Detection.yes("episodes with session_id and decision steps (observation_before_llm, llm_action_name)")
 
     def read(self, path: Path) -> Iterator[ReadItem]:
-        try:
-            demos = open_demos([path])
-        except DemoFileError as exc:
-            yield LoadProblem(file=path.name, message=str(exc))
+        demos = _opened(path)
+        if isinstance(demos, LoadProblem):
+            yield demos
             return
         for ref in demos.refs:
             try:
@@ -62,10 +61,9 @@ class WebshopDemosReader:
         """Every episode's summary from the loader's index (its header and step counts, no episode
         parsed), then the file's problems; a summary's locator is the opened set and the session
         id, so :meth:`load` reads the episode from the same index."""
-        try:
-            demos = open_demos([path])
-        except DemoFileError as exc:
-            yield LoadProblem(file=path.name, message=str(exc))
+        demos = _opened(path)
+        if isinstance(demos, LoadProblem):
+            yield demos
             return
         for ref in demos.refs:
             header = ref.header
@@ -87,6 +85,14 @@ class WebshopDemosReader:
             return _trajectory(demos, session_id)
         except EpisodeLoadError as exc:
             return exc.problem
+
+
+def _opened(path: Path) -> DemoSet | LoadProblem:
+    """The file's index (episodes found, none parsed), or the one problem that keeps it from opening."""
+    try:
+        return open_demos([path])
+    except DemoFileError as exc:
+        return LoadProblem(file=path.name, message=str(exc))
 
 
 def _trajectory(demos: DemoSet, session_id: int) -> Trajectory:
