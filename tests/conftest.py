@@ -129,12 +129,14 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  #
         own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
         return time.monotonic(), own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
+    started = time.time()
     before = sample()
     yield
     after = sample()
     wall, own, children = (b - a for a, b in zip(before, after, strict=True))
-    with open(target, "a", encoding="utf-8") as out:
-        out.write(f"{item.nodeid}\t{wall:.3f}\t{own:.3f}\t{children:.3f}\n")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "-")
+    with open(target, "a", encoding="utf-8") as out:  # start time and worker: a timeline of the run
+        out.write(f"{item.nodeid}\t{wall:.3f}\t{own:.3f}\t{children:.3f}\t{started:.3f}\t{worker}\n")
 
 
 DATA = Path(__file__).parent / "data"
