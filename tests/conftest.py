@@ -73,19 +73,21 @@ def _uses_shared_fixture(item: pytest.Item) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the Chromium tests, keep the tests of one module that share a module-scoped fixture (a Ray,
     a recorded browser session, the official evaluator's verdicts, replays) on one worker, so it is
-    built once, not once per chunk of tests each worker receives; then put the longest work first."""
+    built once, not once per chunk of tests each worker receives; then order the work (work_order)."""
     for item in items:
         if CHROMIUM_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.chromium)
         if item.get_closest_marker("xdist_group") is None and _uses_shared_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-    items[:] = longest_first(items)
+    items[:] = work_order(items)
 
 
 # What usually takes longest, by marker: xdist hands out work in collection order (`--no-loadscope-reorder`
 # in pyproject.toml), so a 40 s test collected last no longer keeps one worker busy while the other idles.
 WEIGHTS = (("slow", 0), ("parity", 1), ("chromium", 1))
 PLAIN = 2
+# Rough seconds per test, to spread the Pilot tests over the heavy work (see work_order).
+HEAVY_COST, PILOT_COST = 4, 2
 
 
 def _weight(item: pytest.Item) -> int:
@@ -98,15 +100,39 @@ def _unit(item: pytest.Item) -> str:
     return "@" + "_".join(sorted(names)) if names else item.nodeid
 
 
-def longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
-    """Units (groups whole, in their own order) ordered by their heaviest marker, then by their number of
-    tests, larger first (what xdist's own reordering does), then as collected: deterministic, so every
-    worker collects the same order."""
+def is_pilot(unit: list[pytest.Item]) -> bool:
+    """A plain unit of tests/tui: an app driven by Pilot (or a real terminal), which sleeps in 20 ms
+    windows after every key until the app looks idle, so it leaves about 40 % of its core idle."""
+    return all(_weight(item) == PLAIN and item.nodeid.startswith("tests/tui/") for item in unit)
+
+
+def work_order(items: list[pytest.Item]) -> list[pytest.Item]:
+    """Units (groups whole, in their own order): the heavy ones (by their heaviest marker, then by their
+    number of tests, larger first, as xdist's own reordering does) with the Pilot units spread evenly
+    among them, then the other plain units, so short tests end the run and no worker idles at the end.
+    Spread, because two Pilot tests at once leave the cores ~40 % idle (a run with them all at the end
+    idled for a third of its time), while Chromium's threads and Ray's processes fill a Pilot test's
+    idle core. Deterministic, so every worker collects the same order."""
     units: dict[str, list[pytest.Item]] = {}
     for item in items:
         units.setdefault(_unit(item), []).append(item)
     ranked = sorted(units.values(), key=lambda unit: (min(map(_weight, unit)), -len(unit)))
-    return [item for unit in ranked for item in unit]
+    heavy = [unit for unit in ranked if min(map(_weight, unit)) < PLAIN]
+    pilot = [unit for unit in ranked if is_pilot(unit)]
+    rest = [unit for unit in ranked if min(map(_weight, unit)) == PLAIN and not is_pilot(unit)]
+    heavy_total = HEAVY_COST * sum(map(len, heavy)) or 1
+    pilot_total = PILOT_COST * sum(map(len, pilot)) or 1
+    merged: list[list[pytest.Item]] = []
+    done_heavy = done_pilot = 0.0
+    while heavy or pilot:  # take from the list that is behind its share of the time
+        if heavy and (not pilot or done_heavy / heavy_total <= done_pilot / pilot_total):
+            unit = heavy.pop(0)
+            done_heavy += HEAVY_COST * len(unit)
+        else:
+            unit = pilot.pop(0)
+            done_pilot += PILOT_COST * len(unit)
+        merged.append(unit)
+    return [item for unit in merged + rest for item in unit]
 
 
 # -- what each test costs (opt in: REPLAY_TUI_TEST_COSTS=FILE) -----------------------------------------

@@ -1,21 +1,36 @@
 """The suite's own schedule (tests/conftest.py): xdist hands out work in collection order, so the
-collection puts the longest work first and keeps each xdist group together."""
+collection puts the heavy work first with the Pilot tests spread among it, keeps each xdist group
+together, and ends with the other plain tests."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.conftest import PLAIN, _unit, _weight
+from tests.conftest import PLAIN, _unit, _weight, is_pilot
 
 
-def test_the_longest_work_is_collected_first(request: pytest.FixtureRequest) -> None:
-    items = request.session.items
-    units = [_unit(item) for item in items]
-    unit_weight: dict[str, int] = {}
-    for unit, item in zip(units, items, strict=True):  # a unit weighs what its heaviest test does
-        unit_weight[unit] = min(unit_weight.get(unit, _weight(item)), _weight(item))
-    weights = [unit_weight[unit] for unit in units]
-    assert weights == sorted(weights)
+def _units(items: list[pytest.Item]) -> list[list[pytest.Item]]:
+    units: list[list[pytest.Item]] = []
+    for item in items:
+        if units and _unit(units[-1][0]) == _unit(item):
+            units[-1].append(item)
+        else:
+            units.append([item])
+    return units
+
+
+def test_the_heavy_work_comes_first_with_the_pilot_tests_spread_among_it(request: pytest.FixtureRequest) -> None:
+    units = _units(request.session.items)
+    kinds = ["heavy" if min(map(_weight, u)) < PLAIN else "pilot" if is_pilot(u) else "plain" for u in units]
+    if "heavy" not in kinds or "pilot" not in kinds:
+        pytest.skip("this run collected no heavy or no Pilot tests to spread")
+    last_heavy = max(i for i, kind in enumerate(kinds) if kind == "heavy")
+    assert "plain" not in kinds[:last_heavy]  # the other plain tests end the run
+    weights = [min(map(_weight, u)) for u in units if min(map(_weight, u)) < PLAIN]
+    assert weights == sorted(weights)  # the heaviest of the heavy first
+    pilots = [i for i, kind in enumerate(kinds) if kind == "pilot"]
+    assert pilots[0] < last_heavy / 4  # spread from the start of the heavy work ...
+    assert any(last_heavy / 2 < i < last_heavy for i in pilots)  # ... through its end
     assert request.config.getoption("loadscopereorder") is False  # xdist keeps that order
 
 
