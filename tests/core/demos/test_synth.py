@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import os
 import random
 import re
 from collections import Counter
@@ -352,6 +353,21 @@ def test_written_file_is_the_episode_list(tmp_path: Path) -> None:
         assert data == list(synth.iter_episodes(2, 4, seed=1, quirk_rate=0.5))
         assert stats.episodes == 4 and stats.bytes == stats.path.stat().st_size
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_killed_runs_leftover_goes_and_a_rewrite_keeps_the_mode(tmp_path: Path) -> None:
+    """The demo file is written as every file is (fileio.atomic_writer): a temporary file left by an
+    earlier, killed ``generate`` of the same name is removed, and a file written again keeps its mode."""
+    target = tmp_path / "demo.json"
+    leftover = tmp_path / ".demo.json.k1ll3d00.tmp"
+    leftover.write_bytes(b"[half a file")
+    os.utime(leftover, (1_000_000_000, 1_000_000_000))
+    synth.write_demo_file(target, 0, 2)
+    assert not leftover.exists()
+    target.chmod(0o600)
+    synth.write_demo_file(target, 0, 3)
+    assert target.stat().st_mode & 0o777 == 0o600
+    assert len(json.loads(target.read_text("utf-8"))) == 3
 
 
 def test_empty_file_is_valid_json(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
@@ -14,6 +13,7 @@ from typing import Any
 import orjson
 
 from replay_tui import examples
+from replay_tui.fileio import atomic_writer
 from replay_tui.formats.webshop_demos.synth.generate import episode_of
 
 BUNDLED_SEED = 0
@@ -53,38 +53,31 @@ def write_demo_file(
     target_bytes: int | None = None,
     indent: bool = False,
 ) -> DemoFileStats:
-    """Stream episodes into a JSON-array demo file, atomically (temp file + ``os.replace``).
+    """Stream episodes into a JSON-array demo file, atomically (:func:`replay_tui.fileio.atomic_writer`:
+    the old file or the new one, never half, and a killed run's leftover removed by the next).
 
     With ``target_bytes``, ``count`` is ignored and sessions ``start, start+1, ...`` are written until
     the file reaches about that size. ``indent`` writes a readable, 2-space-indented file; otherwise
     one compact episode per line. Output is UTF-8 with non-ASCII characters kept as they are.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     sessions: Iterable[int] = itertools.count(start) if target_bytes is not None else range(start, start + count)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     written = episodes = 0
-    try:
-        with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
-            fh.write(b"[")
-            written = 1
-            for session_id in sessions:
-                if target_bytes is not None and written + 3 >= target_bytes:
-                    break
-                data = _dump(episode_of(session_id, seed, quirk_rate), indent)
-                sep = b"\n" if episodes == 0 else b",\n"
-                fh.write(sep)
-                fh.write(data)
-                written += len(sep) + len(data)
-                episodes += 1
-            tail = b"\n]\n" if episodes else b"]\n"
-            fh.write(tail)
-            written += len(tail)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(path) as fh:
+        fh.write(b"[")
+        written = 1
+        for session_id in sessions:
+            if target_bytes is not None and written + 3 >= target_bytes:
+                break
+            data = _dump(episode_of(session_id, seed, quirk_rate), indent)
+            sep = b"\n" if episodes == 0 else b",\n"
+            fh.write(sep)
+            fh.write(data)
+            written += len(sep) + len(data)
+            episodes += 1
+        tail = b"\n]\n" if episodes else b"]\n"
+        fh.write(tail)
+        written += len(tail)
     return DemoFileStats(path, episodes, written)
 
 
