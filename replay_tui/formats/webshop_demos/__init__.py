@@ -1,13 +1,14 @@
 """The seed's WebShop demonstration files, one reader among the others.
 
-:mod:`.reader` recognises the format and maps each episode onto the one model (Trajectory). Code
-outside this folder imports the names below from the package, never a module inside it.
+:mod:`.reader` recognises the format and maps each episode onto the one model (Trajectory); code
+outside this folder imports the names below from the package, never the module. :mod:`.synth`, the
+synthetic generator behind ``replay-tui generate``, is imported on its own (``from
+replay_tui.formats.webshop_demos import synth``), so reading a log never loads it.
 """
 
 from replay_tui.formats.webshop_demos.reader import (
     READER,
     SeedStep,
-    WebshopDemosReader,
     completed_by_backup,
     event_action,
     event_fields,
@@ -17,14 +18,12 @@ from replay_tui.formats.webshop_demos.reader import (
     from_webshop_episode,
     is_seed,
     prompt_problem,
-    recorded_step,
     seed_prompt,
 )
 
 __all__ = [
     "READER",
     "SeedStep",
-    "WebshopDemosReader",
     "completed_by_backup",
     "event_action",
     "event_fields",
@@ -34,6 +33,5 @@ __all__ = [
     "from_webshop_episode",
     "is_seed",
     "prompt_problem",
-    "recorded_step",
     "seed_prompt",
 ]
