@@ -14,8 +14,9 @@ example file.
 By concern, bottom up: :mod:`.vocabulary` (word lists), :mod:`.draws` (fast draws from the episode's
 Random), :mod:`.products` (titles, prices, options), :mod:`.goals` (the real instructions parsed),
 :mod:`.pages` (WebShop's text observations), :mod:`.prompts` (the agent's system prompt),
-:mod:`.episode` (the player), :mod:`.quirks` (messy-but-valid fields), :mod:`.generate` (an episode
-from its seed and session id), :mod:`.writer` (the demo file). Code outside imports this package's names.
+:mod:`.thinking` (the agent's thoughts), :mod:`.episode` (the player), :mod:`.quirks`
+(messy-but-valid fields), :mod:`.generate` (an episode from its seed and session id), :mod:`.writer`
+(the demo file). Code outside imports this package's names.
 """
 
 from replay_tui.formats.webshop_demos.synth.generate import generate_episode, iter_episodes

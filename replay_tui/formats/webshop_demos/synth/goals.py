@@ -118,7 +118,7 @@ def _noun_phrase(core: Sequence[str]) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _GoalInfo:
+class GoalInfo:
     base: str
     queries: tuple[str, ...]
     category: str
@@ -130,7 +130,7 @@ class _GoalInfo:
 
 
 @cache
-def goal_info(index: int) -> _GoalInfo:
+def goal_info(index: int) -> GoalInfo:
     instruction, queries = goal_pairs()[index]
     base = re.sub(r"[\s.]+$", "", instruction.strip())
     text = base.lower().replace("-", " ")
@@ -146,7 +146,7 @@ def goal_info(index: int) -> _GoalInfo:
         attrs.append(defaults[index % len(defaults)])
     options = _extract_options(base.lower(), category)
     noun = _noun_phrase(core)
-    return _GoalInfo(base, queries, category, tuple(core), tuple(attrs[:3]), stated, tuple(options), noun)
+    return GoalInfo(base, queries, category, tuple(core), tuple(attrs[:3]), stated, tuple(options), noun)
 
 
 @cache
