@@ -175,7 +175,7 @@ def write_transcripts(path: Path, size: int) -> None:
 
 
 def write_demos(path: Path, size: int) -> None:
-    from replay_tui.demos import synth
+    from replay_tui.formats.webshop_demos import synth
 
     synth.write_demo_file(path, start=0, count=1, seed=0, quirk_rate=0.1, target_bytes=size, indent=False)
 

@@ -69,7 +69,7 @@ def big_observation_file(data: Path) -> Path:
 def replay_file(data: Path, count: int) -> Path:
     path = data / f"keys_replay_{count}.json"
     if not path.exists():
-        from replay_tui.demos import synth
+        from replay_tui.formats.webshop_demos import synth
 
         synth.write_demo_file(path, start=0, count=count, seed=5)
     return path
@@ -78,7 +78,7 @@ def replay_file(data: Path, count: int) -> Path:
 def launch_file(data: Path, size_mb: int) -> Path:
     path = data / f"bench_{size_mb}mb.json"
     if not path.exists():
-        from replay_tui.demos import synth
+        from replay_tui.formats.webshop_demos import synth
 
         print(f"generating {path} ({size_mb} MB) ...", flush=True)
         synth.write_demo_file(path, start=0, count=1, seed=7, quirk_rate=0.1, target_bytes=size_mb * 2**20)

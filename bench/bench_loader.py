@@ -220,7 +220,7 @@ def measure(name: str, path: Path, *, heap_runs: bool) -> dict:
 
 
 def ensure_file(size_mb: int) -> Path:
-    from replay_tui.demos import synth
+    from replay_tui.formats.webshop_demos import synth
 
     data = HERE / "data"
     data.mkdir(exist_ok=True)

@@ -1021,7 +1021,7 @@ BYTES_PER_MB = 1_000_000  # generate --target-mb: megabytes as in "MB", not mebi
 
 def run_generate(args: argparse.Namespace, out: Console, err: Console) -> int:
     """``generate``: a synthetic demo file (unset flags take the bundled example's values), or the bundled one."""
-    from replay_tui.demos import synth
+    from replay_tui.formats.webshop_demos import synth
 
     if args.bundled:
         given = [

@@ -88,3 +88,23 @@ def test_the_contracts_hold_and_a_broken_layer_fails_them(package_copy: Path) ->
         assert "replay_tui.runner is not allowed to import replay_tui.tui" in upward.stdout
     finally:
         runner.write_text(original, encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported"),
+    [
+        ("search.py", "replay_tui.formats.webshop_demos.reader"),  # past the package's exports
+        ("session.py", "replay_tui.formats.webshop_demos.synth.writer"),  # the generator beyond `generate`
+        ("runner.py", "replay_tui.demos.models"),  # the seed's contract, one importer more
+    ],
+)
+def test_the_seed_format_stays_behind_its_package(package_copy: Path, importer: str, imported: str) -> None:
+    module = package_copy / "replay_tui" / importer
+    original = module.read_text(encoding="utf-8")
+    try:
+        module.write_text(original + f"\nimport {imported}\n", encoding="utf-8")
+        broken = lint_imports(package_copy)
+    finally:
+        module.write_text(original, encoding="utf-8")
+    assert broken.returncode != 0
+    assert f"replay_tui.{importer.removesuffix('.py')} -> {imported}" in broken.stdout, broken.stdout[-3000:]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.demos import synth
+from replay_tui.formats.webshop_demos import synth
 from replay_tui.runner import StepResult
 from replay_tui.tui.messages import ReplayProgressed
 from replay_tui.tui.replay.browser import BrowserScreen

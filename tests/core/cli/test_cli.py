@@ -171,7 +171,7 @@ def test_debugger_entry_rejects_unreadable_files_before_starting(capsys, tmp_pat
 
 def test_generate_target_mb_is_a_million_bytes(capsys, tmp_path, monkeypatch):
     """One definition of --target-mb, the one --help gives: 1 MB = 1,000,000 bytes (not 1024 x 1024)."""
-    from replay_tui.demos import synth
+    from replay_tui.formats.webshop_demos import synth
 
     asked = {}
     real = synth.write_demo_file
@@ -195,7 +195,7 @@ def test_generate_target_mb_is_a_million_bytes(capsys, tmp_path, monkeypatch):
 
 def test_generate_is_the_one_generator_cli(capsys, tmp_path):
     """synth's own argparse is gone: a folder as OUT, --indent and --bundled are here."""
-    from replay_tui.demos import synth
+    from replay_tui.formats.webshop_demos import synth
 
     assert not hasattr(synth, "main")
     code, text, _ = run_cli(capsys, "generate", str(tmp_path), "--start", "5", "--count", "2", "--indent")

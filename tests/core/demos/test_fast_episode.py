@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from replay_tui.demos import synth
 from replay_tui.demos.fast import FastEpisode, decode_fast
 from replay_tui.demos.loader import DemoFile, open_demos
 from replay_tui.env import OfflineWebshopEnv, replay_steps
 from replay_tui.episodes.problems import EpisodeLoadError
+from replay_tui.formats.webshop_demos import synth
 from replay_tui.policies import HeuristicPolicy, StubPolicy
 from replay_tui.runner import Runner
 from tests.hostile import CASES, good, js, splice, step, write_corpus

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.demos import synth
 from replay_tui.demos.fast import PromptMessages, fast_trajectory
 from replay_tui.demos.loader import DemoFile
 from replay_tui.formats import reader_for
-from replay_tui.formats.webshop_demos import from_webshop_episode
+from replay_tui.formats.webshop_demos import from_webshop_episode, synth
 from replay_tui.sources import open_sources, read_trajectory, trajectory_of
 from tests.hostile import CASES, write_corpus
 

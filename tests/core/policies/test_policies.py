@@ -117,9 +117,9 @@ def test_search_keywords_drop_filler_and_price():
 def test_the_stub_answers_from_the_step_as_from_its_recorded_dict(tmp_path):
     """The replay's shortcut (no dump of each step) gives the answer predict_action gives from the
     recorded dict, failures included, on every step of the example and of quirky synthetic logs."""
-    from replay_tui.demos.synth import write_demo_file
     from replay_tui.env import replay_steps
     from replay_tui.examples import example_path
+    from replay_tui.formats.webshop_demos.synth import write_demo_file
     from replay_tui.policies import StubPolicy
     from replay_tui.sources import open_sources
     from tests.conftest import episode, search_step, write_json
