@@ -3,7 +3,6 @@ outcome words come from one table, and the replay case pairs by (file, episode) 
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -14,11 +13,6 @@ from replay_tui.pairing import load_pair
 from tests.core.test_compare import CASE, demo_info, make_report
 
 PAIR = sorted((Path(__file__).resolve().parents[1] / "data" / "compare_pairs" / "tau2").glob("pair2_*.json"))
-
-
-def test_the_two_comparisons_are_one_package_not_two_modules() -> None:
-    assert importlib.util.find_spec("replay_tui.outcome_compare") is None
-    assert importlib.util.find_spec("replay_tui.compare.runs") is not None
 
 
 def test_both_kinds_fill_the_one_comparison_model() -> None:
