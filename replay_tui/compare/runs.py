@@ -221,7 +221,8 @@ class Comparison(BaseModel, PairedComparison[StepPair]):
     seed: int = 0
     note: str = CLUSTER_NOTE
     unpaired_episodes: Unpaired = Field(default_factory=Unpaired, exclude=True, repr=False)
-    """The episodes one run only replayed (not in the JSON, which counts them in :attr:`overlap`)."""
+    """The episodes one run only replayed: not in the JSON, which counts them in :attr:`overlap` (its
+    bytes are the reports' contract), so a comparison read back from JSON has none."""
 
     @property
     def pairs(self) -> list[StepPair]:
