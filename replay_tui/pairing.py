@@ -7,7 +7,7 @@ fields instead (:class:`KeyExpr`: dotted paths joined by ``+``, looked up, never
 :func:`pair_logs` joins two logs on those keys and keeps what did not pair.
 
 :func:`join` is the one pairing of every comparison: two logs' tasks by task key here, and two replay
-runs' episodes by (demo file, episode) then their steps by step label in ``compare.compare_runs``
+runs' episodes by (demo file, episode) then their steps by step label in ``compare.runs.compare_runs``
 (the replay case's alignment is the identity: a step pairs with the step of the same label).
 """
 

@@ -1,5 +1,5 @@
 """The schema of a ``--repeat K`` report: what :mod:`replay_tui.repeat` writes and
-:mod:`replay_tui.compare` reads back as K runs.
+:mod:`replay_tui.compare.run_files` reads back as K runs.
 
 It sits one floor below both (they share a floor and may not import each other), so the report is
 declared once and a comparison validates the very model the repeat run wrote.

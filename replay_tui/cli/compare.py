@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from replay_tui.cli.common import (
@@ -35,12 +35,13 @@ from replay_tui.cli.common import (
     output_arg,
     print_warning,
 )
-from replay_tui.cli.compare_output import COMMAND, finish, write_report
+from replay_tui.cli.compare_output import COMMAND, finish, print_regressions, write_report
 from replay_tui.compare import (
     Agreement,
     CompareError,
     Comparison,
     LoadedRun,
+    StepPair,
     agreement_matrix,
     compare_runs,
     is_repeat_report,
@@ -329,25 +330,23 @@ def _print_comparison(out: Console, comparison: Comparison, show: int) -> None:
         ),
         soft_wrap=True,
     )
-    regressions = comparison.regressions
-    if regressions and show > 0:
-        table = Table(title="Regressions", header_style="bold")
-        for name in ("episode", "step", "state"):
-            table.add_column(name, no_wrap=True)
-        table.add_column("expected (= A)", style="green", overflow="fold")
-        table.add_column("B predicted", style="red", overflow="fold")
-        for step in regressions[:show]:
-            predicted = step.predicted_b if not step.error_b else f"error: {step.error_b}"
-            table.add_row(
-                Text(strip_control(step.episode)),
-                Text(strip_control(step.step_label)),
-                Text(strip_control(step.state)),
-                cell(step.expected),
-                cell(predicted),
-            )
-        out.print(table)
-        if len(regressions) > show:
-            out.print(Text(f"… {len(regressions) - show} more regressions (see --report)"))
+
+    def row(step: StepPair) -> list[Text]:
+        predicted = step.predicted_b if not step.error_b else f"error: {step.error_b}"
+        return [
+            Text(strip_control(step.episode)),
+            Text(strip_control(step.step_label)),
+            Text(strip_control(step.state)),
+            cell(step.expected),
+            cell(predicted),
+        ]
+
+    columns = [Column(name, no_wrap=True) for name in ("episode", "step", "state")]
+    columns += [
+        Column("expected (= A)", style="green", overflow="fold"),
+        Column("B predicted", style="red", overflow="fold"),
+    ]
+    print_regressions(out, comparison, show, "Regressions", columns, row)
 
 
 def _print_agreement(out: Console, agreement: Agreement, *, quiet: bool) -> None:

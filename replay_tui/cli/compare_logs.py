@@ -2,7 +2,7 @@
 
 Reached from ``compare`` when its arguments are logs (of any format, not replay reports): episodes
 are paired by task key (:mod:`replay_tui.pairing`), the keys only one log has are named, and the
-outcomes and aligned trajectories are compared (:mod:`replay_tui.outcome_compare`). Refused (exit
+outcomes and aligned trajectories are compared (:mod:`replay_tui.compare.logs`). Refused (exit
 2) only when no task key is in both logs. With three or more logs the first is the baseline: each
 later log is compared with it as two logs are, and a combined table gives every run's success on
 the tasks all of them share; a later log that pairs with nothing is left out with a warning.
@@ -14,15 +14,14 @@ import argparse
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
 from replay_tui.cli.common import UsageError, output_arg, print_warning
-from replay_tui.cli.compare_output import COMMAND, finish
-from replay_tui.compare import run_label
+from replay_tui.cli.compare_output import COMMAND, finish, print_regressions
+from replay_tui.compare import OutcomeComparison, RunsComparison, TaskPair, compare_many, compare_outcomes, run_label
 from replay_tui.episodes.problems import DemoFileError
 from replay_tui.fileio import expand_home
-from replay_tui.outcome_compare import OutcomeComparison, RunsComparison, compare_many, compare_outcomes
 from replay_tui.pairing import PairingError, load_pair, load_pairs
 from replay_tui.sanitize import one_line
 from replay_tui.sources import expand_logs
@@ -131,14 +130,10 @@ def _print(out: Console, comparison: OutcomeComparison, show: int, labels: tuple
     for label, keys in ((x, comparison.a_only), (y, comparison.b_only)):
         if keys:
             out.print(Text(_unpaired(label, keys)), soft_wrap=True)
-    regressions = comparison.regressions
-    if regressions and show > 0:
-        listed = Table(title=f"Regressions ({x} ✓, {y} ✗)", header_style="bold")
-        listed.add_column("task", max_width=40, overflow="fold")
-        listed.add_column("first divergence", overflow="fold")
-        for task in regressions[:show]:
-            where = task.divergence.text() if task.divergence else "same calls"
-            listed.add_row(Text(one_line(task.key)[:120]), Text(one_line(where)[:400]))
-        out.print(listed)
-        if len(regressions) > show:
-            out.print(Text(f"… {len(regressions) - show} more regressions (see --report)"))
+
+    def row(task: TaskPair) -> list[Text]:
+        where = task.divergence.text() if task.divergence else "same calls"
+        return [Text(one_line(task.key)[:120]), Text(one_line(where)[:400])]
+
+    columns = [Column("task", max_width=40, overflow="fold"), Column("first divergence", overflow="fold")]
+    print_regressions(out, comparison, show, f"Regressions ({x} ✓, {y} ✗)", columns, row)

@@ -5,19 +5,21 @@ and the exit code (``cli/compare.py`` and ``cli/compare_logs.py`` both end here)
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.table import Column, Table
 from rich.text import Text
 
 from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, print_warning
-from replay_tui.compare import Agreement, Comparison
+from replay_tui.compare import Agreement, Comparison, PairedComparison
+from replay_tui.compare.model import P
 from replay_tui.export import ExportError
 from replay_tui.export.comparison import write_comparison
 
 if TYPE_CHECKING:
-    from replay_tui.outcome_compare import OutcomeComparison, RunsComparison
+    from replay_tui.compare import OutcomeComparison, RunsComparison
 
 COMMAND = "compare"
 
@@ -38,7 +40,7 @@ def finish(
     for warning in report.warnings if warnings is None else warnings:
         print_warning(err, COMMAND, warning)
     if args.tui:
-        from replay_tui.outcome_compare import RunsComparison
+        from replay_tui.compare import RunsComparison
         from replay_tui.tui.compare.app import CompareApp
 
         if isinstance(report, RunsComparison):
@@ -48,9 +50,7 @@ def finish(
         printed()
     out.print(Text(report.headline(), style="bold"), soft_wrap=True)
     write_report(args, report, out)
-    found = report.regressions
-    regressions = found if isinstance(found, int) else len(found)
-    if args.fail_on_regression is not None and regressions > args.fail_on_regression:
+    if args.fail_on_regression is not None and report.regression_count > args.fail_on_regression:
         return EXIT_MISMATCH
     return EXIT_OK
 
@@ -67,3 +67,24 @@ def write_report(
         raise UsageError(str(exc)) from None
     if not args.quiet:
         out.print(Text(f"report written to {written}"), soft_wrap=True)
+
+
+def print_regressions(
+    out: Console,
+    comparison: PairedComparison[P],
+    show: int,
+    title: str,
+    columns: Sequence[Column],
+    row: Callable[[P], Sequence[Text]],
+) -> None:
+    """The first ``show`` regressions of any comparison as a table (``row`` gives a pair's cells), and how
+    many more the report has."""
+    regressions = comparison.regressions
+    if not regressions or show <= 0:
+        return
+    table = Table(*columns, title=title, header_style="bold")
+    for pair in regressions[:show]:
+        table.add_row(*row(pair))
+    out.print(table)
+    if len(regressions) > show:
+        out.print(Text(f"… {len(regressions) - show} more regressions (see --report)"))

@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from replay_tui.annotations import AnnotationError, AnnotationStore
 from replay_tui.cli.common import UsageError
 from replay_tui.cli.compare import runs_or_none
-from replay_tui.compare import CompareError, compare_runs, run_info, run_label
+from replay_tui.compare import CompareError, compare_outcomes, compare_runs, run_info, run_label
 from replay_tui.demos.loader import EpisodeRef
 from replay_tui.episodes.model import Trajectory
 from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
@@ -40,7 +40,6 @@ from replay_tui.fileio import OutputClash, check_outputs, expand_home, inside
 from replay_tui.formats.registry import FormatError
 from replay_tui.groups import group_mismatches
 from replay_tui.matching import MatchSettings, MatchSpecError
-from replay_tui.outcome_compare import compare_outcomes
 from replay_tui.pairing import PairingError, load_pair
 from replay_tui.policies.registry import LLM_MODES, MODES_BY_NAME
 from replay_tui.runner import EpisodeReport, SummaryReport

@@ -34,7 +34,7 @@ from replay_tui.compare import (
 )
 
 if TYPE_CHECKING:
-    from replay_tui.outcome_compare import OutcomeComparison, RunsComparison
+    from replay_tui.compare import OutcomeComparison, RunsComparison
 from replay_tui.export.text import (
     CSS,
     HTML_DIFF_CHARS,

@@ -1,4 +1,4 @@
-"""The reports of a comparison of two logs (:mod:`replay_tui.outcome_compare`): JSON, Markdown, CSV, JUnit, HTML.
+"""The reports of a comparison of two logs (:mod:`replay_tui.compare.logs`): JSON, Markdown, CSV, JUnit, HTML.
 
 JSON is for scripts: ``summary`` (integer counts, ``a_outcomes``/``b_outcomes`` as a replay report's
 ``outcomes``, float ``mcnemar_p``, rates, intervals, pass^k), ``unpaired`` (task keys in one log only)
@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from replay_tui.compare import OutcomeComparison, RunsComparison, TaskPair
 from replay_tui.episodes.model import OUTCOME_KINDS, Trajectory
 from replay_tui.export.text import (
     CSS,
@@ -28,7 +29,6 @@ from replay_tui.export.text import (
     md_code,
     md_text,
 )
-from replay_tui.outcome_compare import OutcomeComparison, RunsComparison, TaskPair
 from replay_tui.runner import EpisodeOutcome, recorded_outcome_of
 
 DEFAULT_TITLE = "Compare runs of the same tasks"

@@ -614,7 +614,7 @@ def test_regressions_are_grouped_like_mismatches_and_the_groups_sum_to_them(comp
 
 def test_a_repeat_report_is_read_back_with_the_model_the_repeat_run_wrote() -> None:
     """One schema (issue 29): compare validates a ``--repeat`` report with repeat's own model, no copy."""
-    import replay_tui.compare as compare_module
+    import replay_tui.compare.run_files as compare_module
     import replay_tui.repeat as repeat_module
 
     assert compare_module.RepeatReport is repeat_module.RepeatReport
@@ -624,7 +624,7 @@ def test_a_repeat_report_is_read_back_with_the_model_the_repeat_run_wrote() -> N
 def test_regressions_are_grouped_when_first_asked_for_not_when_compared(pair, monkeypatch) -> None:
     """Grouping 60,000 regressions was a third of a big comparison's time, for a headline that does
     not show them (issue 32): a comparison groups them when a report or a screen asks."""
-    import replay_tui.compare as module
+    import replay_tui.compare.runs as module
 
     calls: list[int] = []
     real = module.group_steps

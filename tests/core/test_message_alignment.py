@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from replay_tui.compare import TaskPair, pair_task
 from replay_tui.episodes.model import ChatMessage, ToolCall, Trajectory, TrajectoryStep
-from replay_tui.outcome_compare import TaskPair, pair_task
 from replay_tui.pairing import load_pair
 
 PAIRS = Path(__file__).resolve().parents[1] / "data" / "compare_pairs" / "tau2"

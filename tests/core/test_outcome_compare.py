@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
+from replay_tui.compare import align, compare_outcomes, pass_hat_k
 from replay_tui.episodes.model import Outcome, ToolCall, Trajectory, TrajectoryStep
-from replay_tui.outcome_compare import align, compare_outcomes, pass_hat_k
 from replay_tui.pairing import Episode, KeyExpr, LoadedLog, PairingError, TaskKey, pair_logs, task_key
 
 

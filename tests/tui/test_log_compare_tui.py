@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from replay_tui.outcome_compare import compare_outcomes
+from replay_tui.compare import compare_outcomes
 from replay_tui.pairing import load_pair
 from replay_tui.tui.compare.app import CompareApp
 from replay_tui.tui.compare.logs import LogCompareScreen, LogPairScreen, RegressionGroupsModal

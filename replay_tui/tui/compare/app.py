@@ -1,6 +1,6 @@
 """``replay-tui compare ... --tui``: a comparison in the debugger, without a replay session.
 
-Two logs (an :class:`~replay_tui.outcome_compare.OutcomeComparison`) open in
+Two logs (an :class:`~replay_tui.compare.logs.OutcomeComparison`) open in
 :class:`~replay_tui.tui.compare.logs.LogCompareScreen`; two replay runs (a
 :class:`~replay_tui.compare.Comparison`) in the app's own compare view. Either is the same the CLI
 prints and exports. ``q`` quits; ``esc`` goes back, and quits from the list.
@@ -12,8 +12,7 @@ from pathlib import Path
 
 from textual.screen import Screen
 
-from replay_tui.compare import Comparison
-from replay_tui.outcome_compare import OutcomeComparison
+from replay_tui.compare import Comparison, OutcomeComparison
 from replay_tui.tui.app_base import ToolApp
 from replay_tui.tui.compare.logs import LogCompareScreen
 from replay_tui.tui.compare.runs import CompareScreen

@@ -11,7 +11,7 @@ the first divergence marked, which of the task's reference actions each run hit;
 from divergence to divergence and each side's step (what the agent saw, thought, called and got
 back) is shown below its column.
 
-The screens only display an :class:`~replay_tui.outcome_compare.OutcomeComparison` made by the core.
+The screens only display an :class:`~replay_tui.compare.logs.OutcomeComparison` made by the core.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from replay_tui.compare import OutcomeComparison, TaskPair, TimelineRow
 from replay_tui.episodes.model import Trajectory
-from replay_tui.outcome_compare import OutcomeComparison, TaskPair, TimelineRow
 from replay_tui.sanitize import excerpt, one_line, strip_control
 from replay_tui.tui.compare.screen import ComparisonScreen
 from replay_tui.tui.compare.side_by_side import Position, SideBySideScreen, SideIds

@@ -28,8 +28,7 @@ from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import LazyTable
 
 if TYPE_CHECKING:
-    from replay_tui.compare import Comparison
-    from replay_tui.outcome_compare import OutcomeComparison
+    from replay_tui.compare import Comparison, OutcomeComparison
 
 COMPARE_FORMAT_HELP = {
     "json": "JSON — the whole comparison, deterministic",
@@ -73,7 +72,7 @@ class ExportsComparison(Generic[Compared]):
             except (OSError, ValueError) as exc:
                 self.notify(f"export failed: {exc}", severity="error", markup=False)  # type: ignore[attr-defined]
                 return
-            regressions = len(self.comparison.regressions)
+            regressions = self.comparison.regression_count
             self.notify(  # type: ignore[attr-defined]
                 f"exported the comparison ({regressions} regressions) to {written}", timeout=3, markup=False
             )
