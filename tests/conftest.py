@@ -70,10 +70,15 @@ def _uses_shared_fixture(item: pytest.Item) -> bool:
     return any(defs and defs[-1].scope in SHARED_SCOPES for defs in info.name2fixturedefs.values())
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which reads the xdist_group marks added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the Chromium tests, keep the tests of one module that share a module-scoped fixture (a Ray,
     a recorded browser session, the official evaluator's verdicts, replays) on one worker, so it is
-    built once, not once per chunk of tests each worker receives; then order the work (work_order)."""
+    built once, not once per chunk of tests each worker receives; then order the work (work_order).
+
+    First of the hook's implementations: a worker's xdist plugin sends a test to its group's worker by a
+    suffix it adds to the test's id from the xdist_group marks it sees; run after it, the marks added here
+    were never seen, and a Ray or the official evaluator's verdicts were built on both workers."""
     for item in items:
         if CHROMIUM_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.chromium)

@@ -42,3 +42,23 @@ def test_an_xdist_group_is_collected_in_one_run(request: pytest.FixtureRequest) 
 
 def test_a_plain_test_weighs_least(request: pytest.FixtureRequest) -> None:
     assert _weight(request.node) == PLAIN
+
+
+def test_a_test_sharing_a_module_fixture_goes_to_its_modules_worker(request: pytest.FixtureRequest) -> None:
+    """The group tests/conftest.py gives such a test is the one xdist sends by: the suffix of its id."""
+    from tests.conftest import _uses_shared_fixture
+
+    sharing = [item for item in request.session.items if _uses_shared_fixture(item)]
+    assert all(item.get_closest_marker("xdist_group") for item in sharing)
+    if hasattr(request.config, "workerinput") and request.config.getvalue("loadgroup"):
+        assert [item.nodeid for item in sharing if "@" not in item.nodeid] == []
+
+
+@pytest.fixture(scope="module")
+def _shared() -> int:
+    return 1
+
+
+def test_this_module_has_a_test_sharing_a_module_fixture(_shared: int, request: pytest.FixtureRequest) -> None:
+    """So that the test above has one to check whatever part of the suite runs."""
+    assert request.node.get_closest_marker("xdist_group") is not None
