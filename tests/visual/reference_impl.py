@@ -16,8 +16,11 @@ import shutil
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from copy import deepcopy
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -31,27 +34,56 @@ from replay_tui.visual.render import CHROMIUM_ARGS, VIEWPORT, find_chromium
 # -- rendering: one browser per screenshot -----------------------------------------------------------------------
 
 
-def screenshot(html_path: str, png_path: str, executable: str | None = None) -> bool:
-    """Launch a browser, capture one full-page screenshot, close it. On failure write a blank 1280x960 PNG."""
-    from playwright.sync_api import sync_playwright
+def screenshot(html_path: str, png_path: str, executable: str | None = None, browser: Any = None) -> bool:
+    """Launch a browser, capture one full-page screenshot, close it. On failure write a blank 1280x960 PNG.
 
+    Given a launched ``browser`` (:func:`evaluate`'s ``one_browser``), the screenshot is taken in a new window
+    (context) of it instead, which the reference's capture cannot tell apart: same flags, same fresh state."""
     try:
+        if browser is not None:
+            _capture(browser, html_path, png_path)
+            return True
+        from playwright.sync_api import sync_playwright
+
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=find_chromium(executable), args=CHROMIUM_ARGS)
+            launched = p.chromium.launch(executable_path=find_chromium(executable), args=CHROMIUM_ARGS)
             try:
-                context = browser.new_context(viewport=VIEWPORT)
-                context.route(
-                    "**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort()
-                )
-                page = context.new_page()
-                page.goto("file://" + os.path.abspath(html_path), timeout=60000)
-                page.screenshot(path=png_path, full_page=True, animations="disabled", timeout=60000)
+                _capture(launched, html_path, png_path)
             finally:
-                browser.close()
+                launched.close()
         return True
     except Exception:
         Image.new("RGB", (1280, 960), "white").save(png_path)
         return False
+
+
+def _capture(browser: Any, html_path: str, png_path: str) -> None:
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        context.route(
+            "**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort()
+        )
+        page = context.new_page()
+        page.goto("file://" + os.path.abspath(html_path), timeout=60000)
+        page.screenshot(path=png_path, full_page=True, animations="disabled", timeout=60000)
+    finally:
+        context.close()
+
+
+@contextmanager
+def _one_browser(executable: str | None, wanted: bool) -> Iterator[Any]:
+    """A browser for every screenshot of one :func:`evaluate` (``wanted``), else None: one per screenshot."""
+    if not wanted:
+        yield None
+        return
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=find_chromium(executable), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 # -- dedup (no quick-ratio filter) ----------------------------------------------------------------------------------
@@ -155,7 +187,7 @@ def blocks_from_pngs(png_p: str, png_original: str, items, diff) -> list[dict]:
 
 
 def get_blocks(
-    html_text: str, png_original: str, workdir: str, base_dir: str, executable: str | None = None
+    html_text: str, png_original: str, workdir: str, base_dir: str, executable: str | None = None, browser: Any = None
 ) -> list[dict]:
     """Everything after the original screenshot: two recoloured files, two browsers, pixel loop, blocks."""
     variants = htmlproc.perturb(html_text)
@@ -165,7 +197,7 @@ def get_blocks(
         png_path = os.path.join(workdir, f"p{k}.png")
         Path(html_path).write_bytes(text.encode("utf-8", errors="surrogateescape"))
         try:
-            screenshot(html_path, png_path, executable)
+            screenshot(html_path, png_path, executable, browser)
         finally:
             os.unlink(html_path)
         paths.append(png_path)
@@ -375,34 +407,42 @@ def score_blocks(pred_blocks: list[dict], ref_blocks: list[dict], autojunk: bool
 # -- whole pipeline ------------------------------------------------------------------------------------------------
 
 
-def evaluate(ref_path: str, pred_path: str, executable: str | None = None) -> dict:
-    """The reference pipeline for one (reference, prediction) pair; the prediction file is not modified."""
+def evaluate(ref_path: str, pred_path: str, executable: str | None = None, *, one_browser: bool = False) -> dict:
+    """The reference pipeline for one (reference, prediction) pair; the prediction file is not modified.
+
+    ``one_browser``: its six screenshots in windows of one browser, not a browser each (the same pixels: a test of
+    the results, not of the reference's cost, saves five starts of Chromium)."""
     workdir = tempfile.mkdtemp(prefix="replay-tui-refimpl-")
     try:
-        pred_text = Path(pred_path).read_text(encoding="utf-8")
-        cut = check_repetitive_content(pred_text)
-        if cut is not None:
-            pred_text = pred_text[:cut]
-        pred_text = htmlproc.make_html(pred_text)
-        pred_text = htmlproc.truncate_repeated_elements(htmlproc.parse(pred_text))
-        pred_dir = str(Path(pred_path).resolve().parent)
-        pred_html = os.path.join(pred_dir, f".ref-impl-{os.getpid()}-pred.html")
-        Path(pred_html).write_bytes(pred_text.encode("utf-8"))
-        pred_png = os.path.join(workdir, "pred.png")
-        try:
-            screenshot(pred_html, pred_png, executable)
-        finally:
-            os.unlink(pred_html)
-        pred_blocks = get_blocks(pred_text, pred_png, workdir, pred_dir, executable)
-        ref_png = os.path.join(workdir, "ref.png")
-        screenshot(str(Path(ref_path).resolve()), ref_png, executable)
-        ref_text = Path(ref_path).read_text(encoding="utf-8")
-        ref_blocks = get_blocks(ref_text, ref_png, workdir, str(Path(ref_path).resolve().parent), executable)
-        started = time.perf_counter()
-        out = score_blocks(pred_blocks, ref_blocks)
-        out["matching_seconds"] = time.perf_counter() - started
-        out["raw_pred"] = pred_blocks
-        out["raw_ref"] = ref_blocks
-        return out
+        with _one_browser(executable, one_browser) as browser:
+            return _evaluate(ref_path, pred_path, workdir, executable, browser)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _evaluate(ref_path: str, pred_path: str, workdir: str, executable: str | None, browser: Any) -> dict:
+    pred_text = Path(pred_path).read_text(encoding="utf-8")
+    cut = check_repetitive_content(pred_text)
+    if cut is not None:
+        pred_text = pred_text[:cut]
+    pred_text = htmlproc.make_html(pred_text)
+    pred_text = htmlproc.truncate_repeated_elements(htmlproc.parse(pred_text))
+    pred_dir = str(Path(pred_path).resolve().parent)
+    pred_html = os.path.join(pred_dir, f".ref-impl-{os.getpid()}-pred.html")
+    Path(pred_html).write_bytes(pred_text.encode("utf-8"))
+    pred_png = os.path.join(workdir, "pred.png")
+    try:
+        screenshot(pred_html, pred_png, executable, browser)
+    finally:
+        os.unlink(pred_html)
+    pred_blocks = get_blocks(pred_text, pred_png, workdir, pred_dir, executable, browser)
+    ref_png = os.path.join(workdir, "ref.png")
+    screenshot(str(Path(ref_path).resolve()), ref_png, executable, browser)
+    ref_text = Path(ref_path).read_text(encoding="utf-8")
+    ref_blocks = get_blocks(ref_text, ref_png, workdir, str(Path(ref_path).resolve().parent), executable, browser)
+    started = time.perf_counter()
+    out = score_blocks(pred_blocks, ref_blocks)
+    out["matching_seconds"] = time.perf_counter() - started
+    out["raw_pred"] = pred_blocks
+    out["raw_ref"] = ref_blocks
+    return out
