@@ -170,6 +170,22 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  #
         out.write(f"{item.nodeid}\t{wall:.3f}\t{own:.3f}\t{children:.3f}\t{started:.3f}\t{worker}\n")
 
 
+@pytest.fixture(scope="session")
+def renderer():  # type: ignore[no-untyped-def]
+    """One headless Chromium for the worker's whole session (starting one costs about 2 s of CPU): the visual
+    tests' and the local side of the Ray tests' (tests/visual/conftest.py builds its scorers on it)."""
+    from replay_tui.visual.render import Renderer, RenderError, find_chromium
+
+    try:
+        find_chromium()
+    except RenderError as exc:  # CI installs Debian's chromium; a bare dev machine may not have it
+        pytest.skip(str(exc))
+    r = Renderer(timeout_ms=15_000)
+    r.start()
+    yield r
+    r.close()
+
+
 DATA = Path(__file__).parent / "data"
 SHARED_EXAMPLE = DATA / "synthetic_webshop_demonstrations_3-4.json"
 

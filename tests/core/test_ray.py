@@ -267,22 +267,16 @@ def _echo(_resource, item):
     return item
 
 
-def _chromium() -> None:
-    from replay_tui.visual.render import RenderError, find_chromium
-
-    try:
-        find_chromium()
-    except RenderError as exc:  # CI installs Debian's chromium; a bare dev machine may not have it
-        pytest.skip(str(exc))
-
-
 @pytest.mark.slow
 @needs_ray
 @pytest.mark.chromium
-def test_visual_ab_batch_on_ray_writes_the_local_report(local_ray, capsys, tmp_path):
+def test_visual_ab_batch_on_ray_writes_the_local_report(local_ray, renderer, capsys, tmp_path, monkeypatch):
+    """The local run scores in the worker's browser (``renderer``) instead of starting one; the Ray actors start
+    their own, as they would (what is checked: their reports are the local run's)."""
+    from replay_tui.cli import visual as cli_visual
     from replay_tui.visual.examples import EXAMPLES_DIR
 
-    _chromium()
+    monkeypatch.setattr(cli_visual, "renderer_factory", lambda timeout_ms: (renderer, False))
     folders = []
     for variant in ("ref", "move", "recolour"):  # two pages of each, to keep the test short
         folder = tmp_path / variant
@@ -301,8 +295,9 @@ def test_visual_ab_batch_on_ray_writes_the_local_report(local_ray, capsys, tmp_p
     assert texts["ray"] == texts["local"]
 
 
-def _bundled_report(executor: RayExecutor | None) -> str:
-    """Four bundled pairs scored here (2 at a time in one Chromium) or on Ray; the batch report, timings aside.
+def _bundled_report(executor: RayExecutor | None, renderer=None) -> str:
+    """Four bundled pairs scored here (2 at a time in ``renderer``: the worker's browser) or on Ray (each actor
+    starts its own); the batch report, timings aside.
 
     Every variant, of the two pages the A/B test above leaves out; each reference is shared by two pairs (here
     rendered once for both), and each of the two Ray workers scores more than one pair."""
@@ -323,8 +318,8 @@ def _bundled_report(executor: RayExecutor | None) -> str:
     if executor is not None:
         score_pairs_on_ray(executor, ScorerRecipe(timeout_ms=15_000), pairs, "compat", on_scored=scored)
     else:
-        with VisualScorer(timeout_ms=15_000) as scorer:
-            score_pairs(scorer, pairs, "compat", on_scored=scored, jobs=2)
+        assert renderer is not None and renderer.timeout_ms == 15_000  # the actors' renderers' timeout
+        score_pairs(VisualScorer(renderer=renderer), pairs, "compat", on_scored=scored, jobs=2)
     assert order == list(range(4))  # in pair order, as they finish
     report = batch_report(pairs, "compat").model_dump(mode="json", by_alias=True)
     return json.dumps(_without_timings(report), sort_keys=True)
@@ -332,11 +327,10 @@ def _bundled_report(executor: RayExecutor | None) -> str:
 
 @needs_ray
 @pytest.mark.chromium
-def test_bundled_pairs_scored_on_ray_are_the_local_reports(local_ray):
-    _chromium()
+def test_bundled_pairs_scored_on_ray_are_the_local_reports(local_ray, renderer):
     with RayExecutor(jobs=2) as executor:
         on_ray = _bundled_report(executor)
-    assert on_ray == _bundled_report(None)
+    assert on_ray == _bundled_report(None, renderer)
 
 
 def test_without_the_ray_extra_the_executor_is_one_line(capsys, monkeypatch):

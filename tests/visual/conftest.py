@@ -1,22 +1,8 @@
-"""Shared fixtures: one Chromium for the whole visual test session."""
+"""Shared fixtures over the session's one Chromium (``renderer``, in tests/conftest.py: the Ray tests take it too)."""
 
 from __future__ import annotations
 
 import pytest
-
-from replay_tui.visual.render import Renderer, RenderError, find_chromium
-
-
-@pytest.fixture(scope="session")
-def renderer():
-    try:
-        find_chromium()
-    except RenderError as exc:  # CI installs Debian's chromium; a bare dev machine may not have it
-        pytest.skip(str(exc))
-    r = Renderer(timeout_ms=15_000)
-    r.start()
-    yield r
-    r.close()
 
 
 @pytest.fixture(scope="session")
