@@ -63,7 +63,7 @@ def test_each_sample_is_one_decision_whose_expected_action_is_the_recorded_reply
         # the prompt is the sample's input: every message before the reply
         sent = step.recorded["messages"]
         assert [m["role"] for m in sent] == [m["role"] for m in sample["messages"][:-1]]
-        assert sent[-1]["content"] == episode.source.steps[0].observation
+        assert sent[-1]["content"] == episode.steps[0].observation
 
 
 @pytest.mark.parametrize("path", NO_TOOL_LOGS, ids=lambda p: p.name)
