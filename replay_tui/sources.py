@@ -437,8 +437,9 @@ class TrajectoryFile:
         self.episodes.append(ref)
         return ref
 
-    def read_trajectory(self, ref: EpisodeRef) -> Trajectory:
-        """The episode as its reader gives it (held, or loaded now); raises EpisodeLoadError."""
+    def read_trajectory(self, ref: EpisodeRef, *, fast: bool = True) -> Trajectory:
+        """The episode as its reader gives it (held, or loaded now); raises EpisodeLoadError. (A log
+        of another format has no fast reading: ``fast`` is the seed file's.)"""
         summary: EpisodeSummary = ref.raw
         trajectory: Trajectory | LoadProblem | None = self._held.get(summary.record)
         if trajectory is None:
@@ -566,7 +567,7 @@ class FollowedLog(TrajectoryFile):
         grown.gone += [old for old in before if not any(old is problem for problem in kept)]
         self._file_problems[path] = kept
 
-    def read_trajectory(self, ref: EpisodeRef) -> Trajectory:
+    def read_trajectory(self, ref: EpisodeRef, *, fast: bool = True) -> Trajectory:
         trajectory = self._held.get(ref.index)
         if trajectory is None:
             raise EpisodeLoadError(LoadProblem(file=self.name, index=ref.index, message="episode is gone"))

@@ -158,8 +158,9 @@ class EpisodeSource(Protocol):
     problems: list[LoadProblem]
     error: str | None
 
-    def read_trajectory(self, ref: EpisodeRef) -> Trajectory:
-        """The episode as the one model; raises :class:`EpisodeLoadError` naming its problem."""
+    def read_trajectory(self, ref: EpisodeRef, *, fast: bool = True) -> Trajectory:
+        """The episode as the one model; raises :class:`EpisodeLoadError` naming its problem.
+        ``fast=False``: its fast reading is known to be None (not tried again)."""
         ...
 
     def read_fast(self, ref: EpisodeRef) -> FastEpisode | None:
@@ -1130,13 +1131,14 @@ class DemoFile:
             return None
         return decode_fast(raw)
 
-    def read_trajectory(self, ref: EpisodeRef) -> Trajectory:
+    def read_trajectory(self, ref: EpisodeRef, *, fast: bool = True) -> Trajectory:
         """The episode as the one model: from its fast reading when it is clean, else from its
         contract's parse (its invalid fields read as their defaults, in ``problems``); raises
-        :class:`EpisodeLoadError` if it is malformed."""
-        fast = self.read_fast(ref)
-        if fast is not None:
-            return fast_trajectory(fast)
+        :class:`EpisodeLoadError` if it is malformed. ``fast=False``: parsed (its fast reading was
+        tried and is None)."""
+        reading = self.read_fast(ref) if fast else None
+        if reading is not None:
+            return fast_trajectory(reading)
         return from_webshop_episode(self.read_episode(ref))
 
     def read_episode(self, ref: EpisodeRef) -> Episode:
@@ -1376,9 +1378,10 @@ class DemoSet:
                 fast = ref.file.read_fast(ref)
                 if fast is not None:
                     return fast
+                return self._trajectory(session_id, fast=False)
             return self._trajectory(session_id)
 
-    def _trajectory(self, session_id: int) -> Trajectory:
+    def _trajectory(self, session_id: int, *, fast: bool = True) -> Trajectory:
         cached = self._cache.get(session_id)
         if cached is not None:
             self._cache.move_to_end(session_id)
@@ -1387,7 +1390,7 @@ class DemoSet:
             raise EpisodeLoadError(self._bad[session_id])
         ref = self.ref(session_id)
         try:
-            trajectory = ref.file.read_trajectory(ref)
+            trajectory = ref.file.read_trajectory(ref, fast=fast)
         except EpisodeLoadError as exc:
             self._record_bad(session_id, exc.problem)
             raise

@@ -71,7 +71,7 @@ def from_webshop_episode(episode: Episode) -> Trajectory:
             )
             continue
         steps.append(TrajectoryStep(index=len(steps), label=f"{max(last_number, 0)}.-", extra=dumped, kind="event"))
-    extra = {key: value for key, value in episode.model_dump(mode="json").items() if key not in ("trajectory",)}
+    extra = episode.model_dump(mode="json", exclude={"trajectory"})
     trajectory = Trajectory(
         id=str(episode.session_id),
         format="webshop-demos",

@@ -108,11 +108,19 @@ class SeedStep:
     """A webshop-demos Trajectory's decision or item step as a replay reads it: the step, and (for a
     decision) the recorded step in the shape the seed's policies always received."""
 
-    __slots__ = ("fields", "step")
+    __slots__ = ("_fields", "step")
 
     def __init__(self, step: TrajectoryStep) -> None:
         self.step = step
-        self.fields = recorded_step(step) if step.kind == "decision" else {}
+        self._fields: dict[str, Any] | None = None
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        """The recorded step (:func:`recorded_step`; none for an item step), made on first use: a
+        stub replay reads a step's call, not its whole dump."""
+        if self._fields is None:
+            self._fields = recorded_step(self.step) if self.step.kind == "decision" else {}
+        return self._fields
 
     def call_fields(self) -> tuple[bool, str | None, list[Any]]:
         """(judged as a tool call, its label, the tool schemas): a seed decision step may carry
