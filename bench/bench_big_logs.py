@@ -122,8 +122,8 @@ def phase(name: str, path: Path) -> dict[str, object]:
             took = []
             for ref in (refs[0], refs[len(refs) // 2]):
                 begin = time.perf_counter()
-                episode = demos.episode(ref.session_id)
-                took.append(f"{time.perf_counter() - begin:.2f}s ({len(episode.trajectory)} steps)")
+                episode = demos.trajectory(ref.session_id)
+                took.append(f"{time.perf_counter() - begin:.2f}s ({len(episode.steps)} steps)")
             count = ", ".join(took)
     elif name == "whole":
         from replay_tui.formats import detect

@@ -19,7 +19,7 @@ outside (interpreter start and imports included, as a user waits for them):
   by content, the reader's index up to its first 200 rows, the DemoSet of refs; the index's thread
   is cut there: the process exits);
 - ours whole index: ``sources.open_sources([FILE])``, what the CLI's commands read;
-- ours one sample: the same, then that one episode read (``TrajectoryFile.read_episode``); the
+- ours one sample: the same, then that one episode read (``TrajectoryFile.read_trajectory``); the
   child also prints the load alone.
 
 ``--ours PATH`` puts another checkout's package first on the path (``git archive main replay_tui |
@@ -130,9 +130,9 @@ if first:  # what the app shows first: the index's thread is cut here, so the RS
 if sys.argv[2] != "--whole":
     [ref] = [r for r in refs if r.header.episode_id == sys.argv[2]]
     t = time.perf_counter()
-    episode = ref.file.read_episode(ref)
+    episode = ref.file.read_trajectory(ref)
     out["load"] = time.perf_counter() - t
-    out["steps"] = len(episode.trajectory)
+    out["steps"] = len(episode.steps)
 print(json.dumps(out))
 """
 

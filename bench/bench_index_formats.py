@@ -209,8 +209,8 @@ def phase(name: str, kind: str, path: Path) -> dict[str, object]:
         count = f"{len(refs):,} episodes, {sum(ref.decision_steps for ref in refs):,} calls"
         if name == "load":
             start = time.perf_counter()
-            episode = demos.episode(refs[len(refs) // 2].session_id)
-            count = f"{len(episode.trajectory)} steps"
+            episode = demos.trajectory(refs[len(refs) // 2].session_id)
+            count = f"{len(episode.steps)} steps"
     else:
         raise SystemExit(f"unknown phase {name}")
     return {"seconds": time.perf_counter() - start, "rss_mb": _peak_mb(), "count": count}

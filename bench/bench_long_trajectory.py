@@ -175,7 +175,7 @@ from replay_tui.env import replay_steps
 from replay_tui.sources import open_sources
 start = time.process_time()
 demos = open_sources([sys.argv[1]])
-steps = replay_steps(demos.episode(demos.session_ids[0]))
+steps = replay_steps(demos.trajectory(demos.session_ids[0]))
 assert steps[0].recorded["messages"]
 print(time.process_time() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """

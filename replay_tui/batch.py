@@ -127,7 +127,7 @@ def export_requests(
             if cancel is not None and cancel.is_set():
                 break
             try:
-                episode = demos.episode(session_id)
+                episode = demos.trajectory(session_id)
             except EpisodeLoadError as exc:
                 counts.problems.append(exc.problem)
                 if on_episode is not None:

@@ -18,19 +18,16 @@ from typing import Any, Literal
 
 from replay_tui.demos.fast import FastEntry, FastEpisode
 from replay_tui.demos.loader import DemoSet
-from replay_tui.demos.models import ACTION_REBUILT, DecisionStep, Episode, ItemPageAction
+from replay_tui.demos.models import ACTION_REBUILT
 from replay_tui.episodes.model import Trajectory
-from replay_tui.formats.webshop_demos import READER as SEED_READER
-from replay_tui.formats.webshop_demos import SeedStep
+from replay_tui.formats.webshop_demos import SeedStep, is_seed
 from replay_tui.matching import AnswerSpec, MatchPolicy, MatchSettings, judge_step
 from replay_tui.sources import LogDecision, log_decisions, open_sources, tools_by_name
 from replay_tui.webshop import ITEM, infer_available_actions, infer_state
 
 MismatchPolicy = Literal["stop", "allow"]
-SEED_FORMAT = SEED_READER.name
 _PLAIN = (str, int, float, bool, type(None))
 MISMATCH_POLICIES: tuple[str, ...] = ("stop", "allow")
-_NOT_A_CALL: tuple[bool, str | None, list[Any]] = (False, None, [])
 
 
 @dataclass(frozen=True)
@@ -52,9 +49,10 @@ class ReplayStep:
     expected: str
     reward: float
     done: bool
-    source: DecisionStep | ItemPageAction | FastEntry | LogDecision | SeedStep = field(repr=False)
-    """The recorded entry: its model, or the replay's fast reading of it (:mod:`replay_tui.demos.fast`);
-    a log of another format's Trajectory step, with its recorded-step fields."""
+    source: FastEntry | LogDecision | SeedStep = field(repr=False)
+    """The recorded step: a seed episode's Trajectory step (:class:`SeedStep`) or its fast reading
+    (:mod:`replay_tui.demos.fast`); a log of another format's Trajectory step, with its recorded-step
+    fields (:class:`LogDecision`)."""
     trajectory_index: int = 0
     warnings: tuple[str, ...] = ()
     call: bool = False
@@ -72,7 +70,7 @@ class ReplayStep:
         if isinstance(source, LogDecision):
             return self._log_prompt(source)
         # a fast entry's decision fields are set by decode_fast (typed with UNSET until then)
-        return source.llm_prompt if self.kind == "decision" else None  # type: ignore[union-attr,return-value]
+        return source.llm_prompt if self.kind == "decision" else None  # type: ignore[return-value]
 
     def _log_prompt(self, source: LogDecision) -> str | None:
         """A log step's prompt text, built once per replayed step (:attr:`recorded` holds it too):
@@ -100,7 +98,7 @@ class ReplayStep:
         if self.call:
             return None
         if self.kind == "decision":
-            name, arguments = source.llm_action_name, source.llm_action_arguments  # type: ignore[union-attr]
+            name, arguments = source.llm_action_name, source.llm_action_arguments
         else:
             name, arguments = source.llm_action.name, source.llm_action.arguments  # type: ignore[union-attr]
         if type(arguments) is not dict or not all(type(value) in _PLAIN for value in arguments.values()):
@@ -115,8 +113,6 @@ class ReplayStep:
                 data["messages"] = self.source.messages
         elif isinstance(self.source, SeedStep) and self.kind == "decision":
             data = copy.deepcopy(self.source.fields)
-        elif isinstance(self.source, DecisionStep):
-            data = self.source.model_dump()
         elif isinstance(self.source, FastEntry) and self.kind == "decision":
             data = self.source.decision_dump()
         else:
@@ -135,15 +131,6 @@ class ReplayStep:
             state=self.state, available_actions=list(self.available_actions), action_executed_in_env=self.expected
         )
         return data
-
-
-def _entry_kind(entry: Any) -> Literal["decision", "item"] | None:
-    """What a trajectory entry (a model, or a fast entry) is to the replay."""
-    if type(entry) is FastEntry:
-        return "decision" if entry.is_decision else "item" if entry.is_item_action else None
-    if isinstance(entry, DecisionStep):
-        return "decision"
-    return "item" if isinstance(entry, ItemPageAction) else None
 
 
 def _log_steps(trajectory: Trajectory) -> list[ReplayStep]:
@@ -242,49 +229,47 @@ def _seed_steps(trajectory: Trajectory, include_item_steps: bool) -> list[Replay
     return steps
 
 
-def replay_steps(episode: Episode | FastEpisode | Trajectory, *, include_item_steps: bool = False) -> list[ReplayStep]:
-    """The steps to replay for an episode, with missing state and actions inferred (and warned);
-    the same steps from the parsed episode and from its fast reading. A log of another format's
-    are read from its Trajectory (the episode's :attr:`~Episode.source`)."""
-    if isinstance(episode, Trajectory):
-        if episode.format == SEED_FORMAT:
-            return _seed_steps(episode, include_item_steps)
-        return _log_steps(episode)
-    if episode.source is not None:
-        return _log_steps(episode.source)
+def replay_steps(episode: Trajectory | FastEpisode, *, include_item_steps: bool = False) -> list[ReplayStep]:
+    """The steps to replay for an episode, with missing state and actions inferred (and warned): a
+    Trajectory's (a seed demo's, or a log of another format's), or a clean seed episode's fast
+    reading, whose steps are the same as its Trajectory's (:meth:`DemoSet.replay_episode`)."""
+    if isinstance(episode, FastEpisode):
+        return _fast_steps(episode, include_item_steps)
+    if is_seed(episode):
+        return _seed_steps(episode, include_item_steps)
+    return _log_steps(episode)
+
+
+def _fast_steps(episode: FastEpisode, include_item_steps: bool) -> list[ReplayStep]:
+    """The steps to replay of a clean seed episode's fast reading, read from its entries (no
+    Trajectory built: a stub replay's cost is mostly this reading; a fast entry is never a tool
+    call, a step with the call fields has no fast reading)."""
     steps: list[ReplayStep] = []
     last_number = -1
     item_count = 0
-    trajectory: list[Any] = episode.trajectory  # models or fast entries, told apart below
-    for position, entry in enumerate(trajectory):
+    entries: list[Any] = episode.trajectory  # their decision fields are set by decode_fast (typed UNSET until then)
+    for position, entry in enumerate(entries):
         warnings: list[str] = []
-        kind = _entry_kind(entry)
-        if kind == "decision":
+        if entry.is_decision:
             last_number, item_count = entry.step_number, 0
             observation = entry.observation_before_llm
-            # a fast entry is never a call (a step with the call fields takes the pydantic path)
-            call, label, tools = entry.call_fields if isinstance(entry, DecisionStep) else _NOT_A_CALL
             available: list[str]
-            if call:  # a tool call of another format: its state is the tool, its actions the tools offered
-                state = entry.state or entry.llm_action_name
-                available = list(entry.available_actions or ())
+            state = entry.state or ""
+            if not state:
+                state = infer_state(observation)
+                warnings.append(f"state missing; inferred {state!r} from the observation")
+            if entry.available_actions is None:
+                available = infer_available_actions(state, observation)
+                warnings.append("available_actions missing; inferred from the observation")
             else:
-                state = entry.state or ""
-                if not state:
-                    state = infer_state(observation)
-                    warnings.append(f"state missing; inferred {state!r} from the observation")
-                if entry.available_actions is None:
-                    available = infer_available_actions(state, observation)
-                    warnings.append("available_actions missing; inferred from the observation")
-                else:
-                    available = entry.available_actions
-                if entry.action_rebuilt:
-                    warnings.append(ACTION_REBUILT)
+                available = entry.available_actions
+            if entry.action_rebuilt:
+                warnings.append(ACTION_REBUILT)
             steps.append(
                 ReplayStep(
                     index=len(steps),
                     step_number=entry.step_number,
-                    label=label if isinstance(label, str) and label else str(entry.step_number),
+                    label=str(entry.step_number),
                     kind="decision",
                     state=state,
                     available_actions=list(available),
@@ -296,11 +281,9 @@ def replay_steps(episode: Episode | FastEpisode | Trajectory, *, include_item_st
                     source=entry,
                     trajectory_index=position,
                     warnings=tuple(warnings),
-                    call=call,
-                    schema=tools_by_name(tools).get(entry.llm_action_name) if call else None,
                 )
             )
-        elif include_item_steps and kind == "item":
+        elif include_item_steps and entry.is_item_action:
             expected = entry.action
             if expected is None:
                 continue  # a tool call we cannot map; nothing to compare against
@@ -358,19 +341,22 @@ class OfflineWebshopEnv:
         self.mismatch_policy: MismatchPolicy = mismatch_policy
         self.include_item_steps = include_item_steps
         self.matching: MatchSettings = matching if matching is not None else MatchSettings(case)
-        self.replayed: Episode | FastEpisode | None = None
-        """The episode being replayed, as the replay read it (its header answers as the Episode's)."""
-        self._episode: Episode | None = None
+        self.replayed: Trajectory | FastEpisode | None = None
+        """The episode being replayed, as the replay read it (:meth:`DemoSet.replay_episode`; what
+        reports say of it: :func:`replay_tui.sources.facts_of`)."""
         self.steps: list[ReplayStep] = []
         self.cursor = 0
         self.finished = True
+        self._session_id = 0
 
     @property
-    def episode(self) -> Episode | None:
-        """The parsed episode being replayed (parsed now if the replay read it the fast way)."""
-        if self._episode is None and self.replayed is not None:
-            self._episode = self.demos.episode(self.replayed.session_id)
-        return self._episode
+    def trajectory(self) -> Trajectory | None:
+        """The episode being replayed as the one model (read now, through the set's cache, when the
+        replay read it the fast way)."""
+        replayed = self.replayed
+        if replayed is None or isinstance(replayed, Trajectory):
+            return replayed
+        return self.demos.trajectory(self._session_id)
 
     @property
     def case(self) -> MatchPolicy:
@@ -390,7 +376,7 @@ class OfflineWebshopEnv:
         Raises KeyError for an unknown session and EpisodeLoadError for a malformed one.
         """
         self.replayed = self.demos.replay_episode(session_id)
-        self._episode = self.replayed if isinstance(self.replayed, Episode) else None
+        self._session_id = session_id
         self.steps = replay_steps(self.replayed, include_item_steps=self.include_item_steps)
         self.cursor = 0
         self.finished = not self.steps

@@ -27,6 +27,7 @@ from replay_tui.matching import CasePolicy, MatchSettings, Verdict, judge_step
 from replay_tui.policies.base import accepts_recorded_step, call_policy, policy_name
 from replay_tui.repeat_report import RepeatEpisode, RepeatReport, RepeatStats, RepeatStep
 from replay_tui.runner import recorded_outcome
+from replay_tui.sources import facts_of
 
 
 def _takes_sample(policy: Any) -> bool:
@@ -81,7 +82,7 @@ def repeat_episode(
     Raises EpisodeLoadError for a malformed episode.
     """
     settings = matching if matching is not None else MatchSettings.build(case)
-    episode = demos.episode(session_id)
+    episode = demos.trajectory(session_id)
     pass_step = accepts_recorded_step(policy)
     pass_sample = _takes_sample(policy)
     results: list[RepeatStep] = []
@@ -184,9 +185,8 @@ def summarize_repeats(
 
 def repeated_episode(demos: DemoSet, session_id: int) -> RepeatEpisode:
     """What ``session_id``'s log says of its task, for the report (raises EpisodeLoadError)."""
-    episode = demos.episode(session_id)
-    episode_id = episode.episode_id if episode.source is not None else None
-    return RepeatEpisode(session_id=session_id, episode_id=episode_id, outcome=recorded_outcome(episode))
+    facts = facts_of(demos.trajectory(session_id))
+    return RepeatEpisode(session_id=session_id, episode_id=facts.episode_id, outcome=recorded_outcome(facts))
 
 
 def run_repeats(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import orjson
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
@@ -24,11 +24,7 @@ from replay_tui.matching import MatchSettings, Verdict, judge_step
 from replay_tui.policies.base import Policy, Prediction, accepts_recorded_step, call_policy, policy_name
 from replay_tui.policies.stub import StubPolicy
 from replay_tui.sanitize import excerpt
-from replay_tui.sources import outcome_of
-
-if TYPE_CHECKING:
-    from replay_tui.demos.fast import FastEpisode
-    from replay_tui.demos.models import Episode
+from replay_tui.sources import EpisodeFacts, facts_of
 
 EXCERPT_CHARS = 400
 OUTCOME_TEXT_CHARS = 2_000
@@ -153,13 +149,12 @@ def _cut_text(text: str | None) -> str | None:
     return text[: OUTCOME_TEXT_CHARS - 1] + "…"
 
 
-def recorded_outcome(episode: Episode | FastEpisode) -> EpisodeOutcome:
-    """What ``episode``'s log says of its task, as every report writes it: its outcome, with its
+def recorded_outcome(facts: EpisodeFacts) -> EpisodeOutcome:
+    """What an episode's log says of its task, as every report writes it: its outcome, with its
     reference actions aligned with the recorded calls when the log has them."""
-    trajectory = episode.source
-    if trajectory is not None:
-        return recorded_outcome_of(trajectory)
-    return episode_outcome(outcome_of(episode))
+    if facts.trajectory is not None:
+        return recorded_outcome_of(facts.trajectory)
+    return episode_outcome(facts.outcome)
 
 
 def recorded_outcome_of(trajectory: Trajectory) -> EpisodeOutcome:
@@ -620,26 +615,26 @@ class Runner:
 
     def _episode_report(self, session_id: int, results: list[StepResult], cancelled: bool) -> EpisodeReport:
         env = self.env
-        episode = env.replayed
-        assert episode is not None
+        assert env.replayed is not None
+        facts = facts_of(env.replayed)
         steps = env.steps
-        trajectory = episode.source
+        trajectory = facts.trajectory
         predicted = align_predicted(trajectory, results) if trajectory is not None else None
         return episode_report(
             EpisodeReport(
                 session_id=session_id,
                 file=env.demos.ref(session_id).file.name,
-                instruction=episode.instruction,
-                episode_id=episode.episode_id if episode.source is not None else None,
+                instruction=facts.instruction,
+                episode_id=facts.episode_id,
                 steps_total=0,
                 steps_matched=0,
                 accuracy=0.0,
                 steps_recorded=len(steps),
-                completed_by_backup=episode.completed_by_backup,
-                success=episode.succeeded,
-                final_reward=episode.reward,
+                completed_by_backup=facts.completed_by_backup,
+                success=facts.succeeded,
+                final_reward=facts.reward,
                 cancelled=cancelled,
-                outcome=recorded_outcome(episode),
+                outcome=recorded_outcome(facts),
                 replay_expected=replay_expected(predicted),
             ),
             results,

@@ -1,26 +1,26 @@
 """Episode files of every format behind one DemoSet: the seed's demo files and any reader's logs.
 
-The replay engines, the reports and the app were built on the seed's WebShop episodes; a log of
-another format joins them through :class:`TrajectoryFile`, which indexes it with its reader and
-turns each :class:`~replay_tui.episodes.model.Trajectory` into that episode shape on demand:
+A log of another format joins the set through :class:`TrajectoryFile`, which indexes it with its
+reader; every episode, a seed file's too, is read as its
+:class:`~replay_tui.episodes.model.Trajectory` (:func:`trajectory_of`, :func:`read_trajectory`):
+the views show it, and a replay reads its steps (:func:`replay_tui.env.replay_steps`) as this
+module reads a log's decisions (:func:`log_decisions`, :func:`decision_fields`):
 
-- a step with a recorded tool call becomes a decision step whose expected action is the call's
-  canonical text (``name({"a": 1})``, judged by :func:`replay_tui.matching.judge_call`), whose
-  state is the tool's name (so ``--match TOOL=POLICY`` sets per-tool policies and reports give
-  accuracy by tool), and which carries the prompt as chat messages and the tool schemas (recorded,
-  else inferred from the recorded calls) for teacher-forced re-prediction;
+- a step with a recorded tool call is a decision whose expected action is the call's canonical
+  text (``name({"a": 1})``, judged by :func:`replay_tui.matching.judge_call`), whose state is the
+  tool's name (so ``--match TOOL=POLICY`` sets per-tool policies and reports give accuracy by
+  tool), and which carries the prompt as chat messages (built when the step is replayed:
+  :class:`StepPrompts`) and the tool schemas (recorded, else inferred from the recorded calls) for
+  teacher-forced re-prediction;
 - WebShop session logs keep WebShop actions (``search[...]``, ``click[...]``) and pages as states,
   so every WebShop feature works on them;
 - a step whose decision is a plain answer (a QA or multiple-choice reply, no tool call in the
-  episode) becomes a decision step whose expected action is the answer, state ``answer``, judged
-  by :func:`replay_tui.matching.judge_answer` and re-asked with its prompt and no tools;
-- any other step without a call (a final answer, a message to the user) is shown but not replayed;
-- the Trajectory itself stays on the episode (:attr:`Episode.source`): the views (the stepper,
-  search, the MCP server) read every episode, a seed file's too, as its Trajectory
-  (:func:`trajectory_of`, :func:`read_trajectory`), never the episode shape.
+  episode) is a decision whose expected action is the answer, state ``answer``, judged by
+  :func:`replay_tui.matching.judge_answer` and re-asked with its prompt and no tools;
+- any other step without a call (a final answer, a message to the user) is shown but not replayed.
 
 Session ids of such episodes are their positions in the set (the log's own id is
-``HeaderInfo.episode_id`` and ``Episode.episode_id``): ids from different formats need not be
+``EpisodeRef.episode_id`` and ``Trajectory.id``): ids from different formats need not be
 integers, nor unique across files.
 """
 
@@ -29,16 +29,14 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import ConfigDict, Field, PrivateAttr, ValidationError
 
 from replay_tui.demos.fast import FastEpisode
 from replay_tui.demos.loader import DemoFile, DemoSet, EpisodeRef, Grown, HeaderInfo, resolve_demo_paths
-from replay_tui.demos.models import PROMPT_SIZE_LIMIT, DecisionStep, Episode, UnknownEvent, parse_prompt
-from replay_tui.demos.models import ChatMessage as DemoChatMessage
 from replay_tui.episodes.model import (
     ChatMessage,
     OpenAIConversation,
@@ -54,7 +52,7 @@ from replay_tui.episodes.model import (
 from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Reader, allowing_pickles, detect, reader_for
 from replay_tui.formats.growing import FollowedFile, FollowingReader, Gone
-from replay_tui.formats.webshop_demos import from_webshop_episode, is_seed
+from replay_tui.formats.webshop_demos import completed_by_backup, is_seed
 from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.matching import ANSWER_STATE
 
@@ -67,19 +65,6 @@ LOG_SUFFIXES = (".json", ".jsonl", ".eval", ".traj", ".yaml", ".yml", ".gz")
 def is_call_judged(fmt: str) -> bool:
     """True when steps of ``fmt`` are judged as tool calls (name + typed arguments)."""
     return fmt not in WEBSHOP_FORMATS
-
-
-def _step_error(problem_file: str, record: int, episode_id: str, field: str, exc: Exception) -> EpisodeLoadError:
-    if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first.get("loc", ()))
-        field = f"{field}.{where}" if where else field
-        message = first.get("msg", str(exc))
-    else:
-        message = f"{type(exc).__name__}: {exc}"
-    return EpisodeLoadError(
-        LoadProblem(file=problem_file, index=record, session_id=episode_id, field=field, message=message)
-    )
 
 
 def tools_by_name(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -134,74 +119,35 @@ class StepPrompts:
             return self._conversation.sent[: len(messages)]
 
 
-class LogStep(DecisionStep):
-    """A decision step of a log of another format: the seed's fields, plus what the log adds,
-    declared (they travelled as undeclared pydantic extras, read back by key).
-
-    The prompt (``messages``, :meth:`prompt_text`) is built when a step is shown or replayed, not
-    when the episode is opened; ``llm_prompt`` stays None."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    format: str
-    """The reader that produced the step (:mod:`replay_tui.formats`)."""
-    step_label: str = ""
-    """How the log numbers the step (``"3"``, ``"3.1"``)."""
-    action_text: str = ""
-    """The action as the log shows it (``bash(ls)``, ``search[shoes]``)."""
-    content: str = ""
-    """The model's visible text besides the action."""
-    tool_call: bool = False
-    """True when the step is judged as a tool call (name + typed arguments), not a WebShop action."""
-    tools: list[dict[str, Any]] = Field(default_factory=list)
-    """The tool schemas offered (recorded, else inferred from the recorded calls); tool calls only."""
-    tools_inferred: bool = False
-    """True when ``tools`` were inferred from the recorded calls (the log recorded none)."""
-    log_state: str | None = None
-    """The log's own state name (``state`` holds the tool's name for a tool call)."""
-    answer: bool = False
-    """True when the step's decision is a plain answer, no tool call (``action_executed_in_env``
-    holds it; judged by :func:`replay_tui.matching.judge_answer`, re-asked without tools)."""
-    answer_type: str | None = None
-    """The answer's declared type (:data:`replay_tui.matching.ANSWER_TYPES`); None: text."""
-
-    _messages: Sequence[ChatMessage] = PrivateAttr(default_factory=list)
-    _prompts: StepPrompts | None = PrivateAttr(default=None)
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        """The prompt in the chat-completions shape, ready to send again (shared dicts: read-only)."""
-        if not self._messages:
-            return []
-        prompts = self._prompts if self._prompts is not None else StepPrompts()
-        return prompts.of(self._messages)
-
-    def prompt_text(self) -> str | None:
-        """The prompt as JSON text (what ``llm_prompt`` holds for a seed step), built on demand."""
-        messages = self.messages
-        return orjson.dumps(messages).decode() if messages else None
-
-    def prompt_messages(self, *, limit: int = PROMPT_SIZE_LIMIT) -> list[DemoChatMessage]:
-        return parse_prompt(self.prompt_text(), limit=limit)
-
-
-RECORDED_KEYS = tuple(name for name, info in LogStep.model_fields.items() if not info.exclude)
-"""A log step's fields as :meth:`LogStep.model_dump` writes them, in its order: the keys of a log's
-``recorded_step`` (:func:`decision_fields`)."""
-
-
-class LogNote(UnknownEvent):
-    """A step of a log of another format without a recorded action (a final answer, a message to
-    the user): shown in the stepper, not replayed."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    format: str
-    step_label: str = ""
-    observation_before_action: str = ""
-    content: str = ""
-    llm_thinking: str | None = None
-    observation_after_action: str = ""
+RECORDED_KEYS = (
+    "step_number",
+    "observation_before_llm",
+    "llm_prompt",
+    "llm_thinking",
+    "llm_action_name",
+    "llm_action_arguments",
+    "state",
+    "available_actions",
+    "action_executed_in_env",
+    "observation_after_action",
+    "reward",
+    "done",
+    "format",
+    "step_label",
+    "action_text",
+    "content",
+    "tool_call",
+    "tools",
+    "tools_inferred",
+    "log_state",
+    "answer",
+    "answer_type",
+)
+"""The keys of a log's ``recorded_step`` (:func:`decision_fields`), in their order: the seed decision
+step's (a user API: what policies always received), then what a log of another format adds
+(``format``, the log's ``step_label``, ``action_text`` and ``content``; ``tool_call`` with the
+``tools`` offered, recorded or ``tools_inferred``; the log's own ``log_state``; a plain ``answer``
+and its ``answer_type``)."""
 
 
 def offered_tools(trajectory: Trajectory) -> list[dict[str, Any]] | None:
@@ -221,7 +167,7 @@ def is_decision(step: TrajectoryStep) -> bool:
 def decision_fields(step: TrajectoryStep, fmt: str, inferred: list[dict[str, Any]] | None) -> dict[str, Any]:
     """A log's decision step (:func:`is_decision`) in the recorded-step shape: the seed's keys
     (what the policies receive as ``recorded_step``, ``llm_prompt`` aside) then the log's own, the
-    fields of :class:`LogStep` in its order. ``inferred``: :func:`offered_tools`."""
+    keys of :data:`RECORDED_KEYS` in their order. ``inferred``: :func:`offered_tools`."""
     base = {
         "step_number": step.index,
         "observation_before_llm": step.observation,
@@ -334,62 +280,6 @@ def log_decisions(trajectory: Trajectory) -> Iterator[tuple[int, LogDecision]]:
             yield position, LogDecision(step, decision_fields(step, trajectory.format, inferred), prompts)
 
 
-def _decision(step: TrajectoryStep, fmt: str, inferred: list[dict[str, Any]] | None, prompts: StepPrompts) -> LogStep:
-    decision = LogStep.model_validate(decision_fields(step, fmt, inferred))
-    decision._messages = step.messages
-    decision._prompts = prompts
-    return decision
-
-
-def _note(step: TrajectoryStep, fmt: str) -> LogNote:
-    """A step without a recorded call: shown in the stepper, not replayed."""
-    return LogNote.model_validate(
-        {
-            "type": note_kind(step),
-            "step_label": step.label,
-            "observation_before_action": step.observation,
-            "content": step.content,
-            "llm_thinking": step.thinking or None,
-            "observation_after_action": step.tool_result or "",
-            "format": fmt,
-        }
-    )
-
-
-def episode_from_trajectory(trajectory: Trajectory, session_id: int, *, file: str = "", record: int = 0) -> Episode:
-    """``trajectory`` in the episode shape the engines replay (see the module docstring).
-
-    Raises EpisodeLoadError naming the step and field when a step cannot be represented (a reward
-    that is not a number...)."""
-    fmt = trajectory.format
-    inferred = offered_tools(trajectory)
-    entries: list[Any] = []
-    prompts = StepPrompts()
-    for step in trajectory.steps:
-        try:
-            if is_decision(step):
-                entries.append(_decision(step, fmt, inferred, prompts))
-            else:
-                entries.append(_note(step, fmt))
-        except (ValidationError, ValueError, TypeError) as exc:
-            raise _step_error(file, record, trajectory.id, f"steps[{step.index}]", exc) from None
-    try:
-        episode = Episode.model_validate(
-            {
-                "session_id": session_id,
-                "instruction": trajectory.task,
-                "final_reward": trajectory.outcome.reward,
-                "success": trajectory.outcome.success,
-                "trajectory": entries,
-                "format": fmt,
-            }
-        )
-    except ValidationError as exc:
-        raise _step_error(file, record, trajectory.id, "outcome", exc) from None
-    episode._source = trajectory
-    return episode
-
-
 def seed_outcome(
     final_reward: float | None, success: bool | None, completed_by_backup: bool = False, entries: Iterable[Any] = ()
 ) -> Outcome:
@@ -399,12 +289,71 @@ def seed_outcome(
     return webshop_outcome(final_reward, success, completed_by_backup, entries)
 
 
-def outcome_of(episode: Episode | FastEpisode) -> Outcome:
-    """What ``episode``'s log says of its task (:class:`~replay_tui.episodes.model.Outcome`), for any format."""
-    if episode.source is not None:
-        outcome: Outcome = episode.source.outcome
-        return outcome
-    return seed_outcome(episode.final_reward, episode.success, episode.completed_by_backup, episode.trajectory)
+def outcome_of(episode: Trajectory | FastEpisode) -> Outcome:
+    """What ``episode``'s log says of its task (:class:`~replay_tui.episodes.model.Outcome`), for any
+    format: a Trajectory's own, or what a seed episode's fast reading records, decided as the seed
+    reader's Trajectory decides it."""
+    if isinstance(episode, Trajectory):
+        return episode.outcome
+    success = seed_success(episode.final_reward, episode.success)
+    return seed_outcome(episode.final_reward, success, episode.completed_by_backup, episode.trajectory)
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeFacts:
+    """What a replay's reports say of the episode replayed, besides its steps: the same from a seed
+    episode's fast reading as from its Trajectory (:func:`facts_of`)."""
+
+    instruction: str
+    episode_id: str | None
+    """The episode's id in a log of another format; None for a seed demo (its session id says it)."""
+    completed_by_backup: bool
+    reward: float
+    """The recorded final reward, else the last non-zero reward of its steps (0.0)."""
+    succeeded: bool
+    """The recorded success flag, else LASER's definition on :attr:`reward` (1.0)."""
+    outcome: Outcome
+    trajectory: Trajectory | None
+    """The episode as the one model (None for a fast reading): its reference actions, when the log
+    has them, are aligned with the replay's predictions."""
+
+
+def facts_of(episode: Trajectory | FastEpisode) -> EpisodeFacts:
+    """:class:`EpisodeFacts` of the episode a replay read (:meth:`DemoSet.replay_episode`)."""
+    if not isinstance(episode, Trajectory):
+        return EpisodeFacts(
+            instruction=episode.instruction,
+            episode_id=None,
+            completed_by_backup=episode.completed_by_backup,
+            reward=episode.reward,
+            succeeded=episode.succeeded,
+            outcome=outcome_of(episode),
+            trajectory=None,
+        )
+    if is_seed(episode):
+        final_reward, success = episode.extra.get("final_reward"), episode.extra.get("success")
+        backup = completed_by_backup(episode)
+        rewards = (s.extra.get("reward") if s.kind == "event" else s.reward for s in reversed(episode.steps))
+        episode_id = None
+    else:
+        final_reward, success = episode.outcome.reward, episode.outcome.success
+        backup = False
+        rewards = (s.reward for s in reversed(episode.steps) if is_decision(s))
+        episode_id = episode.id
+    if isinstance(final_reward, (int, float)) and not isinstance(final_reward, bool):
+        reward = float(final_reward)
+    else:
+        reward = next((float(value) for value in rewards if isinstance(value, (int, float)) and value), 0.0)
+    succeeded = success if isinstance(success, bool) else reward == 1.0
+    return EpisodeFacts(
+        instruction=episode.task,
+        episode_id=episode_id,
+        completed_by_backup=backup,
+        reward=reward,
+        succeeded=succeeded,
+        outcome=episode.outcome,
+        trajectory=episode,
+    )
 
 
 def outcome_of_ref(ref: EpisodeRef) -> Outcome:
@@ -488,12 +437,9 @@ class TrajectoryFile:
         self.episodes.append(ref)
         return ref
 
-    def read_episode(self, ref: EpisodeRef) -> Episode:
-        trajectory = self.read_trajectory(ref)
-        return episode_from_trajectory(trajectory, ref.session_id, file=self.name, record=ref.raw.record)
-
-    def read_trajectory(self, ref: EpisodeRef) -> Trajectory:
-        """The episode as its reader gives it (held, or loaded now); raises EpisodeLoadError."""
+    def read_trajectory(self, ref: EpisodeRef, *, fast: bool = True) -> Trajectory:
+        """The episode as its reader gives it (held, or loaded now); raises EpisodeLoadError. (A log
+        of another format has no fast reading: ``fast`` is the seed file's.)"""
         summary: EpisodeSummary = ref.raw
         trajectory: Trajectory | LoadProblem | None = self._held.get(summary.record)
         if trajectory is None:
@@ -510,7 +456,7 @@ class TrajectoryFile:
         return trajectory
 
     def read_fast(self, ref: EpisodeRef) -> None:
-        """None: an episode of another format is built as an :class:`Episode` (its source stays on it)."""
+        """None: an episode of another format is replayed from its Trajectory."""
         return None
 
     def close(self) -> None:
@@ -621,10 +567,7 @@ class FollowedLog(TrajectoryFile):
         grown.gone += [old for old in before if not any(old is problem for problem in kept)]
         self._file_problems[path] = kept
 
-    def read_episode(self, ref: EpisodeRef) -> Episode:
-        return episode_from_trajectory(self.read_trajectory(ref), ref.session_id, file=self.name, record=ref.index)
-
-    def read_trajectory(self, ref: EpisodeRef) -> Trajectory:
+    def read_trajectory(self, ref: EpisodeRef, *, fast: bool = True) -> Trajectory:
         trajectory = self._held.get(ref.index)
         if trajectory is None:
             raise EpisodeLoadError(LoadProblem(file=self.name, index=ref.index, message="episode is gone"))
@@ -633,28 +576,24 @@ class FollowedLog(TrajectoryFile):
 
 def read_trajectory(ref: EpisodeRef) -> Trajectory:
     """The episode ``ref`` names as the one model, read from its file (not through the DemoSet's
-    cache): a log's as its reader gives it, a seed demo file's from its parsed model (its invalid
-    optional fields read as their defaults, as the app reads them). Raises EpisodeLoadError naming
-    the episode's problem."""
-    file = ref.file
-    if isinstance(file, TrajectoryFile):
-        return file.read_trajectory(ref)
-    return from_webshop_episode(file.read_episode(ref))
+    cache): a log's as its reader gives it, a seed demo file's from its fast reading or its parsed
+    model (its invalid optional fields read as their defaults, as the app reads them). Raises
+    EpisodeLoadError naming the episode's problem."""
+    return ref.file.read_trajectory(ref)
 
 
 def trajectory_of(demos: DemoSet, session_id: int) -> Trajectory:
     """The opened episode ``session_id`` as the one model, through the DemoSet's cache (what the
-    app and the MCP server show). Raises EpisodeLoadError, KeyError as :meth:`DemoSet.episode` does."""
-    episode = demos.episode(session_id)
-    source: Trajectory | None = episode.source
-    return source if source is not None else from_webshop_episode(episode)
+    app, the MCP server and the engines read). Raises EpisodeLoadError, KeyError as
+    :meth:`DemoSet.trajectory` does."""
+    return demos.trajectory(session_id)
 
 
 def field_problems(demos: DemoSet, session_id: int) -> list[LoadProblem]:
     """The invalid fields of the opened episode's steps, each read as its default (a seed file's,
     under ``trajectory[N]``: step N of its Trajectory); none for other logs. Raises as
     :func:`trajectory_of` does."""
-    return list(demos.episode(session_id).problems)
+    return list(demos.trajectory(session_id).problems)
 
 
 def shown_as_decision(trajectory: Trajectory, step: TrajectoryStep) -> bool:

@@ -339,7 +339,7 @@ class Workspace:
             if cancel is not None and cancel.is_set():
                 break
             try:
-                episode = self.demos.episode(session_id)
+                episode = self.demos.trajectory(session_id)
             except EpisodeLoadError:
                 continue
             steps = replay_steps(episode, include_item_steps=True)

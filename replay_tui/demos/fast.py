@@ -126,9 +126,6 @@ class FastEpisode(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     synthetic: Any = msgspec.field(default=UNSET, name="_synthetic")
     """The synthetic generator's marker (kept by the model as an extra field)."""
 
-    source = None
-    """Never another format's trajectory (those are built as :class:`Episode` objects)."""
-
     @property
     def episode_id(self) -> str:
         return str(self.session_id)
@@ -261,7 +258,7 @@ class PromptMessages(Sequence[ChatMessage]):
                 parsed = parse_prompt(self._text)
             except PromptError:
                 parsed = []
-            self._messages = [ChatMessage(role=m.role, content=m.content) for m in parsed]
+            self._messages = [ChatMessage(role=m["role"], content=m["content"]) for m in parsed]
         return self._messages
 
     def __len__(self) -> int:
@@ -288,7 +285,7 @@ class PromptMessages(Sequence[ChatMessage]):
         return (PromptMessages, (self._text,))
 
 
-_ITEM_FIELDS = frozenset(
+ITEM_FIELDS = frozenset(
     {"llm_action", "observation_before_action", "available_options", "observation_after_action", "reward", "done"}
 )
 """An item-page action's fields with a place of their own in its step (``type`` and the others
@@ -345,7 +342,7 @@ def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
 
 def fast_trajectory(episode: FastEpisode) -> Trajectory:
     """A clean episode's fast reading as the Trajectory the webshop-demos reader makes of its
-    parsed episode (:func:`replay_tui.formats.webshop_demos.from_webshop_episode`), built without
+    parsed episode (:func:`replay_tui.demos.trajectory.from_webshop_episode`), built without
     validation (msgspec has checked every field's type: :func:`_step`) and with each prompt
     parsed when read (:class:`PromptMessages`)."""
     steps: list[TrajectoryStep] = []
@@ -380,7 +377,7 @@ def fast_trajectory(episode: FastEpisode) -> Trajectory:
             items += 1
             call = entry.llm_action
             assert isinstance(call, FastLlmAction)
-            extra = {key: value for key, value in _event_extra(entry).items() if key not in _ITEM_FIELDS}
+            extra = {key: value for key, value in _event_extra(entry).items() if key not in ITEM_FIELDS}
             steps.append(
                 _step(
                     index=len(steps),
@@ -424,5 +421,6 @@ def fast_trajectory(episode: FastEpisode) -> Trajectory:
             "outcome": outcome,
             "side_calls": [],
             "extra": extra,
+            "problems": [],
         }
     )

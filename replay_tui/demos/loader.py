@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import msgspec
 from pydantic import ValidationError
 
-from replay_tui.demos.fast import FastEpisode, decode_fast
+from replay_tui.demos.fast import FastEpisode, decode_fast, fast_trajectory
 from replay_tui.demos.models import (
     ACTION_FIELDS,
     DecisionStep,
@@ -38,6 +38,7 @@ from replay_tui.demos.models import (
     EpisodeHeader,
     sub_event_class,
 )
+from replay_tui.demos.trajectory import from_webshop_episode
 from replay_tui.episodes.jsonscan import (
     MAX_DEPTH,
     NON_JSON_CONSTANTS,
@@ -51,6 +52,7 @@ from replay_tui.episodes.jsonscan import (
     transcode,
     utf8_error,
 )
+from replay_tui.episodes.model import Trajectory
 from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.fileio import check_regular, open_regular
 from replay_tui.sanitize import excerpt
@@ -156,10 +158,13 @@ class EpisodeSource(Protocol):
     problems: list[LoadProblem]
     error: str | None
 
-    def read_episode(self, ref: EpisodeRef) -> Episode: ...
+    def read_trajectory(self, ref: EpisodeRef, *, fast: bool = True) -> Trajectory:
+        """The episode as the one model; raises :class:`EpisodeLoadError` naming its problem.
+        ``fast=False``: its fast reading is known to be None (not tried again)."""
+        ...
 
     def read_fast(self, ref: EpisodeRef) -> FastEpisode | None:
-        """The episode as a replay reads it without models, or None (then :meth:`read_episode`)."""
+        """The episode as a replay reads it without models, or None (then :meth:`read_trajectory`)."""
         ...
 
     def close(self) -> None: ...
@@ -1120,14 +1125,25 @@ class DemoFile:
     def read_fast(self, ref: EpisodeRef) -> FastEpisode | None:
         """The episode as the replay reads it when it is in the contract's exact form (one typed
         decode, no models; see :mod:`replay_tui.demos.fast`); None sends the caller to
-        :meth:`read_episode`, which reads anything else or names its problem."""
+        :meth:`read_trajectory`, which reads anything else or names its problem."""
         raw = ref.raw if ref.raw is not None else self._raw_of(ref)
         if self._tolerant or ref.index in self._deep_at:
             return None
         return decode_fast(raw)
 
+    def read_trajectory(self, ref: EpisodeRef, *, fast: bool = True) -> Trajectory:
+        """The episode as the one model: from its fast reading when it is clean, else from its
+        contract's parse (its invalid fields read as their defaults, in ``problems``); raises
+        :class:`EpisodeLoadError` if it is malformed. ``fast=False``: parsed (its fast reading was
+        tried and is None)."""
+        reading = self.read_fast(ref) if fast else None
+        if reading is not None:
+            return fast_trajectory(reading)
+        return from_webshop_episode(self.read_episode(ref))
+
     def read_episode(self, ref: EpisodeRef) -> Episode:
-        """Parse and validate one episode; raise :class:`EpisodeLoadError` if it is malformed."""
+        """Parse and validate one episode by the seed's contract (what :meth:`read_trajectory` maps
+        onto the one model); raise :class:`EpisodeLoadError` if it is malformed."""
         data = self.raw_episode(ref)
         try:
             return parse_episode(data, file=self.name, index=ref.index)
@@ -1202,7 +1218,7 @@ class DemoSet:
     problems: list[LoadProblem] = field(default_factory=list)
     unreadable: list[LoadProblem] = field(default_factory=list)
     cache_size: int = 32
-    _cache: OrderedDict[int, Episode] = field(default_factory=OrderedDict, repr=False)
+    _cache: OrderedDict[int, Trajectory] = field(default_factory=OrderedDict, repr=False)
     _bad: dict[int, LoadProblem] = field(default_factory=dict, repr=False)
     _noted: set[int] = field(default_factory=set, repr=False)
     """Sessions whose invalid fields (read as defaults) are in :attr:`problems` already."""
@@ -1324,27 +1340,48 @@ class DemoSet:
         except KeyError:
             raise KeyError(f"no episode with session_id {session_id}") from None
 
-    def episode(self, session_id: int) -> Episode:
-        """The parsed episode (cached); raises :class:`EpisodeLoadError` if malformed, KeyError if absent.
+    def trajectory(self, session_id: int) -> Trajectory:
+        """The episode as the one model (cached; every format's, a seed demo's read as
+        :meth:`DemoFile.read_trajectory` reads it); raises :class:`EpisodeLoadError` if malformed,
+        KeyError if absent. Its invalid fields read as defaults are recorded in :attr:`problems` once.
 
         Safe to call from a replay worker thread and the UI thread at once.
         """
         with self._lock:
-            return self._episode(session_id)
+            return self._trajectory(session_id)
 
-    def replay_episode(self, session_id: int) -> Episode | FastEpisode:
-        """The episode as a replay reads it: the parsed episode when it is cached, else the fast
-        reading of a clean episode of a demo file (not cached: a replay reads each episode once),
-        else :meth:`episode`. Raises as :meth:`episode` does."""
+    def episode(self, session_id: int) -> Episode:
+        """A seed demo file's episode as its contract parses it (not cached; what its tests check of
+        the contract). Engines and views read :meth:`trajectory`. Raises as :meth:`trajectory` does,
+        and TypeError for an episode of a log of another format."""
+        with self._lock:
+            if session_id in self._bad:
+                raise EpisodeLoadError(self._bad[session_id])
+            ref = self.ref(session_id)
+            if not isinstance(ref.file, DemoFile):
+                raise TypeError(f"episode {session_id} is a {ref.format} log's: read it with trajectory()")
+            try:
+                episode = ref.file.read_episode(ref)
+            except EpisodeLoadError as exc:
+                self._record_bad(session_id, exc.problem)
+                raise
+            self._note_fields(session_id, episode.problems)
+            return episode
+
+    def replay_episode(self, session_id: int) -> Trajectory | FastEpisode:
+        """The episode as a replay reads it: the Trajectory when it is cached, else the fast reading
+        of a clean episode of a demo file (not cached: a replay reads each episode once), else
+        :meth:`trajectory`. Raises as :meth:`trajectory` does."""
         with self._lock:
             if session_id not in self._cache and session_id not in self._bad:
                 ref = self.ref(session_id)
                 fast = ref.file.read_fast(ref)
                 if fast is not None:
                     return fast
-            return self._episode(session_id)
+                return self._trajectory(session_id, fast=False)
+            return self._trajectory(session_id)
 
-    def _episode(self, session_id: int) -> Episode:
+    def _trajectory(self, session_id: int, *, fast: bool = True) -> Trajectory:
         cached = self._cache.get(session_id)
         if cached is not None:
             self._cache.move_to_end(session_id)
@@ -1353,29 +1390,30 @@ class DemoSet:
             raise EpisodeLoadError(self._bad[session_id])
         ref = self.ref(session_id)
         try:
-            episode = ref.file.read_episode(ref)
+            trajectory = ref.file.read_trajectory(ref, fast=fast)
         except EpisodeLoadError as exc:
             self._record_bad(session_id, exc.problem)
             raise
-        self._note_fields(session_id, episode)
-        self._cache[session_id] = episode
+        self._note_fields(session_id, trajectory.problems)
+        self._cache[session_id] = trajectory
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
-        return episode
+        return trajectory
 
     def _record_bad(self, session_id: int, problem: LoadProblem) -> None:
         """Remember a malformed episode's problem (call with the lock held)."""
         self._bad[session_id] = problem
         self.problems.append(problem)
 
-    def _note_fields(self, session_id: int, episode: Episode) -> list[LoadProblem]:
-        """Record the episode's invalid fields in :attr:`problems` once (call with the lock held); the
-        ones recorded now. The episode itself stays usable (its :attr:`Episode.problems` say where)."""
-        if session_id in self._noted or not episode.problems:
+    def _note_fields(self, session_id: int, problems: list[LoadProblem]) -> list[LoadProblem]:
+        """Record the episode's invalid fields (read as their defaults) in :attr:`problems` once (call
+        with the lock held); the ones recorded now. The episode itself stays usable (its
+        :attr:`Trajectory.problems` say where)."""
+        if session_id in self._noted or not problems:
             return []
         self._noted.add(session_id)
-        self.problems.extend(episode.problems)
-        return list(episode.problems)
+        self.problems.extend(problems)
+        return list(problems)
 
     def problem_for(self, session_id: int) -> LoadProblem | None:
         """The parse problem found for this session so far, if any."""
@@ -1388,7 +1426,7 @@ class DemoSet:
     def validation(self, start: int = 0, end: int | None = None) -> Iterator[LoadProblem | None]:
         """Parse every episode not parsed yet (those of :attr:`refs` ``[start:end]``), one at a time
         (dropping them again): yields the problem of each malformed one as it is found (recorded as
-        :meth:`episode` records it), the invalid fields of a usable one then None, and None after
+        :meth:`trajectory` records it), the invalid fields of a usable one then None, and None after
         each good one, so a caller (the app's background validation) can stop or yield between
         episodes, and go on later with the episodes added since."""
         for ref in self.refs[start:end]:
@@ -1397,7 +1435,7 @@ class DemoSet:
                     continue
                 found: list[LoadProblem | None] = [None]
                 try:
-                    found = [*self._note_fields(ref.session_id, ref.file.read_episode(ref)), None]
+                    found = [*self._note_fields(ref.session_id, ref.file.read_trajectory(ref).problems), None]
                 except EpisodeLoadError as exc:
                     self._record_bad(ref.session_id, exc.problem)
                     found = [exc.problem]

@@ -86,15 +86,6 @@ LaxInt = Annotated[int, BeforeValidator(_int_from_text), AfterValidator(_id_in_r
 Arguments = Annotated[dict[str, Any], BeforeValidator(_arguments_from_json)]
 
 
-class ChatMessage(BaseModel):
-    """One message of a parsed ``llm_prompt``."""
-
-    model_config = ConfigDict(extra="allow")
-
-    role: str = "user"
-    content: str = ""
-
-
 class PromptError(ValueError):
     """An ``llm_prompt`` that cannot be parsed into chat messages (too big, not a literal, bad shape)."""
 
@@ -115,8 +106,11 @@ def _content_text(content: Any) -> str:
     return _text(content)
 
 
-def parse_prompt(text: str | None, *, limit: int = PROMPT_SIZE_LIMIT) -> list[ChatMessage]:
-    """Parse an ``llm_prompt`` (the repr of a list of chat dicts) with ``ast.literal_eval``.
+def parse_prompt(text: str | None, *, limit: int = PROMPT_SIZE_LIMIT) -> list[dict[str, Any]]:
+    """Parse an ``llm_prompt`` (the repr of a list of chat dicts) with ``ast.literal_eval``: each
+    message as the prompt recorded it, its ``role`` and ``content`` as text (content parts joined),
+    its other keys (``name``, ``tool_calls``...) as they are. The one chat message model is
+    :class:`replay_tui.episodes.model.ChatMessage`; a recorded prompt is sent again as it was.
 
     Never ``eval``. Text longer than ``limit`` is refused. A prompt that is a JSON list, a single
     dict, or plain prose is accepted too (prose becomes one user message).
@@ -127,7 +121,7 @@ def parse_prompt(text: str | None, *, limit: int = PROMPT_SIZE_LIMIT) -> list[Ch
         raise PromptError(f"llm_prompt is {len(text):,} characters, over the {limit:,} limit")
     stripped = text.strip()
     if stripped[0] not in "[{":
-        return [ChatMessage(role="user", content=text)]
+        return [{"role": "user", "content": text}]
     if first_too_deep(stripped.encode("utf-8", "surrogatepass"), MAX_DEPTH) is not None:
         raise PromptError(f"llm_prompt is nested more than {MAX_DEPTH} levels deep")
     try:
@@ -145,11 +139,11 @@ def parse_prompt(text: str | None, *, limit: int = PROMPT_SIZE_LIMIT) -> list[Ch
     for index, item in enumerate(value):
         if not isinstance(item, dict):
             raise PromptError(f"llm_prompt[{index}] is a {type(item).__name__}, not a message dict")
-        fields = {str(k): v for k, v in item.items() if k not in ("role", "content")}
         try:
-            fields.update(role=_text(item.get("role", "user")), content=_content_text(item.get("content")))
-            messages.append(ChatMessage.model_validate(fields))
-        except (ValueError, TypeError, RecursionError) as exc:  # ValidationError is a ValueError
+            fields = {"role": _text(item.get("role", "user")), "content": _content_text(item.get("content"))}
+            fields.update((str(k), v) for k, v in item.items() if k not in ("role", "content"))
+            messages.append(fields)
+        except (ValueError, TypeError, RecursionError) as exc:
             raise PromptError(f"llm_prompt[{index}] is not a chat message: {str(exc).splitlines()[0]}") from None
     return messages
 
@@ -200,7 +194,7 @@ class DecisionStep(BaseModel):
         """The recorded env action (rebuilt from the tool call when the log left it empty)."""
         return self.action_executed_in_env or ""
 
-    def prompt_messages(self, *, limit: int = PROMPT_SIZE_LIMIT) -> list[ChatMessage]:
+    def prompt_messages(self, *, limit: int = PROMPT_SIZE_LIMIT) -> list[dict[str, Any]]:
         """The prompt as chat messages, parsed on demand (see :func:`parse_prompt`)."""
         return parse_prompt(self.llm_prompt, limit=limit)
 
@@ -346,15 +340,6 @@ class Episode(EpisodeHeader):
     _problems: list[Any] = PrivateAttr(default_factory=list)
     """The :class:`~replay_tui.episodes.problems.LoadProblem` of each trajectory field that was invalid
     and read as its default (see ``loader.parse_episode``): one bad field no longer hides the episode."""
-    _source: Any = PrivateAttr(default=None)
-    """The :class:`~replay_tui.episodes.model.Trajectory` this episode was built from, for a log of
-    another format (screenshots, tool results and the format's own fields live there); None for the
-    seed's demonstration files."""
-
-    @property
-    def source(self) -> Any:
-        """The trajectory of another format this episode stands for (None for a seed demo file)."""
-        return self._source
 
     @property
     def problems(self) -> list[Any]:
@@ -367,9 +352,7 @@ class Episode(EpisodeHeader):
 
     @property
     def episode_id(self) -> str:
-        """The episode's id in its own log: the session id, or the other format's id."""
-        if self._source is not None:
-            return str(self._source.id)
+        """The episode's id in its own log: its session id."""
         return str(self.session_id)
 
     @property

@@ -6,7 +6,7 @@ offered, what it thought and said, the recorded action as a tool call (name + ty
 with its display string, the tool's result, reward/done, and anything else verbatim in ``extra``.
 
 The seed's WebShop demonstration files map onto it without loss
-(:func:`replay_tui.formats.webshop_demos.from_webshop_episode`):
+(:func:`replay_tui.demos.trajectory.from_webshop_episode`):
 every field without a place of its own is kept in ``extra``.
 """
 
@@ -32,6 +32,7 @@ from pydantic import (
     WrapValidator,
 )
 
+from replay_tui.episodes.problems import LoadProblem
 from replay_tui.matching import split_call_text
 
 
@@ -673,6 +674,10 @@ class Trajectory(BaseModel):
     usage: TokenUsage | None = None
     """The episode's totals when the log records them at episode level (never summed here)."""
     extra: dict[str, Any] = Field(default_factory=dict)
+    problems: list[LoadProblem] = Field(default_factory=list, exclude=True, repr=False)
+    """The log's fields that were invalid and read as their defaults (a seed demo step's), each a
+    :class:`~replay_tui.episodes.problems.LoadProblem` naming it (``trajectory[N]``: step N): the
+    episode stays usable."""
 
     @property
     def recorded_calls(self) -> int:

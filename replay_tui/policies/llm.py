@@ -281,9 +281,8 @@ def build_messages(
     if llm_prompt_repr and llm_prompt_repr.strip():
         messages = []
         for message in parse_prompt(llm_prompt_repr):
-            data: dict[str, Any] = {"role": message.role, "content": message.content}
-            extra = message.model_extra or {}
-            data.update({key: extra[key] for key in _MESSAGE_KEYS if key in extra})
+            data: dict[str, Any] = {"role": message["role"], "content": message["content"]}
+            data.update({key: message[key] for key in _MESSAGE_KEYS if key in message})
             messages.append(data)
         if messages:
             return messages

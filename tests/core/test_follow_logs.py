@@ -30,7 +30,7 @@ def whole(path: Path) -> dict[str, Trajectory]:
 
 
 def shown(demos) -> dict[str, Trajectory]:
-    return {demos.episode(ref.session_id).source.id: demos.episode(ref.session_id).source for ref in demos}
+    return {demos.trajectory(ref.session_id).id: demos.trajectory(ref.session_id) for ref in demos}
 
 
 @pytest.mark.parametrize("sample", [*REREAD, CODEX, CLAUDE], ids=lambda p: p.parent.name)
@@ -66,7 +66,7 @@ def test_a_truncated_log_is_one_problem_and_its_episodes_stay(tmp_path: Path) ->
     live.write_bytes(CODEX.read_bytes()[:100])
     added, problems = demos.read_new()
     assert added == [] and len(problems) == 1 and "truncated" in problems[0].one_line()
-    assert not demos.following and demos.ref(0).decision_steps == steps and demos.episode(0).trajectory
+    assert not demos.following and demos.ref(0).decision_steps == steps and demos.trajectory(0).steps
 
 
 def test_a_log_that_is_not_json_lines_is_read_once_with_a_warning(tmp_path: Path) -> None:
@@ -105,7 +105,7 @@ def test_a_rollout_new_in_a_followed_codex_sessions_folder_is_a_new_episode(tmp_
     shutil.copyfile(second, later / second.name.split("__", 1)[1])
     added, problems = demos.read_new()
     assert problems == [] and [ref.session_id for ref in added] == [1]
-    assert demos.episode(1).source == whole(second)[added[0].header.episode_id]
+    assert demos.trajectory(1) == whole(second)[added[0].header.episode_id]
 
 
 def test_a_reader_that_fails_on_a_grown_log_is_a_problem_not_a_crash(tmp_path: Path, monkeypatch) -> None:
@@ -124,4 +124,4 @@ def test_a_reader_that_fails_on_a_grown_log_is_a_problem_not_a_crash(tmp_path: P
         handle.write(b"".join(lines[10:]))
     added, problems = demos.read_new()
     assert added == [] and "codex reader failed: an unforeseen shape" in problems[0].one_line()
-    assert not demos.following and demos.episode(0).trajectory  # what was read stays
+    assert not demos.following and demos.trajectory(0).steps  # what was read stays

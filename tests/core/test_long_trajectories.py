@@ -89,7 +89,7 @@ def _work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: int, *, every_
     monkeypatch.setattr(replay_tui.sources, "orjson", counting)
     monkeypatch.setattr(replay_tui.episodes.model, "orjson", counting)
     demos = open_sources([path])
-    replayed = replay_steps(demos.episode(demos.session_ids[0]))
+    replayed = replay_steps(demos.trajectory(demos.session_ids[0]))
     assert len(replayed) == steps and all(step.call for step in replayed)
     first = replayed[0].recorded  # what the stepper and a policy read of the step shown first
     assert [m["role"] for m in first["messages"]] == ["system", "user"]
@@ -119,14 +119,14 @@ def test_a_shared_prompt_is_the_prompt_built_alone(tmp_path) -> None:
     from replay_tui.episodes.model import openai_messages
 
     demos = open_sources([mini_run(tmp_path / "run.traj.json", 30)])
-    episode = demos.episode(0)
+    episode = demos.trajectory(0)
     replayed = replay_steps(episode)
     for step in reversed(replayed):  # the last step first: the earlier ones are slices of it
-        alone = openai_messages(episode.source.steps[step.index].messages)
+        alone = openai_messages(episode.steps[step.index].messages)
         assert step.recorded["messages"] == alone
         assert step.llm_prompt == orjson.dumps(alone).decode()
     copy = pickle.loads(pickle.dumps(episode))  # a copy of the episode builds the same prompts
-    assert [entry.messages for entry in copy.trajectory] == [entry.messages for entry in episode.trajectory]
+    assert [s.recorded["messages"] for s in replay_steps(copy)] == [s.recorded["messages"] for s in replayed]
 
 
 LIMIT = 1024 * 1024 * 1024
@@ -139,7 +139,7 @@ resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
 from replay_tui.env import replay_steps
 from replay_tui.sources import open_sources
 demos = open_sources([sys.argv[1]])
-steps = replay_steps(demos.episode(demos.session_ids[0]))
+steps = replay_steps(demos.trajectory(demos.session_ids[0]))
 first, last = steps[0].recorded, steps[-1].recorded
 print(len(steps), len(first["messages"]), len(last["messages"]))
 """
@@ -248,7 +248,8 @@ def test_lazy_prompts_are_the_eager_ones_on_every_sample(path: Path, monkeypatch
     asked last step first and then in order through the episode's shared conversation, is the one
     converted alone from those messages; and a prefix told from two views' ranges is one by identity."""
     from replay_tui.episodes.model import MessageView, added_messages, openai_messages
-    from replay_tui.sources import LogStep
+    from replay_tui.formats.webshop_demos import is_seed
+    from replay_tui.sources import log_decisions
 
     made: list[tuple[MessageView[Any], list[Any]]] = []
     init = MessageView.__init__
@@ -265,14 +266,13 @@ def test_lazy_prompts_are_the_eager_ones_on_every_sample(path: Path, monkeypatch
     for session_id in demos.session_ids:
         if demos.problem_for(session_id) is not None:
             continue
-        episode = demos.episode(session_id)
-        source = episode.source
-        if source is None:
+        source = demos.trajectory(session_id)
+        if is_seed(source):
             continue
-        entries = [entry for entry in episode.trajectory if isinstance(entry, LogStep)]
-        eager = {id(entry): openai_messages(list(source.steps[entry.step_number].messages)) for entry in entries}
+        entries = [decision for _, decision in log_decisions(source)]
+        eager = {id(entry): openai_messages(list(entry.step.messages)) for entry in entries}
         for entry in [*reversed(entries), *entries]:
-            assert entry.messages == eager[id(entry)], f"{session_id} step {entry.step_label}"
+            assert entry.messages == eager[id(entry)], f"{session_id} step {entry.step.label}"
         for before, after in itertools.pairwise(source.steps):
             if added_messages(after.messages, before.messages) is not None:
                 assert len(before.messages) <= len(after.messages)

@@ -129,9 +129,7 @@ def test_a_tau2_airline_file_groups_its_failed_simulations() -> None:
     demos = open_sources(TAU2_AIRLINE)
     items = []
     for ref in demos.refs:
-        episode = demos.episode(ref.session_id)
-        assert episode.source is not None
-        items.append((ref.session_id, outcome_of_ref(ref), align_trajectory(episode.source)))
+        items.append((ref.session_id, outcome_of_ref(ref), align_trajectory(demos.trajectory(ref.session_id))))
     for grouping, _ in OUTCOME_GROUPINGS:
         groups = group_outcomes(items, grouping)
         assert sum(group.count for group in groups) == failed, grouping

@@ -75,7 +75,7 @@ def test_most_bundled_samples_have_tool_call_steps() -> None:
 
 def _has_calls(demos: Any, session_id: int) -> bool:
     try:
-        return any(step.call for step in replay_steps(demos.episode(session_id)))
+        return any(step.call for step in replay_steps(demos.trajectory(session_id)))
     except Exception:
         return False
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from replay_tui.env import replay_steps
-from replay_tui.sources import LogStep, open_sources
+from replay_tui.sources import RECORDED_KEYS, is_decision, open_sources
 
 FORMATS = Path(__file__).parents[1] / "data" / "formats"
 SAMPLES = sorted(
@@ -25,25 +25,21 @@ def test_a_log_replays_from_its_trajectory_with_the_recorded_step_of_its_episode
         pytest.skip("not openable alone")
     checked = 0
     for session_id in demos.session_ids[:5]:
-        episode = demos.episode(session_id)
-        trajectory = episode.source
+        trajectory = demos.trajectory(session_id)
         from_trajectory = replay_steps(trajectory)
-        assert [(s.label, s.expected, s.state, s.call) for s in from_trajectory] == [
-            (s.label, s.expected, s.state, s.call) for s in replay_steps(episode)
-        ]
-        decisions = [entry for entry in episode.trajectory if isinstance(entry, LogStep)]
+        decisions = [step for step in trajectory.steps if is_decision(step)]
         assert len(decisions) == len(from_trajectory)
         for step, entry in zip(from_trajectory, decisions, strict=True):
-            assert step.source.step is trajectory.steps[step.trajectory_index]  # the Trajectory's own step
+            assert step.source.step is entry is trajectory.steps[step.trajectory_index]  # the Trajectory's own step
             recorded = dict(step.recorded)
-            recorded.pop("messages", None)
-            dumped = entry.model_dump()  # the decision-step shape the policies always received
-            dumped["llm_prompt"] = entry.prompt_text()
+            messages = recorded.pop("messages", None)
+            # the decision-step shape the policies always received, its prompt the step's messages
+            assert tuple(recorded) == RECORDED_KEYS and recorded["format"] == trajectory.format
+            assert recorded["step_label"] == entry.label and recorded["step_number"] == entry.index
+            assert (recorded["llm_prompt"] is None) == (not entry.messages) and (messages is None) == (not step.call)
             # what the replay infers (a WebShop page's state and actions) is what the policy is told
-            dumped.update(
-                state=step.state, available_actions=step.available_actions, action_executed_in_env=step.expected
-            )
-            assert list(recorded) == list(dumped) and recorded == dumped
+            assert (recorded["state"], recorded["available_actions"]) == (step.state, step.available_actions)
+            assert recorded["action_executed_in_env"] == step.expected
             checked += 1
     # a log with no decision among its first episodes was still compared above (both replays empty); a log
     # with no episode at all says why
@@ -53,7 +49,7 @@ def test_a_log_replays_from_its_trajectory_with_the_recorded_step_of_its_episode
 def test_a_policy_changing_its_recorded_step_changes_no_other_step(tmp_path: Path) -> None:
     path = FORMATS / "openai_chat" / "tau_bench_gpt-4o-airline_excerpt.json"
     demos = open_sources([path])
-    trajectory = demos.episode(demos.session_ids[0]).source
+    trajectory = demos.trajectory(demos.session_ids[0])
     first = replay_steps(trajectory)[0]
     first.recorded["llm_action_arguments"]["injected"] = 1
     again = replay_steps(trajectory)[0]

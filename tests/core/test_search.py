@@ -81,8 +81,8 @@ def test_episodes_whose_raw_json_lacks_the_query_are_not_parsed(tmp_path: Path, 
     demos = open_demos([path])
     parsed: list[int] = []
     demo_file = demos.files[0]
-    read = demo_file.read_episode
-    monkeypatch.setattr(demo_file, "read_episode", lambda ref: parsed.append(ref.session_id) or read(ref))
+    read = demo_file.read_trajectory
+    monkeypatch.setattr(demo_file, "read_trajectory", lambda ref: parsed.append(ref.session_id) or read(ref))
     assert [h.session_id for f in search(demos, "zebra") for h in f.hits] == [11]
     assert parsed == [11]
     parsed.clear()

@@ -1,4 +1,4 @@
-"""Logs of every format in one DemoSet: episodes built from trajectories, tool calls judged as calls."""
+"""Logs of every format in one DemoSet: episodes replayed from their trajectories, tool calls judged as calls."""
 
 from __future__ import annotations
 
@@ -8,13 +8,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-from replay_tui.demos.models import DecisionStep, UnknownEvent
 from replay_tui.env import OfflineWebshopEnv, replay_steps
 from replay_tui.episodes.model import (
     ChatMessage,
     ToolCall,
     Trajectory,
-    TrajectoryStep,
     call_text,
     infer_tools,
     openai_messages,
@@ -26,7 +24,7 @@ from replay_tui.formats import FormatError, read_trajectories
 from replay_tui.matching import MatchSettings, judge_step
 from replay_tui.policies.base import FunctionPolicy
 from replay_tui.runner import Runner, rejudge
-from replay_tui.sources import LogStep, TrajectoryFile, episode_from_trajectory, open_sources
+from replay_tui.sources import RECORDED_KEYS, LogDecision, TrajectoryFile, is_decision, open_sources
 
 DATA = Path(__file__).parents[1] / "data" / "formats"
 TAU2 = DATA / "tau2" / "2025-10-05T07-52-52.930199_telecom_llm_agent_grok-3_user_simulator_grok-3.json"
@@ -88,19 +86,18 @@ def test_a_tau2_file_becomes_episodes_with_positions_as_session_ids_and_the_logs
     assert demos.session_ids == list(range(len(trajectories)))
     assert [ref.header.episode_id for ref in demos.refs] == [t.id for t in trajectories]
     assert all(ref.header.format == "tau2" for ref in demos.refs)
-    episode = demos.episode(0)
-    assert episode.source is not None and episode.episode_id == trajectories[0].id
-    decisions = [e for e in episode.trajectory if isinstance(e, DecisionStep)]
-    notes = [e for e in episode.trajectory if isinstance(e, UnknownEvent)]
+    episode = demos.trajectory(0)
+    assert episode == trajectories[0]  # the reader's Trajectory, replayed as it is
+    decisions = replay_steps(episode)
     assert len(decisions) == trajectories[0].recorded_calls
-    assert len(decisions) + len(notes) == len(trajectories[0].steps)
-    first = decisions[0]
-    assert isinstance(first, LogStep) and first.model_extra is None  # typed fields, no side channel
-    assert first.tool_call is True and first.tools_inferred is True
-    assert decisions[0].state == decisions[0].llm_action_name
-    assert decisions[0].expected_action == call_text(decisions[0].llm_action_name, decisions[0].llm_action_arguments)
+    assert [d.trajectory_index for d in decisions] == [i for i, s in enumerate(episode.steps) if is_decision(s)]
+    first, recorded = decisions[0].source, decisions[0].recorded
+    assert isinstance(first, LogDecision) and tuple(recorded)[: len(RECORDED_KEYS)] == RECORDED_KEYS
+    assert recorded["tool_call"] is True and recorded["tools_inferred"] is True
+    assert decisions[0].state == first.llm_action_name
+    assert decisions[0].expected == call_text(first.llm_action_name, first.llm_action_arguments)
     assert first.messages and first.messages[0]["role"] in ("system", "user")
-    assert {tool["function"]["name"] for tool in first.tools} >= {decisions[0].llm_action_name}
+    assert {tool["function"]["name"] for tool in recorded["tools"]} >= {first.llm_action_name}
 
 
 def test_every_sample_of_every_format_replays_at_100_percent_with_the_recorded_calls() -> None:
@@ -134,7 +131,7 @@ def test_tool_calls_are_judged_by_name_and_typed_arguments_under_the_tools_polic
 
 def test_a_per_tool_policy_rejudges_stored_predictions_without_calling_the_policy() -> None:
     demos = open_sources([AIRLINE])
-    episode = demos.episode(0)
+    episode = demos.trajectory(0)
     steps = replay_steps(episode)
     target = steps[0]
     call = parse_call_text(target.expected)
@@ -150,7 +147,7 @@ def test_a_per_tool_policy_rejudges_stored_predictions_without_calling_the_polic
     runner = Runner(OfflineWebshopEnv(demos, mismatch_policy="allow"), FunctionPolicy(upper_first), mode="f")
     report = runner.run_episode(0)
     assert report.steps[0].verdict == "mismatch" and f"arguments.{key}" in report.steps[0].reason
-    assert report.episode_id == episode.episode_id
+    assert report.episode_id == episode.id
     calls = {s.label: s.schema for s in steps if s.call}
     again = rejudge(report, MatchSettings.build("exact", {target.state: "typed"}), {}, calls=calls)
     assert again.steps[0].verdict == "equivalent" and again.steps_matched == report.steps_matched
@@ -158,7 +155,7 @@ def test_a_per_tool_policy_rejudges_stored_predictions_without_calling_the_polic
 
 def test_webshop_session_logs_keep_webshop_actions_and_pages() -> None:
     demos = open_sources([HUMAN])
-    steps = replay_steps(demos.episode(0))
+    steps = replay_steps(demos.trajectory(0))
     assert [s.state for s in steps][:2] == ["Search", "Result"] and not any(s.call for s in steps)
     assert steps[0].expected.startswith("search[")
 
@@ -203,18 +200,6 @@ def test_unknown_format_names_and_empty_folders_are_one_line_errors(tmp_path: Pa
     assert len(demos.unreadable) == 1 and len(demos) > 0
 
 
-def test_a_step_that_cannot_be_an_episode_step_is_a_named_problem_and_the_others_load() -> None:
-    good = Trajectory(
-        id="t1",
-        format="openai-chat",
-        steps=[TrajectoryStep(index=0, action=ToolCall(name="f", arguments={"a": 1}), reward=float("nan"))],
-    )
-    with pytest.raises(Exception) as info:
-        episode_from_trajectory(good, 0, file="x.jsonl", record=3)
-    problem = info.value.problem  # type: ignore[attr-defined]
-    assert problem.file == "x.jsonl" and problem.index == 3 and problem.field.startswith("steps[0]")
-
-
 class _Broken:
     name = "broken"
     label = "a reader that fails half way"
@@ -232,4 +217,4 @@ def test_a_reader_that_fails_half_way_keeps_what_it_read() -> None:
     source = TrajectoryFile(TAU2, _Broken(), first_id=10)
     assert [ref.session_id for ref in source.episodes] == [10, 11]
     assert source.problems and "disk on fire" in source.problems[0].message
-    assert source.read_episode(source.episodes[1]).episode_id == _trajectories(TAU2)[1].id
+    assert source.read_trajectory(source.episodes[1]).id == _trajectories(TAU2)[1].id

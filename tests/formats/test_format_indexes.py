@@ -61,7 +61,7 @@ def test_index_then_load_is_read(name: str, path: Path) -> None:
     assert [ref.header.episode_id for ref in refs] == [s.id for s in summaries]
     assert [ref.raw.locator for ref in refs] == [s.locator for s in summaries]  # the rows are the index's
     if refs:
-        assert demos.episode(refs[-1].session_id).episode_id == summaries[-1].id
+        assert demos.trajectory(refs[-1].session_id).id == summaries[-1].id
 
 
 def test_an_openhands_eval_output_is_indexed_by_line(tmp_path: Path) -> None:

@@ -76,14 +76,14 @@ def test_the_app_opens_a_claude_code_folder_by_its_index(tmp_path: Path) -> None
     whole = [t for t in reader_for("claude-code").read(folder) if isinstance(t, Trajectory)]
     refs = list(demos)
     assert [ref.header.episode_id for ref in refs] == [t.id for t in whole]
-    last = demos.episode(refs[-1].session_id)
-    assert len(last.trajectory) == len(whole[-1].steps)
+    last = demos.trajectory(refs[-1].session_id)
+    assert len(last.steps) == len(whole[-1].steps)
     # nothing was held: an episode is read from its session file when opened
     first_file = sorted(folder.glob("*.jsonl"))[0]
     first_file.write_bytes(b"")
     with pytest.raises(EpisodeLoadError, match=first_file.name):
-        demos.episode(refs[0].session_id)
-    assert len(demos.episode(refs[-1].session_id).trajectory) == len(whole[-1].steps)
+        demos.trajectory(refs[0].session_id)
+    assert len(demos.trajectory(refs[-1].session_id).steps) == len(whole[-1].steps)
 
 
 @pytest.mark.parametrize("path", CODEX, ids=lambda p: p.name)
@@ -106,7 +106,7 @@ def test_a_codex_sessions_folder_indexes_one_rollout_at_a_time(tmp_path: Path) -
     first = sorted(day.glob("rollout-*.jsonl"))[0]
     first.write_bytes(b"")
     with pytest.raises(EpisodeLoadError, match=first.name):
-        demos.episode(refs[0].session_id)
+        demos.trajectory(refs[0].session_id)
 
 
 @pytest.mark.parametrize("path", OTEL, ids=lambda p: p.name)
@@ -168,13 +168,13 @@ def test_a_session_file_with_sub_agents_is_read_once_for_all_its_episodes(
     assert len(refs) == 8
     reads.clear()
     assert demos.validate_all() == []
-    first = demos.episode(refs[0].session_id)
+    first = demos.trajectory(refs[0].session_id)
     assert reads == [sample]
     with sample.open("ab") as handle:  # the file grows: what was read is no longer the file
         handle.write(b"\n")
     again = open_sources([sample])
     reads.clear()
-    assert len(again.episode(next(iter(again)).session_id).trajectory) == len(first.trajectory)
+    assert len(again.trajectory(next(iter(again)).session_id).steps) == len(first.steps)
     assert reads == [sample]
 
 
@@ -224,8 +224,8 @@ def test_a_swe_agent_index_counts_without_building_steps(tmp_path: Path) -> None
     ref = next(iter(demos))
     assert isinstance(ref.raw, EpisodeSummary)  # indexed, nothing held
     assert not demos.files[0]._held
-    episode = demos.episode(ref.session_id)
-    assert len(episode.trajectory) == 301
+    episode = demos.trajectory(ref.session_id)
+    assert len(episode.steps) == 301
 
 
 def test_a_swe_agent_file_rewritten_after_its_index_is_read_again(tmp_path: Path) -> None:

@@ -52,9 +52,9 @@ def test_each_sample_is_one_decision_whose_expected_action_is_the_recorded_reply
     demos = open_sources([path])
     assert [ref.decision_steps for ref in demos.refs] == [1] * len(samples)  # the browser counts it
     for session_id in demos.session_ids:
-        episode = demos.episode(session_id)
+        episode = demos.trajectory(session_id)
         (step,) = replay_steps(episode)
-        sample = samples[(str(episode.source.extra["sample_id"]), episode.source.extra.get("epoch"))]
+        sample = samples[(str(episode.extra["sample_id"]), episode.extra.get("epoch"))]
         reply = next(m for m in reversed(sample["messages"]) if m["role"] == "assistant")
         text = reply["content"] if isinstance(reply["content"], str) else reply["content"][0]["text"]
         assert step.call and step.state == "answer" and step.expected == text
@@ -63,7 +63,7 @@ def test_each_sample_is_one_decision_whose_expected_action_is_the_recorded_reply
         # the prompt is the sample's input: every message before the reply
         sent = step.recorded["messages"]
         assert [m["role"] for m in sent] == [m["role"] for m in sample["messages"][:-1]]
-        assert sent[-1]["content"] == episode.source.steps[0].observation
+        assert sent[-1]["content"] == episode.steps[0].observation
 
 
 @pytest.mark.parametrize("path", NO_TOOL_LOGS, ids=lambda p: p.name)
@@ -109,5 +109,5 @@ def test_the_browser_rows_carry_the_outcome_before_an_episode_is_opened() -> Non
     outcome = outcome_of_ref(ref)
     # from summaries.json (no sample inflated): the scorer's answer; the completion once opened
     assert (outcome.kind, outcome.target, outcome.answer, outcome.explanation) == ("failed", "A", "C", "ANSWER: C")
-    opened = outcome_of(demos.episode(demos.session_ids[0]))
+    opened = outcome_of(demos.trajectory(demos.session_ids[0]))
     assert (opened.kind, opened.answer) == ("failed", "ANSWER: C")

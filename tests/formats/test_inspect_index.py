@@ -160,9 +160,9 @@ def test_the_app_opens_an_eval_by_its_index_and_loads_an_episode(tmp_path: Path)
     [log] = demos.files
     refs = log.episodes
     assert [ref.header.episode_id for ref in refs] == ["1", "2", "3"]
-    episode = log.read_episode(refs[1])
+    episode = log.read_trajectory(refs[1])
     trajectories, _ = read(DATA / "zstd_tools.eval")
-    assert episode.source is not None and episode.source.model_dump() == trajectories[1].model_dump()
+    assert episode.model_dump() == trajectories[1].model_dump()
 
 
 def _directory(path: Path) -> object:

@@ -86,7 +86,7 @@ def test_the_seed_s_outcome_names_the_backup_and_the_item_bought(demos) -> None:
         shown = [e.get("observation_after_action", "") for e in record["trajectory"]]
         bought = [m for m in (re.search(r"\nPurchased\nasin\n(\w+)\n", f"\n{text}") for text in shown) if m]
         episode = demos.episode(session_id)
-        for outcome in (from_webshop_episode(episode).outcome, outcome_of(episode)):
+        for outcome in (from_webshop_episode(episode).outcome, outcome_of(demos.replay_episode(session_id))):
             assert outcome.status == ("completed by backup" if record["completed_by_backup"] else None)
             assert outcome.answer is not None and outcome.answer.split(",")[0] == bought[-1].group(1)
             assert outcome.reward == record["final_reward"] and outcome.success is record["success"]

@@ -359,6 +359,6 @@ def test_a_whole_file_is_read_once_for_all_its_episodes(tmp_path: Path, monkeypa
     assert len(demos.session_ids) == episodes
     for sid in demos.session_ids:
         assert demos.problem_for(sid) is None
-        assert demos.episode(sid).decision_steps
+        assert demos.trajectory(sid).decisions
     size = path.stat().st_size
     assert read[0] <= 2 * size + 64 * 1024, f"{read[0]:,} bytes read of a {size:,}-byte file"

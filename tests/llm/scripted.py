@@ -163,7 +163,7 @@ def recorded_calls(demo_paths: list[Any], *, item_steps: bool = True) -> dict[st
     demos = open_demos(demo_paths)
     by_key: dict[str, list[RecordedCall]] = {}
     for session_id in demos.session_ids:
-        for step in replay_steps(demos.episode(session_id), include_item_steps=item_steps):
+        for step in replay_steps(demos.trajectory(session_id), include_item_steps=item_steps):
             tools = build_tools(step.available_actions, step.state)
             messages = build_messages(step.llm_prompt, step.observation, step.state, tools)
             recorded = step.recorded

@@ -53,7 +53,7 @@ def test_every_recorded_call_is_asked_again_as_a_valid_request(fmt: str, tmp_pat
     recorded: dict[str, list[str]] = {}
     steps = 0
     for session_id in demos.session_ids:
-        for step in replay_steps(demos.episode(session_id)):
+        for step in replay_steps(demos.trajectory(session_id)):
             if step.call:
                 recorded.setdefault(_key(step.recorded["messages"]), []).append(step.expected)
                 steps += 1

@@ -23,7 +23,7 @@ def recorded(path: Path) -> dict[str, tuple[str, list[dict[str, Any]]]]:
     demos = open_sources([path])
     found = {}
     for session_id in demos.session_ids:
-        (step,) = replay_steps(demos.episode(session_id))
+        (step,) = replay_steps(demos.trajectory(session_id))
         found[step.recorded["messages"][-1]["content"]] = (step.expected, step.recorded["messages"])
     return found
 

@@ -40,7 +40,7 @@ def _recorded(path: Path) -> list[tuple[str, dict[str, Any], Any]]:
     demos = open_sources([path])
     found = []
     for session_id in demos.session_ids:
-        for step in replay_steps(demos.episode(session_id)):
+        for step in replay_steps(demos.trajectory(session_id)):
             if step.call:
                 found.append((_key(step.recorded["messages"]), step.expected, step))
     return found

@@ -4,7 +4,8 @@ The demo loader (:mod:`replay_tui.demos.loader`) does the reading: lazy, toleran
 episode a LoadProblem. This reader recognises the format, lists the loader's index
 (:meth:`WebshopDemosReader.index`: no episode parsed) and maps each episode onto the one model: a
 clean episode from the replay's fast reading (:func:`replay_tui.demos.fast.fast_trajectory`), any
-other from its parsed model (:func:`from_webshop_episode`), one Trajectory either way.
+other from its parsed model (:func:`replay_tui.demos.trajectory.from_webshop_episode`), one
+Trajectory either way.
 """
 
 from __future__ import annotations
@@ -14,14 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from replay_tui.demos.loader import DemoFileError, DemoSet, open_demos
-from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep, seed_success, webshop_outcome
+from replay_tui.demos.trajectory import from_webshop_episode as from_webshop_episode
+from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem
 from replay_tui.sanitize import strip_control
-from replay_tui.webshop import ITEM
 
 _SESSION = re.compile(rb'"session_id"\s*:')
 _STEP = re.compile(rb'"(observation_before_llm|llm_action_name|action_executed_in_env|step_number)"\s*:')
@@ -96,135 +95,32 @@ def _opened(path: Path) -> DemoSet | LoadProblem:
 
 
 def _trajectory(demos: DemoSet, session_id: int) -> Trajectory:
-    """The episode as a Trajectory: from the replay's fast reading when it is clean, else from its
-    parsed model. Raises EpisodeLoadError as :meth:`DemoSet.episode` does."""
-    from replay_tui.demos.fast import FastEpisode, fast_trajectory
-
-    episode = demos.replay_episode(session_id)
-    return fast_trajectory(episode) if isinstance(episode, FastEpisode) else from_webshop_episode(episode)
+    """The episode as a Trajectory (:meth:`DemoSet.trajectory`: from the replay's fast reading when it
+    is clean, else from its parsed model, its invalid fields recorded in the set's problems). Raises
+    EpisodeLoadError naming the episode's problem."""
+    return demos.trajectory(session_id)
 
 
 READER = WebshopDemosReader()
-
-
-_DECISION_FIELDS = frozenset(
-    {
-        "step_number",
-        "observation_before_llm",
-        "llm_prompt",
-        "llm_thinking",
-        "llm_action_name",
-        "llm_action_arguments",
-        "state",
-        "available_actions",
-        "action_executed_in_env",
-        "observation_after_action",
-        "reward",
-        "done",
-    }
-)
-"""A decision step's fields with a place of their own in a :class:`TrajectoryStep`."""
-_ITEM_FIELDS = frozenset(
-    {"llm_action", "observation_before_action", "available_options", "observation_after_action", "reward", "done"}
-)
-"""An item-page action's fields with a place of their own (``type`` and any others stay in ``extra``)."""
-
-
-def from_webshop_episode(episode: Any) -> Trajectory:
-    """The seed's WebShop episode (:class:`replay_tui.demos.models.Episode`) as a Trajectory.
-
-    Decision steps become ``decision`` steps (their prompt parsed into messages when first read,
-    none when it does not parse; the page after the action as ``tool_result``); item-page actions
-    ``item`` steps labelled as a replay labels them (``3.1``, ``3.2``... after decision 3); the other sub-events (detail
-    exploration, the backup agent...) and an item-page action whose call maps to no env action
-    ``event`` steps with the event verbatim in ``extra``; fields without a place of their own, the
-    step's and the episode's, in ``extra``.
-    """
-    from replay_tui.demos.models import ACTION_REBUILT, DecisionStep, ItemPageAction
-
-    steps: list[TrajectoryStep] = []
-    last_number, items = 0, 0
-    for entry in episode.trajectory:
-        if isinstance(entry, DecisionStep):
-            last_number, items = entry.step_number, 0
-            steps.append(_decision(entry, len(steps), ACTION_REBUILT))
-            continue
-        dumped = entry.model_dump(mode="json") if isinstance(entry, BaseModel) else dict(entry)
-        action = entry.action if isinstance(entry, ItemPageAction) else None
-        if isinstance(entry, ItemPageAction) and action is not None:
-            items += 1
-            steps.append(
-                TrajectoryStep(
-                    index=len(steps),
-                    label=f"{max(last_number, 0)}.{items}",
-                    observation=entry.observation_before_action,
-                    action=ToolCall(name=entry.llm_action.name, arguments=dict(entry.llm_action.arguments)),
-                    action_text=action,
-                    tool_result=entry.observation_after_action,
-                    reward=entry.reward,
-                    done=entry.done,
-                    state=ITEM,
-                    available_actions=entry.available_options,
-                    extra={key: value for key, value in dumped.items() if key not in _ITEM_FIELDS},
-                    kind="item",
-                )
-            )
-            continue
-        steps.append(TrajectoryStep(index=len(steps), label=f"{max(last_number, 0)}.-", extra=dumped, kind="event"))
-    extra = {key: value for key, value in episode.model_dump(mode="json").items() if key not in ("trajectory",)}
-    return Trajectory(
-        id=str(episode.session_id),
-        format="webshop-demos",
-        task=episode.instruction,
-        steps=steps,
-        outcome=webshop_outcome(
-            episode.final_reward,
-            seed_success(episode.final_reward, episode.success),
-            episode.completed_by_backup,
-            episode.trajectory,
-        ),
-        extra=extra,
-    )
-
-
-def _decision(entry: Any, index: int, rebuilt: str) -> TrajectoryStep:
-    """A seed decision step (:class:`replay_tui.demos.models.DecisionStep`) as a ``decision`` step,
-    its prompt parsed into messages when they are first read (as the fast reading's: opening an
-    episode parses no prompt; the stepper parses the one it shows)."""
-    from replay_tui.demos.fast import PromptMessages
-
-    data = entry.model_dump(mode="json")
-    extra = {key: value for key, value in data.items() if key not in _DECISION_FIELDS}
-    extra["llm_prompt"] = entry.llm_prompt
-    step = TrajectoryStep(
-        index=index,
-        label=str(entry.step_number),
-        observation=entry.observation_before_llm,
-        thinking=entry.llm_thinking or "",
-        action=ToolCall(name=entry.llm_action_name or "", arguments=dict(entry.llm_action_arguments or {})),
-        action_text=entry.expected_action,
-        tool_result=entry.observation_after_action,
-        reward=entry.reward,
-        done=entry.done,
-        state=entry.state,
-        available_actions=entry.available_actions,
-        extra=extra,
-        kind="decision",
-        warnings=[rebuilt] if entry.action_rebuilt else [],
-    )
-    step.messages = PromptMessages(entry.llm_prompt)  # set, not validated: validation would parse it
-    return step
 
 
 class SeedStep:
     """A webshop-demos Trajectory's decision or item step as a replay reads it: the step, and (for a
     decision) the recorded step in the shape the seed's policies always received."""
 
-    __slots__ = ("fields", "step")
+    __slots__ = ("_fields", "step")
 
     def __init__(self, step: TrajectoryStep) -> None:
         self.step = step
-        self.fields = recorded_step(step) if step.kind == "decision" else {}
+        self._fields: dict[str, Any] | None = None
+
+    @property
+    def fields(self) -> dict[str, Any]:
+        """The recorded step (:func:`recorded_step`; none for an item step), made on first use: a
+        stub replay reads a step's call, not its whole dump."""
+        if self._fields is None:
+            self._fields = recorded_step(self.step) if self.step.kind == "decision" else {}
+        return self._fields
 
     def call_fields(self) -> tuple[bool, str | None, list[Any]]:
         """(judged as a tool call, its label, the tool schemas): a seed decision step may carry

@@ -100,7 +100,7 @@ def differ_policy(folder: Path, heuristic: dict) -> tuple[str, dict[str, list[tu
     observations: dict[tuple[str, str], str] = {}
     counts: dict[str, int] = {}
     for sid in demos.session_ids:
-        for step in replay_steps(demos.episode(sid)):
+        for step in replay_steps(demos.trajectory(sid)):
             observations[(str(sid), step.label)] = step.observation
             counts[step.observation] = counts.get(step.observation, 0) + 1
     expected = {
@@ -261,7 +261,7 @@ def test_openai_transcripts_stub_against_a_policy_that_alters_one_call(capsys, t
     log = DATA / "formats" / "openai_chat" / "tau_bench_gpt-4o-airline_excerpt.json"
     target = 'calculate({"expression":"152 + 103"})'
     demos = open_sources([str(log)])
-    calls = [step.expected for sid in demos.session_ids for step in replay_steps(demos.episode(sid))]
+    calls = [step.expected for sid in demos.session_ids for step in replay_steps(demos.trajectory(sid))]
     assert calls.count(target) == 1
     policy = tmp_path / "alter.py"
     policy.write_text(ALTER_ONE_POLICY.format(target=target, altered='calculate({"expression":"152 + 104"})'))

@@ -17,11 +17,13 @@ import pytest
 
 from replay_tui.demos.fast import FastEpisode, decode_fast
 from replay_tui.demos.loader import DemoFile, open_demos
+from replay_tui.demos.trajectory import from_webshop_episode
 from replay_tui.env import OfflineWebshopEnv, replay_steps
 from replay_tui.episodes.problems import EpisodeLoadError
 from replay_tui.formats.webshop_demos import synth
 from replay_tui.policies import HeuristicPolicy, StubPolicy
 from replay_tui.runner import Runner
+from replay_tui.sources import facts_of
 from tests.hostile import CASES, good, js, splice, step, write_corpus
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "replay_tui" / "examples" / "webshop_demonstrations_0-99.json"
@@ -49,10 +51,11 @@ def compare_file(path: Path) -> tuple[int, int]:
             assert not episode.problems, ref.index
             for name in HEADER:
                 assert getattr(fast, name) == getattr(episode, name), (path.name, ref.index, name)
-            assert fast.episode_id == episode.episode_id and fast.source is None
+            assert fast.episode_id == episode.episode_id
+            trajectory = from_webshop_episode(episode)
             for items in (False, True):
                 ours = [_step_fields(s) for s in replay_steps(fast, include_item_steps=items)]
-                theirs = [_step_fields(s) for s in replay_steps(episode, include_item_steps=items)]
+                theirs = [_step_fields(s) for s in replay_steps(trajectory, include_item_steps=items)]
                 assert ours == theirs, (path.name, ref.index, items)
     return fast_count, len(demos)
 
@@ -139,7 +142,8 @@ def test_a_rebuilt_action_reads_the_same(tmp_path):
     steps = replay_steps(fast)
     assert [s.expected for s in steps] == ["search[red mug]", "search[red mug]"]
     assert all("rebuilt" in s.warnings[0] for s in steps)
-    assert [_step_fields(s) for s in steps] == [_step_fields(s) for s in replay_steps(demo.read_episode(ref))]
+    parsed = from_webshop_episode(demo.read_episode(ref))
+    assert [_step_fields(s) for s in steps] == [_step_fields(s) for s in replay_steps(parsed)]
 
 
 def test_arguments_as_a_json_string_read_fast_and_the_same(tmp_path):
@@ -147,7 +151,7 @@ def test_arguments_as_a_json_string_read_fast_and_the_same(tmp_path):
     demo, ref = _one(tmp_path, data)
     fast = demo.read_fast(ref)
     assert fast is not None and fast.trajectory[0].llm_action_arguments == {"keywords": "red mug"}
-    parsed = demo.read_episode(ref)
+    parsed = from_webshop_episode(demo.read_episode(ref))
     assert [_step_fields(s) for s in replay_steps(fast)] == [_step_fields(s) for s in replay_steps(parsed)]
 
 
@@ -164,6 +168,8 @@ def test_the_reward_of_an_episode_without_final_reward_reads_the_same(tmp_path):
         fast, parsed = demo.read_fast(ref), demo.read_episode(ref)
         assert fast is not None
         assert (fast.reward, fast.succeeded) == (parsed.reward, parsed.succeeded) == (last or 1.0, last in (0, 1.0))
+        facts = facts_of(from_webshop_episode(parsed))  # what a replay's report reads of its Trajectory
+        assert (facts.reward, facts.succeeded) == (fast.reward, fast.succeeded)
 
 
 def _reports(path: Path, fast: bool, monkeypatch: pytest.MonkeyPatch, **settings: Any) -> list[dict[str, Any]]:
@@ -196,10 +202,10 @@ def test_replays_report_the_same_with_and_without_the_fast_path(tmp_path, monkey
     assert len(with_fast) > 50
 
 
-def test_the_env_still_hands_out_the_parsed_episode():
+def test_the_env_still_hands_out_the_episode_as_the_one_model():
     env = OfflineWebshopEnv(EXAMPLE)
     env.reset(env.demos.session_ids[0])
     assert isinstance(env.replayed, FastEpisode)
-    episode = env.episode
-    assert episode is not None and episode.session_id == env.replayed.session_id
-    assert len(episode.decision_steps) == len(env.steps)
+    trajectory = env.trajectory
+    assert trajectory is not None and trajectory.id == str(env.replayed.session_id)
+    assert trajectory.decisions == len(env.steps)

@@ -18,7 +18,7 @@ def test_indexes_episodes_without_parsing_them(demo_file):
     ep = demos.episode(11)
     assert [type(e) for e in ep.trajectory[:5]] == [DecisionStep] * 3 + [ItemPageAction, DetailExploration]
     assert isinstance(ep.trajectory[-1], AgentBuy)
-    assert demos.episode(11) is ep  # cached
+    assert demos.trajectory(11) is demos.trajectory(11)  # cached
 
 
 def test_real_shared_example_loads():

@@ -85,8 +85,8 @@ def test_item_page_action_maps_its_tool_call():
 def test_prompt_parses_repr_of_chat_dicts_lazily():
     step = DecisionStep.model_validate(search_step(0))
     messages = step.prompt_messages()
-    assert [m.role for m in messages] == ["system", "user"]
-    assert "[button] Search [button_]" in messages[1].content
+    assert [m["role"] for m in messages] == ["system", "user"]
+    assert "[button] Search [button_]" in messages[1]["content"]
 
 
 def test_prompt_parsing_never_evaluates_code(tmp_path):
@@ -100,8 +100,8 @@ def test_prompt_parsing_never_evaluates_code(tmp_path):
 def test_prompt_size_limit_and_shapes():
     with pytest.raises(PromptError, match="limit"):
         parse_prompt("[" + "{'role': 'user', 'content': 'x'}, " * 1000 + "]", limit=1000)
-    assert parse_prompt("just some prose")[0].content == "just some prose"
-    assert parse_prompt('[{"role": "user", "content": [{"type": "text", "text": "hi"}]}]')[0].content == "hi"
+    assert parse_prompt("just some prose")[0]["content"] == "just some prose"
+    assert parse_prompt('[{"role": "user", "content": [{"type": "text", "text": "hi"}]}]')[0]["content"] == "hi"
     with pytest.raises(PromptError):
         parse_prompt("[1, 2]")
     assert parse_prompt(None) == []

@@ -81,7 +81,7 @@ def test_heavy_modes_are_imported_only_when_used():
 @pytest.fixture(scope="module")
 def step():
     demos = open_demos([example_path()])
-    return replay_steps(demos.episode(demos.session_ids[0]))[0]
+    return replay_steps(demos.trajectory(demos.session_ids[0]))[0]
 
 
 def test_call_policy_turns_every_failure_into_a_prediction(step):

@@ -1,0 +1,116 @@
+"""A seed demonstration episode, parsed by its contract (:mod:`replay_tui.demos.models`), as the one
+model: :func:`from_webshop_episode`. A clean episode's fast reading maps onto the same Trajectory
+(:func:`replay_tui.demos.fast.fast_trajectory`); the webshop-demos reader and the DemoSet's cache
+read every seed episode through one or the other (:meth:`replay_tui.demos.loader.DemoFile.read_trajectory`).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from replay_tui.demos.fast import ITEM_FIELDS, PromptMessages
+from replay_tui.demos.models import ACTION_REBUILT, DecisionStep, Episode, ItemPageAction
+from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep, seed_success, webshop_outcome
+from replay_tui.webshop import ITEM
+
+_DECISION_FIELDS = frozenset(
+    {
+        "step_number",
+        "observation_before_llm",
+        "llm_prompt",
+        "llm_thinking",
+        "llm_action_name",
+        "llm_action_arguments",
+        "state",
+        "available_actions",
+        "action_executed_in_env",
+        "observation_after_action",
+        "reward",
+        "done",
+    }
+)
+"""A decision step's fields with a place of their own in a :class:`TrajectoryStep`."""
+
+
+def from_webshop_episode(episode: Episode) -> Trajectory:
+    """The seed's WebShop episode (its contract's parse) as a Trajectory.
+
+    Decision steps become ``decision`` steps (their prompt parsed into messages when first read,
+    none when it does not parse; the page after the action as ``tool_result``); item-page actions
+    ``item`` steps labelled as a replay labels them (``3.1``, ``3.2``... after decision 3); the other sub-events (detail
+    exploration, the backup agent...) and an item-page action whose call maps to no env action
+    ``event`` steps with the event verbatim in ``extra``; fields without a place of their own, the
+    step's and the episode's, in ``extra``.
+    """
+    steps: list[TrajectoryStep] = []
+    last_number, items = 0, 0
+    for entry in episode.trajectory:
+        if isinstance(entry, DecisionStep):
+            last_number, items = entry.step_number, 0
+            steps.append(_decision(entry, len(steps)))
+            continue
+        dumped = entry.model_dump(mode="json") if isinstance(entry, BaseModel) else dict(entry)
+        action = entry.action if isinstance(entry, ItemPageAction) else None
+        if isinstance(entry, ItemPageAction) and action is not None:
+            items += 1
+            steps.append(
+                TrajectoryStep(
+                    index=len(steps),
+                    label=f"{max(last_number, 0)}.{items}",
+                    observation=entry.observation_before_action,
+                    action=ToolCall(name=entry.llm_action.name, arguments=dict(entry.llm_action.arguments)),
+                    action_text=action,
+                    tool_result=entry.observation_after_action,
+                    reward=entry.reward,
+                    done=entry.done,
+                    state=ITEM,
+                    available_actions=entry.available_options,
+                    extra={key: value for key, value in dumped.items() if key not in ITEM_FIELDS},
+                    kind="item",
+                )
+            )
+            continue
+        steps.append(TrajectoryStep(index=len(steps), label=f"{max(last_number, 0)}.-", extra=dumped, kind="event"))
+    extra = episode.model_dump(mode="json", exclude={"trajectory"})
+    trajectory = Trajectory(
+        id=str(episode.session_id),
+        format="webshop-demos",
+        task=episode.instruction,
+        steps=steps,
+        outcome=webshop_outcome(
+            episode.final_reward,
+            seed_success(episode.final_reward, episode.success),
+            episode.completed_by_backup,
+            episode.trajectory,
+        ),
+        extra=extra,
+    )
+    trajectory.problems = list(episode.problems)
+    return trajectory
+
+
+def _decision(entry: DecisionStep, index: int) -> TrajectoryStep:
+    """A seed decision step (:class:`replay_tui.demos.models.DecisionStep`) as a ``decision`` step,
+    its prompt parsed into messages when they are first read (as the fast reading's: opening an
+    episode parses no prompt; the stepper parses the one it shows)."""
+    data = entry.model_dump(mode="json")
+    extra = {key: value for key, value in data.items() if key not in _DECISION_FIELDS}
+    extra["llm_prompt"] = entry.llm_prompt
+    step = TrajectoryStep(
+        index=index,
+        label=str(entry.step_number),
+        observation=entry.observation_before_llm,
+        thinking=entry.llm_thinking or "",
+        action=ToolCall(name=entry.llm_action_name or "", arguments=dict(entry.llm_action_arguments or {})),
+        action_text=entry.expected_action,
+        tool_result=entry.observation_after_action,
+        reward=entry.reward,
+        done=entry.done,
+        state=entry.state,
+        available_actions=entry.available_actions,
+        extra=extra,
+        kind="decision",
+        warnings=[ACTION_REBUILT] if entry.action_rebuilt else [],
+    )
+    step.messages = PromptMessages(entry.llm_prompt)  # set, not validated: validation would parse it
+    return step
