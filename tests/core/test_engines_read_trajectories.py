@@ -15,7 +15,7 @@ import replay_tui.env
 import replay_tui.repeat
 import replay_tui.workspace
 from replay_tui.annotations import AnnotationStore
-from replay_tui.demos import synth
+from replay_tui.formats.webshop_demos import synth
 from replay_tui.demos.fast import FastEpisode
 from replay_tui.env import OfflineWebshopEnv
 from replay_tui.episodes.model import Trajectory
