@@ -52,6 +52,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 import orjson
+import stringzilla as sz
 
 from replay_tui.episodes.model import (
     ChatMessage,
@@ -369,12 +370,15 @@ def _line_trace_keys(line: bytes) -> list[str | None] | None:
     return keys
 
 
+_COMPACT_KEY = b'"traceId":"'
+"""A span's trace id key as OTLP/JSON exporters write it (compact: no space around the colon)."""
 _TRACE_KEY = re.compile(rb'"trace(?:Id|_id)"[ \t\r]*:?[ \t\r]*("[^"\\\n]*"|)')
-"""A span's trace id as its bytes spell it, quoted: a plain string (no escape) after ``"traceId"`` or
-``"trace_id"``, the keys :func:`_span` takes it from (a span's, or its context's); empty when the key
-is followed by anything else (a number, null, an id with an escape, or no colon)."""
-_ESCAPED_ASCII = re.compile(rb"\\u00[2-7][0-9a-fA-F]")
-"""A printable ASCII character written as ``\\u00XX``: a key could spell ``traceId`` so."""
+"""Any other spelling :func:`_span` reads: ``"traceId"`` or ``"trace_id"`` and a plain string (no
+escape) after the colon, quoted; empty when the key is followed by anything else (a number, null, an
+id with an escape, or no colon)."""
+_KEY_ESCAPES = (b"\\u004", b"\\u005", b"\\u006", b"\\u007")
+"""The letters and ``_`` of ``traceId``/``trace_id`` written as ``\\u00XX``: a key spelled so is
+found only by parsing."""
 _SCAN_CHUNK = 4 << 20
 
 
@@ -424,7 +428,7 @@ def _trace_ends(path: Path) -> _Scan:
     if pending:  # the last line, with no end of line (perhaps cut while the file grows)
         tail = b"".join(pending)
         _scan(tail, 0, len(tail), pending_at, found, exact)
-    ends: dict[str | None, int] = {key[1:-1].decode("utf-8", "replace") or None: end for key, end in found.items()}
+    ends: dict[str | None, int] = {key.decode("utf-8", "replace") or None: end for key, end in found.items()}
     ends.pop(None, None)
     for key, end in exact.items():
         if key is not None and end > ends.get(key, -1):
@@ -436,21 +440,48 @@ def _scan(
     buffer: bytes, start: int, end: int, base: int, found: dict[bytes, int], exact: dict[str | None, int]
 ) -> None:
     """The trace ids of the whole lines ``buffer[start:end]`` (``base``: the file offset of
-    ``buffer[0]``), each bounded by the end of the run, into ``found`` (quoted, as the regex found
-    them) or, when the regex cannot be trusted on the run, ``exact``."""
+    ``buffer[0]``), each bounded by the end of the run, into ``found`` or, when no search can be
+    trusted on the run, ``exact``."""
     if start >= end:
         return
     bound = base + end
-    ids = _TRACE_KEY.findall(buffer, start, end)
-    if b"" not in ids and not (buffer.find(b"\\u00", start, end) >= 0 and _ESCAPED_ASCII.search(buffer, start, end)):
-        found.update(dict.fromkeys(ids, bound))
-        return
+    if not (sz.count(buffer, b"\\u00", start, end) and any(sz.count(buffer, key, start, end) for key in _KEY_ESCAPES)):
+        ids = _compact_ids(buffer, start, end)
+        if ids is None:
+            quoted = _TRACE_KEY.findall(buffer, start, end)
+            ids = None if b"" in quoted else [value[1:-1] for value in quoted]
+        if ids is not None:
+            found.update(dict.fromkeys(ids, bound))
+            return
     at = base + start
     for line in buffer[start:end].split(b"\n"):
         if line.strip():
             for key in _exact_trace_keys(strip_bom(line) if at == 0 else line):
                 exact[key] = bound
         at += len(line) + 1
+
+
+def _compact_ids(buffer: bytes, start: int, end: int) -> list[bytes] | None:
+    """The ids after each ``"traceId":"`` of the run, found by StringZilla's SIMD search (several
+    times the speed of a regex: the 1 GB file's first rows wait for this pass); None unless every
+    trace id key of the run is written so and its id has no escape."""
+    keys = sz.count(buffer, b'"traceId"', start, end) + sz.count(buffer, b'"trace_id"', start, end)
+    ids: list[bytes] = []
+    add, find, quote, skip = ids.append, sz.find, buffer.find, len(_COMPACT_KEY)
+    at = find(buffer, _COMPACT_KEY, start, end)
+    while at >= 0:
+        at += skip
+        close = at + 32  # OTLP's ids: 32 hex digits
+        if close >= end or buffer[close] != 34:  # '"'
+            close = quote(b'"', at, end)
+            if close < 0:
+                return None
+        add(buffer[at:close])
+        at = find(buffer, _COMPACT_KEY, close, end)
+    if len(ids) != keys:
+        return None
+    every = b"".join(ids)
+    return None if b"\\" in every or b"\n" in every else ids
 
 
 def _exact_trace_keys(text: bytes) -> list[str | None]:
