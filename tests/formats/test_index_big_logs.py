@@ -146,6 +146,22 @@ def test_otel_lines_that_only_a_full_parse_finds_bad_are_named_as_read_names_the
     check_index_equals_read("otel-genai", path)
 
 
+def test_an_otlp_line_cut_inside_a_string_is_named_as_read_names_it(tmp_path: Path) -> None:
+    """A writer stopped mid-line (then restarted on a new line), in a file with ``\n`` or ``\r\n``
+    line ends: the index parses a line without its line end, as the whole read does, so the problem
+    is the same (it said "unexpected control character in string" for the line end it kept)."""
+    lines = (DATA / "otel_genai" / "openai-v2__agent_loop.otlp.jsonl").read_bytes().splitlines()
+    cut = lines[3][: lines[3].index(b'"traceId":"') + 20]
+    for ending in (b"\n", b"\r\n"):
+        path = tmp_path / "cut.otlp.jsonl"
+        path.write_bytes(ending.join([*lines[:3], cut, *lines[3:]]) + ending)
+        problems = [item for item in reader_for("otel-genai").index(path) if isinstance(item, LoadProblem)]
+        assert [p.message for p in problems] == [
+            f"line 4: not valid JSON: unexpected end of data: line 1 column {len(cut) + 1} (char {len(cut)})"
+        ]
+        check_index_equals_read("otel-genai", path)
+
+
 def test_a_session_file_with_sub_agents_is_read_once_for_all_its_episodes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from unittest.mock import patch
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -108,6 +109,7 @@ def otlp_files(draw: st.DrawFn) -> bytes:
     return (b"\xef\xbb\xbf" if draw(st.integers(0, 9)) == 0 else b"") + data
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=otlp_files(), chunk=st.sampled_from([64, 1000, 4096, 1 << 20]))
 def test_the_index_of_spans_spread_over_lines_equals_the_whole_read(
