@@ -379,7 +379,7 @@ id with an escape, or no colon)."""
 _KEY_ESCAPES = (b"\\u004", b"\\u005", b"\\u006", b"\\u007")
 """The letters and ``_`` of ``traceId``/``trace_id`` written as ``\\u00XX``: a key spelled so is
 found only by parsing."""
-_SCAN_CHUNK = 4 << 20
+_SCAN_CHUNK = 1 << 20
 
 
 class _Scan(NamedTuple):
@@ -393,11 +393,12 @@ class _Scan(NamedTuple):
 
 def _trace_ends(path: Path) -> _Scan:
     """Pass 1 of the index: for each trace id, an offset past which the file holds none of its
-    spans, and the size read. The file is read 4 MB at a time and each run of whole lines searched
-    by a bytes regex for the trace id keys (no line parsed: C speed, several times faster than
-    decoding each line for its ids), so a trace's bound is the end of the last run naming it.
+    spans, and the size read. The file is read 1 MB at a time and each run of whole lines searched
+    for the trace id keys (no line parsed: :func:`_compact_ids`, else :data:`_TRACE_KEY`), so a
+    trace's bound is the end of the last run naming it (pass 2 builds the first traces after a MB
+    or two).
 
-    The regex finds every id :func:`_span` can take (perhaps more: a link's trace, a key of a line
+    The search finds every id :func:`_span` can take (perhaps more: a link's trace, a key of a line
     that is no JSON; a trace then ends later, never earlier). A run where a trace id key is followed
     by no plain string (a number, null, an escape in the id) or a key may be spelled with escapes is
     read line by line for its spans' ids instead (:func:`_exact_trace_keys`). Spans without an id
@@ -445,7 +446,7 @@ def _scan(
     if start >= end:
         return
     bound = base + end
-    if not (sz.count(buffer, b"\\u00", start, end) and any(sz.count(buffer, key, start, end) for key in _KEY_ESCAPES)):
+    if sz.find(buffer, b"\\u00", start, end) < 0 or all(sz.find(buffer, key, start, end) < 0 for key in _KEY_ESCAPES):
         ids = _compact_ids(buffer, start, end)
         if ids is None:
             quoted = _TRACE_KEY.findall(buffer, start, end)
