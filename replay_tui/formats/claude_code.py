@@ -248,7 +248,7 @@ class _Session:
         if isinstance(uuid, str):
             self.uuids.add(uuid)
         for key in ("cwd", "version", "gitBranch"):
-            if isinstance(record.get(key), str) and key not in self.metadata:
+            if key not in self.metadata and isinstance(record.get(key), str):  # known after the first record
                 self.metadata[key] = record[key]
         if kind == "system":
             if record.get("subtype") == "compact_boundary":
@@ -315,7 +315,8 @@ class _Session:
                 self.answer, self.answer_called = None, True
                 if call.name in SUBAGENT_TOOLS and call_id:
                     self.subagent_calls[call_id] = call.arguments
-        self.conversation.set_usage(_usage(message.get("usage")))
+        if not self.counting:  # a summary carries no usage: not validated for every response of an index
+            self.conversation.set_usage(_usage(message.get("usage")))
 
     def _user(self, record: dict[str, Any], message: dict[str, Any]) -> None:
         content = message.get("content")
