@@ -125,6 +125,11 @@ class ClaudeCodeReader:
     def read(self, path: Path) -> Iterator[ReadItem]:
         return read_sessions(path, self.session_files, _NO_SESSIONS, _read_file)
 
+    def count(self, path: Path) -> Iterator[ReadItem]:
+        """:meth:`read` with a :class:`~replay_tui.formats.conversation.CountingConversation` (the
+        index's bare steps: calls, results, sub-agents and outcomes as read gives them)."""
+        return read_sessions(path, self.session_files, _NO_SESSIONS, _counted_file)
+
     def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
         """Every episode's summary, in :meth:`read`'s order, from the same pass over the records with
         a :class:`~replay_tui.formats.conversation.CountingConversation` (no prompt, message or
@@ -389,6 +394,10 @@ def _read_file(path: Path, counting: bool = False) -> Iterator[ReadItem]:
     for number, record in jsonl_records(path):
         state.add(number, record)
     yield from state.finish()
+
+
+def _counted_file(path: Path) -> Iterator[ReadItem]:
+    return _read_file(path, counting=True)
 
 
 class _SessionFile:

@@ -86,6 +86,22 @@ def test_the_app_opens_a_claude_code_folder_by_its_index(tmp_path: Path) -> None
     assert len(demos.episode(refs[-1].session_id).trajectory) == len(whole[-1].steps)
 
 
+def test_formats_json_counts_a_claude_code_log_from_bare_steps_as_from_the_whole_read(tmp_path: Path) -> None:
+    """``formats --json`` counts a Claude Code log through the reader's counting read (no prompt or
+    usage built: an index's cost): every count, problem and episode entry equals the whole read's."""
+    from replay_tui.formats.census import census
+
+    reader = reader_for("claude-code")
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for sample in CLAUDE:
+        shutil.copy(sample, folder / sample.name)
+    (folder / "broken.jsonl").write_bytes(b'{"type": "user", "sessionId": "x"\n{"type": "assistant", "mess')
+    for path in [*CLAUDE, folder]:
+        assert census(path, reader) == census(path, reader, counting=False), path.name
+    assert census(folder, reader)["subagents"] > 0
+
+
 @pytest.mark.parametrize("path", CODEX, ids=lambda p: p.name)
 def test_codex_index_equals_the_whole_read(path: Path) -> None:
     assert check_index_equals_read("codex", path) == 1
