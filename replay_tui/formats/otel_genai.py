@@ -482,7 +482,8 @@ def _compact_ids(buffer: bytes, start: int, end: int) -> list[bytes] | None:
     if len(ids) != keys:
         return None
     every = b"".join(ids)
-    return None if b"\\" in every or b"\n" in every else ids
+    # an escape, a line end or a quote (an id shorter than 32 read up to another string's quote)
+    return None if b"\\" in every or b"\n" in every or b'"' in every else ids
 
 
 def _exact_trace_keys(text: bytes) -> list[str | None]:

@@ -42,12 +42,14 @@ def _spans(name: str) -> list[tuple[Any, Any, dict[str, Any]]]:
 SPANS = [_spans(name) for name in SAMPLES]
 
 
-def _copy(span: dict[str, Any], copy: int) -> dict[str, Any]:
-    """The span in the ``copy``-th copy of its trace: every id made the copy's own."""
+def _copy(span: dict[str, Any], copy: int, length: int) -> dict[str, Any]:
+    """The span in the ``copy``-th copy of its trace: every id made the copy's own, the trace id
+    ``length`` characters long (OTLP's are 32; a file's own may be any)."""
     out = dict(span)
     for key in ("traceId", "spanId", "parentSpanId"):
         if out.get(key):
             out[key] = f"{copy:02x}{out[key][2:]}"
+    out["traceId"] = out["traceId"][:length]
     return out
 
 
@@ -87,8 +89,9 @@ def _line(units: list[tuple[Any, Any, dict[str, Any]]], oddity: str, other: str)
 @st.composite
 def otlp_files(draw: st.DrawFn) -> bytes:
     copies = draw(st.lists(st.sampled_from(range(len(SPANS))), min_size=1, max_size=5))
+    length = draw(st.sampled_from([32, 32, 4, 21, 23, 30, 40]))  # a quote 32 characters after a short id's start
     units = [
-        (resource, scope, _copy(span, copy))
+        (resource, scope, _copy(span, copy, length))
         for copy, sample in enumerate(copies)
         for resource, scope, span in SPANS[sample]
     ]
