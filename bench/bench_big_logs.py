@@ -80,8 +80,9 @@ OTLP pass 1 as a byte search (issue 31, h-otlp), the same 1000 MB file, load 15-
       ours: first rows (the app's open)        2.32s    1.53s    59 MB   (before: 15.67s, 4.33s CPU, 97 MB)
       index alone to 200 rows, alternated      1.0-1.5s CPU, 50-55 MB  (before: 2.9-5.0s CPU, 92 MB)
       ours: whole index (what the CLI reads)  106.0s   50.45s   202 MB   (pass 2's span building)
-      in the app, tmux (bench_first_rows.py)   4.6-6.2s          89 MB   (before, same minutes: 13.2-14.6s, 133 MB;
-                                                                          a 2-row OTLP file then: 2.4-4.9s)
+      in the app, tmux (bench_first_rows.py)   2.4-4.3s          89 MB   at load 5-6 (before, same minutes: 8.1s,
+                                                                          133 MB; a 2-row OTLP file: 1.8s);
+                                               4.6-6.2s                  at load 9-10 (before: 13.2-14.6s)
 
 Pass 1 reads 1 MB runs of whole lines and finds each ``"traceId":"`` by StringZilla's SIMD search
 (0.07 s/GB to count a needle, where ``bytes.count`` takes 0.65 and an ``re`` pattern starting with
