@@ -72,6 +72,35 @@ no faster, 175 MB instead of 99). Left: pass 1 (e.g. msgspec's ``decode_lines`` 
 falling back a line at a time on a bad chunk), and the whole indexes' CPU (pass 2's span
 building for OTLP; Claude Code's counting reader, ~0.5s of the first rows' 0.85s in its records'
 ``add`` and ``TokenUsage`` validation).
+
+OTLP pass 1 as a byte search (issue 31, h-otlp), the same 1000 MB file, load 15-25 (CPU is the figure)::
+
+    otlp (335,178 lines, 87,436 episodes)        time      CPU  peak RSS
+      floor: bytes read / orjson every line    0.28s / 7.61s   0.22s / 6.59s   15-45 MB
+      ours: first rows (the app's open)        2.32s    1.53s    59 MB   (before: 15.67s, 4.33s CPU, 97 MB)
+      index alone to 200 rows, alternated      1.0-1.5s CPU, 50-55 MB  (before: 2.9-5.0s CPU, 92 MB)
+      ours: whole index (what the CLI reads)  106.0s   50.45s   202 MB   (pass 2's span building)
+      in the app, tmux (bench_first_rows.py)   2.4-4.3s          89 MB   at load 5-6 (before, same minutes: 8.1s,
+                                                                          133 MB; a 2-row OTLP file: 1.8s);
+                                               4.6-6.2s                  at load 9-10 (before: 13.2-14.6s)
+
+Pass 1 reads 1 MB runs of whole lines and finds each ``"traceId":"`` by StringZilla's SIMD search
+(0.07 s/GB to count a needle, where ``bytes.count`` takes 0.65 and an ``re`` pattern starting with
+``"`` 1.1-1.6: every byte loop of the standard library ran at ~1 GB/s here), bounding each trace
+by the end of the last run naming it; pass 2 builds a trace once read past its bound. What is left
+of the first rows' CPU: the per-hit loop (~0.5 s/GB: 480,000 spans), the read (0.2 s) and pass 2
+up to 200 rows (~0.2 s).
+
+Claude Code, ``replay-tui formats --json`` (a whole census, one process, load 10-16)::
+
+    1000 MB folder: before 22.5s CPU (57s wall), now 9.2s CPU (23s wall), 51 MB; the same counts
+      (2,218 episodes, 105,497 steps, 98,071 calls and results, 1,307 sub-agents)
+      floor: orjson every line 5.0s CPU; peer: claude-code-log load_directory_transcripts 222s, 2,937 MB
+    98 MB of it: census 2.3 -> 1.5s CPU (39 MB), index 1.4-1.9 -> 1.2-1.5s, orjson 0.49s,
+      claude-code-log 3.5s CPU at 337 MB
+
+``formats --json`` counts through the reader's counting read (``base.CountingReader``: the index's
+bare steps) instead of the whole read; the index no longer validates each response's usage.
 """
 
 from __future__ import annotations

@@ -121,6 +121,17 @@ class IndexingReader(Protocol):
         ...
 
 
+@runtime_checkable
+class CountingReader(Protocol):
+    """A reader that can read its episodes with bare steps (optional): what ``formats --json``
+    counts (:func:`replay_tui.formats.census.census`) at an index's cost."""
+
+    def count(self, path: Path) -> Iterator[ReadItem]:
+        """:meth:`Reader.read`'s episodes and problems, each step bare (its calls and results, no
+        prompt or telemetry), with the same ids, sub-agent links and outcomes."""
+        ...
+
+
 UTF8_BOM = b"\xef\xbb\xbf"
 
 

@@ -5,9 +5,10 @@ others are in ``extra`` (``tool_calls``: every call of the turn; ``other_tool_ca
 the first, each with its ``result``), their results in ``extra["tool_results"]``. These helpers read
 that one convention back, so ``formats --json`` and ``convert`` count and write every call.
 
-How :func:`census` counts (one episode in memory at a time, from the reader's streaming ``read``;
-an indexing reader's summaries are not used: they carry neither results, nor a turn's second
-call, nor sub-agents):
+How :func:`census` counts (one episode in memory at a time, from the reader's streaming ``read``,
+or a :class:`~replay_tui.formats.base.CountingReader`'s ``count``: the same episodes with bare
+steps; an indexing reader's summaries are not used: they carry neither results, nor a turn's
+second call, nor sub-agents):
 
 - ``episodes``: the trajectories the reader yields, sub-agents' included;
 - ``steps``: every step (a decision with a call or without: a reply, an event);
@@ -28,7 +29,7 @@ from pydantic import ValidationError
 
 from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep
 from replay_tui.episodes.problems import LoadProblem
-from replay_tui.formats.base import Reader
+from replay_tui.formats.base import CountingReader, Reader
 
 
 def step_calls(step: TrajectoryStep) -> list[ToolCall]:
@@ -132,8 +133,11 @@ def problem_json(problem: LoadProblem) -> dict[str, Any]:
     }
 
 
-def census(path: Path, reader: Reader | None, *, problem: LoadProblem | None = None) -> dict[str, Any]:
-    """The counts of ``path`` read by ``reader`` (None: unrecognised, with its ``problem``)."""
+def census(
+    path: Path, reader: Reader | None, *, problem: LoadProblem | None = None, counting: bool = True
+) -> dict[str, Any]:
+    """The counts of ``path`` read by ``reader`` (None: unrecognised, with its ``problem``); a
+    :class:`~replay_tui.formats.base.CountingReader`'s bare steps unless ``counting`` is False."""
     found: dict[str, Any] = {
         "file": str(path),
         "format": reader.name if reader is not None else None,
@@ -147,7 +151,8 @@ def census(path: Path, reader: Reader | None, *, problem: LoadProblem | None = N
     }
     if reader is None:
         return found
-    for item in reader.read(path):
+    items = reader.count(path) if counting and isinstance(reader, CountingReader) else reader.read(path)
+    for item in items:
         if isinstance(item, LoadProblem):
             found["problems"].append(problem_json(item))
             continue

@@ -125,6 +125,11 @@ class ClaudeCodeReader:
     def read(self, path: Path) -> Iterator[ReadItem]:
         return read_sessions(path, self.session_files, _NO_SESSIONS, _read_file)
 
+    def count(self, path: Path) -> Iterator[ReadItem]:
+        """:meth:`read` with a :class:`~replay_tui.formats.conversation.CountingConversation` (the
+        index's bare steps: calls, results, sub-agents and outcomes as read gives them)."""
+        return read_sessions(path, self.session_files, _NO_SESSIONS, _counted_file)
+
     def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
         """Every episode's summary, in :meth:`read`'s order, from the same pass over the records with
         a :class:`~replay_tui.formats.conversation.CountingConversation` (no prompt, message or
@@ -248,7 +253,7 @@ class _Session:
         if isinstance(uuid, str):
             self.uuids.add(uuid)
         for key in ("cwd", "version", "gitBranch"):
-            if isinstance(record.get(key), str) and key not in self.metadata:
+            if key not in self.metadata and isinstance(record.get(key), str):  # known after the first record
                 self.metadata[key] = record[key]
         if kind == "system":
             if record.get("subtype") == "compact_boundary":
@@ -315,7 +320,8 @@ class _Session:
                 self.answer, self.answer_called = None, True
                 if call.name in SUBAGENT_TOOLS and call_id:
                     self.subagent_calls[call_id] = call.arguments
-        self.conversation.set_usage(_usage(message.get("usage")))
+        if not self.counting:  # a summary carries no usage: not validated for every response of an index
+            self.conversation.set_usage(_usage(message.get("usage")))
 
     def _user(self, record: dict[str, Any], message: dict[str, Any]) -> None:
         content = message.get("content")
@@ -388,6 +394,10 @@ def _read_file(path: Path, counting: bool = False) -> Iterator[ReadItem]:
     for number, record in jsonl_records(path):
         state.add(number, record)
     yield from state.finish()
+
+
+def _counted_file(path: Path) -> Iterator[ReadItem]:
+    return _read_file(path, counting=True)
 
 
 class _SessionFile:

@@ -355,10 +355,11 @@ def head_records(head: bytes) -> list[dict[str, Any]]:
 def jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | LoadProblem]]:
     """The file's JSON objects with their line numbers (1-based); a bad line is a problem (a cut last
     line, still being written, a warning)."""
+    name = path.name
     with path.open("rb") as handle:
         for number, line in enumerate(handle, 1):
             if (strip_bom(line) if number == 1 else line).strip():
-                yield number, jsonl_record(path.name, number, line, cut=not line.endswith(b"\n"))
+                yield number, jsonl_record(name, number, line, cut=not line.endswith(b"\n"))
 
 
 def jsonl_record(file: str, number: int, line: bytes, *, cut: bool = False) -> dict[str, Any] | LoadProblem:

@@ -48,10 +48,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import orjson
+import stringzilla as sz
 
 from replay_tui.episodes.model import (
     ChatMessage,
@@ -183,18 +184,21 @@ class OtelGenAiReader:
         """Every trajectory's summary, in :meth:`read`'s order, with its problems.
 
         JSON Lines (what the SDK's and the collector's file exporters write: one export a line) are
-        read twice, a line at a time: the first pass notes each trace's lines (and the problems),
-        the second builds each trace as soon as its last line is read and keeps only its summaries,
-        so memory holds the traces still open (a trace's spans are exported together) and never the
-        file. ``locator`` = (trace, its lines' offsets and lengths packed, the how-manieth trajectory of the
-        trace). One JSON document (a file of one line, or pretty-printed) is read whole, as
-        :meth:`read` does (memory: the file's parse), ``locator`` = ("document", position)."""
+        read twice: the first pass searches the bytes for trace ids (no line parsed) to bound where
+        each trace ends, the second parses the lines and builds each trace as soon as it is read
+        past its bound, keeping only its summaries, so memory holds the traces still open (a
+        trace's spans are exported together) and never the file. ``locator`` = (trace, its lines'
+        offsets and lengths packed, the how-manieth trajectory of the trace). One JSON document (a
+        file of one line, or pretty-printed) is read whole, as :meth:`read` does (memory: the
+        file's parse), ``locator`` = ("document", position)."""
         try:
-            lines = _by_lines(path)
+            scan = _trace_ends(path) if _by_lines(path) else None
+            if scan is not None and scan.cr and _has_lone_cr(path):
+                scan = None
         except OSError as exc:
             yield LoadProblem(file=path.name, message=f"cannot read: {exc.strerror or exc}")
             return
-        if not lines:
+        if scan is None:
             record = 0
             for item in self.read(path):
                 if isinstance(item, Trajectory):
@@ -203,7 +207,7 @@ class OtelGenAiReader:
                 else:
                     yield item
             return
-        yield from _index_lines(path)
+        yield from _index_lines(path, scan)
 
     def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
         """The trajectory ``summary`` points at: its trace's lines read again (a JSON document: the
@@ -229,9 +233,9 @@ READER = OtelGenAiReader()
 
 
 def _by_lines(path: Path) -> bool:
-    """True when the file is JSON Lines (its first line a whole JSON value and more lines follow,
-    only ``\n`` ending them), as :meth:`OtelGenAiReader.read` would take it; False for one
-    JSON document."""
+    """True when the file may be JSON Lines (its first line a whole JSON value and more lines
+    follow), as :meth:`OtelGenAiReader.read` would take it (unless a lone ``\r`` splits a line:
+    :func:`_has_lone_cr`, asked when the index's scan saw a ``\r``); False for one JSON document."""
     with path.open("rb") as handle:
         first = b""
         for line in handle:
@@ -244,12 +248,12 @@ def _by_lines(path: Path) -> bool:
             orjson.loads(strip_bom(first) if first.startswith(UTF8_BOM) else first)
         except (orjson.JSONDecodeError, RecursionError):
             return False
-        rest = any(line.strip() for line in handle)
-        return rest and not _has_lone_cr(path)
+        return any(line.strip() for line in handle)
 
 
 def _has_lone_cr(path: Path) -> bool:
-    """A ``\r`` that ends no ``\r\n`` line (``bytes.splitlines`` would split there)."""
+    """A ``\r`` that is not the ``\r`` of a ``\r\n`` (``bytes.splitlines`` would split there: in
+    ``\r\r\n`` too, and a ``\r`` at the end of the file is taken as lone)."""
     with path.open("rb") as handle:
         while chunk := handle.read(16 << 20):  # most files have no \r at all: found at memchr's speed
             if b"\r" in chunk:
@@ -258,18 +262,30 @@ def _has_lone_cr(path: Path) -> bool:
             return False
         handle.seek(0)
         for line in handle:
-            if b"\r" in line.rstrip(b"\r\n"):
+            if b"\r" in (line[:-2] if line.endswith(b"\r\n") else line):
                 return True
     return False
 
 
-def _lines(path: Path) -> Iterator[tuple[int, int, bytes]]:
-    """Each line's number (0-based, blank ones counted), offset and bytes."""
+def _lines(path: Path, size: int) -> Iterator[tuple[int, int, bytes]]:
+    """Each line's number (0-based, blank ones counted), offset and bytes in the first ``size``
+    bytes (what pass 1 read: a file growing meanwhile is read as it was, its last line as cut then)."""
     offset = 0
     with path.open("rb") as handle:
         for number, line in enumerate(handle):
+            if offset >= size:
+                return
+            line = line[: size - offset]
             yield number, offset, line
             offset += len(line)
+
+
+def _content(line: bytes, number: int) -> bytes:
+    """A line as :meth:`OtelGenAiReader.read` parses it: without its ``\n`` or ``\r\n`` (a line cut
+    inside a string while the file grows is then named by the same error), nor the file's BOM."""
+    line = line[:-1] if line.endswith(b"\n") else line
+    line = line[:-1] if line.endswith(b"\r") else line
+    return strip_bom(line) if number == 0 else line
 
 
 def _line_spans(line: bytes, number: int) -> list[Span]:
@@ -354,75 +370,198 @@ def _line_trace_keys(line: bytes) -> list[str | None] | None:
     return keys
 
 
-def _index_lines(path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
-    """Pass 1 notes each trace's lines (OTLP lines by their trace ids alone, without building a
-    span); pass 2 reads the lines with spans again, builds each trace as its last line is read, and
-    yields its summaries as soon as the traces before it are built (the app's first rows come with
-    the first traces of pass 2, not at the end of the file); the problems come after them, in the
-    order :meth:`OtelGenAiReader.read` gives them."""
+_COMPACT_KEY = b'"traceId":"'
+"""A span's trace id key as OTLP/JSON exporters write it (compact: no space around the colon)."""
+_TRACE_KEY = re.compile(rb'"trace(?:Id|_id)"[ \t\r]*:?[ \t\r]*("[^"\\\n]*"|)')
+"""Any other spelling :func:`_span` reads: ``"traceId"`` or ``"trace_id"`` and a plain string (no
+escape) after the colon, quoted; empty when the key is followed by anything else (a number, null, an
+id with an escape, or no colon)."""
+_KEY_ESCAPES = (b"\\u004", b"\\u005", b"\\u006", b"\\u007")
+"""The letters and ``_`` of ``traceId``/``trace_id`` written as ``\\u00XX``: a key spelled so is
+found only by parsing."""
+_SCAN_CHUNK = 1 << 20
+
+
+class _Scan(NamedTuple):
+    ends: dict[str | None, int]
+    """A bound on each trace's spans: past this offset the file holds none."""
+    size: int
+    """The bytes read (a file growing meanwhile is indexed as it was then)."""
+    cr: bool
+    """A ``\r`` was seen (the file may be one document: :func:`_has_lone_cr`)."""
+
+
+def _trace_ends(path: Path) -> _Scan:
+    """Pass 1 of the index: for each trace id, an offset past which the file holds none of its
+    spans, and the size read. The file is read 1 MB at a time and each run of whole lines searched
+    for the trace id keys (no line parsed: :func:`_compact_ids`, else :data:`_TRACE_KEY`), so a
+    trace's bound is the end of the last run naming it (pass 2 builds the first traces after a MB
+    or two).
+
+    The search finds every id :func:`_span` can take (perhaps more: a link's trace, a key of a line
+    that is no JSON; a trace then ends later, never earlier). A run where a trace id key is followed
+    by no plain string (a number, null, an escape in the id) or a key may be spelled with escapes is
+    read line by line for its spans' ids instead (:func:`_exact_trace_keys`). Spans without an id
+    (trace None) have no bound: their trace ends with the file."""
+    found: dict[bytes, int] = {}
+    exact: dict[str | None, int] = {}
+    pending: list[bytes] = []
+    """A line begun in an earlier read, at ``pending_at``."""
+    pending_at = offset = 0
+    cr = False
+    with path.open("rb") as handle:
+        while chunk := handle.read(_SCAN_CHUNK):
+            cr = cr or b"\r" in chunk
+            first = chunk.find(b"\n") + 1
+            if not first:  # one long line goes on
+                pending_at = pending_at if pending else offset
+                pending.append(chunk)
+                offset += len(chunk)
+                continue
+            last = chunk.rfind(b"\n") + 1
+            if pending:
+                head = b"".join([*pending, chunk[:first]])
+                _scan(head, 0, len(head), pending_at, found, exact)
+            _scan(chunk, first if pending else 0, last, offset, found, exact)
+            pending = [chunk[last:]] if last < len(chunk) else []
+            pending_at = offset + last
+            offset += len(chunk)
+    if pending:  # the last line, with no end of line (perhaps cut while the file grows)
+        tail = b"".join(pending)
+        _scan(tail, 0, len(tail), pending_at, found, exact)
+    ends: dict[str | None, int] = {key.decode("utf-8", "replace") or None: end for key, end in found.items()}
+    ends.pop(None, None)
+    for key, end in exact.items():
+        if key is not None and end > ends.get(key, -1):
+            ends[key] = end
+    return _Scan(ends, offset, cr)
+
+
+def _scan(
+    buffer: bytes, start: int, end: int, base: int, found: dict[bytes, int], exact: dict[str | None, int]
+) -> None:
+    """The trace ids of the whole lines ``buffer[start:end]`` (``base``: the file offset of
+    ``buffer[0]``), each bounded by the end of the run, into ``found`` or, when no search can be
+    trusted on the run, ``exact``."""
+    if start >= end:
+        return
+    bound = base + end
+    if sz.find(buffer, b"\\u00", start, end) < 0 or all(sz.find(buffer, key, start, end) < 0 for key in _KEY_ESCAPES):
+        ids = _compact_ids(buffer, start, end)
+        if ids is None:
+            quoted = _TRACE_KEY.findall(buffer, start, end)
+            ids = None if b"" in quoted else [value[1:-1] for value in quoted]
+        if ids is not None:
+            found.update(dict.fromkeys(ids, bound))
+            return
+    at = base + start
+    for line in buffer[start:end].split(b"\n"):
+        if line.strip():
+            for key in _exact_trace_keys(strip_bom(line) if at == 0 else line):
+                exact[key] = bound
+        at += len(line) + 1
+
+
+def _compact_ids(buffer: bytes, start: int, end: int) -> list[bytes] | None:
+    """The ids after each ``"traceId":"`` of the run, found by StringZilla's SIMD search (several
+    times the speed of a regex: the 1 GB file's first rows wait for this pass); None unless every
+    trace id key of the run is written so and its id has no escape."""
+    keys = sz.count(buffer, b'"traceId"', start, end) + sz.count(buffer, b'"trace_id"', start, end)
+    ids: list[bytes] = []
+    add, find, quote, skip = ids.append, sz.find, buffer.find, len(_COMPACT_KEY)
+    at = find(buffer, _COMPACT_KEY, start, end)
+    while at >= 0:
+        at += skip
+        close = at + 32  # OTLP's ids: 32 hex digits
+        if close >= end or buffer[close] != 34:  # '"'
+            close = quote(b'"', at, end)
+            if close < 0:
+                return None
+        add(buffer[at:close])
+        at = find(buffer, _COMPACT_KEY, close, end)
+    if len(ids) != keys:
+        return None
+    every = b"".join(ids)
+    # an escape, a line end or a quote (an id shorter than 32 read up to another string's quote)
+    return None if b"\\" in every or b"\n" in every or b'"' in every else ids
+
+
+def _exact_trace_keys(text: bytes) -> list[str | None]:
+    """The trace of each span of one line, as :func:`_collect` reads them (none when it is no JSON)."""
+    keys = _line_trace_keys(text)
+    if keys is not None:
+        return keys
+    try:
+        document = orjson.loads(text)
+    except (orjson.JSONDecodeError, RecursionError):
+        return []
+    keys = _trace_keys(document)
+    if keys is None:
+        spans: list[Span] = []
+        try:
+            _collect(document, spans)
+        except (_Bad, TypeError, ValueError, OverflowError, RecursionError):
+            pass
+        keys = [span.trace for span in spans]
+    return keys
+
+
+def _index_lines(path: Path, scan: _Scan) -> Iterator[EpisodeSummary | LoadProblem]:
+    """Pass 1 (:func:`_trace_ends`) bounds where each trace ends; pass 2 reads the lines, builds
+    each trace once it has read past its bound (a trace without one, and any trace still open, at
+    the end), and yields its summaries as soon as the traces before it (in :meth:`OtelGenAiReader.read`'s
+    order: by their first span) are built: the app's first rows come with the first traces of pass
+    2, not at the end of the file. Memory holds the traces still open (a trace's spans are exported
+    together), never the file. The problems come after the summaries, in the order
+    :meth:`OtelGenAiReader.read` gives them."""
     name = path.name
-    last: dict[str | None, int] = {}
-    visit: set[int] = set()
+    closing = sorted((offset, key) for key, offset in scan.ends.items())
+    """The traces by where they end: each is built once pass 2 has read past its offset."""
+    closed = 0
+    open_traces: dict[str | None, list[Span]] = {}
     where: dict[str | None, array[int]] = {}
     """A trace's lines: offset, length, offset, length... (packed: 87,000 traces of a 1 GB file)."""
+    built: dict[str | None, list[EpisodeSummary | LoadProblem]] = {}
+    order: list[str | None] = []
+    """The traces in read()'s order (by their first span): each one's summaries as soon as it and
+    those before it are built."""
     unreadable: list[LoadProblem] = []
-    for number, offset, line in _lines(path):
-        if not line.strip():
-            continue
-        text = strip_bom(line) if number == 0 else line
-        keys = _line_trace_keys(text)
-        if keys is None:
+    unread: list[LoadProblem] = []
+    trace_problems: list[LoadProblem] = []
+    found = False
+    done = 0
+    record = 0
+    for number, offset, line in _lines(path, scan.size):
+        if line.strip():
+            spans: list[Span] = []
             try:
-                document = orjson.loads(text)
+                document = orjson.loads(_content(line, number))
             except (orjson.JSONDecodeError, RecursionError) as exc:
                 message = f"line {number + 1}: not valid JSON: {exc}"
                 unreadable.append(LoadProblem(file=name, index=number, message=message))
-                continue
-            keys = _trace_keys(document)
-        visit.add(number)
-        if keys is None:
-            spans: list[Span] = []
+                document = None
             try:
-                _collect(document, spans)
-            except (_Bad, TypeError, ValueError, OverflowError, RecursionError):
-                pass  # named in pass 2
-            keys = [span.trace for span in spans]
-        for trace in keys:
-            if last.get(trace) != number:
-                last[trace] = number
-                where.setdefault(trace, array("q")).extend((offset, len(line)))
-    ends: dict[int, list[str | None]] = {}
-    for trace, number in last.items():
-        ends.setdefault(number, []).append(trace)
-    open_traces: dict[str | None, list[Span]] = {}
-    built: dict[str | None, list[EpisodeSummary | LoadProblem]] = {}
-    unread: list[LoadProblem] = []
-    found = False
-    order = list(where)  # the traces in read()'s order: each one's summaries as soon as it and those before are built
-    done = 0
-    record = 0
-    trace_problems: list[LoadProblem] = []
-    for number, _, line in _lines(path):
-        if number not in visit:
-            continue
-        spans = []
-        try:
-            document = orjson.loads(strip_bom(line) if number == 0 else line)
-        except (orjson.JSONDecodeError, RecursionError) as exc:  # what pass 1's skipping read let by
-            unreadable.append(LoadProblem(file=name, index=number, message=f"line {number + 1}: not valid JSON: {exc}"))
-            document = None
-        try:
-            if document is not None:
-                _collect(document, spans)
-        except (_Bad, TypeError, ValueError, OverflowError, RecursionError) as exc:
-            unread.append(LoadProblem(file=name, message=f"not read: {exc}"))
-        found = found or bool(spans)
-        for span in spans:
-            span.order = len(open_traces.setdefault(span.trace, []))
-            open_traces[span.trace].append(span)
-        for trace in ends.get(number, []):
-            built[trace] = _summaries(path, trace, open_traces.pop(trace, []), where[trace].tobytes())
-            where[trace] = _DONE
+                if document is not None:
+                    _collect(document, spans)
+            except (_Bad, TypeError, ValueError, OverflowError, RecursionError) as exc:
+                unread.append(LoadProblem(file=name, message=f"not read: {exc}"))
+            found = found or bool(spans)
+            for span in spans:
+                members = open_traces.get(span.trace)
+                if members is None:
+                    members = open_traces[span.trace] = []
+                    order.append(span.trace)
+                    where[span.trace] = array("q", (offset, len(line)))
+                elif where[span.trace][-2] != offset:
+                    where[span.trace].extend((offset, len(line)))
+                span.order = len(members)
+                members.append(span)
+        past = offset + len(line)
+        while closed < len(closing) and closing[closed][0] <= past:
+            trace = closing[closed][1]
+            closed += 1
+            if trace in open_traces:
+                built[trace] = _summaries(path, trace, open_traces.pop(trace), where.pop(trace).tobytes())
         while done < len(order) and order[done] in built:
             for item in built.pop(order[done]):
                 if isinstance(item, EpisodeSummary):
@@ -431,6 +570,15 @@ def _index_lines(path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
                 else:
                     trace_problems.append(item)
             done += 1
+    for trace in list(open_traces):  # no id to bound it (or the file changed under pass 1)
+        built[trace] = _summaries(path, trace, open_traces.pop(trace), where.pop(trace).tobytes())
+    for trace in order[done:]:
+        for item in built.pop(trace):
+            if isinstance(item, EpisodeSummary):
+                yield replace(item, record=record)
+                record += 1
+            else:
+                trace_problems.append(item)
     # the problems after the summaries (the app lists the first rows while the index goes on), in
     # read()'s order among themselves
     yield from sorted(unreadable, key=lambda problem: problem.index or 0)  # in line order, as read() names them
@@ -438,9 +586,6 @@ def _index_lines(path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
     if not found and not unreadable and not unread:
         yield LoadProblem(file=name, message="no spans found (expected resourceSpans or a list of spans)")
     yield from trace_problems
-
-
-_DONE: array[int] = array("q")
 
 
 def _summaries(path: Path, trace: str | None, spans: list[Span], lines: bytes) -> list[EpisodeSummary | LoadProblem]:

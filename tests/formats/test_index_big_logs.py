@@ -86,6 +86,22 @@ def test_the_app_opens_a_claude_code_folder_by_its_index(tmp_path: Path) -> None
     assert len(demos.trajectory(refs[-1].session_id).steps) == len(whole[-1].steps)
 
 
+def test_formats_json_counts_a_claude_code_log_from_bare_steps_as_from_the_whole_read(tmp_path: Path) -> None:
+    """``formats --json`` counts a Claude Code log through the reader's counting read (no prompt or
+    usage built: an index's cost): every count, problem and episode entry equals the whole read's."""
+    from replay_tui.formats.census import census
+
+    reader = reader_for("claude-code")
+    folder = tmp_path / "project"
+    folder.mkdir()
+    for sample in CLAUDE:
+        shutil.copy(sample, folder / sample.name)
+    (folder / "broken.jsonl").write_bytes(b'{"type": "user", "sessionId": "x"\n{"type": "assistant", "mess')
+    for path in [*CLAUDE, folder]:
+        assert census(path, reader) == census(path, reader, counting=False), path.name
+    assert census(folder, reader)["subagents"] > 0
+
+
 @pytest.mark.parametrize("path", CODEX, ids=lambda p: p.name)
 def test_codex_index_equals_the_whole_read(path: Path) -> None:
     assert check_index_equals_read("codex", path) == 1
@@ -144,6 +160,22 @@ def test_otel_lines_that_only_a_full_parse_finds_bad_are_named_as_read_names_the
     named = [p.message.split(": not valid JSON")[0] for p in problems]
     assert named == ["line 2", "line 3", f"line {len(lines) + 2}"]
     check_index_equals_read("otel-genai", path)
+
+
+def test_an_otlp_line_cut_inside_a_string_is_named_as_read_names_it(tmp_path: Path) -> None:
+    """A writer stopped mid-line (then restarted on a new line), in a file with ``\n`` or ``\r\n``
+    line ends: the index parses a line without its line end, as the whole read does, so the problem
+    is the same (it said "unexpected control character in string" for the line end it kept)."""
+    lines = (DATA / "otel_genai" / "openai-v2__agent_loop.otlp.jsonl").read_bytes().splitlines()
+    cut = lines[3][: lines[3].index(b'"traceId":"') + 20]
+    for ending in (b"\n", b"\r\n"):
+        path = tmp_path / "cut.otlp.jsonl"
+        path.write_bytes(ending.join([*lines[:3], cut, *lines[3:]]) + ending)
+        problems = [item for item in reader_for("otel-genai").index(path) if isinstance(item, LoadProblem)]
+        assert [p.message for p in problems] == [
+            f"line 4: not valid JSON: unexpected end of data: line 1 column {len(cut) + 1} (char {len(cut)})"
+        ]
+        check_index_equals_read("otel-genai", path)
 
 
 def test_a_session_file_with_sub_agents_is_read_once_for_all_its_episodes(

@@ -362,6 +362,7 @@ def test_a_lone_carriage_return_is_found_anywhere(tmp_path: Path) -> None:
         b'{"a": 1}\n{"b": 2}\n': False,
         b'{"a": 1}\r\n{"b": 2}\r\n': False,
         b'{"a": 1}\r{"b": 2}\n': True,
+        b'{"a": 1}\r\r\n{"b": 2}\n': True,  # bytes.splitlines splits at the first \r too
         b"x" * (17 << 20) + b'\n{"a": 1}\r\n': False,  # past the first chunk
         b"x" * (17 << 20) + b'\n{"a": 1}\r{"b": 2}\n': True,
     }
