@@ -12,11 +12,9 @@ from rich.console import Console
 from rich.text import Text
 
 from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, print_warning
-from replay_tui.compare import Agreement, Comparison
-from replay_tui.export import ExportError
-from replay_tui.export.comparison import write_comparison
 
 if TYPE_CHECKING:
+    from replay_tui.compare import Agreement, Comparison
     from replay_tui.outcome_compare import OutcomeComparison, RunsComparison
 
 COMMAND = "compare"
@@ -61,6 +59,9 @@ def write_report(
     """``--report``: the comparison written in the format its suffix names (one line on a bad path)."""
     if not args.report:
         return
+    from replay_tui.export import ExportError
+    from replay_tui.export.comparison import write_comparison
+
     try:
         written = write_comparison(args.report, report, title=args.title)
     except ExportError as exc:
