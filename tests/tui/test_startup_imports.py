@@ -25,7 +25,9 @@ NOT_AT_START = (
     "ray",
     "playwright",
     "mcp",
-    # the engines of other commands and screens
+    # the replay engine (the first replay imports it) and the engines of other commands and screens
+    "replay_tui.runner",
+    "replay_tui.expected",
     "replay_tui.compare",
     "replay_tui.outcome_compare",
     "replay_tui.pairing",
