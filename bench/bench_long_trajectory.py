@@ -74,6 +74,27 @@ message validation 0.05), the list's first frame ~0.13 s, Enter to the step ~0.3
 ``episode_from_trajectory`` 0.1, the stepper's frame); mini's inspector parses and shows in ~0.4 s
 in all. The 1 s target needs the app's fixed launch halved (lazy model building, a first frame
 before the engines import), not the reader.
+
+Again after the launch stopped importing what the list and the stepper do not show (issue 29, h-long2k:
+the runner, session, compare, export, groups, stats, verify's models, the dialogs and other screens load
+when first used; 600 modules instead of 640, 82 of ours instead of 105; ``-X importtime`` self time of
+``replay_tui.cli.commands`` + ``replay_tui.tui.app``, best of 5, 0.52 -> 0.44 s: ours 0.19 -> 0.12 s,
+Textual and Rich 0.15 s, pydantic 0.06 s, the standard library 0.11 s), main at 7cb9aa7 as "before", the
+same run, load average 7-15 on the 2 cores (wall times 2-5x the quiet ones: read the CPU columns, the
+app's CPU seconds when the step is shown, best of 3):
+
+    steps   mini  CPU    RSS     ours  CPU    RSS    before  CPU    RSS
+      500         0.60 s  64 MB        1.29 s  92 MB          1.54 s  96 MB
+     1000         0.56 s  85 MB        1.09 s 116 MB          1.54 s 120 MB
+     2000         0.89 s 124 MB        1.25 s 175 MB          1.54 s 179 MB
+
+Headless (``App.run_test``, CPU from the interpreter's start to step 0 after enter, best of 5 alternating
+runs): 500 steps 1.00 -> 0.79 s, 2,000 steps 1.12 -> 1.04 s. What is left at 2,000 steps: imports
+~0.45 s (Textual and pydantic ~0.2 s of it), the index (parsing the 40 MB once, ~0.25 s), the list's
+first frame ~0.08 s, enter to the step ~0.33 s (the episode mapped from the parsed document, its replay
+steps, the stepper's frame). A user who looks at the list first no longer pays the parse twice: the
+background validation kept nothing, so opening the episode after it read the file again (enter to the
+step 0.76 s of CPU, now 0.32 s).
 """
 
 from __future__ import annotations
@@ -147,24 +168,26 @@ def trajectory(directory: Path, steps: int, venv: Path | None, generator: Path) 
     return path
 
 
-def first_step_mini(venv: Path, path: Path) -> tuple[float, float | None]:
+def first_step_mini(venv: Path, path: Path) -> tuple[float, float | None, float | None]:
     home = tempfile.mkdtemp(prefix="mini-home-")
     command = [str(venv / "bin" / "mini-extra"), "inspector", str(path)]
     app = TmuxApp(command, env={"HOME": home, "MSWEA_SILENT_STARTUP": "1"})
     try:
         seconds = app.wait_for(lambda screen: "Step 1/" in screen, timeout=600)
-        return seconds, idle_peak_rss_mb(app)
+        cpu = cpu_seconds(pane_pid(app))
+        return seconds, idle_peak_rss_mb(app), cpu
     finally:
         app.close()
 
 
-def first_step_ours(path: Path, environment: dict[str, str]) -> tuple[float, float | None]:
+def first_step_ours(path: Path, environment: dict[str, str]) -> tuple[float, float | None, float | None]:
     app = TmuxApp([*APP, str(path)], env=environment)
     try:
         app.wait_for(lambda screen: f" 0 {path.stem.split('.')[0]}" in screen, timeout=600)
         app.send("Enter")
         seconds = app.wait_for(lambda screen: STEP_SHOWN.search(screen) is not None, timeout=600)
-        return seconds, idle_peak_rss_mb(app)
+        cpu = cpu_seconds(pane_pid(app))
+        return seconds, idle_peak_rss_mb(app), cpu
     finally:
         app.close()
 
@@ -194,6 +217,13 @@ def core(path: Path, environment: dict[str, str]) -> tuple[float, float]:
     return float(seconds), float(rss)
 
 
+def _best(runs: list[tuple[float, float | None, float | None]]) -> tuple[str, str, str]:
+    """The fastest run's wall time and peak RSS, and the least CPU time of the runs, as cells."""
+    seconds, rss, _ = min(runs, key=lambda run: run[0])
+    cpus = [run[2] for run in runs if run[2] is not None]
+    return f"{seconds:.2f} s", f"{rss:.0f} MB" if rss else "?", f"{min(cpus):.2f} s" if cpus else "?"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, nargs="+", default=[500, 1000, 2000])
@@ -215,23 +245,23 @@ def main() -> None:
         "PYTHONPATH": str(args.code),
         **installed_bytecode(),
     }
-    print("first step on screen (process start -> step shown, best of runs) and the app's peak RSS;")
+    print("first step on screen (process start -> step shown, best of runs), the app's CPU seconds when it")
+    print("is shown (steadier than wall time on a shared machine) and its peak RSS;")
     print("core: open + first step without the app (CPU seconds, peak RSS)")
-    print(f"  {'steps':>6} {'file':>7}   {'mini':>8} {'RSS':>8}   {'ours':>8} {'RSS':>8}   {'core':>8} {'RSS':>8}")
+    print(
+        f"  {'steps':>6} {'file':>7}   {'mini':>8} {'CPU':>7} {'RSS':>8}   {'ours':>8} {'CPU':>7} {'RSS':>8}"
+        f"   {'core':>8} {'RSS':>8}"
+    )
     for steps in args.steps:
         path = trajectory(args.dir, steps, args.mini_venv, args.generator)
         size = f"{path.stat().st_size / 1e6:.0f} MB"
-        mini = "—", "—"
+        mini = "—", "—", "—"
         if args.mini_venv is not None and not args.skip_mini:
-            runs = [first_step_mini(args.mini_venv, path) for _ in range(args.repeat)]
-            seconds, rss = min(runs, key=lambda run: run[0])
-            mini = f"{seconds:.2f} s", f"{rss:.0f} MB" if rss else "?"
-        runs = [first_step_ours(path, environment) for _ in range(args.repeat)]
-        seconds, rss = min(runs, key=lambda run: run[0])
-        ours = f"{seconds:.2f} s", f"{rss:.0f} MB" if rss else "?"
+            mini = _best([first_step_mini(args.mini_venv, path) for _ in range(args.repeat)])
+        ours = _best([first_step_ours(path, environment) for _ in range(args.repeat)])
         cpu, peak = min((core(path, environment) for _ in range(args.repeat)), key=lambda run: run[0])
         print(
-            f"  {steps:>6} {size:>7}   {mini[0]:>8} {mini[1]:>8}   {ours[0]:>8} {ours[1]:>8}"
+            f"  {steps:>6} {size:>7}   {mini[0]:>8} {mini[2]:>7} {mini[1]:>8}   {ours[0]:>8} {ours[2]:>7} {ours[1]:>8}"
             f"   {cpu:>6.2f} s {peak:>5.0f} MB",
             flush=True,
         )

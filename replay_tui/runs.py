@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 import orjson
@@ -34,7 +34,9 @@ from replay_tui.annotations import data_dir
 from replay_tui.fileio import atomic_write_bytes, expand_home, read_capped
 from replay_tui.formats import browsergym
 from replay_tui.matching import MatchSettings
-from replay_tui.runner import SummaryReport
+
+if TYPE_CHECKING:  # the report's models are built when a run is read, not when the store opens
+    from replay_tui.runner import SummaryReport
 
 RUNS_ENV = "REPLAY_TUI_RUNS_DIR"
 RUN_SUFFIX = ".json"
@@ -512,6 +514,8 @@ class RunStore:
     def load(self, path_or_name: str | os.PathLike[str]) -> tuple[SummaryReport, RunInfo]:
         """The report and record of a run (a path, or an id or name under the root). A plain replay
         report without ``"run"`` loads too, its record made from the report. Raises RunError."""
+        from replay_tui.runner import SummaryReport  # the report's models, built when a run is read
+
         path = self.find(str(path_or_name))
         data = _read_object(path)
         raw = data.pop("run", None)

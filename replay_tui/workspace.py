@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replay_tui.annotations import AnnotationStore, data_dir, sidecar_path
 from replay_tui.demos.loader import DemoSet, EpisodeRef
@@ -23,9 +23,11 @@ from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
 from replay_tui.matching import MatchPolicy, MatchSettings
 from replay_tui.policies import policy_name
 from replay_tui.policies.registry import MODES_BY_NAME, policy_mode
-from replay_tui.runner import EpisodeReport, Runner, StepResult, SummaryReport, rejudge, summarize_demos
 from replay_tui.runs import RunInfo, RunStore, demo_files_info, utc_now
 from replay_tui.sources import open_sources
+
+if TYPE_CHECKING:  # the runner is imported by the first replay, not by opening the logs
+    from replay_tui.runner import EpisodeReport, Runner, StepResult, SummaryReport
 
 
 @dataclass
@@ -69,6 +71,8 @@ class ReplaySettings:
         env = OfflineWebshopEnv(
             demos, mismatch_policy=self.mismatch, include_item_steps=self.item_steps, matching=self.matching
         )
+        from replay_tui.runner import Runner
+
         return Runner(env, policy, mode=mode, on_step=on_step, cancel=cancel)
 
     def spec(self) -> str | None:
@@ -333,6 +337,8 @@ class Workspace:
         """The stored predictions judged again under the current matching settings (no policy call),
         and how many step verdicts changed. Matching is deterministic and cheap, so a new policy
         applies to what was already replayed. Pure: :meth:`record` the reports to keep them."""
+        from replay_tui.runner import rejudge
+
         reports: dict[int, EpisodeReport] = {}
         changed = 0
         for session_id, report in list(self.results.items()):
@@ -372,6 +378,8 @@ class Workspace:
     def summary(self, session_ids: Collection[int] | None = None) -> SummaryReport:
         """The latest results (of ``session_ids`` only, when given) as one report, in demo-file order
         (what exports write)."""
+        from replay_tui.runner import summarize_demos
+
         episodes = [
             self.results[sid]
             for sid in self.demos.session_ids

@@ -54,30 +54,13 @@ from replay_tui.demos.loader import DemoSet
 from replay_tui.env import MISMATCH_POLICIES
 from replay_tui.episodes.problems import DemoFileError, LoadProblem
 from replay_tui.examples import example_path
-from replay_tui.export import (
-    FORMATS,
-    ExportError,
-    Intervals,
-    format_for_path,
-    headline,
-    outcome_phrase,
-    report_json,
-    write_report,
-)
+from replay_tui.export import FORMATS
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.formats import FormatError, detect
-from replay_tui.groups import MismatchGroup, group_mismatches
 from replay_tui.matching import CASE_POLICIES, MatchSettings, MatchSpecError
-from replay_tui.policies import POLICY_BUILD_ERRORS
 from replay_tui.policies.registry import LLM_MODES, MODE_FLAGS
-from replay_tui.repeat_report import RepeatReport
-from replay_tui.runner import (
-    EpisodeReport,
-    SummaryReport,
-)
 from replay_tui.runs import RunEntry, RunError, RunStore, runs_root
 from replay_tui.sanitize import excerpt, strip_control
-from replay_tui.session import EpisodeDone, ProblemFound, ReplaySession, SessionError, SessionEvent
 from replay_tui.sources import open_sources
 from replay_tui.workspace import ReplaySettings, annotations_path_for, default_annotations_path, make_run_info
 
@@ -85,6 +68,10 @@ if TYPE_CHECKING:
     from rich.progress import Progress
 
     from replay_tui.executors import RayExecutor
+    from replay_tui.groups import MismatchGroup
+    from replay_tui.repeat_report import RepeatReport
+    from replay_tui.runner import EpisodeReport, SummaryReport
+    from replay_tui.session import ReplaySession, SessionEvent
     from replay_tui.tui.app import ReplayApp
 
 PROGRESS_MIN_EPISODES = 20
@@ -612,6 +599,9 @@ def _session(
     on_event: Callable[[SessionEvent], object],
 ) -> ReplaySession:
     """The replay the flags ask for; a policy that cannot be built is a usage error."""
+    from replay_tui.policies import POLICY_BUILD_ERRORS
+    from replay_tui.session import ReplaySession
+
     try:
         return ReplaySession(
             demos,
@@ -646,6 +636,8 @@ def _print_problem(console: Console, problem: LoadProblem) -> None:
 
 
 def _summary_table(summary: SummaryReport) -> Table:
+    from replay_tui.export import Intervals
+
     tolerant = summary.matching is not None
     intervals = Intervals(summary)
     title = f"Replay summary (matching: {summary.matching_label})"
@@ -765,6 +757,8 @@ def _report_annotations(args: argparse.Namespace, demos: DemoSet, err: Console) 
 def _write_report(
     args: argparse.Namespace, summary: SummaryReport, store: AnnotationStore | None, path: Path, fmt: str | None
 ) -> None:
+    from replay_tui.export import ExportError, report_json, write_report
+
     if args.report_steps and fmt == "json":
         atomic_write_bytes(path, report_json(summary, include_steps=True))
         return
@@ -775,6 +769,13 @@ def _write_report(
 
 
 def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
+    # the engines are imported here, not with the parser: the app (the default command) needs none of them
+    from replay_tui.export import ExportError, format_for_path, headline
+    from replay_tui.groups import group_mismatches
+    from replay_tui.repeat_report import RepeatReport
+    from replay_tui.runner import SummaryReport
+    from replay_tui.session import EpisodeDone, ProblemFound, SessionError
+
     exporting = args.command == "export"
     report_path = Path(args.out) if exporting else (Path(args.report) if args.report else None)
     report_format = args.format if exporting else None
@@ -992,6 +993,8 @@ def _repeat_table(report: RepeatReport) -> Table:
 def _finish_repeat(
     args: argparse.Namespace, report: RepeatReport, report_path: Path | None, out: Console, exporting: bool
 ) -> int:
+    from replay_tui.export import outcome_phrase
+
     if report_path is not None:
         atomic_write_bytes(report_path, report.to_json())
     overall = report.overall

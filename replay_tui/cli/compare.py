@@ -36,29 +36,13 @@ from replay_tui.cli.common import (
     print_warning,
 )
 from replay_tui.cli.compare_output import COMMAND, finish, print_regressions, write_report
-from replay_tui.compare import (
-    Agreement,
-    CompareError,
-    Comparison,
-    LoadedRun,
-    StepPair,
-    agreement_matrix,
-    compare_runs,
-    is_repeat_report,
-    load_run_data,
-    repeat_runs,
-    run_info,
-    run_label,
-    signed_pp,
-)
-from replay_tui.export import ExportError, format_for_path
 from replay_tui.fileio import expand_home, read_capped
 from replay_tui.gcpause import gc_paused
 from replay_tui.sanitize import strip_control
-from replay_tui.stats import PairedStats, Rate
 
-if TYPE_CHECKING:
-    pass
+if TYPE_CHECKING:  # the engines are imported when the command runs, not when the full parser is built
+    from replay_tui.compare import Agreement, Comparison, LoadedRun, StepPair
+    from replay_tui.stats import PairedStats, Rate
 
 
 def register(subparsers: Any) -> None:
@@ -126,6 +110,7 @@ def register(subparsers: Any) -> None:
 def load_run(spec: str, runs_dir: str | None = None) -> list[LoadedRun]:
     """The one place a RUN argument becomes runs: a report file (a ``--repeat`` report gives one run per
     repetition), else a name in the run history (:mod:`replay_tui.runs`, when it is installed)."""
+    from replay_tui.compare import CompareError, is_repeat_report, load_run_data, repeat_runs
     from replay_tui.runs import MAX_RUN_BYTES
 
     path = expand_home(spec)
@@ -200,6 +185,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--fail-on-regression must be 0 or more")
     if args.resamples < 100:
         raise UsageError("--resamples must be at least 100")
+    from replay_tui.export import ExportError, format_for_path
+
     report_format = None
     if args.report:
         try:
@@ -213,6 +200,8 @@ def run(args: argparse.Namespace, out: Console, err: Console) -> int:
 
 
 def _compare(args: argparse.Namespace, out: Console, err: Console, report_format: str | None) -> int:
+    from replay_tui.compare import CompareError, agreement_matrix, compare_runs, run_info, run_label
+
     runs = _runs_or_none(args)
     if runs is None:
         from replay_tui.cli.compare_logs import run_logs
@@ -262,6 +251,8 @@ def _rate(rate: Rate) -> str:
 
 
 def _difference(stats: PairedStats) -> Text:
+    from replay_tui.compare import signed_pp
+
     text = f"{signed_pp(stats.difference)} [{signed_pp(stats.low)}, {signed_pp(stats.high)}]"
     style = "red" if stats.high < 0 else ("green" if stats.low > 0 else "")
     return Text(text, style=style)

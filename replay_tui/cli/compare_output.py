@@ -13,13 +13,10 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, print_warning
-from replay_tui.compare import Agreement, Comparison, PairedComparison
-from replay_tui.compare.model import P
-from replay_tui.export import ExportError
-from replay_tui.export.comparison import write_comparison
 
-if TYPE_CHECKING:
-    from replay_tui.compare import OutcomeComparison, RunsComparison
+if TYPE_CHECKING:  # the engines are imported when the command runs, not when the full parser is built
+    from replay_tui.compare import Agreement, Comparison, OutcomeComparison, PairedComparison, RunsComparison
+    from replay_tui.compare.model import P
 
 COMMAND = "compare"
 
@@ -61,6 +58,9 @@ def write_report(
     """``--report``: the comparison written in the format its suffix names (one line on a bad path)."""
     if not args.report:
         return
+    from replay_tui.export import ExportError
+    from replay_tui.export.comparison import write_comparison
+
     try:
         written = write_comparison(args.report, report, title=args.title)
     except ExportError as exc:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -42,9 +42,11 @@ from replay_tui.cli.common import (
 from replay_tui.episodes.jsonscan import first_too_deep, literal
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.sanitize import strip_control
-from replay_tui.verify.evaluate import evaluate_many
-from replay_tui.verify.models import RULES, Counts, Report, TaskFileError, load_tasks
-from replay_tui.verify.network import Event, TraceError, find_trace, load_trace
+from replay_tui.verify.rules import RULES
+
+if TYPE_CHECKING:  # the evaluator is imported when the command runs, not when the full parser is built
+    from replay_tui.verify.models import Counts, Report
+    from replay_tui.verify.network import Event
 
 EXIT_FAILED = EXIT_MISMATCH  # an answer failed or errored
 MAX_LISTED = 25
@@ -172,6 +174,8 @@ def trace_source(where: str | None) -> Any:
 
     Traces are read once each; an unreadable one is a :class:`TraceError` (exit 2).
     """
+    from replay_tui.verify.network import TraceError, find_trace, load_trace
+
     if not where:
         return None
     path = Path(where)
@@ -193,6 +197,10 @@ def trace_source(where: str | None) -> Any:
 
 def run(args: argparse.Namespace, out: Console, err: Console) -> int:
     """Run ``verify``; print a summary to ``out``, one-line errors to ``err``; return the exit code."""
+    from replay_tui.verify.evaluate import evaluate_many
+    from replay_tui.verify.models import TaskFileError, load_tasks
+    from replay_tui.verify.network import TraceError
+
     try:
         site_urls = parse_site_urls(getattr(args, "site_url", []))
         tasks = load_tasks(args.tasks)

@@ -1428,14 +1428,19 @@ class DemoSet:
         (dropping them again): yields the problem of each malformed one as it is found (recorded as
         :meth:`trajectory` records it), the invalid fields of a usable one then None, and None after
         each good one, so a caller (the app's background validation) can stop or yield between
-        episodes, and go on later with the episodes added since."""
+        episodes, and go on later with the episodes added since. The set's only episode is kept (in
+        the cache, as :meth:`episode` keeps it): a long trajectory alone in its file is then parsed
+        once, whenever it is opened."""
         for ref in self.refs[start:end]:
             with self._lock:  # per episode, as :meth:`episode` does, so readers are not held up for the whole file
                 if ref.session_id in self._bad or ref.session_id in self._cache:
                     continue
                 found: list[LoadProblem | None] = [None]
                 try:
-                    found = [*self._note_fields(ref.session_id, ref.file.read_trajectory(ref).problems), None]
+                    trajectory = ref.file.read_trajectory(ref)
+                    found = [*self._note_fields(ref.session_id, trajectory.problems), None]
+                    if len(self.refs) == 1:  # the only one: opening it next takes it, not a second read of the file
+                        self._cache[ref.session_id] = trajectory
                 except EpisodeLoadError as exc:
                     self._record_bad(ref.session_id, exc.problem)
                     found = [exc.problem]

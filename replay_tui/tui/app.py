@@ -29,17 +29,9 @@ from replay_tui.annotations import AnnotationError
 from replay_tui.config import Config, default_config_path, load_config, load_state, remember
 from replay_tui.episodes.problems import DemoFileError, LoadProblem
 from replay_tui.examples import example_path
-from replay_tui.export import write_report
-from replay_tui.policies import POLICY_BUILD_ERRORS
-from replay_tui.runner import (
-    StepResult,
-    SummaryReport,
-)
 from replay_tui.runs import RunStore
 from replay_tui.sanitize import in_line, strip_control
-from replay_tui.session import EndpointDown, EpisodeDone, EpisodeStarted, ReplaySession, SessionEvent, StepReplayed
 from replay_tui.sources import IndexingLog
-from replay_tui.stats import wilson
 from replay_tui.tui.app_base import stylesheets
 from replay_tui.tui.messages import (
     ComparisonFailed,
@@ -61,18 +53,16 @@ from replay_tui.tui.messages import (
     TagRequested,
 )
 from replay_tui.tui.replay.browser import BrowserScreen
-from replay_tui.tui.replay.feed import ReplayFeed
-from replay_tui.tui.replay.groups import GroupsScreen
-from replay_tui.tui.replay.outcome import OutcomeScreen
-from replay_tui.tui.replay.outcome_groups import OutcomeGroupsScreen
 from replay_tui.tui.replay.run_history import RunHistory
 from replay_tui.tui.replay.stepper import StepperScreen
-from replay_tui.tui.screens.modals import ExportChoice, ExportModal, NoteModal, SettingsModal, TagModal
-from replay_tui.tui.screens.search import GoToModal, SearchScreen
 from replay_tui.workspace import ReplaySettings, Workspace
 
 if TYPE_CHECKING:
+    from replay_tui.runner import StepResult, SummaryReport
     from replay_tui.search import SearchHit
+    from replay_tui.tui.replay.feed import ReplayFeed
+    from replay_tui.tui.screens.modals import ExportChoice
+    from replay_tui.tui.screens.search import SearchScreen
     from replay_tui.visual.batch import BatchPair
 
 
@@ -293,6 +283,8 @@ class ReplayApp(RunHistory):
     def _outcome_requested(self, message: OutcomeRequested) -> None:
         """The outcome screen of an episode; ``enter`` there shows the step it names (in the stepper
         below when it shows that episode, else in a new one)."""
+        from replay_tui.tui.replay.outcome import OutcomeScreen
+
         session_id = message.session_id
 
         def jump(position: int | None) -> None:
@@ -304,6 +296,8 @@ class ReplayApp(RunHistory):
 
     @on(OutcomeGroupsRequested)
     def _outcome_groups_requested(self) -> None:
+        from replay_tui.tui.replay.outcome_groups import OutcomeGroupsScreen
+
         if not isinstance(self.screen, OutcomeGroupsScreen):
             self.push_screen(OutcomeGroupsScreen(self))
 
@@ -412,6 +406,7 @@ class ReplayApp(RunHistory):
 
     def action_goto(self) -> None:
         """Ask for a session number and open that episode."""
+        from replay_tui.tui.screens.search import GoToModal
 
         def apply(session_id: int | None) -> None:
             if session_id is not None:
@@ -424,6 +419,8 @@ class ReplayApp(RunHistory):
     @property
     def search_screen(self) -> SearchScreen:
         """The one search screen, kept (installed) with its query and results between showings."""
+        from replay_tui.tui.screens.search import SearchScreen
+
         if not self.is_screen_installed("search"):
             self.install_screen(SearchScreen(self.workspace.demos), name="search")
         screen = self.get_screen("search")
@@ -495,6 +492,8 @@ class ReplayApp(RunHistory):
             parts.append(self.index_note)
         totals = ws.totals()
         if totals.episodes:
+            from replay_tui.stats import wilson
+
             low, high = wilson(totals.matched, totals.steps)
             parts.append(
                 f"{totals.episodes} replayed · {totals.mismatched} with mismatches · "
@@ -539,6 +538,17 @@ class ReplayApp(RunHistory):
 
     @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
     def _replay_worker(self, session_ids: list[int], cancel: threading.Event) -> None:
+        from replay_tui.policies import POLICY_BUILD_ERRORS
+        from replay_tui.session import (
+            EndpointDown,
+            EpisodeDone,
+            EpisodeStarted,
+            ReplaySession,
+            SessionEvent,
+            StepReplayed,
+        )
+        from replay_tui.tui.replay.feed import ReplayFeed
+
         feed = ReplayFeed(self.post_message, len(session_ids), watched=self.watched_sessions)
         self._feed = feed
 
@@ -613,6 +623,8 @@ class ReplayApp(RunHistory):
             stepper = self.stepper_for(session_id)
             if stepper is not None:
                 stepper.refresh_verdicts()
+        from replay_tui.tui.replay.groups import GroupsScreen
+
         if isinstance(self.screen, GroupsScreen):
             self.screen.reload()
         steps = "step verdict" if message.changed == 1 else "step verdicts"
@@ -678,6 +690,8 @@ class ReplayApp(RunHistory):
             browser.rebuild()
         if isinstance(self.screen, StepperScreen):
             self.screen.refresh_verdicts()
+        from replay_tui.tui.replay.groups import GroupsScreen
+
         if isinstance(self.screen, GroupsScreen):  # otherwise it groups again when it resumes
             self.screen.reload()
         self.update_status()
@@ -716,6 +730,8 @@ class ReplayApp(RunHistory):
             what += [f"untagged {' '.join(removed)}"] if removed else []
             self._save_annotations(" · ".join(what))
 
+        from replay_tui.tui.screens.modals import TagModal
+
         self.push_screen(
             TagModal(self._target(session_id, step_label), store.labels, current.tags if current else []), apply
         )
@@ -729,6 +745,8 @@ class ReplayApp(RunHistory):
                 return
             store.set_note(session_id, step_label, text)
             self._save_annotations("note saved")
+
+        from replay_tui.tui.screens.modals import NoteModal
 
         self.push_screen(NoteModal(self._target(session_id, step_label), current.note if current else ""), apply)
 
@@ -757,6 +775,8 @@ class ReplayApp(RunHistory):
     # -- app actions ------------------------------------------------------------------------
     def action_groups(self) -> None:
         """The mismatch groups of the latest results (grouped again each time the screen shows)."""
+        from replay_tui.tui.replay.groups import GroupsScreen
+
         if not isinstance(self.screen, GroupsScreen):
             self.push_screen(GroupsScreen(self))
 
@@ -799,9 +819,14 @@ class ReplayApp(RunHistory):
             if isinstance(self.screen, StepperScreen):
                 self.screen.show_detail()
 
+        from replay_tui.tui.screens.modals import SettingsModal
+
         self.push_screen(SettingsModal(self.workspace.settings, locked=self.out_dir is not None), apply)
 
     def action_export(self) -> None:
+        from replay_tui.export import write_report
+        from replay_tui.tui.screens.modals import ExportModal
+
         browser = self.browser
         shown = browser.shown_sessions() if browser is not None else None
         remembered = load_state()

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Protocol
 from textual.message import Message
 
 from replay_tui.episodes.problems import LoadProblem
-from replay_tui.runner import EpisodeReport, StepResult
 
 if TYPE_CHECKING:
     from replay_tui.compare import Comparison
+    from replay_tui.runner import EpisodeReport, StepResult
     from replay_tui.workspace import Workspace
 
 

@@ -28,7 +28,6 @@ from replay_tui.verify.models import (
     Assertion,
     EvaluatorResult,
     Report,
-    Rules,
     Task,
     TaskResult,
     TaskType,
@@ -46,6 +45,7 @@ from replay_tui.verify.normalize import (
     to_display,
     to_jsonable,
 )
+from replay_tui.verify.rules import Rules
 from replay_tui.verify.types import REGISTRY, STRING, Side, type_name
 
 NO_TRACE_UPSTREAM = "no network trace to check: the official evaluator cannot evaluate the task without one"

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from replay_tui.verify.rules import Rules
+
 VerifyStatus = Literal["success", "failure", "error", "unverified"]
 """A verdict: every check passed, some check failed, the evaluation itself could not be done, or
 every check that ran passed but one could not run (a network check without a trace: never a
@@ -79,12 +81,6 @@ def extract_response(raw: Any) -> Any:
             continue
     return candidates[0] or None
 
-
-Rules = Literal["strict", "upstream"]
-"""Which verdicts to give: ``strict`` (replay_tui's corrections, the default) or ``upstream`` (the
-official evaluator's, quirks included). README: "Differences from the official evaluator"."""
-
-RULES: tuple[Rules, ...] = ("strict", "upstream")
 
 # Upstream takes the first block fenced with ``` or ```json (lowercase only), whether or not it parses.
 _UPSTREAM_FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)\n?```", re.DOTALL)

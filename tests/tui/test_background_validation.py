@@ -89,3 +89,29 @@ def test_the_cli_still_names_every_malformed_episode(tmp_path, capsys):
     assert code == 0
     assert "episode #2" in err and "session 3" in err and "trajectory[0].llm_action_arguments" in err
     assert "episode #4" in err and "session 5" in err and "trajectory[0].step_number" in err
+
+
+async def test_a_log_of_one_episode_is_read_once_validation_and_open_alike(build, tmp_path):
+    """A long trajectory alone in its file (mini-swe-agent, SWE-agent) is parsed by the validation;
+    opening it later takes that parse instead of reading the file again (issue 29: reading 40 MB twice
+    doubled the wait for the first step of a user who looked at the list for a moment first)."""
+    import shutil
+    from pathlib import Path
+
+    from replay_tui.tui.replay.stepper import StepperScreen
+
+    sample = (
+        Path(__file__).resolve().parents[1] / "data" / "formats" / "swe_agent" / "synthetic_mini_reasoning.traj.json"
+    )
+    log = tmp_path / "run.traj.json"
+    shutil.copy(sample, log)
+    app = build([str(log)])
+    async with app.run_test(size=SIZE) as pilot:
+        await _validated(app, pilot)
+        log.unlink()  # what is shown next cannot come from the file
+        await pilot.press("enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, StepperScreen)
+        assert screen.problem is None
+        assert "step 0" in str(screen.query_one("#step-detail").render())

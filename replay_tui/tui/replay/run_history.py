@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.message import Message
 
-from replay_tui.runner import StepResult, SummaryReport
 from replay_tui.runs import RunError, RunInfo, RunStore, demo_files_info, local_date, parse_time
 from replay_tui.sanitize import strip_control
 from replay_tui.tui.app_base import AppBase
 from replay_tui.tui.replay.runs import RunDeleted, RunOpenRequested, RunRenamed, RunsScreen
 from replay_tui.workspace import ReplaySettings, RunSnapshot, Workspace
+
+if TYPE_CHECKING:
+    from replay_tui.runner import StepResult, SummaryReport
 
 
 class RunLoaded(Message):

@@ -44,7 +44,6 @@ from replay_tui.formats.webshop_demos import (
     prompt_problem,
     seed_prompt,
 )
-from replay_tui.runner import StepResult
 from replay_tui.sanitize import excerpt, one_line, strip_control
 from replay_tui.sources import field_problems, is_call_judged, note_kind, shown_as_decision, trajectory_of
 from replay_tui.tui.messages import (
@@ -69,8 +68,10 @@ from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.tui.widgets.step_facts import append_step_facts
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 
-if TYPE_CHECKING:  # Pillow loads at the first screenshot, not at the app's launch
+if TYPE_CHECKING:  # Pillow loads at the first screenshot, the runner at the first replay, not at the app's launch
     from PIL import Image
+
+    from replay_tui.runner import StepResult
 
 STEP_COLUMNS = (
     Column("mark", "", 1),

@@ -304,16 +304,16 @@ def test_the_cycle_collector_is_paused_while_runs_are_read_and_compared(capsys, 
     back on afterwards."""
     import gc
 
-    import replay_tui.cli.compare as command
+    import replay_tui.compare as engine  # the command imports it when it runs
 
     seen: list[bool] = []
-    real = command.compare_runs
+    real = engine.compare_runs
 
     def spy(*args, **kwargs):
         seen.append(gc.isenabled())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(command, "compare_runs", spy)
+    monkeypatch.setattr(engine, "compare_runs", spy)
     assert gc.isenabled()
     code, _, _ = run_cli(capsys, "compare", str(runs["a"]), str(runs["again"]), "-q")
     assert code == 0
