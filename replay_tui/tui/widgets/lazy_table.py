@@ -216,7 +216,14 @@ class LazyTable(ScrollView, can_focus=True):
         return self.scrollable_content_region.width
 
     def on_resize(self, event: events.Resize) -> None:
-        self._update_virtual_size()
+        size = Size(self._width, self.row_count + (1 if self.show_header else 0))
+        if size.height != self.virtual_size.height:
+            self.virtual_size = size
+        else:
+            # Only the width, which never scrolls (overflow-x: hidden) nor sizes the table: set without
+            # the layout (a whole screen laid out and drawn again) a new virtual size asks for, which every
+            # screen with a table paid once more after its first frame.
+            self.set_reactive(LazyTable.virtual_size, size)
 
     # -- cursor -----------------------------------------------------------------------------
     def set_cursor(self, index: int, *, force: bool = False) -> None:
