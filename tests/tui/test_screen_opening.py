@@ -83,3 +83,15 @@ async def test_a_table_given_a_new_width_asks_for_no_layout(build, monkeypatch):
         assert table.virtual_size == (table.scrollable_content_region.width, len(table.source) + 1)
         assert table.size.width == SIZE[0] + 20
     assert asked and not any(asked)
+
+
+async def test_the_apps_of_a_worker_share_one_parse_of_each_stylesheet(build):
+    """tests/tui/conftest.py's _stylesheets_parsed_once_a_worker: the same rules, not equal ones parsed again."""
+    rules = []
+    for _ in range(2):
+        app = build()
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            rules.append(list(app.stylesheet.rules))  # kept: their ids are not reused
+    first, second = rules
+    assert first and len(first) == len(second) and all(a is b for a, b in zip(first, second, strict=True))
