@@ -95,3 +95,29 @@ async def test_the_apps_of_a_worker_share_one_parse_of_each_stylesheet(build):
             rules.append(list(app.stylesheet.rules))  # kept: their ids are not reused
     first, second = rules
     assert first and len(first) == len(second) and all(a is b for a, b in zip(first, second, strict=True))
+
+
+async def test_moving_the_cursor_redraws_the_two_rows_it_changes(build, monkeypatch):
+    """Not every visible row (the SVG snapshots, which move cursors, check that no row is left stale)."""
+    drawn: list[int] = []
+    render_line = LazyTable.render_line
+
+    def recording(self, y: int):
+        drawn.append(y)
+        return render_line(self, y)
+
+    app = build()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one("#episodes", LazyTable)
+        monkeypatch.setattr(LazyTable, "render_line", recording)
+        await pilot.press("j")
+        await pilot.pause()
+        assert table.cursor == 1
+        assert sorted(drawn) == [1, 2]  # rows 0 and 1, under the header
+        assert not table.render_line(1).text.startswith(LazyTable.MARKER)
+        assert table.render_line(2).text.startswith(LazyTable.MARKER)
+        drawn.clear()
+        await pilot.press("G")  # off the screen: the scroll redraws every row
+        await pilot.pause()
+        assert len(set(drawn)) == table.scrollable_content_region.height
