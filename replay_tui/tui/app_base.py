@@ -18,6 +18,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.theme import Theme
 from textual.types import CSSPathType
+from textual.widget import AwaitMount
 
 from replay_tui.config import ConfigError, default_config_path, load_config, save_theme
 from replay_tui.sanitize import strip_control
@@ -50,6 +51,30 @@ class AppBase(App[None]):
         self.theme_config: Path | None = None
         """The config file a chosen theme is written to (None: not remembered)."""
         self._config_theme: str | None = None
+
+    def breakpoint_classes(self, screen: Screen) -> dict[str, bool]:
+        """The breakpoint classes Textual gives ``screen`` on its first Resize, at the app's size now."""
+        classes: dict[str, bool] = {}
+        width, height = self.size
+        for own, shared, dimension in (
+            (screen.HORIZONTAL_BREAKPOINTS, self.HORIZONTAL_BREAKPOINTS, width),
+            (screen.VERTICAL_BREAKPOINTS, self.VERTICAL_BREAKPOINTS, height),
+        ):
+            points = sorted((shared if own is None else own) or [], reverse=True)
+            classes.update((name, False) for _, name in points)
+            reached = next((name for point, name in points if dimension >= point), None)
+            if reached is not None:
+                classes[reached] = True
+        return classes
+
+    def _get_screen(self, screen: Screen | str) -> tuple[Screen, AwaitMount]:
+        """A screen about to be pushed or switched to gets its breakpoint classes (``-short``/``-tall``)
+        before it is styled: Textual sets them on the screen's first Resize, after its first frame, which
+        styled every widget of the screen again and drew the whole screen twice."""
+        target = self.get_screen(screen)
+        if not target.is_running:
+            target.update_classes(self.breakpoint_classes(target), update=False)
+        return super()._get_screen(target)
 
     def _display(self, screen: Screen, renderable: RenderableType | None) -> None:
         """Every frame passes :func:`~replay_tui.tui.output_guard.guard_update` on its way to the terminal:

@@ -432,6 +432,9 @@ class BrowserScreen(SortActions, Screen):
     """All episodes: open one with enter, replay one or all, filter, sort, tag, export."""
 
     SORT_KEYS = SORTABLE
+    AUTO_FOCUS = "#episodes"
+    """The list has the keys from the first frame (Textual's default, the first focusable widget, is the
+    filter box: focused, then blurred by on_mount, styled and drawn twice)."""
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter", id="browser.filter"),
         Binding("s", "sort", "Sort", id="browser.sort"),

@@ -16,7 +16,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -137,7 +137,7 @@ class LazyTable(ScrollView, can_focus=True):
     MARKER = "▶ "
     """The cursor row's gutter when ``marker`` is on: the cursor is not shown by colour alone."""
 
-    cursor = reactive(0, init=False)
+    cursor = reactive(0, init=False, repaint=False)  # watch_cursor redraws the two rows it changes
 
     class RowMessage(Message):
         """A row event: ``index`` of ``table``."""
@@ -216,7 +216,14 @@ class LazyTable(ScrollView, can_focus=True):
         return self.scrollable_content_region.width
 
     def on_resize(self, event: events.Resize) -> None:
-        self._update_virtual_size()
+        size = Size(self._width, self.row_count + (1 if self.show_header else 0))
+        if size.height != self.virtual_size.height:
+            self.virtual_size = size
+        else:
+            # Only the width, which never scrolls (overflow-x: hidden) nor sizes the table: set without
+            # the layout (a whole screen laid out and drawn again) a new virtual size asks for, which every
+            # screen with a table paid once more after its first frame.
+            self.set_reactive(LazyTable.virtual_size, size)
 
     # -- cursor -----------------------------------------------------------------------------
     def set_cursor(self, index: int, *, force: bool = False) -> None:
@@ -228,8 +235,16 @@ class LazyTable(ScrollView, can_focus=True):
         self.scroll_to_cursor()
 
     def watch_cursor(self, old: int, new: int) -> None:
-        self.refresh()
+        # the two rows the cursor left and reached, not the whole table (every visible row drawn again on
+        # each j/k); a cursor that leaves the screen scrolls it, and the scroll redraws the rest
+        self._refresh_row(old)
+        self._refresh_row(new)
         self.post_message(self.Highlighted(self, new))
+
+    def _refresh_row(self, index: int) -> None:
+        y = index - round(self.scroll_offset.y) + (1 if self.show_header else 0)
+        if (1 if self.show_header else 0) <= y < self.scrollable_content_region.height:
+            self.refresh(Region(0, y, self.scrollable_content_region.width, 1))
 
     @property
     def _body_height(self) -> int:
