@@ -28,7 +28,7 @@ from textual.css.scalar import Unit
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.visual import VisualType
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from replay_tui.diff import char_diff
 from replay_tui.env import ReplayStep, replay_steps
@@ -61,6 +61,7 @@ from replay_tui.tui.messages import (
     SubagentOpenRequested,
     TagRequested,
 )
+from replay_tui.tui.widgets.find_bar import FindBar
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.log_panes import action_lines, message_lines, result_lines
@@ -405,7 +406,7 @@ class StepperScreen(Screen):
                     action = TextPane("action", id="action")
                     action.display = False
                     yield action
-        yield Input(placeholder="find in panes (enter: next, ↑/↓: previous/next, esc: close)", id="find")
+        yield FindBar(id="find")
         yield Static(self._status_below(), id="status")
         yield KeysFooter()
 
@@ -420,7 +421,6 @@ class StepperScreen(Screen):
         return ""
 
     def on_mount(self) -> None:
-        self.query_one("#find", Input).display = False
         self.load()
         self.rows = build_rows(self.trajectory) if self.trajectory is not None else []
         trajectory = self.trajectory
@@ -674,7 +674,7 @@ class StepperScreen(Screen):
             thinking.set_text("\n".join(f"{k}: {v}" for k, v in fields.items()), placeholder="no fields")
         if (row.decision or self.general) and not self.show_trace:
             thinking.set_title("thinking")
-        if self.query_one("#find", Input).value:
+        if self.find_bar.value:
             self._collect_hits()  # set_text already searched each pane for the find box's query
 
     PANE_LINES_KEPT: ClassVar[int] = 32
@@ -1004,13 +1004,13 @@ class StepperScreen(Screen):
         if index is not None:
             self.steps_table.set_cursor(index)
         if find:
-            box = self.query_one("#find", Input)
+            box = self.find_bar
             box.display = True
             if box.value == find:
                 self.run_find(find)
                 self.action_find_next(1)
             else:
-                box.value = find  # Input.Changed searches the panes and shows the first match
+                box.value = find  # its Search message searches the panes and shows the first match
             self.steps_table.focus()
 
     def action_toggle_sub_events(self) -> None:
@@ -1058,7 +1058,7 @@ class StepperScreen(Screen):
     def action_back(self) -> None:
         if self.replay_app.replaying:
             self.post_message(ReplayCancelRequested())
-        elif self.query_one("#find", Input).display:
+        elif self.find_bar.display:
             self.close_find()
         elif self.maximized is not None:
             self.minimize()
@@ -1190,37 +1190,34 @@ class StepperScreen(Screen):
             self.steps_table.focus()
 
     # -- find -------------------------------------------------------------------------------
+    @property
+    def find_bar(self) -> FindBar:
+        return self.query_one("#find", FindBar)
+
     def action_find(self) -> None:
-        find = self.query_one("#find", Input)
-        find.display = True
-        find.focus()
+        self.find_bar.open()
 
     def close_find(self) -> None:
-        find = self.query_one("#find", Input)
-        find.value = ""
-        find.display = False
+        self.find_bar.close()
         self.run_find("")
         self.steps_table.focus()
 
-    @on(Input.Changed, "#find")
-    def _find_changed(self, event: Input.Changed) -> None:
-        self.run_find(event.value)
+    @on(FindBar.Search)
+    def _find_changed(self, event: FindBar.Search) -> None:
+        self.run_find(event.query)
         if self.find_hits:
             self.action_find_next(1)
 
-    @on(Input.Submitted, "#find")
-    def _find_submitted(self) -> None:
-        self.action_find_next(1)
+    @on(FindBar.Step)
+    def _find_step(self, event: FindBar.Step) -> None:
+        self.action_find_next(event.direction)
+
+    @on(FindBar.Close)
+    def _find_closed(self) -> None:
+        self.close_find()
 
     def on_key(self, event: Any) -> None:
-        find = self.query_one("#find", Input)
-        if find.has_focus and event.key in ("up", "down"):
-            self.action_find_next(-1 if event.key == "up" else 1)
-            event.stop()
-        elif find.has_focus and event.key == "escape":
-            self.close_find()
-            event.stop()
-        elif event.key == "i" and not self.has_screenshots and not find.has_focus:
+        if event.key == "i" and not self.has_screenshots and not self.find_bar.has_focus:
             # the binding is off (and out of the footer) for an episode without screenshots: say why
             self.notify("no screenshot recorded in this episode", severity="warning", timeout=4)
             event.stop()
@@ -1264,7 +1261,7 @@ class StepperScreen(Screen):
         """What the find box found, for the status line (None while it holds no query); the App
         puts it before its own status when it redraws the line. None too while the screen is not
         composed yet or already taken down: a replay's progress redraws the line at any moment."""
-        boxes = self.query("#find").results(Input)
+        boxes = self.query("#find").results(FindBar)
         box = next(boxes, None)
         query = box.value if box is not None else ""
         if not query:
