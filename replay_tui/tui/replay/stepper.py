@@ -66,6 +66,7 @@ from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.log_panes import action_lines, message_lines, result_lines
 from replay_tui.tui.widgets.outcome_text import append_headline, outcome_detail
+from replay_tui.tui.widgets.pane_tabs import PaneTabs
 from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.tui.widgets.step_facts import append_step_facts
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
@@ -395,7 +396,7 @@ class StepperScreen(Screen):
             yield LazyTable(id="steps", marker=True)
             with Vertical(id="stepper-right"):
                 yield Static(id="step-detail")
-                yield Static(id="pane-tabs")
+                yield PaneTabs(id="pane-tabs")
                 with Horizontal(id="panes"):
                     shot = ShotView(id="shot")
                     shot.display = False
@@ -1132,24 +1133,17 @@ class StepperScreen(Screen):
         for name in (*PANES, "shot"):
             shown = name in names and (not self.tabbed or name == self.active_pane)
             self.query_one(f"#{name}").display = shown
-        tabs = self.query_one("#pane-tabs", Static)
+        tabs = self.query_one("#pane-tabs", PaneTabs)
         tabs.display = self.tabbed
         if self.tabbed:
-            room = self.size.width - self._listed_width - 2
-            bar = Text(no_wrap=True, overflow="ellipsis")
-            for number, name in enumerate(names, start=1):
-                title = "screenshot" if name == "shot" else str(self.query_one(f"#{name}", TextPane).border_title)
-                title = title.split(" (")[0]  # "messages (3)": the count is in the pane's own title
-                if name == self.active_pane:
-                    bar.append(f"▶{number} {title}", style="bold reverse")
-                else:
-                    bar.append(f" {number} {title}", style="")
-                bar.append(" ")
-            for hint in ("1-4/w: pane · z: zoom", "1-4/w · z"):
-                if bar.cell_len + len(hint) <= room:
-                    bar.append(hint, style="italic")
-                    break
-            tabs.update(bar)
+            titles = [self._tab_title(name) for name in names]
+            tabs.show_tabs(titles, names.index(self.active_pane), room=self.size.width - self._listed_width - 2)
+
+    def _tab_title(self, name: str) -> str:
+        if name == "shot":
+            return "screenshot"
+        title = str(self.query_one(f"#{name}", TextPane).border_title)
+        return title.split(" (")[0]  # "messages (3)": the count is in the pane's own title
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         name = event.widget.id
