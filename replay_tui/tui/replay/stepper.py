@@ -24,11 +24,10 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.css.scalar import Unit
 from textual.geometry import Size
 from textual.screen import Screen
 from textual.visual import VisualType
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from replay_tui.diff import char_diff
 from replay_tui.env import ReplayStep, replay_steps
@@ -60,11 +59,14 @@ from replay_tui.tui.messages import (
     SubagentOpenRequested,
     TagRequested,
 )
+from replay_tui.tui.widgets.find_bar import FindBar
 from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.log_panes import action_lines, message_lines, result_lines
 from replay_tui.tui.widgets.outcome_text import append_headline, outcome_detail
+from replay_tui.tui.widgets.pane_tabs import PaneTabs
 from replay_tui.tui.widgets.shot_view import ShotView
+from replay_tui.tui.widgets.step_detail import StepDetail
 from replay_tui.tui.widgets.step_facts import append_step_facts
 from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 
@@ -394,8 +396,8 @@ class StepperScreen(Screen):
         with Horizontal(id="stepper-body"):
             yield LazyTable(id="steps", marker=True)
             with Vertical(id="stepper-right"):
-                yield Static(id="step-detail")
-                yield Static(id="pane-tabs")
+                yield StepDetail(id="step-detail")
+                yield PaneTabs(id="pane-tabs")
                 with Horizontal(id="panes"):
                     shot = ShotView(id="shot")
                     shot.display = False
@@ -406,7 +408,7 @@ class StepperScreen(Screen):
                     action = TextPane("action", id="action")
                     action.display = False
                     yield action
-        yield Input(placeholder="find in panes (enter: next, ↑/↓: previous/next, esc: close)", id="find")
+        yield FindBar(id="find")
         yield Static(self._status_below(), id="status")
         yield KeysFooter()
 
@@ -421,7 +423,6 @@ class StepperScreen(Screen):
         return ""
 
     def on_mount(self) -> None:
-        self.query_one("#find", Input).display = False
         self.load()
         self.rows = build_rows(self.trajectory) if self.trajectory is not None else []
         trajectory = self.trajectory
@@ -675,7 +676,7 @@ class StepperScreen(Screen):
             thinking.set_text("\n".join(f"{k}: {v}" for k, v in fields.items()), placeholder="no fields")
         if (row.decision or self.general) and not self.show_trace:
             thinking.set_title("thinking")
-        if self.query_one("#find", Input).value:
+        if self.find_bar.value:
             self._collect_hits()  # set_text already searched each pane for the find box's query
 
     PANE_LINES_KEPT: ClassVar[int] = 32
@@ -826,11 +827,9 @@ class StepperScreen(Screen):
         self.show_panes()
 
     def show_detail(self, *, stepping: bool = False) -> None:
-        """The current step's detail. ``stepping`` (the cursor moved): a layout only when the step
-        needs more rows than the detail has, so the panes below stay put while stepping and most
-        steps cost no layout (a layout re-renders the whole screen: 33 vs 18 ms of CPU a step, measured
-        on small steps); otherwise the detail takes the height its content needs."""
-        detail = self.query_one("#step-detail", Static)
+        """The current step's detail; ``stepping`` (the cursor moved) keeps the panes below still
+        (see :class:`StepDetail`)."""
+        detail = self.query_one("#step-detail", StepDetail)
         if self.problem is not None:
             text = Text("⚠ ", style="bold red")
             text.append(strip_control(self.problem.one_line()), style="red")
@@ -840,18 +839,7 @@ class StepperScreen(Screen):
         if row is None:
             detail.update(Text("this episode has no trajectory entries", style="dim"))
             return
-        width = detail.content_region.width
-        detail.update(self.with_field_problems(self.detail_text(row), row), layout=False)
-        if width <= 0:
-            detail.refresh(layout=True)
-            return
-        height = detail.get_content_height(detail.container_size, self.size, width)
-        limit = detail.styles.max_height
-        if limit is not None and limit.unit == Unit.CELLS:
-            height = min(height, int(limit.value))
-        shown = detail.content_region.height
-        if height > shown or (height < shown and not stepping):
-            detail.refresh(layout=True)
+        detail.show_step(self.with_field_problems(self.detail_text(row), row), stepping=stepping)
 
     def detail_text(self, row: StepRow) -> Text:
         text = Text(no_wrap=False)
@@ -1005,13 +993,13 @@ class StepperScreen(Screen):
         if index is not None:
             self.steps_table.set_cursor(index)
         if find:
-            box = self.query_one("#find", Input)
+            box = self.find_bar
             box.display = True
             if box.value == find:
                 self.run_find(find)
                 self.action_find_next(1)
             else:
-                box.value = find  # Input.Changed searches the panes and shows the first match
+                box.value = find  # its Search message searches the panes and shows the first match
             self.steps_table.focus()
 
     def action_toggle_sub_events(self) -> None:
@@ -1059,7 +1047,7 @@ class StepperScreen(Screen):
     def action_back(self) -> None:
         if self.replay_app.replaying:
             self.post_message(ReplayCancelRequested())
-        elif self.query_one("#find", Input).display:
+        elif self.find_bar.display:
             self.close_find()
         elif self.maximized is not None:
             self.minimize()
@@ -1133,24 +1121,17 @@ class StepperScreen(Screen):
         for name in (*PANES, "shot"):
             shown = name in names and (not self.tabbed or name == self.active_pane)
             self.query_one(f"#{name}").display = shown
-        tabs = self.query_one("#pane-tabs", Static)
+        tabs = self.query_one("#pane-tabs", PaneTabs)
         tabs.display = self.tabbed
         if self.tabbed:
-            room = self.size.width - self._listed_width - 2
-            bar = Text(no_wrap=True, overflow="ellipsis")
-            for number, name in enumerate(names, start=1):
-                title = "screenshot" if name == "shot" else str(self.query_one(f"#{name}", TextPane).border_title)
-                title = title.split(" (")[0]  # "messages (3)": the count is in the pane's own title
-                if name == self.active_pane:
-                    bar.append(f"▶{number} {title}", style="bold reverse")
-                else:
-                    bar.append(f" {number} {title}", style="")
-                bar.append(" ")
-            for hint in ("1-4/w: pane · z: zoom", "1-4/w · z"):
-                if bar.cell_len + len(hint) <= room:
-                    bar.append(hint, style="italic")
-                    break
-            tabs.update(bar)
+            titles = [self._tab_title(name) for name in names]
+            tabs.show_tabs(titles, names.index(self.active_pane), room=self.size.width - self._listed_width - 2)
+
+    def _tab_title(self, name: str) -> str:
+        if name == "shot":
+            return "screenshot"
+        title = str(self.query_one(f"#{name}", TextPane).border_title)
+        return title.split(" (")[0]  # "messages (3)": the count is in the pane's own title
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         name = event.widget.id
@@ -1191,37 +1172,34 @@ class StepperScreen(Screen):
             self.steps_table.focus()
 
     # -- find -------------------------------------------------------------------------------
+    @property
+    def find_bar(self) -> FindBar:
+        return self.query_one("#find", FindBar)
+
     def action_find(self) -> None:
-        find = self.query_one("#find", Input)
-        find.display = True
-        find.focus()
+        self.find_bar.open()
 
     def close_find(self) -> None:
-        find = self.query_one("#find", Input)
-        find.value = ""
-        find.display = False
+        self.find_bar.close()
         self.run_find("")
         self.steps_table.focus()
 
-    @on(Input.Changed, "#find")
-    def _find_changed(self, event: Input.Changed) -> None:
-        self.run_find(event.value)
+    @on(FindBar.Search)
+    def _find_changed(self, event: FindBar.Search) -> None:
+        self.run_find(event.query)
         if self.find_hits:
             self.action_find_next(1)
 
-    @on(Input.Submitted, "#find")
-    def _find_submitted(self) -> None:
-        self.action_find_next(1)
+    @on(FindBar.Step)
+    def _find_step(self, event: FindBar.Step) -> None:
+        self.action_find_next(event.direction)
+
+    @on(FindBar.Close)
+    def _find_closed(self) -> None:
+        self.close_find()
 
     def on_key(self, event: Any) -> None:
-        find = self.query_one("#find", Input)
-        if find.has_focus and event.key in ("up", "down"):
-            self.action_find_next(-1 if event.key == "up" else 1)
-            event.stop()
-        elif find.has_focus and event.key == "escape":
-            self.close_find()
-            event.stop()
-        elif event.key == "i" and not self.has_screenshots and not find.has_focus:
+        if event.key == "i" and not self.has_screenshots and not self.find_bar.has_focus:
             # the binding is off (and out of the footer) for an episode without screenshots: say why
             self.notify("no screenshot recorded in this episode", severity="warning", timeout=4)
             event.stop()
@@ -1265,7 +1243,7 @@ class StepperScreen(Screen):
         """What the find box found, for the status line (None while it holds no query); the App
         puts it before its own status when it redraws the line. None too while the screen is not
         composed yet or already taken down: a replay's progress redraws the line at any moment."""
-        boxes = self.query("#find").results(Input)
+        boxes = self.query("#find").results(FindBar)
         box = next(boxes, None)
         query = box.value if box is not None else ""
         if not query:
