@@ -170,7 +170,7 @@ def _log_steps(trajectory: Trajectory) -> list[ReplayStep]:
                 done=step.done,
                 source=decision,
                 trajectory_index=position,
-                warnings=tuple(warnings),
+                warnings=(*warnings, *step.warnings),  # the reader's own last, as a seed step's
                 call=judged,
                 schema=schema,
             )

@@ -555,6 +555,9 @@ class TrajectoryStep(BaseModel):
             self.label = str(self.index)
         if not self.action_text and self.action is not None:
             self.action_text = self.action.display()
+        if self.reward is not None and not math.isfinite(self.reward):  # NaN or infinite: no reward at all
+            self.warnings.append(f"reward {self.reward!r} is not a number; read as missing")
+            self.reward = None
 
 
 class OutcomeCheck(BaseModel):
