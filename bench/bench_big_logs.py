@@ -37,6 +37,8 @@ floor are the figure to read, the seconds vary several-fold with the load), 1000
       ours: first rows (open_sources)                    54-59s           234 MB   (8.5x orjson)
       ours: one episode                                   <0.01s
       peer: protobuf json_format, 20 MB (load 16)        17.7s vs 13.5s ours; 1 GB not finished
+      peer: protobuf json_format, first 100 MB (quiet)  24.3s CPU, 18 MB (~4 min a GB); ours: the 1 GB
+            file's first rows in tmux 1.7-2.3s, 84 MB (bench_first_rows.py, after the SIMD first pass)
       before (whole read kept; 20 MB file, load 16)       7.0s, 226 MB (~11 GB for 1 GB)
 
 The CPU column (``time.process_time`` of the phase) is the figure to compare across runs on a
