@@ -37,6 +37,7 @@ import orjson
 
 from replay_tui.demos.fast import FastEpisode
 from replay_tui.demos.loader import DemoFile, DemoSet, EpisodeRef, Grown, HeaderInfo, resolve_demo_paths
+from replay_tui.demos.trajectory import SEED_STEP_FIELDS
 from replay_tui.episodes.model import (
     ChatMessage,
     OpenAIConversation,
@@ -120,18 +121,7 @@ class StepPrompts:
 
 
 RECORDED_KEYS = (
-    "step_number",
-    "observation_before_llm",
-    "llm_prompt",
-    "llm_thinking",
-    "llm_action_name",
-    "llm_action_arguments",
-    "state",
-    "available_actions",
-    "action_executed_in_env",
-    "observation_after_action",
-    "reward",
-    "done",
+    *SEED_STEP_FIELDS,
     "format",
     "step_label",
     "action_text",

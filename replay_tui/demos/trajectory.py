@@ -13,23 +13,10 @@ from replay_tui.demos.models import ACTION_REBUILT, DecisionStep, Episode, ItemP
 from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep, seed_success, webshop_outcome
 from replay_tui.webshop import ITEM
 
-_DECISION_FIELDS = frozenset(
-    {
-        "step_number",
-        "observation_before_llm",
-        "llm_prompt",
-        "llm_thinking",
-        "llm_action_name",
-        "llm_action_arguments",
-        "state",
-        "available_actions",
-        "action_executed_in_env",
-        "observation_after_action",
-        "reward",
-        "done",
-    }
-)
-"""A decision step's fields with a place of their own in a :class:`TrajectoryStep`."""
+SEED_STEP_FIELDS: tuple[str, ...] = tuple(name for name, info in DecisionStep.model_fields.items() if not info.exclude)
+"""A seed decision step's recorded fields, in the contract's order: each has a place of its own in a
+:class:`TrajectoryStep`, and a policy's ``recorded_step`` starts with them."""
+_DECISION_FIELDS = frozenset(SEED_STEP_FIELDS)
 
 
 def from_webshop_episode(episode: Episode) -> Trajectory:
