@@ -105,10 +105,18 @@ def _unit(item: pytest.Item) -> str:
     return "@" + "_".join(sorted(names)) if names else item.nodeid
 
 
-def is_pilot(unit: list[pytest.Item]) -> bool:
-    """A plain unit of tests/tui: an app driven by Pilot (or a real terminal), which sleeps in 20 ms
-    windows after every key until the app looks idle, so it leaves about 40 % of its core idle."""
-    return all(_weight(item) == PLAIN and item.nodeid.startswith("tests/tui/") for item in unit)
+def unit_weight(unit: list[pytest.Item]) -> int:
+    """A unit weighs what its heaviest test does."""
+    return min(map(_weight, unit))
+
+
+def unit_kind(unit: list[pytest.Item]) -> str:
+    """``heavy`` (a marked unit), ``pilot`` (a plain unit of tests/tui: an app driven by Pilot or a real
+    terminal, which sleeps in 20 ms windows after every key until the app looks idle, so it leaves about
+    40 % of its core idle), else ``plain``."""
+    if unit_weight(unit) < PLAIN:
+        return "heavy"
+    return "pilot" if all(item.nodeid.startswith("tests/tui/") for item in unit) else "plain"
 
 
 def work_order(items: list[pytest.Item]) -> list[pytest.Item]:
@@ -121,10 +129,11 @@ def work_order(items: list[pytest.Item]) -> list[pytest.Item]:
     units: dict[str, list[pytest.Item]] = {}
     for item in items:
         units.setdefault(_unit(item), []).append(item)
-    ranked = sorted(units.values(), key=lambda unit: (min(map(_weight, unit)), -len(unit)))
-    heavy = [unit for unit in ranked if min(map(_weight, unit)) < PLAIN]
-    pilot = [unit for unit in ranked if is_pilot(unit)]
-    rest = [unit for unit in ranked if min(map(_weight, unit)) == PLAIN and not is_pilot(unit)]
+    ranked = sorted(units.values(), key=lambda unit: (unit_weight(unit), -len(unit)))
+    kinds: dict[str, list[list[pytest.Item]]] = {"heavy": [], "pilot": [], "plain": []}
+    for unit in ranked:
+        kinds[unit_kind(unit)].append(unit)
+    heavy, pilot, rest = kinds["heavy"], kinds["pilot"], kinds["plain"]
     heavy_total = HEAVY_COST * sum(map(len, heavy)) or 1
     pilot_total = PILOT_COST * sum(map(len, pilot)) or 1
     merged: list[list[pytest.Item]] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import PLAIN, _unit, _weight, is_pilot
+from tests.conftest import PLAIN, _unit, _weight, unit_kind, unit_weight
 
 
 def _units(items: list[pytest.Item]) -> list[list[pytest.Item]]:
@@ -21,12 +21,12 @@ def _units(items: list[pytest.Item]) -> list[list[pytest.Item]]:
 
 def test_the_heavy_work_comes_first_with_the_pilot_tests_spread_among_it(request: pytest.FixtureRequest) -> None:
     units = _units(request.session.items)
-    kinds = ["heavy" if min(map(_weight, u)) < PLAIN else "pilot" if is_pilot(u) else "plain" for u in units]
+    kinds = [unit_kind(unit) for unit in units]
     if "heavy" not in kinds or "pilot" not in kinds:
         pytest.skip("this run collected no heavy or no Pilot tests to spread")
     last_heavy = max(i for i, kind in enumerate(kinds) if kind == "heavy")
     assert "plain" not in kinds[:last_heavy]  # the other plain tests end the run
-    weights = [min(map(_weight, u)) for u in units if min(map(_weight, u)) < PLAIN]
+    weights = [unit_weight(unit) for unit in units if unit_kind(unit) == "heavy"]
     assert weights == sorted(weights)  # the heaviest of the heavy first
     pilots = [i for i, kind in enumerate(kinds) if kind == "pilot"]
     assert pilots[0] < last_heavy / 4  # spread from the start of the heavy work ...
