@@ -16,7 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -769,21 +769,12 @@ def _write_report(
 
 
 def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """``replay`` and ``export``: check the flags, replay, save the run, write the report, print."""
     # the engines are imported here, not with the parser: the app (the default command) needs none of them
-    from replay_tui.export import ExportError, format_for_path, headline
-    from replay_tui.groups import group_mismatches
     from replay_tui.repeat_report import RepeatReport
-    from replay_tui.runner import SummaryReport
-    from replay_tui.session import EpisodeDone, ProblemFound, SessionError
 
     exporting = args.command == "export"
-    report_path = Path(args.out) if exporting else (Path(args.report) if args.report else None)
-    report_format = args.format if exporting else None
-    if report_path is not None and report_format is None:
-        try:
-            report_format = format_for_path(report_path)
-        except ExportError as exc:
-            raise UsageError(str(exc)) from None
+    report_path, report_format = _report_target(args, exporting)
     demos = _load(args)
     sidecar = Path(args.annotations) if args.annotations else default_annotations_path(demos)
     check_outputs(
@@ -792,13 +783,65 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
     )
     steps_only = args.report_steps and report_format == "json"  # a --report-steps JSON has no annotations
     store = _report_annotations(args, demos, err) if report_path is not None and not steps_only else None
-    session_ids = _select_sessions(args.sessions, demos) if args.sessions else None
-    if session_ids is not None:
-        missing = [sid for sid in session_ids if sid not in demos]
-        bad = {p.session_id for p in demos.problems}
-        if missing and all(sid not in bad for sid in missing):
-            raise UsageError(f"--sessions: no episode with session_id {', '.join(map(str, missing[:10]))}")
-        session_ids = [sid for sid in session_ids if sid in demos]
+    session_ids = _selected_sessions(args, demos)
+    executor = _checked_run_flags(args, demos, report_path, report_format)
+    events = _ReplayEvents(err)
+    session = _session(args, demos, session_ids, executor, events)
+    for problem in demos.problems:
+        _print_problem(err, problem)
+    summary = _run_session(args, session, events, err)
+    if not isinstance(summary, RepeatReport) and not exporting:
+        _refuse_nothing_judged(summary, demos)
+    stats = _stats_line(session)
+    if stats and not args.quiet:
+        err.print(Text(stats), soft_wrap=True)
+    if isinstance(summary, RepeatReport):
+        return _finish_repeat(args, summary, report_path, out, exporting)
+
+    if not args.no_save_run:
+        _save_run(args, session.settings, demos, summary, session_ids, err)
+    if report_path is not None:
+        _write_report(args, summary, store, report_path, report_format)
+    if not args.quiet:
+        _print_summary(out, summary, args.show)
+    out.print(Text(_verdict(summary), style="bold"), soft_wrap=True)
+    if report_path is not None and not args.quiet:
+        out.print(Text(f"report written to {report_path}"))
+    return EXIT_OK if exporting else _replay_exit(args, summary)
+
+
+def _report_target(args: argparse.Namespace, exporting: bool) -> tuple[Path | None, str | None]:
+    """Where the report goes and in which format (``export --out``/``--format``, ``replay --report``);
+    a path whose format cannot be told is a usage error."""
+    from replay_tui.export import ExportError, format_for_path
+
+    report_path = Path(args.out) if exporting else (Path(args.report) if args.report else None)
+    report_format = args.format if exporting else None
+    if report_path is not None and report_format is None:
+        try:
+            report_format = format_for_path(report_path)
+        except ExportError as exc:
+            raise UsageError(str(exc)) from None
+    return report_path, report_format
+
+
+def _selected_sessions(args: argparse.Namespace, demos: DemoSet) -> list[int] | None:
+    """The ``--sessions`` to replay (None: all); an id no file has is a usage error unless its episode is
+    a known bad one (reported as a problem, not as a typo)."""
+    if not args.sessions:
+        return None
+    session_ids = _select_sessions(args.sessions, demos)
+    missing = [sid for sid in session_ids if sid not in demos]
+    bad = {p.session_id for p in demos.problems}
+    if missing and all(sid not in bad for sid in missing):
+        raise UsageError(f"--sessions: no episode with session_id {', '.join(map(str, missing[:10]))}")
+    return [sid for sid in session_ids if sid in demos]
+
+
+def _checked_run_flags(
+    args: argparse.Namespace, demos: DemoSet, report_path: Path | None, report_format: str | None
+) -> RayExecutor | None:
+    """The flags that cannot go together, as usage errors before anything runs; the executor asked for."""
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if args.repeat < 1:
@@ -812,27 +855,43 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
         raise UsageError("--record writes one cassette: it runs with --executor local")
     _check_llm_flags(args)
     _check_webshop_only(args, demos)
-    progress: Progress | None = None
+    return executor
 
-    def on_event(event: SessionEvent) -> None:
+
+class _ReplayEvents:
+    """The session's events as the CLI shows them: problems found while replaying on stderr, finished
+    episodes on the progress bar once there is one."""
+
+    def __init__(self, err: Console) -> None:
+        self.err = err
+        self.progress: Progress | None = None
+        self.task: Any = None
+
+    def __call__(self, event: SessionEvent) -> None:
+        from replay_tui.session import EpisodeDone, ProblemFound
+
         if isinstance(event, ProblemFound):  # found while replaying (a malformed episode, an invalid field)
-            _print_problem(err, event.problem)
-        elif isinstance(event, EpisodeDone) and progress is not None:
-            progress.advance(task)
+            _print_problem(self.err, event.problem)
+        elif isinstance(event, EpisodeDone) and self.progress is not None:
+            self.progress.advance(self.task)
 
-    session = _session(args, demos, session_ids, executor, on_event)
-    for problem in demos.problems:
-        _print_problem(err, problem)
-    show_progress = not (args.no_progress or args.quiet) and err.is_terminal and session.count >= PROGRESS_MIN_EPISODES
+
+def _run_session(
+    args: argparse.Namespace, session: ReplaySession, events: _ReplayEvents, err: Console
+) -> SummaryReport | RepeatReport:
+    """Replay (``--repeat`` times), with a progress bar on a terminal for a long run; an endpoint no request
+    reached is an infrastructure failure (exit 3), not 0 % accuracy."""
+    from replay_tui.session import SessionError
 
     def run() -> SummaryReport | RepeatReport:
         return session.run_repeats(args.repeat) if args.repeat > 1 else session.run()
 
+    show_progress = not (args.no_progress or args.quiet) and err.is_terminal and session.count >= PROGRESS_MIN_EPISODES
     try:
         if show_progress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-            progress = Progress(
+            events.progress = Progress(
                 TextColumn("replaying"),
                 BarColumn(),
                 MofNCompleteColumn(),
@@ -840,52 +899,52 @@ def run_replay(args: argparse.Namespace, out: Console, err: Console) -> int:
                 console=err,
                 transient=True,
             )
-            task = progress.add_task("replay", total=session.count)
-            with progress:
+            events.task = events.progress.add_task("replay", total=session.count)
+            with events.progress:
                 summary = run()
         else:
             summary = run()
     except SessionError as exc:
         raise UsageError(str(exc)) from None
-    if session.unreachable is not None:  # no request got through: an infrastructure failure, not 0 % accuracy
+    if session.unreachable is not None:
         raise EndpointError(session.unreachable.message())
-    nothing_judged = isinstance(summary, SummaryReport) and summary.episodes_run and not summary.total_steps
-    if nothing_judged and not exporting:  # never "0.0 %" of nothing
-        names = [Path(source.name).name for source in demos.files]
-        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        raise UsageError(
-            f"{shown}: nothing judged: the {summary.episodes_run} episodes replayed record no decision "
-            "(a tool call, an env action or a plain answer) to compare"
-        )
-    stats = _stats_line(session)
-    if stats and not args.quiet:
-        err.print(Text(stats), soft_wrap=True)
-    if isinstance(summary, RepeatReport):
-        return _finish_repeat(args, summary, report_path, out, exporting)
+    return summary
 
-    if not args.no_save_run:
-        _save_run(args, session.settings, demos, summary, session_ids, err)
-    if report_path is not None:
-        _write_report(args, summary, store, report_path, report_format)
-    if not args.quiet:
-        out.print(_summary_table(summary))
-        if summary.failures_by_kind:
-            out.print(Text("failures: " + ", ".join(f"{kind} {n}" for kind, n in summary.failures_by_kind.items())))
-        if summary.total_mismatches and args.show > 0:
-            out.print(_mismatch_table(summary.episodes, args.show))
-            if summary.total_mismatches > args.show:
-                out.print(f"… {summary.total_mismatches - args.show} more mismatches (see --report)")
-            groups = group_mismatches(summary)
-            out.print(_groups_table(groups, args.show))
-            if len(groups) > args.show:
-                more = len(groups) - args.show
-                out.print(f"… {more} more mismatch {'group' if more == 1 else 'groups'} (see --report)")
-        out.print(Text(strip_control(headline(summary))), soft_wrap=True)  # agreement · outcome
-    out.print(Text(_verdict(summary), style="bold"), soft_wrap=True)
-    if report_path is not None and not args.quiet:
-        out.print(Text(f"report written to {report_path}"))
-    if exporting:
-        return EXIT_OK
+
+def _refuse_nothing_judged(summary: SummaryReport, demos: DemoSet) -> None:
+    """Never "0.0 %" of nothing: episodes replayed with no decision among them is a usage error."""
+    if not (summary.episodes_run and not summary.total_steps):
+        return
+    names = [Path(source.name).name for source in demos.files]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    raise UsageError(
+        f"{shown}: nothing judged: the {summary.episodes_run} episodes replayed record no decision "
+        "(a tool call, an env action or a plain answer) to compare"
+    )
+
+
+def _print_summary(out: Console, summary: SummaryReport, show: int) -> None:
+    """The summary table, the failures by kind, the first mismatches and their groups, the headline."""
+    from replay_tui.export import headline
+    from replay_tui.groups import group_mismatches
+
+    out.print(_summary_table(summary))
+    if summary.failures_by_kind:
+        out.print(Text("failures: " + ", ".join(f"{kind} {n}" for kind, n in summary.failures_by_kind.items())))
+    if summary.total_mismatches and show > 0:
+        out.print(_mismatch_table(summary.episodes, show))
+        if summary.total_mismatches > show:
+            out.print(f"… {summary.total_mismatches - show} more mismatches (see --report)")
+        groups = group_mismatches(summary)
+        out.print(_groups_table(groups, show))
+        if len(groups) > show:
+            more = len(groups) - show
+            out.print(f"… {more} more mismatch {'group' if more == 1 else 'groups'} (see --report)")
+    out.print(Text(strip_control(headline(summary))), soft_wrap=True)  # agreement · outcome
+
+
+def _replay_exit(args: argparse.Namespace, summary: SummaryReport) -> int:
+    """0 all judged steps agree, 1 a mismatch (or a problem under ``--strict``), 2 nothing replayable."""
     if not summary.episodes_run and summary.problems:
         raise UsageError(f"no episode could be replayed: {len(summary.problems)} problems (listed above)")
     if summary.total_mismatches:
