@@ -44,6 +44,27 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[name] = str(root / relative)
     for name in UNSET:
         os.environ.pop(name, None)
+    _quicker_pilot()
+
+
+# Pilot waits after every key (twice) and every pause until the app looks idle: it sleeps in windows of
+# textual._wait.SLEEP_GRANULARITY (20 ms) until one passes with almost no CPU used. A window must outlast the
+# screen's update timer (textual.screen.UPDATE_PERIOD, 1/60 s), or a wait can end between a change and the
+# frame that shows it, so both are shortened together: 10 ms windows over 8.3 ms frames
+# (tests/tui/test_pilot_windows.py holds that). tests/tui with two workers: 410 -> 265 s, CPU 349 -> 308 s,
+# every snapshot the same: what a test checks is unchanged, only how long Pilot idles before checking. (Both are module globals read at each use, so setting them here holds even
+# though the textual-snapshot plugin has imported Textual already.)
+PILOT_IDLE_WINDOW = 0.010
+PILOT_UPDATE_PERIOD = 1 / 120
+
+
+def _quicker_pilot() -> None:
+    import textual._wait
+    import textual.screen
+
+    textual._wait.SLEEP_GRANULARITY = PILOT_IDLE_WINDOW
+    textual._wait.SLEEP_IDLE = PILOT_IDLE_WINDOW / 20  # Textual's ratio of idle CPU to window
+    textual.screen.UPDATE_PERIOD = PILOT_UPDATE_PERIOD  # type: ignore[misc]  # Final in Textual
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
