@@ -41,9 +41,9 @@ import msgspec
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from replay_tui.demos.fast import _STEP, fast_trajectory  # noqa: E402
 from replay_tui.episodes.model import TrajectoryStep  # noqa: E402
 from replay_tui.formats.webshop_demos import synth  # noqa: E402
+from replay_tui.formats.webshop_demos.fast import _STEP, fast_trajectory  # noqa: E402
 from replay_tui.gcpause import gc_paused  # noqa: E402
 from replay_tui.sources import open_sources  # noqa: E402
 

@@ -21,16 +21,10 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from replay_tui.actions import ActionError, format_env_action
-from replay_tui.demos.models import (
-    ACTION_REBUILT,
-    ID_MAX,
-    ID_MIN,
-    DecisionStep,
-    PromptError,
-    _arguments_from_json,
-    parse_prompt,
-)
 from replay_tui.episodes.model import ChatMessage, ToolCall, Trajectory, TrajectoryStep, seed_success, webshop_outcome
+from replay_tui.episodes.reading import ACTION_REBUILT
+from replay_tui.episodes.recorded import PromptError, arguments_from_json, parse_prompt
+from replay_tui.formats.webshop_demos.contract import ID_MAX, ID_MIN, DecisionStep
 from replay_tui.webshop import ITEM
 
 Id = Annotated[int, msgspec.Meta(ge=ID_MIN, le=ID_MAX)]
@@ -185,7 +179,7 @@ def _finish_decision(entry: FastEntry) -> bool:
         if getattr(entry, name) is UNSET:
             setattr(entry, name, default)
     try:
-        entry.llm_action_arguments = _arguments_from_json(entry.llm_action_arguments)
+        entry.llm_action_arguments = arguments_from_json(entry.llm_action_arguments)
     except ValueError:
         return False
     _default_outcome(entry)
@@ -206,7 +200,7 @@ def _finish_item_action(entry: FastEntry) -> bool:
     if call is UNSET:
         entry.llm_action = call = FastLlmAction()
     try:
-        call.arguments = _arguments_from_json(call.arguments)
+        call.arguments = arguments_from_json(call.arguments)
     except ValueError:
         return False
     _default_outcome(entry)
@@ -342,7 +336,7 @@ def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
 
 def fast_trajectory(episode: FastEpisode) -> Trajectory:
     """A clean episode's fast reading as the Trajectory the webshop-demos reader makes of its
-    parsed episode (:func:`replay_tui.demos.trajectory.from_webshop_episode`), built without
+    parsed episode (:func:`replay_tui.formats.webshop_demos.trajectory.from_webshop_episode`), built without
     validation (msgspec has checked every field's type: :func:`_step`) and with each prompt
     parsed when read (:class:`PromptMessages`)."""
     steps: list[TrajectoryStep] = []

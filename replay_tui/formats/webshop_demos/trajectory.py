@@ -1,16 +1,17 @@
-"""A seed demonstration episode, parsed by its contract (:mod:`replay_tui.demos.models`), as the one
-model: :func:`from_webshop_episode`. A clean episode's fast reading maps onto the same Trajectory
-(:func:`replay_tui.demos.fast.fast_trajectory`); the webshop-demos reader and the DemoSet's cache
-read every seed episode through one or the other (:meth:`replay_tui.demos.loader.DemoFile.read_trajectory`).
+"""A seed demonstration episode, parsed by its contract (:mod:`.contract`), as the one model:
+:func:`from_webshop_episode`. A clean episode's fast reading maps onto the same Trajectory
+(:func:`.fast.fast_trajectory`); the webshop-demos reader and the DemoSet's cache read every seed
+episode through one or the other (:meth:`.index.DemoFile.read_trajectory`).
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
-from replay_tui.demos.fast import ITEM_FIELDS, PromptMessages
-from replay_tui.demos.models import ACTION_REBUILT, DecisionStep, Episode, ItemPageAction
 from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep, seed_success, webshop_outcome
+from replay_tui.episodes.reading import ACTION_REBUILT
+from replay_tui.formats.webshop_demos.contract import DecisionStep, Episode, ItemPageAction
+from replay_tui.formats.webshop_demos.fast import ITEM_FIELDS, PromptMessages
 from replay_tui.webshop import ITEM
 
 SEED_STEP_FIELDS: tuple[str, ...] = tuple(name for name, info in DecisionStep.model_fields.items() if not info.exclude)
@@ -77,7 +78,7 @@ def from_webshop_episode(episode: Episode) -> Trajectory:
 
 
 def _decision(entry: DecisionStep, index: int) -> TrajectoryStep:
-    """A seed decision step (:class:`replay_tui.demos.models.DecisionStep`) as a ``decision`` step,
+    """A seed decision step (:class:`replay_tui.formats.webshop_demos.contract.DecisionStep`) as a ``decision`` step,
     its prompt parsed into messages when they are first read (as the fast reading's: opening an
     episode parses no prompt; the stepper parses the one it shows)."""
     data = entry.model_dump(mode="json")
