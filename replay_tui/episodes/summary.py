@@ -11,9 +11,13 @@ from typing import Any
 from replay_tui.episodes.model import Outcome, Trajectory
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EpisodeSummary:
     """What the session browser shows about an episode before it is opened, and where it lives.
+
+    Not frozen: an index builds one per episode (40,000 for a 1 GB demo file), and a frozen
+    dataclass's ``__init__`` costs a call per field; no one changes a summary once listed (a log that
+    grew gets a new one).
 
     A reader that can find one episode again without reading the whole file (an offset into a JSON
     Lines file, a member of a zip) lists these from its index

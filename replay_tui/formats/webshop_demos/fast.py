@@ -8,8 +8,9 @@ it). Anything else (numeric strings, "true" as text, an unknown field, a bad val
 the caller takes the pydantic path, which accepts, repairs or names the problem as before.
 
 So a fast result always stands for an episode the pydantic models accept with the same values:
-``tests/core/demos/test_fast_episode.py`` compares both readings of every episode of the sample, the synthetic
-files (quirks included) and the hostile fixtures.
+``tests/formats/webshop_demos/test_fast_episode.py`` compares both readings of every episode of
+the sample, the synthetic files (quirks included) and the hostile fixtures. The engines read it
+through :mod:`replay_tui.episodes.reading`'s protocols, never this module.
 """
 
 from __future__ import annotations
