@@ -335,6 +335,30 @@ def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
     return _CALL.model_copy(update={"name": name, "arguments": arguments})
 
 
+def item_step(
+    entry: Any, index: int, label: str, name: str, arguments: dict[str, Any], action: str, fields: dict[str, Any]
+) -> TrajectoryStep:
+    """A seed item-page action as an ``item`` step, from its parsed model (``ItemPageAction``) or its
+    fast reading (:class:`FastEntry`: the same field names): the page before it as its observation,
+    its call and the env action it maps to, the page after, its outcome and options; ``fields``, the
+    event as its model dumps it, in ``extra`` but for the fields with a place of their own. Built
+    without validation (:func:`_step`): both readings have checked every type."""
+    return _step(
+        index=index,
+        label=label,
+        observation=entry.observation_before_action,
+        action=_call(name, dict(arguments)),
+        action_text=action,
+        tool_result=entry.observation_after_action,
+        reward=entry.reward,
+        done=entry.done,
+        state=ITEM,
+        available_actions=entry.available_options,
+        extra={key: value for key, value in fields.items() if key not in ITEM_FIELDS},
+        kind="item",
+    )
+
+
 def fast_trajectory(episode: FastEpisode) -> Trajectory:
     """A clean episode's fast reading as the Trajectory the webshop-demos reader makes of its
     parsed episode (:func:`replay_tui.formats.webshop_demos.trajectory.from_webshop_episode`), built without
@@ -372,23 +396,9 @@ def fast_trajectory(episode: FastEpisode) -> Trajectory:
             items += 1
             call = entry.llm_action
             assert isinstance(call, FastLlmAction)
-            extra = {key: value for key, value in _event_extra(entry).items() if key not in ITEM_FIELDS}
-            steps.append(
-                _step(
-                    index=len(steps),
-                    label=f"{max(last_number, 0)}.{items}",
-                    observation=entry.observation_before_action,
-                    action=_call(call.name, dict(call.arguments or {})),  # type: ignore[arg-type]
-                    action_text=action,
-                    tool_result=entry.observation_after_action,
-                    reward=entry.reward,
-                    done=entry.done,
-                    state=ITEM,
-                    available_actions=entry.available_options,
-                    extra=extra,
-                    kind="item",
-                )
-            )
+            label = f"{max(last_number, 0)}.{items}"
+            arguments = call.arguments or {}
+            steps.append(item_step(entry, len(steps), label, call.name, arguments, action, _event_extra(entry)))
             continue
         label = f"{max(last_number, 0)}.-"
         steps.append(_step(index=len(steps), label=label, extra=_event_extra(entry), kind="event"))
