@@ -414,7 +414,7 @@ class TrajectoryFile:
     def read_trajectory(self, ref: EpisodeRef, *, fast: bool = True) -> Trajectory:
         """The episode as its reader gives it (held, or loaded now); raises EpisodeLoadError. (A log
         of another format has no fast reading: ``fast`` is the seed file's.)"""
-        summary: EpisodeSummary = ref.raw
+        summary = ref.summary
         trajectory: Trajectory | LoadProblem | None = self._held.get(summary.record)
         if trajectory is None:
             if not isinstance(self.reader, IndexingReader):
