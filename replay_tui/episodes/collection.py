@@ -168,7 +168,8 @@ def resolve_demo_paths(specs: Sequence[str | os.PathLike[str]]) -> list[Path]:
 
 @dataclass
 class DemoSet:
-    """Episodes from one or many demo files, indexed by ``session_id``.
+    """Episodes from one or many logs of any format, indexed by ``session_id`` (a seed demo's own
+    session id; a position in the set for the others: :mod:`replay_tui.sources` opens them).
 
     Malformed episodes (found while indexing, or later when parsed) become :class:`LoadProblem`
     records in :attr:`problems`; every other episode stays usable. Files that could not be read at

@@ -1,4 +1,6 @@
-"""Open and index demo files without building Python objects for every observation.
+"""Open and index the seed's demo files without building Python objects for every observation:
+:class:`DemoFile`, one file as an episode source of a :class:`~replay_tui.episodes.collection.DemoSet`
+(followed as it grows with ``--follow``), and :func:`open_demos`, a set of seed files alone.
 
 Indexing memory-maps the file. The fast path lets msgspec split the top-level array into raw,
 zero-copy byte views and decode from each only the header fields and one marker per trajectory
@@ -1087,7 +1089,8 @@ def _exception_line(exc: BaseException) -> str:
 def open_demos(
     specs: Sequence[str | os.PathLike[str]] | str | os.PathLike[str], *, skip_unreadable: bool = False
 ) -> DemoSet:
-    """Open and index demo files (paths, directories or globs).
+    """Open and index seed demo files (paths, directories or globs) as a set of their own (logs of
+    every format: :func:`replay_tui.sources.open_sources`).
 
     Raises :class:`DemoFileError` (a one-line message) when a spec matches nothing or a file
     cannot be read at all; per-episode problems are collected in :attr:`DemoSet.problems`. With
