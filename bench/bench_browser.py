@@ -67,7 +67,7 @@ async def naive(path: Path) -> dict[str, float]:
     from textual.app import App, ComposeResult
     from textual.widgets import DataTable
 
-    from replay_tui.demos.loader import open_demos
+    from replay_tui.formats.webshop_demos.index import open_demos
 
     class Naive(App):
         def compose(self) -> ComposeResult:
@@ -81,11 +81,11 @@ async def naive(path: Path) -> dict[str, float]:
             table.add_rows(
                 (
                     ref.session_id,
-                    ref.header.instruction,
+                    ref.task,
                     ref.decision_steps,
-                    ref.header.final_reward,
-                    ref.header.success,
-                    ref.header.completed_by_backup,
+                    ref.reward,
+                    ref.success,
+                    ref.completed_by_backup,
                 )
                 for ref in demos.refs
             )

@@ -128,7 +128,7 @@ if first:  # what the app shows first: the index's thread is cut here, so the RS
     print(json.dumps(out), flush=True)
     os._exit(0)
 if sys.argv[2] != "--whole":
-    [ref] = [r for r in refs if r.header.episode_id == sys.argv[2]]
+    [ref] = [r for r in refs if r.episode_id == sys.argv[2]]
     t = time.perf_counter()
     episode = ref.file.read_trajectory(ref)
     out["load"] = time.perf_counter() - t

@@ -184,7 +184,7 @@ def phase(name: str, path: Path) -> None:
     """One measured phase, in this process: prints ``seconds episodes steps peak_rss_kb``."""
     episodes = steps = 0
     if name == "seed":
-        from replay_tui.demos.loader import open_demos
+        from replay_tui.formats.webshop_demos.index import open_demos
 
         start = time.perf_counter()
         demos = open_demos([path])

@@ -43,17 +43,17 @@ def _peak_rss_mb() -> float:
 
 
 def phase_index(path: str) -> dict:
-    from replay_tui.demos.loader import open_demos
+    from replay_tui.formats.webshop_demos.index import open_demos
 
     demos = open_demos(path)
     # What the session browser needs for every row is now in memory:
-    rows = sum(1 for ref in demos.refs if ref.header.instruction is not None)
+    rows = sum(1 for ref in demos.refs if ref.task is not None)
     return {"episodes": rows, "steps": sum(ref.decision_steps for ref in demos.refs)}
 
 
 def phase_replay(path: str) -> dict:
-    from replay_tui.demos.loader import open_demos
     from replay_tui.env import OfflineWebshopEnv
+    from replay_tui.formats.webshop_demos.index import open_demos
     from replay_tui.policies import StubPolicy
     from replay_tui.runner import Runner
 
@@ -65,7 +65,7 @@ def phase_replay(path: str) -> dict:
 
 
 def _naive_load(path: str) -> list:
-    from replay_tui.demos.loader import parse_episode
+    from replay_tui.formats.webshop_demos.index import parse_episode
 
     with open(path, encoding="utf-8") as handle:
         raw = json.load(handle)
@@ -158,7 +158,7 @@ def phase_orjson_floor(path: str) -> dict:
     import orjson
 
     from replay_tui.actions import ActionError, format_env_action, normalize_action
-    from replay_tui.demos.models import _arguments_from_json
+    from replay_tui.episodes.recorded import arguments_from_json
 
     start, cpu = time.perf_counter(), time.process_time()
     with open(path, "rb") as handle:
@@ -170,7 +170,7 @@ def phase_orjson_floor(path: str) -> dict:
                 continue
             steps += 1
             try:
-                arguments = _arguments_from_json(entry.get("llm_action_arguments"))
+                arguments = arguments_from_json(entry.get("llm_action_arguments"))
                 predicted = format_env_action(entry.get("llm_action_name") or "", arguments)
             except (ActionError, ValueError):
                 predicted = ""

@@ -6,7 +6,7 @@ Run by hand (not in CI):
     python bench/bench_seed_trajectory.py --size-mb 20    # a smaller file, generated once
 
 Prints (1) one TrajectoryStep made five ways (microseconds each: pydantic validation, the
-``model_copy`` of a default step that ``demos.fast._step`` uses, ``model_construct``, a bare
+``model_copy`` of a default step that ``formats/webshop_demos/fast._step`` uses, ``model_construct``, a bare
 ``__new__`` that sets the fields' dict, and a ``msgspec.Struct`` of the same fields), then
 (2) ``fast_trajectory`` over every clean episode of the file, with the cyclic GC on and paused
 (CPU seconds, best of --runs), and its profile by part: the steps' and calls' copies, the outcome
@@ -41,9 +41,9 @@ import msgspec
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from replay_tui.demos.fast import _STEP, fast_trajectory  # noqa: E402
 from replay_tui.episodes.model import TrajectoryStep  # noqa: E402
 from replay_tui.formats.webshop_demos import synth  # noqa: E402
+from replay_tui.formats.webshop_demos.fast import _STEP, fast_trajectory  # noqa: E402
 from replay_tui.gcpause import gc_paused  # noqa: E402
 from replay_tui.sources import open_sources  # noqa: E402
 
@@ -98,7 +98,7 @@ def one_step() -> None:
     fresh = {"messages": [], "tools": [], "other_actions": [], "extra": {}, "warnings": []}
     ways = {
         "validated": lambda: TrajectoryStep(**VALUES),
-        "model_copy (demos.fast today)": lambda: _STEP.model_copy(update={**fresh, **VALUES}),
+        "model_copy (webshop_demos.fast today)": lambda: _STEP.model_copy(update={**fresh, **VALUES}),
         "model_construct": lambda: TrajectoryStep.model_construct(**VALUES),
         "__new__ + fields' dict": lambda: bare_new(VALUES),
         "msgspec.Struct": lambda: StructStep(**VALUES),

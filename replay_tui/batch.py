@@ -31,8 +31,8 @@ from typing import Any
 
 import orjson
 
-from replay_tui.demos.loader import DemoSet
 from replay_tui.env import replay_steps
+from replay_tui.episodes.collection import DemoSet
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
 from replay_tui.fileio import atomic_writer, bounded_lines
 from replay_tui.formats.base import strip_bom

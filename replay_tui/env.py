@@ -16,10 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from replay_tui.demos.fast import FastEntry, FastEpisode
-from replay_tui.demos.loader import DemoSet
-from replay_tui.demos.models import ACTION_REBUILT
+from replay_tui.episodes.collection import DemoSet
 from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.reading import ACTION_REBUILT, FastReading, FastStep
 from replay_tui.formats.webshop_demos import SeedStep, is_seed
 from replay_tui.matching import AnswerSpec, MatchPolicy, MatchSettings, judge_step
 from replay_tui.sources import LogDecision, log_decisions, open_sources, tools_by_name
@@ -49,10 +48,10 @@ class ReplayStep:
     expected: str
     reward: float
     done: bool
-    source: FastEntry | LogDecision | SeedStep = field(repr=False)
-    """The recorded step: a seed episode's Trajectory step (:class:`SeedStep`) or its fast reading
-    (:mod:`replay_tui.demos.fast`); a log of another format's Trajectory step, with its recorded-step
-    fields (:class:`LogDecision`)."""
+    source: FastStep | LogDecision | SeedStep = field(repr=False)
+    """The recorded step: a seed episode's Trajectory step (:class:`SeedStep`) or its fast reading's
+    entry (:class:`~replay_tui.episodes.reading.FastStep`); a log of another format's Trajectory
+    step, with its recorded-step fields (:class:`LogDecision`)."""
     trajectory_index: int = 0
     warnings: tuple[str, ...] = ()
     call: bool = False
@@ -70,7 +69,7 @@ class ReplayStep:
         if isinstance(source, LogDecision):
             return self._log_prompt(source)
         # a fast entry's decision fields are set by decode_fast (typed with UNSET until then)
-        return source.llm_prompt if self.kind == "decision" else None  # type: ignore[return-value]
+        return source.llm_prompt if self.kind == "decision" else None
 
     def _log_prompt(self, source: LogDecision) -> str | None:
         """A log step's prompt text, built once per replayed step (:attr:`recorded` holds it too):
@@ -113,7 +112,7 @@ class ReplayStep:
                 data["messages"] = self.source.messages
         elif isinstance(self.source, SeedStep) and self.kind == "decision":
             data = copy.deepcopy(self.source.fields)
-        elif isinstance(self.source, FastEntry) and self.kind == "decision":
+        elif not isinstance(self.source, SeedStep) and self.kind == "decision":  # a fast reading's entry
             data = self.source.decision_dump()
         else:
             call: Any = self.source.llm_action  # an item-page action's (set on a fast entry too)
@@ -229,25 +228,25 @@ def _seed_steps(trajectory: Trajectory, include_item_steps: bool) -> list[Replay
     return steps
 
 
-def replay_steps(episode: Trajectory | FastEpisode, *, include_item_steps: bool = False) -> list[ReplayStep]:
+def replay_steps(episode: Trajectory | FastReading, *, include_item_steps: bool = False) -> list[ReplayStep]:
     """The steps to replay for an episode, with missing state and actions inferred (and warned): a
     Trajectory's (a seed demo's, or a log of another format's), or a clean seed episode's fast
     reading, whose steps are the same as its Trajectory's (:meth:`DemoSet.replay_episode`)."""
-    if isinstance(episode, FastEpisode):
+    if not isinstance(episode, Trajectory):
         return _fast_steps(episode, include_item_steps)
     if is_seed(episode):
         return _seed_steps(episode, include_item_steps)
     return _log_steps(episode)
 
 
-def _fast_steps(episode: FastEpisode, include_item_steps: bool) -> list[ReplayStep]:
+def _fast_steps(episode: FastReading, include_item_steps: bool) -> list[ReplayStep]:
     """The steps to replay of a clean seed episode's fast reading, read from its entries (no
     Trajectory built: a stub replay's cost is mostly this reading; a fast entry is never a tool
     call, a step with the call fields has no fast reading)."""
     steps: list[ReplayStep] = []
     last_number = -1
     item_count = 0
-    entries: list[Any] = episode.trajectory  # their decision fields are set by decode_fast (typed UNSET until then)
+    entries: Sequence[Any] = episode.trajectory  # their decision fields are set by decode_fast (typed UNSET until then)
     for position, entry in enumerate(entries):
         warnings: list[str] = []
         if entry.is_decision:
@@ -341,7 +340,7 @@ class OfflineWebshopEnv:
         self.mismatch_policy: MismatchPolicy = mismatch_policy
         self.include_item_steps = include_item_steps
         self.matching: MatchSettings = matching if matching is not None else MatchSettings(case)
-        self.replayed: Trajectory | FastEpisode | None = None
+        self.replayed: Trajectory | FastReading | None = None
         """The episode being replayed, as the replay read it (:meth:`DemoSet.replay_episode`; what
         reports say of it: :func:`replay_tui.sources.facts_of`)."""
         self.steps: list[ReplayStep] = []

@@ -316,3 +316,8 @@ def expand_home(path: str | os.PathLike[str], what: str | None = None) -> Path:
         user = os.fspath(path).split("/", 1)[0]
         where = f" (from {what})" if what else ""
         raise FileNotFoundError(errno.ENOENT, f"no such user: {user}{where}", os.fspath(path)) from None
+
+
+def os_reason(exc: OSError) -> str:
+    """``Permission denied``, ``No such file or directory``... without the errno and path decoration."""
+    return exc.strerror or str(exc) or type(exc).__name__

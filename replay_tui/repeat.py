@@ -19,8 +19,8 @@ from itertools import combinations
 from typing import Any
 
 from replay_tui.actions import normalize_action
-from replay_tui.demos.loader import DemoSet
 from replay_tui.env import ReplayStep, replay_steps
+from replay_tui.episodes.collection import DemoSet
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.jobs import fan_out
 from replay_tui.matching import CasePolicy, MatchSettings, Verdict, judge_step

@@ -21,8 +21,8 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from replay_tui.demos.loader import DemoSet, EpisodeRef
 from replay_tui.env import replay_steps
+from replay_tui.episodes.collection import DemoSet, EpisodeRef
 from replay_tui.episodes.model import ChatMessage, Trajectory, TrajectoryStep, added_messages
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
 from replay_tui.formats.webshop_demos import event_action, event_label, event_observation, is_seed, seed_prompt

@@ -34,7 +34,7 @@ from replay_tui.runner import (
 )
 
 if TYPE_CHECKING:
-    from replay_tui.demos.loader import DemoSet
+    from replay_tui.episodes.collection import DemoSet
     from replay_tui.executors import RayExecutor
     from replay_tui.workspace import ReplaySettings
 

@@ -35,9 +35,7 @@ from typing import Any
 
 import orjson
 
-from replay_tui.demos.fast import FastEpisode
-from replay_tui.demos.loader import DemoFile, DemoSet, EpisodeRef, Grown, HeaderInfo, resolve_demo_paths
-from replay_tui.demos.trajectory import SEED_STEP_FIELDS
+from replay_tui.episodes.collection import DemoSet, EpisodeRef, Grown, resolve_demo_paths
 from replay_tui.episodes.model import (
     ChatMessage,
     OpenAIConversation,
@@ -51,9 +49,10 @@ from replay_tui.episodes.model import (
     webshop_outcome,
 )
 from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
+from replay_tui.episodes.reading import FastReading
 from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Reader, allowing_pickles, detect, reader_for
 from replay_tui.formats.growing import FollowedFile, FollowingReader, Gone
-from replay_tui.formats.webshop_demos import completed_by_backup, is_seed
+from replay_tui.formats.webshop_demos import SEED_STEP_FIELDS, DemoFile, completed_by_backup, is_seed
 from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.matching import ANSWER_STATE
 
@@ -279,7 +278,7 @@ def seed_outcome(
     return webshop_outcome(final_reward, success, completed_by_backup, entries)
 
 
-def outcome_of(episode: Trajectory | FastEpisode) -> Outcome:
+def outcome_of(episode: Trajectory | FastReading) -> Outcome:
     """What ``episode``'s log says of its task (:class:`~replay_tui.episodes.model.Outcome`), for any
     format: a Trajectory's own, or what a seed episode's fast reading records, decided as the seed
     reader's Trajectory decides it."""
@@ -308,7 +307,7 @@ class EpisodeFacts:
     has them, are aligned with the replay's predictions."""
 
 
-def facts_of(episode: Trajectory | FastEpisode) -> EpisodeFacts:
+def facts_of(episode: Trajectory | FastReading) -> EpisodeFacts:
     """:class:`EpisodeFacts` of the episode a replay read (:meth:`DemoSet.replay_episode`)."""
     if not isinstance(episode, Trajectory):
         return EpisodeFacts(
@@ -350,12 +349,10 @@ def outcome_of_ref(ref: EpisodeRef) -> Outcome:
     """The outcome of an episode not yet opened: the reader's whole outcome when it indexed one,
     else what a seed demo's header holds (its reward, and its success decided as the seed reader's
     Trajectory decides it: :func:`~replay_tui.episodes.model.seed_success`)."""
-    if isinstance(ref.raw, EpisodeSummary) and (outcome := ref.raw.full_outcome()) is not None:
+    summary = ref.summary
+    if (outcome := summary.full_outcome()) is not None:
         return outcome
-    header = ref.header
-    return seed_outcome(
-        header.final_reward, seed_success(header.final_reward, header.success), header.completed_by_backup
-    )
+    return seed_outcome(summary.reward, seed_success(summary.reward, summary.success), ref.completed_by_backup)
 
 
 class TrajectoryFile:
@@ -408,21 +405,8 @@ class TrajectoryFile:
             self.problems.append(LoadProblem(file=self.name, message=f"{self.format} reader failed: {exc}"))
 
     def _add(self, summary: EpisodeSummary, session_id: int) -> EpisodeRef:
-        header = HeaderInfo(
-            session_id=session_id,
-            instruction=summary.task,
-            final_reward=summary.reward,
-            success=summary.success,
-            episode_id=summary.id,
-            format=self.format,
-        )
         ref = EpisodeRef(
-            file=self,
-            index=summary.record,
-            raw=summary,
-            header=header,
-            decision_steps=summary.steps,
-            sub_events=max(0, (summary.turns or summary.steps) - summary.steps),  # the turns without a call
+            file=self, index=summary.record, raw=summary, summary=summary, session_id=session_id, episode_id=summary.id
         )
         self.episodes.append(ref)
         return ref
@@ -430,7 +414,7 @@ class TrajectoryFile:
     def read_trajectory(self, ref: EpisodeRef, *, fast: bool = True) -> Trajectory:
         """The episode as its reader gives it (held, or loaded now); raises EpisodeLoadError. (A log
         of another format has no fast reading: ``fast`` is the seed file's.)"""
-        summary: EpisodeSummary = ref.raw
+        summary = ref.summary
         trajectory: Trajectory | LoadProblem | None = self._held.get(summary.record)
         if trajectory is None:
             if not isinstance(self.reader, IndexingReader):
@@ -546,10 +530,8 @@ class FollowedLog(TrajectoryFile):
             elif self._prints[ref.index] != mark:
                 self._held[ref.index], self._prints[ref.index] = item, mark
                 summary = EpisodeSummary.of(item, ref.index, ref.index)
-                fresh = self._add(summary, ref.header.session_id)
-                self.episodes.pop()
-                ref.raw, ref.header = fresh.raw, fresh.header
-                ref.decision_steps, ref.sub_events = fresh.decision_steps, fresh.sub_events
+                ref.raw = ref.summary = summary
+                ref.episode_id = summary.id
                 grown.changed.append(ref)
         before = self._file_problems.get(path, [])
         kept = [next((old for old in before if old == problem), problem) for problem in problems]

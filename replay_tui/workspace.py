@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from replay_tui.annotations import AnnotationStore, data_dir, sidecar_path
-from replay_tui.demos.loader import DemoSet, EpisodeRef
 from replay_tui.env import MismatchPolicy, OfflineWebshopEnv, replay_steps
+from replay_tui.episodes.collection import DemoSet, EpisodeRef
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
 from replay_tui.matching import MatchPolicy, MatchSettings
 from replay_tui.policies import policy_name

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, check_outputs, protected_paths
-from replay_tui.demos.loader import DemoSet
+from replay_tui.episodes.collection import DemoSet
 from replay_tui.sanitize import strip_control
 from replay_tui.workspace import default_annotations_path
 

@@ -50,8 +50,8 @@ from replay_tui.cli.serve import register as register_serve
 from replay_tui.cli.verify import register as register_verify
 from replay_tui.cli.visual import register as register_visual
 from replay_tui.cli.visual import register_inspect
-from replay_tui.demos.loader import DemoSet
 from replay_tui.env import MISMATCH_POLICIES
+from replay_tui.episodes.collection import DemoSet
 from replay_tui.episodes.problems import DemoFileError, LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.export import FORMATS

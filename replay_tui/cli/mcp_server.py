@@ -30,7 +30,7 @@ from replay_tui.annotations import AnnotationError, AnnotationStore
 from replay_tui.cli.common import UsageError
 from replay_tui.cli.compare import runs_or_none
 from replay_tui.compare import CompareError, compare_outcomes, compare_runs, run_info, run_label
-from replay_tui.demos.loader import EpisodeRef
+from replay_tui.episodes.collection import EpisodeRef
 from replay_tui.episodes.model import Trajectory
 from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
 from replay_tui.expected import align_trajectory

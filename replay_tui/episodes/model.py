@@ -6,7 +6,7 @@ offered, what it thought and said, the recorded action as a tool call (name + ty
 with its display string, the tool's result, reward/done, and anything else verbatim in ``extra``.
 
 The seed's WebShop demonstration files map onto it without loss
-(:func:`replay_tui.demos.trajectory.from_webshop_episode`):
+(:func:`replay_tui.formats.webshop_demos.trajectory.from_webshop_episode`):
 every field without a place of its own is kept in ``extra``.
 """
 
@@ -702,13 +702,17 @@ def seed_success(reward: float | None, success: bool | None) -> bool:
     return success if success is not None else reward == 1.0
 
 
+BACKUP_STATUS = "completed by backup"
+"""A seed demonstration's status when the backup agent had to finish the task."""
+
+
 def webshop_outcome(
     reward: float | None, success: bool | None, completed_by_backup: bool = False, entries: Iterable[Any] = ()
 ) -> Outcome:
     """The outcome a seed demonstration records: its reward, its success flag, ``completed by
     backup`` as the status when the backup agent had to finish the task, and the item bought (the
     done page's ``Purchased`` ASIN and options, from the last entry that shows it) as the answer."""
-    outcome = Outcome(reward=reward, success=success, status="completed by backup" if completed_by_backup else None)
+    outcome = Outcome(reward=reward, success=success, status=BACKUP_STATUS if completed_by_backup else None)
     for entry in reversed(list(entries)):
         text = _observation_after(entry)
         if "\nPurchased\n" in f"\n{text}":

@@ -2,74 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from replay_tui.episodes.model import Outcome, Trajectory
+from replay_tui.episodes.model import Trajectory
 from replay_tui.episodes.problems import LoadProblem
+from replay_tui.episodes.summary import EpisodeSummary as EpisodeSummary
 
 HEAD_BYTES = 64 * 1024
 """How much of a file :meth:`Reader.sniff` sees. Readers decide from the head, never by parsing the
 whole file; one whose files can open with a single long value (swe-agent) may search the rest for keys."""
 
 ReadItem = Trajectory | LoadProblem
-
-
-@dataclass(frozen=True, slots=True)
-class EpisodeSummary:
-    """What the session browser shows about an episode before it is opened, and where it lives.
-
-    A reader that can find one episode again without reading the whole file (an offset into a JSON
-    Lines file, a member of a zip) lists these from :meth:`IndexingReader.index` so a 1 GB log opens
-    to a browsable list without holding every episode in memory.
-    """
-
-    id: str
-    """The episode's id in its log."""
-    record: int
-    """The episode's position in the file (0-based): what a LoadProblem names."""
-    task: str = ""
-    steps: int = 0
-    """Steps that carry a recorded tool call or plain answer (what a replay will judge): the
-    browser's calls."""
-    turns: int | None = None
-    """Every step of the episode, with a call or without (a reply, a message): the rows the
-    stepper lists, the browser's turns. None: the same as ``steps``."""
-    reward: float | None = None
-    success: bool | None = None
-    outcome: Outcome | None = None
-    """The log's whole outcome when the reader has it at index time (None: only ``reward`` and
-    ``success`` are known before the episode is loaded)."""
-    deferred_outcome: Callable[[], Outcome] | None = field(default=None, compare=False, repr=False)
-    """How to build the whole outcome when first asked (:meth:`full_outcome`), for a reader that
-    has it at index time but not cheaply: a 100,000-sample inspect_ai log lists its rows without
-    building 100,000 outcomes, and the browser builds those it shows."""
-    locator: Any = None
-    """Reader-specific: how :meth:`IndexingReader.load` finds the episode again (offsets, a name)."""
-
-    def full_outcome(self) -> Outcome | None:
-        """The log's whole outcome, built now when the reader deferred it; None when only ``reward``
-        and ``success`` are known before the episode is loaded."""
-        if self.outcome is None and self.deferred_outcome is not None:
-            return self.deferred_outcome()
-        return self.outcome
-
-    @classmethod
-    def of(cls, trajectory: Trajectory, record: int, locator: Any = None) -> EpisodeSummary:
-        """The summary of an episode already read whole."""
-        return cls(
-            id=trajectory.id,
-            record=record,
-            task=trajectory.task,
-            steps=trajectory.decisions,
-            turns=len(trajectory.steps),
-            reward=trajectory.outcome.reward,
-            success=trajectory.outcome.success,
-            outcome=trajectory.outcome,
-            locator=locator,
-        )
 
 
 @dataclass(frozen=True)

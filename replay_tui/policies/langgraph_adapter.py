@@ -46,7 +46,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from replay_tui.demos.models import PromptError
+from replay_tui.episodes.recorded import PromptError
 from replay_tui.policies.base import PolicyFailure, ThreadLocalTrace
 from replay_tui.policies.llm import (
     Decision,

@@ -45,8 +45,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model
 
 from replay_tui.actions import CANONICAL_TOOLS, format_env_action
-from replay_tui.demos.models import PromptError, _arguments_from_json, parse_prompt
 from replay_tui.episodes.model import ToolCall, call_text, infer_tools
+from replay_tui.episodes.recorded import PromptError, arguments_from_json, parse_prompt
 from replay_tui.policies.base import PolicyFailure, ThreadLocalTrace
 from replay_tui.policies.cache import Cassette, CassetteError, request_key
 from replay_tui.policies.llm_cache import ResponseCache
@@ -276,7 +276,7 @@ def build_messages(
 ) -> list[dict[str, Any]]:
     """The chat messages for a step: the recorded prompt when there is one, else :func:`default_messages`.
 
-    Raises :class:`~replay_tui.demos.models.PromptError` for a prompt that cannot be parsed.
+    Raises :class:`~replay_tui.formats.webshop_demos.contract.PromptError` for a prompt that cannot be parsed.
     """
     if llm_prompt_repr and llm_prompt_repr.strip():
         messages = []
@@ -527,7 +527,7 @@ def request_messages(messages: Any, observation: str = "") -> list[dict[str, Any
 def inferred_tool(name: str, arguments: Any) -> dict[str, Any]:
     """An OpenAI tool schema for one recorded call (:func:`replay_tui.episodes.model.infer_tools` on it)."""
     try:
-        values = _arguments_from_json(arguments)
+        values = arguments_from_json(arguments)
     except ValueError:
         values = {}
     values = values if isinstance(values, Mapping) else {}

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from replay_tui.actions import ActionError, format_env_action
-from replay_tui.demos.models import _arguments_from_json
 from replay_tui.episodes.model import call_text
+from replay_tui.episodes.recorded import arguments_from_json
 
 
 def recorded_call_text(recorded_step: dict[str, Any]) -> str:
@@ -18,7 +18,7 @@ def recorded_call_text(recorded_step: dict[str, Any]) -> str:
     name = str(recorded_step.get("llm_action_name") or "")
     arguments = recorded_step.get("llm_action_arguments")
     try:
-        parsed = _arguments_from_json(arguments)
+        parsed = arguments_from_json(arguments)
     except ValueError:
         return f"{name}({arguments})"
     if not isinstance(parsed, dict):
@@ -56,7 +56,7 @@ class StubPolicy:
         if recorded_step.get("tool_call"):
             return recorded_call_text(recorded_step)
         name = recorded_step.get("llm_action_name") or ""
-        arguments = _arguments_from_json(recorded_step.get("llm_action_arguments"))
+        arguments = arguments_from_json(recorded_step.get("llm_action_arguments"))
         return self._webshop_action(name, arguments, recorded_step.get("action_executed_in_env"))
 
     def predict_from_step(self, step: Any) -> str:

@@ -15,11 +15,11 @@ import replay_tui.env
 import replay_tui.repeat
 import replay_tui.workspace
 from replay_tui.annotations import AnnotationStore
-from replay_tui.demos.fast import FastEpisode
 from replay_tui.env import OfflineWebshopEnv
 from replay_tui.episodes.model import Trajectory
 from replay_tui.formats import read_trajectories
 from replay_tui.formats.webshop_demos import synth
+from replay_tui.formats.webshop_demos.fast import FastEpisode
 from replay_tui.policies import HeuristicPolicy, StubPolicy
 from replay_tui.repeat import run_repeats
 from replay_tui.runner import Runner

@@ -11,7 +11,6 @@ import pytest
 
 from replay_tui import fileio
 from replay_tui.annotations import AnnotationStore
-from replay_tui.demos.loader import open_demos
 from replay_tui.env import OfflineWebshopEnv
 from replay_tui.examples import example_path
 from replay_tui.export import (
@@ -27,6 +26,7 @@ from replay_tui.export import (
     report_json,
     write_report,
 )
+from replay_tui.formats.webshop_demos.index import open_demos
 from replay_tui.groups import group_mismatches
 from replay_tui.policies import HeuristicPolicy, StubPolicy
 from replay_tui.runner import EpisodeReport, Mismatch, Runner, summarize

@@ -40,7 +40,7 @@ def test_a_growing_json_lines_log_ends_as_the_whole_file(sample: Path, tmp_path:
     live.write_bytes(b"".join(lines[: max(1, len(lines) // 2)]))
     demos = open_sources([live], follow=True)
     assert demos.following and isinstance(demos.files[0], FollowedLog)
-    ids = {ref.header.episode_id: ref.session_id for ref in demos}
+    ids = {ref.episode_id: ref.session_id for ref in demos}
     first_steps = {ref.session_id: ref.decision_steps + ref.sub_events for ref in demos}
     assert demos.read_new() == ([], []) and demos.changed == []  # nothing new: nothing read again
     with live.open("ab") as handle:
@@ -48,8 +48,8 @@ def test_a_growing_json_lines_log_ends_as_the_whole_file(sample: Path, tmp_path:
     added, _ = demos.read_new()
     assert shown(demos) == whole(sample.parent / sample.name)
     for ref in demos:  # episodes known before keep their session ids; the new ones come after
-        if ref.header.episode_id in ids:
-            assert ref.session_id == ids[ref.header.episode_id]
+        if ref.episode_id in ids:
+            assert ref.session_id == ids[ref.episode_id]
         else:
             assert ref in added and ref.session_id > max(ids.values())
     grown = [
@@ -105,7 +105,7 @@ def test_a_rollout_new_in_a_followed_codex_sessions_folder_is_a_new_episode(tmp_
     shutil.copyfile(second, later / second.name.split("__", 1)[1])
     added, problems = demos.read_new()
     assert problems == [] and [ref.session_id for ref in added] == [1]
-    assert demos.trajectory(1) == whole(second)[added[0].header.episode_id]
+    assert demos.trajectory(1) == whole(second)[added[0].episode_id]
 
 
 def test_a_reader_that_fails_on_a_grown_log_is_a_problem_not_a_crash(tmp_path: Path, monkeypatch) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.demos.loader import open_demos
 from replay_tui.env import OfflineWebshopEnv
 from replay_tui.episodes.model import call_text, parse_call_text
 from replay_tui.examples import example_path
+from replay_tui.formats.webshop_demos.index import open_demos
 from replay_tui.groups import (
     NO_ACTION,
     NO_REASON,

@@ -18,8 +18,8 @@ import orjson
 import pytest
 
 from replay_tui.cli import main
-from replay_tui.demos.loader import open_demos
 from replay_tui.episodes.problems import DemoFileError
+from replay_tui.formats.webshop_demos.index import open_demos
 from tests import forked
 from tests.hostile import BY_NAME, CASES, fixture_cases, write_corpus
 
@@ -210,7 +210,7 @@ def _deny(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if os.access(path, os.R_OK):  # root reads anything: refuse it where the loader opens files
         import builtins
 
-        import replay_tui.demos.loader as loader
+        import replay_tui.formats.webshop_demos.index as loader
         from replay_tui.fileio import open_regular
 
         def guarded_open(file, *args, **kwargs):

@@ -95,7 +95,11 @@ def test_the_contracts_hold_and_a_broken_layer_fails_them(package_copy: Path) ->
     [
         ("search.py", "replay_tui.formats.webshop_demos.reader"),  # past the package's exports
         ("session.py", "replay_tui.formats.webshop_demos.synth.writer"),  # the generator beyond `generate`
-        ("runner.py", "replay_tui.demos.models"),  # the seed's contract, one importer more
+        ("runner.py", "replay_tui.formats.webshop_demos.contract"),  # the seed's contract, one importer more
+        ("env.py", "replay_tui.formats.webshop_demos.contract"),  # the engine reads episodes, not the contract
+        ("env.py", "replay_tui.formats.webshop_demos.fast"),  # the fast reading through episodes.reading
+        ("sources.py", "replay_tui.formats.webshop_demos.index"),  # DemoFile through the package
+        ("workspace.py", "replay_tui.formats.webshop_demos.trajectory"),  # engines read Trajectories
     ],
 )
 def test_the_seed_format_stays_behind_its_package(package_copy: Path, importer: str, imported: str) -> None:

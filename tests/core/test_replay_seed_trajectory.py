@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from replay_tui.demos.fast import fast_trajectory
 from replay_tui.env import ReplayStep, replay_steps
 from replay_tui.examples import example_path
 from replay_tui.formats.webshop_demos import from_webshop_episode, synth
+from replay_tui.formats.webshop_demos.fast import fast_trajectory
 from replay_tui.policies import StubPolicy
 from replay_tui.sources import open_sources
 from tests.conftest import episode, search_step, write_json

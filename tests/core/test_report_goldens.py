@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from replay_tui.compare import agreement_matrix, compare_outcomes, compare_runs, repeat_runs
-from replay_tui.demos.loader import open_demos
 from replay_tui.env import OfflineWebshopEnv
 from replay_tui.examples import example_path
 from replay_tui.export import FORMATS, render_report
 from replay_tui.export.comparison import render_agreement, render_comparison
 from replay_tui.export.outcomes import FORMATS as OUTCOME_FORMATS
 from replay_tui.export.outcomes import render as render_outcomes
+from replay_tui.formats.webshop_demos.index import open_demos
 from replay_tui.pairing import load_pair
 from replay_tui.policies import HeuristicPolicy, StubPolicy
 from replay_tui.repeat import run_repeats

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay_tui.demos.loader import open_demos
+from replay_tui.formats.webshop_demos.index import open_demos
 from replay_tui.search import Query, search, snippet
 from tests.conftest import episode, good_episode, search_step, write_json
 

@@ -84,8 +84,8 @@ def test_a_tau2_file_becomes_episodes_with_positions_as_session_ids_and_the_logs
     demos = open_sources([TAU2])
     trajectories = _trajectories(TAU2)
     assert demos.session_ids == list(range(len(trajectories)))
-    assert [ref.header.episode_id for ref in demos.refs] == [t.id for t in trajectories]
-    assert all(ref.header.format == "tau2" for ref in demos.refs)
+    assert [ref.episode_id for ref in demos.refs] == [t.id for t in trajectories]
+    assert all(ref.format == "tau2" for ref in demos.refs)
     episode = demos.trajectory(0)
     assert episode == trajectories[0]  # the reader's Trajectory, replayed as it is
     decisions = replay_steps(episode)
@@ -171,8 +171,8 @@ def test_reports_of_other_formats_carry_the_log_id_and_seed_reports_do_not() -> 
 
 def test_session_ids_continue_across_files_of_other_formats(tmp_path: Path) -> None:
     demos = open_sources([example_path(), TAU2, AIRLINE])
-    seed_ids = [ref.session_id for ref in demos.refs if ref.header.format == "webshop-demos"]
-    others = [ref.session_id for ref in demos.refs if ref.header.format != "webshop-demos"]
+    seed_ids = [ref.session_id for ref in demos.refs if ref.format == "webshop-demos"]
+    others = [ref.session_id for ref in demos.refs if ref.format != "webshop-demos"]
     assert others == list(range(max(seed_ids) + 1, max(seed_ids) + 1 + len(others)))
     assert not [p for p in demos.problems if "duplicate" in p.message]
 
@@ -184,10 +184,10 @@ def test_a_folder_of_logs_opens_every_log_and_a_browsergym_folder_is_one_experim
     shutil.copy(SWE, folder)
     (folder / "notes.txt").write_text("not a log")
     demos = open_sources([folder])
-    assert {ref.header.format for ref in demos.refs} == {"tau2", "swe-agent"}
+    assert {ref.format for ref in demos.refs} == {"tau2", "swe-agent"}
     experiment = next(p for p in (DATA / "browsergym").iterdir() if "click-dialog" in p.name)
     demos = open_sources([experiment], allow_pickle=True)
-    assert len(demos) == 1 and demos.refs[0].header.format == "browsergym"
+    assert len(demos) == 1 and demos.refs[0].format == "browsergym"
 
 
 def test_unknown_format_names_and_empty_folders_are_one_line_errors(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def test_index_then_load_is_read(name: str, path: Path) -> None:
     summaries = assert_index_is_read(name, path)
     demos = open_sources([path], fmt=name, skip_unreadable=True)
     refs = list(demos)
-    assert [ref.header.episode_id for ref in refs] == [s.id for s in summaries]
+    assert [ref.episode_id for ref in refs] == [s.id for s in summaries]
     assert [ref.raw.locator for ref in refs] == [s.locator for s in summaries]  # the rows are the index's
     if refs:
         assert demos.trajectory(refs[-1].session_id).id == summaries[-1].id
@@ -81,7 +81,7 @@ def test_an_openhands_eval_output_is_indexed_by_line(tmp_path: Path) -> None:
     assert [(p.file, p.index) for p in problems] == [("output.jsonl", 1)]
     assert "line 2" in problems[0].message
     demos = open_sources([path])
-    assert [ref.header.episode_id for ref in demos] == [s.id for s in summaries]
+    assert [ref.episode_id for ref in demos] == [s.id for s in summaries]
     assert [ref.decision_steps for ref in demos] == [s.steps for s in summaries]
 
 

@@ -75,7 +75,7 @@ def test_the_app_opens_a_claude_code_folder_by_its_index(tmp_path: Path) -> None
     demos = open_sources([folder])
     whole = [t for t in reader_for("claude-code").read(folder) if isinstance(t, Trajectory)]
     refs = list(demos)
-    assert [ref.header.episode_id for ref in refs] == [t.id for t in whole]
+    assert [ref.episode_id for ref in refs] == [t.id for t in whole]
     last = demos.trajectory(refs[-1].session_id)
     assert len(last.steps) == len(whole[-1].steps)
     # nothing was held: an episode is read from its session file when opened

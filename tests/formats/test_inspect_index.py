@@ -159,7 +159,7 @@ def test_the_app_opens_an_eval_by_its_index_and_loads_an_episode(tmp_path: Path)
     demos = open_sources([str(DATA / "zstd_tools.eval")])
     [log] = demos.files
     refs = log.episodes
-    assert [ref.header.episode_id for ref in refs] == ["1", "2", "3"]
+    assert [ref.episode_id for ref in refs] == ["1", "2", "3"]
     episode = log.read_trajectory(refs[1])
     trajectories, _ = read(DATA / "zstd_tools.eval")
     assert episode.model_dump() == trajectories[1].model_dump()

@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from replay_tui.demos.loader import open_demos
 from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep
 from replay_tui.examples import example_path
 from replay_tui.formats import FormatError, detect, reader_for
 from replay_tui.formats.webshop_demos import from_webshop_episode
+from replay_tui.formats.webshop_demos.index import open_demos
 from replay_tui.sources import outcome_of
 
 

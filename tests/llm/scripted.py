@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from replay_tui.demos.loader import open_demos
-from replay_tui.demos.models import _arguments_from_json
 from replay_tui.env import replay_steps
+from replay_tui.episodes.recorded import arguments_from_json
+from replay_tui.formats.webshop_demos.index import open_demos
 from replay_tui.policies.llm import build_messages, build_tools
 
 
@@ -171,7 +171,7 @@ def recorded_calls(demo_paths: list[Any], *, item_steps: bool = True) -> dict[st
                 session_id,
                 step.label,
                 recorded["llm_action_name"],
-                _arguments_from_json(recorded.get("llm_action_arguments")),
+                arguments_from_json(recorded.get("llm_action_arguments")),
             )
             by_key.setdefault(messages_key(messages, [t.schema() for t in tools]), []).append(call)
     return by_key

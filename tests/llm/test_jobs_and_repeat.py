@@ -5,9 +5,9 @@ import json
 import threading
 
 from replay_tui.cli import main
-from replay_tui.demos.loader import open_demos
 from replay_tui.env import OfflineWebshopEnv
 from replay_tui.examples import example_path
+from replay_tui.formats.webshop_demos.index import open_demos
 from replay_tui.policies import HeuristicPolicy, StubPolicy
 from replay_tui.repeat import run_repeats
 from replay_tui.runner import Runner, run_all_parallel

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from replay_tui.demos.models import PromptError
+from replay_tui.episodes.recorded import PromptError
 from replay_tui.policies.base import PolicyFailure
 from replay_tui.policies.llm import (
     build_messages,

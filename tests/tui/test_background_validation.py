@@ -60,7 +60,7 @@ async def test_the_browser_is_usable_while_validation_runs(build, tmp_path, monk
     """Validation held up on its worker: the rows are there and keys work; problems come after."""
     import threading
 
-    from replay_tui.demos.loader import DemoSet
+    from replay_tui.episodes.collection import DemoSet
 
     release = threading.Event()
     original = DemoSet.validation

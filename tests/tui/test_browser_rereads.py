@@ -18,14 +18,14 @@ def _count_builds(app) -> Counter[int]:
     """Wrap every episode's deferred outcome to count its builds by session id (before the app runs)."""
     built: Counter[int] = Counter()
     for ref in app.workspace.demos.refs:
-        raw = ref.raw
+        raw = ref.summary
         assert isinstance(raw, EpisodeSummary) and raw.deferred_outcome is not None
 
         def counted(build_outcome=raw.deferred_outcome, sid=ref.session_id):
             built[sid] += 1
             return build_outcome()
 
-        ref.raw = dataclasses.replace(raw, deferred_outcome=counted)
+        ref.raw = ref.summary = dataclasses.replace(raw, deferred_outcome=counted)
     return built
 
 

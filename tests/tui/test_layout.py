@@ -113,7 +113,7 @@ async def test_browser_gives_the_instruction_the_width_at_80_columns(build):
     app = build()
     async with app.run_test(size=SMALL) as pilot:
         table = app.screen.query_one("#episodes", LazyTable)
-        instruction = app.workspace.demos.refs[0].header.instruction
+        instruction = app.workspace.demos.refs[0].task
         assert instruction[:INSTRUCTION_MIN] in table.render_line(1).text  # was cut at 14 characters
         assert "backup" not in table.shown_columns()
         assert {"instruction", "verdict", "reward"} <= set(table.shown_columns())

@@ -86,8 +86,8 @@ def test_the_cli_reads_the_whole_index(tmp_path: Path) -> None:
     (indexing,) = progressive.files
     assert indexing.wait(10)
     progressive.read_new()
-    assert [(r.session_id, r.header.episode_id, r.decision_steps) for r in progressive.refs] == [
-        (r.session_id, r.header.episode_id, r.decision_steps) for r in whole.refs
+    assert [(r.session_id, r.episode_id, r.decision_steps) for r in progressive.refs] == [
+        (r.session_id, r.episode_id, r.decision_steps) for r in whole.refs
     ]
 
 

@@ -1,25 +1,26 @@
 """The seed's WebShop demonstration files (``webshop_demonstrations_{start}-{end}.json``) as trajectories.
 
-The demo loader (:mod:`replay_tui.demos.loader`) does the reading: lazy, tolerant, every bad
-episode a LoadProblem. This reader recognises the format, lists the loader's index
-(:meth:`WebshopDemosReader.index`: no episode parsed) and maps each episode onto the one model: a
-clean episode from the replay's fast reading (:func:`replay_tui.demos.fast.fast_trajectory`), any
-other from its parsed model (:func:`replay_tui.demos.trajectory.from_webshop_episode`), one
-Trajectory either way.
+The demo loader (:mod:`.index`) does the reading: lazy, tolerant, every bad episode a LoadProblem.
+This reader recognises the format, lists the loader's index (:meth:`WebshopDemosReader.index`: no
+episode parsed) and maps each episode onto the one model: a clean episode from the replay's fast
+reading (:func:`.fast.fast_trajectory`), any other from its parsed model
+(:func:`.trajectory.from_webshop_episode`), one Trajectory either way.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from replay_tui.demos.loader import DemoFileError, DemoSet, open_demos
-from replay_tui.demos.trajectory import from_webshop_episode as from_webshop_episode
+from replay_tui.episodes.collection import DemoSet
 from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep
-from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, unique_problems
+from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem
+from replay_tui.formats.webshop_demos.index import FORMAT, open_demos
+from replay_tui.formats.webshop_demos.trajectory import from_webshop_episode as from_webshop_episode
 from replay_tui.sanitize import strip_control
 
 _SESSION = re.compile(rb'"session_id"\s*:')
@@ -27,7 +28,7 @@ _STEP = re.compile(rb'"(observation_before_llm|llm_action_name|action_executed_i
 
 
 class WebshopDemosReader:
-    name = "webshop-demos"
+    name = FORMAT
     label = "WebShop demonstration files"
     description = (
         "observation = observation_before_llm, prompt = llm_prompt (parsed), thinking = llm_thinking, "
@@ -57,25 +58,15 @@ class WebshopDemosReader:
         yield from unique_problems(demos.problems)
 
     def index(self, path: Path) -> Iterator[EpisodeSummary | LoadProblem]:
-        """Every episode's summary from the loader's index (its header and step counts, no episode
-        parsed), then the file's problems; a summary's locator is the opened set and the session
-        id, so :meth:`load` reads the episode from the same index."""
+        """Every episode's summary from the loader's index (the summary its ref holds: its header
+        and step counts, no episode parsed), then the file's problems; a summary's locator is the
+        opened set and the session id, so :meth:`load` reads the episode from the same index."""
         demos = _opened(path)
         if isinstance(demos, LoadProblem):
             yield demos
             return
         for ref in demos.refs:
-            header = ref.header
-            yield EpisodeSummary(
-                id=str(header.session_id),
-                record=ref.index,
-                task=header.instruction,
-                steps=ref.decision_steps,
-                turns=ref.decision_steps + ref.sub_events,
-                reward=header.final_reward,
-                success=header.success,
-                locator=(demos, ref.session_id),
-            )
+            yield replace(ref.summary, locator=(demos, ref.session_id))
         yield from unique_problems(demos.problems)
 
     def load(self, path: Path, summary: EpisodeSummary) -> Trajectory | LoadProblem:
@@ -218,7 +209,7 @@ def event_action(step: TrajectoryStep) -> str | None:
 def prompt_problem(step: TrajectoryStep) -> str | None:
     """Why a seed decision's recorded prompt gave no messages (it does not parse: too big, not a
     literal...); None when it parses."""
-    from replay_tui.demos.models import PromptError, parse_prompt
+    from replay_tui.episodes.recorded import PromptError, parse_prompt
 
     recorded = seed_prompt(step)
     if not recorded or step.messages:

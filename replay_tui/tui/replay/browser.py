@@ -14,7 +14,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
-from replay_tui.demos.loader import EpisodeRef
+from replay_tui.episodes.collection import EpisodeRef
 from replay_tui.episodes.model import seed_success
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.sanitize import one_line, strip_control

@@ -22,7 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 from textual.worker import get_current_worker
 
-from replay_tui.demos.loader import DemoSet
+from replay_tui.episodes.collection import DemoSet
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.search import SearchHit, search

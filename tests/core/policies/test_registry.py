@@ -7,9 +7,9 @@ import textwrap
 import pytest
 
 from replay_tui.cli.commands import LLM_MODES, MODES, build_parser
-from replay_tui.demos.loader import open_demos
 from replay_tui.env import replay_steps
 from replay_tui.examples import example_path
+from replay_tui.formats.webshop_demos.index import open_demos
 from replay_tui.matching import MatchSettings
 from replay_tui.policies import (
     BUILTIN_MODES,

@@ -1,4 +1,4 @@
-"""The replay's fast reading of clean episodes (replay_tui.demos.fast) stands for the parsed episode.
+"""The replay's fast reading of clean episodes (replay_tui.formats.webshop_demos.fast) stands for the parsed episode.
 
 Every episode the fast path accepts must be one the pydantic path accepts, with the same replay
 steps (every field, the recorded decision policies receive, the WebShop call the stub reads) and the
@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from replay_tui.demos.fast import FastEpisode, decode_fast
-from replay_tui.demos.loader import DemoFile, open_demos
-from replay_tui.demos.trajectory import from_webshop_episode
 from replay_tui.env import OfflineWebshopEnv, replay_steps
 from replay_tui.episodes.problems import EpisodeLoadError
 from replay_tui.formats.webshop_demos import synth
+from replay_tui.formats.webshop_demos.fast import FastEpisode, decode_fast
+from replay_tui.formats.webshop_demos.index import DemoFile, open_demos
+from replay_tui.formats.webshop_demos.trajectory import from_webshop_episode
 from replay_tui.policies import HeuristicPolicy, StubPolicy
 from replay_tui.runner import Runner
 from replay_tui.sources import facts_of

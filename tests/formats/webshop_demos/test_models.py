@@ -1,14 +1,13 @@
 import pytest
 from pydantic import ValidationError
 
-from replay_tui.demos.models import (
+from replay_tui.episodes.recorded import PromptError, parse_prompt
+from replay_tui.formats.webshop_demos.contract import (
     AgentBuy,
     BackupAgentEvent,
     DecisionStep,
     ItemPageAction,
-    PromptError,
     UnknownEvent,
-    parse_prompt,
     sub_event_class,
 )
 from tests.conftest import result_step, search_step

@@ -1,6 +1,6 @@
 """A seed demo file yields one Trajectory however it is read (issue 29): the webshop-demos reader
 (``replay-tui formats``), the app (the parsed episode) and the replay's fast reading
-(:func:`replay_tui.demos.fast.fast_trajectory`, built without validation) give equal Trajectories,
+(:func:`replay_tui.formats.webshop_demos.fast.fast_trajectory`, built without validation) give equal Trajectories,
 and the views read that one (:func:`replay_tui.sources.trajectory_of`, :func:`~replay_tui.sources.read_trajectory`)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.demos.fast import PromptMessages, fast_trajectory
-from replay_tui.demos.loader import DemoFile
 from replay_tui.formats import reader_for
 from replay_tui.formats.webshop_demos import from_webshop_episode, synth
+from replay_tui.formats.webshop_demos.fast import PromptMessages, fast_trajectory
+from replay_tui.formats.webshop_demos.index import DemoFile
 from replay_tui.sources import open_sources, read_trajectory, trajectory_of
 from tests.hostile import CASES, write_corpus
 

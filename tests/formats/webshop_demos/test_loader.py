@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from replay_tui.demos.loader import DemoFile, open_demos, resolve_demo_paths
-from replay_tui.demos.models import AgentBuy, DecisionStep, DetailExploration, ItemPageAction
 from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError
+from replay_tui.formats.webshop_demos.contract import AgentBuy, DecisionStep, DetailExploration, ItemPageAction
+from replay_tui.formats.webshop_demos.index import DemoFile, open_demos, resolve_demo_paths
 from tests.conftest import SHARED_EXAMPLE, episode, good_episode, search_step, write_json
 
 
@@ -13,7 +13,7 @@ def test_indexes_episodes_without_parsing_them(demo_file):
     assert demos.session_ids == [10, 11, 12]
     ref = demos.ref(11)
     assert (ref.decision_steps, ref.sub_events) == (3, 4)
-    assert ref.header.final_reward == 1.0
+    assert ref.reward == 1.0
     assert demos.problems == []
     ep = demos.episode(11)
     assert [type(e) for e in ep.trajectory[:5]] == [DecisionStep] * 3 + [ItemPageAction, DetailExploration]
@@ -203,7 +203,7 @@ def test_strings_with_brackets_quotes_and_escapes_do_not_confuse_the_index(tmp_p
     demos = open_demos(path)
     assert demos.session_ids == [1, 2]
     assert demos.ref(1).decision_steps == 3
-    assert demos.ref(1).header.instruction == tricky["instruction"]
+    assert demos.ref(1).task == tricky["instruction"]
     # the tolerant path (used for broken files) must agree
     path.write_text(json.dumps([tricky, good_episode(2)]) + " trailing")
     demos = open_demos(path)

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from replay_tui.demos.loader import DemoSet, open_demos, parse_episode
-from replay_tui.demos.models import EpisodeHeader
 from replay_tui.episodes.jsonscan import _first_too_deep_numpy, first_too_deep
 from replay_tui.episodes.problems import DemoFileError
+from replay_tui.formats.webshop_demos.contract import EpisodeHeader
+from replay_tui.formats.webshop_demos.index import DemoSet, open_demos, parse_episode
 from tests.hostile import DEEP, good, step
 
 SETTINGS = settings(

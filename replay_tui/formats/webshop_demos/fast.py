@@ -8,8 +8,9 @@ it). Anything else (numeric strings, "true" as text, an unknown field, a bad val
 the caller takes the pydantic path, which accepts, repairs or names the problem as before.
 
 So a fast result always stands for an episode the pydantic models accept with the same values:
-``tests/core/demos/test_fast_episode.py`` compares both readings of every episode of the sample, the synthetic
-files (quirks included) and the hostile fixtures.
+``tests/formats/webshop_demos/test_fast_episode.py`` compares both readings of every episode of
+the sample, the synthetic files (quirks included) and the hostile fixtures. The engines read it
+through :mod:`replay_tui.episodes.reading`'s protocols, never this module.
 """
 
 from __future__ import annotations
@@ -21,16 +22,10 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from replay_tui.actions import ActionError, format_env_action
-from replay_tui.demos.models import (
-    ACTION_REBUILT,
-    ID_MAX,
-    ID_MIN,
-    DecisionStep,
-    PromptError,
-    _arguments_from_json,
-    parse_prompt,
-)
 from replay_tui.episodes.model import ChatMessage, ToolCall, Trajectory, TrajectoryStep, seed_success, webshop_outcome
+from replay_tui.episodes.reading import ACTION_REBUILT
+from replay_tui.episodes.recorded import PromptError, arguments_from_json, parse_prompt
+from replay_tui.formats.webshop_demos.contract import ID_MAX, ID_MIN, DecisionStep
 from replay_tui.webshop import ITEM
 
 Id = Annotated[int, msgspec.Meta(ge=ID_MIN, le=ID_MAX)]
@@ -185,7 +180,7 @@ def _finish_decision(entry: FastEntry) -> bool:
         if getattr(entry, name) is UNSET:
             setattr(entry, name, default)
     try:
-        entry.llm_action_arguments = _arguments_from_json(entry.llm_action_arguments)
+        entry.llm_action_arguments = arguments_from_json(entry.llm_action_arguments)
     except ValueError:
         return False
     _default_outcome(entry)
@@ -206,7 +201,7 @@ def _finish_item_action(entry: FastEntry) -> bool:
     if call is UNSET:
         entry.llm_action = call = FastLlmAction()
     try:
-        call.arguments = _arguments_from_json(call.arguments)
+        call.arguments = arguments_from_json(call.arguments)
     except ValueError:
         return False
     _default_outcome(entry)
@@ -340,9 +335,33 @@ def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
     return _CALL.model_copy(update={"name": name, "arguments": arguments})
 
 
+def item_step(
+    entry: Any, index: int, label: str, name: str, arguments: dict[str, Any], action: str, fields: dict[str, Any]
+) -> TrajectoryStep:
+    """A seed item-page action as an ``item`` step, from its parsed model (``ItemPageAction``) or its
+    fast reading (:class:`FastEntry`: the same field names): the page before it as its observation,
+    its call and the env action it maps to, the page after, its outcome and options; ``fields``, the
+    event as its model dumps it, in ``extra`` but for the fields with a place of their own. Built
+    without validation (:func:`_step`): both readings have checked every type."""
+    return _step(
+        index=index,
+        label=label,
+        observation=entry.observation_before_action,
+        action=_call(name, dict(arguments)),
+        action_text=action,
+        tool_result=entry.observation_after_action,
+        reward=entry.reward,
+        done=entry.done,
+        state=ITEM,
+        available_actions=entry.available_options,
+        extra={key: value for key, value in fields.items() if key not in ITEM_FIELDS},
+        kind="item",
+    )
+
+
 def fast_trajectory(episode: FastEpisode) -> Trajectory:
     """A clean episode's fast reading as the Trajectory the webshop-demos reader makes of its
-    parsed episode (:func:`replay_tui.demos.trajectory.from_webshop_episode`), built without
+    parsed episode (:func:`replay_tui.formats.webshop_demos.trajectory.from_webshop_episode`), built without
     validation (msgspec has checked every field's type: :func:`_step`) and with each prompt
     parsed when read (:class:`PromptMessages`)."""
     steps: list[TrajectoryStep] = []
@@ -377,23 +396,9 @@ def fast_trajectory(episode: FastEpisode) -> Trajectory:
             items += 1
             call = entry.llm_action
             assert isinstance(call, FastLlmAction)
-            extra = {key: value for key, value in _event_extra(entry).items() if key not in ITEM_FIELDS}
-            steps.append(
-                _step(
-                    index=len(steps),
-                    label=f"{max(last_number, 0)}.{items}",
-                    observation=entry.observation_before_action,
-                    action=_call(call.name, dict(call.arguments or {})),  # type: ignore[arg-type]
-                    action_text=action,
-                    tool_result=entry.observation_after_action,
-                    reward=entry.reward,
-                    done=entry.done,
-                    state=ITEM,
-                    available_actions=entry.available_options,
-                    extra=extra,
-                    kind="item",
-                )
-            )
+            label = f"{max(last_number, 0)}.{items}"
+            arguments = call.arguments or {}
+            steps.append(item_step(entry, len(steps), label, call.name, arguments, action, _event_extra(entry)))
             continue
         label = f"{max(last_number, 0)}.-"
         steps.append(_step(index=len(steps), label=label, extra=_event_extra(entry), kind="event"))

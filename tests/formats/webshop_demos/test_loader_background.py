@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from replay_tui.demos.loader import DemoFile
 from replay_tui.episodes.problems import EpisodeLoadError
 from replay_tui.examples import example_path
+from replay_tui.formats.webshop_demos.index import DemoFile
 from tests.conftest import episode, good_episode, search_step, write_json
 
 
@@ -23,7 +23,7 @@ def _snapshot(demo: DemoFile) -> dict:
             parsed: object = demo.read_episode(ref).model_dump()
         except EpisodeLoadError as exc:
             parsed = exc.problem.one_line()
-        refs.append((ref.index, ref.header, ref.decision_steps, ref.sub_events, parsed))
+        refs.append((ref.index, ref.summary, ref.decision_steps, ref.sub_events, parsed))
     return {
         "refs": refs,
         "problems": [p.one_line() for p in demo.problems],

@@ -1,4 +1,6 @@
-"""Open and index demo files without building Python objects for every observation.
+"""Open and index the seed's demo files without building Python objects for every observation:
+:class:`DemoFile`, one file as an episode source of a :class:`~replay_tui.episodes.collection.DemoSet`
+(followed as it grows with ``--follow``), and :func:`open_demos`, a set of seed files alone.
 
 Indexing memory-maps the file. The fast path lets msgspec split the top-level array into raw,
 zero-copy byte views and decode from each only the header fields and one marker per trajectory
@@ -15,30 +17,20 @@ and a file that cannot be read at all is a one-line :class:`DemoFileError`.
 
 from __future__ import annotations
 
-import glob
 import mmap
 import operator
 import os
 import re
 import threading
-from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 import msgspec
 from pydantic import ValidationError
 
-from replay_tui.demos.fast import FastEpisode, decode_fast, fast_trajectory
-from replay_tui.demos.models import (
-    ACTION_FIELDS,
-    DecisionStep,
-    Episode,
-    EpisodeHeader,
-    sub_event_class,
-)
-from replay_tui.demos.trajectory import from_webshop_episode
+from replay_tui.episodes.collection import DemoSet, EpisodeRef, Grown, resolve_demo_paths
 from replay_tui.episodes.jsonscan import (
     MAX_DEPTH,
     NON_JSON_CONSTANTS,
@@ -52,10 +44,23 @@ from replay_tui.episodes.jsonscan import (
     transcode,
     utf8_error,
 )
-from replay_tui.episodes.model import Trajectory
+from replay_tui.episodes.model import BACKUP_STATUS, Trajectory
 from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem
-from replay_tui.fileio import check_regular, open_regular
+from replay_tui.episodes.summary import EpisodeSummary
+from replay_tui.fileio import open_regular, os_reason
+from replay_tui.formats.webshop_demos.contract import (
+    ACTION_FIELDS,
+    DecisionStep,
+    Episode,
+    EpisodeHeader,
+    sub_event_class,
+)
+from replay_tui.formats.webshop_demos.fast import FastEpisode, decode_fast, fast_trajectory
+from replay_tui.formats.webshop_demos.trajectory import from_webshop_episode
 from replay_tui.sanitize import excerpt
+
+FORMAT = "webshop-demos"
+"""The format's name (its reader's): what a view reads of a seed demo file's episodes."""
 
 _STR = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
 # One token per key (with its scalar value when it has one), per bare string, per bracket.
@@ -146,102 +151,6 @@ def _complete_elements(data: bytes, start: int, *, first: bool) -> tuple[list[tu
 
 class _Gone(Exception):
     """A followed file was truncated or replaced (its message says which)."""
-
-
-class EpisodeSource(Protocol):
-    """A file of episodes a DemoSet holds: a seed demo file (:class:`DemoFile`), or a log of another
-    format read by its reader (:class:`replay_tui.sources.TrajectoryFile`)."""
-
-    path: Path
-    name: str
-    episodes: list[EpisodeRef]
-    problems: list[LoadProblem]
-    error: str | None
-
-    def read_trajectory(self, ref: EpisodeRef, *, fast: bool = True) -> Trajectory:
-        """The episode as the one model; raises :class:`EpisodeLoadError` naming its problem.
-        ``fast=False``: its fast reading is known to be None (not tried again)."""
-        ...
-
-    def read_fast(self, ref: EpisodeRef) -> FastEpisode | None:
-        """The episode as a replay reads it without models, or None (then :meth:`read_trajectory`)."""
-        ...
-
-    def close(self) -> None: ...
-
-
-@dataclass(slots=True)
-class Grown:
-    """What a look at a growing log found (``--follow``): episodes new to it, problems new and
-    problems no longer true (the same objects it reported before), and episodes whose log grew
-    (their refs updated in place)."""
-
-    added: list[EpisodeRef] = field(default_factory=list)
-    problems: list[LoadProblem] = field(default_factory=list)
-    gone: list[LoadProblem] = field(default_factory=list)
-    changed: list[EpisodeRef] = field(default_factory=list)
-
-
-@runtime_checkable
-class GrowingLog(Protocol):
-    """An episode source whose episodes may grow as well as be appended (a log of another format
-    followed: :class:`replay_tui.sources.FollowedLog`)."""
-
-    @property
-    def following(self) -> bool: ...
-
-    def read_grown(self, first_id: int) -> Grown:
-        """Read what was appended since the last look; new episodes get ids from ``first_id`` on."""
-        ...
-
-
-@dataclass(slots=True)
-class EpisodeRef:
-    """Where one episode lives and what the browser needs to know about it before opening it."""
-
-    file: EpisodeSource = field(repr=False)
-    index: int
-    raw: Any = field(repr=False)
-    """The episode's JSON bytes: a zero-copy view into the memory-mapped file (None until a
-    deferred depth scan has found them: read it through the file)."""
-    header: HeaderInfo
-    decision_steps: int
-    sub_events: int
-
-    @property
-    def session_id(self) -> int:
-        return self.header.session_id
-
-    # What the views read of an episode not yet opened, named as the one model's summary
-    # (:class:`replay_tui.formats.base.EpisodeSummary`) names it, whatever index the ref came from:
-    # only these read ``header``, so the seed's index entry can change without touching a view.
-
-    @property
-    def task(self) -> str:
-        return self.header.instruction
-
-    @property
-    def reward(self) -> float | None:
-        """The reward the log records (None when it records none)."""
-        return self.header.final_reward
-
-    @property
-    def success(self) -> bool | None:
-        """The success flag the log records (None when it records none)."""
-        return self.header.success
-
-    @property
-    def episode_id(self) -> str | None:
-        """The episode's id in a log of another format (None for a seed demo: its session id)."""
-        return self.header.episode_id
-
-    @property
-    def format(self) -> str:
-        return self.header.format
-
-    @property
-    def completed_by_backup(self) -> bool:
-        return self.header.completed_by_backup
 
 
 def _error_text(exc: ValidationError) -> tuple[str, str]:
@@ -368,21 +277,12 @@ def not_an_episode(keys: Sequence[str] | None = None) -> str:
     )
 
 
-@dataclass(slots=True, frozen=True)
-class HeaderInfo:
-    """The episode-level fields the browser shows, validated but without pydantic's per-object cost."""
-
-    session_id: int
-    instruction: str = ""
-    final_reward: float | None = None
-    success: bool | None = None
-    completed_by_backup: bool = False
-    episode_id: str | None = None
-    """The episode's id in a log of another format (its session id is then a position in the set)."""
-    format: str = "webshop-demos"
+Header = tuple[int, str, float | None, bool | None, bool]
+"""An episode's header fields, validated: session id, instruction, final reward, success flag,
+completed by backup (what its :class:`EpisodeSummary` is made of)."""
 
 
-def _header(values: dict[str, Any]) -> HeaderInfo:
+def _header(values: dict[str, Any]) -> Header:
     """Exact types (the common case) are taken as they are; anything else goes through
     :class:`EpisodeHeader` validation, which coerces numeric strings or raises ValidationError."""
     reward = values.get("final_reward")
@@ -394,7 +294,7 @@ def _header(values: dict[str, Any]) -> HeaderInfo:
         and type(values.get("success", True)) in (bool, type(None))
         and type(values.get("completed_by_backup", False)) is bool
     ):
-        return HeaderInfo(
+        return (
             values["session_id"],
             values.get("instruction", ""),
             None if reward is None else float(reward),
@@ -402,12 +302,10 @@ def _header(values: dict[str, Any]) -> HeaderInfo:
             values.get("completed_by_backup", False),
         )
     header = EpisodeHeader.model_validate(values)
-    return HeaderInfo(
-        header.session_id, header.instruction, header.final_reward, header.success, header.completed_by_backup
-    )
+    return header.session_id, header.instruction, header.final_reward, header.success, header.completed_by_backup
 
 
-def _quick_header(marker: _EpisodeIndex) -> HeaderInfo | None:
+def _quick_header(marker: _EpisodeIndex) -> Header | None:
     """:func:`_header` of a marker whose fields all have their exact types (the common case, taken
     without building a dict); None for anything else, which goes through :meth:`DemoFile._add`."""
     session = marker.session_id
@@ -435,7 +333,7 @@ def _quick_header(marker: _EpisodeIndex) -> HeaderInfo | None:
         backup = False
     elif type(backup) is not bool:
         return None
-    return HeaderInfo(session, instruction, reward, success, backup)
+    return session, instruction, reward, success, backup
 
 
 class DemoFile:
@@ -445,6 +343,8 @@ class DemoFile:
     that finds each episode's bytes runs at the first read of an episode (the app's background
     validation, started after the first paint, makes it); an episode nested past MAX_DEPTH is then
     a problem when it is read instead of at open."""
+
+    format = FORMAT
 
     def __init__(self, path: str | os.PathLike[str], *, defer_scan: bool = False, follow: bool = False):
         self.path = Path(path)
@@ -472,7 +372,7 @@ class DemoFile:
         try:
             stat = self.path.stat()
         except OSError as exc:
-            raise DemoFileError(f"{self.name}: cannot open: {_os_reason(exc)}") from None
+            raise DemoFileError(f"{self.name}: cannot open: {os_reason(exc)}") from None
         if self.path.is_dir():
             raise DemoFileError(f"{self.name}: is a directory")
         if stat.st_size == 0 and not follow:
@@ -495,7 +395,7 @@ class DemoFile:
                 except (OSError, ValueError):
                     return handle.read()
         except OSError as exc:
-            raise DemoFileError(f"{self.name}: cannot open: {_os_reason(exc)}") from None
+            raise DemoFileError(f"{self.name}: cannot open: {os_reason(exc)}") from None
 
     def close(self) -> None:
         """Release the memory map; episodes of this file can no longer be read."""
@@ -722,7 +622,7 @@ class DemoFile:
             with open_regular(self.path) as handle:
                 data = handle.read()
         except OSError as exc:
-            raise DemoFileError(f"{self.name}: cannot open: {_os_reason(exc)}") from None
+            raise DemoFileError(f"{self.name}: cannot open: {os_reason(exc)}") from None
         first = _NON_SPACE.search(data)
         codec, _ = sniff_encoding(data[:4])
         if codec != "utf-8":
@@ -745,6 +645,12 @@ class DemoFile:
     @property
     def following(self) -> bool:
         return self._tail is not None
+
+    def read_grown(self, first_id: int) -> Grown:
+        """:meth:`read_new` as a set reads a followed log (episodes keep their session ids, and a
+        demo file's episodes never grow once complete)."""
+        episodes, problems = self.read_new()
+        return Grown(added=episodes, problems=problems)
 
     def read_new(self, limit: int = 16 << 20) -> tuple[list[EpisodeRef], list[LoadProblem]]:
         """The episodes and problems of the records appended since the last call (of JSON Lines, at
@@ -772,7 +678,7 @@ class DemoFile:
                 return self.episodes[episodes:], self.problems[problems:]
         except (OSError, _Gone) as exc:
             self._tail = None
-            reason = f"cannot be read any more ({_os_reason(exc)})" if isinstance(exc, OSError) else str(exc)
+            reason = f"cannot be read any more ({os_reason(exc)})" if isinstance(exc, OSError) else str(exc)
             self._problem(f"{reason}; following stopped, the episodes read so far stay: reopen it to read it again")
             return self.episodes[episodes:], self.problems[problems:]
         tail.offset += len(chunk)
@@ -821,7 +727,22 @@ class DemoFile:
         if header is None:
             return None
         events = list(map(_STEP_NUMBER_OF, trajectory)).count(msgspec.UNSET)  # a loop in C
-        return EpisodeRef(self, index, raw, header, len(trajectory) - events, events)
+        return self._ref(index, raw, header, len(trajectory) - events, events)
+
+    def _ref(self, index: int, raw: Any, header: Header, steps: int, events: int) -> EpisodeRef:
+        """The ref of an indexed episode: its header and counts as the summary every reader lists."""
+        session, instruction, reward, success, backup = header
+        summary = EpisodeSummary(
+            id=str(session),
+            record=index,
+            task=instruction,
+            steps=steps,
+            turns=steps + events,
+            reward=reward,
+            success=success,
+            status=BACKUP_STATUS if backup else None,
+        )
+        return EpisodeRef(self, index, raw, summary, session)
 
     def _index_one(self, index: int, raw: Any, marker: _EpisodeIndex | None) -> None:
         if marker is None or isinstance(marker.trajectory, msgspec.UnsetType):
@@ -910,7 +831,7 @@ class DemoFile:
             path, message = _error_text(exc)
             self._problem(message, index=index, session=values.get("session_id"), field_path=path)
             return
-        self.episodes.append(EpisodeRef(self, index, raw, header, steps, events))
+        self.episodes.append(self._ref(index, raw, header, steps, events))
 
     def _index_tolerant(self, pos: int, base: int) -> None:
         """Walk the structure token by token: recovers complete episodes from a broken file.
@@ -1124,7 +1045,7 @@ class DemoFile:
 
     def read_fast(self, ref: EpisodeRef) -> FastEpisode | None:
         """The episode as the replay reads it when it is in the contract's exact form (one typed
-        decode, no models; see :mod:`replay_tui.demos.fast`); None sends the caller to
+        decode, no models; see :mod:`replay_tui.formats.webshop_demos.fast`); None sends the caller to
         :meth:`read_trajectory`, which reads anything else or names its problem."""
         raw = ref.raw if ref.raw is not None else self._raw_of(ref)
         if self._tolerant or ref.index in self._deep_at:
@@ -1160,301 +1081,16 @@ class DemoFile:
             ) from None
 
 
-def _os_reason(exc: OSError) -> str:
-    """``Permission denied``, ``No such file or directory``... without the errno and path decoration."""
-    return exc.strerror or str(exc) or type(exc).__name__
-
-
 def _exception_line(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def resolve_demo_paths(specs: Sequence[str | os.PathLike[str]]) -> list[Path]:
-    """Expand files, directories (their ``*.json``/``*.jsonl``) and glob patterns, in order, once each.
-
-    Raises :class:`DemoFileError` for a spec that matches nothing.
-    """
-    found: list[Path] = []
-    for spec in specs:
-        path = Path(spec)
-        if path.is_dir():
-            try:
-                matches = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file())
-            except OSError as exc:
-                raise DemoFileError(f"{spec}: cannot list the directory: {_os_reason(exc)}") from None
-            if not matches:
-                raise DemoFileError(f"{spec}: directory holds no .json or .jsonl demo files")
-        elif path.exists():
-            try:
-                check_regular(path)  # a FIFO with no writer would block the read forever
-            except OSError as exc:
-                raise DemoFileError(f"{spec}: {_os_reason(exc)}: only regular files are read") from None
-            matches = [path]
-        elif glob.has_magic(str(spec)):
-            matches = sorted(Path(p) for p in glob.glob(str(spec), recursive=True) if Path(p).is_file())
-            if not matches:
-                raise DemoFileError(f"{spec}: no file matches this pattern")
-        else:
-            raise DemoFileError(f"{spec}: no such file or directory")
-        for match in matches:
-            if match not in found:
-                found.append(match)
-    return found
-
-
-@dataclass
-class DemoSet:
-    """Episodes from one or many demo files, indexed by ``session_id``.
-
-    Malformed episodes (found while indexing, or later when parsed) become :class:`LoadProblem`
-    records in :attr:`problems`; every other episode stays usable. Files that could not be read at
-    all (when opened with ``skip_unreadable``) are file-level problems in :attr:`unreadable` too.
-    """
-
-    files: list[EpisodeSource] = field(default_factory=list)
-    refs: list[EpisodeRef] = field(default_factory=list)
-    by_session: dict[int, EpisodeRef] = field(default_factory=dict)
-    problems: list[LoadProblem] = field(default_factory=list)
-    unreadable: list[LoadProblem] = field(default_factory=list)
-    cache_size: int = 32
-    _cache: OrderedDict[int, Trajectory] = field(default_factory=OrderedDict, repr=False)
-    _bad: dict[int, LoadProblem] = field(default_factory=dict, repr=False)
-    _noted: set[int] = field(default_factory=set, repr=False)
-    """Sessions whose invalid fields (read as defaults) are in :attr:`problems` already."""
-    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
-    changed: list[int] = field(default_factory=list)
-    """Sessions whose log grew at the last :meth:`read_new` (their cached episodes dropped)."""
-    problems_dropped: int = 0
-    """How many times :attr:`problems` lost some (a followed log's problem no longer true): with its
-    length, what tells a cache of them is stale (problems are otherwise only appended)."""
-
-    def add_file(self, demo: EpisodeSource) -> None:
-        self.files.append(demo)
-        self.problems.extend(demo.problems)
-        self._add_refs(demo, demo.episodes)
-
-    def _add_refs(self, demo: EpisodeSource, episodes: Iterable[EpisodeRef]) -> None:
-        by_session, refs = self.by_session, self.refs
-        for ref in episodes:
-            session_id = ref.header.session_id  # (ref.session_id, without the property call: 40k refs a GB)
-            first = by_session.get(session_id)
-            if first is not None:
-                self.problems.append(
-                    LoadProblem(
-                        file=demo.name,
-                        index=ref.index,
-                        session_id=ref.session_id,
-                        field="session_id",
-                        message=f"duplicate session_id (first seen in {first.file.name} episode #{first.index})",
-                    )
-                )
-                continue
-            by_session[session_id] = ref
-            refs.append(ref)
-
-    def add_unreadable(self, name: str, message: str) -> None:
-        """Record a file that cannot be read at all (its one-line error) as a file-level problem."""
-        prefix = f"{name}: "
-        problem = LoadProblem(file=name, message=message[len(prefix) :] if message.startswith(prefix) else message)
-        self.unreadable.append(problem)
-        self.problems.append(problem)
-
-    @property
-    def following(self) -> bool:
-        """Some file is followed (``--follow``): :meth:`read_new` may find more episodes."""
-        return any(isinstance(demo, (DemoFile, GrowingLog)) and demo.following for demo in self.files)
-
-    def read_new(self) -> tuple[list[EpisodeRef], list[LoadProblem]]:
-        """The episodes (and problems) appended to the followed files since the last call, added to
-        the set as if they had been there at open (a duplicate session id is a problem). Episodes
-        of a log that grew are listed in :attr:`changed` and parsed again when next asked for."""
-        added: list[EpisodeRef] = []
-        found: list[LoadProblem] = []
-        self.changed = []
-        for demo in list(self.files):
-            if isinstance(demo, GrowingLog):
-                if demo.following:
-                    self._grown(demo, demo.read_grown(max(self.by_session, default=-1) + 1), added, found)
-                continue
-            if not isinstance(demo, DemoFile):
-                continue
-            episodes, problems = demo.read_new()
-            if not episodes and not problems:
-                continue
-            with self._lock:
-                count, before = len(self.refs), len(self.problems)
-                self.problems.extend(problems)
-                self._add_refs(demo, episodes)
-                added += self.refs[count:]
-                found += self.problems[before:]
-        return added, found
-
-    def _grown(self, demo: EpisodeSource, grown: Grown, added: list[EpisodeRef], found: list[LoadProblem]) -> None:
-        with self._lock:
-            if grown.gone:
-                gone = {id(problem) for problem in grown.gone}
-                self.problems = [problem for problem in self.problems if id(problem) not in gone]
-                self.problems_dropped += 1
-            count, before = len(self.refs), len(self.problems)
-            self.problems.extend(grown.problems)
-            self._add_refs(demo, grown.added)
-            added += self.refs[count:]
-            found += self.problems[before:]
-            for ref in grown.changed:
-                session_id = ref.header.session_id
-                self._cache.pop(session_id, None)
-                bad = self._bad.pop(session_id, None)
-                if bad is not None:  # read again when next asked for: it may be whole now
-                    self.problems = [problem for problem in self.problems if problem is not bad]
-                    self.problems_dropped += 1
-                self._noted.discard(session_id)
-                self.changed.append(session_id)
-
-    @property
-    def session_ids(self) -> list[int]:
-        return [ref.session_id for ref in self.refs]
-
-    @property
-    def file_errors(self) -> list[str]:
-        """One line per file-level error (truncated file, trailing data)."""
-        return [f"{demo.name}: {demo.error}" for demo in self.files if demo.error]
-
-    def __len__(self) -> int:
-        return len(self.refs)
-
-    def __iter__(self) -> Iterator[EpisodeRef]:
-        return iter(self.refs)
-
-    def __contains__(self, session_id: object) -> bool:
-        return session_id in self.by_session
-
-    def session_of(self, episode_id: str) -> int | None:
-        """The session of the first episode whose id in its log is ``episode_id`` (a sub-agent's,
-        a typed one), None when none is loaded."""
-        return next((ref.session_id for ref in self.refs if ref.header.episode_id == episode_id), None)
-
-    def ref(self, session_id: int) -> EpisodeRef:
-        try:
-            return self.by_session[session_id]
-        except KeyError:
-            raise KeyError(f"no episode with session_id {session_id}") from None
-
-    def trajectory(self, session_id: int) -> Trajectory:
-        """The episode as the one model (cached; every format's, a seed demo's read as
-        :meth:`DemoFile.read_trajectory` reads it); raises :class:`EpisodeLoadError` if malformed,
-        KeyError if absent. Its invalid fields read as defaults are recorded in :attr:`problems` once.
-
-        Safe to call from a replay worker thread and the UI thread at once.
-        """
-        with self._lock:
-            return self._trajectory(session_id)
-
-    def episode(self, session_id: int) -> Episode:
-        """A seed demo file's episode as its contract parses it (not cached; what its tests check of
-        the contract). Engines and views read :meth:`trajectory`. Raises as :meth:`trajectory` does,
-        and TypeError for an episode of a log of another format."""
-        with self._lock:
-            if session_id in self._bad:
-                raise EpisodeLoadError(self._bad[session_id])
-            ref = self.ref(session_id)
-            if not isinstance(ref.file, DemoFile):
-                raise TypeError(f"episode {session_id} is a {ref.format} log's: read it with trajectory()")
-            try:
-                episode = ref.file.read_episode(ref)
-            except EpisodeLoadError as exc:
-                self._record_bad(session_id, exc.problem)
-                raise
-            self._note_fields(session_id, episode.problems)
-            return episode
-
-    def replay_episode(self, session_id: int) -> Trajectory | FastEpisode:
-        """The episode as a replay reads it: the Trajectory when it is cached, else the fast reading
-        of a clean episode of a demo file (not cached: a replay reads each episode once), else
-        :meth:`trajectory`. Raises as :meth:`trajectory` does."""
-        with self._lock:
-            if session_id not in self._cache and session_id not in self._bad:
-                ref = self.ref(session_id)
-                fast = ref.file.read_fast(ref)
-                if fast is not None:
-                    return fast
-                return self._trajectory(session_id, fast=False)
-            return self._trajectory(session_id)
-
-    def _trajectory(self, session_id: int, *, fast: bool = True) -> Trajectory:
-        cached = self._cache.get(session_id)
-        if cached is not None:
-            self._cache.move_to_end(session_id)
-            return cached
-        if session_id in self._bad:
-            raise EpisodeLoadError(self._bad[session_id])
-        ref = self.ref(session_id)
-        try:
-            trajectory = ref.file.read_trajectory(ref, fast=fast)
-        except EpisodeLoadError as exc:
-            self._record_bad(session_id, exc.problem)
-            raise
-        self._note_fields(session_id, trajectory.problems)
-        self._cache[session_id] = trajectory
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
-        return trajectory
-
-    def _record_bad(self, session_id: int, problem: LoadProblem) -> None:
-        """Remember a malformed episode's problem (call with the lock held)."""
-        self._bad[session_id] = problem
-        self.problems.append(problem)
-
-    def _note_fields(self, session_id: int, problems: list[LoadProblem]) -> list[LoadProblem]:
-        """Record the episode's invalid fields (read as their defaults) in :attr:`problems` once (call
-        with the lock held); the ones recorded now. The episode itself stays usable (its
-        :attr:`Trajectory.problems` say where)."""
-        if session_id in self._noted or not problems:
-            return []
-        self._noted.add(session_id)
-        self.problems.extend(problems)
-        return list(problems)
-
-    def problem_for(self, session_id: int) -> LoadProblem | None:
-        """The parse problem found for this session so far, if any."""
-        return self._bad.get(session_id)
-
-    def validate_all(self) -> list[LoadProblem]:
-        """Parse every episode once (dropping them again) and return the problems found."""
-        return [problem for problem in self.validation() if problem is not None]
-
-    def validation(self, start: int = 0, end: int | None = None) -> Iterator[LoadProblem | None]:
-        """Parse every episode not parsed yet (those of :attr:`refs` ``[start:end]``), one at a time
-        (dropping them again): yields the problem of each malformed one as it is found (recorded as
-        :meth:`trajectory` records it), the invalid fields of a usable one then None, and None after
-        each good one, so a caller (the app's background validation) can stop or yield between
-        episodes, and go on later with the episodes added since. The set's only episode is kept (in
-        the cache, as :meth:`episode` keeps it): a long trajectory alone in its file is then parsed
-        once, whenever it is opened."""
-        for ref in self.refs[start:end]:
-            with self._lock:  # per episode, as :meth:`episode` does, so readers are not held up for the whole file
-                if ref.session_id in self._bad or ref.session_id in self._cache:
-                    continue
-                found: list[LoadProblem | None] = [None]
-                try:
-                    trajectory = ref.file.read_trajectory(ref)
-                    found = [*self._note_fields(ref.session_id, trajectory.problems), None]
-                    if len(self.refs) == 1:  # the only one: opening it next takes it, not a second read of the file
-                        self._cache[ref.session_id] = trajectory
-                except EpisodeLoadError as exc:
-                    self._record_bad(ref.session_id, exc.problem)
-                    found = [exc.problem]
-            yield from found
-
-    def close(self) -> None:
-        for demo in self.files:
-            demo.close()
-
-
 def open_demos(
     specs: Sequence[str | os.PathLike[str]] | str | os.PathLike[str], *, skip_unreadable: bool = False
 ) -> DemoSet:
-    """Open and index demo files (paths, directories or globs).
+    """Open and index seed demo files (paths, directories or globs) as a set of their own (logs of
+    every format: :func:`replay_tui.sources.open_sources`).
 
     Raises :class:`DemoFileError` (a one-line message) when a spec matches nothing or a file
     cannot be read at all; per-episode problems are collected in :attr:`DemoSet.problems`. With

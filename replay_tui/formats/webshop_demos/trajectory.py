@@ -1,17 +1,17 @@
-"""A seed demonstration episode, parsed by its contract (:mod:`replay_tui.demos.models`), as the one
-model: :func:`from_webshop_episode`. A clean episode's fast reading maps onto the same Trajectory
-(:func:`replay_tui.demos.fast.fast_trajectory`); the webshop-demos reader and the DemoSet's cache
-read every seed episode through one or the other (:meth:`replay_tui.demos.loader.DemoFile.read_trajectory`).
+"""A seed demonstration episode, parsed by its contract (:mod:`.contract`), as the one model:
+:func:`from_webshop_episode`. A clean episode's fast reading maps onto the same Trajectory
+(:func:`.fast.fast_trajectory`); the webshop-demos reader and the DemoSet's cache read every seed
+episode through one or the other (:meth:`.index.DemoFile.read_trajectory`).
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel
 
-from replay_tui.demos.fast import ITEM_FIELDS, PromptMessages
-from replay_tui.demos.models import ACTION_REBUILT, DecisionStep, Episode, ItemPageAction
 from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep, seed_success, webshop_outcome
-from replay_tui.webshop import ITEM
+from replay_tui.episodes.reading import ACTION_REBUILT
+from replay_tui.formats.webshop_demos.contract import DecisionStep, Episode, ItemPageAction
+from replay_tui.formats.webshop_demos.fast import PromptMessages, item_step
 
 SEED_STEP_FIELDS: tuple[str, ...] = tuple(name for name, info in DecisionStep.model_fields.items() if not info.exclude)
 """A seed decision step's recorded fields, in the contract's order: each has a place of its own in a
@@ -40,22 +40,9 @@ def from_webshop_episode(episode: Episode) -> Trajectory:
         action = entry.action if isinstance(entry, ItemPageAction) else None
         if isinstance(entry, ItemPageAction) and action is not None:
             items += 1
-            steps.append(
-                TrajectoryStep(
-                    index=len(steps),
-                    label=f"{max(last_number, 0)}.{items}",
-                    observation=entry.observation_before_action,
-                    action=ToolCall(name=entry.llm_action.name, arguments=dict(entry.llm_action.arguments)),
-                    action_text=action,
-                    tool_result=entry.observation_after_action,
-                    reward=entry.reward,
-                    done=entry.done,
-                    state=ITEM,
-                    available_actions=entry.available_options,
-                    extra={key: value for key, value in dumped.items() if key not in ITEM_FIELDS},
-                    kind="item",
-                )
-            )
+            label = f"{max(last_number, 0)}.{items}"
+            call = entry.llm_action
+            steps.append(item_step(entry, len(steps), label, call.name, call.arguments, action, dumped))
             continue
         steps.append(TrajectoryStep(index=len(steps), label=f"{max(last_number, 0)}.-", extra=dumped, kind="event"))
     extra = episode.model_dump(mode="json", exclude={"trajectory"})
@@ -77,7 +64,7 @@ def from_webshop_episode(episode: Episode) -> Trajectory:
 
 
 def _decision(entry: DecisionStep, index: int) -> TrajectoryStep:
-    """A seed decision step (:class:`replay_tui.demos.models.DecisionStep`) as a ``decision`` step,
+    """A seed decision step (:class:`replay_tui.formats.webshop_demos.contract.DecisionStep`) as a ``decision`` step,
     its prompt parsed into messages when they are first read (as the fast reading's: opening an
     episode parses no prompt; the stepper parses the one it shows)."""
     data = entry.model_dump(mode="json")
