@@ -52,8 +52,9 @@ def pytest_configure(config: pytest.Config) -> None:
 # screen's update timer (textual.screen.UPDATE_PERIOD, 1/60 s), or a wait can end between a change and the
 # frame that shows it, so both are shortened together: 10 ms windows over 8.3 ms frames
 # (tests/tui/test_pilot_windows.py holds that). tests/tui with two workers: 410 -> 265 s, CPU 349 -> 308 s,
-# every snapshot the same: what a test checks is unchanged, only how long Pilot idles before checking. (Both are module globals read at each use, so setting them here holds even
-# though the textual-snapshot plugin has imported Textual already.)
+# every snapshot the same: what a test checks is unchanged, only how long Pilot idles before checking.
+# (Both are module globals read at each use, so setting them here holds even though the textual-snapshot
+# plugin has imported Textual already.)
 PILOT_IDLE_WINDOW = 0.010
 PILOT_UPDATE_PERIOD = 1 / 120
 
