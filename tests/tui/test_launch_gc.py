@@ -4,19 +4,21 @@ Importing the app and indexing a log allocate what the app keeps for its life an
 collection in the middle walked it all (a full one took 20-45 ms of a 2,000-step trajectory's first step).
 ``replay-tui LOG`` runs in a real terminal (tmux) with a ``gc.callbacks`` hook that writes down every
 collection made while the entry point imports the full parser or ``tui_app`` builds the app: there must be
-none. Checked as behaviour, never as a timing."""
+none; and opening an episode builds its stepper (the episode, its rows, its panes) with the collector
+off too. Checked as behaviour, never as a timing."""
 
 from __future__ import annotations
 
+import gc
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bench.termdrive import TmuxApp
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 ROOT = Path(__file__).resolve().parents[2]
 LOG = ROOT / "tests" / "data" / "formats" / "swe_agent" / "synthetic_mini_reasoning.traj.json"
 
@@ -49,6 +51,7 @@ sys.exit(main())
 """
 
 
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_no_cycle_collection_while_the_app_is_imported_and_the_log_indexed(tmp_path: Path) -> None:
     hook = tmp_path / "hook.py"
     hook.write_text(HOOK, encoding="utf-8")
@@ -69,3 +72,37 @@ def test_no_cycle_collection_while_the_app_is_imported_and_the_log_indexed(tmp_p
     finally:
         app.close()
     assert found.read_text(encoding="utf-8").splitlines() == []
+
+
+def _in_stepper_mount() -> bool:
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name in ("on_mount", "_mount") and code.co_filename.endswith("stepper.py"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+async def test_opening_an_episode_builds_its_stepper_with_no_cycle_collection(build) -> None:
+    from replay_tui.tui.replay.stepper import StepperScreen
+    from tests.tui.conftest import SIZE
+
+    app = build([str(LOG)])
+    collected: list[int] = []
+
+    def hook(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start" and _in_stepper_mount():
+            collected.append(info["generation"])
+
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        gc.callbacks.append(hook)
+        try:
+            await pilot.press("enter")
+            await pilot.pause()
+        finally:
+            gc.callbacks.remove(hook)
+        assert isinstance(app.screen, StepperScreen)
+        assert "step 0" in app.screen.query_one("#step-detail").render().plain
+    assert collected == []
