@@ -47,7 +47,6 @@ from replay_tui.actions import (
     normalize_action,
     parse_action,
 )
-from replay_tui.verify.types import ACTUAL, NormalizationError, data_type, string_prepass, strip_edge_punctuation
 
 Verdict = Literal["match", "equivalent", "mismatch"]
 VERDICTS: tuple[Verdict, ...] = ("match", "equivalent", "mismatch")
@@ -116,10 +115,20 @@ def argument_type(kind: str, argument: str) -> ArgumentType:
     return "option"
 
 
+def _plain(text: str) -> str:
+    """``text`` as the typed string normaliser compares it (case, accents, spacing, edge punctuation).
+
+    :mod:`replay_tui.verify.types` (and ``regex``, ``unidecode``) is imported on the first comparison,
+    not with the episode model that imports this module: opening a log judges nothing."""
+    from replay_tui.verify.types import string_prepass, strip_edge_punctuation
+
+    return strip_edge_punctuation(string_prepass(text))
+
+
 def normalize_argument(kind: ArgumentType, argument: str) -> str:
     """The comparable form of an argument of the given type."""
     if kind == "keywords":
-        return strip_edge_punctuation(string_prepass(argument))
+        return _plain(argument)
     if kind == "item_id":
         return argument.strip()
     return _SPACES.sub(" ", argument.strip()).casefold()
@@ -231,6 +240,8 @@ def lemma(word: str) -> str:
 
 def keyword_words(text: str) -> list[str]:
     """The words of a search query: pre-passed (case, accents, hyphens), possessives dropped."""
+    from replay_tui.verify.types import string_prepass
+
     return _WORD.findall(_POSSESSIVE.sub(r"\1", string_prepass(text)))
 
 
@@ -553,6 +564,8 @@ def answer_number(text: str) -> Any:
     """The number an answer ends with (as inspect_ai's numeric ``match`` reads the end of the
     output: currency signs, thousands separators and ``*``/``_`` marks dropped), read by the
     ``number`` normaliser of :mod:`replay_tui.verify.types`; None when it holds no number."""
+    from replay_tui.verify.types import ACTUAL, NormalizationError, data_type
+
     found = _NUMBER.findall(text.translate(_NUMBER_MARKS))
     if not found:
         return None
@@ -570,7 +583,7 @@ def _typed_answer(kind: str | None, text: str) -> tuple[Any, str] | None:
     if kind == "number":
         number = answer_number(text)
         return None if number is None else (number, f"number {number.to_json()!r}")
-    plain = strip_edge_punctuation(string_prepass(text))
+    plain = _plain(text)
     return (plain, f"text {_short(plain)}") if plain else None
 
 
@@ -696,7 +709,7 @@ def _compare_value(
         if policy in ("lower", "env") and want.casefold() == got.casefold():
             tolerated.append(f"{path} (letter case)")
             return None
-        if loose and strip_edge_punctuation(string_prepass(want)) == strip_edge_punctuation(string_prepass(got)):
+        if loose and _plain(want) == _plain(got):
             tolerated.append(f"{path} (case, accents or spacing)")
             return None
         if policy == "tolerant" and keyword_lemmas(want) and keyword_lemmas(want) == keyword_lemmas(got):

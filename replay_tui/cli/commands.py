@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import gc
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -57,6 +58,7 @@ from replay_tui.examples import example_path
 from replay_tui.export import FORMATS
 from replay_tui.fileio import atomic_write_bytes
 from replay_tui.formats import FormatError, detect
+from replay_tui.gcpause import gc_paused
 from replay_tui.matching import CASE_POLICIES, MatchSettings, MatchSpecError
 from replay_tui.policies.registry import LLM_MODES, MODE_FLAGS
 from replay_tui.runs import RunEntry, RunError, RunStore, runs_root
@@ -1145,7 +1147,13 @@ COMMANDS = (
 
 
 def run_tui(args: argparse.Namespace, out: Console, err: Console) -> int:
-    app = tui_app(args)
+    # The launch (Textual's import, the logs' index) allocates what the app keeps for its life and
+    # frees almost nothing: a full collection in the middle of it walked every module's objects
+    # (20-45 ms of a long trajectory's first step) and the young ones were walked again and again.
+    # Kept from the collector as the app keeps what it holds (its mount freezes the heap too).
+    with gc_paused(tenure=False):
+        app = tui_app(args)
+        gc.freeze()  # before the collector is back: its first pass would walk all of it
     prepare_graphics(args)
     app.run()
     return EXIT_OK

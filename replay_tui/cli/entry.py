@@ -9,11 +9,13 @@ and import only their own dependencies. Everything else goes to the full parser.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 from collections.abc import Sequence
 
 from replay_tui.cli.common import PROG, run_parsed
+from replay_tui.gcpause import gc_paused
 
 STANDALONE = {
     "compare": "replay_tui.cli.compare",
@@ -34,8 +36,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     module = STANDALONE.get(argv[0]) if argv else None
     if module is None:
-        from replay_tui.cli.commands import main as full
+        # importing the full parser allocates what lives as long as the process and frees almost
+        # nothing: kept from the collector (frozen before it is back), once per process; see run_tui
+        with gc_paused(tenure=False):
+            first = "replay_tui.cli.commands" not in sys.modules
+            from replay_tui.cli.commands import main as full
 
+            if first:
+                gc.freeze()
         return full(argv)
     parser = argparse.ArgumentParser(prog=PROG)
     importlib.import_module(module).register(parser.add_subparsers(dest="command", metavar="COMMAND"))

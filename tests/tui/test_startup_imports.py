@@ -25,6 +25,9 @@ NOT_AT_START = (
     "ray",
     "playwright",
     "mcp",
+    # the typed normalisers' parsers: a comparison's, not an episode's (matching imports them when it judges)
+    "regex",
+    "unidecode",
     # the replay engine (the first replay imports it) and the engines of other commands and screens
     "replay_tui.runner",
     "replay_tui.expected",
@@ -40,6 +43,7 @@ NOT_AT_START = (
     "replay_tui.search",
     "replay_tui.stats",
     "replay_tui.executors",
+    "replay_tui.verify.types",
     "replay_tui.verify.models",
     "replay_tui.verify.evaluate",
     "replay_tui.visual.pipeline",
