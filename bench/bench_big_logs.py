@@ -15,8 +15,8 @@ its own:
 - ours, first rows: ``sources.open_sources([path], progressive=True)`` as the app opens it
   (detection, the reader's index up to its first 200 rows; the process exits there);
 - ours, whole index: ``sources.open_sources([path])``, what the CLI reads (detection, the reader's
-  whole index, the DemoSet of summaries; the app's first rows before the progressive open);
-- ours, one episode: the first and the middle episode opened after that (``DemoSet.episode``);
+  whole index, the EpisodeSet of summaries; the app's first rows before the progressive open);
+- ours, one episode: the first and the middle episode opened after that (``EpisodeSet.episode``);
 - whole (``--whole``): ``reader.read()`` kept in a list: what opening held before the readers indexed;
 - peer (``--peer-python``, an interpreter with the peers installed): claude-code-log's
   ``load_directory_transcripts`` (its own reader of a project folder, no cache) and, for OTLP,

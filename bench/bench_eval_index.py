@@ -16,7 +16,7 @@ outside (interpreter start and imports included, as a user waits for them):
 - floor: inflate and orjson-load ``header.json`` + ``summaries.json`` (``floor_zip.py --summaries``,
   with ``zipfile_zstd`` imported first so Python 3.11's zipfile reads zstd members);
 - ours first rows: ``sources.open_sources([FILE], progressive=True)``, what the app opens (detection
-  by content, the reader's index up to its first 200 rows, the DemoSet of refs; the index's thread
+  by content, the reader's index up to its first 200 rows, the EpisodeSet of refs; the index's thread
   is cut there: the process exits);
 - ours whole index: ``sources.open_sources([FILE])``, what the CLI's commands read;
 - ours one sample: the same, then that one episode read (``TrajectoryFile.read_trajectory``); the

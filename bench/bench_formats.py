@@ -16,7 +16,7 @@ demo file of the same size, then measures, each phase in a fresh subprocess so i
   browser opens);
 - ours: ``open_sources([path])``, what the app and the CLI open: detection by content, the
   openai-chat reader's lazy index (an ``EpisodeSummary`` per line: id, task, steps, reward; the
-  episode parsed when opened) and the browsable DemoSet over it;
+  episode parsed when opened) and the browsable EpisodeSet over it;
 - naive: ``json.loads`` per line and the ``Trajectory`` model built for each, kept in a list
   (what a loader that is not lazy holds to show the same list);
 - full (``--full``): ``read()`` building every episode and dropping it (streamed, not kept).
@@ -194,7 +194,7 @@ def phase(name: str, path: Path) -> None:
         from replay_tui.sources import open_sources
 
         start = time.perf_counter()
-        # what the app and the CLI open: detection, the reader's lazy index, a browsable DemoSet
+        # what the app and the CLI open: detection, the reader's lazy index, a browsable EpisodeSet
         opened = open_sources([path])
         episodes = len(opened.refs)
         steps = sum(ref.decision_steps for ref in opened.refs)

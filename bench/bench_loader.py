@@ -5,7 +5,7 @@ Run by hand (not in CI):
     python bench/bench_loader.py                 # generates bench/data/bench_1024mb.json once
     python bench/bench_loader.py --size-mb 200   # a smaller file
     python bench/bench_loader.py --figures       # issue 14's two figures, best of --runs (3) each:
-        # (a) app launch on the 1 GB file: imports, open (index to a browsable DemoSet) and a
+        # (a) app launch on the 1 GB file: imports, open (index to a browsable EpisodeSet) and a
         #     headless first paint of the browser (Textual's Pilot), each measured on its own;
         # (b) stub replay in-process on a 100 MB file, steps/s, against a hand-written orjson loop
 
@@ -253,7 +253,7 @@ def figures(runs: int) -> None:
     )
     index = best_of("index", big, runs)
     print(
-        f"    open alone (index to a browsable DemoSet, imports included): {index['seconds']:.2f} s "
+        f"    open alone (index to a browsable EpisodeSet, imports included): {index['seconds']:.2f} s "
         f"(CPU {index['cpu_seconds']:.2f} s, both threads)"
     )
 

@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from replay_tui.env import replay_steps
-from replay_tui.episodes.collection import DemoSet
+from replay_tui.episodes.collection import EpisodeSet
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
 from replay_tui.fileio import atomic_writer, bounded_lines
 from replay_tui.formats.base import strip_bom
@@ -88,7 +88,7 @@ def batch_line(custom_id: str, body: Mapping[str, Any]) -> bytes:
 
 def export_requests(
     settings: LlmSettings | Mapping[str, Any],
-    demos: DemoSet,
+    demos: EpisodeSet,
     session_ids: Iterable[int] | None,
     out: str | os.PathLike[str],
     *,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from replay_tui.episodes.collection import DemoSet
+from replay_tui.episodes.collection import EpisodeSet
 from replay_tui.episodes.model import Trajectory
 from replay_tui.episodes.reading import ACTION_REBUILT, FastReading, FastStep
 from replay_tui.formats.webshop_demos import SeedStep, is_seed
@@ -231,7 +231,7 @@ def _seed_steps(trajectory: Trajectory, include_item_steps: bool) -> list[Replay
 def replay_steps(episode: Trajectory | FastReading, *, include_item_steps: bool = False) -> list[ReplayStep]:
     """The steps to replay for an episode, with missing state and actions inferred (and warned): a
     Trajectory's (a seed demo's, or a log of another format's), or a clean seed episode's fast
-    reading, whose steps are the same as its Trajectory's (:meth:`DemoSet.replay_episode`)."""
+    reading, whose steps are the same as its Trajectory's (:meth:`EpisodeSet.replay_episode`)."""
     if not isinstance(episode, Trajectory):
         return _fast_steps(episode, include_item_steps)
     if is_seed(episode):
@@ -327,7 +327,7 @@ class OfflineWebshopEnv:
 
     def __init__(
         self,
-        demos: DemoSet | str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        demos: EpisodeSet | str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
         *,
         mismatch_policy: MismatchPolicy = "stop",
         include_item_steps: bool = False,
@@ -336,12 +336,12 @@ class OfflineWebshopEnv:
     ):
         if mismatch_policy not in MISMATCH_POLICIES:
             raise ValueError(f"mismatch_policy must be one of {MISMATCH_POLICIES}, got {mismatch_policy!r}")
-        self.demos = demos if isinstance(demos, DemoSet) else open_sources(demos)
+        self.demos = demos if isinstance(demos, EpisodeSet) else open_sources(demos)
         self.mismatch_policy: MismatchPolicy = mismatch_policy
         self.include_item_steps = include_item_steps
         self.matching: MatchSettings = matching if matching is not None else MatchSettings(case)
         self.replayed: Trajectory | FastReading | None = None
-        """The episode being replayed, as the replay read it (:meth:`DemoSet.replay_episode`; what
+        """The episode being replayed, as the replay read it (:meth:`EpisodeSet.replay_episode`; what
         reports say of it: :func:`replay_tui.sources.facts_of`)."""
         self.steps: list[ReplayStep] = []
         self.cursor = 0

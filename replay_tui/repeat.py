@@ -20,7 +20,7 @@ from typing import Any
 
 from replay_tui.actions import normalize_action
 from replay_tui.env import ReplayStep, replay_steps
-from replay_tui.episodes.collection import DemoSet
+from replay_tui.episodes.collection import EpisodeSet
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.jobs import fan_out
 from replay_tui.matching import CasePolicy, MatchSettings, Verdict, judge_step
@@ -66,7 +66,7 @@ def _distinct(keys: list[str], same: Same) -> int:
 
 def repeat_episode(
     policy: Any,
-    demos: DemoSet,
+    demos: EpisodeSet,
     session_id: int,
     repeats: int,
     *,
@@ -183,7 +183,7 @@ def summarize_repeats(
     )
 
 
-def repeated_episode(demos: DemoSet, session_id: int) -> RepeatEpisode:
+def repeated_episode(demos: EpisodeSet, session_id: int) -> RepeatEpisode:
     """What ``session_id``'s log says of its task, for the report (raises EpisodeLoadError)."""
     facts = facts_of(demos.trajectory(session_id))
     return RepeatEpisode(session_id=session_id, episode_id=facts.episode_id, outcome=recorded_outcome(facts))
@@ -191,7 +191,7 @@ def repeated_episode(demos: DemoSet, session_id: int) -> RepeatEpisode:
 
 def run_repeats(
     make_policy: Callable[[], Any],
-    demos: DemoSet,
+    demos: EpisodeSet,
     session_ids: Iterable[int] | None = None,
     *,
     repeats: int,

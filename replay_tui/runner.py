@@ -797,7 +797,7 @@ def run_all_parallel(
     """:meth:`Runner.run_all` with up to ``jobs`` episodes replayed at once, on a thread pool.
 
     ``make_runner`` builds one Runner per worker (each with its own env over the shared, thread-safe
-    DemoSet; the policy may be shared if it is thread-safe). The report lists episodes in the order
+    EpisodeSet; the policy may be shared if it is thread-safe). The report lists episodes in the order
     of ``session_ids``, whatever order they finish in, so it is the same as a sequential run's.
     ``on_episode`` is called on the calling thread as episodes finish. Setting the first runner's
     ``cancel`` event stops every worker between steps (see :func:`replay_tui.jobs.fan_out`). ``on_start``
@@ -859,7 +859,7 @@ def summarize_demos(
     matching: MatchSettings | None = None,
     cancelled: bool = False,
 ) -> SummaryReport:
-    """:func:`summarize` for episodes of a DemoSet: its problems, episode count and file names."""
+    """:func:`summarize` for episodes of a EpisodeSet: its problems, episode count and file names."""
     return summarize(
         episodes,
         demos_problems=demos.problems,

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from replay_tui.env import replay_steps
-from replay_tui.episodes.collection import DemoSet, EpisodeRef
+from replay_tui.episodes.collection import EpisodeRef, EpisodeSet
 from replay_tui.episodes.model import ChatMessage, Trajectory, TrajectoryStep, added_messages
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
 from replay_tui.formats.webshop_demos import event_action, event_label, event_observation, is_seed, seed_prompt
@@ -199,12 +199,12 @@ def episode_hits(trajectory: Trajectory, session_id: int, query: Query) -> list[
     return hits
 
 
-def search(demos: DemoSet, text: str, session_ids: Iterable[int] | None = None) -> Iterator[EpisodeHits]:
+def search(demos: EpisodeSet, text: str, session_ids: Iterable[int] | None = None) -> Iterator[EpisodeHits]:
     """Search the episodes (all of ``demos``, or ``session_ids`` in that order) for ``text``:
     one :class:`EpisodeHits` per episode searched, as soon as it is done, so a caller can show
     hits while it searches, count progress, and stop between episodes.
 
-    Episodes are read from their files directly (not through the DemoSet's cache, which keeps
+    Episodes are read from their files directly (not through the EpisodeSet's cache, which keeps
     the episodes the user opened); one that cannot be read gives its problem instead of hits."""
     query = Query(text)
     refs = demos.refs if session_ids is None else [demos.by_session[s] for s in session_ids if s in demos.by_session]

@@ -34,7 +34,7 @@ from replay_tui.runner import (
 )
 
 if TYPE_CHECKING:
-    from replay_tui.episodes.collection import DemoSet
+    from replay_tui.episodes.collection import EpisodeSet
     from replay_tui.executors import RayExecutor
     from replay_tui.workspace import ReplaySettings
 
@@ -106,7 +106,7 @@ class ReplaySession:
 
     def __init__(
         self,
-        demos: DemoSet,
+        demos: EpisodeSet,
         settings: ReplaySettings,
         session_ids: Sequence[int] | None = None,
         *,

@@ -1,4 +1,4 @@
-"""Episode files of every format behind one DemoSet: the seed's demo files and any reader's logs.
+"""Episode files of every format behind one EpisodeSet: the seed's demo files and any reader's logs.
 
 A log of another format joins the set through :class:`TrajectoryFile`, which indexes it with its
 reader; every episode, a seed file's too, is read as its
@@ -35,7 +35,7 @@ from typing import Any
 
 import orjson
 
-from replay_tui.episodes.collection import DemoSet, EpisodeRef, Grown, resolve_demo_paths
+from replay_tui.episodes.collection import EpisodeRef, EpisodeSet, Grown, resolve_demo_paths
 from replay_tui.episodes.model import (
     ChatMessage,
     OpenAIConversation,
@@ -308,7 +308,7 @@ class EpisodeFacts:
 
 
 def facts_of(episode: Trajectory | FastReading) -> EpisodeFacts:
-    """:class:`EpisodeFacts` of the episode a replay read (:meth:`DemoSet.replay_episode`)."""
+    """:class:`EpisodeFacts` of the episode a replay read (:meth:`EpisodeSet.replay_episode`)."""
     if not isinstance(episode, Trajectory):
         return EpisodeFacts(
             instruction=episode.instruction,
@@ -356,7 +356,7 @@ def outcome_of_ref(ref: EpisodeRef) -> Outcome:
 
 
 class TrajectoryFile:
-    """A log of another format, indexed so a DemoSet holds it like a seed demo file.
+    """A log of another format, indexed so a EpisodeSet holds it like a seed demo file.
 
     With an :class:`IndexingReader` only the summaries are kept and each episode is loaded when
     opened; other readers' files (small by nature: one run, one result file) are read whole once.
@@ -547,21 +547,21 @@ class FollowedLog(TrajectoryFile):
 
 
 def read_trajectory(ref: EpisodeRef) -> Trajectory:
-    """The episode ``ref`` names as the one model, read from its file (not through the DemoSet's
+    """The episode ``ref`` names as the one model, read from its file (not through the EpisodeSet's
     cache): a log's as its reader gives it, a seed demo file's from its fast reading or its parsed
     model (its invalid optional fields read as their defaults, as the app reads them). Raises
     EpisodeLoadError naming the episode's problem."""
     return ref.file.read_trajectory(ref)
 
 
-def trajectory_of(demos: DemoSet, session_id: int) -> Trajectory:
-    """The opened episode ``session_id`` as the one model, through the DemoSet's cache (what the
+def trajectory_of(demos: EpisodeSet, session_id: int) -> Trajectory:
+    """The opened episode ``session_id`` as the one model, through the EpisodeSet's cache (what the
     app, the MCP server and the engines read). Raises EpisodeLoadError, KeyError as
-    :meth:`DemoSet.trajectory` does."""
+    :meth:`EpisodeSet.trajectory` does."""
     return demos.trajectory(session_id)
 
 
-def field_problems(demos: DemoSet, session_id: int) -> list[LoadProblem]:
+def field_problems(demos: EpisodeSet, session_id: int) -> list[LoadProblem]:
     """The invalid fields of the opened episode's steps, each read as its default (a seed file's,
     under ``trajectory[N]``: step N of its Trajectory); none for other logs. Raises as
     :func:`trajectory_of` does."""
@@ -589,7 +589,7 @@ class IndexingLog(TrajectoryFile):
     """An :class:`IndexingReader`'s log listed as its index goes (the app's progressive open).
 
     The first ``first`` summaries are indexed at open; a thread indexes the rest into a queue that
-    :meth:`read_grown` (the ``--follow`` path of :meth:`DemoSet.read_new`) turns into episodes, so a
+    :meth:`read_grown` (the ``--follow`` path of :meth:`EpisodeSet.read_new`) turns into episodes, so a
     1 GB log shows its first rows in the time its first rows take to index, not its whole index.
     Session ids go on from the set's next free id when they are taken (one file: its file order,
     as without ``progressive``). :attr:`following` is True until the queue is empty and the thread
@@ -694,7 +694,7 @@ def _fingerprint(trajectory: Trajectory) -> tuple[Any, ...]:
     return (len(trajectory.steps), answered, texts, trajectory.task, trajectory.outcome.model_dump_json())
 
 
-def _next_id(demos: DemoSet) -> int:
+def _next_id(demos: EpisodeSet) -> int:
     return max(demos.by_session, default=-1) + 1
 
 
@@ -756,26 +756,26 @@ def open_sources(
     defer_scan: bool = False,
     follow: bool = False,
     progressive: bool = False,
-) -> DemoSet:
-    """Open log files of any format (paths, directories, globs) as one DemoSet.
+) -> EpisodeSet:
+    """Open log files of any format (paths, directories, globs) as one EpisodeSet.
 
     Each file's format is detected by content (``fmt`` forces one). Raises DemoFileError (one line)
     when a spec matches nothing or a file cannot be read at all, unless ``skip_unreadable``, which
-    records it in :attr:`DemoSet.unreadable` and opens the rest. FormatError for an unknown ``fmt``.
+    records it in :attr:`EpisodeSet.unreadable` and opens the rest. FormatError for an unknown ``fmt``.
     ``defer_scan``: a clean demo file is browsable before its depth scan (see :class:`DemoFile`);
     what the scan finds is a problem of the episode when it is read, not at open. ``follow``: demo
     files in JSON Lines are read up to their last complete line and grow with
-    :meth:`DemoSet.read_new`, and so do logs of other formats in JSON Lines and Claude Code / Codex
+    :meth:`EpisodeSet.read_new`, and so do logs of other formats in JSON Lines and Claude Code / Codex
     session folders (:class:`FollowedLog`); other logs are read once (a warning says so).
     ``progressive`` (the app): a log whose reader indexes returns with its first rows indexed and
-    the rest indexed by a thread (:class:`IndexingLog`), taken by :meth:`DemoSet.read_new`; the
+    the rest indexed by a thread (:class:`IndexingLog`), taken by :meth:`EpisodeSet.read_new`; the
     CLI's commands read the whole index.
     """
     if isinstance(specs, (str, os.PathLike)):
         specs = [specs]
     if fmt is not None:
         reader_for(fmt)  # an unknown name fails before any file is read
-    demos = DemoSet()
+    demos = EpisodeSet()
     paths: list[Path] = []
     for spec in specs:
         try:

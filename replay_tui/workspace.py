@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from replay_tui.annotations import AnnotationStore, data_dir, sidecar_path
 from replay_tui.env import MismatchPolicy, OfflineWebshopEnv, replay_steps
-from replay_tui.episodes.collection import DemoSet, EpisodeRef
+from replay_tui.episodes.collection import EpisodeRef, EpisodeSet
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
 from replay_tui.matching import MatchPolicy, MatchSettings
 from replay_tui.policies import policy_name
@@ -59,7 +59,7 @@ class ReplaySettings:
 
     def make_runner(
         self,
-        demos: DemoSet,
+        demos: EpisodeSet,
         policy: Any,
         mode: str,
         *,
@@ -192,7 +192,7 @@ class RunSnapshot:
         return store.save(self.summary, info), info
 
 
-def default_annotations_path(demos: DemoSet) -> Path:
+def default_annotations_path(demos: EpisodeSet) -> Path:
     """The sidecar beside the first demo file; the bundled example's lives in the user data dir."""
 
     return annotations_path_for(demos.files[0].path if demos.files else None)
@@ -253,7 +253,7 @@ class ShownRun:
 
 @dataclass
 class Workspace:
-    demos: DemoSet
+    demos: EpisodeSet
     annotations: AnnotationStore
     settings: ReplaySettings = field(default_factory=ReplaySettings)
     results: dict[int, EpisodeReport] = field(default_factory=dict)
@@ -451,7 +451,7 @@ class Workspace:
         """Problems of episodes that could not be indexed, and file-level problems (no row of their own).
 
         Cached until the demo set records another problem or drops one (a followed log's problem
-        that is no longer true: :attr:`DemoSet.problems_dropped`).
+        that is no longer true: :attr:`EpisodeSet.problems_dropped`).
         """
         count = len(self.demos.problems)
         key = (count, self.demos.problems_dropped)

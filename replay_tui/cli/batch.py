@@ -17,11 +17,11 @@ from rich.console import Console
 from rich.text import Text
 
 from replay_tui.cli.common import EXIT_MISMATCH, EXIT_OK, UsageError, check_outputs, protected_paths
-from replay_tui.episodes.collection import DemoSet
+from replay_tui.episodes.collection import EpisodeSet
 from replay_tui.sanitize import strip_control
 from replay_tui.workspace import default_annotations_path
 
-ReplayInputs = Callable[[argparse.Namespace], tuple[DemoSet, list[int] | None, dict[str, object]]]
+ReplayInputs = Callable[[argparse.Namespace], tuple[EpisodeSet, list[int] | None, dict[str, object]]]
 """The demos, the sessions and the LLM settings a replay's flags ask for (checked as ``replay`` checks them)."""
 
 ERRORS_SHOWN = 20

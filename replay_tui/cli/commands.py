@@ -52,7 +52,7 @@ from replay_tui.cli.verify import register as register_verify
 from replay_tui.cli.visual import register as register_visual
 from replay_tui.cli.visual import register_inspect
 from replay_tui.env import MISMATCH_POLICIES
-from replay_tui.episodes.collection import DemoSet
+from replay_tui.episodes.collection import EpisodeSet
 from replay_tui.episodes.problems import DemoFileError, LoadProblem
 from replay_tui.examples import example_path
 from replay_tui.export import FORMATS
@@ -123,7 +123,7 @@ def parse_sessions(text: str) -> list[int]:
     return ids
 
 
-def _check_webshop_only(args: argparse.Namespace, demos: DemoSet) -> None:
+def _check_webshop_only(args: argparse.Namespace, demos: EpisodeSet) -> None:
     """The heuristic shopper and item-page steps are WebShop's; asked for on other logs, say so."""
     from replay_tui.sources import is_call_judged
 
@@ -139,7 +139,7 @@ def _check_webshop_only(args: argparse.Namespace, demos: DemoSet) -> None:
         raise UsageError(f"--item-steps is for WebShop demo files; {', '.join(others)} logs have no item-page steps")
 
 
-def _select_sessions(text: str, demos: DemoSet) -> list[int]:
+def _select_sessions(text: str, demos: EpisodeSet) -> list[int]:
     """``--sessions``: session ids and ranges (:func:`parse_sessions`), or, for logs of other formats,
     the episode ids the logs give (``--sessions task_17,task_18``), each matched exactly."""
     try:
@@ -493,7 +493,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load(args: argparse.Namespace) -> DemoSet:
+def _load(args: argparse.Namespace) -> EpisodeSet:
     specs = args.demos or [str(example_path())]
     fmt = getattr(args, "log_format", None)
     try:
@@ -565,7 +565,7 @@ def _check_llm_flags(args: argparse.Namespace) -> None:
         raise UsageError(f"{flag} is used with --mode llm or --mode langgraph")
 
 
-def _batch_inputs(args: argparse.Namespace) -> tuple[DemoSet, list[int] | None, dict[str, object]]:
+def _batch_inputs(args: argparse.Namespace) -> tuple[EpisodeSet, list[int] | None, dict[str, object]]:
     """``batch export``: the demos, sessions and LLM settings of the replay its flags describe."""
     demos = _load(args)
     session_ids = _select_sessions(args.sessions, demos) if args.sessions else None
@@ -595,7 +595,7 @@ def _replay_settings(args: argparse.Namespace) -> ReplaySettings:
 
 def _session(
     args: argparse.Namespace,
-    demos: DemoSet,
+    demos: EpisodeSet,
     session_ids: list[int] | None,
     executor: RayExecutor | None,
     on_event: Callable[[SessionEvent], object],
@@ -746,7 +746,7 @@ def _verdict(summary: SummaryReport) -> str:
     )
 
 
-def _report_annotations(args: argparse.Namespace, demos: DemoSet, err: Console) -> AnnotationStore | None:
+def _report_annotations(args: argparse.Namespace, demos: EpisodeSet, err: Console) -> AnnotationStore | None:
     """The annotations a report includes, read before the replay: an unreadable sidecar is a warning
     (the report is written without them), not an error after the whole run."""
     try:
@@ -827,7 +827,7 @@ def _report_target(args: argparse.Namespace, exporting: bool) -> tuple[Path | No
     return report_path, report_format
 
 
-def _selected_sessions(args: argparse.Namespace, demos: DemoSet) -> list[int] | None:
+def _selected_sessions(args: argparse.Namespace, demos: EpisodeSet) -> list[int] | None:
     """The ``--sessions`` to replay (None: all); an id no file has is a usage error unless its episode is
     a known bad one (reported as a problem, not as a typo)."""
     if not args.sessions:
@@ -841,7 +841,7 @@ def _selected_sessions(args: argparse.Namespace, demos: DemoSet) -> list[int] | 
 
 
 def _checked_run_flags(
-    args: argparse.Namespace, demos: DemoSet, report_path: Path | None, report_format: str | None
+    args: argparse.Namespace, demos: EpisodeSet, report_path: Path | None, report_format: str | None
 ) -> RayExecutor | None:
     """The flags that cannot go together, as usage errors before anything runs; the executor asked for."""
     if args.jobs < 1:
@@ -913,7 +913,7 @@ def _run_session(
     return summary
 
 
-def _refuse_nothing_judged(summary: SummaryReport, demos: DemoSet) -> None:
+def _refuse_nothing_judged(summary: SummaryReport, demos: EpisodeSet) -> None:
     """Never "0.0 %" of nothing: episodes replayed with no decision among them is a usage error."""
     if not (summary.episodes_run and not summary.total_steps):
         return
@@ -959,7 +959,7 @@ def _replay_exit(args: argparse.Namespace, summary: SummaryReport) -> int:
 def _save_run(
     args: argparse.Namespace,
     settings: ReplaySettings,
-    demos: DemoSet,
+    demos: EpisodeSet,
     summary: SummaryReport,
     session_ids: list[int] | None,
     err: Console,

@@ -1,4 +1,4 @@
-"""Episodes of every format behind one set: :class:`DemoSet` (the logs opened, their episodes by
+"""Episodes of every format behind one set: :class:`EpisodeSet` (the logs opened, their episodes by
 session id, the one cache of opened Trajectories, their problems), :class:`EpisodeRef` (where an
 episode lives, what its log's index says of it) and :class:`EpisodeSource` (what a file of episodes
 is to the set: a seed demo file, ``formats/webshop_demos``, or a log of another format,
@@ -24,7 +24,7 @@ from replay_tui.fileio import check_regular, os_reason
 
 
 class EpisodeSource(Protocol):
-    """A file of episodes a DemoSet holds: a seed demo file (``formats/webshop_demos``' ``DemoFile``),
+    """A file of episodes a EpisodeSet holds: a seed demo file (``formats/webshop_demos``' ``DemoFile``),
     or a log of another format read by its reader (:class:`replay_tui.sources.TrajectoryFile`)."""
 
     path: Path
@@ -76,7 +76,7 @@ class GrowingLog(Protocol):
 @runtime_checkable
 class ParsingSource(Protocol):
     """An episode source with a model of its own beside the Trajectory (a seed demo file's contract):
-    :meth:`DemoSet.episode` reads it, for the contract's tests."""
+    :meth:`EpisodeSet.episode` reads it, for the contract's tests."""
 
     def read_episode(self, ref: EpisodeRef) -> Any: ...
 
@@ -167,7 +167,7 @@ def resolve_demo_paths(specs: Sequence[str | os.PathLike[str]]) -> list[Path]:
 
 
 @dataclass
-class DemoSet:
+class EpisodeSet:
     """Episodes from one or many logs of any format, indexed by ``session_id`` (a seed demo's own
     session id; a position in the set for the others: :mod:`replay_tui.sources` opens them).
 

@@ -3,7 +3,7 @@
 A stub replay's cost is mostly reading episodes, so a seed demo file gives a clean episode as one
 typed decode (``formats/webshop_demos/fast.py``) instead of its Trajectory. The engines read that
 decode through the protocols below, never through the reader's module: the collection hands it out
-(:meth:`~replay_tui.episodes.collection.DemoSet.replay_episode`), the env replays its entries and
+(:meth:`~replay_tui.episodes.collection.EpisodeSet.replay_episode`), the env replays its entries and
 the reports read its header. Anything that is not a :class:`~replay_tui.episodes.model.Trajectory`
 there is a fast reading.
 

@@ -76,7 +76,7 @@ competes for the GIL with the UI thread; the browser's first paint should not wa
 
 
 class ProblemsFound(Message):
-    """Malformed episodes the background validation found (recorded in the DemoSet already)."""
+    """Malformed episodes the background validation found (recorded in the EpisodeSet already)."""
 
     def __init__(self, problems: list[LoadProblem]):
         super().__init__()
@@ -158,7 +158,7 @@ class ReplayApp(RunHistory):
     # -- following files that are still being written (--follow) ---------------------------
     def read_followed(self) -> None:
         """Show the episodes appended to the followed files since the last look (only the new
-        bytes are read: :meth:`DemoSet.read_new`), and the new steps of episodes whose log grew; a
+        bytes are read: :meth:`EpisodeSet.read_new`), and the new steps of episodes whose log grew; a
         file truncated or replaced is said once."""
         demos = self.workspace.demos
         added, problems = demos.read_new()

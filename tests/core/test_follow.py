@@ -1,4 +1,4 @@
-"""``--follow`` below the app: a JSON Lines demo file that is still being written grows the DemoSet
+"""``--follow`` below the app: a JSON Lines demo file that is still being written grows the EpisodeSet
 with the lines appended since the last read, never reading the file from its start again."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``--follow`` on logs of other formats (sources.FollowedLog): JSON Lines logs of every format grow
-in the DemoSet as lines are appended, episodes keep their session ids, a truncated file stops with
+in the EpisodeSet as lines are appended, episodes keep their session ids, a truncated file stops with
 one problem, logs of formats that are not JSON Lines are read once with a warning."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def test_a_log_that_is_not_json_lines_is_read_once_with_a_warning(tmp_path: Path
 
 def test_a_line_cut_at_open_is_a_problem_until_its_end_is_written(tmp_path: Path) -> None:
     """Opened while its last line is being written, a log another reader reads whole says so; when
-    the line is whole the file is read again and the problem goes from the DemoSet."""
+    the line is whole the file is read again and the problem goes from the EpisodeSet."""
     lines = REREAD[1].read_bytes().splitlines(keepends=True)
     live = tmp_path / REREAD[1].name
     live.write_bytes(b"".join(lines[:4]) + lines[4][:30])

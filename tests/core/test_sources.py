@@ -1,4 +1,4 @@
-"""Logs of every format in one DemoSet: episodes replayed from their trajectories, tool calls judged as calls."""
+"""Logs of every format in one EpisodeSet: episodes replayed from their trajectories, tool calls judged as calls."""
 
 from __future__ import annotations
 

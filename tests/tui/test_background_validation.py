@@ -60,16 +60,16 @@ async def test_the_browser_is_usable_while_validation_runs(build, tmp_path, monk
     """Validation held up on its worker: the rows are there and keys work; problems come after."""
     import threading
 
-    from replay_tui.episodes.collection import DemoSet
+    from replay_tui.episodes.collection import EpisodeSet
 
     release = threading.Event()
-    original = DemoSet.validation
+    original = EpisodeSet.validation
 
     def held(self):
         release.wait(10)
         yield from original(self)
 
-    monkeypatch.setattr(DemoSet, "validation", held)
+    monkeypatch.setattr(EpisodeSet, "validation", held)
     app = build([_mixed(tmp_path)])
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

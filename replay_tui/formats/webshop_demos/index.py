@@ -1,5 +1,5 @@
 """Open and index the seed's demo files without building Python objects for every observation:
-:class:`DemoFile`, one file as an episode source of a :class:`~replay_tui.episodes.collection.DemoSet`
+:class:`DemoFile`, one file as an episode source of a :class:`~replay_tui.episodes.collection.EpisodeSet`
 (followed as it grows with ``--follow``), and :func:`open_demos`, a set of seed files alone.
 
 Indexing memory-maps the file. The fast path lets msgspec split the top-level array into raw,
@@ -30,7 +30,7 @@ from typing import Any, Literal
 import msgspec
 from pydantic import ValidationError
 
-from replay_tui.episodes.collection import DemoSet, EpisodeRef, Grown, resolve_demo_paths
+from replay_tui.episodes.collection import EpisodeRef, EpisodeSet, Grown, resolve_demo_paths
 from replay_tui.episodes.jsonscan import (
     MAX_DEPTH,
     NON_JSON_CONSTANTS,
@@ -1088,18 +1088,18 @@ def _exception_line(exc: BaseException) -> str:
 
 def open_demos(
     specs: Sequence[str | os.PathLike[str]] | str | os.PathLike[str], *, skip_unreadable: bool = False
-) -> DemoSet:
+) -> EpisodeSet:
     """Open and index seed demo files (paths, directories or globs) as a set of their own (logs of
     every format: :func:`replay_tui.sources.open_sources`).
 
     Raises :class:`DemoFileError` (a one-line message) when a spec matches nothing or a file
-    cannot be read at all; per-episode problems are collected in :attr:`DemoSet.problems`. With
-    ``skip_unreadable`` (the app) those are recorded in :attr:`DemoSet.unreadable` instead and the
+    cannot be read at all; per-episode problems are collected in :attr:`EpisodeSet.problems`. With
+    ``skip_unreadable`` (the app) those are recorded in :attr:`EpisodeSet.unreadable` instead and the
     other files are opened.
     """
     if isinstance(specs, (str, os.PathLike)):
         specs = [specs]
-    demo_set = DemoSet()
+    demo_set = EpisodeSet()
     if skip_unreadable:
         paths: list[Path] = []
         for spec in specs:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from replay_tui.episodes.collection import DemoSet
+from replay_tui.episodes.collection import EpisodeSet
 from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep
 from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadProblem, unique_problems
 from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem
@@ -77,7 +77,7 @@ class WebshopDemosReader:
             return exc.problem
 
 
-def _opened(path: Path) -> DemoSet | LoadProblem:
+def _opened(path: Path) -> EpisodeSet | LoadProblem:
     """The file's index (episodes found, none parsed), or the one problem that keeps it from opening."""
     try:
         return open_demos([path])
@@ -85,8 +85,8 @@ def _opened(path: Path) -> DemoSet | LoadProblem:
         return LoadProblem(file=path.name, message=str(exc))
 
 
-def _trajectory(demos: DemoSet, session_id: int) -> Trajectory:
-    """The episode as a Trajectory (:meth:`DemoSet.trajectory`: from the replay's fast reading when it
+def _trajectory(demos: EpisodeSet, session_id: int) -> Trajectory:
+    """The episode as a Trajectory (:meth:`EpisodeSet.trajectory`: from the replay's fast reading when it
     is clean, else from its parsed model, its invalid fields recorded in the set's problems). Raises
     EpisodeLoadError naming the episode's problem."""
     return demos.trajectory(session_id)

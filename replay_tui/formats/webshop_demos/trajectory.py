@@ -1,6 +1,6 @@
 """A seed demonstration episode, parsed by its contract (:mod:`.contract`), as the one model:
 :func:`from_webshop_episode`. A clean episode's fast reading maps onto the same Trajectory
-(:func:`.fast.fast_trajectory`); the webshop-demos reader and the DemoSet's cache read every seed
+(:func:`.fast.fast_trajectory`); the webshop-demos reader and the EpisodeSet's cache read every seed
 episode through one or the other (:meth:`.index.DemoFile.read_trajectory`).
 """
 

@@ -468,7 +468,7 @@ class StepperScreen(Screen):
         gc.unfreeze()
 
     def load(self) -> bool:
-        """Read the episode (through the DemoSet's cache): False, and nothing changed, when it
+        """Read the episode (through the EpisodeSet's cache): False, and nothing changed, when it
         cannot be read (its problem is set if nothing was shown yet)."""
         demos = self.replay_app.workspace.demos
         try:

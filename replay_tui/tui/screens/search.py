@@ -22,7 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 from textual.worker import get_current_worker
 
-from replay_tui.episodes.collection import DemoSet
+from replay_tui.episodes.collection import EpisodeSet
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.search import SearchHit, search
@@ -100,7 +100,7 @@ class SearchScreen(ModalScreen[SearchHit | None]):
     SearchScreen #search-status { height: auto; }
     """
 
-    def __init__(self, demos: DemoSet) -> None:
+    def __init__(self, demos: EpisodeSet) -> None:
         super().__init__(id="search")
         self.demos = demos
         self.source = ResultsSource()
@@ -282,7 +282,7 @@ class GoToModal(ModalScreen[int | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel", id="goto.cancel")]
 
-    def __init__(self, demos: DemoSet) -> None:
+    def __init__(self, demos: EpisodeSet) -> None:
         super().__init__(id="goto")
         self.demos = demos
 
@@ -307,7 +307,7 @@ class GoToModal(ModalScreen[int | None]):
         self.query_one("#goto-error", Static).update(Text(error, style="bold red"))
 
 
-def resolve_session(demos: DemoSet, typed: str) -> tuple[int | None, str]:
+def resolve_session(demos: EpisodeSet, typed: str) -> tuple[int | None, str]:
     """The session ``typed`` names (its number, or a log's episode id), or why none does."""
     value = typed.strip()
     if not value:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from replay_tui.episodes.jsonscan import _first_too_deep_numpy, first_too_deep
 from replay_tui.episodes.problems import DemoFileError
 from replay_tui.formats.webshop_demos.contract import EpisodeHeader
-from replay_tui.formats.webshop_demos.index import DemoSet, open_demos, parse_episode
+from replay_tui.formats.webshop_demos.index import EpisodeSet, open_demos, parse_episode
 from tests.hostile import DEEP, good, step
 
 SETTINGS = settings(
@@ -124,7 +124,7 @@ def dump(value: Any) -> bytes:
     return text
 
 
-def check(demos: DemoSet) -> set[int]:
+def check(demos: EpisodeSet) -> set[int]:
     """The loader's invariants; returns the session ids that are valid."""
     found = demos.validate_all()
     assert all(p.file and p.message and "\n" not in p.one_line() for p in demos.problems)
