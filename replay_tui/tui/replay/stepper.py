@@ -15,8 +15,7 @@ import io
 import json
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -30,7 +29,6 @@ from textual.visual import VisualType
 from textual.widgets import Static
 
 from replay_tui.diff import char_diff
-from replay_tui.env import ReplayStep, replay_steps
 from replay_tui.episodes.model import Trajectory, TrajectoryStep
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, problems_at
 from replay_tui.formats.webshop_demos import (
@@ -44,7 +42,7 @@ from replay_tui.formats.webshop_demos import (
     seed_prompt,
 )
 from replay_tui.sanitize import excerpt, one_line, strip_control
-from replay_tui.sources import field_problems, is_call_judged, note_kind, shown_as_decision, trajectory_of
+from replay_tui.sources import field_problems, is_call_judged, note_kind, trajectory_of
 from replay_tui.tui.messages import (
     EpisodeNavRequested,
     NoteRequested,
@@ -59,9 +57,9 @@ from replay_tui.tui.messages import (
     SubagentOpenRequested,
     TagRequested,
 )
+from replay_tui.tui.replay.step_list import StepList, StepRow, StepsSource, build_rows
 from replay_tui.tui.widgets.find_bar import FindBar
 from replay_tui.tui.widgets.footer import KeysFooter
-from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 from replay_tui.tui.widgets.log_panes import action_lines, message_lines, result_lines
 from replay_tui.tui.widgets.outcome_text import append_headline, outcome_detail
 from replay_tui.tui.widgets.pane_tabs import PaneTabs
@@ -75,19 +73,6 @@ if TYPE_CHECKING:  # Pillow loads at the first screenshot, the runner at the fir
 
     from replay_tui.runner import StepResult
 
-STEP_COLUMNS = (
-    Column("mark", "", 1),
-    Column("label", "step", 5),
-    Column("state", "state", 6, drop=1),
-    Column("action", "recorded action", flex=True, min_width=14),
-)
-"""The step list; a narrow one (80 columns) leaves the state out for the action's sake."""
-CALL_STEP_COLUMNS = (
-    Column("mark", "", 1),
-    Column("label", "step", 5),
-    Column("action", "recorded action", flex=True, min_width=14),
-)
-"""The step list of a tool-calling log: the action shown as the log shows it (it names the tool)."""
 ROLE_STYLES = {"system": "bold magenta", "user": "bold cyan", "assistant": "bold green", "tool": "bold yellow"}
 PANES = ("observation", "prompt", "thinking", "action")
 """The text panes, in the order find visits them (the action pane is shown for other formats only)."""
@@ -98,123 +83,6 @@ PANE_MIN_WIDTH = 24
 GRID_MIN_HEIGHT = 32
 """Below this many rows the two rows of panes of another format's episode are tabs too (a 2x2 grid
 in 24 rows leaves each pane four lines)."""
-
-
-@dataclass(frozen=True)
-class StepRow:
-    """A row of the step list: a Trajectory step and, when it is replayable, its replay step."""
-
-    position: int
-    entry: TrajectoryStep
-    step: ReplayStep | None
-    decision: bool
-    """Listed as a decision (:func:`~replay_tui.sources.shown_as_decision`), not a sub-event or a note."""
-
-    @property
-    def label(self) -> str | None:
-        return self.step.label if self.step is not None else None
-
-    @property
-    def is_sub_event(self) -> bool:
-        return not self.decision
-
-
-def build_rows(trajectory: Trajectory) -> list[StepRow]:
-    """Every step, with item-page actions labelled as the env replays them."""
-    steps = {s.trajectory_index: s for s in replay_steps(trajectory, include_item_steps=True)}
-    return [
-        StepRow(position, entry, steps.get(position), shown_as_decision(trajectory, entry))
-        for position, entry in enumerate(trajectory.steps)
-    ]
-
-
-class StepsSource:
-    columns: Sequence[Column] = STEP_COLUMNS
-
-    def __init__(
-        self,
-        rows: list[StepRow],
-        verdicts: dict[str, StepResult],
-        show_sub_events: bool = True,
-        *,
-        general: bool = False,
-        calls: bool = False,
-    ):
-        self.verdicts = verdicts
-        self.rows = rows if show_sub_events else [r for r in rows if not r.is_sub_event]
-        self.general = general  # an episode of another format: its entries carry the log's own fields
-        if calls:
-            self.columns = CALL_STEP_COLUMNS
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def verdict(self, index: int) -> StepResult | None:
-        label = self.rows[index].label
-        return self.verdicts.get(label) if label is not None else None
-
-    def row_style(self, index: int) -> str:
-        verdict = self.verdict(index)
-        if verdict is not None and verdict.is_mismatch:
-            return "bold red"
-        return "dim" if self.rows[index].is_sub_event and self.rows[index].step is None else ""
-
-    marks: Callable[[StepRow], Text | None] | None = None
-    """What the screen marks a row with (tags, a note, an invalid field), shown before its action."""
-
-    def cells(self, index: int) -> Sequence[Text]:
-        cells = self.plain_cells(index)
-        marks = self.marks(self.rows[index]) if self.marks is not None else None
-        if not marks:
-            return cells
-        return [*cells[:-1], Text.assemble(marks, " ", cells[-1])]
-
-    def plain_cells(self, index: int) -> Sequence[Text]:
-        row = self.rows[index]
-        verdict = self.verdict(index)
-        if verdict is None:
-            mark = Text("·", style="dim")
-        elif verdict.match:
-            mark = Text("✓", style="green")
-        elif verdict.is_equivalent:
-            mark = Text("≈", style="bold yellow")
-        else:
-            mark = Text("✗", style="bold red")
-        entry = row.entry
-        if self.general:
-            return self._general_cells(row, mark)
-        if row.decision:
-            return [
-                mark,
-                Text(one_line(row.label or "")),
-                Text(one_line(row.step.state if row.step else (entry.state or ""))),
-                Text(strip_control(entry.action_text)),
-            ]
-        kind = event_type(entry) or "UnknownEvent"
-        action = entry.action_text if entry.kind == "item" else event_action(entry)
-        label = Text(f" {row.label}" if row.label else "  ↳", style="dim" if row.label is None else "")
-        text = Text("  " + strip_control(kind), style="italic")
-        if action:
-            text.append(" " + strip_control(action), style="")
-        return [mark, label, Text("Item" if row.step else "", style="dim"), text]
-
-    def _general_cells(self, row: StepRow, mark: Text) -> list[Text]:
-        """A step of another format: the action as the log shows it; a step without a call, its text."""
-        entry = row.entry
-        label = entry.label
-        if row.decision:
-            expected = row.step.expected if row.step is not None else ""
-            action = Text(one_line(entry.action_text or expected))
-            state = Text(one_line(row.step.state if row.step else (entry.state or "")))
-            cells = [mark, Text(one_line(row.label or label or "")), state, action]
-        else:
-            text = Text(strip_control(note_kind(entry)), style="italic")
-            if entry.content:
-                text.append(" " + excerpt(entry.content, 200), style="")
-            cells = [mark, Text(one_line(label or ""), style="dim"), Text(""), text]
-        if self.columns is CALL_STEP_COLUMNS:
-            del cells[2]
-        return cells
 
 
 def model_output_lines(recorded: str | None, trace: dict[str, Any]) -> list[PaneLine]:
@@ -394,7 +262,7 @@ class StepperScreen(Screen):
         yield Static(id="episode-title")
         yield Static(id="outcome-detail")
         with Horizontal(id="stepper-body"):
-            yield LazyTable(id="steps", marker=True)
+            yield StepList(id="steps")
             with Vertical(id="stepper-right"):
                 yield StepDetail(id="step-detail")
                 yield PaneTabs(id="pane-tabs")
@@ -447,7 +315,7 @@ class StepperScreen(Screen):
         if self.steps_collapsed:
             self.show_pane(self.active_pane)
         else:
-            self.query_one("#steps", LazyTable).focus()
+            self.steps_table.focus()
         self.post_message(StatusRefreshRequested())
         if self.start_position is not None or self.start_find:
             self.go_to(position=self.start_position, find=self.start_find, after=self.show_after)
@@ -509,8 +377,13 @@ class StepperScreen(Screen):
 
     # -- state ------------------------------------------------------------------------------
     @property
-    def steps_table(self) -> LazyTable:
-        return self.query_one("#steps", LazyTable)
+    def steps_table(self) -> StepList:
+        return self.query_one("#steps", StepList)
+
+    @property
+    def source(self) -> StepsSource:
+        """The rows listed (sub-events hidden or not) and their verdicts."""
+        return self.steps_table.steps
 
     def verdicts(self) -> dict[str, StepResult]:
         return self.replay_app.step_results.get(self.session_id, {})
@@ -518,14 +391,14 @@ class StepperScreen(Screen):
     def reload_steps(self, cursor: int | None = None) -> None:
         trajectory = self.trajectory
         calls = self.general and trajectory is not None and is_call_judged(trajectory.format)
-        self.source = StepsSource(self.rows, self.verdicts(), self.show_sub_events, general=self.general, calls=calls)
-        self.source.marks = self.step_marks
+        source = StepsSource(self.rows, self.verdicts(), self.show_sub_events, general=self.general, calls=calls)
+        source.marks = self.step_marks
         self._reloading = True  # the cursor may move on the way: show the step once, below
         try:
-            self.steps_table.set_source(self.source, cursor=cursor)
+            self.steps_table.show_rows(source, cursor=cursor)
         finally:
             self._reloading = False
-        self._steps_content_width = self.steps_content_width()
+        self._steps_content_width = self.steps_table.content_width()
         self.layout_width()
         self.show_current()
 
@@ -541,16 +414,13 @@ class StepperScreen(Screen):
 
     def refresh_verdicts(self) -> None:
         """A verdict arrived: redraw the marks and the detail of the current step."""
-        self.source.verdicts = self.verdicts()
-        self.steps_table.refresh_rows()
+        self.steps_table.set_verdicts(self.verdicts())
         self.show_detail()
         self.update_title()
         self.refresh_model_output()
 
     def current_row(self) -> StepRow | None:
-        if not len(self.source):
-            return None
-        return self.source.rows[self.steps_table.cursor]
+        return self.steps_table.current_row
 
     def update_title(self) -> None:
         text = Text()  # a line each: outcome, instruction, episode note (not wrapped: replay.tcss)
@@ -941,12 +811,10 @@ class StepperScreen(Screen):
     def action_mismatch(self, direction: int, equivalents: bool = False) -> None:
         """Move to the next (previous) mismatch; with ``equivalents``, also stop at tolerated steps."""
         cursor = self.steps_table.cursor
-        order = range(cursor + 1, len(self.source)) if direction > 0 else range(cursor - 1, -1, -1)
-        for index in order:
-            verdict = self.source.verdict(index)
-            if verdict is not None and (verdict.is_mismatch or (equivalents and verdict.is_equivalent)):
-                self.steps_table.set_cursor(index)
-                return
+        index = self.steps_table.next_mismatch(direction, equivalents)
+        if index is not None:
+            self.steps_table.set_cursor(index)
+            return
         if direction > 0 and not equivalents and self.verdicts():
             # the episode's last mismatch: offer the next episode's first; the same key again opens it
             self.post_message(
@@ -980,16 +848,7 @@ class StepperScreen(Screen):
         if after != self.show_after:
             self.show_after = after
             self.show_panes()
-        rows = self.source.rows
-        index = next(
-            (
-                n
-                for n, row in enumerate(rows)
-                if (position is not None and row.position == position)
-                or (step_label is not None and row.label == step_label)
-            ),
-            None,
-        )
+        index = self.steps_table.index_of(position=position, label=step_label)
         if index is not None:
             self.steps_table.set_cursor(index)
         if find:
@@ -1071,16 +930,6 @@ class StepperScreen(Screen):
     # -- layout -----------------------------------------------------------------------------
     def on_resize(self, event: events.Resize) -> None:
         self.layout_width()
-
-    def steps_content_width(self) -> int:
-        """The step list's width for its longest row (the first 500 rows): gutter, columns, scrollbar, border."""
-        source = self.source
-        columns = source.columns
-        longest = 0
-        for index in range(min(len(source), 500)):
-            longest = max(longest, source.cells(index)[-1].cell_len)
-        fixed = sum(column.width for column in columns if not column.flex) + len(columns) - 1
-        return len(LazyTable.MARKER) + fixed + max(longest, len(columns[-1].label)) + 2 + 1
 
     def layout_width(self) -> None:
         """Size the step list to its content within STEPS_WIDTH (or hide it), and show the panes as
