@@ -11,11 +11,7 @@ pane (``i`` toggles it).
 from __future__ import annotations
 
 import gc
-import io
-import json
 import weakref
-from collections import OrderedDict
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -34,12 +30,8 @@ from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, problems
 from replay_tui.formats.webshop_demos import (
     completed_by_backup,
     event_action,
-    event_fields,
-    event_observation,
     event_type,
     is_seed,
-    prompt_problem,
-    seed_prompt,
 )
 from replay_tui.sanitize import excerpt, one_line, strip_control
 from replay_tui.sources import field_problems, is_call_judged, note_kind, trajectory_of
@@ -58,24 +50,17 @@ from replay_tui.tui.messages import (
     TagRequested,
 )
 from replay_tui.tui.replay.step_list import StepList, StepRow, StepsSource, build_rows
+from replay_tui.tui.replay.step_panes import PANES, StepPanes
 from replay_tui.tui.widgets.find_bar import FindBar
 from replay_tui.tui.widgets.footer import KeysFooter
-from replay_tui.tui.widgets.log_panes import action_lines, message_lines, result_lines
 from replay_tui.tui.widgets.outcome_text import append_headline, outcome_detail
 from replay_tui.tui.widgets.pane_tabs import PaneTabs
-from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.tui.widgets.step_detail import StepDetail
 from replay_tui.tui.widgets.step_facts import append_step_facts
-from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 
 if TYPE_CHECKING:  # Pillow loads at the first screenshot, the runner at the first replay, not at the app's launch
-    from PIL import Image
-
     from replay_tui.runner import StepResult
 
-ROLE_STYLES = {"system": "bold magenta", "user": "bold cyan", "assistant": "bold green", "tool": "bold yellow"}
-PANES = ("observation", "prompt", "thinking", "action")
-"""The text panes, in the order find visits them (the action pane is shown for other formats only)."""
 STEPS_WIDTH = (24, 0.35)
 """The step list is as wide as its longest row, within these bounds: cells, share of the screen."""
 PANE_MIN_WIDTH = 24
@@ -83,36 +68,6 @@ PANE_MIN_WIDTH = 24
 GRID_MIN_HEIGHT = 32
 """Below this many rows the two rows of panes of another format's episode are tabs too (a 2x2 grid
 in 24 rows leaves each pane four lines)."""
-
-
-def model_output_lines(recorded: str | None, trace: dict[str, Any]) -> list[PaneLine]:
-    """The thinking pane of a replayed step: the recorded thinking, then the replayed model's own
-    output (reasoning, text, tool calls or failure), each under a header."""
-    lines = [PaneLine("── recorded thinking ──", "bold")]
-    lines += lines_from_text(recorded) if recorded else [PaneLine("(none recorded)", "dim")]
-    model = trace.get("model") or trace.get("policy") or "the policy"
-    lines += [PaneLine(""), PaneLine(f"── replayed model output ({one_line(str(model))}) ──", "bold magenta")]
-    answer = trace.get("response")
-    response: dict[str, Any] = answer if isinstance(answer, dict) else {}
-    said = False
-    if response.get("reasoning"):
-        lines += [PaneLine("reasoning:", "dim"), *lines_from_text(str(response["reasoning"]))]
-        said = True
-    if response.get("content"):
-        lines += lines_from_text(str(response["content"]))
-        said = True
-    for call in response.get("tool_calls") or ():
-        if isinstance(call, dict):
-            lines.append(PaneLine(one_line(f"→ {call.get('name')}({call.get('arguments') or ''})"), "bold green"))
-            said = True
-    failure = trace.get("failure")
-    if isinstance(failure, dict):
-        lines.append(PaneLine(one_line(f"✗ {failure.get('kind')}: {failure.get('message')}"), "bold red"))
-        said = True
-    if not said:
-        lines.append(PaneLine("(the model answered nothing)", "dim"))
-    lines.append(PaneLine("x: the whole request and response", "dim"))
-    return lines
 
 
 def trace_summary(trace: dict[str, Any]) -> str:
@@ -130,25 +85,6 @@ def trace_summary(trace: dict[str, Any]) -> str:
     if trace.get("attempts", 1) not in (None, 1):
         parts.append(f"{trace['attempts']} attempts")
     return " · ".join(parts) + "  (x: whole call)"
-
-
-def prompt_lines(step: TrajectoryStep) -> tuple[list[PaneLine], str]:
-    """A seed step's prompt as role-labelled lines, or the raw text with the parse error as placeholder."""
-    recorded = seed_prompt(step)
-    if not recorded:
-        return [], "no prompt recorded"
-    problem = prompt_problem(step)
-    if problem is not None:
-        warning = [PaneLine(f"⚠ prompt not parsed: {problem}", "bold red"), PaneLine("")]
-        return warning + lines_from_text(recorded), ""
-    lines: list[PaneLine] = []
-    for number, message in enumerate(step.messages):
-        if number:
-            lines.append(PaneLine(""))
-        role = strip_control(message.role)
-        lines.append(PaneLine(f"── {role} ──", ROLE_STYLES.get(role, "bold")))
-        lines.extend(lines_from_text(message.content))
-    return lines, "empty prompt"
 
 
 class StepperScreen(Screen):
@@ -244,9 +180,7 @@ class StepperScreen(Screen):
         self.show_shot = True
         self.has_screenshots = False  # set once the episode is loaded
         self.shared_warnings: set[str] = set()  # said once per file (say_shared_warnings), not per step
-        self._images: dict[int, Image.Image | None] = {}
         self._reloading = False
-        self._pane_lines: OrderedDict[tuple[object, ...], tuple[list[PaneLine], Any]] = OrderedDict()
         self.steps_collapsed = False  # backslash hides the step list (j/k still step)
         self.tabbed = False  # the panes one at a time (set from the width, see layout_width)
         self.active_pane = "observation"  # the tab shown, and what z zooms from the step list
@@ -266,16 +200,7 @@ class StepperScreen(Screen):
             with Vertical(id="stepper-right"):
                 yield StepDetail(id="step-detail")
                 yield PaneTabs(id="pane-tabs")
-                with Horizontal(id="panes"):
-                    shot = ShotView(id="shot")
-                    shot.display = False
-                    yield shot
-                    yield TextPane("observation", id="observation")
-                    yield TextPane("prompt", id="prompt")
-                    yield TextPane("thinking", id="thinking")
-                    action = TextPane("action", id="action")
-                    action.display = False
-                    yield action
+                yield StepPanes(id="panes")
         yield FindBar(id="find")
         yield Static(self._status_below(), id="status")
         yield KeysFooter()
@@ -296,12 +221,9 @@ class StepperScreen(Screen):
         trajectory = self.trajectory
         if self.general and trajectory is not None:
             self.has_screenshots = any(step.screenshot for step in trajectory.steps)
-            self.query_one("#panes").add_class("general")
-            self.query_one("#prompt", TextPane).border_title = "messages"
-            self.query_one("#shot", ShotView).border_title = "screenshot"
-        self.layout_screenshot()
-        for name, size in self._pane_sizes.get(self._layout_key(), {}).items():
-            self.query_one(f"#{name}", TextPane).size_hint = size  # see TextPane.size_hint
+            self.panes.set_general()
+        self.layout_panes()
+        self.panes.hint_sizes(self._pane_sizes.get(self._layout_key(), {}))
         start = next((n for n, row in enumerate(self.rows) if row.label == self.start_label), 0)
         # the panes follow the cursor in the same call (not through the table's Highlighted
         # message, a hop later): the step list, the detail and the panes change in one frame
@@ -344,8 +266,7 @@ class StepperScreen(Screen):
     def remember_pane_sizes(self) -> None:
         """Keep the panes' sizes for the next stepper of this layout (see TextPane.size_hint)."""
         if self.maximized is None:
-            panes = [self.query_one(f"#{name}", TextPane) for name in PANES]
-            sizes = {pane.id or "": pane.content_region.size for pane in panes if pane.display}
+            sizes = self.panes.sizes()
             if sizes and all(size.width > 0 for size in sizes.values()):
                 StepperScreen._pane_sizes[self._layout_key()] = sizes
 
@@ -408,7 +329,7 @@ class StepperScreen(Screen):
         if not self.load() or self.trajectory is None:
             return  # what was shown stays; the problem is in the browser's list
         self.rows = build_rows(self.trajectory)
-        self._pane_lines.clear()
+        self.panes.forget_lines()
         self.reload_steps(cursor=self.steps_table.cursor if len(self.source) else 0)
         self.update_title()
 
@@ -492,192 +413,34 @@ class StepperScreen(Screen):
             self.show_panes()
             self.show_detail(stepping=stepping)
 
+    @property
+    def panes(self) -> StepPanes:
+        return self.query_one("#panes", StepPanes)
+
     def show_panes(self) -> None:
-        observation = self.query_one("#observation", TextPane)
-        prompt = self.query_one("#prompt", TextPane)
-        thinking = self.query_one("#thinking", TextPane)
         row = self.current_row()
-        if self.problem is not None:
-            observation.set_text(None, placeholder="this episode could not be loaded")
-            prompt.set_text(None)
-            thinking.set_text(None)
-            return
-        if row is None:
-            for pane in (observation, prompt, thinking, self.query_one("#action", TextPane)):
-                pane.set_text(None, placeholder="no steps")
-            self.show_screenshot(None)
-            return
-        entry = row.entry
-        if self.general:
-            self.show_general(row, entry)
-        elif row.decision:
-            observation.set_title("observation after action" if self.show_after else "observation")
-            observation.set_lines(
-                self.text_lines(
-                    ("observation", row.position, self.show_after),
-                    (entry.tool_result or "") if self.show_after else entry.observation,
-                ),
-                placeholder="empty observation",
-            )
-            lines, placeholder = self.pane_lines(("prompt", row.position), lambda: prompt_lines(entry))
-            prompt.set_lines(lines, placeholder=placeholder)
-            self.show_thinking(thinking, row, entry.thinking)
-            if self.show_trace:
-                self.show_trace_in(thinking, row)
-        else:  # a seed sub-event
-            kind = event_type(entry)
-            if entry.kind == "item" or kind == "item_page_action":
-                if entry.kind == "item":
-                    text = (entry.tool_result or "") if self.show_after else entry.observation
-                else:
-                    key = "observation_after_action" if self.show_after else "observation_before_action"
-                    text = str(entry.extra.get(key) or "")
-                observation.set_title("observation after action" if self.show_after else "observation")
-            else:
-                text = event_observation(entry)
-                observation.set_title(f"{kind} observation")
-            observation.set_lines(
-                self.text_lines(("observation", row.position, self.show_after), text),
-                placeholder="no observation in this event",
-            )
-            prompt.set_text(None, placeholder="sub-events carry no prompt")
-            fields = event_fields(entry)
-            thinking.set_title("event fields")
-            thinking.set_text("\n".join(f"{k}: {v}" for k, v in fields.items()), placeholder="no fields")
-        if (row.decision or self.general) and not self.show_trace:
-            thinking.set_title("thinking")
+        verdict = self.verdicts().get(row.label) if row is not None and row.label else None
+        self.panes.show_step(
+            row, verdict, problem=self.problem is not None, after=self.show_after, trace=self.show_trace
+        )
         if self.find_bar.value:
             self._collect_hits()  # set_text already searched each pane for the find box's query
-
-    PANE_LINES_KEPT: ClassVar[int] = 32
-    """Pane texts kept as display lines (per step and pane), so stepping back re-splits and re-wraps nothing."""
-
-    def pane_lines(
-        self, key: tuple[object, ...], make: Callable[[], tuple[list[PaneLine], Any]]
-    ) -> tuple[list[PaneLine], Any]:
-        """``make()`` (the lines of a pane and what goes with them), kept under ``key``: showing the
-        same step again passes the panes the same lists, whose wrapped rows they keep."""
-        cached = self._pane_lines.get(key)
-        if cached is None:
-            cached = self._pane_lines[key] = make()
-            while len(self._pane_lines) > self.PANE_LINES_KEPT:
-                self._pane_lines.popitem(last=False)
-        else:
-            self._pane_lines.move_to_end(key)
-        return cached
-
-    def text_lines(self, key: tuple[object, ...], text: str | None) -> list[PaneLine]:
-        """``text`` as display lines (none for no text), kept under ``key``."""
-        lines, _ = self.pane_lines(key, lambda: (lines_from_text(text) if text else [], None))
-        return lines
 
     def source_step(self, row: StepRow) -> TrajectoryStep | None:
         """The step behind ``row`` whose log's own fields are shown (an episode of another format's)."""
         return row.entry if self.general else None
 
-    def show_general(self, row: StepRow, step: TrajectoryStep) -> None:
-        """The panes of a step of another format: observation (or the tool result, o), the messages,
-        the thinking (or the policy call, x), the action pane and the screenshot."""
-        observation = self.query_one("#observation", TextPane)
-        shown = step.tool_result if self.show_after else step.observation
-        lines, _ = self.pane_lines(("observation", row.position, self.show_after), lambda: (result_lines(shown), None))
-        if self.show_after:
-            observation.set_title("observation after action (tool result)")
-            observation.set_lines(lines, placeholder="no tool result recorded")
-        else:
-            observation.set_title("observation")
-            observation.set_lines(lines, placeholder="empty observation")
-        prompt = self.query_one("#prompt", TextPane)
-        lines, last = self.pane_lines(("prompt", row.position), lambda: message_lines(step.messages))
-        prompt.set_title(f"messages ({len(step.messages)})" if step.messages else "messages")
-        prompt.set_lines(lines, placeholder="no messages recorded", top_line=last)
-        thinking = self.query_one("#thinking", TextPane)
-        self.show_thinking(thinking, row, step.thinking)
-        if self.show_trace:
-            self.show_trace_in(thinking, row)
-        action = self.query_one("#action", TextPane)
-        action.set_title(
-            "action" if step.action is not None else f"{'step' if row.decision else note_kind(step)} (no call)"
-        )
-        lines, _ = self.pane_lines(("action", row.position), lambda: (action_lines(step), None))
-        action.set_lines(lines, placeholder="no action, text or tool result at this step")
-        self.show_screenshot(row)
-
     # -- screenshot -------------------------------------------------------------------------
-    def layout_screenshot(self) -> None:
-        """Show the screenshot pane when the episode has screenshots and it is not toggled off."""
-        shown = self.show_shot and self.has_screenshots
-        self.query_one("#panes").set_class(shown, "with-shot")
-        self.layout_panes()
-
-    def screenshot(self, row: StepRow) -> Image.Image | None:
-        """The step's screenshot as an image (decoded once); None when it has none or it does not decode."""
-        if row.position in self._images:
-            return self._images[row.position]
-        step = self.source_step(row)
-        image = None
-        if step is not None and step.screenshot:
-            try:
-                from PIL import Image
-
-                with Image.open(io.BytesIO(step.screenshot)) as opened:
-                    opened.load()
-                    image = opened.copy()
-            except Exception:  # a log's bytes: anything PIL raises means "not an image we can show"
-                image = None
-        self._images[row.position] = image
-        return image
-
-    def show_screenshot(self, row: StepRow | None) -> None:
-        shot = self.query_one("#shot", ShotView)
-        if not shot.display:
-            return
-        step = self.source_step(row) if row is not None else None
-        image = self.screenshot(row) if row is not None else None
-        if image is not None:
-            shot.border_title = f"screenshot {image.width}×{image.height}"
-        elif step is not None and step.screenshot:
-            shot.border_title = "screenshot (not an image this viewer reads)"
-        else:
-            shot.border_title = "screenshot (none at this step)"
-        if shot.image is not image:
-            shot.set_image(image)
-
     def action_toggle_screenshot(self) -> None:
         self.show_shot = not self.show_shot
-        self.layout_screenshot()
+        self.layout_panes()
         if self.show_shot:
-            self.show_screenshot(self.current_row())
+            self.panes.show_screenshot(self.current_row())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "toggle_screenshot":
             return self.has_screenshots  # hidden from the footer for episodes without screenshots
         return True
-
-    def show_trace_in(self, pane: TextPane, row: StepRow) -> None:
-        """The policy's own account of this step: request, response, tokens, latency, failure."""
-        verdict = self.verdicts().get(row.label) if row.label else None
-        pane.set_title("policy call")
-        if verdict is None or not verdict.trace:
-            pane.set_text(None, placeholder="no policy call recorded for this step (x: thinking)")
-            return
-        pane.set_text(json.dumps(verdict.trace, indent=2, ensure_ascii=False, default=str))
-
-    def show_thinking(self, pane: TextPane, row: StepRow, recorded: str | None) -> None:
-        """The recorded thinking, and below it what the replayed model said for this step (its
-        reasoning, text and tool call) when a model answered it; x shows the whole request."""
-        verdict = self.verdicts().get(row.label) if row.label else None
-        trace = verdict.trace if verdict is not None else None
-        self._thinking_shown = (row.position, id(trace) if trace else None)
-        if not trace or not ("response" in trace or "failure" in trace):
-            pane.set_lines(self.text_lines(("thinking", row.position), recorded), placeholder="no thinking recorded")
-            return
-        key = ("thinking+model", row.position, id(verdict))
-        lines, _ = self.pane_lines(key, lambda: (model_output_lines(recorded, trace), None))
-        pane.set_lines(lines)
-
-    _thinking_shown: tuple[int, int | None] | None = None
-    """(row position, id of the trace) the thinking pane shows: a verdict arriving for it redraws it."""
 
     def refresh_model_output(self) -> None:
         """A verdict arrived: show the replayed model's output under the current step's thinking
@@ -685,12 +448,7 @@ class StepperScreen(Screen):
         row = self.current_row()
         if row is None or self.show_trace or self.problem is not None or not row.decision:
             return
-        verdict = self.verdicts().get(row.label) if row.label else None
-        trace = verdict.trace if verdict is not None else None
-        if self._thinking_shown == (row.position, id(trace) if trace else None):
-            return
-        recorded = row.entry.thinking
-        self.show_thinking(self.query_one("#thinking", TextPane), row, recorded)
+        self.panes.refresh_thinking(row, self.verdicts().get(row.label) if row.label else None)
 
     def action_toggle_trace(self) -> None:
         self.show_trace = not self.show_trace
@@ -881,7 +639,7 @@ class StepperScreen(Screen):
         if self.maximized is not None:
             self.minimize()
             return
-        shot = self.query_one("#shot", ShotView)
+        shot = self.panes.shot
         focused = self.focused
         if focused is not None and (focused is shot or shot in focused.ancestors):
             self.maximize(shot, container=False)
@@ -892,7 +650,7 @@ class StepperScreen(Screen):
             if name == "shot":
                 self.maximize(shot, container=False)
                 return
-            focused = self.query_one(f"#{name}", TextPane)
+            focused = self.panes.pane(name)
             focused.display = True
             focused.focus()
         self.maximize(focused)
@@ -966,10 +724,9 @@ class StepperScreen(Screen):
         names = self.pane_names()
         if self.active_pane not in names:
             self.active_pane = names[1] if names[0] == "shot" and len(names) > 1 else names[0]
-        self.query_one("#panes").set_class(self.tabbed, "tabbed")
-        for name in (*PANES, "shot"):
-            shown = name in names and (not self.tabbed or name == self.active_pane)
-            self.query_one(f"#{name}").display = shown
+        self.panes.show_only(
+            names, tabbed=self.tabbed, active=self.active_pane, with_shot=self.show_shot and self.has_screenshots
+        )
         tabs = self.query_one("#pane-tabs", PaneTabs)
         tabs.display = self.tabbed
         if self.tabbed:
@@ -979,7 +736,7 @@ class StepperScreen(Screen):
     def _tab_title(self, name: str) -> str:
         if name == "shot":
             return "screenshot"
-        title = str(self.query_one(f"#{name}", TextPane).border_title)
+        title = str(self.panes.pane(name).border_title)
         return title.split(" (")[0]  # "messages (3)": the count is in the pane's own title
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
@@ -1006,7 +763,7 @@ class StepperScreen(Screen):
         if self.tabbed:
             self.layout_panes()
             if name == "shot":
-                self.show_screenshot(self.current_row())
+                self.panes.show_screenshot(self.current_row())
         if focus and self.maximized is None:
             self.query_one(f"#{name}").focus()
 
@@ -1054,17 +811,13 @@ class StepperScreen(Screen):
             event.stop()
 
     def run_find(self, query: str) -> int:
-        for name in PANES:
-            self.query_one(f"#{name}", TextPane).find(query)
+        self.panes.find(query)
         return self._collect_hits()
 
     def _collect_hits(self) -> int:
         """The matches the panes hold for the current query, in pane order; none is current yet."""
-        self.find_hits = []
+        self.find_hits = self.panes.matches()
         self.find_index = -1
-        for name in PANES:
-            pane = self.query_one(f"#{name}", TextPane)
-            self.find_hits.extend((name, number) for number in range(len(pane.matches)))
         self.update_find_status()
         return len(self.find_hits)
 
@@ -1076,9 +829,7 @@ class StepperScreen(Screen):
         current_pane, current_number = self.find_hits[self.find_index]
         if self.tabbed and current_pane != self.active_pane:
             self.show_pane(current_pane, focus=False)  # the match is on another tab
-        for name in PANES:
-            pane = self.query_one(f"#{name}", TextPane)
-            pane.show_match(current_number if name == current_pane else -1)
+        self.panes.show_match(current_pane, current_number)
         self.update_find_status()
 
     def update_find_status(self) -> None:
