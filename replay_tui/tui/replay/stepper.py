@@ -24,17 +24,14 @@ from textual.screen import Screen
 from textual.visual import VisualType
 from textual.widgets import Static
 
-from replay_tui.diff import char_diff
 from replay_tui.episodes.model import Trajectory, TrajectoryStep
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, problems_at
 from replay_tui.formats.webshop_demos import (
     completed_by_backup,
-    event_action,
-    event_type,
     is_seed,
 )
 from replay_tui.sanitize import excerpt, one_line, strip_control
-from replay_tui.sources import field_problems, is_call_judged, note_kind, trajectory_of
+from replay_tui.sources import field_problems, is_call_judged, trajectory_of
 from replay_tui.tui.messages import (
     EpisodeNavRequested,
     NoteRequested,
@@ -49,6 +46,7 @@ from replay_tui.tui.messages import (
     SubagentOpenRequested,
     TagRequested,
 )
+from replay_tui.tui.replay.step_detail_text import detail_text, with_field_problems
 from replay_tui.tui.replay.step_list import StepList, StepRow, StepsSource, build_rows
 from replay_tui.tui.replay.step_panes import PANES, StepPanes
 from replay_tui.tui.widgets.find_bar import FindBar
@@ -56,7 +54,6 @@ from replay_tui.tui.widgets.footer import KeysFooter
 from replay_tui.tui.widgets.outcome_text import append_headline, outcome_detail
 from replay_tui.tui.widgets.pane_tabs import PaneTabs
 from replay_tui.tui.widgets.step_detail import StepDetail
-from replay_tui.tui.widgets.step_facts import append_step_facts
 
 if TYPE_CHECKING:  # Pillow loads at the first screenshot, the runner at the first replay, not at the app's launch
     from replay_tui.runner import StepResult
@@ -68,23 +65,6 @@ PANE_MIN_WIDTH = 24
 GRID_MIN_HEIGHT = 32
 """Below this many rows the two rows of panes of another format's episode are tabs too (a 2x2 grid
 in 24 rows leaves each pane four lines)."""
-
-
-def trace_summary(trace: dict[str, Any]) -> str:
-    """One line about a policy call: model, latency, tokens, cache (x shows the whole call)."""
-    parts = []
-    if trace.get("model"):
-        parts.append(str(trace["model"]))
-    if isinstance(trace.get("latency_ms"), (int, float)):
-        parts.append(f"{trace['latency_ms']:.0f} ms")
-    tokens = trace.get("tokens")
-    if isinstance(tokens, dict) and tokens:
-        parts.append(f"tokens {tokens.get('prompt', '?')}→{tokens.get('completion', '?')}")
-    if trace.get("cache"):
-        parts.append(f"cache {trace['cache']}")
-    if trace.get("attempts", 1) not in (None, 1):
-        parts.append(f"{trace['attempts']} attempts")
-    return " · ".join(parts) + "  (x: whole call)"
 
 
 class StepperScreen(Screen):
@@ -467,94 +447,30 @@ class StepperScreen(Screen):
         if row is None:
             detail.update(Text("this episode has no trajectory entries", style="dim"))
             return
-        detail.show_step(self.with_field_problems(self.detail_text(row), row), stepping=stepping)
+        text = detail_text(
+            row,
+            self.verdicts().get(row.label) if row.label else None,
+            general=self.general,
+            not_replayed=self.not_replayed,
+            annotation=self.replay_app.workspace.annotations.get(self.session_id, self.note_label(row)),
+            shared_warnings=self.shared_warnings,
+        )
+        detail.show_step(with_field_problems(text, problems_at(self.field_problems, row.position)), stepping=stepping)
 
-    def detail_text(self, row: StepRow) -> Text:
-        text = Text(no_wrap=False)
-        step = row.step
-        entry = row.entry
-        source_step = self.source_step(row)
-        if step is None and source_step is not None:
-            text.append(f"step {one_line(source_step.label)}", style="bold")
-            text.append(f"  {strip_control(note_kind(source_step))}", style="bold cyan")
-            text.append("  no recorded call: shown, not replayed", style="dim")
-            if source_step.content:
-                text.append("\ncontent    ", style="dim")
-                text.append(excerpt(source_step.content, 300))
-            append_step_facts(text, source_step)
-            self.append_row_notes(text, row)
-            return text
-        if step is None:  # a seed sub-event the replay does not step through
-            text.append(f"{one_line(event_type(entry) or 'event')} ", style="bold")
-            action = entry.action_text if entry.kind == "item" else event_action(entry)
-            if action:
-                text.append("action ", style="dim")
-                text.append(strip_control(action))
-            self.append_row_notes(text, row)
-            return text
-        text.append(f"step {one_line(step.label)}", style="bold")
-        text.append(f"  {one_line(step.state)}", style="bold cyan")
-        text.append(f"  reward {step.reward:.2f}  done {'yes' if step.done else 'no'}", style="dim")
-        text.append("\navailable  ", style="dim")
-        text.append(strip_control(", ".join(step.available_actions)) or "—")
-        text.append("\nexpected   ", style="dim")
-        text.append(strip_control(step.expected), style="green")
-        shown = one_line(source_step.action_text) if source_step is not None else ""
-        if source_step is not None and shown and shown != one_line(step.expected):  # a plain answer has no call text
-            text.append("\nlog shows  ", style="dim")
-            text.append(excerpt(source_step.action_text, 300))
-        verdict = self.verdicts().get(step.label)
-        text.append("\npredicted  ", style="dim")
-        if verdict is None:
-            report = self.replay_app.workspace.results.get(self.session_id)
-            if report is not None and report.stopped_early and not report.cancelled:
-                stopped_at = report.first_mismatch_step or "?"
-                text.append(
-                    f"— not reached: the replay stopped at the first mismatch (step {stopped_at}); "
-                    "p → mismatch: allow to continue past mismatches",
-                    style="dim italic",
-                )
-            else:
-                text.append(
-                    "— not replayed yet (r replays with " + self.replay_app.workspace.settings.describe() + ")",
-                    style="dim italic",
-                )
-        elif verdict.error:
-            text.append(f"policy error: {strip_control(verdict.error)}", style="bold red")
-        elif verdict.match:
-            text.append(strip_control(verdict.predicted), style="green")
-            text.append("  ✓ match", style="bold green")
-        else:
-            equivalent = verdict.is_equivalent
-            text.append("(−expected +predicted) ", style="dim")
-            for chunk in char_diff(strip_control(step.expected), strip_control(verdict.predicted), cleanup=True):
-                if chunk.op == "equal":
-                    text.append(chunk.text)
-                elif chunk.op == "insert":
-                    text.append(chunk.text, style="bold white on red")
-                else:
-                    text.append(chunk.text, style="strike dim red")
-            if equivalent:
-                text.append(f"  ≈ equivalent under {verdict.policy}", style="bold yellow")
-            else:
-                text.append("  ✗ mismatch", style="bold red")
-                if verdict.policy != "exact":
-                    text.append(f" under {verdict.policy}", style="bold red")
-            if verdict.reason:
-                text.append("\nwhy        ", style="dim")
-                text.append(strip_control(verdict.reason), style="yellow")
-        if verdict is not None and verdict.trace:
-            text.append("\ncall       ", style="dim")
-            text.append(strip_control(trace_summary(verdict.trace)), style="cyan")
-        if verdict is not None and verdict.error_kind:
-            text.append(f"  failure: {strip_control(verdict.error_kind)}", style="bold red")
-        if source_step is not None:
-            append_step_facts(text, source_step)
-        self.append_row_notes(text, row)
-        own = [warning for warning in step.warnings if warning not in self.shared_warnings]
-        if own:
-            text.append("\n⚠ " + strip_control("; ".join(own)), style="yellow")
-        return text
+    def not_replayed(self) -> Text:
+        """Why a step has no verdict: the replay stopped before it, or there was none yet."""
+        report = self.replay_app.workspace.results.get(self.session_id)
+        if report is not None and report.stopped_early and not report.cancelled:
+            stopped_at = report.first_mismatch_step or "?"
+            return Text(
+                f"— not reached: the replay stopped at the first mismatch (step {stopped_at}); "
+                "p → mismatch: allow to continue past mismatches",
+                style="dim italic",
+            )
+        return Text(
+            "— not replayed yet (r replays with " + self.replay_app.workspace.settings.describe() + ")",
+            style="dim italic",
+        )
 
     # -- navigation -------------------------------------------------------------------------
     def action_step(self, delta: int) -> None:
@@ -900,24 +816,6 @@ class StepperScreen(Screen):
         if annotation is not None and annotation.note.strip():
             marks.append("✎", style="bold cyan")
         return marks or None
-
-    def append_row_notes(self, text: Text, row: StepRow) -> None:
-        """The row's tags and note (t and n edit them), under its detail."""
-        annotation = self.replay_app.workspace.annotations.get(self.session_id, self.note_label(row))
-        if annotation is None:
-            return
-        text.append("\nnotes      ", style="dim")
-        text.append(one_line(" ".join(annotation.tags)), style="cyan")
-        if annotation.note:
-            text.append("  " + one_line(annotation.note), style="italic")
-
-    def with_field_problems(self, text: Text, row: StepRow) -> Text:
-        """The detail of a step with an invalid field: which field, its value, why, and what was read instead."""
-        for problem in problems_at(self.field_problems, row.position):
-            text.append("\n⚠ invalid field ", style="bold yellow")
-            text.append(strip_control(problem.field or ""), style="bold yellow")
-            text.append(": " + excerpt(problem.message, 300), style="yellow")
-        return text
 
     def append_field_problems(self, text: Text) -> None:
         """How many fields were invalid and read as their defaults (the steps are marked ⚠)."""
