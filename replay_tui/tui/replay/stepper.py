@@ -27,10 +27,9 @@ from textual.widgets import Static
 from replay_tui.episodes.model import Trajectory, TrajectoryStep
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, problems_at
 from replay_tui.formats.webshop_demos import (
-    completed_by_backup,
     is_seed,
 )
-from replay_tui.sanitize import excerpt, one_line, strip_control
+from replay_tui.sanitize import strip_control
 from replay_tui.sources import field_problems, is_call_judged, trajectory_of
 from replay_tui.tui.messages import (
     EpisodeNavRequested,
@@ -46,12 +45,13 @@ from replay_tui.tui.messages import (
     SubagentOpenRequested,
     TagRequested,
 )
+from replay_tui.tui.replay.episode_title import episode_title
 from replay_tui.tui.replay.step_detail_text import detail_text, with_field_problems
 from replay_tui.tui.replay.step_list import StepList, StepRow, StepsSource, build_rows
 from replay_tui.tui.replay.step_panes import PANES, StepPanes
 from replay_tui.tui.widgets.find_bar import FindBar
 from replay_tui.tui.widgets.footer import KeysFooter
-from replay_tui.tui.widgets.outcome_text import append_headline, outcome_detail
+from replay_tui.tui.widgets.outcome_text import outcome_detail
 from replay_tui.tui.widgets.pane_tabs import PaneTabs
 from replay_tui.tui.widgets.step_detail import StepDetail
 
@@ -324,40 +324,19 @@ class StepperScreen(Screen):
         return self.steps_table.current_row
 
     def update_title(self) -> None:
-        text = Text()  # a line each: outcome, instruction, episode note (not wrapped: replay.tcss)
-        text.append(f"session {self.session_id}  ", style="bold")
-        if self.problem is not None:
-            text.append("malformed episode", style="bold red")
-            self.query_one("#episode-title", Static).update(text)
-            return
-        trajectory = self.trajectory
-        assert trajectory is not None
-        if self.general:
-            self.general_title(text, trajectory)
-        else:  # a seed file's outcome as the browser's row shows it: its reward (0 when left out), its success
-            reward = trajectory.outcome.reward or 0.0
-            text.append(f"reward {reward:.2f} ", style="green" if reward == 1.0 else "yellow" if reward else "red")
-            succeeded = bool(trajectory.outcome.success)
-            text.append("success  " if succeeded else "failure  ", style="green" if succeeded else "red")
-        if completed_by_backup(trajectory):
-            text.append("backup  ", style="magenta")
-        self.append_field_problems(text)
-        verdicts = self.verdicts()
-        if verdicts:
-            bad = sum(1 for v in verdicts.values() if v.is_mismatch)
-            same = sum(1 for v in verdicts.values() if v.is_equivalent)
-            text.append(
-                f"{len(verdicts)} replayed, " + (f"{same} equivalent, " if same else "") + f"{bad} mismatched  ",
-                style="bold red" if bad else "bold green",
-            )
-        tags = self.replay_app.workspace.annotations.episode_tags(self.session_id)
-        if tags:
-            text.append(one_line(" ".join(tags)) + "  ", style="cyan")
-        text.append("\n")
-        text.append(one_line(trajectory.task), style="italic")
-        self.append_episode_note(text)
-        self.query_one("#episode-title", Static).update(text)
-        self.update_outcome()
+        annotations = self.replay_app.workspace.annotations
+        title = episode_title(
+            self.session_id,
+            self.trajectory if self.problem is None else None,
+            general=self.general,
+            invalid_fields=len(self.field_problems),
+            verdicts=self.verdicts(),
+            tags=annotations.episode_tags(self.session_id),
+            note=annotations.get(self.session_id, None),
+        )
+        self.query_one("#episode-title", Static).update(title)
+        if self.problem is None:
+            self.update_outcome()
 
     def update_outcome(self) -> None:
         """The outcome's particulars under the title (target, answer, explanation, checks, error),
@@ -367,20 +346,6 @@ class StepperScreen(Screen):
         widget = self.query_one("#outcome-detail", Static)
         widget.display = detail is not None
         widget.update(detail if detail is not None else "")
-
-    def general_title(self, text: Text, trajectory: Trajectory) -> None:
-        """The log's episode id and format, and its outcome as far as the log records it (score, kind,
-        termination reason); its particulars are in the outcome detail below (:meth:`update_outcome`)."""
-        text.append("episode ", style="dim")
-        text.append(excerpt(str(trajectory.id), 60) + "  ", style="bold cyan")
-        text.append(strip_control(trajectory.format) + "  ", style="dim")
-        if trajectory.parent is not None:
-            text.append("sub-agent of ", style="dim")
-            text.append(excerpt(trajectory.parent.episode or "an episode the log does not name", 60) + "  ")
-        outcome = trajectory.outcome
-        append_headline(text, outcome)
-        if outcome.kind in ("failed", "errored"):
-            text.append("O: why  ", style="dim")
 
     def _cursor_moved(self) -> None:
         self.offered_at = None  # ] offers the next episode again before it opens it
@@ -816,20 +781,3 @@ class StepperScreen(Screen):
         if annotation is not None and annotation.note.strip():
             marks.append("✎", style="bold cyan")
         return marks or None
-
-    def append_field_problems(self, text: Text) -> None:
-        """How many fields were invalid and read as their defaults (the steps are marked ⚠)."""
-        count = len(self.field_problems)
-        if count:
-            text.append(f"⚠ {count} invalid {'field' if count == 1 else 'fields'} read as defaults  ", style="yellow")
-
-    def append_episode_note(self, text: Text) -> None:
-        """The episode's note under its instruction (first lines; N edits it)."""
-        annotation = self.replay_app.workspace.annotations.get(self.session_id, None)
-        if annotation is None or not annotation.note.strip():
-            return
-        lines = [one_line(line) for line in annotation.note.strip().splitlines() if line.strip()]
-        text.append("\n✎ ", style="bold cyan")
-        text.append(excerpt(" ⏎ ".join(lines[:3]), 300), style="cyan")
-        if len(lines) > 3:
-            text.append(f" (+{len(lines) - 3} lines: N)", style="dim")
