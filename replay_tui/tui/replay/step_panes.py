@@ -37,6 +37,11 @@ if TYPE_CHECKING:  # Pillow loads at the first screenshot, the runner at the fir
 ROLE_STYLES = {"system": "bold magenta", "user": "bold cyan", "assistant": "bold green", "tool": "bold yellow"}
 PANES = ("observation", "prompt", "thinking", "action")
 """The text panes, in the order find visits them (the action pane is shown for other formats only)."""
+PANE_MIN_WIDTH = 24
+"""Below this width per pane the panes are shown one at a time, as tabs (words are not cut)."""
+GRID_MIN_HEIGHT = 32
+"""Below this many rows the two rows of panes of another format's episode are tabs too (a 2x2 grid
+in 24 rows leaves each pane four lines)."""
 
 
 def model_output_lines(recorded: str | None, trace: dict[str, Any]) -> list[PaneLine]:
@@ -129,6 +134,28 @@ class StepPanes(Horizontal):
         self.shot.border_title = "screenshot"
 
     # -- layout -----------------------------------------------------------------------------
+    def names(self, *, with_shot: bool) -> list[str]:
+        """The panes this episode shows, in tab order (``shot``: the screenshot)."""
+        names = ["observation", "prompt", "thinking"]
+        if self.general:
+            names.append("action")
+        if with_shot:
+            names.insert(0, "shot")
+        return names
+
+    def wants_tabs(self, width: int, height: int, *, with_shot: bool) -> bool:
+        """Whether the panes, given ``width`` x ``height`` cells, are shown one at a time: each
+        would be narrower than PANE_MIN_WIDTH, or another format's grid lower than GRID_MIN_HEIGHT."""
+        columns = (2 if self.general else 3) + (1 if with_shot else 0)
+        return width // columns < PANE_MIN_WIDTH or (self.general and height < GRID_MIN_HEIGHT)
+
+    def tab_titles(self, names: Sequence[str]) -> list[str]:
+        """The tab bar's titles of ``names``: the panes' own titles without their counts."""
+        return [
+            "screenshot" if name == "shot" else str(self.pane(name).border_title).split(" (")[0]  # "messages (3)"
+            for name in names
+        ]
+
     def show_only(self, names: Sequence[str], *, tabbed: bool, active: str, with_shot: bool) -> None:
         """Show the panes ``names`` side by side, or only ``active`` when ``tabbed``."""
         self.set_class(tabbed, "tabbed")

@@ -60,11 +60,6 @@ if TYPE_CHECKING:  # Pillow loads at the first screenshot, the runner at the fir
 
 STEPS_WIDTH = (24, 0.35)
 """The step list is as wide as its longest row, within these bounds: cells, share of the screen."""
-PANE_MIN_WIDTH = 24
-"""Below this width per pane the panes are shown one at a time, as tabs (words are not cut)."""
-GRID_MIN_HEIGHT = 32
-"""Below this many rows the two rows of panes of another format's episode are tabs too (a 2x2 grid
-in 24 rows leaves each pane four lines)."""
 
 
 class StepperScreen(Screen):
@@ -274,7 +269,7 @@ class StepperScreen(Screen):
     """The panes' content sizes when a stepper of this layout last closed: the next one wraps for them."""
 
     def _layout_key(self) -> tuple[object, ...]:
-        return (self.app.size, self.general, self.show_shot and self.has_screenshots)
+        return (self.app.size, self.general, self.with_shot)
 
     # -- state ------------------------------------------------------------------------------
     @property
@@ -526,7 +521,7 @@ class StepperScreen(Screen):
             self.maximize(shot, container=False)
             return
         if focused is None or focused.id not in PANES:
-            names = self.pane_names()
+            names = self.panes.names(with_shot=self.with_shot)
             name = self.active_pane if self.active_pane in names else names[0]
             if name == "shot":
                 self.maximize(shot, container=False)
@@ -583,42 +578,27 @@ class StepperScreen(Screen):
         self._listed_width = listed
         if listed and steps.styles.width != listed:
             steps.styles.width = listed
-        columns = 2 if self.general else 3
-        if self.show_shot and self.has_screenshots:
-            columns += 1
-        tabbed = (width - listed) // columns < PANE_MIN_WIDTH or (self.general and self.size.height < GRID_MIN_HEIGHT)
+        tabbed = self.panes.wants_tabs(width - listed, self.size.height, with_shot=self.with_shot)
         if tabbed != self.tabbed:
             self.tabbed = tabbed
             self.layout_panes()
 
-    def pane_names(self) -> list[str]:
-        """The panes this episode shows, in tab order (``shot``: the screenshot)."""
-        names = ["observation", "prompt", "thinking"]
-        if self.general:
-            names.append("action")
-        if self.show_shot and self.has_screenshots:
-            names.insert(0, "shot")
-        return names
+    @property
+    def with_shot(self) -> bool:
+        """The screenshot pane is shown: the episode has screenshots and ``i`` has not hidden it."""
+        return self.show_shot and self.has_screenshots
 
     def layout_panes(self) -> None:
         """Show the episode's panes side by side, or only the active one with a tab bar above."""
-        names = self.pane_names()
+        names = self.panes.names(with_shot=self.with_shot)
         if self.active_pane not in names:
             self.active_pane = names[1] if names[0] == "shot" and len(names) > 1 else names[0]
-        self.panes.show_only(
-            names, tabbed=self.tabbed, active=self.active_pane, with_shot=self.show_shot and self.has_screenshots
-        )
+        self.panes.show_only(names, tabbed=self.tabbed, active=self.active_pane, with_shot=self.with_shot)
         tabs = self.query_one("#pane-tabs", PaneTabs)
         tabs.display = self.tabbed
         if self.tabbed:
-            titles = [self._tab_title(name) for name in names]
+            titles = self.panes.tab_titles(names)
             tabs.show_tabs(titles, names.index(self.active_pane), room=self.size.width - self._listed_width - 2)
-
-    def _tab_title(self, name: str) -> str:
-        if name == "shot":
-            return "screenshot"
-        title = str(self.panes.pane(name).border_title)
-        return title.split(" (")[0]  # "messages (3)": the count is in the pane's own title
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         name = event.widget.id
@@ -628,13 +608,13 @@ class StepperScreen(Screen):
 
     def action_pane(self, number: int) -> None:
         """Show pane ``number`` (its tab, when tabbed) and focus it."""
-        names = self.pane_names()
+        names = self.panes.names(with_shot=self.with_shot)
         if not 0 <= number < len(names):
             return
         self.show_pane(names[number])
 
     def action_cycle_pane(self, delta: int) -> None:
-        names = self.pane_names()
+        names = self.panes.names(with_shot=self.with_shot)
         current = names.index(self.active_pane) if self.active_pane in names else 0
         self.show_pane(names[(current + delta) % len(names)])
 
