@@ -24,6 +24,7 @@ from replay_tui.sources import note_kind, shown_as_decision
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
 
 if TYPE_CHECKING:  # the runner loads at the first replay, not at the app's launch
+    from replay_tui.annotations import Annotation
     from replay_tui.runner import StepResult
 
 STEP_COLUMNS = (
@@ -39,6 +40,8 @@ CALL_STEP_COLUMNS = (
     Column("action", "recorded action", flex=True, min_width=14),
 )
 """The step list of a tool-calling log: the action shown as the log shows it (it names the tool)."""
+STEPS_WIDTH = (24, 0.35)
+"""The step list is as wide as its longest row, within these bounds: cells, share of the screen."""
 WIDTH_ROWS = 500
 """The list is sized for the longest of its first rows (so a long episode opens at once)."""
 
@@ -69,6 +72,25 @@ def build_rows(trajectory: Trajectory) -> list[StepRow]:
         StepRow(position, entry, steps.get(position), shown_as_decision(trajectory, entry))
         for position, entry in enumerate(trajectory.steps)
     ]
+
+
+def shared_warnings(rows: Sequence[StepRow]) -> set[str]:
+    """The warnings every replayable step carries (WebShop human logs record no available actions:
+    every step infers them), said once per file rather than on each step."""
+    steps = [row.step for row in rows if row.step is not None and row.step.kind == "decision"]
+    return set.intersection(*(set(step.warnings) for step in steps)) if steps else set()
+
+
+def row_marks(invalid: bool, annotation: Annotation | None) -> Text | None:
+    """``⚠`` for a step with an invalid field, ``⚑`` tagged, ``✎`` noted (shown before its action)."""
+    marks = Text()
+    if invalid:
+        marks.append("⚠", style="bold yellow")
+    if annotation is not None and annotation.tags:
+        marks.append("⚑", style="bold cyan")
+    if annotation is not None and annotation.note.strip():
+        marks.append("✎", style="bold cyan")
+    return marks or None
 
 
 class StepsSource:
@@ -204,6 +226,11 @@ class StepList(LazyTable):
             if verdict is not None and (verdict.is_mismatch or (equivalents and verdict.is_equivalent)):
                 return index
         return None
+
+    def width_within(self, screen_width: int, content_width: int) -> int:
+        """Its width on a screen ``screen_width`` wide: ``content_width`` within STEPS_WIDTH."""
+        low, share = STEPS_WIDTH
+        return max(low, min(content_width, int(screen_width * share)))
 
     def content_width(self) -> int:
         """The width for its longest row (the first WIDTH_ROWS rows): gutter, columns, scrollbar, border."""

@@ -47,7 +47,15 @@ from replay_tui.tui.messages import (
 )
 from replay_tui.tui.replay.episode_title import episode_title
 from replay_tui.tui.replay.step_detail_text import detail_text, with_field_problems
-from replay_tui.tui.replay.step_list import StepList, StepRow, StepsSource, build_rows
+from replay_tui.tui.replay.step_list import (
+    STEPS_WIDTH,
+    StepList,
+    StepRow,
+    StepsSource,
+    build_rows,
+    row_marks,
+    shared_warnings,
+)
 from replay_tui.tui.replay.step_panes import PANES, StepPanes
 from replay_tui.tui.widgets.find_bar import FindBar
 from replay_tui.tui.widgets.footer import KeysFooter
@@ -57,9 +65,6 @@ from replay_tui.tui.widgets.step_detail import StepDetail
 
 if TYPE_CHECKING:  # Pillow loads at the first screenshot, the runner at the first replay, not at the app's launch
     from replay_tui.runner import StepResult
-
-STEPS_WIDTH = (24, 0.35)
-"""The step list is as wide as its longest row, within these bounds: cells, share of the screen."""
 
 
 class StepperScreen(Screen):
@@ -159,7 +164,7 @@ class StepperScreen(Screen):
         self.steps_collapsed = False  # backslash hides the step list (j/k still step)
         self.tabbed = False  # the panes one at a time (set from the width, see layout_width)
         self.active_pane = "observation"  # the tab shown, and what z zooms from the step list
-        self._steps_content_width = STEPS_WIDTH[0]
+        self._steps_content_width = STEPS_WIDTH[0]  # until the rows are known
         self._listed_width = 0  # the step list's width as last laid out (0: hidden)
 
     @property
@@ -252,8 +257,7 @@ class StepperScreen(Screen):
     def say_shared_warnings(self) -> None:
         """A warning every replayable step of the episode carries (WebShop human logs record no
         available actions: every step infers them) is said once per file, not on each step."""
-        steps = [row.step for row in self.rows if row.step is not None and row.step.kind == "decision"]
-        self.shared_warnings = set.intersection(*(set(step.warnings) for step in steps)) if steps else set()
+        self.shared_warnings = shared_warnings(self.rows)
         if not self.shared_warnings:
             return
         file = self.replay_app.workspace.demos.ref(self.session_id).file.path.name
@@ -566,14 +570,13 @@ class StepperScreen(Screen):
         self.layout_width()
 
     def layout_width(self) -> None:
-        """Size the step list to its content within STEPS_WIDTH (or hide it), and show the panes as
+        """Size the step list to its content within its bounds (or hide it), and show the panes as
         tabs when each would be narrower than PANE_MIN_WIDTH."""
         width = self.size.width
         if width <= 0:
             return
         steps = self.steps_table
-        low, share = STEPS_WIDTH
-        listed = 0 if self.steps_collapsed else max(low, min(self._steps_content_width, int(width * share)))
+        listed = 0 if self.steps_collapsed else steps.width_within(width, self._steps_content_width)
         steps.display = not self.steps_collapsed
         self._listed_width = listed
         if listed and steps.styles.width != listed:
@@ -751,13 +754,6 @@ class StepperScreen(Screen):
 
     # -- marks: tags, notes, invalid fields ---------------------------------------------------
     def step_marks(self, row: StepRow) -> Text | None:
-        """``⚠`` for a step with an invalid field, ``⚑`` tagged, ``✎`` noted (the step list's marks)."""
-        marks = Text()
-        if problems_at(self.field_problems, row.position):
-            marks.append("⚠", style="bold yellow")
+        """The step list's marks of ``row``: its invalid fields, tags and note."""
         annotation = self.replay_app.workspace.annotations.get(self.session_id, self.note_label(row))
-        if annotation is not None and annotation.tags:
-            marks.append("⚑", style="bold cyan")
-        if annotation is not None and annotation.note.strip():
-            marks.append("✎", style="bold cyan")
-        return marks or None
+        return row_marks(bool(problems_at(self.field_problems, row.position)), annotation)
