@@ -11,12 +11,7 @@ pane (``i`` toggles it).
 from __future__ import annotations
 
 import gc
-import io
-import json
 import weakref
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -29,23 +24,14 @@ from textual.screen import Screen
 from textual.visual import VisualType
 from textual.widgets import Static
 
-from replay_tui.diff import char_diff
-from replay_tui.env import ReplayStep, replay_steps
 from replay_tui.episodes.model import Trajectory, TrajectoryStep
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, problems_at
 from replay_tui.formats.webshop_demos import (
-    completed_by_backup,
-    event_action,
-    event_fields,
-    event_observation,
-    event_type,
     is_seed,
-    prompt_problem,
-    seed_prompt,
 )
 from replay_tui.gcpause import gc_paused
-from replay_tui.sanitize import excerpt, one_line, strip_control
-from replay_tui.sources import field_problems, is_call_judged, note_kind, shown_as_decision, trajectory_of
+from replay_tui.sanitize import strip_control
+from replay_tui.sources import field_problems, is_call_judged, trajectory_of
 from replay_tui.tui.messages import (
     EpisodeNavRequested,
     NoteRequested,
@@ -60,228 +46,26 @@ from replay_tui.tui.messages import (
     SubagentOpenRequested,
     TagRequested,
 )
+from replay_tui.tui.replay.episode_title import episode_title
+from replay_tui.tui.replay.step_detail_text import detail_text, with_field_problems
+from replay_tui.tui.replay.step_list import (
+    STEPS_WIDTH,
+    StepList,
+    StepRow,
+    StepsSource,
+    build_rows,
+    row_marks,
+    shared_warnings,
+)
+from replay_tui.tui.replay.step_panes import PANES, StepPanes
 from replay_tui.tui.widgets.find_bar import FindBar
 from replay_tui.tui.widgets.footer import KeysFooter
-from replay_tui.tui.widgets.lazy_table import Column, LazyTable
-from replay_tui.tui.widgets.log_panes import action_lines, message_lines, result_lines
-from replay_tui.tui.widgets.outcome_text import append_headline, outcome_detail
+from replay_tui.tui.widgets.outcome_text import outcome_detail
 from replay_tui.tui.widgets.pane_tabs import PaneTabs
-from replay_tui.tui.widgets.shot_view import ShotView
 from replay_tui.tui.widgets.step_detail import StepDetail
-from replay_tui.tui.widgets.step_facts import append_step_facts
-from replay_tui.tui.widgets.text_pane import PaneLine, TextPane, lines_from_text
 
 if TYPE_CHECKING:  # Pillow loads at the first screenshot, the runner at the first replay, not at the app's launch
-    from PIL import Image
-
     from replay_tui.runner import StepResult
-
-STEP_COLUMNS = (
-    Column("mark", "", 1),
-    Column("label", "step", 5),
-    Column("state", "state", 6, drop=1),
-    Column("action", "recorded action", flex=True, min_width=14),
-)
-"""The step list; a narrow one (80 columns) leaves the state out for the action's sake."""
-CALL_STEP_COLUMNS = (
-    Column("mark", "", 1),
-    Column("label", "step", 5),
-    Column("action", "recorded action", flex=True, min_width=14),
-)
-"""The step list of a tool-calling log: the action shown as the log shows it (it names the tool)."""
-ROLE_STYLES = {"system": "bold magenta", "user": "bold cyan", "assistant": "bold green", "tool": "bold yellow"}
-PANES = ("observation", "prompt", "thinking", "action")
-"""The text panes, in the order find visits them (the action pane is shown for other formats only)."""
-STEPS_WIDTH = (24, 0.35)
-"""The step list is as wide as its longest row, within these bounds: cells, share of the screen."""
-PANE_MIN_WIDTH = 24
-"""Below this width per pane the panes are shown one at a time, as tabs (words are not cut)."""
-GRID_MIN_HEIGHT = 32
-"""Below this many rows the two rows of panes of another format's episode are tabs too (a 2x2 grid
-in 24 rows leaves each pane four lines)."""
-
-
-@dataclass(frozen=True)
-class StepRow:
-    """A row of the step list: a Trajectory step and, when it is replayable, its replay step."""
-
-    position: int
-    entry: TrajectoryStep
-    step: ReplayStep | None
-    decision: bool
-    """Listed as a decision (:func:`~replay_tui.sources.shown_as_decision`), not a sub-event or a note."""
-
-    @property
-    def label(self) -> str | None:
-        return self.step.label if self.step is not None else None
-
-    @property
-    def is_sub_event(self) -> bool:
-        return not self.decision
-
-
-def build_rows(trajectory: Trajectory) -> list[StepRow]:
-    """Every step, with item-page actions labelled as the env replays them."""
-    steps = {s.trajectory_index: s for s in replay_steps(trajectory, include_item_steps=True)}
-    return [
-        StepRow(position, entry, steps.get(position), shown_as_decision(trajectory, entry))
-        for position, entry in enumerate(trajectory.steps)
-    ]
-
-
-class StepsSource:
-    columns: Sequence[Column] = STEP_COLUMNS
-
-    def __init__(
-        self,
-        rows: list[StepRow],
-        verdicts: dict[str, StepResult],
-        show_sub_events: bool = True,
-        *,
-        general: bool = False,
-        calls: bool = False,
-    ):
-        self.verdicts = verdicts
-        self.rows = rows if show_sub_events else [r for r in rows if not r.is_sub_event]
-        self.general = general  # an episode of another format: its entries carry the log's own fields
-        if calls:
-            self.columns = CALL_STEP_COLUMNS
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def verdict(self, index: int) -> StepResult | None:
-        label = self.rows[index].label
-        return self.verdicts.get(label) if label is not None else None
-
-    def row_style(self, index: int) -> str:
-        verdict = self.verdict(index)
-        if verdict is not None and verdict.is_mismatch:
-            return "bold red"
-        return "dim" if self.rows[index].is_sub_event and self.rows[index].step is None else ""
-
-    marks: Callable[[StepRow], Text | None] | None = None
-    """What the screen marks a row with (tags, a note, an invalid field), shown before its action."""
-
-    def cells(self, index: int) -> Sequence[Text]:
-        cells = self.plain_cells(index)
-        marks = self.marks(self.rows[index]) if self.marks is not None else None
-        if not marks:
-            return cells
-        return [*cells[:-1], Text.assemble(marks, " ", cells[-1])]
-
-    def plain_cells(self, index: int) -> Sequence[Text]:
-        row = self.rows[index]
-        verdict = self.verdict(index)
-        if verdict is None:
-            mark = Text("·", style="dim")
-        elif verdict.match:
-            mark = Text("✓", style="green")
-        elif verdict.is_equivalent:
-            mark = Text("≈", style="bold yellow")
-        else:
-            mark = Text("✗", style="bold red")
-        entry = row.entry
-        if self.general:
-            return self._general_cells(row, mark)
-        if row.decision:
-            return [
-                mark,
-                Text(one_line(row.label or "")),
-                Text(one_line(row.step.state if row.step else (entry.state or ""))),
-                Text(strip_control(entry.action_text)),
-            ]
-        kind = event_type(entry) or "UnknownEvent"
-        action = entry.action_text if entry.kind == "item" else event_action(entry)
-        label = Text(f" {row.label}" if row.label else "  ↳", style="dim" if row.label is None else "")
-        text = Text("  " + strip_control(kind), style="italic")
-        if action:
-            text.append(" " + strip_control(action), style="")
-        return [mark, label, Text("Item" if row.step else "", style="dim"), text]
-
-    def _general_cells(self, row: StepRow, mark: Text) -> list[Text]:
-        """A step of another format: the action as the log shows it; a step without a call, its text."""
-        entry = row.entry
-        label = entry.label
-        if row.decision:
-            expected = row.step.expected if row.step is not None else ""
-            action = Text(one_line(entry.action_text or expected))
-            state = Text(one_line(row.step.state if row.step else (entry.state or "")))
-            cells = [mark, Text(one_line(row.label or label or "")), state, action]
-        else:
-            text = Text(strip_control(note_kind(entry)), style="italic")
-            if entry.content:
-                text.append(" " + excerpt(entry.content, 200), style="")
-            cells = [mark, Text(one_line(label or ""), style="dim"), Text(""), text]
-        if self.columns is CALL_STEP_COLUMNS:
-            del cells[2]
-        return cells
-
-
-def model_output_lines(recorded: str | None, trace: dict[str, Any]) -> list[PaneLine]:
-    """The thinking pane of a replayed step: the recorded thinking, then the replayed model's own
-    output (reasoning, text, tool calls or failure), each under a header."""
-    lines = [PaneLine("── recorded thinking ──", "bold")]
-    lines += lines_from_text(recorded) if recorded else [PaneLine("(none recorded)", "dim")]
-    model = trace.get("model") or trace.get("policy") or "the policy"
-    lines += [PaneLine(""), PaneLine(f"── replayed model output ({one_line(str(model))}) ──", "bold magenta")]
-    answer = trace.get("response")
-    response: dict[str, Any] = answer if isinstance(answer, dict) else {}
-    said = False
-    if response.get("reasoning"):
-        lines += [PaneLine("reasoning:", "dim"), *lines_from_text(str(response["reasoning"]))]
-        said = True
-    if response.get("content"):
-        lines += lines_from_text(str(response["content"]))
-        said = True
-    for call in response.get("tool_calls") or ():
-        if isinstance(call, dict):
-            lines.append(PaneLine(one_line(f"→ {call.get('name')}({call.get('arguments') or ''})"), "bold green"))
-            said = True
-    failure = trace.get("failure")
-    if isinstance(failure, dict):
-        lines.append(PaneLine(one_line(f"✗ {failure.get('kind')}: {failure.get('message')}"), "bold red"))
-        said = True
-    if not said:
-        lines.append(PaneLine("(the model answered nothing)", "dim"))
-    lines.append(PaneLine("x: the whole request and response", "dim"))
-    return lines
-
-
-def trace_summary(trace: dict[str, Any]) -> str:
-    """One line about a policy call: model, latency, tokens, cache (x shows the whole call)."""
-    parts = []
-    if trace.get("model"):
-        parts.append(str(trace["model"]))
-    if isinstance(trace.get("latency_ms"), (int, float)):
-        parts.append(f"{trace['latency_ms']:.0f} ms")
-    tokens = trace.get("tokens")
-    if isinstance(tokens, dict) and tokens:
-        parts.append(f"tokens {tokens.get('prompt', '?')}→{tokens.get('completion', '?')}")
-    if trace.get("cache"):
-        parts.append(f"cache {trace['cache']}")
-    if trace.get("attempts", 1) not in (None, 1):
-        parts.append(f"{trace['attempts']} attempts")
-    return " · ".join(parts) + "  (x: whole call)"
-
-
-def prompt_lines(step: TrajectoryStep) -> tuple[list[PaneLine], str]:
-    """A seed step's prompt as role-labelled lines, or the raw text with the parse error as placeholder."""
-    recorded = seed_prompt(step)
-    if not recorded:
-        return [], "no prompt recorded"
-    problem = prompt_problem(step)
-    if problem is not None:
-        warning = [PaneLine(f"⚠ prompt not parsed: {problem}", "bold red"), PaneLine("")]
-        return warning + lines_from_text(recorded), ""
-    lines: list[PaneLine] = []
-    for number, message in enumerate(step.messages):
-        if number:
-            lines.append(PaneLine(""))
-        role = strip_control(message.role)
-        lines.append(PaneLine(f"── {role} ──", ROLE_STYLES.get(role, "bold")))
-        lines.extend(lines_from_text(message.content))
-    return lines, "empty prompt"
 
 
 class StepperScreen(Screen):
@@ -377,13 +161,11 @@ class StepperScreen(Screen):
         self.show_shot = True
         self.has_screenshots = False  # set once the episode is loaded
         self.shared_warnings: set[str] = set()  # said once per file (say_shared_warnings), not per step
-        self._images: dict[int, Image.Image | None] = {}
         self._reloading = False
-        self._pane_lines: OrderedDict[tuple[object, ...], tuple[list[PaneLine], Any]] = OrderedDict()
         self.steps_collapsed = False  # backslash hides the step list (j/k still step)
         self.tabbed = False  # the panes one at a time (set from the width, see layout_width)
         self.active_pane = "observation"  # the tab shown, and what z zooms from the step list
-        self._steps_content_width = STEPS_WIDTH[0]
+        self._steps_content_width = STEPS_WIDTH[0]  # until the rows are known
         self._listed_width = 0  # the step list's width as last laid out (0: hidden)
 
     @property
@@ -395,20 +177,11 @@ class StepperScreen(Screen):
         yield Static(id="episode-title")
         yield Static(id="outcome-detail")
         with Horizontal(id="stepper-body"):
-            yield LazyTable(id="steps", marker=True)
+            yield StepList(id="steps")
             with Vertical(id="stepper-right"):
                 yield StepDetail(id="step-detail")
                 yield PaneTabs(id="pane-tabs")
-                with Horizontal(id="panes"):
-                    shot = ShotView(id="shot")
-                    shot.display = False
-                    yield shot
-                    yield TextPane("observation", id="observation")
-                    yield TextPane("prompt", id="prompt")
-                    yield TextPane("thinking", id="thinking")
-                    action = TextPane("action", id="action")
-                    action.display = False
-                    yield action
+                yield StepPanes(id="panes")
         yield FindBar(id="find")
         yield Static(self._status_below(), id="status")
         yield KeysFooter()
@@ -436,12 +209,9 @@ class StepperScreen(Screen):
         trajectory = self.trajectory
         if self.general and trajectory is not None:
             self.has_screenshots = any(step.screenshot for step in trajectory.steps)
-            self.query_one("#panes").add_class("general")
-            self.query_one("#prompt", TextPane).border_title = "messages"
-            self.query_one("#shot", ShotView).border_title = "screenshot"
-        self.layout_screenshot()
-        for name, size in self._pane_sizes.get(self._layout_key(), {}).items():
-            self.query_one(f"#{name}", TextPane).size_hint = size  # see TextPane.size_hint
+            self.panes.set_general()
+        self.layout_panes()
+        self.panes.hint_sizes(self._pane_sizes.get(self._layout_key(), {}))
         start = next((n for n, row in enumerate(self.rows) if row.label == self.start_label), 0)
         # the panes follow the cursor in the same call (not through the table's Highlighted
         # message, a hop later): the step list, the detail and the panes change in one frame
@@ -455,7 +225,7 @@ class StepperScreen(Screen):
         if self.steps_collapsed:
             self.show_pane(self.active_pane)
         else:
-            self.query_one("#steps", LazyTable).focus()
+            self.steps_table.focus()
         self.post_message(StatusRefreshRequested())
         if self.start_position is not None or self.start_find:
             self.go_to(position=self.start_position, find=self.start_find, after=self.show_after)
@@ -484,8 +254,7 @@ class StepperScreen(Screen):
     def remember_pane_sizes(self) -> None:
         """Keep the panes' sizes for the next stepper of this layout (see TextPane.size_hint)."""
         if self.maximized is None:
-            panes = [self.query_one(f"#{name}", TextPane) for name in PANES]
-            sizes = {pane.id or "": pane.content_region.size for pane in panes if pane.display}
+            sizes = self.panes.sizes()
             if sizes and all(size.width > 0 for size in sizes.values()):
                 StepperScreen._pane_sizes[self._layout_key()] = sizes
 
@@ -496,8 +265,7 @@ class StepperScreen(Screen):
     def say_shared_warnings(self) -> None:
         """A warning every replayable step of the episode carries (WebShop human logs record no
         available actions: every step infers them) is said once per file, not on each step."""
-        steps = [row.step for row in self.rows if row.step is not None and row.step.kind == "decision"]
-        self.shared_warnings = set.intersection(*(set(step.warnings) for step in steps)) if steps else set()
+        self.shared_warnings = shared_warnings(self.rows)
         if not self.shared_warnings:
             return
         file = self.replay_app.workspace.demos.ref(self.session_id).file.path.name
@@ -513,12 +281,17 @@ class StepperScreen(Screen):
     """The panes' content sizes when a stepper of this layout last closed: the next one wraps for them."""
 
     def _layout_key(self) -> tuple[object, ...]:
-        return (self.app.size, self.general, self.show_shot and self.has_screenshots)
+        return (self.app.size, self.general, self.with_shot)
 
     # -- state ------------------------------------------------------------------------------
     @property
-    def steps_table(self) -> LazyTable:
-        return self.query_one("#steps", LazyTable)
+    def steps_table(self) -> StepList:
+        return self.query_one("#steps", StepList)
+
+    @property
+    def source(self) -> StepsSource:
+        """The rows listed (sub-events hidden or not) and their verdicts."""
+        return self.steps_table.steps
 
     def verdicts(self) -> dict[str, StepResult]:
         return self.replay_app.step_results.get(self.session_id, {})
@@ -526,14 +299,14 @@ class StepperScreen(Screen):
     def reload_steps(self, cursor: int | None = None) -> None:
         trajectory = self.trajectory
         calls = self.general and trajectory is not None and is_call_judged(trajectory.format)
-        self.source = StepsSource(self.rows, self.verdicts(), self.show_sub_events, general=self.general, calls=calls)
-        self.source.marks = self.step_marks
+        source = StepsSource(self.rows, self.verdicts(), self.show_sub_events, general=self.general, calls=calls)
+        source.marks = self.step_marks
         self._reloading = True  # the cursor may move on the way: show the step once, below
         try:
-            self.steps_table.set_source(self.source, cursor=cursor)
+            self.steps_table.show_rows(source, cursor=cursor)
         finally:
             self._reloading = False
-        self._steps_content_width = self.steps_content_width()
+        self._steps_content_width = self.steps_table.content_width()
         self.layout_width()
         self.show_current()
 
@@ -543,58 +316,34 @@ class StepperScreen(Screen):
         if not self.load() or self.trajectory is None:
             return  # what was shown stays; the problem is in the browser's list
         self.rows = build_rows(self.trajectory)
-        self._pane_lines.clear()
+        self.panes.forget_lines()
         self.reload_steps(cursor=self.steps_table.cursor if len(self.source) else 0)
         self.update_title()
 
     def refresh_verdicts(self) -> None:
         """A verdict arrived: redraw the marks and the detail of the current step."""
-        self.source.verdicts = self.verdicts()
-        self.steps_table.refresh_rows()
+        self.steps_table.set_verdicts(self.verdicts())
         self.show_detail()
         self.update_title()
         self.refresh_model_output()
 
     def current_row(self) -> StepRow | None:
-        if not len(self.source):
-            return None
-        return self.source.rows[self.steps_table.cursor]
+        return self.steps_table.current_row
 
     def update_title(self) -> None:
-        text = Text()  # a line each: outcome, instruction, episode note (not wrapped: replay.tcss)
-        text.append(f"session {self.session_id}  ", style="bold")
-        if self.problem is not None:
-            text.append("malformed episode", style="bold red")
-            self.query_one("#episode-title", Static).update(text)
-            return
-        trajectory = self.trajectory
-        assert trajectory is not None
-        if self.general:
-            self.general_title(text, trajectory)
-        else:  # a seed file's outcome as the browser's row shows it: its reward (0 when left out), its success
-            reward = trajectory.outcome.reward or 0.0
-            text.append(f"reward {reward:.2f} ", style="green" if reward == 1.0 else "yellow" if reward else "red")
-            succeeded = bool(trajectory.outcome.success)
-            text.append("success  " if succeeded else "failure  ", style="green" if succeeded else "red")
-        if completed_by_backup(trajectory):
-            text.append("backup  ", style="magenta")
-        self.append_field_problems(text)
-        verdicts = self.verdicts()
-        if verdicts:
-            bad = sum(1 for v in verdicts.values() if v.is_mismatch)
-            same = sum(1 for v in verdicts.values() if v.is_equivalent)
-            text.append(
-                f"{len(verdicts)} replayed, " + (f"{same} equivalent, " if same else "") + f"{bad} mismatched  ",
-                style="bold red" if bad else "bold green",
-            )
-        tags = self.replay_app.workspace.annotations.episode_tags(self.session_id)
-        if tags:
-            text.append(one_line(" ".join(tags)) + "  ", style="cyan")
-        text.append("\n")
-        text.append(one_line(trajectory.task), style="italic")
-        self.append_episode_note(text)
-        self.query_one("#episode-title", Static).update(text)
-        self.update_outcome()
+        annotations = self.replay_app.workspace.annotations
+        title = episode_title(
+            self.session_id,
+            self.trajectory if self.problem is None else None,
+            general=self.general,
+            invalid_fields=len(self.field_problems),
+            verdicts=self.verdicts(),
+            tags=annotations.episode_tags(self.session_id),
+            note=annotations.get(self.session_id, None),
+        )
+        self.query_one("#episode-title", Static).update(title)
+        if self.problem is None:
+            self.update_outcome()
 
     def update_outcome(self) -> None:
         """The outcome's particulars under the title (target, answer, explanation, checks, error),
@@ -604,20 +353,6 @@ class StepperScreen(Screen):
         widget = self.query_one("#outcome-detail", Static)
         widget.display = detail is not None
         widget.update(detail if detail is not None else "")
-
-    def general_title(self, text: Text, trajectory: Trajectory) -> None:
-        """The log's episode id and format, and its outcome as far as the log records it (score, kind,
-        termination reason); its particulars are in the outcome detail below (:meth:`update_outcome`)."""
-        text.append("episode ", style="dim")
-        text.append(excerpt(str(trajectory.id), 60) + "  ", style="bold cyan")
-        text.append(strip_control(trajectory.format) + "  ", style="dim")
-        if trajectory.parent is not None:
-            text.append("sub-agent of ", style="dim")
-            text.append(excerpt(trajectory.parent.episode or "an episode the log does not name", 60) + "  ")
-        outcome = trajectory.outcome
-        append_headline(text, outcome)
-        if outcome.kind in ("failed", "errored"):
-            text.append("O: why  ", style="dim")
 
     def _cursor_moved(self) -> None:
         self.offered_at = None  # ] offers the next episode again before it opens it
@@ -630,192 +365,34 @@ class StepperScreen(Screen):
             self.show_panes()
             self.show_detail(stepping=stepping)
 
+    @property
+    def panes(self) -> StepPanes:
+        return self.query_one("#panes", StepPanes)
+
     def show_panes(self) -> None:
-        observation = self.query_one("#observation", TextPane)
-        prompt = self.query_one("#prompt", TextPane)
-        thinking = self.query_one("#thinking", TextPane)
         row = self.current_row()
-        if self.problem is not None:
-            observation.set_text(None, placeholder="this episode could not be loaded")
-            prompt.set_text(None)
-            thinking.set_text(None)
-            return
-        if row is None:
-            for pane in (observation, prompt, thinking, self.query_one("#action", TextPane)):
-                pane.set_text(None, placeholder="no steps")
-            self.show_screenshot(None)
-            return
-        entry = row.entry
-        if self.general:
-            self.show_general(row, entry)
-        elif row.decision:
-            observation.set_title("observation after action" if self.show_after else "observation")
-            observation.set_lines(
-                self.text_lines(
-                    ("observation", row.position, self.show_after),
-                    (entry.tool_result or "") if self.show_after else entry.observation,
-                ),
-                placeholder="empty observation",
-            )
-            lines, placeholder = self.pane_lines(("prompt", row.position), lambda: prompt_lines(entry))
-            prompt.set_lines(lines, placeholder=placeholder)
-            self.show_thinking(thinking, row, entry.thinking)
-            if self.show_trace:
-                self.show_trace_in(thinking, row)
-        else:  # a seed sub-event
-            kind = event_type(entry)
-            if entry.kind == "item" or kind == "item_page_action":
-                if entry.kind == "item":
-                    text = (entry.tool_result or "") if self.show_after else entry.observation
-                else:
-                    key = "observation_after_action" if self.show_after else "observation_before_action"
-                    text = str(entry.extra.get(key) or "")
-                observation.set_title("observation after action" if self.show_after else "observation")
-            else:
-                text = event_observation(entry)
-                observation.set_title(f"{kind} observation")
-            observation.set_lines(
-                self.text_lines(("observation", row.position, self.show_after), text),
-                placeholder="no observation in this event",
-            )
-            prompt.set_text(None, placeholder="sub-events carry no prompt")
-            fields = event_fields(entry)
-            thinking.set_title("event fields")
-            thinking.set_text("\n".join(f"{k}: {v}" for k, v in fields.items()), placeholder="no fields")
-        if (row.decision or self.general) and not self.show_trace:
-            thinking.set_title("thinking")
+        verdict = self.verdicts().get(row.label) if row is not None and row.label else None
+        self.panes.show_step(
+            row, verdict, problem=self.problem is not None, after=self.show_after, trace=self.show_trace
+        )
         if self.find_bar.value:
             self._collect_hits()  # set_text already searched each pane for the find box's query
-
-    PANE_LINES_KEPT: ClassVar[int] = 32
-    """Pane texts kept as display lines (per step and pane), so stepping back re-splits and re-wraps nothing."""
-
-    def pane_lines(
-        self, key: tuple[object, ...], make: Callable[[], tuple[list[PaneLine], Any]]
-    ) -> tuple[list[PaneLine], Any]:
-        """``make()`` (the lines of a pane and what goes with them), kept under ``key``: showing the
-        same step again passes the panes the same lists, whose wrapped rows they keep."""
-        cached = self._pane_lines.get(key)
-        if cached is None:
-            cached = self._pane_lines[key] = make()
-            while len(self._pane_lines) > self.PANE_LINES_KEPT:
-                self._pane_lines.popitem(last=False)
-        else:
-            self._pane_lines.move_to_end(key)
-        return cached
-
-    def text_lines(self, key: tuple[object, ...], text: str | None) -> list[PaneLine]:
-        """``text`` as display lines (none for no text), kept under ``key``."""
-        lines, _ = self.pane_lines(key, lambda: (lines_from_text(text) if text else [], None))
-        return lines
 
     def source_step(self, row: StepRow) -> TrajectoryStep | None:
         """The step behind ``row`` whose log's own fields are shown (an episode of another format's)."""
         return row.entry if self.general else None
 
-    def show_general(self, row: StepRow, step: TrajectoryStep) -> None:
-        """The panes of a step of another format: observation (or the tool result, o), the messages,
-        the thinking (or the policy call, x), the action pane and the screenshot."""
-        observation = self.query_one("#observation", TextPane)
-        shown = step.tool_result if self.show_after else step.observation
-        lines, _ = self.pane_lines(("observation", row.position, self.show_after), lambda: (result_lines(shown), None))
-        if self.show_after:
-            observation.set_title("observation after action (tool result)")
-            observation.set_lines(lines, placeholder="no tool result recorded")
-        else:
-            observation.set_title("observation")
-            observation.set_lines(lines, placeholder="empty observation")
-        prompt = self.query_one("#prompt", TextPane)
-        lines, last = self.pane_lines(("prompt", row.position), lambda: message_lines(step.messages))
-        prompt.set_title(f"messages ({len(step.messages)})" if step.messages else "messages")
-        prompt.set_lines(lines, placeholder="no messages recorded", top_line=last)
-        thinking = self.query_one("#thinking", TextPane)
-        self.show_thinking(thinking, row, step.thinking)
-        if self.show_trace:
-            self.show_trace_in(thinking, row)
-        action = self.query_one("#action", TextPane)
-        action.set_title(
-            "action" if step.action is not None else f"{'step' if row.decision else note_kind(step)} (no call)"
-        )
-        lines, _ = self.pane_lines(("action", row.position), lambda: (action_lines(step), None))
-        action.set_lines(lines, placeholder="no action, text or tool result at this step")
-        self.show_screenshot(row)
-
     # -- screenshot -------------------------------------------------------------------------
-    def layout_screenshot(self) -> None:
-        """Show the screenshot pane when the episode has screenshots and it is not toggled off."""
-        shown = self.show_shot and self.has_screenshots
-        self.query_one("#panes").set_class(shown, "with-shot")
-        self.layout_panes()
-
-    def screenshot(self, row: StepRow) -> Image.Image | None:
-        """The step's screenshot as an image (decoded once); None when it has none or it does not decode."""
-        if row.position in self._images:
-            return self._images[row.position]
-        step = self.source_step(row)
-        image = None
-        if step is not None and step.screenshot:
-            try:
-                from PIL import Image
-
-                with Image.open(io.BytesIO(step.screenshot)) as opened:
-                    opened.load()
-                    image = opened.copy()
-            except Exception:  # a log's bytes: anything PIL raises means "not an image we can show"
-                image = None
-        self._images[row.position] = image
-        return image
-
-    def show_screenshot(self, row: StepRow | None) -> None:
-        shot = self.query_one("#shot", ShotView)
-        if not shot.display:
-            return
-        step = self.source_step(row) if row is not None else None
-        image = self.screenshot(row) if row is not None else None
-        if image is not None:
-            shot.border_title = f"screenshot {image.width}×{image.height}"
-        elif step is not None and step.screenshot:
-            shot.border_title = "screenshot (not an image this viewer reads)"
-        else:
-            shot.border_title = "screenshot (none at this step)"
-        if shot.image is not image:
-            shot.set_image(image)
-
     def action_toggle_screenshot(self) -> None:
         self.show_shot = not self.show_shot
-        self.layout_screenshot()
+        self.layout_panes()
         if self.show_shot:
-            self.show_screenshot(self.current_row())
+            self.panes.show_screenshot(self.current_row())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "toggle_screenshot":
             return self.has_screenshots  # hidden from the footer for episodes without screenshots
         return True
-
-    def show_trace_in(self, pane: TextPane, row: StepRow) -> None:
-        """The policy's own account of this step: request, response, tokens, latency, failure."""
-        verdict = self.verdicts().get(row.label) if row.label else None
-        pane.set_title("policy call")
-        if verdict is None or not verdict.trace:
-            pane.set_text(None, placeholder="no policy call recorded for this step (x: thinking)")
-            return
-        pane.set_text(json.dumps(verdict.trace, indent=2, ensure_ascii=False, default=str))
-
-    def show_thinking(self, pane: TextPane, row: StepRow, recorded: str | None) -> None:
-        """The recorded thinking, and below it what the replayed model said for this step (its
-        reasoning, text and tool call) when a model answered it; x shows the whole request."""
-        verdict = self.verdicts().get(row.label) if row.label else None
-        trace = verdict.trace if verdict is not None else None
-        self._thinking_shown = (row.position, id(trace) if trace else None)
-        if not trace or not ("response" in trace or "failure" in trace):
-            pane.set_lines(self.text_lines(("thinking", row.position), recorded), placeholder="no thinking recorded")
-            return
-        key = ("thinking+model", row.position, id(verdict))
-        lines, _ = self.pane_lines(key, lambda: (model_output_lines(recorded, trace), None))
-        pane.set_lines(lines)
-
-    _thinking_shown: tuple[int, int | None] | None = None
-    """(row position, id of the trace) the thinking pane shows: a verdict arriving for it redraws it."""
 
     def refresh_model_output(self) -> None:
         """A verdict arrived: show the replayed model's output under the current step's thinking
@@ -823,12 +400,7 @@ class StepperScreen(Screen):
         row = self.current_row()
         if row is None or self.show_trace or self.problem is not None or not row.decision:
             return
-        verdict = self.verdicts().get(row.label) if row.label else None
-        trace = verdict.trace if verdict is not None else None
-        if self._thinking_shown == (row.position, id(trace) if trace else None):
-            return
-        recorded = row.entry.thinking
-        self.show_thinking(self.query_one("#thinking", TextPane), row, recorded)
+        self.panes.refresh_thinking(row, self.verdicts().get(row.label) if row.label else None)
 
     def action_toggle_trace(self) -> None:
         self.show_trace = not self.show_trace
@@ -847,94 +419,30 @@ class StepperScreen(Screen):
         if row is None:
             detail.update(Text("this episode has no trajectory entries", style="dim"))
             return
-        detail.show_step(self.with_field_problems(self.detail_text(row), row), stepping=stepping)
+        text = detail_text(
+            row,
+            self.verdicts().get(row.label) if row.label else None,
+            general=self.general,
+            not_replayed=self.not_replayed,
+            annotation=self.replay_app.workspace.annotations.get(self.session_id, self.note_label(row)),
+            shared_warnings=self.shared_warnings,
+        )
+        detail.show_step(with_field_problems(text, problems_at(self.field_problems, row.position)), stepping=stepping)
 
-    def detail_text(self, row: StepRow) -> Text:
-        text = Text(no_wrap=False)
-        step = row.step
-        entry = row.entry
-        source_step = self.source_step(row)
-        if step is None and source_step is not None:
-            text.append(f"step {one_line(source_step.label)}", style="bold")
-            text.append(f"  {strip_control(note_kind(source_step))}", style="bold cyan")
-            text.append("  no recorded call: shown, not replayed", style="dim")
-            if source_step.content:
-                text.append("\ncontent    ", style="dim")
-                text.append(excerpt(source_step.content, 300))
-            append_step_facts(text, source_step)
-            self.append_row_notes(text, row)
-            return text
-        if step is None:  # a seed sub-event the replay does not step through
-            text.append(f"{one_line(event_type(entry) or 'event')} ", style="bold")
-            action = entry.action_text if entry.kind == "item" else event_action(entry)
-            if action:
-                text.append("action ", style="dim")
-                text.append(strip_control(action))
-            self.append_row_notes(text, row)
-            return text
-        text.append(f"step {one_line(step.label)}", style="bold")
-        text.append(f"  {one_line(step.state)}", style="bold cyan")
-        text.append(f"  reward {step.reward:.2f}  done {'yes' if step.done else 'no'}", style="dim")
-        text.append("\navailable  ", style="dim")
-        text.append(strip_control(", ".join(step.available_actions)) or "—")
-        text.append("\nexpected   ", style="dim")
-        text.append(strip_control(step.expected), style="green")
-        shown = one_line(source_step.action_text) if source_step is not None else ""
-        if source_step is not None and shown and shown != one_line(step.expected):  # a plain answer has no call text
-            text.append("\nlog shows  ", style="dim")
-            text.append(excerpt(source_step.action_text, 300))
-        verdict = self.verdicts().get(step.label)
-        text.append("\npredicted  ", style="dim")
-        if verdict is None:
-            report = self.replay_app.workspace.results.get(self.session_id)
-            if report is not None and report.stopped_early and not report.cancelled:
-                stopped_at = report.first_mismatch_step or "?"
-                text.append(
-                    f"— not reached: the replay stopped at the first mismatch (step {stopped_at}); "
-                    "p → mismatch: allow to continue past mismatches",
-                    style="dim italic",
-                )
-            else:
-                text.append(
-                    "— not replayed yet (r replays with " + self.replay_app.workspace.settings.describe() + ")",
-                    style="dim italic",
-                )
-        elif verdict.error:
-            text.append(f"policy error: {strip_control(verdict.error)}", style="bold red")
-        elif verdict.match:
-            text.append(strip_control(verdict.predicted), style="green")
-            text.append("  ✓ match", style="bold green")
-        else:
-            equivalent = verdict.is_equivalent
-            text.append("(−expected +predicted) ", style="dim")
-            for chunk in char_diff(strip_control(step.expected), strip_control(verdict.predicted), cleanup=True):
-                if chunk.op == "equal":
-                    text.append(chunk.text)
-                elif chunk.op == "insert":
-                    text.append(chunk.text, style="bold white on red")
-                else:
-                    text.append(chunk.text, style="strike dim red")
-            if equivalent:
-                text.append(f"  ≈ equivalent under {verdict.policy}", style="bold yellow")
-            else:
-                text.append("  ✗ mismatch", style="bold red")
-                if verdict.policy != "exact":
-                    text.append(f" under {verdict.policy}", style="bold red")
-            if verdict.reason:
-                text.append("\nwhy        ", style="dim")
-                text.append(strip_control(verdict.reason), style="yellow")
-        if verdict is not None and verdict.trace:
-            text.append("\ncall       ", style="dim")
-            text.append(strip_control(trace_summary(verdict.trace)), style="cyan")
-        if verdict is not None and verdict.error_kind:
-            text.append(f"  failure: {strip_control(verdict.error_kind)}", style="bold red")
-        if source_step is not None:
-            append_step_facts(text, source_step)
-        self.append_row_notes(text, row)
-        own = [warning for warning in step.warnings if warning not in self.shared_warnings]
-        if own:
-            text.append("\n⚠ " + strip_control("; ".join(own)), style="yellow")
-        return text
+    def not_replayed(self) -> Text:
+        """Why a step has no verdict: the replay stopped before it, or there was none yet."""
+        report = self.replay_app.workspace.results.get(self.session_id)
+        if report is not None and report.stopped_early and not report.cancelled:
+            stopped_at = report.first_mismatch_step or "?"
+            return Text(
+                f"— not reached: the replay stopped at the first mismatch (step {stopped_at}); "
+                "p → mismatch: allow to continue past mismatches",
+                style="dim italic",
+            )
+        return Text(
+            "— not replayed yet (r replays with " + self.replay_app.workspace.settings.describe() + ")",
+            style="dim italic",
+        )
 
     # -- navigation -------------------------------------------------------------------------
     def action_step(self, delta: int) -> None:
@@ -949,12 +457,10 @@ class StepperScreen(Screen):
     def action_mismatch(self, direction: int, equivalents: bool = False) -> None:
         """Move to the next (previous) mismatch; with ``equivalents``, also stop at tolerated steps."""
         cursor = self.steps_table.cursor
-        order = range(cursor + 1, len(self.source)) if direction > 0 else range(cursor - 1, -1, -1)
-        for index in order:
-            verdict = self.source.verdict(index)
-            if verdict is not None and (verdict.is_mismatch or (equivalents and verdict.is_equivalent)):
-                self.steps_table.set_cursor(index)
-                return
+        index = self.steps_table.next_mismatch(direction, equivalents)
+        if index is not None:
+            self.steps_table.set_cursor(index)
+            return
         if direction > 0 and not equivalents and self.verdicts():
             # the episode's last mismatch: offer the next episode's first; the same key again opens it
             self.post_message(
@@ -988,16 +494,7 @@ class StepperScreen(Screen):
         if after != self.show_after:
             self.show_after = after
             self.show_panes()
-        rows = self.source.rows
-        index = next(
-            (
-                n
-                for n, row in enumerate(rows)
-                if (position is not None and row.position == position)
-                or (step_label is not None and row.label == step_label)
-            ),
-            None,
-        )
+        index = self.steps_table.index_of(position=position, label=step_label)
         if index is not None:
             self.steps_table.set_cursor(index)
         if find:
@@ -1030,18 +527,18 @@ class StepperScreen(Screen):
         if self.maximized is not None:
             self.minimize()
             return
-        shot = self.query_one("#shot", ShotView)
+        shot = self.panes.shot
         focused = self.focused
         if focused is not None and (focused is shot or shot in focused.ancestors):
             self.maximize(shot, container=False)
             return
         if focused is None or focused.id not in PANES:
-            names = self.pane_names()
+            names = self.panes.names(with_shot=self.with_shot)
             name = self.active_pane if self.active_pane in names else names[0]
             if name == "shot":
                 self.maximize(shot, container=False)
                 return
-            focused = self.query_one(f"#{name}", TextPane)
+            focused = self.panes.pane(name)
             focused.display = True
             focused.focus()
         self.maximize(focused)
@@ -1080,66 +577,39 @@ class StepperScreen(Screen):
     def on_resize(self, event: events.Resize) -> None:
         self.layout_width()
 
-    def steps_content_width(self) -> int:
-        """The step list's width for its longest row (the first 500 rows): gutter, columns, scrollbar, border."""
-        source = self.source
-        columns = source.columns
-        longest = 0
-        for index in range(min(len(source), 500)):
-            longest = max(longest, source.cells(index)[-1].cell_len)
-        fixed = sum(column.width for column in columns if not column.flex) + len(columns) - 1
-        return len(LazyTable.MARKER) + fixed + max(longest, len(columns[-1].label)) + 2 + 1
-
     def layout_width(self) -> None:
-        """Size the step list to its content within STEPS_WIDTH (or hide it), and show the panes as
+        """Size the step list to its content within its bounds (or hide it), and show the panes as
         tabs when each would be narrower than PANE_MIN_WIDTH."""
         width = self.size.width
         if width <= 0:
             return
         steps = self.steps_table
-        low, share = STEPS_WIDTH
-        listed = 0 if self.steps_collapsed else max(low, min(self._steps_content_width, int(width * share)))
+        listed = 0 if self.steps_collapsed else steps.width_within(width, self._steps_content_width)
         steps.display = not self.steps_collapsed
         self._listed_width = listed
         if listed and steps.styles.width != listed:
             steps.styles.width = listed
-        columns = 2 if self.general else 3
-        if self.show_shot and self.has_screenshots:
-            columns += 1
-        tabbed = (width - listed) // columns < PANE_MIN_WIDTH or (self.general and self.size.height < GRID_MIN_HEIGHT)
+        tabbed = self.panes.wants_tabs(width - listed, self.size.height, with_shot=self.with_shot)
         if tabbed != self.tabbed:
             self.tabbed = tabbed
             self.layout_panes()
 
-    def pane_names(self) -> list[str]:
-        """The panes this episode shows, in tab order (``shot``: the screenshot)."""
-        names = ["observation", "prompt", "thinking"]
-        if self.general:
-            names.append("action")
-        if self.show_shot and self.has_screenshots:
-            names.insert(0, "shot")
-        return names
+    @property
+    def with_shot(self) -> bool:
+        """The screenshot pane is shown: the episode has screenshots and ``i`` has not hidden it."""
+        return self.show_shot and self.has_screenshots
 
     def layout_panes(self) -> None:
         """Show the episode's panes side by side, or only the active one with a tab bar above."""
-        names = self.pane_names()
+        names = self.panes.names(with_shot=self.with_shot)
         if self.active_pane not in names:
             self.active_pane = names[1] if names[0] == "shot" and len(names) > 1 else names[0]
-        self.query_one("#panes").set_class(self.tabbed, "tabbed")
-        for name in (*PANES, "shot"):
-            shown = name in names and (not self.tabbed or name == self.active_pane)
-            self.query_one(f"#{name}").display = shown
+        self.panes.show_only(names, tabbed=self.tabbed, active=self.active_pane, with_shot=self.with_shot)
         tabs = self.query_one("#pane-tabs", PaneTabs)
         tabs.display = self.tabbed
         if self.tabbed:
-            titles = [self._tab_title(name) for name in names]
+            titles = self.panes.tab_titles(names)
             tabs.show_tabs(titles, names.index(self.active_pane), room=self.size.width - self._listed_width - 2)
-
-    def _tab_title(self, name: str) -> str:
-        if name == "shot":
-            return "screenshot"
-        title = str(self.query_one(f"#{name}", TextPane).border_title)
-        return title.split(" (")[0]  # "messages (3)": the count is in the pane's own title
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         name = event.widget.id
@@ -1149,13 +619,13 @@ class StepperScreen(Screen):
 
     def action_pane(self, number: int) -> None:
         """Show pane ``number`` (its tab, when tabbed) and focus it."""
-        names = self.pane_names()
+        names = self.panes.names(with_shot=self.with_shot)
         if not 0 <= number < len(names):
             return
         self.show_pane(names[number])
 
     def action_cycle_pane(self, delta: int) -> None:
-        names = self.pane_names()
+        names = self.panes.names(with_shot=self.with_shot)
         current = names.index(self.active_pane) if self.active_pane in names else 0
         self.show_pane(names[(current + delta) % len(names)])
 
@@ -1165,7 +635,7 @@ class StepperScreen(Screen):
         if self.tabbed:
             self.layout_panes()
             if name == "shot":
-                self.show_screenshot(self.current_row())
+                self.panes.show_screenshot(self.current_row())
         if focus and self.maximized is None:
             self.query_one(f"#{name}").focus()
 
@@ -1213,17 +683,13 @@ class StepperScreen(Screen):
             event.stop()
 
     def run_find(self, query: str) -> int:
-        for name in PANES:
-            self.query_one(f"#{name}", TextPane).find(query)
+        self.panes.find(query)
         return self._collect_hits()
 
     def _collect_hits(self) -> int:
         """The matches the panes hold for the current query, in pane order; none is current yet."""
-        self.find_hits = []
+        self.find_hits = self.panes.matches()
         self.find_index = -1
-        for name in PANES:
-            pane = self.query_one(f"#{name}", TextPane)
-            self.find_hits.extend((name, number) for number in range(len(pane.matches)))
         self.update_find_status()
         return len(self.find_hits)
 
@@ -1235,9 +701,7 @@ class StepperScreen(Screen):
         current_pane, current_number = self.find_hits[self.find_index]
         if self.tabbed and current_pane != self.active_pane:
             self.show_pane(current_pane, focus=False)  # the match is on another tab
-        for name in PANES:
-            pane = self.query_one(f"#{name}", TextPane)
-            pane.show_match(current_number if name == current_pane else -1)
+        self.panes.show_match(current_pane, current_number)
         self.update_find_status()
 
     def update_find_status(self) -> None:
@@ -1298,48 +762,6 @@ class StepperScreen(Screen):
 
     # -- marks: tags, notes, invalid fields ---------------------------------------------------
     def step_marks(self, row: StepRow) -> Text | None:
-        """``⚠`` for a step with an invalid field, ``⚑`` tagged, ``✎`` noted (the step list's marks)."""
-        marks = Text()
-        if problems_at(self.field_problems, row.position):
-            marks.append("⚠", style="bold yellow")
+        """The step list's marks of ``row``: its invalid fields, tags and note."""
         annotation = self.replay_app.workspace.annotations.get(self.session_id, self.note_label(row))
-        if annotation is not None and annotation.tags:
-            marks.append("⚑", style="bold cyan")
-        if annotation is not None and annotation.note.strip():
-            marks.append("✎", style="bold cyan")
-        return marks or None
-
-    def append_row_notes(self, text: Text, row: StepRow) -> None:
-        """The row's tags and note (t and n edit them), under its detail."""
-        annotation = self.replay_app.workspace.annotations.get(self.session_id, self.note_label(row))
-        if annotation is None:
-            return
-        text.append("\nnotes      ", style="dim")
-        text.append(one_line(" ".join(annotation.tags)), style="cyan")
-        if annotation.note:
-            text.append("  " + one_line(annotation.note), style="italic")
-
-    def with_field_problems(self, text: Text, row: StepRow) -> Text:
-        """The detail of a step with an invalid field: which field, its value, why, and what was read instead."""
-        for problem in problems_at(self.field_problems, row.position):
-            text.append("\n⚠ invalid field ", style="bold yellow")
-            text.append(strip_control(problem.field or ""), style="bold yellow")
-            text.append(": " + excerpt(problem.message, 300), style="yellow")
-        return text
-
-    def append_field_problems(self, text: Text) -> None:
-        """How many fields were invalid and read as their defaults (the steps are marked ⚠)."""
-        count = len(self.field_problems)
-        if count:
-            text.append(f"⚠ {count} invalid {'field' if count == 1 else 'fields'} read as defaults  ", style="yellow")
-
-    def append_episode_note(self, text: Text) -> None:
-        """The episode's note under its instruction (first lines; N edits it)."""
-        annotation = self.replay_app.workspace.annotations.get(self.session_id, None)
-        if annotation is None or not annotation.note.strip():
-            return
-        lines = [one_line(line) for line in annotation.note.strip().splitlines() if line.strip()]
-        text.append("\n✎ ", style="bold cyan")
-        text.append(excerpt(" ⏎ ".join(lines[:3]), 300), style="cyan")
-        if len(lines) > 3:
-            text.append(f" (+{len(lines) - 3} lines: N)", style="dim")
+        return row_marks(bool(problems_at(self.field_problems, row.position)), annotation)
