@@ -335,6 +335,38 @@ def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
     return _CALL.model_copy(update={"name": name, "arguments": arguments})
 
 
+def decision_step(entry: Any, index: int, extra: dict[str, Any], *, checked: bool) -> TrajectoryStep:
+    """A seed decision step as a ``decision`` step, from its parsed model (``DecisionStep``) or its fast
+    reading (:class:`FastEntry`: the same field names): the page before the prompt as its observation,
+    the call and the env action it stands for, the page after as ``tool_result``, its prompt parsed into
+    messages when they are first read (:class:`PromptMessages`: opening an episode parses no prompt);
+    ``extra``, what has no place of its own. ``checked``: built without validation (:func:`_step`, the
+    fast reading: msgspec has checked every type); the parsed model's step is validated, so a reward
+    that is no number is read as missing and said in the step's warnings."""
+    name, arguments = entry.llm_action_name or "", dict(entry.llm_action_arguments or {})
+    fields: dict[str, Any] = {
+        "index": index,
+        "label": str(entry.step_number),
+        "observation": entry.observation_before_llm,
+        "thinking": entry.llm_thinking or "",
+        "action": _call(name, arguments) if checked else ToolCall(name=name, arguments=arguments),
+        "action_text": entry.expected_action,
+        "tool_result": entry.observation_after_action,
+        "reward": entry.reward,
+        "done": entry.done,
+        "state": entry.state,
+        "available_actions": entry.available_actions,
+        "extra": extra,
+        "kind": "decision",
+        "warnings": [ACTION_REBUILT] if entry.action_rebuilt else [],
+    }
+    if checked:
+        return _step(messages=PromptMessages(entry.llm_prompt), **fields)
+    step = TrajectoryStep(**fields)
+    step.messages = PromptMessages(entry.llm_prompt)  # set, not validated: validation would parse it
+    return step
+
+
 def item_step(
     entry: Any, index: int, label: str, name: str, arguments: dict[str, Any], action: str, fields: dict[str, Any]
 ) -> TrajectoryStep:
@@ -370,26 +402,7 @@ def fast_trajectory(episode: FastEpisode) -> Trajectory:
         if entry.is_decision:
             assert isinstance(entry.step_number, int)
             last_number, items = entry.step_number, 0
-            arguments: Any = entry.llm_action_arguments
-            steps.append(
-                _step(
-                    index=len(steps),
-                    label=str(entry.step_number),
-                    observation=entry.observation_before_llm,
-                    messages=PromptMessages(entry.llm_prompt),  # type: ignore[arg-type]
-                    thinking=entry.llm_thinking or "",
-                    action=_call(str(entry.llm_action_name), dict(arguments)),
-                    action_text=entry.expected_action,
-                    tool_result=entry.observation_after_action,
-                    reward=entry.reward,
-                    done=entry.done,
-                    state=entry.state,
-                    available_actions=entry.available_actions,
-                    extra={"llm_prompt": entry.llm_prompt},
-                    kind="decision",
-                    warnings=[ACTION_REBUILT] if entry.action_rebuilt else [],
-                )
-            )
+            steps.append(decision_step(entry, len(steps), {"llm_prompt": entry.llm_prompt}, checked=True))
             continue
         action = entry.action if entry.is_item_action else None
         if action is not None:
@@ -397,7 +410,7 @@ def fast_trajectory(episode: FastEpisode) -> Trajectory:
             call = entry.llm_action
             assert isinstance(call, FastLlmAction)
             label = f"{max(last_number, 0)}.{items}"
-            arguments = call.arguments or {}
+            arguments: Any = call.arguments or {}
             steps.append(item_step(entry, len(steps), label, call.name, arguments, action, _event_extra(entry)))
             continue
         label = f"{max(last_number, 0)}.-"

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from replay_tui.episodes.model import ToolCall, Trajectory, TrajectoryStep, seed_success, webshop_outcome
-from replay_tui.episodes.reading import ACTION_REBUILT
+from replay_tui.episodes.model import Trajectory, TrajectoryStep, seed_success, webshop_outcome
 from replay_tui.formats.webshop_demos.contract import DecisionStep, Episode, ItemPageAction
-from replay_tui.formats.webshop_demos.fast import PromptMessages, item_step
+from replay_tui.formats.webshop_demos.fast import decision_step, item_step
 
 SEED_STEP_FIELDS: tuple[str, ...] = tuple(name for name, info in DecisionStep.model_fields.items() if not info.exclude)
 """A seed decision step's recorded fields, in the contract's order: each has a place of its own in a
@@ -64,27 +63,10 @@ def from_webshop_episode(episode: Episode) -> Trajectory:
 
 
 def _decision(entry: DecisionStep, index: int) -> TrajectoryStep:
-    """A seed decision step (:class:`replay_tui.formats.webshop_demos.contract.DecisionStep`) as a ``decision`` step,
-    its prompt parsed into messages when they are first read (as the fast reading's: opening an
-    episode parses no prompt; the stepper parses the one it shows)."""
+    """A seed decision step (:class:`~replay_tui.formats.webshop_demos.contract.DecisionStep`) as the fast
+    reading builds it (:func:`.fast.decision_step`), validated, with every field the contract dumps that
+    has no place of its own in ``extra``."""
     data = entry.model_dump(mode="json")
     extra = {key: value for key, value in data.items() if key not in _DECISION_FIELDS}
     extra["llm_prompt"] = entry.llm_prompt
-    step = TrajectoryStep(
-        index=index,
-        label=str(entry.step_number),
-        observation=entry.observation_before_llm,
-        thinking=entry.llm_thinking or "",
-        action=ToolCall(name=entry.llm_action_name or "", arguments=dict(entry.llm_action_arguments or {})),
-        action_text=entry.expected_action,
-        tool_result=entry.observation_after_action,
-        reward=entry.reward,
-        done=entry.done,
-        state=entry.state,
-        available_actions=entry.available_actions,
-        extra=extra,
-        kind="decision",
-        warnings=[ACTION_REBUILT] if entry.action_rebuilt else [],
-    )
-    step.messages = PromptMessages(entry.llm_prompt)  # set, not validated: validation would parse it
-    return step
+    return decision_step(entry, index, extra, checked=False)
