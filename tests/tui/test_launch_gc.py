@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from bench.termdrive import TmuxApp
+from tests.tui.in_tmux import in_tmux
 
 ROOT = Path(__file__).resolve().parents[2]
 LOG = ROOT / "tests" / "data" / "formats" / "swe_agent" / "synthetic_mini_reasoning.traj.json"
@@ -57,14 +57,7 @@ def test_no_cycle_collection_while_the_app_is_imported_and_the_log_indexed(tmp_p
     hook.write_text(HOOK, encoding="utf-8")
     found = tmp_path / "collections.txt"
     found.touch()
-    command = [
-        "sh",
-        "-c",
-        f"cd {tmp_path} && exec {sys.executable} {hook} {found} {LOG} "
-        f"--annotations {tmp_path / 'notes.json'} --runs-dir {tmp_path / 'runs'} --no-save-run",
-    ]
-    env = {"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path)}
-    app = TmuxApp(command, width=120, height=30, env=env, poll=0.05)
+    app = in_tmux(tmp_path, f"{hook} {found} {LOG}", width=120, height=30)
     try:
         app.wait_for(lambda screen: "1/1 episodes" in screen, timeout=120)
         app.send("Enter")  # the stepper opens: the app runs on (its own collections are not the launch's)

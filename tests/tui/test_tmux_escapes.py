@@ -18,6 +18,7 @@ import pytest
 
 from bench.termdrive import TmuxApp
 from tests.tui.hostile_text import SHORT, hostile, hostile_cassette, hostile_chat, hostile_demos, hostile_sidecar
+from tests.tui.in_tmux import app_env
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +53,7 @@ def test_hostile_logs_leave_the_pane_title_window_name_and_clipboard_alone(tmp_p
     launcher.write_text(
         f"import os, sys\nos.chdir({str(folder)!r})\nos.execv(sys.executable, {[sys.executable, *arguments]!r})\n"
     )
-    env = {"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path)}
+    env = app_env(tmp_path)
     app = TmuxApp([sys.executable, str(launcher)], width=120, height=36, env=env, poll=0.05)
     try:
         app._tmux("set-option", "-s", "set-clipboard", "on")
@@ -146,7 +147,7 @@ def test_the_frame_guard_alone_keeps_a_forgotten_call_site_from_the_terminal(tmp
     Textual app retitles it and writes the clipboard (what the guard is there for)."""
     script = tmp_path / "raw_app.py"
     script.write_text(f"HOSTILE = {hostile('raw')!r}\n{RAW_APP}")
-    env = {"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path)}
+    env = app_env(tmp_path)
     app = TmuxApp([sys.executable, str(script), base], width=80, height=24, env=env, poll=0.05)
     try:
         app._tmux("set-option", "-s", "set-clipboard", "on")

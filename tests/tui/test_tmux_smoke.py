@@ -8,27 +8,18 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from bench.termdrive import TmuxApp
 from replay_tui.examples import example_path
+from tests.tui.in_tmux import in_tmux
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_open_find_across_episodes_jump_and_export_at_80x24(tmp_path: Path) -> None:
-    command = [
-        "sh",
-        "-c",
-        f"cd {tmp_path} && exec {sys.executable} -m replay_tui tui {example_path()} "
-        f"--annotations {tmp_path / 'notes.json'} --runs-dir {tmp_path / 'runs'} --no-save-run",
-    ]
-    env = {"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path)}
-    app = TmuxApp(command, width=80, height=24, env=env, poll=0.05)
+    app = in_tmux(tmp_path, f"-m replay_tui tui {example_path()}", width=80, height=24)
     try:
         app.wait_for(lambda screen: "100/100 episodes" in screen, timeout=60)
         app.send("Enter")  # open session 0

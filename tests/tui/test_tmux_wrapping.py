@@ -10,13 +10,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sys
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
-from bench.termdrive import TmuxApp
+from tests.tui.in_tmux import in_tmux
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,14 +61,7 @@ def _broken_words(screen: str, vocabulary: set[str]) -> list[str]:
 
 @pytest.mark.parametrize("width", [80, 120, 160])
 def test_the_stepper_wraps_tau2_text_with_curly_apostrophes_at_spaces(tmp_path: Path, width: int) -> None:
-    command = [
-        "sh",
-        "-c",
-        f"cd {tmp_path} && exec {sys.executable} -m replay_tui tui {TAU2} "
-        f"--annotations {tmp_path / 'notes.json'} --runs-dir {tmp_path / 'runs'} --no-save-run",
-    ]
-    env = {"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_DATA_HOME": str(tmp_path)}
-    app = TmuxApp(command, width=width, height=40, env=env, poll=0.05)
+    app = in_tmux(tmp_path, f"-m replay_tui tui {TAU2}", width=width, height=40)
     vocabulary = _vocabulary()
     try:
         app.wait_for(lambda screen: "3/3 episodes" in screen, timeout=60)
