@@ -326,8 +326,17 @@ def _step(**values: Any) -> TrajectoryStep:
     """``TrajectoryStep(**values)`` without validation (msgspec has checked every type): a copy of
     a default step, its mutable defaults fresh. (pydantic's ``model_construct`` inspects each default
     factory's signature on every call: slower than validating.)"""
-    fresh: dict[str, Any] = {"messages": [], "tools": [], "other_actions": [], "extra": {}, "warnings": []}
-    return _STEP.model_copy(update={**fresh, **values})
+    return _step_of(values)
+
+
+def _step_of(values: dict[str, Any]) -> TrajectoryStep:
+    """:func:`_step` of a dict of the values, which it completes and keeps (no copy)."""
+    for key in ("messages", "tools", "other_actions", "warnings"):
+        if key not in values:
+            values[key] = []
+    if "extra" not in values:
+        values["extra"] = {}
+    return _STEP.model_copy(update=values)
 
 
 def _call(name: str, arguments: dict[str, Any]) -> ToolCall:
@@ -361,7 +370,8 @@ def decision_step(entry: Any, index: int, extra: dict[str, Any], *, checked: boo
         "warnings": [ACTION_REBUILT] if entry.action_rebuilt else [],
     }
     if checked:
-        return _step(messages=PromptMessages(entry.llm_prompt), **fields)
+        fields["messages"] = PromptMessages(entry.llm_prompt)
+        return _step_of(fields)
     step = TrajectoryStep(**fields)
     step.messages = PromptMessages(entry.llm_prompt)  # set, not validated: validation would parse it
     return step
