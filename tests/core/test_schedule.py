@@ -62,3 +62,15 @@ def _shared() -> int:
 def test_this_module_has_a_test_sharing_a_module_fixture(_shared: int, request: pytest.FixtureRequest) -> None:
     """So that the test above has one to check whatever part of the suite runs."""
     assert request.node.get_closest_marker("xdist_group") is not None
+
+
+def test_auto_starts_a_worker_more_than_the_cores(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-n auto`` asks the hook: with two cores three workers, as the idle Pilot and Chromium waits
+    leave room for (one core: two)."""
+    hook = request.config.pluginmanager.hook.pytest_xdist_auto_num_workers
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert hook(config=request.config) == 3
+    monkeypatch.setattr("os.cpu_count", lambda: None)
+    assert hook(config=request.config) == 2
