@@ -21,11 +21,9 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from replay_tui.env import replay_steps
 from replay_tui.episodes.collection import EpisodeRef, EpisodeSet
 from replay_tui.episodes.model import ChatMessage, Trajectory, TrajectoryStep, added_messages
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem
-from replay_tui.formats.webshop_demos import event_action, event_label, event_observation, is_seed, seed_prompt
 from replay_tui.sanitize import strip_control
 from replay_tui.sources import read_trajectory
 
@@ -123,31 +121,11 @@ class Query:
         return SearchHit(session_id, position, step, name, line, start, end, count)
 
 
-def _prompt_text(step: TrajectoryStep) -> str | None:
-    """A seed step's prompt as the stepper shows it: the messages' contents, or the recorded text
-    when it does not parse into messages."""
-    recorded = seed_prompt(step)
-    if not recorded:
-        return None
+def _prompt_text(step: TrajectoryStep, recorded: str) -> str:
+    """A prompt recorded as one text, as the stepper shows it: its messages' contents, or the text
+    when it does not parse into messages (such prompts are not shared lists: searched whole)."""
     messages = step.messages
     return "\n".join(message.content for message in messages) if messages else recorded
-
-
-def _seed_fields(step: TrajectoryStep) -> Iterator[tuple[str, str | None]]:
-    """A seed demo file's step, its prompt whole (the seed's prompts are not shared lists)."""
-    if step.kind == "decision":
-        yield "observation", step.observation
-        yield "observation after", step.tool_result
-        yield "prompt", _prompt_text(step)
-        yield "thinking", step.thinking
-        yield "action", step.action_text
-    elif step.kind == "item":
-        yield "observation", step.observation
-        yield "observation after", step.tool_result
-        yield "action", step.action_text
-    else:
-        yield "observation", event_observation(step)
-        yield "action", event_action(step)
 
 
 def _new_messages(step: TrajectoryStep, previous: TrajectoryStep | None) -> Sequence[ChatMessage]:
@@ -165,7 +143,10 @@ def _new_messages(step: TrajectoryStep, previous: TrajectoryStep | None) -> Sequ
 def _log_fields(step: TrajectoryStep, previous: TrajectoryStep | None) -> Iterator[tuple[str, str | None]]:
     yield "observation", step.observation
     yield "observation after", step.tool_result
-    yield "messages", "\n".join(message.content for message in _new_messages(step, previous) if message.content)
+    if step.prompt_text:
+        yield "prompt", _prompt_text(step, step.prompt_text)
+    else:
+        yield "messages", "\n".join(message.content for message in _new_messages(step, previous) if message.content)
     yield "thinking", step.thinking
     yield "action", "\n".join(part for part in (step.content, step.action_text) if part)
 
@@ -175,14 +156,16 @@ def step_fields(trajectory: Trajectory) -> Iterator[tuple[int, str, Iterator[tup
     (observation, observation after, prompt or messages, thinking, action), named as the stepper names
     them, for any log format; a log step's messages are those its prompt adds to the step before.
     The one place a step's texts are picked, for search and other faces."""
-    if is_seed(trajectory):
-        labels = {step.trajectory_index: step.label for step in replay_steps(trajectory, include_item_steps=True)}
-        for position, step in enumerate(trajectory.steps):
-            yield position, labels.get(position) or event_label(step), _seed_fields(step)
-        return
     steps = trajectory.steps
     for position, step in enumerate(steps):
-        yield position, step.label, _log_fields(step, steps[position - 1] if position else None)
+        yield position, _label(step), _log_fields(step, steps[position - 1] if position else None)
+
+
+def _label(step: TrajectoryStep) -> str:
+    """A step named as the step list names it: a named sub-event by what it records."""
+    if step.kind == "event" and step.event:
+        return "↳ " + strip_control(step.event)
+    return step.label
 
 
 def episode_hits(trajectory: Trajectory, session_id: int, query: Query) -> list[SearchHit]:

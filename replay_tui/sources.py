@@ -52,11 +52,12 @@ from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadPr
 from replay_tui.episodes.reading import FastReading
 from replay_tui.formats import EpisodeSummary, FormatError, IndexingReader, Reader, allowing_pickles, detect, reader_for
 from replay_tui.formats.growing import FollowedFile, FollowingReader, Gone
-from replay_tui.formats.webshop_demos import SEED_STEP_FIELDS, DemoFile, completed_by_backup, is_seed
+from replay_tui.formats.webshop_demos import READER, SEED_STEP_FIELDS, DemoFile, completed_by_backup, is_seed
 from replay_tui.gcpause import gc_paused, gc_tick
 from replay_tui.matching import ANSWER_STATE
 
-WEBSHOP_FORMATS = frozenset({"webshop-demos", "webshop-human"})
+SEED_FORMAT = READER.name
+WEBSHOP_FORMATS = frozenset({SEED_FORMAT, "webshop-human"})
 """Formats whose actions are WebShop env actions, judged (and replayed) as the seed's are."""
 LOG_SUFFIXES = (".json", ".jsonl", ".eval", ".traj", ".yaml", ".yml", ".gz")
 """Files a directory given as ``--demos`` contributes (besides BrowserGym experiment folders)."""
@@ -574,6 +575,41 @@ def shown_as_decision(trajectory: Trajectory, step: TrajectoryStep) -> bool:
     return step.kind == "decision" if is_seed(trajectory) else is_decision(step)
 
 
+def shown_as_pages(trajectory: Trajectory) -> bool:
+    """True for an episode whose steps are the seed's WebShop pages and their sub-events: the stepper
+    shows a step's page, prompt and thinking with the action in the list, and the title its reward as
+    the browser's row does (another log's steps show the log's own fields and outcome)."""
+    return is_seed(trajectory)
+
+
+def listed_as_pages(refs: Iterable[EpisodeRef]) -> bool:
+    """True when every episode is a seed demo: the browser lists them in the seed's own columns."""
+    return all(ref.format == SEED_FORMAT for ref in refs)
+
+
+def records_backup(ref: EpisodeRef) -> bool:
+    """True for an episode whose log says whether a backup agent finished it (the seed's demos)."""
+    return ref.format == SEED_FORMAT
+
+
+def listed_reward(ref: EpisodeRef) -> float | None:
+    """The reward a row shows and sorts by: a seed demo's missing reward is its contract's 0, another
+    log's missing score stays missing."""
+    if ref.reward is None and ref.format == SEED_FORMAT:
+        return 0.0
+    return ref.reward
+
+
+def listed_outcome(ref: EpisodeRef) -> tuple[str, str, bool]:
+    """(kind, reason, hit a limit) of an episode not yet opened, as the browser filters and sorts by it:
+    a seed demo's from its header alone, decided as its Trajectory's is (:func:`seed_success`; no
+    Outcome built for each of a big file's rows), another log's from :func:`outcome_of_ref`."""
+    if ref.format == SEED_FORMAT:
+        return ("succeeded" if seed_success(ref.reward, ref.success) else "failed"), "", False
+    outcome = outcome_of_ref(ref)
+    return outcome.kind, outcome.reason, bool(outcome.hit_limit)
+
+
 def note_kind(step: TrajectoryStep) -> str:
     """What a log's step without a recorded call is named in the step list: ``message`` when the
     model said something, else ``step``."""
@@ -742,7 +778,7 @@ def _reader(path: Path, fmt: str | None, allow_pickle: bool) -> Reader | None:
             if path.is_dir():
                 raise
             return None
-    if reader.name == "webshop-demos":
+    if reader.name == SEED_FORMAT:
         return None
     return allowing_pickles(reader) if allow_pickle else reader
 

@@ -503,6 +503,13 @@ class TrajectoryStep(BaseModel):
     predicts and judges one call per step; task-level alignment (:mod:`replay_tui.expected`) counts
     them all."""
     tool_result: str | None = None
+    prompt_text: str | None = None
+    """The prompt as the log records it when that is one text (the seed's ``llm_prompt``, a Python
+    literal of the messages): ``messages`` is its parse, and it is shown whole when it does not parse."""
+    event: str | None = None
+    """What a sub-event step records, in the log's own word for it (the seed's ``type`` of an
+    ``item`` or ``event`` step: ``item_page_action``, ``detail_exploration``... or its model's name
+    for a nameless one, ``UnknownEvent``); the list names the step by it."""
     answer: str | None = None
     """The recorded plain answer when this step is a decision without a tool call (a QA or
     multiple-choice reply): what a replay judges it by (:func:`replay_tui.matching.judge_answer`).

@@ -7,10 +7,13 @@ fields with them, its fast reading decodes with them, and the policies read a re
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replay_tui.episodes.jsonscan import MAX_DEPTH, first_too_deep
 from replay_tui.pyliteral import literal_eval
+
+if TYPE_CHECKING:
+    from replay_tui.episodes.model import TrajectoryStep
 
 PROMPT_SIZE_LIMIT = 4 * 1024 * 1024
 """Largest ``llm_prompt`` (in characters) that :func:`parse_prompt` will evaluate."""
@@ -104,3 +107,16 @@ def _text(value: Any) -> str:
         return str(value)
     except ValueError:
         return f"<{type(value).__name__}>"
+
+
+def prompt_problem(step: TrajectoryStep) -> str | None:
+    """Why a step's recorded prompt text gave no messages (it does not parse: too big, not a
+    literal...); None when it parses or the step has no prompt text."""
+    recorded = step.prompt_text
+    if not recorded or step.messages:
+        return None
+    try:
+        parse_prompt(recorded)
+    except PromptError as exc:
+        return str(exc)
+    return None

@@ -100,6 +100,9 @@ def test_the_contracts_hold_and_a_broken_layer_fails_them(package_copy: Path) ->
         ("env.py", "replay_tui.formats.webshop_demos.fast"),  # the fast reading through episodes.reading
         ("sources.py", "replay_tui.formats.webshop_demos.index"),  # DemoFile through the package
         ("workspace.py", "replay_tui.formats.webshop_demos.trajectory"),  # engines read Trajectories
+        ("search.py", "replay_tui.formats.webshop_demos"),  # search reads the model's typed fields
+        ("tui/replay/step_panes.py", "replay_tui.formats.webshop_demos"),  # so do the stepper's panes
+        ("tui/replay/browser.py", "replay_tui.formats.webshop_demos"),  # and the browser's rows
     ],
 )
 def test_the_seed_format_stays_behind_its_package(package_copy: Path, importer: str, imported: str) -> None:
@@ -111,4 +114,5 @@ def test_the_seed_format_stays_behind_its_package(package_copy: Path, importer: 
     finally:
         module.write_text(original, encoding="utf-8")
     assert broken.returncode != 0
-    assert f"replay_tui.{importer.removesuffix('.py')} -> {imported}" in broken.stdout, broken.stdout[-3000:]
+    module_name = "replay_tui." + importer.removesuffix(".py").replace("/", ".")
+    assert f"{module_name} -> {imported}" in broken.stdout, broken.stdout[-3000:]

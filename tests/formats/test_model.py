@@ -35,7 +35,7 @@ def test_every_decision_step_maps_with_its_recorded_call(demos) -> None:
             assert step.thinking == (decision.llm_thinking or "") and step.state == decision.state
             assert step.tool_result == decision.observation_after_action
             assert step.available_actions == decision.available_actions
-            assert step.extra["llm_prompt"] == decision.llm_prompt
+            assert step.prompt_text == decision.llm_prompt
         assert trajectory.outcome.reward == episode.reward and trajectory.outcome.success == episode.succeeded
         sub_events = [s for s in trajectory.steps if s.kind in ("item", "event")]  # steps of their own, in order
         assert len(sub_events) == len(episode.sub_events) and len(trajectory.steps) == len(episode.trajectory)

@@ -15,15 +15,8 @@ from replay_tui.formats.webshop_demos.reader import (
     READER,
     SeedStep,
     completed_by_backup,
-    event_action,
-    event_fields,
-    event_label,
-    event_observation,
-    event_type,
     from_webshop_episode,
     is_seed,
-    prompt_problem,
-    seed_prompt,
 )
 from replay_tui.formats.webshop_demos.trajectory import SEED_STEP_FIELDS
 
@@ -33,14 +26,7 @@ __all__ = [
     "DemoFile",
     "SeedStep",
     "completed_by_backup",
-    "event_action",
-    "event_fields",
-    "event_label",
-    "event_observation",
-    "event_type",
     "from_webshop_episode",
     "is_seed",
     "open_demos",
-    "prompt_problem",
-    "seed_prompt",
 ]

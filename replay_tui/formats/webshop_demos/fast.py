@@ -283,8 +283,12 @@ class PromptMessages(Sequence[ChatMessage]):
 ITEM_FIELDS = frozenset(
     {"llm_action", "observation_before_action", "available_options", "observation_after_action", "reward", "done"}
 )
-"""An item-page action's fields with a place of their own in its step (``type`` and the others
-stay in ``extra``)."""
+"""An item-page action's fields with a place of their own in its step (``type``, its ``event`` too,
+and the others stay in ``extra``: the event as recorded)."""
+NAMELESS_EVENT = "UnknownEvent"
+"""A sub-event without a ``type``, named as the contract's model that keeps it."""
+_OBSERVATIONS = ("observation_after_action", "observation", "observation_before_action")
+"""A sub-event's observation fields, the most informative first (the page after, else the one seen)."""
 _EVENT_FIELDS = tuple(name for name in FastEntry.__struct_fields__ if name not in ("step_number", "action_rebuilt"))
 _JSON_NAMES = dict(zip(FastEntry.__struct_fields__, FastEntry.__struct_encode_fields__, strict=True))
 _EVENT_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -365,6 +369,7 @@ def decision_step(entry: Any, index: int, extra: dict[str, Any], *, checked: boo
         "done": entry.done,
         "state": entry.state,
         "available_actions": entry.available_actions,
+        "prompt_text": entry.llm_prompt,
         "extra": extra,
         "kind": "decision",
         "warnings": [ACTION_REBUILT] if entry.action_rebuilt else [],
@@ -398,7 +403,33 @@ def item_step(
         available_actions=entry.available_options,
         extra={key: value for key, value in fields.items() if key not in ITEM_FIELDS},
         kind="item",
+        event=fields.get("type") or NAMELESS_EVENT,
     )
+
+
+def event_step(index: int, label: str, fields: dict[str, Any]) -> TrajectoryStep:
+    """A seed sub-event that is no item-page step (a detail page explored, the backup agent's turn, an
+    item-page action whose call maps to no env action) as an ``event`` step, from the event as its
+    model dumps it (``fields``): named by its ``type``; an item-page action's pages before and after as
+    its observation and ``tool_result``, another event's most informative page as its observation; the
+    env action it recorded, if any, as its action text; the event verbatim in ``extra``."""
+    kind = fields.get("type")
+    event = kind if isinstance(kind, str) and kind else NAMELESS_EVENT
+    values: dict[str, Any] = {"index": index, "label": label, "kind": "event", "event": event}
+    if event == "item_page_action":
+        values["observation"] = _text(fields.get("observation_before_action"))
+        values["tool_result"] = _text(fields.get("observation_after_action"))
+    else:
+        values["observation"] = next((text for key in _OBSERVATIONS if (text := _text(fields.get(key)))), "")
+        action = fields.get("action")
+        if isinstance(action, str):
+            values["action_text"] = action
+    values["extra"] = fields
+    return _step_of(values)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def fast_trajectory(episode: FastEpisode) -> Trajectory:
@@ -412,7 +443,7 @@ def fast_trajectory(episode: FastEpisode) -> Trajectory:
         if entry.is_decision:
             assert isinstance(entry.step_number, int)
             last_number, items = entry.step_number, 0
-            steps.append(decision_step(entry, len(steps), {"llm_prompt": entry.llm_prompt}, checked=True))
+            steps.append(decision_step(entry, len(steps), {}, checked=True))
             continue
         action = entry.action if entry.is_item_action else None
         if action is not None:
@@ -424,7 +455,7 @@ def fast_trajectory(episode: FastEpisode) -> Trajectory:
             steps.append(item_step(entry, len(steps), label, call.name, arguments, action, _event_extra(entry)))
             continue
         label = f"{max(last_number, 0)}.-"
-        steps.append(_step(index=len(steps), label=label, extra=_event_extra(entry), kind="event"))
+        steps.append(event_step(len(steps), label, _event_extra(entry)))
     extra = {
         "session_id": episode.session_id,
         "instruction": episode.instruction,

@@ -21,7 +21,6 @@ from replay_tui.episodes.problems import DemoFileError, EpisodeLoadError, LoadPr
 from replay_tui.formats.base import Detection, EpisodeSummary, ReadItem
 from replay_tui.formats.webshop_demos.index import FORMAT, open_demos
 from replay_tui.formats.webshop_demos.trajectory import from_webshop_episode as from_webshop_episode
-from replay_tui.sanitize import strip_control
 
 _SESSION = re.compile(rb'"session_id"\s*:')
 _STEP = re.compile(rb'"(observation_before_llm|llm_action_name|action_executed_in_env|step_number)"\s*:')
@@ -126,7 +125,7 @@ class SeedStep:
     @property
     def llm_prompt(self) -> str | None:
         """The recorded prompt text, verbatim (the seed's ``llm_prompt``)."""
-        return seed_prompt(self.step)
+        return self.step.prompt_text
 
     @property
     def llm_action_name(self) -> str:
@@ -142,12 +141,6 @@ class SeedStep:
         return self.step.action if self.step.action is not None else ToolCall(name="")
 
 
-def seed_prompt(step: TrajectoryStep) -> str | None:
-    """A seed step's ``llm_prompt`` as the file has it (kept in ``extra`` by :func:`_decision`)."""
-    prompt = step.extra.get("llm_prompt")
-    return prompt if isinstance(prompt, str) else None
-
-
 def recorded_step(step: TrajectoryStep) -> dict[str, Any]:
     """A seed decision step (a ``decision`` step of a webshop-demos Trajectory) in the shape of
     ``DecisionStep.model_dump()``: the contract's fields in its order, then the step's own extra
@@ -155,7 +148,7 @@ def recorded_step(step: TrajectoryStep) -> dict[str, Any]:
     data: dict[str, Any] = {
         "step_number": int(step.label),
         "observation_before_llm": step.observation,
-        "llm_prompt": seed_prompt(step),
+        "llm_prompt": step.prompt_text,
         "llm_thinking": step.thinking or None,
         "llm_action_name": step.action.name if step.action is not None else "",
         "llm_action_arguments": dict(step.action.arguments) if step.action is not None else {},
@@ -166,7 +159,7 @@ def recorded_step(step: TrajectoryStep) -> dict[str, Any]:
         "reward": step.reward if step.reward is not None else 0.0,
         "done": step.done,
     }
-    data.update((key, value) for key, value in step.extra.items() if key != "llm_prompt")
+    data.update(step.extra)
     return data
 
 
@@ -174,67 +167,6 @@ def is_seed(trajectory: Trajectory) -> bool:
     """True for a seed demo file's episode: its steps are shown and searched as the seed's entries
     (its prompt text whole, its sub-events by their ``type``)."""
     return trajectory.format == READER.name
-
-
-def event_type(step: TrajectoryStep) -> str:
-    """A seed sub-event's ``type`` (an ``event`` step keeps the event verbatim in ``extra``)."""
-    value = step.extra.get("type")
-    return value if isinstance(value, str) else ""
-
-
-def event_label(step: TrajectoryStep) -> str:
-    """A seed sub-event the replay does not step through, named as the step list names it: its
-    type (a nameless one by the model that keeps it, as the seed's step list always named it)."""
-    return "↳ " + strip_control(event_type(step) or "UnknownEvent")
-
-
-def event_observation(step: TrajectoryStep) -> str:
-    """The most informative observation text a seed sub-event carries (after, else before)."""
-    for key in ("observation_after_action", "observation", "observation_before_action"):
-        value = step.extra.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return ""
-
-
-def event_action(step: TrajectoryStep) -> str | None:
-    """The env action a seed sub-event recorded, when it has one (an item-page action whose call
-    maps to no env action has none)."""
-    value = step.extra.get("action")
-    if event_type(step) == "item_page_action" or not isinstance(value, str):
-        return None
-    return value
-
-
-def prompt_problem(step: TrajectoryStep) -> str | None:
-    """Why a seed decision's recorded prompt gave no messages (it does not parse: too big, not a
-    literal...); None when it parses."""
-    from replay_tui.episodes.recorded import PromptError, parse_prompt
-
-    recorded = seed_prompt(step)
-    if not recorded or step.messages:
-        return None
-    try:
-        parse_prompt(recorded)
-    except PromptError as exc:
-        return str(exc)
-    return None
-
-
-def event_fields(step: TrajectoryStep) -> dict[str, Any]:
-    """A seed sub-event's fields as its entry has them (an item-page action's call, options,
-    reward and done, then the rest in the file's order), without its type and observations."""
-    fields: dict[str, Any] = {}
-    if step.kind == "item":
-        call = step.action if step.action is not None else ToolCall(name="")
-        fields = {
-            "llm_action": {"name": call.name, "arguments": dict(call.arguments)},
-            "available_options": step.available_actions,
-            "reward": step.reward,
-            "done": step.done,
-        }
-    fields.update(step.extra)
-    return {key: value for key, value in fields.items() if not key.startswith("observation") and key != "type"}
 
 
 def completed_by_backup(trajectory: Trajectory) -> bool:

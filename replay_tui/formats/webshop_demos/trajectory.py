@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from replay_tui.episodes.model import Trajectory, TrajectoryStep, seed_success, webshop_outcome
 from replay_tui.formats.webshop_demos.contract import DecisionStep, Episode, ItemPageAction
-from replay_tui.formats.webshop_demos.fast import decision_step, item_step
+from replay_tui.formats.webshop_demos.fast import decision_step, event_step, item_step
 
 SEED_STEP_FIELDS: tuple[str, ...] = tuple(name for name, info in DecisionStep.model_fields.items() if not info.exclude)
 """A seed decision step's recorded fields, in the contract's order: each has a place of its own in a
@@ -43,7 +43,7 @@ def from_webshop_episode(episode: Episode) -> Trajectory:
             call = entry.llm_action
             steps.append(item_step(entry, len(steps), label, call.name, call.arguments, action, dumped))
             continue
-        steps.append(TrajectoryStep(index=len(steps), label=f"{max(last_number, 0)}.-", extra=dumped, kind="event"))
+        steps.append(event_step(len(steps), f"{max(last_number, 0)}.-", dumped))
     extra = episode.model_dump(mode="json", exclude={"trajectory"})
     trajectory = Trajectory(
         id=str(episode.session_id),
@@ -68,5 +68,4 @@ def _decision(entry: DecisionStep, index: int) -> TrajectoryStep:
     has no place of its own in ``extra``."""
     data = entry.model_dump(mode="json")
     extra = {key: value for key, value in data.items() if key not in _DECISION_FIELDS}
-    extra["llm_prompt"] = entry.llm_prompt
     return decision_step(entry, index, extra, checked=False)

@@ -15,10 +15,9 @@ from textual.screen import Screen
 from textual.widgets import Input, Static
 
 from replay_tui.episodes.collection import EpisodeRef
-from replay_tui.episodes.model import seed_success
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.sanitize import one_line, strip_control
-from replay_tui.sources import outcome_of_ref
+from replay_tui.sources import listed_as_pages, listed_outcome, listed_reward, records_backup
 from replay_tui.tui.messages import (
     EpisodeOpenRequested,
     NoteRequested,
@@ -54,7 +53,6 @@ COLUMNS = (
 )
 """The columns of a set of the seed's demo files only (narrow terminals: see Column.drop)."""
 SORTABLE = ("session", "instruction", "steps", "reward", "success", "backup", "verdict", "tags")
-SEED_FORMAT = "webshop-demos"
 EPISODE_ID_WIDTH = (7, 36)
 FILE_WIDTH = 30
 """The file column (shown when two files hold the same episode id) is at most this wide."""
@@ -67,7 +65,7 @@ def browser_columns(refs: Sequence[EpisodeRef]) -> tuple[Column, ...]:
     replay judges), score, outcome and its reason (plus the file when two files hold the same episode id, the
     format when the set mixes formats, and WebShop's backup column only when seed episodes are present)."""
     formats = {ref.format for ref in refs}
-    if formats <= {SEED_FORMAT}:
+    if listed_as_pages(refs):
         return COLUMNS
     session_width = max(4, len(str(max((ref.session_id for ref in refs), default=0))))
     longest = max((len(_episode_id(ref)) for ref in refs), default=0)
@@ -86,7 +84,7 @@ def browser_columns(refs: Sequence[EpisodeRef]) -> tuple[Column, ...]:
         columns.insert(2, Column("file", "file", min(widest, FILE_WIDTH), min_width=8))
     if len(formats) > 1:
         columns.append(Column("format", "format", max(len(name) for name in formats), drop=4))
-    if SEED_FORMAT in formats:
+    if any(records_backup(ref) for ref in refs):
         columns.append(BACKUP)
     columns += [VERDICT, TAGS]
     return tuple(columns)
@@ -265,7 +263,7 @@ class BrowserSource:
         """The outcome filters ``f`` cycles: failed always (as ``f`` always did), the others when
         some episode of the set passes them (looked for once, again after :meth:`add`)."""
         if self._outcome_filters is None:
-            refs = [row.ref for row in self._episodes if not _is_seed(row.ref)]  # a seed demo is neither
+            refs = [row.ref for row in self._episodes]
             self._outcome_filters = [
                 name
                 for name in OUTCOME_FILTERS
@@ -348,11 +346,8 @@ def _haystack(ref: EpisodeRef) -> str:
 
 
 def _reward(ref: EpisodeRef) -> float:
-    return ref.reward if ref.reward is not None else 0.0
-
-
-def _is_seed(ref: EpisodeRef) -> bool:
-    return ref.format == SEED_FORMAT
+    reward = listed_reward(ref)
+    return reward if reward is not None else 0.0
 
 
 def shared_ids(refs: Sequence[EpisodeRef]) -> bool:
@@ -370,9 +365,8 @@ def _episode_id(ref: EpisodeRef) -> str:
 
 def _score(ref: EpisodeRef) -> float:
     """The reward, for sorting: seed demos read a missing reward as 0, other logs sort it first."""
-    if ref.reward is None and not _is_seed(ref):
-        return float("-inf")
-    return _reward(ref)
+    reward = listed_reward(ref)
+    return float("-inf") if reward is None else reward
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,14 +381,8 @@ class OutcomeFacts:
 
     @classmethod
     def of(cls, ref: EpisodeRef) -> OutcomeFacts:
-        """Read from the index (never by opening the episode). A seed demo's is its recorded success,
-        decided as its Trajectory's is (:func:`seed_success`: a reward of 1.0 counts as success,
-        LASER's definition; other formats' scores are not read that way), with no Outcome built for
-        each of a big file's rows."""
-        if _is_seed(ref):
-            return cls("succeeded" if seed_success(ref.reward, ref.success) else "failed")
-        outcome = outcome_of_ref(ref)
-        return cls(outcome.kind, outcome.reason, bool(outcome.hit_limit))
+        """Read from the index, never by opening the episode (:func:`~replay_tui.sources.listed_outcome`)."""
+        return cls(*listed_outcome(ref))
 
     def passes(self, name: str) -> bool:
         """Whether the row passes the outcome filter ``name`` (:data:`OUTCOME_FILTERS`)."""
@@ -409,9 +397,10 @@ _KIND_RANK = {"unknown": -1, "errored": 0, "failed": 1, "succeeded": 2}
 
 
 def _reward_cell(ref: EpisodeRef) -> Text:
-    if ref.reward is None and not _is_seed(ref):
+    shown = listed_reward(ref)
+    if shown is None:
         return Text("—", style="dim")
-    reward = _reward(ref)
+    reward = shown
     return Text(f"{reward:.2f}", style="green" if reward == 1.0 else ("yellow" if reward > 0 else "red"))
 
 

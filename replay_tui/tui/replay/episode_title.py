@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from replay_tui.episodes.model import Trajectory
-from replay_tui.formats.webshop_demos import completed_by_backup
+from replay_tui.episodes.model import BACKUP_STATUS, Trajectory
 from replay_tui.sanitize import excerpt, one_line, strip_control
 from replay_tui.tui.widgets.outcome_text import append_headline
 
@@ -45,7 +44,7 @@ def episode_title(
         text.append(f"reward {reward:.2f} ", style="green" if reward == 1.0 else "yellow" if reward else "red")
         succeeded = bool(trajectory.outcome.success)
         text.append("success  " if succeeded else "failure  ", style="green" if succeeded else "red")
-    if completed_by_backup(trajectory):
+    if not general and trajectory.outcome.status == BACKUP_STATUS:  # the log's outcome above says it otherwise
         text.append("backup  ", style="magenta")
     if invalid_fields:  # read as their defaults; the steps are marked ⚠
         field = "field" if invalid_fields == 1 else "fields"

@@ -15,7 +15,6 @@ from rich.text import Text
 
 from replay_tui.diff import char_diff
 from replay_tui.episodes.problems import LoadProblem
-from replay_tui.formats.webshop_demos import event_action, event_type
 from replay_tui.sanitize import excerpt, one_line, strip_control
 from replay_tui.sources import note_kind
 from replay_tui.tui.replay.step_list import StepRow
@@ -90,8 +89,8 @@ def detail_text(
         append_row_notes(text, annotation)
         return text
     if step is None:  # a seed sub-event the replay does not step through
-        text.append(f"{one_line(event_type(entry) or 'event')} ", style="bold")
-        action = entry.action_text if entry.kind == "item" else event_action(entry)
+        text.append(f"{one_line(entry.event or 'event')} ", style="bold")
+        action = entry.action_text
         if action:
             text.append("action ", style="dim")
             text.append(strip_control(action))

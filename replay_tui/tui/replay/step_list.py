@@ -18,7 +18,6 @@ from rich.text import Text
 
 from replay_tui.env import ReplayStep, replay_steps
 from replay_tui.episodes.model import Trajectory, TrajectoryStep
-from replay_tui.formats.webshop_demos import event_action, event_type
 from replay_tui.sanitize import excerpt, one_line, strip_control
 from replay_tui.sources import note_kind, shown_as_decision
 from replay_tui.tui.widgets.lazy_table import Column, LazyTable
@@ -155,8 +154,8 @@ class StepsSource:
                 Text(one_line(row.step.state if row.step else (entry.state or ""))),
                 Text(strip_control(entry.action_text)),
             ]
-        kind = event_type(entry) or "UnknownEvent"
-        action = entry.action_text if entry.kind == "item" else event_action(entry)
+        kind = entry.event or ""
+        action = entry.action_text
         label = Text(f" {row.label}" if row.label else "  ↳", style="dim" if row.label is None else "")
         text = Text("  " + strip_control(kind), style="italic")
         if action:

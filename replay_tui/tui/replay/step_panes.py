@@ -20,8 +20,8 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.geometry import Size
 
-from replay_tui.episodes.model import TrajectoryStep
-from replay_tui.formats.webshop_demos import event_fields, event_observation, event_type, prompt_problem, seed_prompt
+from replay_tui.episodes.model import ToolCall, TrajectoryStep
+from replay_tui.episodes.recorded import prompt_problem
 from replay_tui.sanitize import one_line, strip_control
 from replay_tui.sources import note_kind
 from replay_tui.tui.replay.step_list import StepRow
@@ -76,7 +76,7 @@ def model_output_lines(recorded: str | None, trace: dict[str, Any]) -> list[Pane
 
 def prompt_lines(step: TrajectoryStep) -> tuple[list[PaneLine], str]:
     """A seed step's prompt as role-labelled lines, or the raw text with the parse error as placeholder."""
-    recorded = seed_prompt(step)
+    recorded = step.prompt_text
     if not recorded:
         return [], "no prompt recorded"
     problem = prompt_problem(step)
@@ -91,6 +91,23 @@ def prompt_lines(step: TrajectoryStep) -> tuple[list[PaneLine], str]:
         lines.append(PaneLine(f"── {role} ──", ROLE_STYLES.get(role, "bold")))
         lines.extend(lines_from_text(message.content))
     return lines, "empty prompt"
+
+
+def sub_event_fields(step: TrajectoryStep) -> dict[str, Any]:
+    """A sub-event's fields as its entry has them (an item-page action's call, options, reward and
+    done, then the rest of its record in the file's order), without its observations and its type
+    (the pane's title: :attr:`TrajectoryStep.event`)."""
+    fields: dict[str, Any] = {}
+    if step.kind == "item":
+        call = step.action if step.action is not None else ToolCall(name="")
+        fields = {
+            "llm_action": {"name": call.name, "arguments": dict(call.arguments)},
+            "available_options": step.available_actions,
+            "reward": step.reward,
+            "done": step.done,
+        }
+    fields.update(step.extra)
+    return {key: value for key, value in fields.items() if not key.startswith("observation") and key != "type"}
 
 
 class StepPanes(Horizontal):
@@ -222,24 +239,19 @@ class StepPanes(Horizontal):
             self.show_thinking(row, verdict)
             if trace:
                 self.show_trace(verdict)
-        else:  # a seed sub-event
-            kind = event_type(entry)
-            if entry.kind == "item" or kind == "item_page_action":
-                if entry.kind == "item":
-                    text = (entry.tool_result or "") if after else entry.observation
-                else:
-                    key = "observation_after_action" if after else "observation_before_action"
-                    text = str(entry.extra.get(key) or "")
+        else:  # a sub-event: an item-page action's pages before and after, another event's page
+            if entry.tool_result is not None:
+                text = (entry.tool_result or "") if after else entry.observation
                 observation.set_title("observation after action" if after else "observation")
             else:
-                text = event_observation(entry)
-                observation.set_title(f"{kind} observation")
+                text = entry.observation
+                observation.set_title(f"{entry.event or ''} observation")
             observation.set_lines(
                 self.text_lines(("observation", row.position, after), text),
                 placeholder="no observation in this event",
             )
             prompt.set_text(None, placeholder="sub-events carry no prompt")
-            fields = event_fields(entry)
+            fields = sub_event_fields(entry)
             thinking.set_title("event fields")
             thinking.set_text("\n".join(f"{k}: {v}" for k, v in fields.items()), placeholder="no fields")
         if (row.decision or self.general) and not trace:

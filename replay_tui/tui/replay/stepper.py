@@ -1,8 +1,8 @@
 """The episode stepper: step list beside observation, prompt and thinking; expected vs predicted.
 
-Every episode is shown from its :class:`~replay_tui.episodes.model.Trajectory`. A seed demo
-file's keeps the seed's panes (the recorded prompt parsed, its sub-events by type and fields:
-:mod:`replay_tui.formats.webshop_demos`); an episode of another format gets a fourth pane, the action
+Every episode is shown from its :class:`~replay_tui.episodes.model.Trajectory`'s typed fields. A
+seed demo file's keeps the seed's page panes (:func:`replay_tui.sources.shown_as_pages`: the recorded
+prompt text parsed, its sub-events by their ``event`` and fields); another log's gets a fourth pane, the action
 (the model's text, the call as the log shows it, long arguments indented, the tool result), its
 prompt as chat messages with their tool calls, and, when its steps hold screenshots, a screenshot
 pane (``i`` toggles it).
@@ -26,12 +26,9 @@ from textual.widgets import Static
 
 from replay_tui.episodes.model import Trajectory, TrajectoryStep
 from replay_tui.episodes.problems import EpisodeLoadError, LoadProblem, problems_at
-from replay_tui.formats.webshop_demos import (
-    is_seed,
-)
 from replay_tui.gcpause import gc_paused
 from replay_tui.sanitize import strip_control
-from replay_tui.sources import field_problems, is_call_judged, trajectory_of
+from replay_tui.sources import field_problems, is_call_judged, shown_as_pages, trajectory_of
 from replay_tui.tui.messages import (
     EpisodeNavRequested,
     NoteRequested,
@@ -171,7 +168,7 @@ class StepperScreen(Screen):
     @property
     def general(self) -> bool:
         """True for an episode of another format: the stepper shows the log's own fields."""
-        return self.trajectory is not None and not is_seed(self.trajectory)
+        return self.trajectory is not None and not shown_as_pages(self.trajectory)
 
     def compose(self) -> ComposeResult:
         yield Static(id="episode-title")

@@ -5,6 +5,7 @@ and the views read that one (:func:`replay_tui.sources.trajectory_of`, :func:`~r
 
 from __future__ import annotations
 
+import json
 import pickle
 from pathlib import Path
 
@@ -71,3 +72,41 @@ def test_a_prompt_is_parsed_when_read_and_a_bad_one_is_no_message() -> None:
     assert [m.role for m in prompt] == ["system", "user"] and prompt[1].content == "hi" and len(prompt) == 2
     assert PromptMessages("[{'role': ") == [] and PromptMessages(None) == []
     assert pickle.loads(pickle.dumps(prompt)) == prompt
+
+
+def test_sub_events_and_prompts_are_typed_fields_read_any_way(tmp_path: Path) -> None:
+    """What the views show of a seed step lives in typed fields (issue 29), the same from the fast
+    reading and the parsed episode: a sub-event's ``event`` (its type; a nameless one ``UnknownEvent``),
+    its most informative page as its observation and the env action it recorded as its action text;
+    an item-page action's pages before and after; a decision's prompt text verbatim in
+    ``prompt_text``, not in ``extra``."""
+    path = tmp_path / "events.json"
+    page = {"observation_before_action": "before", "observation_after_action": "after"}
+    entries = [
+        {
+            "step_number": 1,
+            "observation_before_llm": "search page",
+            "llm_prompt": "[{'role': 'user', 'content': 'find shoes'}]",
+            "llm_action_name": "search",
+            "llm_action_arguments": {"query": "shoes"},
+            "action_executed_in_env": "search[shoes]",
+        },
+        {"type": "detail_exploration", "action": "click[description]", "observation": "the description"},
+        {"type": "item_page_action", "llm_action": {"name": "noop", "arguments": {}}, **page},
+        {"observation": "no type"},
+    ]
+    episode = {"session_id": 5, "instruction": "buy shoes", "trajectory": entries}
+    path.write_text(json.dumps([episode]))
+    demos = open_sources([path])
+    fast = [demo.read_fast(ref) for demo in demos.files for ref in demo.episodes]
+    readings = [from_webshop_episode(demos.episode(5))] + [fast_trajectory(f) for f in fast if f is not None]
+    assert len(readings) == 2  # the episode is clean: the replay reads it fast
+    for trajectory in readings:
+        decision, detail, unmapped, nameless = trajectory.steps
+        assert decision.prompt_text == entries[0]["llm_prompt"] and "llm_prompt" not in decision.extra
+        assert [m.content for m in decision.messages] == ["find shoes"]
+        assert (detail.kind, detail.event, detail.observation) == ("event", "detail_exploration", "the description")
+        assert detail.action_text == "click[description]" and detail.extra["type"] == "detail_exploration"
+        assert (unmapped.event, unmapped.observation, unmapped.tool_result) == ("item_page_action", "before", "after")
+        assert unmapped.action_text == ""  # its call maps to no env action
+        assert (nameless.event, nameless.observation) == ("UnknownEvent", "no type")
