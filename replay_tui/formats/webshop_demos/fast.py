@@ -283,8 +283,8 @@ class PromptMessages(Sequence[ChatMessage]):
 ITEM_FIELDS = frozenset(
     {"llm_action", "observation_before_action", "available_options", "observation_after_action", "reward", "done"}
 )
-"""An item-page action's fields with a place of their own in its step (``type``, its ``event`` too,
-and the others stay in ``extra``: the event as recorded)."""
+"""An item-page action's fields with a place of their own in its step; the others stay in ``extra``,
+``type`` too (the step's ``event`` besides)."""
 NAMELESS_EVENT = "UnknownEvent"
 """A sub-event without a ``type``, named as the contract's model that keeps it."""
 _OBSERVATIONS = ("observation_after_action", "observation", "observation_before_action")
