@@ -121,11 +121,11 @@ class Query:
         return SearchHit(session_id, position, step, name, line, start, end, count)
 
 
-def _prompt_text(step: TrajectoryStep, recorded: str) -> str:
+def _prompt_text(step: TrajectoryStep) -> str | None:
     """A prompt recorded as one text, as the stepper shows it: its messages' contents, or the text
     when it does not parse into messages (such prompts are not shared lists: searched whole)."""
     messages = step.messages
-    return "\n".join(message.content for message in messages) if messages else recorded
+    return "\n".join(message.content for message in messages) if messages else step.prompt_text
 
 
 def _new_messages(step: TrajectoryStep, previous: TrajectoryStep | None) -> Sequence[ChatMessage]:
@@ -144,7 +144,7 @@ def _log_fields(step: TrajectoryStep, previous: TrajectoryStep | None) -> Iterat
     yield "observation", step.observation
     yield "observation after", step.tool_result
     if step.prompt_text:
-        yield "prompt", _prompt_text(step, step.prompt_text)
+        yield "prompt", _prompt_text(step)
     else:
         yield "messages", "\n".join(message.content for message in _new_messages(step, previous) if message.content)
     yield "thinking", step.thinking

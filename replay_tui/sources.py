@@ -592,6 +592,12 @@ def records_backup(ref: EpisodeRef) -> bool:
     return ref.format == SEED_FORMAT
 
 
+def records_ending(ref: EpisodeRef) -> bool:
+    """True for an episode whose log can say it errored or hit a limit (not the seed's demos: their
+    header holds a reward and a success only), so the browser asks no other row whether it did."""
+    return ref.format != SEED_FORMAT
+
+
 def listed_reward(ref: EpisodeRef) -> float | None:
     """The reward a row shows and sorts by: a seed demo's missing reward is its contract's 0, another
     log's missing score stays missing."""

@@ -403,7 +403,7 @@ def item_step(
         available_actions=entry.available_options,
         extra={key: value for key, value in fields.items() if key not in ITEM_FIELDS},
         kind="item",
-        event=fields.get("type") or NAMELESS_EVENT,
+        event=_event_name(fields),
     )
 
 
@@ -413,8 +413,7 @@ def event_step(index: int, label: str, fields: dict[str, Any]) -> TrajectoryStep
     model dumps it (``fields``): named by its ``type``; an item-page action's pages before and after as
     its observation and ``tool_result``, another event's most informative page as its observation; the
     env action it recorded, if any, as its action text; the event verbatim in ``extra``."""
-    kind = fields.get("type")
-    event = kind if isinstance(kind, str) and kind else NAMELESS_EVENT
+    event = _event_name(fields)
     values: dict[str, Any] = {"index": index, "label": label, "kind": "event", "event": event}
     if event == "item_page_action":
         values["observation"] = _text(fields.get("observation_before_action"))
@@ -426,6 +425,12 @@ def event_step(index: int, label: str, fields: dict[str, Any]) -> TrajectoryStep
             values["action_text"] = action
     values["extra"] = fields
     return _step_of(values)
+
+
+def _event_name(fields: dict[str, Any]) -> str:
+    """A sub-event's ``type``, or :data:`NAMELESS_EVENT` when it has none."""
+    kind = fields.get("type")
+    return kind if isinstance(kind, str) and kind else NAMELESS_EVENT
 
 
 def _text(value: Any) -> str:

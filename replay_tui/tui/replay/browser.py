@@ -17,7 +17,7 @@ from textual.widgets import Input, Static
 from replay_tui.episodes.collection import EpisodeRef
 from replay_tui.episodes.problems import LoadProblem
 from replay_tui.sanitize import one_line, strip_control
-from replay_tui.sources import listed_as_pages, listed_outcome, listed_reward, records_backup
+from replay_tui.sources import listed_as_pages, listed_outcome, listed_reward, records_backup, records_ending
 from replay_tui.tui.messages import (
     EpisodeOpenRequested,
     NoteRequested,
@@ -263,7 +263,7 @@ class BrowserSource:
         """The outcome filters ``f`` cycles: failed always (as ``f`` always did), the others when
         some episode of the set passes them (looked for once, again after :meth:`add`)."""
         if self._outcome_filters is None:
-            refs = [row.ref for row in self._episodes]
+            refs = [row.ref for row in self._episodes if records_ending(row.ref)]  # the others pass neither
             self._outcome_filters = [
                 name
                 for name in OUTCOME_FILTERS
@@ -397,10 +397,9 @@ _KIND_RANK = {"unknown": -1, "errored": 0, "failed": 1, "succeeded": 2}
 
 
 def _reward_cell(ref: EpisodeRef) -> Text:
-    shown = listed_reward(ref)
-    if shown is None:
+    reward = listed_reward(ref)
+    if reward is None:
         return Text("—", style="dim")
-    reward = shown
     return Text(f"{reward:.2f}", style="green" if reward == 1.0 else ("yellow" if reward > 0 else "red"))
 
 
